@@ -1,0 +1,206 @@
+// Runs one local anvil node as a child process on a free loopback port and stops it cleanly, so
+// the state file is written. Dev and test use only: the service itself sees a chain as an RPC URL.
+// Limit: if this process is SIGKILLed the child outlives it (Node has no parent-death signal); the
+// devnet records pids so the next start can reap such orphans.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { AnvilStartError, ChainIdMismatchError } from './errors';
+
+/** OpenZeppelin 5.7 needs Cancun (mcopy); the compiler's evmVersion and the node must agree. */
+export const ANVIL_HARDFORK = 'cancun';
+export const ANVIL_HOST = '127.0.0.1';
+/** How often anvil dumps its state file while running: a crash loses at most this much. */
+export const DEFAULT_STATE_INTERVAL_S = 5;
+export const DEFAULT_START_TIMEOUT_MS = 15_000;
+export const DEFAULT_STOP_TIMEOUT_MS = 5_000;
+const READY_POLL_INTERVAL_MS = 20;
+const READY_PROBE_TIMEOUT_MS = 1_000;
+/** Lines of anvil output kept for error messages. */
+const OUTPUT_TAIL_LINES = 40;
+
+export interface StartAnvilOptions {
+  readonly chainId: number;
+  /** Load the chain from this file when it exists, and dump to it periodically and on stop. */
+  readonly stateFile?: string;
+  /** 0 or absent: anvil picks a free port. */
+  readonly port?: number;
+  /** Receives every line anvil prints (it logs each transaction); absent: output is discarded. */
+  readonly log?: (line: string) => void;
+  readonly stateIntervalS?: number;
+  readonly startTimeoutMs?: number;
+  readonly stopTimeoutMs?: number;
+}
+
+export interface AnvilNode {
+  readonly chainId: number;
+  readonly rpcUrl: string;
+  readonly pid: number;
+  readonly stateFile: string | null;
+  /** SIGTERM (anvil then writes its state file), SIGKILL after the stop timeout. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** `ANVIL_BIN` when set, else the binary shipped in the per-platform npm package. */
+export function anvilBinaryPath(): string {
+  const override = process.env.ANVIL_BIN;
+  if (override !== undefined && override.trim() !== '') return override;
+  const cpu = process.arch === 'x64' ? 'amd64' : process.arch;
+  const packageName = `@foundry-rs/anvil-${process.platform}-${cpu}`;
+  try {
+    return path.join(path.dirname(require.resolve(`${packageName}/package.json`)), 'bin', 'anvil');
+  } catch (error) {
+    throw new AnvilStartError(
+      `${packageName} is not installed (only linux-x64 is published); set ANVIL_BIN to an anvil binary`,
+      { binary: packageName, chainId: 0 },
+      { cause: error },
+    );
+  }
+}
+
+// Children still running when this process exits get SIGTERM, so they dump state and do not
+// linger holding ports. One listener for all children keeps the 'exit' listener count at one.
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function trackChild(child: ChildProcess): void {
+  if (!exitHookInstalled) {
+    process.once('exit', () => {
+      for (const running of liveChildren) running.kill('SIGTERM');
+    });
+    exitHookInstalled = true;
+  }
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+}
+
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (hasExited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      resolve(false);
+    }, timeoutMs);
+    const onExit = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+async function readChainId(rpcUrl: string): Promise<number | null> {
+  try {
+    const response = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(READY_PROBE_TIMEOUT_MS),
+    });
+    if (!response.ok) return null;
+    const body = (await response.json()) as { result?: string };
+    return typeof body.result === 'string' ? Number.parseInt(body.result, 16) : null;
+  } catch {
+    return null;
+  }
+}
+
+function anvilArgs(options: StartAnvilOptions): string[] {
+  const args = [
+    '--host', ANVIL_HOST,
+    '--port', String(options.port ?? 0),
+    '--chain-id', String(options.chainId),
+    '--hardfork', ANVIL_HARDFORK,
+    // The service never uses anvil's published dev accounts; not creating them keeps them unfunded.
+    '--accounts', '0',
+  ];
+  if (options.stateFile !== undefined) {
+    args.push('--state', options.stateFile, '--state-interval', String(options.stateIntervalS ?? DEFAULT_STATE_INTERVAL_S));
+  }
+  return args;
+}
+
+export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode> {
+  const { chainId } = options;
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) {
+    throw new AnvilStartError(`invalid chain id ${chainId}`, { binary: '-', chainId: 0 });
+  }
+  const binary = anvilBinaryPath();
+  try {
+    fs.accessSync(binary, fs.constants.X_OK);
+  } catch (error) {
+    throw new AnvilStartError('binary missing or not executable (set ANVIL_BIN)', { binary, chainId }, { cause: error });
+  }
+  if (options.stateFile !== undefined) fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });
+
+  const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+  const child = spawn(binary, anvilArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  trackChild(child);
+
+  const outputTail: string[] = [];
+  let onListening: ((port: number) => void) | null = null;
+  const onLine = (line: string): void => {
+    outputTail.push(line);
+    if (outputTail.length > OUTPUT_TAIL_LINES) outputTail.shift();
+    options.log?.(line);
+    const match = onListening && /Listening on 127\.0\.0\.1:(\d+)/.exec(line);
+    if (match && onListening) onListening(Number(match[1]));
+  };
+  // Both streams are drained for the child's whole life: a full pipe would block anvil's logging.
+  readline.createInterface({ input: child.stdout! }).on('line', onLine);
+  readline.createInterface({ input: child.stderr! }).on('line', onLine);
+
+  const stop = async (): Promise<void> => {
+    if (hasExited(child)) return;
+    child.kill('SIGTERM');
+    if (await waitForExit(child, stopTimeoutMs)) return;
+    child.kill('SIGKILL');
+    await waitForExit(child, stopTimeoutMs);
+  };
+  const fail = async (message: string, cause?: unknown): Promise<never> => {
+    await stop();
+    throw new AnvilStartError(message, { binary, chainId, outputTail: [...outputTail] }, { cause });
+  };
+
+  const deadlineMs = Date.now() + startTimeoutMs;
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "Listening on" line within ${startTimeoutMs} ms`)), startTimeoutMs);
+    onListening = (listeningPort) => {
+      clearTimeout(timer);
+      onListening = null;
+      resolve(listeningPort);
+    };
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`exited before listening (code ${code}, signal ${signal})`));
+    });
+  }).catch((error: Error) => fail(error.message, error));
+
+  const rpcUrl = `http://${ANVIL_HOST}:${port}`;
+  for (;;) {
+    if (hasExited(child)) return fail(`exited while starting (code ${child.exitCode}, signal ${child.signalCode})`);
+    const answered = await readChainId(rpcUrl);
+    if (answered !== null) {
+      if (answered !== chainId) {
+        await stop();
+        throw new ChainIdMismatchError({ rpcUrl, expectedChainId: chainId, actualChainId: answered });
+      }
+      break;
+    }
+    if (Date.now() > deadlineMs) return fail(`eth_chainId did not answer within ${startTimeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, READY_POLL_INTERVAL_MS));
+  }
+
+  if (child.pid === undefined) return fail('no pid after start');
+  return { chainId, rpcUrl, pid: child.pid, stateFile: options.stateFile ?? null, stop };
+}

@@ -1,0 +1,173 @@
+// The key store: the service's four signing keys (deployer, treasury, relayer, feeReceiver), fresh
+// from the OS random source or loaded from a 0600 JSON file. Published development keys are refused
+// and key objects redact themselves in logs, JSON and inspection; only saveKeyFile reads the secret.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { inspect } from 'node:util';
+import { type Address, type Hex, bytesToHex } from 'viem';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { isPublishedDevKey } from './devKeys';
+import {
+  InvalidPrivateKeyError,
+  KeyFileError,
+  KeyFilePermissionsError,
+  PublishedDevKeyError,
+} from './errors';
+
+export const KEY_ROLES = ['deployer', 'treasury', 'relayer', 'feeReceiver'] as const;
+export type KeyRole = (typeof KEY_ROLES)[number];
+
+export const KEY_FILE_MODE = 0o600;
+/** A key file is four short entries; anything larger is not ours. */
+const MAX_KEY_FILE_BYTES = 16 * 1024;
+const REDACTED = '[redacted]';
+const PRIVATE_KEY_PATTERN = /^0x[0-9a-fA-F]{64}$/;
+
+export interface KeyPolicy {
+  /** Further private keys or addresses to refuse (e.g. keys known to be leaked). */
+  readonly extraDenied?: readonly string[];
+}
+
+/** One role's key. The secret lives in a true private field and never leaves through logs. */
+export class RoleKey {
+  readonly role: KeyRole;
+  readonly address: Address;
+  readonly account: PrivateKeyAccount;
+  readonly #privateKey: Hex;
+
+  private constructor(role: KeyRole, privateKey: Hex) {
+    this.role = role;
+    this.#privateKey = privateKey;
+    this.account = privateKeyToAccount(privateKey);
+    this.address = this.account.address;
+  }
+
+  /** Validates and wraps a private key; refuses published development keys, naming the role. */
+  static fromPrivateKey(role: KeyRole, privateKey: string, policy: KeyPolicy = {}): RoleKey {
+    if (!PRIVATE_KEY_PATTERN.test(privateKey)) {
+      throw new InvalidPrivateKeyError(role, 'expected 0x followed by 64 hex characters');
+    }
+    if (isPublishedDevKey(privateKey, policy.extraDenied)) throw new PublishedDevKeyError(role);
+    try {
+      return new RoleKey(role, privateKey.toLowerCase() as Hex);
+    } catch (error) {
+      throw new InvalidPrivateKeyError(role, (error as Error).message.split('\n')[0]);
+    }
+  }
+
+  /** A fresh key from the OS CSPRNG; redrawn in the negligible case it is out of range or denied. */
+  static generate(role: KeyRole, policy: KeyPolicy = {}): RoleKey {
+    const maxAttempts = 8;
+    for (let attempt = 0; attempt < maxAttempts; attempt += 1) {
+      const candidate = bytesToHex(crypto.randomBytes(32));
+      try {
+        return RoleKey.fromPrivateKey(role, candidate, policy);
+      } catch {
+        continue;
+      }
+    }
+    throw new InvalidPrivateKeyError(role, `no valid key after ${maxAttempts} random draws`);
+  }
+
+  /** The secret itself. Only the key file writer calls this; nothing should log it. */
+  exportPrivateKey(): Hex {
+    return this.#privateKey;
+  }
+
+  toJSON(): { role: KeyRole; address: Address; privateKey: string } {
+    return { role: this.role, address: this.address, privateKey: REDACTED };
+  }
+
+  toString(): string {
+    return `RoleKey(${this.role} ${this.address})`;
+  }
+
+  [inspect.custom](): string {
+    return `RoleKey { role: '${this.role}', address: '${this.address}', privateKey: '${REDACTED}' }`;
+  }
+}
+
+export type KeyStore = Readonly<Record<KeyRole, RoleKey>>;
+
+export function generateKeyStore(policy: KeyPolicy = {}): KeyStore {
+  const store = {} as Record<KeyRole, RoleKey>;
+  for (const role of KEY_ROLES) store[role] = RoleKey.generate(role, policy);
+  return store;
+}
+
+export function keyStoreAddresses(store: KeyStore): Record<KeyRole, Address> {
+  const addresses = {} as Record<KeyRole, Address>;
+  for (const role of KEY_ROLES) addresses[role] = store[role].address;
+  return addresses;
+}
+
+/**
+ * Writes `{deployer, treasury, relayer, feeReceiver}` (each `{address, privateKey}`) with mode 0600,
+ * through a temporary file, fsync and rename, so a crash never leaves a half-written key file.
+ * Refuses to replace an existing file unless told to: losing a key loses what it holds.
+ */
+export function saveKeyFile(filePath: string, store: KeyStore, options: { overwrite?: boolean } = {}): void {
+  if (!options.overwrite && fs.existsSync(filePath)) {
+    throw new KeyFileError(filePath, 'already exists; refusing to replace keys (pass overwrite to force)');
+  }
+  const body: Record<string, { address: Address; privateKey: Hex }> = {};
+  for (const role of KEY_ROLES) {
+    body[role] = { address: store[role].address, privateKey: store[role].exportPrivateKey() };
+  }
+  const tempPath = path.join(path.dirname(filePath), `.${path.basename(filePath)}.${process.pid}.tmp`);
+  fs.rmSync(tempPath, { force: true }); // left over only if a previous save by this pid crashed
+  const fd = fs.openSync(tempPath, 'wx', KEY_FILE_MODE);
+  try {
+    fs.writeSync(fd, `${JSON.stringify(body, null, 2)}\n`);
+    fs.fchmodSync(fd, KEY_FILE_MODE); // the umask may have narrowed the mode, never widened it; be exact
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.renameSync(tempPath, filePath);
+  } catch (error) {
+    fs.rmSync(tempPath, { force: true });
+    throw new KeyFileError(filePath, 'could not move the new key file into place', { cause: error });
+  }
+}
+
+/** Reads and validates a key file: owner-only mode, every role present, address matching its key. */
+export function loadKeyFile(filePath: string, policy: KeyPolicy = {}): KeyStore {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(filePath);
+  } catch (error) {
+    throw new KeyFileError(filePath, 'cannot be read', { cause: error });
+  }
+  if ((stat.mode & 0o077) !== 0) throw new KeyFilePermissionsError(filePath, stat.mode);
+  if (stat.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(filePath, 'utf8'));
+  } catch (error) {
+    throw new KeyFileError(filePath, 'is not valid JSON', { cause: error });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new KeyFileError(filePath, `expected an object with ${KEY_ROLES.join(', ')}`);
+  }
+  const entries = parsed as Record<string, unknown>;
+  const unknownRoles = Object.keys(entries).filter((key) => !(KEY_ROLES as readonly string[]).includes(key));
+  if (unknownRoles.length > 0) throw new KeyFileError(filePath, `unknown roles: ${unknownRoles.join(', ')}`);
+
+  const store = {} as Record<KeyRole, RoleKey>;
+  for (const role of KEY_ROLES) {
+    const entry = entries[role] as { address?: unknown; privateKey?: unknown } | undefined;
+    if (typeof entry !== 'object' || entry === null || typeof entry.privateKey !== 'string') {
+      throw new KeyFileError(filePath, `missing ${role}.privateKey`);
+    }
+    const key = RoleKey.fromPrivateKey(role, entry.privateKey, policy);
+    if (typeof entry.address !== 'string' || entry.address.toLowerCase() !== key.address.toLowerCase()) {
+      throw new KeyFileError(filePath, `${role}.address does not match its private key (edited or corrupted file)`);
+    }
+    store[role] = key;
+  }
+  return store;
+}
