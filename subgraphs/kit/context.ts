@@ -1,0 +1,92 @@
+// Builds the per-request SubgraphContext from what the gateway sends: the HMAC-signed actor
+// header (verified here, never trusted unsigned) and the correlation id. HTTP and in-process
+// calls share one factory per server, so both transports admit exactly the same actors.
+import { isCorrelationId, newCorrelationId } from '../../core/canon/ids';
+import { GraphQLError } from 'graphql';
+import type { Pool } from 'pg';
+import { AppError } from '../../core/errors';
+import { ActorSignatureError, verifyActor } from '../../platform/actor';
+import { toGraphQLError } from './errors';
+import type { SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
+
+export { CORRELATION_HEADER } from '../../platform/actor';
+/** HMAC-SHA256 keys shorter than the hash output weaken it; refuse them at start-up. */
+export const MIN_ACTOR_SECRET_BYTES = 32;
+
+export interface SubgraphServerDeps {
+  readonly db: Pool;
+  readonly actorSecret: Buffer;
+  /** The one clock; tests inject a fixed one. */
+  readonly now?: () => Date;
+  /** Receives every error that is reported to the client as INTERNAL_ERROR (default: stderr). */
+  readonly onInternalError?: (error: unknown, correlationId: string) => void;
+  /** The chains this subgraph may read (the policy subgraph reads registrations on the funding chain). */
+  readonly chains?: SubgraphChains;
+  /** Deployment settings; absent fields take DEFAULT_SUBGRAPH_SETTINGS. */
+  readonly settings?: Partial<SubgraphSettings>;
+}
+
+/** The primary chain of DECISIONS (X Layer, eip155:196); no public URL, so no sign-in; consumer auth on. */
+export const DEFAULT_SUBGRAPH_SETTINGS: SubgraphSettings = Object.freeze({
+  publicUrl: null,
+  primaryChainId: 196,
+  consumerAuthRequired: true,
+});
+
+/** The context's settings, with the defaults where a (hand-built) context carries none. */
+export function settingsOf(ctx: Pick<SubgraphContext, 'settings'>): SubgraphSettings {
+  return ctx.settings ?? DEFAULT_SUBGRAPH_SETTINGS;
+}
+
+/** What a caller presents: the signed actor header value and, optionally, its correlation id. */
+export interface RequestCredentials {
+  readonly actorHeader?: string;
+  readonly correlationId?: string;
+}
+
+export type ContextFactory = (credentials: RequestCredentials) => SubgraphContext;
+
+
+function assertUsableDeps(deps: SubgraphServerDeps): void {
+  if (!Buffer.isBuffer(deps.actorSecret) || deps.actorSecret.length < MIN_ACTOR_SECRET_BYTES) {
+    throw new Error(`actorSecret must be a Buffer of at least ${MIN_ACTOR_SECRET_BYTES} bytes`);
+  }
+}
+
+/** Throws a GraphQLError (AUTH_REQUIRED, HTTP 401) when the actor header does not verify. */
+export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
+  assertUsableDeps(deps);
+  const now = deps.now ?? (() => new Date());
+  const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...deps.settings });
+  return (credentials) => {
+    let actor;
+    try {
+      actor = verifyActor(credentials.actorHeader, deps.actorSecret, now().getTime());
+    } catch (error) {
+      if (!(error instanceof ActorSignatureError)) throw error;
+      const refusal = new AppError('AUTH_REQUIRED', 'The signed actor header was refused.', {
+        reason: error.message.replace(/^actor header rejected: /, ''),
+      });
+      throw toGraphQLError(refusal, { httpStatus: 401 });
+    }
+    const given = credentials.correlationId;
+    const correlationId = given !== undefined && isCorrelationId(given) ? given : newCorrelationId();
+    return { actor, db: deps.db, now, correlationId, chains: deps.chains, settings };
+  };
+}
+
+const factories = new WeakMap<object, ContextFactory>();
+
+export function registerContextFactory(server: object, factory: ContextFactory): void {
+  factories.set(server, factory);
+}
+
+export function contextFactoryFor(server: object): ContextFactory {
+  const factory = factories.get(server);
+  if (factory === undefined) throw new Error('this ApolloServer was not made by createSubgraphServer');
+  return factory;
+}
+
+export function isContextRefusal(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && error.originalError instanceof AppError;
+}

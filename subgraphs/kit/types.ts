@@ -1,0 +1,49 @@
+// The two shapes every subgraph shares: the module the registry, the composer and the servers
+// load, and the per-request context its resolvers receive. Building a schema needs neither a
+// database nor config, so composition runs offline.
+import type { GraphQLSchema } from 'graphql';
+import type { Pool } from 'pg';
+import type { Actor } from '../../platform/actor';
+import type { SubgraphName } from '../../platform/db/migrate';
+
+export type { SubgraphName };
+
+export interface SubgraphModule {
+  readonly name: SubgraphName;
+  /** Builds the federated schema (no I/O); each call returns a fresh schema. */
+  buildSchema(): Promise<GraphQLSchema>;
+}
+
+/** The funding chain as a subgraph reaches it: where to read receipts and which registry to trust. */
+export interface FundingChainAccess {
+  readonly chainId: number;
+  readonly rpcUrl: string;
+  /** PolicyRegistry address; null: none configured (on-chain registration is refused). */
+  readonly policyRegistry: `0x${string}` | null;
+}
+
+export interface SubgraphChains {
+  readonly funding: FundingChainAccess;
+}
+
+/** The service as its clients see it, for the rules that depend on the deployment. */
+export interface SubgraphSettings {
+  /** PUBLIC_URL; sign-in messages must name its host. null: sign-in is unavailable. */
+  readonly publicUrl: string | null;
+  /** The primary chain's id (funding, eip155:196): sign-in messages must name it. */
+  readonly primaryChainId: number;
+  /** CONSUMER_AUTH_REQUIRED: false lets consumer reads name a policyId without a session. */
+  readonly consumerAuthRequired: boolean;
+}
+
+/** What a resolver may rely on: the verified actor, the pool, the injected clock, the correlation id. */
+export interface SubgraphContext {
+  readonly actor: Actor;
+  readonly db: Pool;
+  now(): Date;
+  readonly correlationId: string;
+  /** The chains this process may read; absent: no chain configured. */
+  readonly chains?: SubgraphChains;
+  /** Absent in hand-built contexts; read it through `settingsOf`. */
+  readonly settings?: SubgraphSettings;
+}
