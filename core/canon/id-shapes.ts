@@ -1,0 +1,39 @@
+// The shape of every identifier the service mints (prefix + lowercase hex), and the validators
+// for them. Pure: the engine may import this file; generation lives in ids.ts because it needs
+// randomness, which the engine must never reach.
+
+export interface IdShape {
+  readonly prefix: string;
+  readonly hexChars: number;
+}
+
+export const ID_SHAPES = {
+  consumerIntent: { prefix: 'ci_', hexChars: 24 },
+  escalationPollRef: { prefix: 'esc_', hexChars: 24 },
+  reservation: { prefix: 'rsv_', hexChars: 24 },
+  ledgerGroup: { prefix: 'lg_', hexChars: 24 },
+  quote: { prefix: 'cq_', hexChars: 18 },
+  capability: { prefix: 'cap_', hexChars: 24 },
+  receipt: { prefix: '0x', hexChars: 64 },
+  correlation: { prefix: 'cor_', hexChars: 16 },
+} as const satisfies Record<string, IdShape>;
+
+export type IdKind = keyof typeof ID_SHAPES;
+
+const PATTERNS: Record<IdKind, RegExp> = Object.fromEntries(
+  Object.entries(ID_SHAPES).map(([kind, shape]) => [kind, new RegExp(`^${shape.prefix}[0-9a-f]{${shape.hexChars}}$`)]),
+) as Record<IdKind, RegExp>;
+
+/** Exact match: the prefix, then exactly the right number of lowercase hex characters. */
+export function isIdOfKind(kind: IdKind, value: unknown): value is string {
+  return typeof value === 'string' && PATTERNS[kind].test(value);
+}
+
+export const isConsumerIntentId = (value: unknown): value is string => isIdOfKind('consumerIntent', value);
+export const isEscalationPollRef = (value: unknown): value is string => isIdOfKind('escalationPollRef', value);
+export const isReservationId = (value: unknown): value is string => isIdOfKind('reservation', value);
+export const isLedgerGroupId = (value: unknown): value is string => isIdOfKind('ledgerGroup', value);
+export const isQuoteId = (value: unknown): value is string => isIdOfKind('quote', value);
+export const isCapabilityId = (value: unknown): value is string => isIdOfKind('capability', value);
+export const isReceiptId = (value: unknown): value is string => isIdOfKind('receipt', value);
+export const isCorrelationId = (value: unknown): value is string => isIdOfKind('correlation', value);

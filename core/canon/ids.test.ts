@@ -1,0 +1,70 @@
+// Id generation: the DECISIONS shapes from an injected random source, and validators that refuse
+// near misses.
+import {
+  ID_SHAPES,
+  isCapabilityId,
+  isConsumerIntentId,
+  isCorrelationId,
+  isEscalationPollRef,
+  isLedgerGroupId,
+  isQuoteId,
+  isReceiptId,
+  isReservationId,
+  newCapabilityId,
+  newConsumerIntentId,
+  newCorrelationId,
+  newEscalationPollRef,
+  newId,
+  newLedgerGroupId,
+  newQuoteId,
+  newReceiptId,
+  newReservationId,
+  type IdKind,
+  type RandomBytesSource,
+} from './ids';
+
+const counting: RandomBytesSource = (size) => Uint8Array.from({ length: size }, (_, i) => i);
+
+describe('id generation', () => {
+  it.each([
+    [newConsumerIntentId, isConsumerIntentId, 'ci_000102030405060708090a0b'],
+    [newEscalationPollRef, isEscalationPollRef, 'esc_000102030405060708090a0b'],
+    [newReservationId, isReservationId, 'rsv_000102030405060708090a0b'],
+    [newLedgerGroupId, isLedgerGroupId, 'lg_000102030405060708090a0b'],
+    [newQuoteId, isQuoteId, 'cq_000102030405060708'],
+    [newCapabilityId, isCapabilityId, 'cap_000102030405060708090a0b'],
+    [newReceiptId, isReceiptId, `0x${Buffer.from(counting(32)).toString('hex')}`],
+    [newCorrelationId, isCorrelationId, 'cor_0001020304050607'],
+  ])('%p mints the DECISIONS shape from the injected random source', (mint, isValid, expected) => {
+    expect(mint(counting)).toBe(expected);
+    expect(isValid(expected)).toBe(true);
+    const random = mint();
+    expect(isValid(random)).toBe(true);
+    expect(mint()).not.toBe(random);
+  });
+
+  it('refuses a random source that returns the wrong number of bytes', () => {
+    expect(() => newId('consumerIntent', () => new Uint8Array(11))).toThrow(RangeError);
+  });
+
+  it.each(Object.keys(ID_SHAPES) as IdKind[])('the %s validator refuses near misses', (kind) => {
+    const { prefix, hexChars } = ID_SHAPES[kind];
+    const check = {
+      consumerIntent: isConsumerIntentId,
+      escalationPollRef: isEscalationPollRef,
+      reservation: isReservationId,
+      ledgerGroup: isLedgerGroupId,
+      quote: isQuoteId,
+      capability: isCapabilityId,
+      receipt: isReceiptId,
+      correlation: isCorrelationId,
+    }[kind];
+    expect(check(prefix + 'a'.repeat(hexChars))).toBe(true);
+    expect(check(prefix + 'A'.repeat(hexChars))).toBe(false);
+    expect(check(prefix + 'a'.repeat(hexChars - 1))).toBe(false);
+    expect(check(prefix + 'a'.repeat(hexChars + 1))).toBe(false);
+    expect(check(prefix + 'g'.repeat(hexChars))).toBe(false);
+    expect(check(`x${prefix}${'a'.repeat(hexChars)}`)).toBe(false);
+    expect(check(42)).toBe(false);
+  });
+});
