@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { eip3009TokenAbi } from '../contracts/artifacts/abis';
+import { eip3009TokenAbi, policyRegistryAbi } from '../contracts/artifacts/abis';
 import { type AnvilNode, startAnvil } from '../platform/chain/anvil';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { KEY_ROLES } from '../platform/chain/keys';
@@ -124,6 +124,20 @@ describe('startDevnetChains (ephemeral)', () => {
     }
   });
 
+  it('deploys the PolicyRegistry on the funding chain only, and records it in the devnet info', async () => {
+    const registry = devnet.info.contracts.policyRegistry;
+    expect(registry).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(await publicClientOf(devnet.info, 'funding').getCode({ address: registry! })).not.toBe(undefined);
+    const policyId = await publicClientOf(devnet.info, 'funding').readContract({
+      address: registry!,
+      abi: policyRegistryAbi,
+      functionName: 'policyIdOf',
+      args: [devnet.keys.deployer.address, 1n],
+    });
+    expect(policyId).toBeGreaterThan(0n);
+    expect(await publicClientOf(devnet.info, 'settlement').getCode({ address: registry! })).toBeUndefined();
+  });
+
   it('lets the treasury pay through the relayer with its keys', async () => {
     const payee = await payFromTreasury(devnet, 'settlement');
     const publicClient = publicClientOf(devnet.info, 'settlement');
@@ -161,12 +175,27 @@ describe('startDevnetChains (with a dataDir)', () => {
 
     const second = await start(dataDir);
     expect(second.info.addresses).toEqual(first.info.addresses);
+    expect(second.info.contracts).toEqual(first.info.contracts);
     expect(second.info.chains.funding.token).toEqual(first.info.chains.funding.token);
     expect(second.info.chains.settlement.token).toEqual(first.info.chains.settlement.token);
     const publicClient = publicClientOf(second.info, 'funding');
     expect(await readTokenBalance(publicClient, fundingToken, payee)).toBe(1_500_000n);
     expect(await readTokenBalance(publicClient, fundingToken, second.keys.treasury.address)).toBe(treasuryBefore);
     expect(await publicClient.getTransactionCount({ address: second.keys.deployer.address })).toBe(deployerNonceBefore);
+    await stop(second);
+  });
+
+  it('reads a devnet.json written before the registry existed, and deploys the registry on the next start', async () => {
+    const dataDir = tempDataDir();
+    const first = await start(dataDir);
+    await stop(first);
+    const { contracts: _contracts, ...legacy } = readDevnetFile(dataDir);
+    fs.writeFileSync(path.join(dataDir, 'devnet.json'), JSON.stringify(legacy));
+    expect(readDevnetFile(dataDir).contracts).toEqual({ policyRegistry: null });
+
+    const second = await start(dataDir);
+    expect(second.info.contracts.policyRegistry).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(second.info.chains.funding.token).toEqual(first.info.chains.funding.token);
     await stop(second);
   });
 

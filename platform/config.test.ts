@@ -131,6 +131,25 @@ describe('parsing', () => {
     expect(config.settlement.rpcUrl).toBe('ws://127.0.0.1:8546');
   });
 
+  test('POLICY_REGISTRY_ADDRESS is optional on real networks and refused beside the devnet', () => {
+    expect(loadConfig({}).policyRegistryAddress).toBeNull();
+    expect(configError({ POLICY_REGISTRY_ADDRESS: randomAddress() }).problems).toEqual([
+      expect.stringMatching(/^POLICY_REGISTRY_ADDRESS: is set without the RPC URLs/),
+    ]);
+    const registry = randomAddress();
+    const networks = {
+      FUNDING_RPC_URL: 'http://127.0.0.1:8545',
+      SETTLEMENT_RPC_URL: 'http://127.0.0.1:8546',
+      FUNDING_TOKEN_ADDRESS: randomAddress(),
+      SETTLEMENT_TOKEN_ADDRESS: randomAddress(),
+    };
+    expect(loadConfig(networks).policyRegistryAddress).toBeNull();
+    expect(loadConfig({ ...networks, POLICY_REGISTRY_ADDRESS: registry }).policyRegistryAddress?.toLowerCase()).toBe(registry);
+    expect(configError({ ...networks, POLICY_REGISTRY_ADDRESS: '0x12' }).problems).toEqual([
+      expect.stringMatching(/^POLICY_REGISTRY_ADDRESS: must be 0x followed by 40 hex/),
+    ]);
+  });
+
   test('secrets are hex of at least 32 bytes; admin token hashes are 64 hex each', () => {
     expect(configError({ SESSION_SECRET: hex(31) }).problems).toEqual([expect.stringMatching(/^SESSION_SECRET: must be at least 32 bytes/)]);
     expect(configError({ INTERNAL_ACTOR_SECRET: Buffer.from(hex(32)).toString('base64') }).problems).toEqual([

@@ -1,0 +1,248 @@
+// The policy subgraph's GraphQL types: the Policy entity (latest version) with its version
+// history, limits and on-chain registration; the owner's sign-in nonce and verified claims; and
+// the unsigned registration transaction an owner sends from their own wallet.
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Directive, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { PolicyStatus as PolicyStatusValue } from './store';
+
+export const POLICY_STATUS = { ACTIVE: 'ACTIVE', PAUSED: 'PAUSED' } as const;
+export const POLICY_STATE = { ACTIVE: 'ACTIVE', PAUSED: 'PAUSED', EXPIRED: 'EXPIRED' } as const;
+export type PolicyStateValue = keyof typeof POLICY_STATE;
+export const SIGN_IN_SESSION = { CONSUMER: 'CONSUMER', OWNER: 'OWNER' } as const;
+export type SignInSessionValue = keyof typeof SIGN_IN_SESSION;
+
+registerEnumType(POLICY_STATUS, {
+  name: 'PolicyStatus',
+  description: 'Stored policy states. EXPIRED is derived from expiresAt and never stored.',
+});
+registerEnumType(POLICY_STATE, {
+  name: 'PolicyState',
+  description: 'The state that applies now: EXPIRED once expiresAt has passed, else the stored status.',
+});
+registerEnumType(SIGN_IN_SESSION, {
+  name: 'SignInSession',
+  description: 'CONSUMER: bound to the one policy named in the message Resources (svc:policy:<policyId>). OWNER: every policy the address owns; the message names no policy.',
+});
+
+@ObjectType({ description: 'The asset a policy is denominated in.' })
+export class PolicyAsset {
+  @Field({ description: 'CAIP-2 network, e.g. eip155:196.' })
+  network!: string;
+
+  @Field({ description: 'Token address, lowercase 0x-hex.' })
+  token!: string;
+
+  @Field()
+  symbol!: string;
+
+  @Field(() => Int)
+  decimals!: number;
+}
+
+@ObjectType({ description: 'The money limits of a policy version, as display decimal strings in its asset ("25.00").' })
+export class PolicyLimits {
+  @Field(() => PolicyAsset)
+  asset!: PolicyAsset;
+
+  @Field()
+  dailyBudget!: string;
+
+  @Field()
+  perCallCap!: string;
+
+  @Field({ description: 'BLOCK or ESCALATE.' })
+  onPerCallCapExceeded!: string;
+
+  @Field()
+  hardCap!: string;
+
+  @Field()
+  escalateAbove!: string;
+
+  @Field(() => Int)
+  maxDeadlineMinutes!: number;
+}
+
+@ObjectType({ description: 'One version of a policy. A new version never overwrites an old one.' })
+export class PolicyVersion {
+  @Field(() => ID, { description: 'Decimal uint256 policyId.' })
+  policyId!: string;
+
+  @Field(() => Int)
+  version!: number;
+
+  @Field({ description: 'hashJson(rules): the hash intents committed to while this version was current.' })
+  policyHash!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The normalised rules document (DECISIONS "Spend policy (wire)", defaults filled in).' })
+  rules!: Record<string, unknown>;
+
+  @Field(() => PolicyLimits)
+  limits!: PolicyLimits;
+
+  @Field(() => Date, { nullable: true })
+  expiresAt!: Date | null;
+
+  @Field({ description: 'When this version was written.' })
+  createdAt!: Date;
+}
+
+@ObjectType({ description: 'A confirmed PolicyRegistered or PolicyUpdated event, checked against the stored hash.' })
+export class PolicyRegistration {
+  @Field(() => Int)
+  chainId!: number;
+
+  @Field({ description: 'CAIP-2, e.g. eip155:196.' })
+  network!: string;
+
+  @Field({ description: 'PolicyRegistry address, lowercase 0x-hex.' })
+  registry!: string;
+
+  @Field()
+  txHash!: string;
+
+  @Field({ description: 'Decimal block number.' })
+  blockNumber!: string;
+
+  @Field({ description: 'PolicyRegistered or PolicyUpdated.' })
+  event!: string;
+
+  @Field({ description: 'The hash the event published.' })
+  policyHash!: string;
+
+  @Field(() => Int, { description: 'The policy version whose hash it published.' })
+  version!: number;
+
+  @Field({ description: 'False once the policy was updated after this registration: the chain shows an older hash.' })
+  upToDate!: boolean;
+
+  @Field()
+  recordedAt!: Date;
+}
+
+@Directive('@key(fields: "id")')
+@ObjectType({ description: 'A spend policy at its latest version.' })
+export class Policy {
+  @Field(() => ID, { description: 'Decimal uint256 policyId.' })
+  id!: string;
+
+  @Field({ description: 'Owner address, lowercase 0x-hex.' })
+  owner!: string;
+
+  @Field(() => Int)
+  version!: number;
+
+  @Field(() => POLICY_STATUS)
+  status!: PolicyStatusValue;
+
+  @Field({ description: 'The hash an agent commits to on every intent.' })
+  policyHash!: string;
+
+  @Field(() => Date, { nullable: true })
+  expiresAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'The owner’s policy number (1, 2, …) the id is derived from: keccak256(abi.encodePacked(owner, ownerNonce)).' })
+  ownerNonce!: string | null;
+
+  @Field(() => GraphQLJSONObject, { description: 'The normalised rules of the latest version.' })
+  rules!: Record<string, unknown>;
+}
+
+@ObjectType()
+export class PolicyPageInfo {
+  @Field(() => String, { nullable: true, description: 'Opaque; pass as `after` for the next page.' })
+  endCursor!: string | null;
+
+  @Field()
+  hasNextPage!: boolean;
+}
+
+@ObjectType({ description: 'Policies ordered by policyId; stable while policies are added.' })
+export class PolicyConnection {
+  @Field(() => [Policy])
+  nodes!: Policy[];
+
+  @Field(() => PolicyPageInfo)
+  pageInfo!: PolicyPageInfo;
+}
+
+@ObjectType({ description: 'An unsigned transaction for the owner’s wallet: send it from `from`, then sync its hash.' })
+export class PolicyRegistrationRequest {
+  @Field(() => ID)
+  policyId!: string;
+
+  @Field(() => Int)
+  chainId!: number;
+
+  @Field({ description: 'CAIP-2, e.g. eip155:196.' })
+  network!: string;
+
+  @Field({ description: 'The owner: the registry derives the policyId from the sender, so only this address can send it.' })
+  from!: string;
+
+  @Field({ description: 'The PolicyRegistry contract.' })
+  to!: string;
+
+  @Field({ description: 'ABI-encoded call: register(ownerNonce, policyHash, expiresAt), or update(policyId, policyHash, expiresAt) once registered.' })
+  data!: string;
+
+  @Field({ description: 'Always "0": registration carries no value.' })
+  value!: string;
+
+  @Field({ description: 'register or update.' })
+  function!: string;
+
+  @Field()
+  ownerNonce!: string;
+
+  @Field()
+  policyHash!: string;
+
+  @Field({ description: 'Unix seconds as a decimal string; "0" when the policy never expires.' })
+  expiresAtUnix!: string;
+}
+
+@ObjectType({ description: 'A fresh single-use sign-in nonce and what the SIWE message must say.' })
+export class SignInNonce {
+  @Field({ description: '16 random bytes, 32 lowercase hex characters. Single use.' })
+  nonce!: string;
+
+  @Field()
+  issuedAt!: Date;
+
+  @Field({ description: 'Ten minutes after issue.' })
+  expiresAt!: Date;
+
+  @Field({ description: 'The message domain: the host of the service’s public URL.' })
+  domain!: string;
+
+  @Field({ description: 'A URI for the message: the service’s public URL.' })
+  uri!: string;
+
+  @Field(() => Int, { description: 'The message Chain ID: the primary chain (196).' })
+  chainId!: number;
+
+  @Field()
+  version!: string;
+
+  @Field({ description: 'A statement for the message (any statement is accepted).' })
+  statement!: string;
+
+  @Field({ description: 'The Resources entry of a consumer sign-in: svc:policy:<policyId>.' })
+  resourceFormat!: string;
+}
+
+@ObjectType({ description: 'What a verified sign-in proves. The gateway turns it into a session bearer.' })
+export class SignInClaims {
+  @Field({ description: 'The signing address, lowercase 0x-hex.' })
+  address!: string;
+
+  @Field(() => SIGN_IN_SESSION)
+  session!: SignInSessionValue;
+
+  @Field(() => ID, { nullable: true, description: 'The one policy a CONSUMER session is bound to; null for OWNER.' })
+  policyId!: string | null;
+
+  @Field({ description: 'Thirty minutes after verification.' })
+  expiresAt!: Date;
+}
