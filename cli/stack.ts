@@ -1,0 +1,176 @@
+// Assembles the running service from its parts — subgraph servers and the gateway — for the CLI's
+// roles and for end-to-end tests alike, so tests exercise exactly what `spend-control start` runs.
+// It knows nothing about where config comes from; callers pass resolved values.
+import type { ApolloServer } from '@apollo/server';
+import type { Pool } from 'pg';
+import type { Logger } from '../platform/log';
+import type { SubgraphName } from '../platform/db/migrate';
+import { startGateway, type RunningGateway } from '../gateway/server';
+import { loadSupergraphSdl, type InProcessSubgraph, type SubgraphEndpoint } from '../gateway/graphql/supergraph';
+import { buildRoutes } from '../gateway/rest/routes';
+import type { RestServiceInfo } from '../gateway/rest/types';
+import type { BearerVerifier } from '../gateway/auth/credentials';
+import {
+  createSubgraphServer,
+  executeInProcess,
+  startSubgraphHttp,
+  type SubgraphChains,
+  type SubgraphContext,
+  type SubgraphHttpHandle,
+  type SubgraphSettings,
+} from '../subgraphs/kit';
+import { SUBGRAPH_MODULES } from '../subgraphs/registry';
+
+export interface RunningSubgraph {
+  readonly name: SubgraphName;
+  readonly server: ApolloServer<SubgraphContext>;
+  readonly http: SubgraphHttpHandle | null;
+  stop(): Promise<void>;
+}
+
+export interface SubgraphRoleDeps {
+  readonly db: Pool;
+  readonly actorSecret: Buffer;
+  readonly now?: () => Date;
+  readonly log: Logger;
+  /** The funding chain and its PolicyRegistry; absent: no chain (registration is refused). */
+  readonly chains?: SubgraphChains;
+  readonly settings?: Partial<SubgraphSettings>;
+}
+
+export async function startSubgraph(
+  name: SubgraphName,
+  deps: SubgraphRoleDeps,
+  listen: { host: string; port: number } | null,
+): Promise<RunningSubgraph> {
+  const module = SUBGRAPH_MODULES[name];
+  const server = await createSubgraphServer(module, {
+    db: deps.db,
+    actorSecret: deps.actorSecret,
+    now: deps.now,
+    chains: deps.chains,
+    settings: deps.settings,
+    onInternalError: (error, correlationId) => deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
+  });
+  const http = listen ? await startSubgraphHttp(server, listen) : null;
+  return {
+    name,
+    server,
+    http,
+    async stop() {
+      await http?.stop();
+      await server.stop();
+    },
+  };
+}
+
+export function inProcessEndpoint(subgraph: RunningSubgraph): InProcessSubgraph {
+  return {
+    async execute(request, credentials) {
+      const result = await executeInProcess(subgraph.server, request, {
+        actorHeader: credentials.signedActor,
+        correlationId: credentials.correlationId,
+      });
+      return { data: result.data ?? undefined, errors: result.errors as never, extensions: result.extensions };
+    },
+  };
+}
+
+export interface GatewayStackOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly subgraphs: Readonly<Record<SubgraphName, SubgraphEndpoint>>;
+  readonly actorSecret: Buffer;
+  readonly adminTokenHashes: readonly Buffer[];
+  /** SESSION_SECRET: signs owner and consumer session bearers. */
+  readonly sessionSecret: Buffer;
+  /** CONSUMER_AUTH_REQUIRED; default true. */
+  readonly consumerAuthRequired?: boolean;
+  readonly extraVerifiers?: readonly BearerVerifier[];
+  readonly listenDatabaseUrl: string | null;
+  readonly readinessCheck?: () => Promise<void>;
+  readonly graphql: { maxDepth: number; maxCost: number; introspection: boolean };
+  readonly bodyLimitBytes: number;
+  readonly service: RestServiceInfo;
+  readonly log: Logger;
+  readonly now?: () => Date;
+}
+
+export function startGatewayRole(options: GatewayStackOptions): Promise<RunningGateway> {
+  return startGateway({
+    ...options,
+    supergraphSdl: loadSupergraphSdl(),
+    routes: buildRoutes(),
+  });
+}
+
+export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> {
+  readonly db: Pool;
+  /** 'in-process': the gateway calls subgraphs without HTTP; 'http': each subgraph listens on its own port. */
+  readonly transport: 'in-process' | 'http';
+  /** First subgraph port for the 'http' transport; 0 picks free ports. */
+  readonly subgraphPortBase: number;
+  readonly chains?: SubgraphChains;
+  /** The primary chain id sign-in messages must name; default 196. */
+  readonly primaryChainId?: number;
+}
+
+/** What every subgraph learns about the deployment, from the gateway-facing options. */
+export function subgraphSettingsOf(options: {
+  service: RestServiceInfo;
+  consumerAuthRequired?: boolean;
+  primaryChainId?: number;
+}): Partial<SubgraphSettings> {
+  return {
+    publicUrl: options.service.publicUrl,
+    consumerAuthRequired: options.consumerAuthRequired,
+    primaryChainId: options.primaryChainId,
+  };
+}
+
+export interface RunningStack {
+  readonly gateway: RunningGateway;
+  readonly subgraphs: readonly RunningSubgraph[];
+  stop(): Promise<void>;
+}
+
+/** Every subgraph plus the gateway in this process; stops in reverse order. */
+export async function startAllInOne(options: AllInOneOptions): Promise<RunningStack> {
+  const started: RunningSubgraph[] = [];
+  try {
+    const names = Object.keys(SUBGRAPH_MODULES) as SubgraphName[];
+    for (const [index, name] of names.entries()) {
+      const listen =
+        options.transport === 'http'
+          ? { host: '127.0.0.1', port: options.subgraphPortBase === 0 ? 0 : options.subgraphPortBase + index }
+          : null;
+      const deps: SubgraphRoleDeps = {
+        db: options.db,
+        actorSecret: options.actorSecret,
+        now: options.now,
+        log: options.log,
+        chains: options.chains,
+        settings: subgraphSettingsOf(options),
+      };
+      started.push(await startSubgraph(name, deps, listen));
+    }
+    const endpoints = Object.fromEntries(
+      started.map((subgraph) => [
+        subgraph.name,
+        subgraph.http ? { url: subgraph.http.url } : { inProcess: inProcessEndpoint(subgraph) },
+      ]),
+    ) as Record<SubgraphName, SubgraphEndpoint>;
+    const gateway = await startGatewayRole({ ...options, subgraphs: endpoints });
+    return {
+      gateway,
+      subgraphs: started,
+      async stop() {
+        await gateway.stop();
+        for (const subgraph of [...started].reverse()) await subgraph.stop();
+      },
+    };
+  } catch (error) {
+    for (const subgraph of started.reverse()) await subgraph.stop().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,219 @@
+// `spend-control start [--role R] [--transport in-process|http]`: brings the service up on the
+// embedded defaults when nothing is configured (embedded PostgreSQL, local anvil chains), prints
+// what runs where, and on SIGINT/SIGTERM stops everything it started, in reverse order.
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { Pool } from 'pg';
+import { loadConfig, prepareLocalSecrets, type Config } from '../platform/config';
+import { createLogger, type Logger } from '../platform/log';
+import { createPool } from '../platform/db/pool';
+import { migrate, SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
+import { startEmbeddedPostgres } from '../platform/db/embedded';
+import { projectRoot } from '../platform/paths';
+import { readDevnetFile, startDevnetChains, type DevnetInfo } from '../devnet/chains';
+import type { RestServiceInfo } from '../gateway/rest/types';
+import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
+import type { SubgraphChains } from '../subgraphs/kit';
+import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
+
+export const ROLES = ['all', 'gateway', ...SUBGRAPH_NAMES] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface StartArgs {
+  role: Role;
+  transport: 'in-process' | 'http';
+}
+
+type Stopper = { name: string; stop: () => Promise<unknown> };
+
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '[unparseable url]';
+  }
+}
+
+function serviceInfo(config: Config, devnet: DevnetInfo | null): RestServiceInfo {
+  return {
+    publicUrl: config.publicUrl,
+    docsBaseUrl: config.identity.docsBaseUrl,
+    serviceName: config.identity.serviceName,
+    serviceDescription: config.identity.serviceDescription,
+    serviceImageUrl: config.identity.serviceImageUrl,
+    version: packageVersion(),
+    payment: {
+      network: `eip155:${config.funding.chainId}`,
+      asset: config.funding.tokenAddress ?? devnet?.chains.funding.token.address ?? null,
+      assetSymbol: 'USDT0',
+      assetDecimals: 6,
+      payTo: config.feeReceiverAddress ?? devnet?.addresses.feeReceiver ?? null,
+    },
+    agentRegistrations: [],
+  };
+}
+
+/** The funding chain as the subgraphs reach it: the devnet's, or the configured RPC and registry. */
+function subgraphChains(config: Config, devnet: DevnetInfo | null): SubgraphChains | undefined {
+  if (devnet !== null) {
+    const funding = devnet.chains.funding;
+    return { funding: { chainId: funding.chainId, rpcUrl: funding.rpcUrl, policyRegistry: devnet.contracts.policyRegistry } };
+  }
+  if (config.funding.rpcUrl === null) return undefined;
+  return { funding: { chainId: config.funding.chainId, rpcUrl: config.funding.rpcUrl, policyRegistry: config.policyRegistryAddress } };
+}
+
+/** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
+export async function start(
+  args: StartArgs,
+  env: NodeJS.ProcessEnv = process.env,
+  out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<{ stop(): Promise<void>; gatewayUrl: string | null }> {
+  let config = loadConfig(env);
+  const log: Logger = createLogger({ level: config.logLevel });
+  if (!config.isProduction) {
+    const local = await prepareLocalSecrets(config);
+    config = local.config;
+    if (local.adminTokenFile) {
+      out(`admin token     ${local.adminTokenFile}${local.generatedAdminToken ? ' (generated now; mode 0600)' : ''}`);
+    }
+  }
+  const { secrets } = config;
+  if (!secrets.internalActorSecret) throw new StartupError('INTERNAL_ACTOR_SECRET is not set');
+  if (!secrets.sessionSecret) throw new StartupError('SESSION_SECRET is not set');
+  const { internalActorSecret, sessionSecret } = secrets;
+
+  const stoppers: Stopper[] = [];
+  const stopAll = async () => {
+    for (const stopper of stoppers.reverse()) {
+      try {
+        await stopper.stop();
+      } catch (error) {
+        log.error({ err: error, component: stopper.name }, 'error while stopping');
+      }
+    }
+    stoppers.length = 0;
+  };
+
+  try {
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      const dataDir = path.join(config.dataDir, 'pg');
+      out(`database        starting embedded PostgreSQL in ${dataDir} …`);
+      const embedded = await startEmbeddedPostgres({ dataDir });
+      stoppers.push({ name: 'embedded PostgreSQL', stop: () => embedded.stop() });
+      databaseUrl = embedded.url;
+    }
+    out(`database        ${redactUrl(databaseUrl)}`);
+    const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
+    stoppers.push({ name: 'database pool', stop: () => pool.end() });
+
+    const migrating: readonly SubgraphName[] =
+      args.role === 'all' ? SUBGRAPH_NAMES : args.role === 'gateway' ? [] : [args.role];
+    if (migrating.length > 0) {
+      const result = await migrate(pool, { subgraphs: migrating });
+      out(`migrations      ${result.applied.length} applied (${migrating.join(', ')})`);
+    }
+
+    let devnet: DevnetInfo | null = null;
+    if (config.devnet) {
+      if (args.role === 'all') {
+        out('chains          starting local anvil chains (eip155:196, eip155:8453) …');
+        const chains = await startDevnetChains({ dataDir: config.dataDir });
+        stoppers.push({ name: 'devnet chains', stop: () => chains.stop() });
+        devnet = chains.info;
+      } else {
+        devnet = readDevnetFile(config.dataDir);
+      }
+      out(`chains          funding  eip155:${devnet.chains.funding.chainId} ${devnet.chains.funding.rpcUrl} USDT0 ${devnet.chains.funding.token.address}`);
+      out(`                settle   eip155:${devnet.chains.settlement.chainId} ${devnet.chains.settlement.rpcUrl} USDC ${devnet.chains.settlement.token.address}`);
+      out(`                registry eip155:${devnet.chains.funding.chainId} PolicyRegistry ${devnet.contracts.policyRegistry ?? 'none (restart the devnet)'}`);
+    } else {
+      out(`chains          funding  eip155:${config.funding.chainId} ${config.funding.rpcUrl ? redactUrl(config.funding.rpcUrl) : ''}`);
+      out(`                settle   eip155:${config.settlement.chainId} ${config.settlement.rpcUrl ? redactUrl(config.settlement.rpcUrl) : ''}`);
+      out(`                registry eip155:${config.funding.chainId} PolicyRegistry ${config.policyRegistryAddress ?? 'none (POLICY_REGISTRY_ADDRESS unset)'}`);
+    }
+    const chains = subgraphChains(config, devnet);
+
+    const readinessCheck = async () => {
+      await pool.query('SELECT 1');
+    };
+    const gatewayOptions = {
+      host: config.host,
+      port: config.port,
+      actorSecret: internalActorSecret,
+      adminTokenHashes: secrets.adminTokenHashes,
+      sessionSecret,
+      consumerAuthRequired: config.http.consumerAuthRequired,
+      primaryChainId: config.funding.chainId,
+      listenDatabaseUrl: databaseUrl,
+      readinessCheck,
+      graphql: config.graphql,
+      bodyLimitBytes: config.http.bodyLimitBytes,
+      service: serviceInfo(config, devnet),
+      log,
+    };
+
+    let gatewayUrl: string | null = null;
+    if (args.role === 'all') {
+      const stack = await startAllInOne({
+        ...gatewayOptions,
+        db: pool,
+        transport: args.transport,
+        subgraphPortBase: config.subgraphPortBase,
+        chains,
+      });
+      stoppers.push({ name: 'service', stop: () => stack.stop() });
+      for (const subgraph of stack.subgraphs) {
+        out(`subgraph        ${subgraph.name.padEnd(8)} ${subgraph.http ? subgraph.http.url : 'in-process'}`);
+      }
+      gatewayUrl = stack.gateway.url;
+    } else if (args.role === 'gateway') {
+      const endpoints: Partial<Record<SubgraphName, SubgraphEndpoint>> = {};
+      const missing: string[] = [];
+      for (const name of SUBGRAPH_NAMES) {
+        const url = config.subgraphUrls[name];
+        if (url) endpoints[name] = { url };
+        else missing.push(`SUBGRAPH_URL_${name.toUpperCase()}`);
+      }
+      if (missing.length > 0) throw new StartupError(`the gateway role needs ${missing.join(', ')}`);
+      const gateway = await startGatewayRole({ ...gatewayOptions, subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint> });
+      stoppers.push({ name: 'gateway', stop: () => gateway.stop() });
+      gatewayUrl = gateway.url;
+    } else {
+      const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(args.role);
+      const subgraph = await startSubgraph(
+        args.role,
+        { db: pool, actorSecret: internalActorSecret, log, chains, settings: subgraphSettingsOf(gatewayOptions) },
+        { host: config.host, port },
+      );
+      stoppers.push({ name: `subgraph ${args.role}`, stop: () => subgraph.stop() });
+      out(`subgraph        ${args.role.padEnd(8)} ${subgraph.http?.url}`);
+    }
+
+    if (gatewayUrl) {
+      out(`gateway         ${gatewayUrl}`);
+      out(`GraphQL         ${gatewayUrl}/graphql (POST; websocket subscriptions on the same path)`);
+      out(`REST            ${gatewayUrl}/catalog  ${gatewayUrl}/openapi.json`);
+    }
+    out(`ready           role ${args.role}; Ctrl-C stops everything`);
+    return { stop: stopAll, gatewayUrl };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,101 @@
+// Serves the route table: authenticates, checks route auth, runs the route's persisted GraphQL
+// operation in-process on the gateway (same query plan and subgraph path as any GraphQL client)
+// or its handler, and writes the REST body. Errors are thrown as AppError for the edge to render.
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { AppError } from '../../core/errors';
+import type { GatewayContext } from '../graphql/context';
+import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
+import type { RestInput, RestResult, RestServiceInfo, RouteDefinition, RouteEdge } from './types';
+
+export interface OperationResult {
+  data?: Record<string, unknown> | null;
+  errors?: readonly GraphQLErrorLike[];
+}
+
+export interface RestRouterDeps {
+  readonly routes: readonly RouteDefinition[];
+  readonly service: RestServiceInfo;
+  readonly documents: ReadonlyMap<string, string>;
+  /** Runs a persisted document through the gateway's ApolloServer. */
+  execute(query: string, operationName: string, variables: Record<string, unknown>, context: GatewayContext): Promise<OperationResult>;
+  /** Builds the operation context from the request; throws AppError for a bad credential. */
+  contextFor(req: Request): GatewayContext;
+  /** CONSUMER_AUTH_REQUIRED: when false, consumer routes also serve a caller that only names a policyId. */
+  readonly consumerAuthRequired: boolean;
+  readonly edge: RouteEdge;
+}
+
+/** Route-level authentication; what each actor may see is the subgraph's decision. */
+function checkRouteAuth(route: RouteDefinition, input: RestInput, consumerAuthRequired: boolean): void {
+  if (route.auth === 'admin' && input.actor.kind !== 'admin') throw new AppError('ADMIN_AUTH_REQUIRED');
+  if (route.auth === 'consumer' && input.actor.kind === 'anonymous') {
+    const namesPolicy = typeof input.query.policyId === 'string' && input.query.policyId !== '';
+    if (consumerAuthRequired || !namesPolicy) {
+      throw new AppError('AUTH_REQUIRED', 'This route needs a session bearer (sign in at /consumer/auth/nonce and /consumer/auth/verify).');
+    }
+  }
+}
+
+function send(res: Response, result: RestResult): void {
+  if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  res.status(result.status).json(result.body);
+}
+
+function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
+  if (route.operation && !deps.documents.has(route.operation.document)) {
+    throw new Error(`route ${route.method} ${route.path}: no persisted document ${route.operation.document}.graphql`);
+  }
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    try {
+      const context = deps.contextFor(req);
+      const input: RestInput = {
+        params: req.params as Record<string, string>,
+        query: req.query as Record<string, string | string[] | undefined>,
+        body: req.body,
+        actor: context.actor,
+      };
+      checkRouteAuth(route, input, deps.consumerAuthRequired);
+      if (route.handler) {
+        send(res, route.handler(input, deps.service, deps.routes));
+        return;
+      }
+      const operation = route.operation!;
+      const variables = operation.variables(input);
+      const result = await deps.execute(
+        deps.documents.get(operation.document)!,
+        operation.operationName,
+        variables,
+        context,
+      );
+      if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
+      if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
+      send(res, operation.respond(result.data, input, deps.edge));
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export function createRestRouter(deps: RestRouterDeps): express.Router {
+  const router = express.Router();
+  for (const route of deps.routes) {
+    const handler = handlerFor(route, deps);
+    if (route.method === 'GET') router.get(route.path, handler);
+    else router.post(route.path, handler);
+  }
+  return router;
+}
+
+function routePattern(path: string): RegExp {
+  const segments = path
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}/?$`);
+}
+
+/** The methods the table serves on a path, for 405 answers with an Allow header. */
+export function allowedMethods(routes: readonly RouteDefinition[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) if (routePattern(route.path).test(path)) methods.add(route.method);
+  return [...methods].sort();
+}

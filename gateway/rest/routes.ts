@@ -1,0 +1,300 @@
+// The REST route table: every path the service serves, exactly as the spec writes it, with its
+// price (written here once), who may call it, and the persisted GraphQL operation behind it.
+// /catalog and /openapi.json are generated from this table.
+import { AppError } from '../../core/errors';
+import { registrationCard } from './identity';
+import { consumerPolicyBody, operatorPolicyBody, sessionBody } from './policyMapping';
+import { type BodyField, bodyFields, queryValue, stringFields } from './requestBodies';
+import { serviceMap } from './serviceMap';
+import { FREE, type RestInput, type RouteDefinition } from './types';
+
+type Json = Record<string, unknown>;
+
+function lowerMaturity(value: unknown): unknown {
+  return typeof value === 'string' ? value.toLowerCase() : value;
+}
+
+interface CatalogCapability {
+  id: string;
+  maturity: string;
+  effectiveMaturity: string;
+  movesMoney: boolean;
+  executable: boolean;
+  refusalCode: string | null;
+  gateCode: string | null;
+  provider: { id: string };
+}
+
+interface CatalogProvider {
+  id: string;
+  name: string;
+  kind: string;
+  maturity: string;
+  executableToday: boolean;
+  capabilities: Array<{ id: string }>;
+}
+
+interface CatalogData {
+  catalog: {
+    providers: CatalogProvider[];
+    capabilities: CatalogCapability[];
+    gatedRails: Array<{ rail: string; refusalCode: string }>;
+    maturityOrder: string[];
+    execution: { providersExecutableToday: string[] };
+  };
+}
+
+/** The consumer catalog: maturities as the spec writes them (lowercase) plus the execution object. */
+export function consumerCatalogBody(data: CatalogData): Json {
+  const { catalog } = data;
+  return {
+    maturityOrder: catalog.maturityOrder.map(lowerMaturity),
+    providers: catalog.providers.map((provider) => ({
+      id: provider.id,
+      name: provider.name,
+      kind: provider.kind,
+      maturity: lowerMaturity(provider.maturity),
+      executableToday: provider.executableToday,
+      capabilities: provider.capabilities.map((capability) => capability.id),
+    })),
+    capabilities: catalog.capabilities.map((capability) => ({
+      id: capability.id,
+      providerId: capability.provider.id,
+      maturity: lowerMaturity(capability.maturity),
+      effectiveMaturity: lowerMaturity(capability.effectiveMaturity),
+      movesMoney: capability.movesMoney,
+      executable: capability.executable,
+      refusalCode: capability.refusalCode,
+    })),
+    gatedRails: catalog.gatedRails,
+    execution: { providersExecutableToday: catalog.execution.providersExecutableToday },
+  };
+}
+
+const POLICY_ID_FIELD: BodyField = { name: 'policyId', kind: 'policyId', required: true };
+
+const SIGN_IN_FIELDS: readonly BodyField[] = [
+  { name: 'message', required: true },
+  { name: 'signature', required: true },
+];
+
+function noInput(input: RestInput): Record<string, never> {
+  if (input.body !== undefined && input.body !== null && typeof input.body === 'object' && Object.keys(input.body).length > 0) {
+    throw new AppError('REQUEST_INVALID', 'This route takes no request body.');
+  }
+  return {};
+}
+
+export function buildRoutes(): RouteDefinition[] {
+  return [
+    {
+      method: 'GET',
+      path: '/catalog',
+      purpose: 'machine-readable service map: every route with its method, price and purpose',
+      group: 'control-plane',
+      auth: 'public',
+      price: FREE,
+      handler: (_input, service, routes) => ({ status: 200, body: serviceMap(service, routes) }),
+    },
+    {
+      method: 'GET',
+      path: '/consumer/catalog',
+      purpose: 'live catalog of providers and capabilities with maturities and the execution object',
+      group: 'consumer',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'catalog',
+        operationName: 'Catalog',
+        variables: noInput,
+        respond: (data) => ({ status: 200, body: consumerCatalogBody(data as unknown as CatalogData) }),
+      },
+    },
+    {
+      method: 'GET',
+      path: '/consumer/policy',
+      purpose: 'the session’s bound policy: id, version, status, policyHash and limits (?policyId= without a session only where CONSUMER_AUTH_REQUIRED=0)',
+      group: 'consumer',
+      auth: 'consumer',
+      price: FREE,
+      operation: {
+        document: 'consumerPolicy',
+        operationName: 'ConsumerPolicy',
+        variables: (input) => ({ policyId: queryValue(input, 'policyId') }),
+        respond: (data) => ({ status: 200, body: consumerPolicyBody(data.consumerPolicy) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumer/auth/nonce',
+      purpose: 'a server-generated, single-use sign-in nonce (10 minutes) with the domain, chain id and resource format the SIWE message must name',
+      group: 'consumer',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'issueSignInNonce',
+        operationName: 'IssueSignInNonce',
+        variables: noInput,
+        respond: (data) => ({ status: 200, body: data.issueSignInNonce }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/consumer/auth/verify',
+      purpose: 'verifies a signed SIWE message naming svc:policy:<policyId> and returns a 30-minute bearer bound to that one policy',
+      group: 'consumer',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'verifySignIn',
+        operationName: 'VerifySignIn',
+        variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'CONSUMER' }),
+        respond: (data, _input, edge) => ({ status: 200, body: sessionBody(data.verifySignIn, 'CONSUMER', edge) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/owner/auth/verify',
+      purpose: 'the dashboard sign-in: verifies a signed SIWE message naming no policy and returns a 30-minute owner bearer for every policy the address owns',
+      group: 'owner',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'verifySignIn',
+        operationName: 'VerifySignIn',
+        variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'OWNER' }),
+        respond: (data, _input, edge) => ({ status: 200, body: sessionBody(data.verifySignIn, 'OWNER', edge) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/create_spend_policy',
+      purpose: 'create a spend policy from its document (owner inside it): version 1, ACTIVE, policyId derived from owner and owner nonce',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'createSpendPolicy',
+        operationName: 'CreateSpendPolicy',
+        variables: (input) => bodyFields(input, [{ name: 'policy', kind: 'object', required: true }]),
+        respond: (data) => ({ status: 201, body: operatorPolicyBody(data.createPolicy) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/update_policy',
+      purpose: 'replace a policy’s rules: a new version with a new policyHash; the old version stays readable',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'updatePolicy',
+        operationName: 'UpdatePolicy',
+        variables: (input) => bodyFields(input, [POLICY_ID_FIELD, { name: 'policy', kind: 'object', required: true }]),
+        respond: (data) => ({ status: 200, body: operatorPolicyBody(data.updatePolicy) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/pause_policy',
+      purpose: 'pause a policy: every intent against it is blocked until it is resumed',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'pausePolicy',
+        operationName: 'PausePolicy',
+        variables: (input) => bodyFields(input, [POLICY_ID_FIELD]),
+        respond: (data) => ({ status: 200, body: operatorPolicyBody(data.pausePolicy) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/resume_policy',
+      purpose: 'resume a paused policy',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'resumePolicy',
+        operationName: 'ResumePolicy',
+        variables: (input) => bodyFields(input, [POLICY_ID_FIELD]),
+        respond: (data) => ({ status: 200, body: operatorPolicyBody(data.resumePolicy) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sync_policy_registration',
+      purpose: 'record a confirmed on-chain PolicyRegistry registration (chain id, tx, block) after checking its policyHash',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'syncPolicyRegistration',
+        operationName: 'SyncPolicyRegistration',
+        variables: (input) => bodyFields(input, [POLICY_ID_FIELD, { name: 'txHash', required: true }]),
+        respond: (data) => ({ status: 200, body: operatorPolicyBody(data.syncPolicyRegistration) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/ledger/treasury_transfer',
+      purpose: 'record a manual float replenishment between rails as a TREASURY_TRANSFER group pair (audited)',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'ledgerTreasuryTransfer',
+        operationName: 'LedgerTreasuryTransfer',
+        variables: (input) => ({
+          input: stringFields(input, [
+            { name: 'sourceAsset', required: true },
+            { name: 'sourceAmountAtomic', required: true },
+            { name: 'destinationAsset', required: true },
+            { name: 'destinationAmountAtomic', required: true },
+            { name: 'idempotencyKey', required: true },
+            { name: 'memo', required: false },
+          ]),
+        }),
+        respond: (data) => ({ status: 200, body: data.recordTreasuryTransfer }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/ledger/reverse_group',
+      purpose: 'correct a posted ledger group with a visible REVERSAL group, with a reason (audited)',
+      group: 'operator',
+      auth: 'admin',
+      price: FREE,
+      operation: {
+        document: 'ledgerReverseGroup',
+        operationName: 'LedgerReverseGroup',
+        variables: (input) =>
+          stringFields(input, [
+            { name: 'groupId', required: true },
+            { name: 'reason', required: true },
+            { name: 'idempotencyKey', required: true },
+          ]),
+        respond: (data) => ({ status: 200, body: data.reverseLedgerGroup }),
+      },
+    },
+    {
+      method: 'GET',
+      path: '/agent-registration.json',
+      purpose: 'registration-v1 identity card for marketplace rendering',
+      group: 'identity',
+      auth: 'public',
+      price: FREE,
+      handler: (_input, service) => ({ status: 200, body: registrationCard(service) }),
+    },
+    {
+      method: 'GET',
+      path: '/.well-known/agent-registration.json',
+      purpose: 'registration-v1 identity card at the well-known path (domain proof)',
+      group: 'identity',
+      auth: 'public',
+      price: FREE,
+      handler: (_input, service) => ({ status: 200, body: registrationCard(service) }),
+    },
+  ];
+}

@@ -1,0 +1,88 @@
+// The shape of one REST route in the route table: method, exact path from the spec, price, who may
+// call it, and either a persisted GraphQL operation (with its input and output mapping) or, for the
+// few routes that describe the service itself, a handler.
+import { parseDisplayAmount } from '../../core/money/amount';
+import type { Actor } from '../../platform/actor';
+import type { IssuedSession, SessionClaims } from '../auth/sessions';
+
+export type HttpMethod = 'GET' | 'POST';
+
+/** Prices are in USDT0 atomic units (6 decimals) on eip155:196, written once, here. */
+export type RoutePrice =
+  | { readonly kind: 'free' }
+  | { readonly kind: 'bundled' }
+  | { readonly kind: 'paid'; readonly amountAtomic: bigint };
+
+/**
+ * public: anyone. admin: an admin bearer (ADMIN_AUTH_REQUIRED otherwise). consumer: a session; a
+ * caller without one only where CONSUMER_AUTH_REQUIRED=0 and it names a `policyId` query parameter
+ * (AUTH_REQUIRED otherwise). The subgraph still decides what each actor may read.
+ */
+export type RouteAuth = 'public' | 'admin' | 'consumer';
+
+export type RouteGroup = 'control-plane' | 'operator' | 'consumer' | 'owner' | 'cafe' | 'builder' | 'identity' | 'service';
+
+export interface RestInput {
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: unknown;
+  readonly actor: Actor;
+}
+
+export interface RestResult {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What the edge offers a route's response mapping: the gateway owns credentials, so it mints sessions. */
+export interface RouteEdge {
+  /** A session bearer for claims the policy subgraph has verified. */
+  issueSession(claims: SessionClaims): IssuedSession;
+}
+
+export interface OperationBinding {
+  /** File name (without .graphql) in gateway/rest/documents/. */
+  readonly document: string;
+  readonly operationName: string;
+  /** Maps the request to GraphQL variables; throws AppError(REQUEST_INVALID, …) on bad input. */
+  variables(input: RestInput): Record<string, unknown>;
+  /** Maps the operation's data to the REST body. */
+  respond(data: Record<string, unknown>, input: RestInput, edge: RouteEdge): RestResult;
+}
+
+export interface RestServiceInfo {
+  readonly publicUrl: string;
+  readonly docsBaseUrl: string | null;
+  readonly serviceName: string;
+  readonly serviceDescription: string;
+  readonly serviceImageUrl: string;
+  readonly version: string;
+  readonly payment: {
+    readonly network: string;
+    readonly asset: string | null;
+    readonly assetSymbol: string;
+    readonly assetDecimals: number;
+    readonly payTo: string | null;
+  };
+  readonly agentRegistrations: ReadonlyArray<{ agentId: string; agentRegistry: string }>;
+}
+
+export interface RouteDefinition {
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly purpose: string;
+  readonly group: RouteGroup;
+  readonly auth: RouteAuth;
+  readonly price: RoutePrice;
+  readonly operation?: OperationBinding;
+  readonly handler?: (input: RestInput, service: RestServiceInfo, routes: readonly RouteDefinition[]) => RestResult;
+}
+
+export const FREE: RoutePrice = { kind: 'free' };
+export const BUNDLED: RoutePrice = { kind: 'bundled' };
+export const PRICE_ASSET_DECIMALS = 6;
+/** A paid route's price in display USDT0 ("0.05"), parsed exactly. */
+export function usdt0(display: string): RoutePrice {
+  return { kind: 'paid', amountAtomic: parseDisplayAmount(display, PRICE_ASSET_DECIMALS) };
+}

@@ -1,0 +1,330 @@
+// The edge: one HTTP port for REST (route table), POST /graphql (Apollo Gateway), WS /graphql
+// (graphql-ws subscriptions fed by Postgres NOTIFY), /openapi.json, health, readiness, metrics and
+// the docs. It authenticates, prices, translates and forwards; business rules live in subgraphs.
+import { createServer, type Server } from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { expressMiddleware } from '@as-integrations/express5';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { newCorrelationId } from '../core/canon/ids';
+import { AppError, errorBody, isErrorCode, ERROR_CODES, type ErrorCode } from '../core/errors';
+import { signActor } from '../platform/actor';
+import type { Logger } from '../platform/log';
+import { createHttpMetrics } from '../platform/metrics';
+import { projectRoot } from '../platform/paths';
+import { Authenticator, adminTokenVerifier, type BearerVerifier } from './auth/credentials';
+import { sessionIssuer, sessionVerifier } from './auth/sessions';
+import type { GatewayContext } from './graphql/context';
+import { operationLimitsPlugin } from './graphql/limits';
+import { createFederatedGateway, type SubgraphEndpoint } from './graphql/supergraph';
+import { loadPersistedDocuments } from './rest/documents';
+import { LOGO_SVG } from './rest/identity';
+import { openApiDocument } from './rest/openapi';
+import { allowedMethods, createRestRouter } from './rest/router';
+import type { RestServiceInfo, RouteDefinition } from './rest/types';
+import { Fanout } from './subscriptions/fanout';
+import { PgNotifyBridge } from './subscriptions/pgBridge';
+import { buildSubscriptionSchema, eventFromNotification, resyncEvents } from './subscriptions/schema';
+import { attachSubscriptionServer } from './subscriptions/server';
+
+export interface GatewayOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly supergraphSdl: string;
+  readonly subgraphs: Readonly<Record<string, SubgraphEndpoint>>;
+  readonly actorSecret: Buffer;
+  readonly adminTokenHashes: readonly Buffer[];
+  /** HMAC key of owner and consumer session bearers (SESSION_SECRET, ≥ 32 bytes). */
+  readonly sessionSecret: Buffer;
+  /** CONSUMER_AUTH_REQUIRED; default true. */
+  readonly consumerAuthRequired?: boolean;
+  readonly extraVerifiers?: readonly BearerVerifier[];
+  /** Direct (non-pooled) connection string for the LISTEN bridge; null disables subscriptions' feed. */
+  readonly listenDatabaseUrl: string | null;
+  readonly readinessCheck?: () => Promise<void>;
+  readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly introspection: boolean };
+  readonly bodyLimitBytes: number;
+  readonly service: RestServiceInfo;
+  readonly routes: readonly RouteDefinition[];
+  readonly log: Logger;
+  readonly now?: () => Date;
+}
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly port: number;
+  readonly httpServer: Server;
+  readonly fanout: Fanout<unknown>;
+  stop(): Promise<void>;
+}
+
+const CLIENT_FACING_GRAPHQL_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+/** GraphQL errors keep registered codes and Apollo's client-facing ones; everything else is masked. */
+export function formatGatewayError(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  const code = formatted.extensions?.code;
+  if (isErrorCode(code) || (typeof code === 'string' && CLIENT_FACING_GRAPHQL_CODES.has(code))) {
+    const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions };
+  }
+  const spec = ERROR_CODES.INTERNAL_ERROR;
+  return {
+    message: spec.message,
+    path: formatted.path,
+    extensions: { code: 'INTERNAL_ERROR', status: spec.status, retryable: spec.retryable },
+  };
+}
+
+function graphQLAuthError(error: AppError): GraphQLError {
+  return new GraphQLError(error.message, {
+    extensions: { code: error.code, status: error.status, retryable: error.retryable, http: { status: error.status } },
+  });
+}
+
+const DOC_FILE = /^[a-z0-9-]+\.md$/;
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const { log } = options;
+  const now = options.now ?? (() => new Date());
+  const authenticator = new Authenticator([
+    adminTokenVerifier(options.adminTokenHashes),
+    sessionVerifier(options.sessionSecret, now),
+    ...(options.extraVerifiers ?? []),
+  ]);
+  const issueSession = sessionIssuer(options.sessionSecret, now);
+  const metrics = createHttpMetrics();
+  const documents = loadPersistedDocuments();
+  const docsBaseUrl = options.service.docsBaseUrl;
+
+  const contextFor = (authorization: string | undefined, correlationId: string): GatewayContext => {
+    const actor = authenticator.authenticate(authorization);
+    return { actor, signedActor: signActor(actor, options.actorSecret, now().getTime()), correlationId };
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const httpServer = createServer(app);
+  httpServer.keepAliveTimeout = 65_000;
+  httpServer.headersTimeout = 66_000;
+  httpServer.requestTimeout = 120_000;
+
+  const federated = createFederatedGateway({ supergraphSdl: options.supergraphSdl, subgraphs: options.subgraphs, log });
+  const plugins: ApolloServerPlugin<GatewayContext>[] = [
+    ApolloServerPluginDrainHttpServer({ httpServer }),
+    operationLimitsPlugin({ maxDepth: options.graphql.maxDepth, maxCost: options.graphql.maxCost }),
+  ];
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway: federated.gateway,
+    introspection: options.graphql.introspection,
+    includeStacktraceInErrorResponses: false,
+    // The CLI owns the process's signals and stops the gateway in order; Apollo must not re-raise them.
+    stopOnTerminationSignals: false,
+    formatError: (formatted) => formatGatewayError(formatted),
+    plugins,
+    logger: log,
+  });
+  await apollo.start();
+
+  // Subscriptions: LISTEN → fan-out → graphql-ws.
+  const fanout = new Fanout<unknown>();
+  let bridge: PgNotifyBridge | null = null;
+  if (options.listenDatabaseUrl) {
+    bridge = new PgNotifyBridge({
+      connectionString: options.listenDatabaseUrl,
+      channels: ['catalog_changed'],
+      onNotification: (channel, payload) => {
+        const event = eventFromNotification(channel, payload);
+        if (event) fanout.publish(event.topic, event.event);
+      },
+      onResync: () => {
+        for (const event of resyncEvents(now())) fanout.publish(event.topic, event.event);
+      },
+      log,
+    });
+    await bridge.start();
+  }
+  const subscriptions = attachSubscriptionServer({
+    httpServer,
+    path: '/graphql',
+    schema: buildSubscriptionSchema(fanout),
+    authenticator,
+    log,
+  });
+
+  // Every request: a correlation id, one access-log line, metrics.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const correlationId = newCorrelationId();
+    res.locals.correlationId = correlationId;
+    res.setHeader('x-correlation-id', correlationId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (req.route as { path?: string } | undefined)?.path ?? (req.path === '/graphql' ? '/graphql' : 'unmatched');
+      metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.durationSeconds.observe({ method: req.method, route }, seconds);
+      log.info({ correlationId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    try {
+      await options.readinessCheck?.();
+      checks.database = 'ok';
+    } catch (error) {
+      ready = false;
+      checks.database = `failing: ${(error as Error).message}`;
+    }
+    if (bridge) {
+      checks.notifications = bridge.connected ? 'ok' : 'reconnecting';
+      ready &&= bridge.connected;
+    }
+    res.status(ready ? 200 : 503).json({ ready, checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('content-type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument(options.service, options.routes));
+  });
+  app.get('/logo.svg', (_req, res) => {
+    res.type('image/svg+xml').send(LOGO_SVG);
+  });
+  app.get('/docs/:file', (req, res, next) => {
+    const file = String(req.params.file);
+    const full = path.join(projectRoot(), 'docs', file);
+    if (!DOC_FILE.test(file) || !existsSync(full)) {
+      next(new AppError('ROUTE_NOT_FOUND', `No document ${file}.`));
+      return;
+    }
+    res.type('text/markdown; charset=utf-8').send(readFileSync(full, 'utf8'));
+  });
+
+  app.use(
+    '/graphql',
+    express.json({ limit: options.bodyLimitBytes }),
+    expressMiddleware(apollo, {
+      context: async ({ req, res }) => {
+        try {
+          return contextFor(req.headers.authorization, String(res.locals.correlationId));
+        } catch (error) {
+          if (error instanceof AppError) throw graphQLAuthError(error);
+          throw error;
+        }
+      },
+    }),
+  );
+
+  app.use(express.json({ limit: options.bodyLimitBytes, type: () => true }));
+  app.use(
+    createRestRouter({
+      routes: options.routes,
+      service: options.service,
+      documents,
+      contextFor: (req) => contextFor(req.headers.authorization, String(req.res?.locals.correlationId ?? newCorrelationId())),
+      consumerAuthRequired: options.consumerAuthRequired ?? true,
+      edge: { issueSession },
+      async execute(query, operationName, variables, contextValue) {
+        const response = await apollo.executeOperation({ query, operationName, variables }, { contextValue });
+        if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used by REST routes.');
+        return {
+          data: response.body.singleResult.data as Record<string, unknown> | null | undefined,
+          errors: response.body.singleResult.errors,
+        };
+      },
+    }),
+  );
+
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    const methods = allowedMethods(options.routes, req.path);
+    if (methods.length > 0) {
+      const error = new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(', ')}.`, {
+        allow: methods,
+      });
+      next(error);
+      return;
+    }
+    next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`));
+  });
+
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const correlationId = String(res.locals.correlationId ?? newCorrelationId());
+    let code: ErrorCode;
+    let message: string | undefined;
+    let details: unknown;
+    const bodyError = error as { type?: string; status?: number };
+    if (error instanceof AppError) {
+      code = error.code;
+      message = error.message;
+      details = error.details;
+    } else if (bodyError?.type === 'entity.too.large') {
+      code = 'BODY_TOO_LARGE';
+      message = `The request body is larger than ${options.bodyLimitBytes} bytes.`;
+    } else if (bodyError?.type === 'entity.parse.failed') {
+      code = 'BODY_NOT_JSON';
+    } else if (bodyError?.type === 'encoding.unsupported' || bodyError?.type === 'charset.unsupported') {
+      code = 'UNSUPPORTED_MEDIA_TYPE';
+    } else {
+      code = 'INTERNAL_ERROR';
+      log.error({ correlationId, err: error, method: req.method, path: req.path }, 'unhandled error');
+    }
+    if (code === 'INTERNAL_ERROR' && error instanceof AppError && error.cause) {
+      log.error({ correlationId, err: error.cause, method: req.method, path: req.path }, 'internal error');
+    }
+    if (code === 'METHOD_NOT_ALLOWED') {
+      const allow = (details as { allow?: string[] } | undefined)?.allow ?? [];
+      res.setHeader('Allow', allow.join(', '));
+    }
+    if (code === 'INTERNAL_ERROR') {
+      message = undefined;
+      details = undefined;
+    }
+    res.status(ERROR_CODES[code].status).json(errorBody(code, { message, details, correlationId, docsBaseUrl }));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once('error', reject);
+    httpServer.listen(options.port, options.host, () => {
+      httpServer.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (httpServer.address() as AddressInfo).port;
+  const url = `http://${options.host}:${port}`;
+
+  let stopped = false;
+  return {
+    url,
+    port,
+    httpServer,
+    fanout,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await subscriptions.close();
+      await bridge?.stop();
+      await apollo.stop();
+      federated.close();
+      if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+    },
+  };
+}

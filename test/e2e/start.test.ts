@@ -1,0 +1,196 @@
+// `spend-control start` as a user runs it: the built CLI in its own process, with no DATABASE_URL
+// and no RPC URLs, so it brings up embedded PostgreSQL and both anvil chains. Ctrl-C must leave
+// no process behind, and a second start must find the data and chain state of the first.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { createPublicClient, http, erc20Abi, type Address } from 'viem';
+import { projectRoot } from '../../platform/paths';
+
+const CLI = path.join(projectRoot(), 'dist', 'cli', 'main.js');
+const ANVIL_DEV_KEY_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function cliEnv(dataDir: string, port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...extra };
+  for (const name of ['DATABASE_URL', 'FUNDING_RPC_URL', 'SETTLEMENT_RPC_URL', 'NODE_ENV', 'ADMIN_TOKEN_HASHES']) delete env[name];
+  return env;
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startCli(env: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(process.execPath, [CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`start did not become ready:\n${output}`)), 90_000);
+    const onData = () => {
+      if (output.includes('ready           role all')) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve({ child, output: () => output, exited });
+      }
+    };
+    child.stdout!.on('data', onData);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`start exited with ${code} before ready:\n${output}`));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function childPids(dataDir: string): number[] {
+  const devnet = JSON.parse(readFileSync(path.join(dataDir, 'devnet.json'), 'utf8')) as { pids: { funding: number; settlement: number } };
+  const postmaster = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return [devnet.pids.funding, devnet.pids.settlement, postmaster];
+}
+
+async function graphqlAt(url: string, query: string, variables: Record<string, unknown> = {}, token?: string) {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await response.json()) as { data?: any; errors?: unknown[] };
+}
+
+describe('spend-control start on embedded defaults', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'spend-control-start-'));
+  // mkdtemp makes 0700; the embedded PostgreSQL runs as the postgres user and must reach its folder.
+  chmodSync(dataDir, 0o755);
+  let port: number;
+  let running: Started | null = null;
+
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" (npm test builds first)`);
+    port = await freePort();
+  });
+
+  afterAll(async () => {
+    if (running && running.child.exitCode === null) {
+      running.child.kill('SIGINT');
+      await running.exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts everything, serves GraphQL, REST and subscriptions, and stops cleanly on SIGINT', async () => {
+    running = await startCli(cliEnv(dataDir, port));
+    const url = `http://127.0.0.1:${port}`;
+    expect(running.output()).toMatch(/database +postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/spend_control/);
+    expect(running.output()).toMatch(/chains +funding +eip155:196 http:\/\/127\.0\.0\.1:\d+ USDT0 0x[0-9a-fA-F]{40}/);
+
+    const joined = await graphqlAt(url, '{ capability(id: "domains.check") { effectiveMaturity builderTools { path } } }');
+    expect(joined.errors).toBeUndefined();
+    expect(joined.data.capability.effectiveMaturity).toBe('VERIFIED');
+    expect(joined.data.capability.builderTools.length).toBeGreaterThan(0);
+
+    const catalog = (await (await fetch(`${url}/consumer/catalog`)).json()) as any;
+    expect(catalog.execution.providersExecutableToday).toEqual(['spendctl-domains']);
+
+    const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+    try {
+      const change = new Promise<unknown>((resolve, reject) => {
+        client.subscribe<{ catalogChanged: unknown }>(
+          { query: 'subscription { catalogChanged { kind id maturity } }' },
+          { next: (message) => resolve(message.data?.catalogChanged), error: reject, complete: () => undefined },
+        );
+      });
+      // The subscription is live once the server has acknowledged it; give the socket a moment.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const promoted = await graphqlAt(
+        url,
+        'mutation { setProviderMaturity(id: "spendctl-gifts", maturity: SANDBOX, reason: "start e2e") { maturity } }',
+        {},
+        adminToken,
+      );
+      expect(promoted.errors).toBeUndefined();
+      await expect(change).resolves.toEqual({ kind: 'PROVIDER', id: 'spendctl-gifts', maturity: 'SANDBOX' });
+    } finally {
+      await client.dispose();
+    }
+
+    const pids = childPids(dataDir);
+    expect(pids.every(alive)).toBe(true);
+    running.child.kill('SIGINT');
+    await expect(running.exited).resolves.toBe(0);
+    expect(running.output()).toContain('stopped');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(pids.filter(alive)).toEqual([]);
+  });
+
+  it('reuses the data and the chain state on a second start', async () => {
+    const before = JSON.parse(readFileSync(path.join(dataDir, 'devnet.json'), 'utf8')) as {
+      chains: { funding: { token: { address: Address } } };
+      addresses: { treasury: Address };
+    };
+    const adminTokenBefore = readFileSync(path.join(dataDir, 'admin-token'), 'utf8');
+    running = await startCli(cliEnv(dataDir, port));
+    const url = `http://127.0.0.1:${port}`;
+    expect(running.output()).toContain('migrations      0 applied');
+    const after = JSON.parse(readFileSync(path.join(dataDir, 'devnet.json'), 'utf8')) as typeof before & {
+      chains: { funding: { rpcUrl: string } };
+    };
+    expect(after.chains.funding.token.address).toBe(before.chains.funding.token.address);
+    expect(readFileSync(path.join(dataDir, 'admin-token'), 'utf8')).toBe(adminTokenBefore);
+
+    const chain = createPublicClient({ transport: http(after.chains.funding.rpcUrl) });
+    const float = await chain.readContract({
+      address: after.chains.funding.token.address,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [after.addresses.treasury],
+    });
+    expect(float).toBeGreaterThan(0n);
+
+    const gifts = await graphqlAt(url, '{ provider(id: "spendctl-gifts") { maturity } }');
+    expect(gifts.data.provider.maturity).toBe('SANDBOX');
+
+    running.child.kill('SIGTERM');
+    await expect(running.exited).resolves.toBe(0);
+  });
+
+  it('refuses to start with a published development key and names the variable, not the key', async () => {
+    const child = spawn(process.execPath, [CLI, 'start'], {
+      env: cliEnv(dataDir, port, { TREASURY_PRIVATE_KEY: ANVIL_DEV_KEY_0 }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain('TREASURY_PRIVATE_KEY');
+    expect(stderr).not.toContain(ANVIL_DEV_KEY_0.slice(2));
+  });
+});

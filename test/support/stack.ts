@@ -1,0 +1,100 @@
+// End-to-end tests start the real service in-process: a fresh database on the test server, every
+// subgraph, and the gateway on a free loopback port — the same assembly `spend-control start` runs.
+import { createHash, randomBytes } from 'node:crypto';
+import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
+import { silentLogger } from '../../platform/log';
+import { startAllInOne, type RunningStack } from '../../cli/stack';
+import type { RestServiceInfo } from '../../gateway/rest/types';
+import type { SubgraphChains } from '../../subgraphs/kit';
+
+export interface TestStack {
+  readonly url: string;
+  readonly wsUrl: string;
+  readonly adminToken: string;
+  readonly db: TestDatabase;
+  readonly stack: RunningStack;
+  stop(): Promise<void>;
+}
+
+export function testServiceInfo(publicUrl = 'http://127.0.0.1'): RestServiceInfo {
+  return {
+    publicUrl,
+    docsBaseUrl: `${publicUrl}/docs`,
+    serviceName: 'Agent Spend-Control Service (test)',
+    serviceDescription: 'end-to-end test instance',
+    serviceImageUrl: `${publicUrl}/logo.png`,
+    version: '0.0.0-test',
+    payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, payTo: null },
+    agentRegistrations: [],
+  };
+}
+
+export interface TestStackOptions {
+  readonly transport?: 'in-process' | 'http';
+  readonly bodyLimitBytes?: number;
+  readonly maxDepth?: number;
+  readonly maxCost?: number;
+  /** One clock for the gateway and every subgraph (session and nonce expiry); default: real time. */
+  readonly now?: () => Date;
+  /** The funding chain and its PolicyRegistry (e.g. from startDevnetChains); default: none. */
+  readonly chains?: SubgraphChains;
+  /** CONSUMER_AUTH_REQUIRED; default true. */
+  readonly consumerAuthRequired?: boolean;
+}
+
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  const db = await createTestDatabase();
+  const adminToken = randomBytes(32).toString('base64url');
+  try {
+    const stack = await startAllInOne({
+      host: '127.0.0.1',
+      port: 0,
+      db: db.pool,
+      transport: options.transport ?? 'in-process',
+      subgraphPortBase: 0,
+      actorSecret: randomBytes(32),
+      adminTokenHashes: [createHash('sha256').update(adminToken).digest()],
+      sessionSecret: randomBytes(32),
+      consumerAuthRequired: options.consumerAuthRequired,
+      chains: options.chains,
+      now: options.now,
+      listenDatabaseUrl: db.url,
+      readinessCheck: async () => {
+        await db.pool.query('SELECT 1');
+      },
+      graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: true },
+      bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
+      service: testServiceInfo(),
+      log: silentLogger,
+    });
+    const url = stack.gateway.url;
+    return {
+      url,
+      wsUrl: `${url.replace(/^http/, 'ws')}/graphql`,
+      adminToken,
+      db,
+      stack,
+      async stop() {
+        await stack.stop();
+        await db.drop();
+      },
+    };
+  } catch (error) {
+    await db.drop();
+    throw error;
+  }
+}
+
+export async function graphql(
+  url: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  token?: string,
+): Promise<{ status: number; body: { data?: any; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> } }> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, body: (await response.json()) as never };
+}
