@@ -57,7 +57,9 @@ function assertUsableDeps(deps: SubgraphServerDeps): void {
 export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
   assertUsableDeps(deps);
   const now = deps.now ?? (() => new Date());
-  const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...deps.settings });
+  // An explicitly undefined field means "not given", never "undefined".
+  const given = Object.fromEntries(Object.entries(deps.settings ?? {}).filter(([, value]) => value !== undefined));
+  const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...given });
   return (credentials) => {
     let actor;
     try {

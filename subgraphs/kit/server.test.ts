@@ -4,6 +4,7 @@ import { Ctx, Field, ObjectType, Query, Resolver } from 'type-graphql';
 import { AppError } from '../../core/errors';
 import { ACTOR_HEADER, type Actor, signActor } from '../../platform/actor';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
+import { settingsOf } from './context';
 import { buildFederatedSchema } from './federation';
 import {
   CORRELATION_HEADER,
@@ -27,6 +28,15 @@ class KitProbe {
 
   @Field()
   database!: string;
+
+  @Field(() => String, { nullable: true })
+  publicUrl!: string | null;
+
+  @Field()
+  consumerAuthRequired!: boolean;
+
+  @Field(() => String, { nullable: true })
+  registry!: string | null;
 }
 
 @Resolver()
@@ -34,7 +44,14 @@ class KitProbeResolver {
   @Query(() => KitProbe)
   async kitProbe(@Ctx() ctx: SubgraphContext): Promise<KitProbe> {
     const result = await ctx.db.query<{ name: string }>('SELECT current_database() AS name');
-    return { actorKind: ctx.actor.kind, correlationId: ctx.correlationId, database: result.rows[0].name };
+    return {
+      actorKind: ctx.actor.kind,
+      correlationId: ctx.correlationId,
+      database: result.rows[0].name,
+      publicUrl: settingsOf(ctx).publicUrl,
+      consumerAuthRequired: settingsOf(ctx).consumerAuthRequired,
+      registry: ctx.chains?.funding.policyRegistry ?? null,
+    };
   }
 
   @Query(() => String)
@@ -195,6 +212,27 @@ describe('errors leaving a subgraph', () => {
     const body = (await elsewhere.json()) as { errors: Array<{ extensions: { code: string } }> };
     expect(body.errors[0].extensions.code).toBe('ROUTE_NOT_FOUND');
   });
+});
+
+test('deployment settings and chains reach the resolvers; a server without them gets the defaults', async () => {
+  const registry = `0x${'34'.repeat(20)}` as const;
+  const configured = await createSubgraphServer(probeModule, {
+    db: db.pool,
+    actorSecret: SECRET,
+    chains: { funding: { chainId: 196, rpcUrl: 'http://127.0.0.1:1', policyRegistry: registry } },
+    settings: { publicUrl: 'https://spend.example', consumerAuthRequired: false },
+  });
+  try {
+    const query = '{ kitProbe { publicUrl consumerAuthRequired registry } }';
+    expect((await executeInProcess(configured, { query })).data).toEqual({
+      kitProbe: { publicUrl: 'https://spend.example', consumerAuthRequired: false, registry },
+    });
+    expect((await executeInProcess(server, { query })).data).toEqual({
+      kitProbe: { publicUrl: null, consumerAuthRequired: true, registry: null },
+    });
+  } finally {
+    await configured.stop();
+  }
 });
 
 test('the subgraph serves _service.sdl, which the gateway and composition read', async () => {
