@@ -40,6 +40,9 @@ export async function createTestDatabase(
   }
   const url = withDatabase(server, name);
   const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // drop() ends the database WITH (FORCE): a connection still closing then reports 57P01, which is
+  // expected here and must not surface as an unhandled 'error' event that kills the test worker.
+  pool.on('error', () => undefined);
   if (!options.subgraphs || options.subgraphs.length > 0) {
     await migrate(pool, { subgraphs: options.subgraphs });
   }

@@ -1,0 +1,32 @@
+// Test fixtures shared by the ledger's test files: the two rails of the service with stand-in
+// token addresses, registered in a fresh test database. Not imported by production code.
+import type { Pool } from 'pg';
+import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
+import { assetId } from './accounts';
+import { registerAsset } from './posting';
+
+export const FUNDING_CHAIN = 'eip155:196';
+export const SETTLEMENT_CHAIN = 'eip155:8453';
+export const USDT0 = assetId(FUNDING_CHAIN, '0x00000000000000000000000000000000000000c4');
+export const USDC = assetId(SETTLEMENT_CHAIN, '0x0000000000000000000000000000000000002105');
+
+export async function registerRails(pool: Pool): Promise<void> {
+  await registerAsset(pool, { chain: FUNDING_CHAIN, token: USDT0.split('|')[1], symbol: 'USDT0', decimals: 6 });
+  await registerAsset(pool, { chain: SETTLEMENT_CHAIN, token: USDC.split('|')[1], symbol: 'USDC', decimals: 6 });
+}
+
+/** A consumer intent id (`ci_` + 24 hex) derived from a small number, for readable tests. */
+export function intentId(n: number): string {
+  return `ci_${n.toString(16).padStart(24, '0')}`;
+}
+
+/**
+ * createTestDatabase, plus a listener for errors of idle pool clients: drop() FORCE-drops the
+ * database while pool.end() may still be closing sockets, and a terminated idle client would
+ * otherwise be an unhandled 'error' that fails whichever test file is running.
+ */
+export async function createLedgerTestDatabase(options: Parameters<typeof createTestDatabase>[0]): Promise<TestDatabase> {
+  const db = await createTestDatabase(options);
+  db.pool.on('error', () => undefined);
+  return db;
+}
