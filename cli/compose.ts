@@ -9,6 +9,7 @@ import { diff, CriticalityLevel } from '@graphql-inspector/core';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { buildSchema, type GraphQLSchema, Kind, parse, printSchema, validate } from 'graphql';
 import { projectRoot } from '../platform/paths';
+import { readPersistedDocuments } from '../gateway/rest/documents';
 import type { SubgraphModule } from '../subgraphs/kit';
 import { canonicalSubgraphUrl, subgraphModules } from '../subgraphs/registry';
 
@@ -100,10 +101,16 @@ export async function writeSchemas(
 /** Problems of the persisted documents against an API schema: `<file>: <problem>` per line. */
 export function validateDocuments(apiSchema: GraphQLSchema, documentsDir: string = defaultDocumentsDir()): string[] {
   const problems: string[] = [];
-  for (const file of graphqlFilesIn(documentsDir)) {
+  let documents;
+  try {
+    documents = readPersistedDocuments(documentsDir);
+  } catch (error) {
+    return [`fragments: ${(error as Error).message}`];
+  }
+  for (const { file, source } of documents) {
     let document;
     try {
-      document = parse(readFileSync(path.join(documentsDir, file), 'utf8'));
+      document = parse(source);
     } catch (error) {
       problems.push(`${file}: ${(error as Error).message}`);
       continue;
