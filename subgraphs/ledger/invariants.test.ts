@@ -114,12 +114,14 @@ describe('append-only, for every role', () => {
   });
 
   it('refuses them for a non-superuser role that owns nothing, even when it holds UPDATE and DELETE grants', async () => {
-    await db.pool.query(`CREATE ROLE ${intruder} LOGIN NOSUPERUSER`);
+    // A password, because the embedded server authenticates with SCRAM (the CI server trusts loopback).
+    const password = randomBytes(12).toString('hex');
+    await db.pool.query(`CREATE ROLE ${intruder} LOGIN NOSUPERUSER PASSWORD '${password}'`);
     await db.pool.query(`GRANT USAGE ON SCHEMA ledger TO ${intruder}`);
     await db.pool.query(`GRANT SELECT, UPDATE, DELETE, TRUNCATE ON ledger.entries, ledger.groups TO ${intruder}`);
     const url = new URL(withDatabase(serverUrl(), db.name));
     url.username = intruder;
-    url.password = '';
+    url.password = password;
     const client = new Client({ connectionString: url.toString() });
     await client.connect();
     try {
@@ -253,6 +255,25 @@ describe('what COMMIT refuses', () => {
       await insertEntry(client, id, 2, treasury, '1');
     });
     await expect(duplicateSlot).rejects.toMatchObject({ code: '23505' });
+  });
+
+  it('refuses an entry of no group, also with triggers for replication sessions switched off', async () => {
+    const before = await groupCount();
+    const orphan = inTransaction(db.pool, async (client) => {
+      await insertEntry(client, group('e1'), 1, treasury, '5');
+    });
+    await expect(orphan).rejects.toMatchObject({ code: '23503', constraint: 'entries_group_fkey' });
+    const replica = inTransaction(db.pool, async (client) => {
+      await client.query('SET LOCAL session_replication_role = replica');
+      await insertEntry(client, group('e2'), 1, treasury, '5');
+    });
+    await expect(replica).rejects.toMatchObject({ code: '23503', constraint: 'entries_group_fkey' });
+    const groupWithoutEntries = inTransaction(db.pool, async (client) => {
+      await client.query('SET LOCAL session_replication_role = replica');
+      await insertGroup(client, group('e3'), 2);
+    });
+    await expect(groupWithoutEntries).rejects.toMatchObject({ code: 'LG001' });
+    expect(await groupCount()).toBe(before);
   });
 
   it('refuses entries that post to an account nobody opened', async () => {

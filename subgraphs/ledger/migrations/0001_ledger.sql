@@ -35,6 +35,11 @@ CREATE DOMAIN ledger.intent_ref AS text
 CREATE DOMAIN ledger.policy_id AS text
   CHECK (char_length(VALUE) <= 78 AND VALUE ~ '^[0-9]+$');
 
+-- + debit, - credit, in atomic units of the asset; never 0. A domain, not a table CHECK, for the
+-- reason above; the constraint keeps the name a table CHECK would have.
+CREATE DOMAIN ledger.amount AS numeric(78,0)
+  CONSTRAINT entries_amount_nonzero CHECK (VALUE <> 0);
+
 -- ---------------------------------------------------------------------------------------------
 -- Tables
 -- ---------------------------------------------------------------------------------------------
@@ -73,7 +78,8 @@ CREATE TABLE ledger.groups (
   seq             bigint      GENERATED ALWAYS AS IDENTITY UNIQUE,
   kind            ledger.group_kind NOT NULL,
   -- No foreign key to assets on purpose: it would take a KEY SHARE lock on one hot asset row per
-  -- posting. The commit check proves every entry's account exists, and accounts reference assets.
+  -- posting. entries_belong_to_group proves every entry's account exists and is of this asset,
+  -- and accounts reference assets.
   asset           text        NOT NULL,
   -- Declared up front so entries fill numbered slots: once committed, a group has no free slot,
   -- so no later transaction can append to it (see entries_slot_in_range).
@@ -87,9 +93,7 @@ CREATE TABLE ledger.groups (
   CONSTRAINT groups_entry_count_range CHECK (entry_count BETWEEN 2 AND 64),
   CONSTRAINT groups_memo_length CHECK (char_length(memo) <= 500),
   CONSTRAINT groups_reversal_points_back CHECK ((kind = 'REVERSAL') = (reverses IS NOT NULL)),
-  CONSTRAINT groups_idempotency_key_key UNIQUE (idempotency_key),
-  -- Target of the entries' composite key, which carries the asset and slot count to every entry.
-  CONSTRAINT groups_id_asset_count_key UNIQUE (group_id, asset, entry_count)
+  CONSTRAINT groups_idempotency_key_key UNIQUE (idempotency_key)
 );
 -- A group is reversed at most once (partial: most groups reverse nothing).
 CREATE UNIQUE INDEX groups_reverses_once ON ledger.groups (reverses) WHERE reverses IS NOT NULL;
@@ -105,18 +109,14 @@ CREATE TABLE ledger.entries (
   seq         bigint        GENERATED ALWAYS AS IDENTITY UNIQUE,
   account_id  text          NOT NULL,
   asset       text          NOT NULL,
-  -- + debit, - credit, in atomic units of the asset.
-  amount      numeric(78,0) NOT NULL,
+  -- + debit, - credit, in atomic units of the asset; never 0 (CHECK entries_amount_nonzero).
+  amount      ledger.amount NOT NULL,
+  -- Must equal the group's; with entry_no it places the entry in one of the group's slots.
   entry_count smallint      NOT NULL,
-  PRIMARY KEY (group_id, entry_no),
-  CONSTRAINT entries_amount_nonzero CHECK (amount <> 0),
-  CONSTRAINT entries_slot_in_range CHECK (entry_no BETWEEN 1 AND entry_count),
-  -- The account id (KIND:chain|token:ref, a CAIP-2 chain holds one colon) names its asset; it
-  -- must be the entry's asset, which the key below ties to the group's: no group mixes assets.
-  CONSTRAINT entries_account_asset_matches
-    CHECK (split_part(account_id, ':', 2) || ':' || split_part(account_id, ':', 3) = asset),
-  CONSTRAINT entries_group_fkey FOREIGN KEY (group_id, asset, entry_count)
-    REFERENCES ledger.groups (group_id, asset, entry_count)
+  PRIMARY KEY (group_id, entry_no)
+  -- The rules tying an entry to its group, its slot and its account are checked once per INSERT
+  -- statement by entries_belong_to_group below (a foreign key here cost one SPI query and one
+  -- WAL-logged row lock on the group per entry, and table CHECKs are re-read per statement).
 );
 CREATE INDEX entries_account_seq ON ledger.entries (account_id, seq);
 
@@ -145,19 +145,67 @@ BEGIN
 END
 $$;
 
--- Runs once per group at COMMIT (not once per entry, and never a scan beyond the group's own
--- slots): every declared slot is filled, the amounts sum to zero, and every account exists.
+-- Once per INSERT statement on entries (any statement: the posting functions, a direct INSERT,
+-- COPY), over the statement's new rows, at the end of the statement, so the group and accounts
+-- written earlier in the same statement are visible. Each entry must:
+--   entries_account_asset_matches  name its own asset in its account id (KIND:chain|token:ref,
+--                                  a CAIP-2 chain holds one colon);
+--   entries_slot_in_range          fill a slot 1..entry_count;
+--   entries_group_fkey             belong to a visible group of the same asset and entry_count
+--                                  (so no group mixes assets, and the slots are the group's);
+--   (LG002)                        post to an account that exists (accounts are append-only, so
+--                                  one that exists now exists at COMMIT).
+-- The SQLSTATEs and constraint names are those the equivalent table constraints would raise.
+-- Scalar subqueries, not joins: each is one index probe per entry whatever the table sizes.
+CREATE FUNCTION ledger.assert_entries_belong() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  v_bad_asset   text;
+  v_bad_slot    text;
+  v_bad_group   text;
+  v_bad_account text;
+BEGIN
+  SELECT min(n.account_id) FILTER (WHERE split_part(n.account_id, ':', 2) || ':' || split_part(n.account_id, ':', 3)
+                                         IS DISTINCT FROM n.asset),
+         min(n.group_id) FILTER (WHERE n.entry_no NOT BETWEEN 1 AND n.entry_count),
+         min(n.group_id) FILTER (WHERE (SELECT g.asset = n.asset AND g.entry_count = n.entry_count
+                                          FROM ledger.groups g WHERE g.group_id = n.group_id) IS NOT TRUE),
+         min(n.account_id) FILTER (WHERE (SELECT true FROM ledger.accounts a WHERE a.account_id = n.account_id) IS NULL)
+    INTO v_bad_asset, v_bad_slot, v_bad_group, v_bad_account
+    FROM new_entries n;
+  IF v_bad_asset IS NOT NULL THEN
+    RAISE EXCEPTION 'new row for relation "entries" violates check constraint "entries_account_asset_matches": account % is not of the entry''s asset', v_bad_asset
+      USING ERRCODE = 'check_violation', SCHEMA = 'ledger', TABLE = 'entries', CONSTRAINT = 'entries_account_asset_matches';
+  END IF;
+  IF v_bad_slot IS NOT NULL THEN
+    RAISE EXCEPTION 'new row for relation "entries" violates check constraint "entries_slot_in_range": an entry of group % is outside its slots', v_bad_slot
+      USING ERRCODE = 'check_violation', SCHEMA = 'ledger', TABLE = 'entries', CONSTRAINT = 'entries_slot_in_range';
+  END IF;
+  IF v_bad_group IS NOT NULL THEN
+    RAISE EXCEPTION 'insert or update on table "entries" violates foreign key constraint "entries_group_fkey": no group % of this asset and entry count', v_bad_group
+      USING ERRCODE = 'foreign_key_violation', SCHEMA = 'ledger', TABLE = 'entries', CONSTRAINT = 'entries_group_fkey';
+  END IF;
+  IF v_bad_account IS NOT NULL THEN
+    RAISE EXCEPTION 'LEDGER_GROUP_INVALID: account % does not exist', v_bad_account USING ERRCODE = 'LG002';
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER entries_belong_to_group
+  AFTER INSERT ON ledger.entries
+  REFERENCING NEW TABLE AS new_entries
+  FOR EACH STATEMENT EXECUTE FUNCTION ledger.assert_entries_belong();
+ALTER TABLE ledger.entries ENABLE ALWAYS TRIGGER entries_belong_to_group;
+
+-- Runs once per group at COMMIT (not once per entry): every declared slot is filled (entries
+-- are unique per slot and, by the trigger above, inside 1..entry_count, so the count proves it)
+-- and the amounts sum to zero. One index range scan over the group's own slots.
 CREATE FUNCTION ledger.assert_group_complete() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   v_entries integer;
   v_sum     numeric;
-  v_known   integer;
 BEGIN
-  -- Scalar subqueries, not a join: a join plan cached while accounts was small would hash the
-  -- whole accounts table at every commit. This is two index probes per entry, whatever the size.
-  SELECT count(*), coalesce(sum(e.amount), 0),
-         count(*) FILTER (WHERE (SELECT true FROM ledger.accounts a WHERE a.account_id = e.account_id))
-    INTO v_entries, v_sum, v_known
+  SELECT count(*), coalesce(sum(e.amount), 0) INTO v_entries, v_sum
     FROM ledger.entries e
    WHERE e.group_id = NEW.group_id;
   IF v_entries <> NEW.entry_count THEN
@@ -167,10 +215,6 @@ BEGIN
   IF v_sum <> 0 THEN
     RAISE EXCEPTION 'LEDGER_GROUP_UNBALANCED: group % sums to %, not 0', NEW.group_id, v_sum
       USING ERRCODE = 'LG001';
-  END IF;
-  IF v_known <> v_entries THEN
-    RAISE EXCEPTION 'LEDGER_GROUP_INVALID: group % posts to an account that does not exist', NEW.group_id
-      USING ERRCODE = 'LG002';
   END IF;
   RETURN NULL;
 END
