@@ -6,7 +6,9 @@ import { registrationCard } from './identity';
 import { consumerPolicyBody, operatorPolicyBody, sessionBody } from './policyMapping';
 import { type BodyField, bodyFields, queryValue, stringFields } from './requestBodies';
 import { serviceMap } from './serviceMap';
-import { FREE, type RestInput, type RouteDefinition } from './types';
+import { redactPaymentMetadata } from '../../core/privacy/redact';
+import { intentBody } from './intentBodies';
+import { BUNDLED, FREE, type RestInput, type RouteDefinition, usdt0 } from './types';
 
 type Json = Record<string, unknown>;
 
@@ -83,6 +85,12 @@ function noInput(input: RestInput): Record<string, never> {
     throw new AppError('REQUEST_INVALID', 'This route takes no request body.');
   }
   return {};
+}
+
+/** A receiptId is 0x + 64 hex; anything else is RECEIPT_ID_INVALID before any lookup. */
+function receiptIdParam(value: unknown): string {
+  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(value)) throw new AppError('RECEIPT_ID_INVALID', undefined, { receiptId: value ?? null });
+  return value;
 }
 
 export function buildRoutes(): RouteDefinition[] {
@@ -164,6 +172,102 @@ export function buildRoutes(): RouteDefinition[] {
         operationName: 'VerifySignIn',
         variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'OWNER' }),
         respond: (data, _input, edge) => ({ status: 200, body: sessionBody(data.verifySignIn, 'OWNER', edge) }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/create_spend_intent',
+      purpose: 'validate a SpendIntent (per-field INTENT_MALFORMED), bind it to the policy and store it; returns its intentHash and canonical form',
+      group: 'control-plane',
+      auth: 'public',
+      price: BUNDLED,
+      operation: {
+        document: 'createSpendIntent',
+        operationName: 'CreateSpendIntent',
+        variables: (input) => intentBody(input, { allowHash: false }),
+        respond: (data) => ({ status: 200, body: data.createSpendIntent }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/preflight_payment',
+      purpose: 'evaluate an intent (or a stored intentHash) against the policy: decision, 14-rule trace, reservation on APPROVED, receiptId',
+      group: 'control-plane',
+      auth: 'public',
+      price: usdt0('0.05'),
+      operation: {
+        document: 'preflightPayment',
+        operationName: 'PreflightPayment',
+        variables: (input) => intentBody(input, { allowHash: true }),
+        respond: (data) => ({ status: 200, body: data.preflightPayment }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/detect_duplicate',
+      purpose: 'whether an approved intent with the same duplicate key tuple lies inside the policy’s window: prior intentHash, seconds left, keys matched',
+      group: 'control-plane',
+      auth: 'public',
+      price: usdt0('0.02'),
+      operation: {
+        document: 'detectDuplicate',
+        operationName: 'DetectDuplicate',
+        variables: (input) => intentBody(input, { allowHash: true }),
+        respond: (data) => ({ status: 200, body: data.detectDuplicate }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/get_ledger',
+      purpose: 'a policy’s spend window: settled and reserved today, effective usage, remaining budget, calls in the last hour, recent intents (admin, owner or the policy’s consumer session)',
+      group: 'control-plane',
+      auth: 'consumer',
+      price: FREE,
+      operation: {
+        document: 'getLedger',
+        operationName: 'GetLedger',
+        variables: (input) => bodyFields(input, [POLICY_ID_FIELD]),
+        respond: (data) => ({ status: 200, body: data.policyLedgerWindow }),
+      },
+    },
+    {
+      method: 'GET',
+      path: '/receipt_status/:receiptId',
+      purpose: 'the anchor object of a decision receipt: PENDING {receiptId}, or NOT_FOUND {receiptId} for an id never issued',
+      group: 'control-plane',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'receiptStatus',
+        operationName: 'ReceiptStatus',
+        variables: (input) => ({ receiptId: receiptIdParam(input.params.receiptId) }),
+        respond: (data) => ({ status: 200, body: data.receiptAnchor }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/log_receipt',
+      purpose: 'log a decision receipt for anchoring; answers its anchor object',
+      group: 'control-plane',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'logReceipt',
+        operationName: 'LogReceipt',
+        variables: (input) => ({ receiptId: receiptIdParam(bodyFields(input, [{ name: 'receiptId', required: false }]).receiptId) }),
+        respond: (data) => ({ status: 200, body: data.logReceipt }),
+      },
+    },
+    {
+      method: 'POST',
+      path: '/redact_payment_metadata',
+      purpose: 'strip emails, phone numbers, API keys, bearer tokens, card numbers and IBANs from metadata; returns it with its metadataHash (stores nothing)',
+      group: 'control-plane',
+      auth: 'public',
+      price: usdt0('0.02'),
+      handler: (input) => {
+        const { metadata } = bodyFields(input, [{ name: 'metadata', kind: 'object', required: true }]);
+        return { status: 200, body: redactPaymentMetadata(metadata) };
       },
     },
     {

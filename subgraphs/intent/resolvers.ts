@@ -18,4 +18,7 @@ export const intentReferenceResolvers: ReferenceResolvers = {
   SpendIntent: {
     __resolveReference: (reference, ctx) => readableSpendIntent(ctx, String(reference.intentHash)),
   },
+  Policy: {
+    __resolveReference: (reference) => ({ id: String(reference.id) }),
+  },
 };

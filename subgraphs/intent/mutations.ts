@@ -1,0 +1,64 @@
+// The agent-facing operations of the intent subgraph. Anonymous callers are admitted (x402 gates
+// the paid REST routes later); bodies are JSON objects because they are the REST bodies of
+// DECISIONS ("Preflight response"), answered verbatim.
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { SubgraphContext } from '../kit';
+import { createSpendIntent, preflightPayment, type Json } from './preflight';
+import { detectDuplicate, getLedger, receiptAnchor } from './tools';
+
+@Resolver()
+export class IntentMutationResolver {
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'create_spend_intent: validate (INTENT_MALFORMED), bind to the policy, store (idempotent per intentHash).',
+  })
+  async createSpendIntent(
+    @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
+    @Arg('intent', () => GraphQLJSONObject) intent: Json,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
+    return createSpendIntent(ctx, policyId, intent);
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'preflight_payment: evaluate an intent (or a stored intentHash) against the policy; the DECISIONS preflight response.',
+  })
+  async preflightPayment(
+    @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
+    @Arg('intent', () => GraphQLJSONObject, { nullable: true }) intent: Json | null,
+    @Arg('intentHash', () => ID, { nullable: true }) intentHash: string | null,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
+    return preflightPayment(ctx, policyId, intent, intentHash);
+  }
+}
+
+@Resolver()
+export class IntentToolResolver {
+  @Query(() => GraphQLJSONObject, {
+    description: 'detect_duplicate: whether an approved intent with the same duplicate key tuple lies inside the policy’s window.',
+  })
+  async detectDuplicate(
+    @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
+    @Arg('intent', () => GraphQLJSONObject, { nullable: true }) intent: Json | null,
+    @Arg('intentHash', () => ID, { nullable: true }) intentHash: string | null,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
+    return detectDuplicate(ctx, policyId, intent, intentHash);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'get_ledger: the policy’s window slice. Admin, the owner, or its consumer session.' })
+  async policyLedgerWindow(@Arg('policyId', () => ID, { nullable: true }) policyId: string | null, @Ctx() ctx: SubgraphContext): Promise<Json> {
+    return getLedger(ctx, policyId);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'The anchor object of a decision receipt: PENDING {receiptId} or NOT_FOUND {receiptId}.' })
+  async receiptAnchor(@Arg('receiptId') receiptId: string, @Ctx() ctx: SubgraphContext): Promise<Json> {
+    return receiptAnchor(ctx, receiptId);
+  }
+
+  @Mutation(() => GraphQLJSONObject, { description: 'log_receipt: the anchor object of a decision receipt (anchoring batches arrive later).' })
+  async logReceipt(@Arg('receiptId') receiptId: string, @Ctx() ctx: SubgraphContext): Promise<Json> {
+    return receiptAnchor(ctx, receiptId);
+  }
+}
