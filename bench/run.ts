@@ -10,6 +10,7 @@ import { startEmbeddedPostgres } from '../platform/db/embedded';
 const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: boolean }> = [
   { name: 'engine', script: 'engine.js', needsDatabase: false },
   { name: 'ledger', script: 'ledger.js', needsDatabase: true },
+  { name: 'preflight', script: 'preflight.js', needsDatabase: true },
 ];
 
 async function main(): Promise<number> {

@@ -48,6 +48,23 @@ interface CurrentPolicyRow {
   expires_at: Date | null;
 }
 
+/**
+ * A policy version's rules never change (a change is a new version), so one rules object per
+ * (policy, version, hash) is kept and reused: the engine compiles and integrity-checks a rules
+ * object once (milliseconds) and caches the result by object identity. Bounded; oldest out first.
+ */
+export const RULES_CACHE_MAX_ENTRIES = 10_000;
+const rulesByVersion = new Map<string, NormalisedPolicyRules>();
+
+function sharedRules(row: CurrentPolicyRow): NormalisedPolicyRules {
+  const key = `${row.id}:${row.version}:${row.policy_hash}`;
+  const cached = rulesByVersion.get(key);
+  if (cached !== undefined) return cached;
+  if (rulesByVersion.size >= RULES_CACHE_MAX_ENTRIES) rulesByVersion.delete(rulesByVersion.keys().next().value as string);
+  rulesByVersion.set(key, row.rules);
+  return row.rules;
+}
+
 export async function currentPolicy(db: Db, policyId: string): Promise<PolicySnapshot | null> {
   const result = await db.query<CurrentPolicyRow>('SELECT * FROM policy.current_policy($1)', [policyId]);
   const row = result.rows[0];
@@ -57,7 +74,7 @@ export async function currentPolicy(db: Db, policyId: string): Promise<PolicySna
     version: row.version,
     status: row.status as PolicySnapshot['status'],
     policyHash: row.policy_hash as PolicySnapshot['policyHash'],
-    rules: row.rules,
+    rules: sharedRules(row),
     expiresAt: row.expires_at,
   };
 }
