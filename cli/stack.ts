@@ -5,11 +5,10 @@ import type { ApolloServer } from '@apollo/server';
 import type { Pool } from 'pg';
 import type { Logger } from '../platform/log';
 import type { SubgraphName } from '../platform/db/migrate';
-import { startGateway, type RunningGateway } from '../gateway/server';
+import { startGateway, type GatewayOptions, type RunningGateway } from '../gateway/server';
 import { loadSupergraphSdl, type InProcessSubgraph, type SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import { buildRoutes } from '../gateway/rest/routes';
 import type { RestServiceInfo } from '../gateway/rest/types';
-import type { BearerVerifier } from '../gateway/auth/credentials';
 import {
   createSubgraphServer,
   executeInProcess,
@@ -76,25 +75,10 @@ export function inProcessEndpoint(subgraph: RunningSubgraph): InProcessSubgraph 
   };
 }
 
-export interface GatewayStackOptions {
-  readonly host: string;
-  readonly port: number;
+/** The gateway's options less what this assembly supplies itself (the committed supergraph, the route table). */
+export type GatewayStackOptions = Omit<GatewayOptions, 'supergraphSdl' | 'routes' | 'subgraphs'> & {
   readonly subgraphs: Readonly<Record<SubgraphName, SubgraphEndpoint>>;
-  readonly actorSecret: Buffer;
-  readonly adminTokenHashes: readonly Buffer[];
-  /** SESSION_SECRET: signs owner and consumer session bearers. */
-  readonly sessionSecret: Buffer;
-  /** CONSUMER_AUTH_REQUIRED; default true. */
-  readonly consumerAuthRequired?: boolean;
-  readonly extraVerifiers?: readonly BearerVerifier[];
-  readonly listenDatabaseUrl: string | null;
-  readonly readinessCheck?: () => Promise<void>;
-  readonly graphql: { maxDepth: number; maxCost: number; introspection: boolean };
-  readonly bodyLimitBytes: number;
-  readonly service: RestServiceInfo;
-  readonly log: Logger;
-  readonly now?: () => Date;
-}
+};
 
 export function startGatewayRole(options: GatewayStackOptions): Promise<RunningGateway> {
   return startGateway({

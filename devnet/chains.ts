@@ -18,6 +18,7 @@ import {
 import { deployArtifact, hasContractCode } from '../platform/chain/deploy';
 import { KEY_ROLES, type KeyRole, type KeyStore, generateKeyStore, keyStoreAddresses, loadKeyFile, saveKeyFile } from '../platform/chain/keys';
 import { mintToken, readTokenDomain } from '../platform/chain/tokens';
+import { isProcessAlive as isAlive } from '../platform/process';
 
 export const FUNDING_CHAIN_ID = 196;
 export const SETTLEMENT_CHAIN_ID = 8453;
@@ -177,14 +178,6 @@ function writeDevnetFile(dataDir: string, info: DevnetInfo): void {
   fs.renameSync(tempPath, filePath);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** True for a live process started with `--state <stateFile>`: an anvil of this dataDir (Linux /proc). */
 function isAnvilOnStateFile(pid: number, stateFile: string): boolean {

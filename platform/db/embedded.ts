@@ -23,6 +23,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { isProcessAlive as isAlive } from '../process';
 
 export const EMBEDDED_DATABASE_NAME = 'spend_control';
 const SUPERUSER = 'postgres';
@@ -215,14 +216,6 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** State and parent pid from /proc (Linux); null where /proc is unavailable or the pid is gone. */
 function procStat(pid: number): { state: string; ppid: number } | null {

@@ -6,8 +6,9 @@
 // reservation returns the groups it posted; releasing a released one returns it unchanged.
 import type { Pool, PoolClient } from 'pg';
 import { isReservationId } from '../../core/canon/ids';
-import { AppError, type ErrorCode } from '../../core/errors';
+import { AppError } from '../../core/errors';
 import { withTransaction } from '../../platform/db/transaction';
+import { ledgerErrorFrom } from '../ledger/posting';
 import { lockPolicyDecisions } from './preflight';
 
 /** One ledger group, as `ledger.post_group` takes it (see docs/ledger.md for the accounting). */
@@ -36,21 +37,6 @@ interface Row {
   amount: string;
   expires_at: Date;
   settled_group_id: string | null;
-}
-
-const LEDGER_SQLSTATES: Readonly<Record<string, ErrorCode>> = {
-  LG001: 'LEDGER_GROUP_UNBALANCED',
-  LG002: 'LEDGER_GROUP_INVALID',
-  LG003: 'LEDGER_GROUP_NOT_FOUND',
-  LG004: 'LEDGER_ALREADY_REVERSED',
-  LG005: 'LEDGER_IDEMPOTENCY_CONFLICT',
-};
-
-function ledgerRefusal(error: unknown): unknown {
-  const sqlstate = (error as { code?: unknown })?.code;
-  const code = typeof sqlstate === 'string' ? LEDGER_SQLSTATES[sqlstate] : undefined;
-  if (code === undefined) return error;
-  return new AppError(code, String((error as { message?: unknown }).message ?? '').replace(/^[A-Z_]+: /, ''), { sqlstate }, { cause: error });
 }
 
 function stateOf(row: Row): ReservationState {
@@ -110,7 +96,7 @@ export async function consumeReservation(
       return stateOf(updated.rows[0]!);
     });
   } catch (error) {
-    throw ledgerRefusal(error);
+    throw ledgerErrorFrom(error) ?? error;
   }
 }
 

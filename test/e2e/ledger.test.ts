@@ -6,20 +6,15 @@ import { policyDocument } from '../../core/test-support/spend-fixtures';
 import { assetId } from '../../subgraphs/ledger/accounts';
 import { postFunding, registerAsset } from '../../subgraphs/ledger/posting';
 import { signIn } from '../support/siwe';
-import { graphql, startTestStack, type TestStack } from '../support/stack';
+import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 
 const USDT0 = { chain: 'eip155:196', token: '0x779ded0c9e1022225f8e0630b35a9b54be713736', symbol: 'USDT0', decimals: 6 };
 const USDC = { chain: 'eip155:8453', token: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913', symbol: 'USDC', decimals: 6 };
 const FUNDING_ASSET = assetId(USDT0.chain, USDT0.token);
 const SETTLEMENT_ASSET = assetId(USDC.chain, USDC.token);
 
-async function post(stack: TestStack, path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+function post(stack: TestStack, path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  return postJson(stack.url, path, body, token);
 }
 
 const POLICY_MONEY = `query ($id: ID!) {

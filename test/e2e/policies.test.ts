@@ -6,19 +6,14 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { policyHash as hashOf } from '../../core/canon/policy-identity';
 import { policyDocument, rulesOf } from '../../core/test-support/spend-fixtures';
 import { signIn } from '../support/siwe';
-import { graphql, startTestStack, type TestStack } from '../support/stack';
+import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 
 const owner = privateKeyToAccount(generatePrivateKey());
 const otherOwner = privateKeyToAccount(generatePrivateKey());
 const OWNER = owner.address.toLowerCase();
 
-async function post(stack: TestStack, path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+function post(stack: TestStack, path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  return postJson(stack.url, path, body, token);
 }
 
 const VERSION = 'query ($id: ID!, $v: Int!) { policyVersion(policyId: $id, version: $v) { version policyHash limits { dailyBudget } } }';

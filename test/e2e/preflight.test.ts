@@ -4,20 +4,15 @@
 import { NOW_MS, NOW_SECONDS, OTHER_ADDRESS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
 import { RULE_IDS } from '../../core/engine';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
-import { startTestStack, type TestStack } from '../support/stack';
+import { startTestStack, type TestStack, postJson } from '../support/stack';
 
 const OWNER = '0x1111111111111111111111111111111111111111';
 let clockMs = NOW_MS;
 const now = (): Date => new Date(clockMs);
 let stack: TestStack;
 
-async function post(path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+function post(path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  return postJson(stack.url, path, body, token);
 }
 
 interface Policy {

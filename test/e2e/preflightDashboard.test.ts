@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { signIn } from '../support/siwe';
-import { graphql, startTestStack, type TestStack } from '../support/stack';
+import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 
 const owner = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
@@ -13,13 +13,8 @@ let clockMs = NOW_MS;
 let stack: TestStack;
 let policy: { policyId: string; policyHash: string };
 
-async function post(path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+function post(path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  return postJson(stack.url, path, body, token);
 }
 
 let nonce = 0;

@@ -5,7 +5,7 @@ import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { accountId, assetId } from '../../subgraphs/ledger/accounts';
 import { registerAsset } from '../../subgraphs/ledger/posting';
 import { consumeReservation, releaseReservation, type ReservationPosting } from '../../subgraphs/intent/settlement';
-import { startTestStack, type TestStack } from '../support/stack';
+import { startTestStack, type TestStack, postJson } from '../support/stack';
 
 const OWNER = '0x1111111111111111111111111111111111111111';
 const ASSET = assetId('eip155:196', TOKEN);
@@ -13,13 +13,8 @@ const now = new Date(NOW_MS);
 let stack: TestStack;
 let policy: { policyId: string; policyHash: string };
 
-async function post(path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+function post(path: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+  return postJson(stack.url, path, body, token);
 }
 
 let nonce = 0;

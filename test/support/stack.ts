@@ -98,3 +98,18 @@ export async function graphql(
   });
   return { status: response.status, body: (await response.json()) as never };
 }
+
+/** POST a JSON body to a REST path of the stack, as an agent or operator would; the status and parsed body. */
+export async function postJson(
+  url: string,
+  path: string,
+  body: unknown,
+  token?: string,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
