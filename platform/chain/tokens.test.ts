@@ -32,6 +32,7 @@ import {
   revertErrorName,
   signTransferWithAuthorization,
   submitTransferWithAuthorization,
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
 } from './tokens';
 
 interface TestChain {
@@ -264,14 +265,8 @@ describe('EIP-3009 token on two anvil chains', () => {
     const signature = await payer.signTypedData({
       domain: await readTokenDomain(funding.publicClient, usdt0),
       types: {
-        ReceiveWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
+        // The same fields as TransferWithAuthorization under another primary type (EIP-3009).
+        ReceiveWithAuthorization: TRANSFER_WITH_AUTHORIZATION_TYPES.TransferWithAuthorization,
       },
       primaryType: 'ReceiveWithAuthorization',
       message,

@@ -2,8 +2,9 @@
 // and completeness checked at COMMIT, single-asset groups, no zero entries, reversals that
 // restore balances, and idempotent posting, also under concurrency.
 import { randomBytes } from 'node:crypto';
-import { Client, type Pool, type PoolClient } from 'pg';
+import { Client, type PoolClient } from 'pg';
 import { AppError } from '../../core/errors';
+import { withTransaction } from '../../platform/db/transaction';
 import { serverUrl, type TestDatabase, withDatabase } from '../../platform/db/testDb';
 import { ACCOUNT_KINDS, accountId, GROUP_KINDS, treasuryAccount } from './accounts';
 import {
@@ -57,20 +58,6 @@ async function sqlstateOf(work: Promise<unknown>): Promise<string> {
   throw new Error('expected the statement to fail');
 }
 
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-}
 
 async function groupCount(): Promise<number> {
   const result = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM ledger.groups');
@@ -162,7 +149,7 @@ describe('what COMMIT refuses', () => {
 
   it('refuses an unbalanced group at COMMIT, and nothing of it remains', async () => {
     const before = await groupCount();
-    const failure = inTransaction(db.pool, async (client) => {
+    const failure = withTransaction(db.pool, async (client) => {
       await insertGroup(client, group('a1'), 2);
       await insertEntry(client, group('a1'), 1, treasury, '100');
       await insertEntry(client, group('a1'), 2, obligation, '-99');
@@ -173,8 +160,8 @@ describe('what COMMIT refuses', () => {
   });
 
   it('refuses a group inserted with no entries at all, and one missing a declared entry', async () => {
-    await expect(inTransaction(db.pool, (client) => insertGroup(client, group('a2'), 2))).rejects.toMatchObject({ code: 'LG001' });
-    const missingOne = inTransaction(db.pool, async (client) => {
+    await expect(withTransaction(db.pool, (client) => insertGroup(client, group('a2'), 2))).rejects.toMatchObject({ code: 'LG001' });
+    const missingOne = withTransaction(db.pool, async (client) => {
       await insertGroup(client, group('a3'), 3);
       await insertEntry(client, group('a3'), 1, treasury, '5', 3);
       await insertEntry(client, group('a3'), 2, obligation, '-5', 3);
@@ -185,13 +172,13 @@ describe('what COMMIT refuses', () => {
   it('refuses a mixed-asset group, directly and through post_group, and nothing of it remains', async () => {
     const before = await groupCount();
     const usdcTreasury = treasuryAccount(USDC);
-    const accountOfOtherAsset = inTransaction(db.pool, async (client) => {
+    const accountOfOtherAsset = withTransaction(db.pool, async (client) => {
       await insertGroup(client, group('b1'), 2);
       await insertEntry(client, group('b1'), 1, usdcTreasury, '100');
       await insertEntry(client, group('b1'), 2, obligation, '-100');
     });
     await expect(accountOfOtherAsset).rejects.toMatchObject({ code: '23514', constraint: 'entries_account_asset_matches' });
-    const entryOfOtherAsset = inTransaction(db.pool, async (client) => {
+    const entryOfOtherAsset = withTransaction(db.pool, async (client) => {
       await insertGroup(client, group('b2'), 2);
       await insertEntry(client, group('b2'), 1, usdcTreasury, '100', 2, USDC);
       await insertEntry(client, group('b2'), 2, obligation, '-100');
@@ -212,7 +199,7 @@ describe('what COMMIT refuses', () => {
 
   it('refuses a zero entry, directly and through post_group', async () => {
     const before = await groupCount();
-    const direct = inTransaction(db.pool, async (client) => {
+    const direct = withTransaction(db.pool, async (client) => {
       await insertGroup(client, group('c1'), 2);
       await insertEntry(client, group('c1'), 1, treasury, '0');
       await insertEntry(client, group('c1'), 2, obligation, '0');
@@ -247,11 +234,11 @@ describe('what COMMIT refuses', () => {
 
   it('gives a committed group no free slot: a later entry cannot join it', async () => {
     const id = await fund(3n, 'closed');
-    const appended = inTransaction(db.pool, async (client) => {
+    const appended = withTransaction(db.pool, async (client) => {
       await insertEntry(client, id, 3, treasury, '1');
     });
     await expect(appended).rejects.toMatchObject({ code: '23514', constraint: 'entries_slot_in_range' });
-    const duplicateSlot = inTransaction(db.pool, async (client) => {
+    const duplicateSlot = withTransaction(db.pool, async (client) => {
       await insertEntry(client, id, 2, treasury, '1');
     });
     await expect(duplicateSlot).rejects.toMatchObject({ code: '23505' });
@@ -259,16 +246,16 @@ describe('what COMMIT refuses', () => {
 
   it('refuses an entry of no group, also with triggers for replication sessions switched off', async () => {
     const before = await groupCount();
-    const orphan = inTransaction(db.pool, async (client) => {
+    const orphan = withTransaction(db.pool, async (client) => {
       await insertEntry(client, group('e1'), 1, treasury, '5');
     });
     await expect(orphan).rejects.toMatchObject({ code: '23503', constraint: 'entries_group_fkey' });
-    const replica = inTransaction(db.pool, async (client) => {
+    const replica = withTransaction(db.pool, async (client) => {
       await client.query('SET LOCAL session_replication_role = replica');
       await insertEntry(client, group('e2'), 1, treasury, '5');
     });
     await expect(replica).rejects.toMatchObject({ code: '23503', constraint: 'entries_group_fkey' });
-    const groupWithoutEntries = inTransaction(db.pool, async (client) => {
+    const groupWithoutEntries = withTransaction(db.pool, async (client) => {
       await client.query('SET LOCAL session_replication_role = replica');
       await insertGroup(client, group('e3'), 2);
     });
@@ -277,7 +264,7 @@ describe('what COMMIT refuses', () => {
   });
 
   it('refuses entries that post to an account nobody opened', async () => {
-    const failure = inTransaction(db.pool, async (client) => {
+    const failure = withTransaction(db.pool, async (client) => {
       await insertGroup(client, group('d1'), 2);
       await insertEntry(client, group('d1'), 1, accountId('SUSPENSE', USDT0, 'never-opened'), '5');
       await insertEntry(client, group('d1'), 2, obligation, '-5');
