@@ -17,6 +17,7 @@ import { migrate } from '../platform/db/migrate';
 import { serverUrl, withDatabase } from '../platform/db/testDb';
 import { startAllInOne } from '../cli/stack';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
+import { percentile } from './stats';
 
 const CLIENTS = 32;
 const POLICIES = 100;
@@ -39,11 +40,6 @@ interface Result {
   p50Ms: number;
   p99Ms: number;
   statuses: Map<number, number>;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 /** A fresh intent per call (nonce), small enough that the budget never runs out during the run. */
@@ -139,7 +135,7 @@ async function main(): Promise<void> {
         serviceDescription: 'bench',
         serviceImageUrl: 'http://127.0.0.1/logo.svg',
         version: 'bench',
-        payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, payTo: null },
+        payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, assetName: 'USD\u20AE0', assetVersion: '1', payTo: null },
         agentRegistrations: [],
       },
       log: silentLogger,

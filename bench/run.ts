@@ -11,6 +11,7 @@ const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: b
   { name: 'engine', script: 'engine.js', needsDatabase: false },
   { name: 'ledger', script: 'ledger.js', needsDatabase: true },
   { name: 'preflight', script: 'preflight.js', needsDatabase: true },
+  { name: 'x402', script: 'x402.js', needsDatabase: true },
 ];
 
 async function main(): Promise<number> {

@@ -10,7 +10,11 @@ import { createPool } from '../platform/db/pool';
 import { migrate, SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
 import { startEmbeddedPostgres } from '../platform/db/embedded';
 import { projectRoot } from '../platform/paths';
-import { readDevnetFile, startDevnetChains, type DevnetInfo } from '../devnet/chains';
+import { keysFilePath, readDevnetFile, startDevnetChains, type DevnetInfo } from '../devnet/chains';
+import { loadKeyFile, type KeyStore } from '../platform/chain/keys';
+import type { X402GatewayOptions } from '../gateway/server';
+import { createSettlementRail } from '../gateway/x402/rail';
+import { DEVNET_POLLING_INTERVAL_MS } from '../devnet/chains';
 import type { RestServiceInfo } from '../gateway/rest/types';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import type { SubgraphChains } from '../subgraphs/kit';
@@ -61,6 +65,8 @@ function serviceInfo(config: Config, devnet: DevnetInfo | null): RestServiceInfo
       asset: config.funding.tokenAddress ?? devnet?.chains.funding.token.address ?? null,
       assetSymbol: 'USDT0',
       assetDecimals: 6,
+      assetName: config.funding.tokenName,
+      assetVersion: config.funding.tokenVersion,
       payTo: config.feeReceiverAddress ?? devnet?.addresses.feeReceiver ?? null,
     },
     agentRegistrations: [],
@@ -75,6 +81,26 @@ function subgraphChains(config: Config, devnet: DevnetInfo | null): SubgraphChai
   }
   if (config.funding.rpcUrl === null) return undefined;
   return { funding: { chainId: config.funding.chainId, rpcUrl: config.funding.rpcUrl, policyRegistry: config.policyRegistryAddress } };
+}
+
+/**
+ * x402 on the paid routes: the funding chain's RPC, token and the relayer key that pays settlement
+ * gas (the devnet's keys.json, or RELAYER_PRIVATE_KEY). null: no chain, so no payment can be taken.
+ */
+function x402Options(config: Config, devnet: DevnetInfo | null, devnetKeys: KeyStore | null, db: Pool): X402GatewayOptions | null {
+  const rpcUrl = devnet?.chains.funding.rpcUrl ?? config.funding.rpcUrl;
+  const token = config.funding.tokenAddress ?? devnet?.chains.funding.token.address ?? null;
+  const relayerPrivateKey = config.secrets.relayerPrivateKey ?? devnetKeys?.relayer.exportPrivateKey() ?? null;
+  if (!rpcUrl || !token || !relayerPrivateKey) return null;
+  const rail = createSettlementRail({
+    chainId: devnet?.chains.funding.chainId ?? config.funding.chainId,
+    rpcUrl,
+    token,
+    relayerPrivateKey,
+    confirmationTimeoutMs: config.x402.settleTimeoutMs,
+    ...(devnet ? { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS } : {}),
+  });
+  return { rail, db, leaseMs: config.x402.leaseMs, reconcileIntervalMs: config.x402.reconcileIntervalMs };
 }
 
 /** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
@@ -130,14 +156,17 @@ export async function start(
     }
 
     let devnet: DevnetInfo | null = null;
+    let devnetKeys: KeyStore | null = null;
     if (config.devnet) {
       if (args.role === 'all') {
         out('chains          starting local anvil chains (eip155:196, eip155:8453) …');
         const chains = await startDevnetChains({ dataDir: config.dataDir });
         stoppers.push({ name: 'devnet chains', stop: () => chains.stop() });
         devnet = chains.info;
+        devnetKeys = chains.keys;
       } else {
         devnet = readDevnetFile(config.dataDir);
+        if (args.role === 'gateway') devnetKeys = loadKeyFile(keysFilePath(config.dataDir));
       }
       out(`chains          funding  eip155:${devnet.chains.funding.chainId} ${devnet.chains.funding.rpcUrl} USDT0 ${devnet.chains.funding.token.address}`);
       out(`                settle   eip155:${devnet.chains.settlement.chainId} ${devnet.chains.settlement.rpcUrl} USDC ${devnet.chains.settlement.token.address}`);
@@ -166,7 +195,13 @@ export async function start(
       bodyLimitBytes: config.http.bodyLimitBytes,
       service: serviceInfo(config, devnet),
       log,
+      x402: args.role === 'all' || args.role === 'gateway' ? x402Options(config, devnet, devnetKeys, pool) : null,
+      channelInbound: channels?.inbound,
     };
+    if (gatewayOptions.x402 === null && (args.role === 'all' || args.role === 'gateway')) {
+      if (config.isProduction) throw new StartupError('x402 needs FUNDING_RPC_URL, FUNDING_TOKEN_ADDRESS and RELAYER_PRIVATE_KEY in production');
+      out('x402            OFF: no funding chain configured, paid routes are served without payment');
+    }
 
     let gatewayUrl: string | null = null;
     if (args.role === 'all') {
@@ -209,6 +244,9 @@ export async function start(
       out(`gateway         ${gatewayUrl}`);
       out(`GraphQL         ${gatewayUrl}/graphql (POST; websocket subscriptions on the same path)`);
       out(`REST            ${gatewayUrl}/catalog  ${gatewayUrl}/openapi.json`);
+      if (gatewayOptions.x402) {
+        out(`x402            ${gatewayOptions.service.payment.network} ${gatewayOptions.service.payment.asset} → ${gatewayOptions.service.payment.payTo} (${gatewayUrl}/.well-known/x402)`);
+      }
     }
     out(`ready           role ${args.role}; Ctrl-C stops everything`);
     return { stop: stopAll, gatewayUrl };

@@ -26,10 +26,18 @@ import { LOGO_SVG } from './rest/identity';
 import { openApiDocument } from './rest/openapi';
 import { allowedMethods, createRestRouter } from './rest/router';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
+import { type ChannelInboundOptions, createChannelInboundRouter } from './channels/inbound';
 import { Fanout } from './subscriptions/fanout';
 import { PgNotifyBridge } from './subscriptions/pgBridge';
-import { buildSubscriptionSchema, eventFromNotification, resyncEvents } from './subscriptions/schema';
+import type { GatewayExecutor } from './subscriptions/escalations';
+import { buildSubscriptionSchema, eventFromNotification, NOTIFY_CHANNELS, resyncEvents } from './subscriptions/schema';
 import { attachSubscriptionServer } from './subscriptions/server';
+import { Paywall } from './x402/paywall';
+import type { PaymentTerms } from './x402/protocol';
+import type { SettlementRail } from './x402/rail';
+import { Reconciler } from './x402/reconciler';
+import { registerAsset } from '../subgraphs/ledger/posting';
+import type { Pool } from 'pg';
 
 export interface GatewayOptions {
   readonly host: string;
@@ -52,6 +60,21 @@ export interface GatewayOptions {
   readonly routes: readonly RouteDefinition[];
   readonly log: Logger;
   readonly now?: () => Date;
+  /** Verification secrets of the inbound channel routes; absent: /channels/telegram and /channels/slack answer CHANNEL_NOT_CONFIGURED. */
+  readonly channelInbound?: ChannelInboundOptions;
+  /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
+  readonly x402?: X402GatewayOptions | null;
+}
+
+export interface X402GatewayOptions {
+  /** The funding chain: the official facilitator settling from the relayer key, plus chain reads. */
+  readonly rail: SettlementRail;
+  /** The ledger's database: payment records and fee postings. */
+  readonly db: Pool;
+  /** How long one replica may hold a payment (settling, then running the call) before another may resume it. */
+  readonly leaseMs: number;
+  /** How often parked payments are checked against the chain; 0 disables the timer. */
+  readonly reconcileIntervalMs: number;
 }
 
 export interface RunningGateway {
@@ -59,7 +82,22 @@ export interface RunningGateway {
   readonly port: number;
   readonly httpServer: Server;
   readonly fanout: Fanout<unknown>;
+  /** The x402 reconciler (null without x402): tests and operators may run a sweep on demand. */
+  readonly reconciler: Reconciler | null;
   stop(): Promise<void>;
+}
+
+function paymentTermsOf(service: RestServiceInfo): PaymentTerms {
+  const { payment } = service;
+  if (!payment.asset || !payment.payTo) throw new Error('x402 needs the payment asset and the fee receiver (payTo) address');
+  if (!/^eip155:[0-9]+$/.test(payment.network)) throw new Error(`x402 network ${payment.network} is not eip155:<chainId>`);
+  return {
+    network: payment.network as PaymentTerms['network'],
+    asset: payment.asset as PaymentTerms['asset'],
+    assetName: payment.assetName,
+    assetVersion: payment.assetVersion,
+    payTo: payment.payTo as PaymentTerms['payTo'],
+  };
 }
 
 const CLIENT_FACING_GRAPHQL_CODES = new Set([
@@ -156,6 +194,23 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     await bridge.start();
   }
+  let reconciler: Reconciler | null = null;
+  let paywall: Paywall | null = null;
+  if (options.x402) {
+    const { rail, db, leaseMs, reconcileIntervalMs } = options.x402;
+    const terms = paymentTermsOf(options.service);
+    // Fees are booked in the funding asset; the ledger must know it before the first payment.
+    await registerAsset(db, {
+      chain: terms.network,
+      token: terms.asset.toLowerCase(),
+      symbol: options.service.payment.assetSymbol,
+      decimals: options.service.payment.assetDecimals,
+    });
+    reconciler = new Reconciler({ rail, db, log });
+    paywall = new Paywall({ terms, rail, db, reconciler, log, leaseMs });
+    if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
+  }
+
   const subscriptions = attachSubscriptionServer({
     httpServer,
     path: '/graphql',
@@ -243,6 +298,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       contextFor: (req) => contextFor(req.headers.authorization, String(req.res?.locals.correlationId ?? newCorrelationId())),
       consumerAuthRequired: options.consumerAuthRequired ?? true,
       edge: { issueSession },
+      paywall,
+      now,
       async execute(query, operationName, variables, contextValue) {
         const response = await apollo.executeOperation({ query, operationName, variables }, { contextValue });
         if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used by REST routes.');
@@ -294,6 +351,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const allow = (details as { allow?: string[] } | undefined)?.allow ?? [];
       res.setHeader('Allow', allow.join(', '));
     }
+    const retryAfter = (details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+    if (typeof retryAfter === 'number' && ERROR_CODES[code].retryable) res.setHeader('Retry-After', String(retryAfter));
     if (code === 'INTERNAL_ERROR') {
       message = undefined;
       details = undefined;
@@ -317,9 +376,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     port,
     httpServer,
     fanout,
+    reconciler,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await reconciler?.stop();
       await subscriptions.close();
       await bridge?.stop();
       await apollo.stop();

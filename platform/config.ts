@@ -77,6 +77,10 @@ export interface Config {
   readonly subgraphPortBase: number;
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly introspection: boolean };
   readonly http: { readonly bodyLimitBytes: number; readonly consumerAuthRequired: boolean };
+  /** x402 on the paid routes: how long settlement waits for a receipt, leases, reconciliation. */
+  readonly x402: { readonly settleTimeoutMs: number; readonly leaseMs: number; readonly reconcileIntervalMs: number };
+  /** Escalation channels and the worker; a channel is null when it is not configured. */
+  readonly escalations: EscalationConfig;
   readonly identity: {
     readonly serviceName: string;
     readonly serviceDescription: string;
@@ -278,6 +282,14 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65536, 1, MAX_BODY_LIMIT_BYTES),
     consumerAuthRequired: read.boolean('CONSUMER_AUTH_REQUIRED', true),
   };
+  const settleTimeoutMs = read.integer('X402_SETTLE_TIMEOUT_MS', 30_000, 500, 600_000);
+  const x402 = {
+    settleTimeoutMs,
+    // Settling, then running the call, must fit in the lease, or a duplicate may resume it early.
+    leaseMs: read.integer('X402_LEASE_MS', settleTimeoutMs + 30_000, settleTimeoutMs + 1_000, 3_600_000),
+    reconcileIntervalMs: read.integer('X402_RECONCILE_INTERVAL_MS', 15_000, 0, 3_600_000),
+  };
+  const escalations = readEscalations(read, publicUrl);
   const identity = {
     serviceName: read.string('SERVICE_NAME', DEFAULT_SERVICE_NAME, 100),
     serviceDescription: read.string('SERVICE_DESCRIPTION', DEFAULT_SERVICE_DESCRIPTION, 1000),
@@ -306,6 +318,8 @@ export function loadConfig(env: Env = process.env): Config {
     subgraphPortBase,
     graphql,
     http,
+    x402,
+    escalations,
     identity,
   });
 }

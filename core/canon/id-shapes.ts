@@ -16,6 +16,8 @@ export const ID_SHAPES = {
   capability: { prefix: 'cap_', hexChars: 24 },
   receipt: { prefix: '0x', hexChars: 64 },
   correlation: { prefix: 'cor_', hexChars: 16 },
+  servicePayment: { prefix: 'pay_', hexChars: 24 },
+  cafeOrder: { prefix: 'ord_', hexChars: 24 },
 } as const satisfies Record<string, IdShape>;
 
 export type IdKind = keyof typeof ID_SHAPES;
@@ -37,3 +39,5 @@ export const isQuoteId = (value: unknown): value is string => isIdOfKind('quote'
 export const isCapabilityId = (value: unknown): value is string => isIdOfKind('capability', value);
 export const isReceiptId = (value: unknown): value is string => isIdOfKind('receipt', value);
 export const isCorrelationId = (value: unknown): value is string => isIdOfKind('correlation', value);
+export const isServicePaymentId = (value: unknown): value is string => isIdOfKind('servicePayment', value);
+export const isCafeOrderId = (value: unknown): value is string => isIdOfKind('cafeOrder', value);

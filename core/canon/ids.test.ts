@@ -2,6 +2,7 @@
 // near misses.
 import {
   ID_SHAPES,
+  isCafeOrderId,
   isCapabilityId,
   isConsumerIntentId,
   isCorrelationId,
@@ -10,6 +11,8 @@ import {
   isQuoteId,
   isReceiptId,
   isReservationId,
+  isServicePaymentId,
+  newCafeOrderId,
   newCapabilityId,
   newConsumerIntentId,
   newCorrelationId,
@@ -19,6 +22,7 @@ import {
   newQuoteId,
   newReceiptId,
   newReservationId,
+  newServicePaymentId,
   type IdKind,
   type RandomBytesSource,
 } from './ids';
@@ -35,6 +39,8 @@ describe('id generation', () => {
     [newCapabilityId, isCapabilityId, 'cap_000102030405060708090a0b'],
     [newReceiptId, isReceiptId, `0x${Buffer.from(counting(32)).toString('hex')}`],
     [newCorrelationId, isCorrelationId, 'cor_0001020304050607'],
+    [newServicePaymentId, isServicePaymentId, 'pay_000102030405060708090a0b'],
+    [newCafeOrderId, isCafeOrderId, 'ord_000102030405060708090a0b'],
   ])('%p mints the DECISIONS shape from the injected random source', (mint, isValid, expected) => {
     expect(mint(counting)).toBe(expected);
     expect(isValid(expected)).toBe(true);
@@ -58,6 +64,8 @@ describe('id generation', () => {
       capability: isCapabilityId,
       receipt: isReceiptId,
       correlation: isCorrelationId,
+      servicePayment: isServicePaymentId,
+      cafeOrder: isCafeOrderId,
     }[kind];
     expect(check(prefix + 'a'.repeat(hexChars))).toBe(true);
     expect(check(prefix + 'A'.repeat(hexChars))).toBe(false);

@@ -29,3 +29,5 @@ export const newQuoteId = (randomBytes?: RandomBytesSource): string => newId('qu
 export const newCapabilityId = (randomBytes?: RandomBytesSource): string => newId('capability', randomBytes);
 export const newReceiptId = (randomBytes?: RandomBytesSource): string => newId('receipt', randomBytes);
 export const newCorrelationId = (randomBytes?: RandomBytesSource): string => newId('correlation', randomBytes);
+export const newServicePaymentId = (randomBytes?: RandomBytesSource): string => newId('servicePayment', randomBytes);
+export const newCafeOrderId = (randomBytes?: RandomBytesSource): string => newId('cafeOrder', randomBytes);

@@ -1,7 +1,9 @@
 // Request bodies of the agent tools that carry a spend intent: `{policyId, intent}` or
-// `{policyId, intentHash}`. Shape only; the intent's fields are judged by the intent subgraph, which
-// answers INTENT_MALFORMED (per field) before POLICY_ID_REQUIRED, exactly as DECISIONS orders them.
+// `{policyId, intentHash}`. The intent is checked here with the same core validator the intent
+// subgraph runs (so a malformed paid call is refused before payment): INTENT_MALFORMED (per field)
+// before POLICY_ID_REQUIRED, exactly as DECISIONS orders them.
 import { AppError, type FieldError } from '../../core/errors';
+import { validateSpendIntent } from '../../core/validation/intent';
 import type { RestInput } from './types';
 
 function plainObject(value: unknown): value is Record<string, unknown> {
@@ -28,7 +30,14 @@ export function intentBody(input: RestInput, options: { allowHash: boolean }): R
     if (!options.allowHash) throw new AppError('INTENT_MALFORMED', undefined, [{ field: '(root)', reason: 'is required' }]);
     throw new AppError('REQUEST_INVALID', 'Give an intent or an intentHash.', [{ field: 'intent', reason: 'required (or intentHash)' }]);
   }
-  const variables: Record<string, unknown> = { policyId: typeof policyId === 'string' && policyId !== '' ? policyId : null };
+  // The same checks the intent subgraph runs, here too so a malformed call is refused before it is
+  // charged: INTENT_MALFORMED first, then POLICY_ID_REQUIRED (DECISIONS order).
+  if (hasIntent) {
+    const validation = validateSpendIntent(intent, input.now);
+    if (!validation.ok) throw new AppError('INTENT_MALFORMED', undefined, validation.errors);
+  }
+  if (typeof policyId !== 'string' || policyId === '') throw new AppError('POLICY_ID_REQUIRED');
+  const variables: Record<string, unknown> = { policyId };
   if (hasIntent) variables.intent = intent;
   if (hasHash) variables.intentHash = intentHash;
   return variables;

@@ -35,6 +35,10 @@ export function openApiDocument(service: RestServiceInfo, routes: readonly Route
         headers: { 'payment-required': { schema: { type: 'string', description: 'base64 JSON PaymentRequired' } } },
         content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
       };
+      responses['503'] = {
+        ...errorResponse,
+        description: 'PAYMENT_SETTLEMENT_PENDING: the payment is sent and unconfirmed; present the same PAYMENT-SIGNATURE again (Retry-After)',
+      };
     }
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {

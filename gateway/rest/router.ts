@@ -1,9 +1,13 @@
 // Serves the route table: authenticates, checks route auth, runs the route's persisted GraphQL
 // operation in-process on the gateway (same query plan and subgraph path as any GraphQL client)
 // or its handler, and writes the REST body. Errors are thrown as AppError for the edge to render.
+import { createHash } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError } from '../../core/errors';
+import { canonicalJson } from '../../core/canon/jcs';
+import { AppError, errorBody } from '../../core/errors';
 import type { GatewayContext } from '../graphql/context';
+import { PAYMENT_HEADERS } from '../x402/protocol';
+import type { Paywall } from '../x402/paywall';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
 import type { RestInput, RestResult, RestServiceInfo, RouteDefinition, RouteEdge } from './types';
 
@@ -23,6 +27,10 @@ export interface RestRouterDeps {
   /** CONSUMER_AUTH_REQUIRED: when false, consumer routes also serve a caller that only names a policyId. */
   readonly consumerAuthRequired: boolean;
   readonly edge: RouteEdge;
+  /** The clock requests are validated against. */
+  readonly now: () => Date;
+  /** Takes x402 payment on priced routes; null serves them without payment (development without a chain). */
+  readonly paywall: Paywall | null;
 }
 
 /** Route-level authentication; what each actor may see is the subgraph's decision. */
@@ -41,6 +49,20 @@ function send(res: Response, result: RestResult): void {
   res.status(result.status).json(result.body);
 }
 
+/** What one authorization pays for: this method, path, query and body, byte-for-byte canonical. */
+export function requestDigest(req: Request): string {
+  const request = { method: req.method, path: req.path, query: req.query ?? {}, body: req.body ?? null };
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+function paymentHeader(req: Request): string | null {
+  for (const name of PAYMENT_HEADERS) {
+    const value = req.get(name);
+    if (value !== undefined && value.trim() !== '') return value.trim();
+  }
+  return null;
+}
+
 function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   if (route.operation && !deps.documents.has(route.operation.document)) {
     throw new Error(`route ${route.method} ${route.path}: no persisted document ${route.operation.document}.graphql`);
@@ -53,23 +75,47 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
         query: req.query as Record<string, string | string[] | undefined>,
         body: req.body,
         actor: context.actor,
+        now: deps.now(),
       };
       checkRouteAuth(route, input, deps.consumerAuthRequired);
-      if (route.handler) {
-        send(res, route.handler(input, deps.service, deps.routes));
+      // Validation comes before payment: a malformed request is a 400 and never a charge.
+      route.validate?.(input);
+      const variables = route.operation ? route.operation.variables(input) : null;
+      const call = async (): Promise<RestResult> => {
+        if (route.handler) return route.handler(input, deps.service, deps.routes);
+        const operation = route.operation!;
+        const result = await deps.execute(deps.documents.get(operation.document)!, operation.operationName, variables!, context);
+        if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
+        if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
+        return operation.respond(result.data, input, deps.edge);
+      };
+      if (route.price.kind !== 'paid' || deps.paywall === null) {
+        send(res, await call());
         return;
       }
-      const operation = route.operation!;
-      const variables = operation.variables(input);
-      const result = await deps.execute(
-        deps.documents.get(operation.document)!,
-        operation.operationName,
-        variables,
-        context,
+      const result = await deps.paywall.serve(
+        {
+          route: `${route.method} ${route.path}`,
+          resource: { url: `${deps.service.publicUrl}${req.path}`, description: route.purpose, mimeType: 'application/json' },
+          amountAtomic: route.price.amountAtomic,
+          requestDigest: requestDigest(req),
+          paymentHeader: paymentHeader(req),
+        },
+        async () => {
+          try {
+            return await call();
+          } catch (error) {
+            // A refusal is the paid call's answer and is replayed; a server error is not.
+            if (!(error instanceof AppError) || error.status >= 500) throw error;
+            const correlationId = String(res.locals.correlationId ?? '');
+            return {
+              status: error.status,
+              body: errorBody(error.code, { message: error.message, details: error.details, correlationId, docsBaseUrl: deps.service.docsBaseUrl }),
+            };
+          }
+        },
       );
-      if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
-      if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
-      send(res, operation.respond(result.data, input, deps.edge));
+      send(res, result);
     } catch (error) {
       next(error);
     }

@@ -9,6 +9,8 @@ import { serviceMap } from './serviceMap';
 import { redactPaymentMetadata } from '../../core/privacy/redact';
 import { intentBody } from './intentBodies';
 import { BUNDLED, FREE, type RestInput, type RouteDefinition, usdt0 } from './types';
+import { cafeMenu, orderLatte, validateLatteOrder } from './cafe';
+import { x402Discovery } from '../x402/discovery';
 
 type Json = Record<string, unknown>;
 
@@ -93,8 +95,28 @@ function receiptIdParam(value: unknown): string {
   return value;
 }
 
+const LATTE_PRICE = usdt0('0.04');
+
+/** A pollRef is esc_ + 24 hex; anything else is ESCALATION_NOT_FOUND before any lookup. */
+function escalationPollRefParam(value: unknown): string {
+  if (typeof value !== 'string' || !/^esc_[0-9a-f]{24}$/.test(value)) throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: value ?? null });
+  return value;
+}
+
 export function buildRoutes(): RouteDefinition[] {
   return [
+    {
+      method: 'GET',
+      path: '/ping_service',
+      purpose: 'health and payment-rail proof: a paid call that answers ok with the tool name',
+      group: 'control-plane',
+      auth: 'public',
+      price: usdt0('0.01'),
+      validate: (input) => {
+        noInput(input);
+      },
+      handler: () => ({ status: 200, body: { ok: true, tool: 'ping_service', ts: new Date().toISOString() } }),
+    },
     {
       method: 'GET',
       path: '/catalog',
@@ -265,6 +287,9 @@ export function buildRoutes(): RouteDefinition[] {
       group: 'control-plane',
       auth: 'public',
       price: usdt0('0.02'),
+      validate: (input) => {
+        bodyFields(input, [{ name: 'metadata', kind: 'object', required: true }]);
+      },
       handler: (input) => {
         const { metadata } = bodyFields(input, [{ name: 'metadata', kind: 'object', required: true }]);
         return { status: 200, body: redactPaymentMetadata(metadata) };
@@ -390,6 +415,34 @@ export function buildRoutes(): RouteDefinition[] {
       auth: 'public',
       price: FREE,
       handler: (_input, service) => ({ status: 200, body: registrationCard(service) }),
+    },
+    {
+      method: 'GET',
+      path: '/cafe/menu',
+      purpose: 'demo café menu',
+      group: 'cafe',
+      auth: 'public',
+      price: FREE,
+      handler: (_input, service) => cafeMenu(LATTE_PRICE, service),
+    },
+    {
+      method: 'POST',
+      path: '/cafe/order/latte',
+      purpose: 'demo café order; fulfilment is a voucher code, not a real coffee',
+      group: 'cafe',
+      auth: 'public',
+      price: LATTE_PRICE,
+      validate: validateLatteOrder,
+      handler: (input, service) => orderLatte(input, LATTE_PRICE, service),
+    },
+    {
+      method: 'GET',
+      path: '/.well-known/x402',
+      purpose: 'x402 discovery: every paid resource with its method, price, network and payment requirements',
+      group: 'service',
+      auth: 'public',
+      price: FREE,
+      handler: (_input, service, routes) => ({ status: 200, body: x402Discovery(service, routes) }),
     },
     {
       method: 'GET',

@@ -27,6 +27,8 @@ export interface RestInput {
   readonly query: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: unknown;
   readonly actor: Actor;
+  /** The gateway's clock reading for this request (deadlines are validated against it). */
+  readonly now: Date;
 }
 
 export interface RestResult {
@@ -63,6 +65,9 @@ export interface RestServiceInfo {
     readonly asset: string | null;
     readonly assetSymbol: string;
     readonly assetDecimals: number;
+    /** The token's EIP-712 domain name and version (x402 `extra`), e.g. "USD₮0" / "1". */
+    readonly assetName: string;
+    readonly assetVersion: string;
     readonly payTo: string | null;
   };
   readonly agentRegistrations: ReadonlyArray<{ agentId: string; agentRegistry: string }>;
@@ -76,7 +81,9 @@ export interface RouteDefinition {
   readonly auth: RouteAuth;
   readonly price: RoutePrice;
   readonly operation?: OperationBinding;
-  readonly handler?: (input: RestInput, service: RestServiceInfo, routes: readonly RouteDefinition[]) => RestResult;
+  /** Checks a handler route's request before any payment is taken; throws AppError(REQUEST_INVALID). */
+  readonly validate?: (input: RestInput) => void;
+  readonly handler?: (input: RestInput, service: RestServiceInfo, routes: readonly RouteDefinition[]) => RestResult | Promise<RestResult>;
 }
 
 export const FREE: RoutePrice = { kind: 'free' };

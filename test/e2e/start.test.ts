@@ -9,6 +9,11 @@ import path from 'node:path';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createPublicClient, http, erc20Abi, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { faucet } from '../../devnet/faucet';
 import { projectRoot } from '../../platform/paths';
 
 const CLI = path.join(projectRoot(), 'dist', 'cli', 'main.js');
@@ -176,6 +181,26 @@ describe('spend-control start on embedded defaults', () => {
 
     const gifts = await graphqlAt(url, '{ provider(id: "spendctl-gifts") { maturity } }');
     expect(gifts.data.provider.maturity).toBe('SANDBOX');
+
+    // An agent with the official x402 client pays GET /ping_service on this devnet.
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await faucet({ dataDir, address: payer.address, amount: '1.00' });
+    const token = after.chains.funding.token.address;
+    const feeReceiver = (after as unknown as { addresses: { feeReceiver: Address } }).addresses.feeReceiver;
+    const balanceOf = (owner: Address) => chain.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
+    const receiverBefore = await balanceOf(feeReceiver);
+    const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
+    client.setSpendControls({ allowedAssets: [{ network: 'eip155:196', asset: token }] });
+    const paid = await wrapFetchWithPayment(fetch, client)(`${url}/ping_service`);
+    expect(paid.status).toBe(200);
+    expect(await paid.json()).toMatchObject({ ok: true, tool: 'ping_service' });
+    expect(decodePaymentResponseHeader(paid.headers.get('payment-response')!).success).toBe(true);
+    expect(await balanceOf(payer.address)).toBe(1_000_000n - 10_000n);
+    expect(await balanceOf(feeReceiver)).toBe(receiverBefore + 10_000n);
+    const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const fees = await graphqlAt(url, '{ ledgerGroups(filter: { kind: SERVICE_FEE }) { nodes { memo entries { accountKey amountAtomic } } } }', {}, adminToken);
+    expect(fees.errors).toBeUndefined();
+    expect(fees.data.ledgerGroups.nodes.some((group: { memo: string }) => group.memo.includes(payer.address.toLowerCase()))).toBe(true);
 
     running.child.kill('SIGTERM');
     await expect(running.exited).resolves.toBe(0);

@@ -3,9 +3,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { silentLogger } from '../../platform/log';
-import { startAllInOne, type RunningStack } from '../../cli/stack';
+import { startAllInOne, type AllInOneOptions, type RunningStack } from '../../cli/stack';
 import type { RestServiceInfo } from '../../gateway/rest/types';
 import type { SubgraphChains } from '../../subgraphs/kit';
+import type { DevnetChains } from '../../devnet/chains';
+import { createSettlementRail } from '../../gateway/x402/rail';
 
 export interface TestStack {
   readonly url: string;
@@ -24,7 +26,7 @@ export function testServiceInfo(publicUrl = 'http://127.0.0.1'): RestServiceInfo
     serviceDescription: 'end-to-end test instance',
     serviceImageUrl: `${publicUrl}/logo.png`,
     version: '0.0.0-test',
-    payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, payTo: null },
+    payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, assetName: 'USD\u20AE0', assetVersion: '1', payTo: null },
     agentRegistrations: [],
   };
 }
@@ -40,11 +42,25 @@ export interface TestStackOptions {
   readonly chains?: SubgraphChains;
   /** CONSUMER_AUTH_REQUIRED; default true. */
   readonly consumerAuthRequired?: boolean;
+  /** The escalation worker in the stack (tests usually run its rounds with `stack.worker.runOnce()`). */
+  readonly escalationWorker?: AllInOneOptions['escalationWorker'];
+  /** Verification secrets of the inbound channel routes (Telegram, Slack); absent: those routes refuse. */
+  readonly channelInbound?: AllInOneOptions['channelInbound'];
+  /** Take x402 payment on priced routes, settling on this devnet's funding chain; default: none (served free). */
+  readonly x402?: {
+    readonly devnet: DevnetChains;
+    /** How long settlement waits for a receipt before the payment counts as ambiguous; default 10 s. */
+    readonly settleTimeoutMs?: number;
+    readonly leaseMs?: number;
+  };
 }
 
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const db = await createTestDatabase();
   const adminToken = randomBytes(32).toString('base64url');
+  const paid = options.x402;
+  const funding = paid?.devnet.info.chains.funding;
+  const settleTimeoutMs = paid?.settleTimeoutMs ?? 10_000;
   try {
     const stack = await startAllInOne({
       host: '127.0.0.1',
@@ -64,8 +80,25 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       },
       graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: true },
       bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
-      service: testServiceInfo(),
+      service: paid
+        ? { ...testServiceInfo(), payment: { ...testServiceInfo().payment, asset: funding!.token.address, payTo: paid.devnet.info.addresses.feeReceiver } }
+        : testServiceInfo(),
       log: silentLogger,
+      x402: paid
+        ? {
+            rail: createSettlementRail({
+              chainId: funding!.chainId,
+              rpcUrl: funding!.rpcUrl,
+              token: funding!.token.address,
+              relayerPrivateKey: paid.devnet.keys.relayer.exportPrivateKey(),
+              confirmationTimeoutMs: settleTimeoutMs,
+              pollingIntervalMs: 20,
+            }),
+            db: db.pool,
+            leaseMs: paid.leaseMs ?? settleTimeoutMs + 20_000,
+            reconcileIntervalMs: 0,
+          }
+        : null,
     });
     const url = stack.gateway.url;
     return {

@@ -1,0 +1,228 @@
+// x402 benchmark: what payment costs. GET /ping_service through the gateway on the devnet (anvil
+// eip155:196 with the EIP-3009 USD₮0 token, automine), once on a gateway that serves it free and
+// once on one that takes payment: decode and check the header, claim the authorization in
+// PostgreSQL, verify (signature, simulation) and settle on chain through the official in-process
+// facilitator, wait for the receipt, book SERVICE_FEE, run the call, record the answer. Clients
+// sign their authorizations before the clock starts, as a real agent's wallet would. Reports
+// calls/s and p50/p99 of each, sequential and with concurrent clients, and the difference.
+// Run: npm run bench:x402   (args: [seconds per scenario])
+process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+import 'reflect-metadata';
+import { createHash, randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
+import type { PaymentRequired } from '@x402/core/types';
+import { Pool } from 'pg';
+import type { Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { startAllInOne, type RunningStack } from '../cli/stack';
+import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
+import { createSettlementRail } from '../gateway/x402/rail';
+import type { RestServiceInfo } from '../gateway/rest/types';
+import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES, mintToken, randomAuthorizationNonce } from '../platform/chain/tokens';
+import { migrate } from '../platform/db/migrate';
+import { serverUrl, withDatabase } from '../platform/db/testDb';
+import { silentLogger } from '../platform/log';
+import { percentile } from './stats';
+
+const DEFAULT_SECONDS = 6;
+const WARMUP_SECONDS = 1;
+const CONCURRENT_CLIENTS = 8;
+
+interface Result {
+  name: string;
+  clients: number;
+  requests: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Map<number, number>;
+}
+
+async function signedHeader(required: PaymentRequired, payer: PrivateKeyAccount): Promise<string> {
+  const accepted = required.accepts[0];
+  const validBefore = BigInt(Math.floor(Date.now() / 1000) + 300);
+  const nonce = randomAuthorizationNonce();
+  const signature = await payer.signTypedData({
+    domain: {
+      name: String(accepted.extra.name),
+      version: String(accepted.extra.version),
+      chainId: Number(accepted.network.split(':')[1]),
+      verifyingContract: accepted.asset as Address,
+    },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primaryType: 'TransferWithAuthorization',
+    message: { from: payer.address, to: accepted.payTo as Address, value: BigInt(accepted.amount), validAfter: 0n, validBefore, nonce },
+  });
+  return encodePaymentSignatureHeader({
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload: {
+      authorization: {
+        from: payer.address,
+        to: accepted.payTo,
+        value: accepted.amount,
+        validAfter: '0',
+        validBefore: validBefore.toString(),
+        nonce,
+      },
+      signature,
+    },
+  });
+}
+
+async function measure(name: string, clients: number, seconds: number, call: (client: number) => Promise<{ status: number; ms: number }>): Promise<Result> {
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
+  const until = warmupUntil + seconds * 1000;
+  let measuredStart = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_value, client) => {
+      while (Date.now() < until) {
+        const { status, ms } = await call(client);
+        const now = Date.now();
+        if (now < warmupUntil) continue;
+        if (measuredStart === 0) measuredStart = now;
+        latencies.push(ms);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    clients,
+    requests: latencies.length,
+    perSecond: Math.round(latencies.length / ((Date.now() - measuredStart) / 1000)),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    statuses,
+  };
+}
+
+function serviceInfo(asset: Address | null, payTo: Address | null): RestServiceInfo {
+  return {
+    publicUrl: 'http://127.0.0.1',
+    docsBaseUrl: null,
+    serviceName: 'bench',
+    serviceDescription: 'bench',
+    serviceImageUrl: 'http://127.0.0.1/logo.svg',
+    version: 'bench',
+    payment: { network: 'eip155:196', asset, assetSymbol: 'USDT0', assetDecimals: 6, assetName: 'USD\u20AE0', assetVersion: '1', payTo },
+    agentRegistrations: [],
+  };
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
+  const server = serverUrl();
+  const name = `bench_x402_${randomBytes(4).toString('hex')}`;
+  const admin = new Pool({ connectionString: server, max: 1 });
+  await admin.query(`CREATE DATABASE ${name}`);
+  const pool = new Pool({ connectionString: withDatabase(server, name), max: 20 });
+  pool.on('error', () => undefined);
+  process.stdout.write('x402: starting the devnet chains …\n');
+  const devnet = await startDevnetChains({ dataDir: null });
+  const stacks: RunningStack[] = [];
+  try {
+    await migrate(pool);
+    const funding = devnet.info.chains.funding;
+    const common = {
+      host: '127.0.0.1',
+      port: 0,
+      db: pool,
+      transport: 'in-process' as const,
+      subgraphPortBase: 0,
+      actorSecret: randomBytes(32),
+      adminTokenHashes: [createHash('sha256').update(randomBytes(32)).digest()],
+      sessionSecret: randomBytes(32),
+      listenDatabaseUrl: null,
+      graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
+      bodyLimitBytes: 65_536,
+      log: silentLogger,
+    };
+    const free = await startAllInOne({ ...common, service: serviceInfo(null, null), x402: null });
+    stacks.push(free);
+    const paid = await startAllInOne({
+      ...common,
+      service: serviceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
+      x402: {
+        rail: createSettlementRail({
+          chainId: funding.chainId,
+          rpcUrl: funding.rpcUrl,
+          token: funding.token.address,
+          relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+          confirmationTimeoutMs: 30_000,
+          pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+        }),
+        db: pool,
+        leaseMs: 60_000,
+        reconcileIntervalMs: 0,
+      },
+    });
+    stacks.push(paid);
+
+    const payers = Array.from({ length: CONCURRENT_CLIENTS }, () => privateKeyToAccount(generatePrivateKey()));
+    const publicClient = createChainPublicClient(funding, { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS });
+    const minter = createChainWalletClient(funding, devnet.keys.deployer.account, { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS });
+    for (const payer of payers) await mintToken({ publicClient, minter, token: funding.token.address, to: payer.address, amountAtomic: 1_000_000_000n });
+    const challenge = await fetch(`${paid.gateway.url}/ping_service`);
+    const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
+
+    const freeCall = async () => {
+      const started = process.hrtime.bigint();
+      const response = await fetch(`${free.gateway.url}/ping_service`);
+      await response.arrayBuffer();
+      return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+    };
+    const paidCall = async (client: number) => {
+      const header = await signedHeader(required, payers[client]);
+      const started = process.hrtime.bigint();
+      const response = await fetch(`${paid.gateway.url}/ping_service`, { headers: { 'payment-signature': header } });
+      await response.arrayBuffer();
+      return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+    };
+
+    const results: Result[] = [];
+    for (const clients of [1, CONCURRENT_CLIENTS]) {
+      process.stdout.write(`x402: ${clients} client(s), ${seconds}s each (after ${WARMUP_SECONDS}s warm-up) …\n`);
+      results.push(await measure('free', clients, seconds, freeCall));
+      results.push(await measure('paid', clients, seconds, paidCall));
+    }
+
+    process.stdout.write(`\nGET /ping_service on ${os.cpus().length} cores, devnet anvil (automine), in-process subgraphs\n`);
+    process.stdout.write('scenario  clients  requests   calls/s   p50 ms   p99 ms  statuses\n');
+    for (const result of results) {
+      const statuses = [...result.statuses.entries()].map(([status, count]) => `${status}×${count}`).join(' ');
+      process.stdout.write(
+        `${result.name.padEnd(9)} ${String(result.clients).padStart(7)} ${String(result.requests).padStart(9)} ${String(result.perSecond).padStart(9)} ${result.p50Ms.toFixed(1).padStart(8)} ${result.p99Ms.toFixed(1).padStart(8)}  ${statuses}\n`,
+      );
+    }
+    for (const clients of [1, CONCURRENT_CLIENTS]) {
+      const [freeResult, paidResult] = results.filter((result) => result.clients === clients);
+      process.stdout.write(
+        `overhead with ${clients} client(s): +${(paidResult.p50Ms - freeResult.p50Ms).toFixed(1)} ms at p50, +${(paidResult.p99Ms - freeResult.p99Ms).toFixed(1)} ms at p99\n`,
+      );
+    }
+    const failures = results.filter((result) => [...result.statuses.keys()].some((status) => status !== 200));
+    if (failures.length > 0) throw new Error(`non-200 answers in ${failures.map((result) => `${result.name}/${result.clients}`).join(', ')}`);
+  } finally {
+    for (const stack of stacks.reverse()) await stack.stop().catch(() => undefined);
+    await devnet.stop();
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench x402 failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,156 @@
+// The funding chain as the paywall needs it: the official in-process x402 facilitator (@x402/evm
+// `exact`, EIP-3009) for verification and settlement from the relayer key, plus the reads that
+// make the ledger follow the chain rather than the facilitator's word: the Transfer event of a
+// receipt, whether an authorization was used, by which transaction, and the payer's balance.
+import { x402Facilitator } from '@x402/core/facilitator';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import { toFacilitatorEvmSigner } from '@x402/evm';
+import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
+import {
+  type Address,
+  type Hex,
+  type Log,
+  type TransactionReceipt,
+  getAddress,
+  isAddressEqual,
+  parseEventLogs,
+  publicActions,
+  recoverTypedDataAddress,
+  size,
+} from 'viem';
+import { type Account, nonceManager, privateKeyToAccount } from 'viem/accounts';
+import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
+import { caip2Of, createChainPublicClient, createChainWalletClient, type ChainPublicClient } from '../../platform/chain/clients';
+
+export interface RailOptions {
+  readonly chainId: number;
+  readonly rpcUrl: string;
+  readonly token: Address;
+  /** Pays the gas of settlements; gains nothing from them. */
+  readonly relayerPrivateKey: Hex;
+  /** How long a settlement waits for its receipt before the outcome counts as ambiguous. */
+  readonly confirmationTimeoutMs: number;
+  readonly pollingIntervalMs?: number;
+  /** How far back to search for an authorization's use (RPCs bound log ranges); default 50,000 blocks. */
+  readonly logLookbackBlocks?: bigint;
+}
+
+export interface ObservedTransfer {
+  readonly from: string;
+  readonly to: string;
+  readonly value: bigint;
+}
+
+export type ReceiptOutcome =
+  | { readonly status: 'unknown' }
+  | { readonly status: 'reverted' }
+  | { readonly status: 'success'; readonly transfers: readonly ObservedTransfer[] };
+
+export interface SettlementRail {
+  readonly network: `eip155:${number}`;
+  readonly relayer: Address;
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+  /** The token's Transfer events in a transaction's receipt; `unknown` when no receipt exists yet. */
+  receipt(txHash: Hex): Promise<ReceiptOutcome>;
+  authorizationUsed(payer: Address, nonce: Hex): Promise<boolean>;
+  /** The transaction that used an authorization, from its AuthorizationUsed event; null if none. */
+  findAuthorizationTransaction(payer: Address, nonce: Hex): Promise<Hex | null>;
+  balanceOf(owner: Address): Promise<bigint>;
+  /** The latest block's timestamp: the clock EIP-3009 windows are judged by. */
+  chainTimeS(): Promise<bigint>;
+}
+
+const DEFAULT_LOG_LOOKBACK_BLOCKS = 50_000n;
+const RECENT_RECEIPTS = 256;
+const ECDSA_SIGNATURE_BYTES = 65;
+
+function transfersIn(logs: readonly Log[], token: Address): ObservedTransfer[] {
+  const events = parseEventLogs({ abi: eip3009TokenAbi, eventName: 'Transfer', logs: logs as Log[] });
+  return events
+    .filter((event) => getAddress(event.address) === token)
+    .map((event) => {
+      const args = event.args as { from: Address; to: Address; value: bigint };
+      return { from: args.from.toLowerCase(), to: args.to.toLowerCase(), value: args.value };
+    });
+}
+
+export function createSettlementRail(options: RailOptions): SettlementRail {
+  const endpoint = { chainId: options.chainId, rpcUrl: options.rpcUrl };
+  const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
+  const publicClient: ChainPublicClient = createChainPublicClient(endpoint, clientOptions);
+  // One nonce manager per relayer key: concurrent settlements get consecutive nonces.
+  const account: Account = privateKeyToAccount(options.relayerPrivateKey, { nonceManager });
+  const wallet = createChainWalletClient(endpoint, account, clientOptions).extend(publicActions);
+  const network = caip2Of(options.chainId);
+  const token = getAddress(options.token);
+
+  // The receipt the facilitator waited for is the one the ledger books from: keep it briefly so
+  // confirming the Transfer costs no second RPC round trip.
+  const recentReceipts = new Map<Hex, TransactionReceipt>();
+  const remember = (receipt: TransactionReceipt) => {
+    recentReceipts.set(receipt.transactionHash, receipt);
+    if (recentReceipts.size > RECENT_RECEIPTS) recentReceipts.delete(recentReceipts.keys().next().value as Hex);
+    return receipt;
+  };
+  const signer = toFacilitatorEvmSigner(
+    {
+      address: account.address,
+      readContract: (args) => wallet.readContract(args as never),
+      // An EOA's signature is checked by recovery, locally; anything else (ERC-1271 and ERC-6492
+      // smart wallets) by the chain, as the facilitator would.
+      verifyTypedData: async (args) => {
+        if (size(args.signature) === ECDSA_SIGNATURE_BYTES) {
+          const recovered = await recoverTypedDataAddress(args as never).catch(() => null);
+          if (recovered !== null && isAddressEqual(recovered, args.address)) return true;
+        }
+        return wallet.verifyTypedData(args as never);
+      },
+      writeContract: (args) => wallet.writeContract(args as never),
+      sendTransaction: (args) => wallet.sendTransaction(args as never),
+      waitForTransactionReceipt: async (args) => remember(await wallet.waitForTransactionReceipt(args)),
+      getCode: (args) => wallet.getCode(args),
+    },
+    { confirmationTimeoutMs: options.confirmationTimeoutMs },
+  );
+  const facilitator = new x402Facilitator();
+  registerExactEvmScheme(facilitator, { signer, networks: network });
+
+  return {
+    network,
+    relayer: account.address,
+    verify: (payload, requirements) => facilitator.verify(payload, requirements),
+    settle: (payload, requirements) => facilitator.settle(payload, requirements),
+    async receipt(txHash) {
+      try {
+        const receipt = recentReceipts.get(txHash) ?? (await publicClient.getTransactionReceipt({ hash: txHash }));
+        recentReceipts.delete(txHash);
+        if (receipt.status !== 'success') return { status: 'reverted' };
+        return { status: 'success', transfers: transfersIn(receipt.logs, token) };
+      } catch (error) {
+        if ((error as Error).name === 'TransactionReceiptNotFoundError') return { status: 'unknown' };
+        throw error;
+      }
+    },
+    authorizationUsed: (payer, nonce) =>
+      publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'authorizationState', args: [payer, nonce] }),
+    async findAuthorizationTransaction(payer, nonce) {
+      const latest = await publicClient.getBlockNumber();
+      const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
+      const logs = await publicClient.getContractEvents({
+        address: token,
+        abi: eip3009TokenAbi,
+        eventName: 'AuthorizationUsed',
+        args: { authorizer: payer, nonce },
+        fromBlock: latest > lookback ? latest - lookback : 0n,
+        toBlock: latest,
+      });
+      return logs.length > 0 ? (logs[0].transactionHash as Hex) : null;
+    },
+    balanceOf: (owner) => publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'balanceOf', args: [owner] }),
+    async chainTimeS() {
+      const block = await publicClient.getBlock({ blockTag: 'latest' });
+      return block.timestamp;
+    },
+  };
+}
