@@ -112,6 +112,37 @@ export async function postGroup(db: LedgerDb, input: PostGroupInput): Promise<st
   return row.group_id;
 }
 
+/** The most groups ledger.post_groups takes in one call. */
+export const MAX_GROUPS_PER_BATCH = 1000;
+
+/**
+ * ledger.post_groups: many groups in one statement, so they share one round trip, one statement
+ * and (with a pool) one durable COMMIT. Every group is checked exactly as postGroup checks it;
+ * one refused group refuses the whole call (and your transaction, when you pass a PoolClient).
+ * Returns the groups' ids in the order given; a replayed key returns its first group's id.
+ * 1 to MAX_GROUPS_PER_BATCH groups.
+ */
+export async function postGroups(db: LedgerDb, inputs: readonly PostGroupInput[]): Promise<string[]> {
+  const groups = inputs.map((input, group) => ({
+    kind: input.kind,
+    asset: input.asset,
+    entries: input.entries.map((entry, index) => ({
+      account: entry.account,
+      amount: atomic(`groups[${group}].entries[${index}].amountAtomic`, entry.amountAtomic),
+    })),
+    idempotency_key: input.idempotencyKey,
+    intent_ref: input.intentRef ?? null,
+    policy_id: input.policyId ?? null,
+    memo: input.memo ?? null,
+  }));
+  const row = await run<{ group_ids: string[] }>(db, {
+    name: 'ledger_post_groups',
+    text: 'SELECT ledger.post_groups($1::jsonb) AS group_ids',
+    values: [JSON.stringify(groups)],
+  });
+  return row.group_ids;
+}
+
 /** Two groups in one statement, so both commit or neither does. */
 async function postPair(db: LedgerDb, funding: PostGroupInput, settlement: PostGroupInput): Promise<PostedPair> {
   const row = await run<{ funding_group_id: string; settlement_group_id: string }>(db, {
