@@ -19,6 +19,7 @@ import {
   type SubgraphSettings,
 } from '../subgraphs/kit';
 import { SUBGRAPH_MODULES } from '../subgraphs/registry';
+import { type EscalationWorkerOptions, type RunningWorker, startEscalationWorker } from './worker';
 
 export interface RunningSubgraph {
   readonly name: SubgraphName;
@@ -97,6 +98,8 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   readonly chains?: SubgraphChains;
   /** The primary chain id sign-in messages must name; default 196. */
   readonly primaryChainId?: number;
+  /** The escalation worker (sweep and notice delivery) in this process; absent: no worker. */
+  readonly escalationWorker?: Pick<EscalationWorkerOptions, 'adapters' | 'dashboardBaseUrl' | 'intervalMs'>;
 }
 
 /** What every subgraph learns about the deployment, from the gateway-facing options. */
@@ -115,6 +118,7 @@ export function subgraphSettingsOf(options: {
 export interface RunningStack {
   readonly gateway: RunningGateway;
   readonly subgraphs: readonly RunningSubgraph[];
+  readonly worker: RunningWorker | null;
   stop(): Promise<void>;
 }
 
@@ -145,10 +149,15 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
       ]),
     ) as Record<SubgraphName, SubgraphEndpoint>;
     const gateway = await startGatewayRole({ ...options, subgraphs: endpoints });
+    const worker = options.escalationWorker
+      ? startEscalationWorker({ ...options.escalationWorker, db: options.db, actorSecret: options.actorSecret, now: options.now, log: options.log })
+      : null;
     return {
       gateway,
       subgraphs: started,
+      worker,
       async stop() {
+        await worker?.stop();
         await gateway.stop();
         for (const subgraph of [...started].reverse()) await subgraph.stop();
       },

@@ -18,9 +18,11 @@ import { DEVNET_POLLING_INTERVAL_MS } from '../devnet/chains';
 import type { RestServiceInfo } from '../gateway/rest/types';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import type { SubgraphChains } from '../subgraphs/kit';
+import { prepareEscalationChannels } from './channels';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
+import { startEscalationWorker } from './worker';
 
-export const ROLES = ['all', 'gateway', ...SUBGRAPH_NAMES] as const;
+export const ROLES = ['all', 'gateway', 'worker', ...SUBGRAPH_NAMES] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface StartArgs {
@@ -149,7 +151,7 @@ export async function start(
     stoppers.push({ name: 'database pool', stop: () => pool.end() });
 
     const migrating: readonly SubgraphName[] =
-      args.role === 'all' ? SUBGRAPH_NAMES : args.role === 'gateway' ? [] : [args.role];
+      args.role === 'all' ? SUBGRAPH_NAMES : args.role === 'gateway' || args.role === 'worker' ? [] : [args.role];
     if (migrating.length > 0) {
       const result = await migrate(pool, { subgraphs: migrating });
       out(`migrations      ${result.applied.length} applied (${migrating.join(', ')})`);
@@ -181,6 +183,17 @@ export async function start(
     const readinessCheck = async () => {
       await pool.query('SELECT 1');
     };
+    // Escalation channels: the worker sends through them, the gateway verifies what comes back.
+    const channels =
+      args.role === 'all' || args.role === 'gateway' || args.role === 'worker'
+        ? await prepareEscalationChannels({ config: config.escalations, publicUrl: config.publicUrl, standIns: config.devnet && args.role === 'all', out })
+        : null;
+    if (channels !== null) stoppers.push({ name: 'escalation channels', stop: () => channels.stop() });
+    const escalationWorker = {
+      adapters: channels?.adapters ?? {},
+      dashboardBaseUrl: config.escalations.dashboardUrl,
+      intervalMs: config.escalations.sweepIntervalMs,
+    };
     const gatewayOptions = {
       host: config.host,
       port: config.port,
@@ -211,6 +224,7 @@ export async function start(
         transport: args.transport,
         subgraphPortBase: config.subgraphPortBase,
         chains,
+        escalationWorker,
       });
       stoppers.push({ name: 'service', stop: () => stack.stop() });
       for (const subgraph of stack.subgraphs) {
@@ -229,6 +243,10 @@ export async function start(
       const gateway = await startGatewayRole({ ...gatewayOptions, subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint> });
       stoppers.push({ name: 'gateway', stop: () => gateway.stop() });
       gatewayUrl = gateway.url;
+    } else if (args.role === 'worker') {
+      const worker = startEscalationWorker({ ...escalationWorker, db: pool, actorSecret: internalActorSecret, log });
+      stoppers.push({ name: 'escalation worker', stop: () => worker.stop() });
+      out(`worker          escalation sweep and notices every ${escalationWorker.intervalMs} ms`);
     } else {
       const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(args.role);
       const subgraph = await startSubgraph(
@@ -240,6 +258,14 @@ export async function start(
       out(`subgraph        ${args.role.padEnd(8)} ${subgraph.http?.url}`);
     }
 
+    if (gatewayUrl && channels !== null) {
+      // Telegram must know where to send updates; a failure here leaves the other channels working.
+      const webhookBase = config.devnet ? gatewayUrl : config.publicUrl;
+      await channels.registerGateway(webhookBase).catch((error: unknown) =>
+        log.warn({ err: (error as Error).message }, 'could not register the Telegram webhook'));
+      const kinds = (['telegram', 'slack', 'email'] as const).filter((kind) => channels.adapters[kind] !== undefined);
+      out(`escalations     channels webhook, dashboard${kinds.map((kind) => `, ${kind}`).join('')}; replies at ${gatewayUrl}/channels/…`);
+    }
     if (gatewayUrl) {
       out(`gateway         ${gatewayUrl}`);
       out(`GraphQL         ${gatewayUrl}/graphql (POST; websocket subscriptions on the same path)`);

@@ -46,6 +46,12 @@ export const ERROR_CODES = {
   INTENT_NOT_FOUND: { status: 404, retryable: false, message: 'No intent with this hash on this instance.' },
   RECEIPT_ID_INVALID: { status: 400, retryable: false, message: 'A receiptId is 0x followed by 64 hex characters.' },
   ESCALATION_NOT_FOUND: { status: 404, retryable: false, message: 'No escalation with this pollRef.' },
+  ESCALATION_NOT_PENDING: { status: 409, retryable: false, message: 'The escalation is already decided or expired; nothing changed.' },
+  ESCALATION_SIGNATURE_INVALID: { status: 403, retryable: false, message: 'The signature over the intent is not the policy owner’s.' },
+  CHANNEL_LINK_INVALID: { status: 400, retryable: false, message: 'The channel link code is unknown, used or expired.' },
+  CHANNEL_BINDING_NOT_FOUND: { status: 404, retryable: false, message: 'No channel binding with this id.' },
+  CHANNEL_NOT_CONFIGURED: { status: 503, retryable: false, message: 'This channel is not configured on this instance.' },
+  CHANNEL_REQUEST_UNVERIFIED: { status: 401, retryable: false, message: 'The channel request’s secret token or signature did not verify.' },
 
   // Catalog and gated capabilities (refusals are 409 and final).
   PROVIDER_NOT_FOUND: { status: 404, retryable: false, message: 'No provider with this id.' },

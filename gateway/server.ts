@@ -176,13 +176,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   await apollo.start();
 
+  // Runs an operation on this gateway as `actor` (freshly signed): subscriptions read current state with it.
+  const executeAs: GatewayExecutor = async (actor, query, variables) => {
+    const contextValue: GatewayContext = { actor, signedActor: signActor(actor, options.actorSecret, now().getTime()), correlationId: newCorrelationId() };
+    const response = await apollo.executeOperation({ query, variables }, { contextValue });
+    if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used here.');
+    return { data: response.body.singleResult.data as Record<string, unknown> | null | undefined, errors: response.body.singleResult.errors };
+  };
+
   // Subscriptions: LISTEN → fan-out → graphql-ws.
   const fanout = new Fanout<unknown>();
   let bridge: PgNotifyBridge | null = null;
   if (options.listenDatabaseUrl) {
     bridge = new PgNotifyBridge({
       connectionString: options.listenDatabaseUrl,
-      channels: ['catalog_changed'],
+      channels: NOTIFY_CHANNELS,
       onNotification: (channel, payload) => {
         const event = eventFromNotification(channel, payload);
         if (event) fanout.publish(event.topic, event.event);
@@ -214,7 +222,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const subscriptions = attachSubscriptionServer({
     httpServer,
     path: '/graphql',
-    schema: buildSubscriptionSchema(fanout),
+    schema: buildSubscriptionSchema(fanout, executeAs),
     authenticator,
     log,
   });
@@ -289,6 +297,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
   );
 
+  // Before the JSON parser: the channel routes verify signatures over the raw bytes.
+  app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
   app.use(express.json({ limit: options.bodyLimitBytes, type: () => true }));
   app.use(
     createRestRouter({

@@ -7,7 +7,13 @@ export type Actor =
   | { readonly kind: 'anonymous' }
   | { readonly kind: 'admin' }
   | { readonly kind: 'owner'; readonly address: string }
-  | { readonly kind: 'consumer'; readonly address: string; readonly policyId: string };
+  | { readonly kind: 'consumer'; readonly address: string; readonly policyId: string }
+  /** An outside messaging platform whose request the gateway verified (bot secret token, signing secret). */
+  | { readonly kind: 'channel'; readonly channel: ChannelActorKind };
+
+/** The platforms whose inbound requests the gateway verifies itself before acting for them. */
+export const CHANNEL_ACTOR_KINDS = ['telegram', 'slack', 'webhook'] as const;
+export type ChannelActorKind = (typeof CHANNEL_ACTOR_KINDS)[number];
 
 export const ACTOR_HEADER = 'x-spend-control-actor';
 /** Carries the gateway's correlation id (`cor_` + 16 hex) to the subgraphs, for logs and error bodies. */
@@ -50,6 +56,8 @@ function isActor(value: unknown): value is Actor {
         typeof actor.policyId === 'string' &&
         /^[0-9]{1,78}$/.test(actor.policyId)
       );
+    case 'channel':
+      return (CHANNEL_ACTOR_KINDS as readonly unknown[]).includes(actor.channel);
     default:
       return false;
   }

@@ -324,6 +324,48 @@ export function loadConfig(env: Env = process.env): Config {
   });
 }
 
+export interface EscalationConfig {
+  /** ESCALATION_SWEEP_INTERVAL_MS: pause between worker rounds (expiry sweep and notice delivery). */
+  readonly sweepIntervalMs: number;
+  /** DASHBOARD_URL: notices link to `<dashboardUrl>/escalations/<pollRef>`. */
+  readonly dashboardUrl: string;
+  /** Bot API base URL, bot token and the setWebhook secret token. */
+  readonly telegram: { readonly apiBaseUrl: string; readonly botToken: string; readonly webhookSecret: string } | null;
+  /** Web API base URL, bot token and the app's signing secret. */
+  readonly slack: { readonly apiBaseUrl: string; readonly botToken: string; readonly signingSecret: string } | null;
+  readonly smtp: { readonly url: string; readonly from: string } | null;
+}
+
+/** Channel settings come in sets: a token without its verification secret (or the reverse) is refused. */
+function readEscalations(read: EnvReader, publicUrl: string): EscalationConfig {
+  const pair = (tokenName: string, secretName: string): { token: string; secret: string } | null => {
+    const token = read.string(tokenName, '', 512);
+    const secret = read.string(secretName, '', 256);
+    if ((token === '') !== (secret === '')) {
+      read.problem(token === '' ? tokenName : secretName, `set ${tokenName} and ${secretName} together, or neither`);
+      return null;
+    }
+    return token === '' ? null : { token, secret };
+  };
+  const telegramPair = pair('TELEGRAM_BOT_TOKEN', 'TELEGRAM_WEBHOOK_SECRET');
+  if (telegramPair !== null && !/^[A-Za-z0-9_-]{1,256}$/.test(telegramPair.secret)) {
+    read.problem('TELEGRAM_WEBHOOK_SECRET', 'must be 1-256 of A-Z a-z 0-9 _ - (Telegram\'s secret_token alphabet)');
+  }
+  const slackPair = pair('SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET');
+  const telegramApi = read.url('TELEGRAM_API_BASE_URL', HTTP) ?? 'https://api.telegram.org';
+  const slackApi = read.url('SLACK_API_BASE_URL', HTTP) ?? 'https://slack.com/api';
+  const smtpUrl = read.url('SMTP_URL', ['smtp:', 'smtps:']);
+  const smtpFrom = read.string('SMTP_FROM', '', 254);
+  if (smtpUrl !== null && smtpFrom === '') read.problem('SMTP_FROM', 'is required when SMTP_URL is set');
+  return {
+    sweepIntervalMs: read.integer('ESCALATION_SWEEP_INTERVAL_MS', 5_000, 100, 600_000),
+    dashboardUrl: read.url('DASHBOARD_URL', HTTP) ?? `${publicUrl}/dashboard`,
+    telegram: telegramPair === null ? null : { apiBaseUrl: telegramApi, botToken: telegramPair.token, webhookSecret: telegramPair.secret },
+    slack: slackPair === null ? null : { apiBaseUrl: slackApi, botToken: slackPair.token, signingSecret: slackPair.secret },
+    smtp: smtpUrl === null ? null : { url: smtpUrl, from: smtpFrom },
+  };
+}
+
 function readChains(read: EnvReader): Pick<ConfigFields, 'devnet' | 'funding' | 'settlement' | 'policyRegistryAddress'> {
   const chain = (prefix: 'FUNDING' | 'SETTLEMENT', chainId: number, tokenName: string, tokenVersion: string): ChainConfig => {
     const rpcUrl = read.url(`${prefix}_RPC_URL`, RPC);
@@ -485,6 +527,12 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
     databaseUrl: redactUrl(config.databaseUrl, true),
     funding: { ...config.funding, rpcUrl: redactUrl(config.funding.rpcUrl, false) },
     settlement: { ...config.settlement, rpcUrl: redactUrl(config.settlement.rpcUrl, false) },
+    escalations: {
+      ...config.escalations,
+      telegram: config.escalations.telegram && { ...config.escalations.telegram, botToken: REDACTED, webhookSecret: REDACTED },
+      slack: config.escalations.slack && { ...config.escalations.slack, botToken: REDACTED, signingSecret: REDACTED },
+      smtp: config.escalations.smtp && { ...config.escalations.smtp, url: redactUrl(config.escalations.smtp.url, true) },
+    },
     secrets: {
       treasuryPrivateKey: secret(secrets.treasuryPrivateKey),
       relayerPrivateKey: secret(secrets.relayerPrivateKey),

@@ -10,6 +10,7 @@ export interface IdShape {
 export const ID_SHAPES = {
   consumerIntent: { prefix: 'ci_', hexChars: 24 },
   escalationPollRef: { prefix: 'esc_', hexChars: 24 },
+  channelBinding: { prefix: 'chb_', hexChars: 24 },
   reservation: { prefix: 'rsv_', hexChars: 24 },
   ledgerGroup: { prefix: 'lg_', hexChars: 24 },
   quote: { prefix: 'cq_', hexChars: 18 },
@@ -33,6 +34,7 @@ export function isIdOfKind(kind: IdKind, value: unknown): value is string {
 
 export const isConsumerIntentId = (value: unknown): value is string => isIdOfKind('consumerIntent', value);
 export const isEscalationPollRef = (value: unknown): value is string => isIdOfKind('escalationPollRef', value);
+export const isChannelBindingId = (value: unknown): value is string => isIdOfKind('channelBinding', value);
 export const isReservationId = (value: unknown): value is string => isIdOfKind('reservation', value);
 export const isLedgerGroupId = (value: unknown): value is string => isIdOfKind('ledgerGroup', value);
 export const isQuoteId = (value: unknown): value is string => isIdOfKind('quote', value);

@@ -7,6 +7,7 @@ import {
   isConsumerIntentId,
   isCorrelationId,
   isEscalationPollRef,
+  isChannelBindingId,
   isLedgerGroupId,
   isQuoteId,
   isReceiptId,
@@ -17,6 +18,7 @@ import {
   newConsumerIntentId,
   newCorrelationId,
   newEscalationPollRef,
+  newChannelBindingId,
   newId,
   newLedgerGroupId,
   newQuoteId,
@@ -33,6 +35,7 @@ describe('id generation', () => {
   it.each([
     [newConsumerIntentId, isConsumerIntentId, 'ci_000102030405060708090a0b'],
     [newEscalationPollRef, isEscalationPollRef, 'esc_000102030405060708090a0b'],
+    [newChannelBindingId, isChannelBindingId, 'chb_000102030405060708090a0b'],
     [newReservationId, isReservationId, 'rsv_000102030405060708090a0b'],
     [newLedgerGroupId, isLedgerGroupId, 'lg_000102030405060708090a0b'],
     [newQuoteId, isQuoteId, 'cq_000102030405060708'],
@@ -58,6 +61,7 @@ describe('id generation', () => {
     const check = {
       consumerIntent: isConsumerIntentId,
       escalationPollRef: isEscalationPollRef,
+      channelBinding: isChannelBindingId,
       reservation: isReservationId,
       ledgerGroup: isLedgerGroupId,
       quote: isQuoteId,

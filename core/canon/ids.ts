@@ -23,6 +23,7 @@ export function newId(kind: IdKind, randomBytes: RandomBytesSource = defaultRand
 
 export const newConsumerIntentId = (randomBytes?: RandomBytesSource): string => newId('consumerIntent', randomBytes);
 export const newEscalationPollRef = (randomBytes?: RandomBytesSource): string => newId('escalationPollRef', randomBytes);
+export const newChannelBindingId = (randomBytes?: RandomBytesSource): string => newId('channelBinding', randomBytes);
 export const newReservationId = (randomBytes?: RandomBytesSource): string => newId('reservation', randomBytes);
 export const newLedgerGroupId = (randomBytes?: RandomBytesSource): string => newId('ledgerGroup', randomBytes);
 export const newQuoteId = (randomBytes?: RandomBytesSource): string => newId('quote', randomBytes);

@@ -267,6 +267,20 @@ export function buildRoutes(): RouteDefinition[] {
       },
     },
     {
+      method: 'GET',
+      path: '/escalation_status/:pollRef',
+      purpose: 'poll an escalation: PENDING, APPROVED, DENIED or EXPIRED (outcome DENIED, reason ESCALATION_EXPIRED_DEFAULT_DENY), with its intentHash, amount and times',
+      group: 'control-plane',
+      auth: 'public',
+      price: FREE,
+      operation: {
+        document: 'escalationStatus',
+        operationName: 'EscalationStatus',
+        variables: (input) => ({ pollRef: escalationPollRefParam(input.params.pollRef) }),
+        respond: (data) => ({ status: 200, body: data.escalationStatus }),
+      },
+    },
+    {
       method: 'POST',
       path: '/log_receipt',
       purpose: 'log a decision receipt for anchoring; answers its anchor object',
@@ -409,15 +423,6 @@ export function buildRoutes(): RouteDefinition[] {
     },
     {
       method: 'GET',
-      path: '/agent-registration.json',
-      purpose: 'registration-v1 identity card for marketplace rendering',
-      group: 'identity',
-      auth: 'public',
-      price: FREE,
-      handler: (_input, service) => ({ status: 200, body: registrationCard(service) }),
-    },
-    {
-      method: 'GET',
       path: '/cafe/menu',
       purpose: 'demo café menu',
       group: 'cafe',
@@ -443,6 +448,15 @@ export function buildRoutes(): RouteDefinition[] {
       auth: 'public',
       price: FREE,
       handler: (_input, service, routes) => ({ status: 200, body: x402Discovery(service, routes) }),
+    },
+    {
+      method: 'GET',
+      path: '/agent-registration.json',
+      purpose: 'registration-v1 identity card for marketplace rendering',
+      group: 'identity',
+      auth: 'public',
+      price: FREE,
+      handler: (_input, service) => ({ status: 200, body: registrationCard(service) }),
     },
     {
       method: 'GET',

@@ -2,6 +2,7 @@
 // reads one topic of the fan-out and checks, per event, that the connection's actor may see it.
 import {
   GraphQLEnumType,
+  type GraphQLFieldConfig,
   GraphQLID,
   GraphQLNonNull,
   GraphQLObjectType,
@@ -9,6 +10,15 @@ import {
   GraphQLString,
 } from 'graphql';
 import type { Actor } from '../../platform/actor';
+import {
+  ESCALATION_CHANNEL,
+  ESCALATION_TOPIC,
+  type EscalationNotification,
+  type EscalationUpdate,
+  escalationFeed,
+  escalationNotification,
+  type GatewayExecutor,
+} from './escalations';
 import type { Fanout } from './fanout';
 
 export interface CatalogChangeEvent {
@@ -18,16 +28,24 @@ export interface CatalogChangeEvent {
   changedAt: string;
 }
 
-export type SubscriptionEvent = { topic: 'catalogChanged'; event: CatalogChangeEvent };
+export type SubscriptionEvent =
+  | { topic: 'catalogChanged'; event: CatalogChangeEvent }
+  | { topic: 'escalationUpdated'; event: EscalationNotification };
 
 export interface SubscriptionContext {
   actor: Actor;
 }
 
-export const TOPICS = { catalogChanged: 'catalogChanged' } as const;
+export const TOPICS = { catalogChanged: 'catalogChanged', escalationUpdated: ESCALATION_TOPIC } as const;
+/** The NOTIFY channels the gateway LISTENs on. */
+export const NOTIFY_CHANNELS = ['catalog_changed', ESCALATION_CHANNEL] as const;
 
 /** Turns a NOTIFY on a channel into a topic event; unknown or malformed payloads are dropped. */
 export function eventFromNotification(channel: string, payload: unknown): SubscriptionEvent | null {
+  if (channel === ESCALATION_CHANNEL) {
+    const event = escalationNotification(payload);
+    return event === null ? null : { topic: 'escalationUpdated', event };
+  }
   if (channel !== 'catalog_changed' || typeof payload !== 'object' || payload === null) return null;
   const record = payload as Record<string, unknown>;
   const kind = typeof record.kind === 'string' ? record.kind.toUpperCase() : '';
@@ -46,10 +64,37 @@ export function eventFromNotification(channel: string, payload: unknown): Subscr
 }
 
 export function resyncEvents(now: Date): SubscriptionEvent[] {
-  return [{ topic: 'catalogChanged', event: { kind: 'RESYNC', id: null, maturity: null, changedAt: now.toISOString() } }];
+  return [
+    { topic: 'catalogChanged', event: { kind: 'RESYNC', id: null, maturity: null, changedAt: now.toISOString() } },
+    { topic: 'escalationUpdated', event: { kind: 'RESYNC' } },
+  ];
 }
 
-export function buildSubscriptionSchema(fanout: Fanout<unknown>): GraphQLSchema {
+/** `execute` reads current state for escalationUpdated; without it the field refuses every subscriber. */
+export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute?: GatewayExecutor): GraphQLSchema {
+  const escalationUpdate = new GraphQLObjectType({
+    name: 'EscalationUpdate',
+    description: 'The current state of one escalation, as its owner sees it (Query.escalation).',
+    fields: {
+      pollRef: { type: new GraphQLNonNull(GraphQLID) },
+      state: {
+        type: new GraphQLNonNull(
+          new GraphQLEnumType({ name: 'EscalationState', values: { PENDING: {}, APPROVED: {}, DENIED: {}, EXPIRED: {} } }),
+        ),
+      },
+      outcome: { type: GraphQLString, description: 'APPROVED or DENIED once resolved (EXPIRED reports DENIED).' },
+      reason: { type: GraphQLString },
+      intentHash: { type: new GraphQLNonNull(GraphQLString) },
+      policyId: { type: new GraphQLNonNull(GraphQLID) },
+      decision: { type: new GraphQLNonNull(GraphQLString) },
+      amountAtomic: { type: new GraphQLNonNull(GraphQLString) },
+      recipient: { type: new GraphQLNonNull(GraphQLString) },
+      createdAt: { type: new GraphQLNonNull(GraphQLString) },
+      expiresAt: { type: new GraphQLNonNull(GraphQLString) },
+      resolvedAt: { type: GraphQLString },
+      resolvedVia: { type: GraphQLString, description: 'The deciding channel (owners only see their own).' },
+    },
+  });
   const catalogChange = new GraphQLObjectType({
     name: 'CatalogChange',
     description: 'A maturity change in the catalog. RESYNC means events may have been missed: re-read the catalog.',
@@ -66,6 +111,18 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>): GraphQLSchema 
       changedAt: { type: new GraphQLNonNull(GraphQLString) },
     },
   });
+  const escalationUpdatedField: GraphQLFieldConfig<EscalationUpdate, SubscriptionContext, { pollRef?: string | null; policyId?: string | null }> = {
+    type: new GraphQLNonNull(escalationUpdate),
+    description:
+      'The signed-in owner’s escalations (an admin’s: all). First the current state (the named escalation, or every open one), ' +
+      'then each change as it commits.',
+    args: { pollRef: { type: GraphQLID }, policyId: { type: GraphQLID } },
+    subscribe: (_root, args, context) => {
+      if (execute === undefined) throw new Error('escalation subscriptions are not wired on this gateway');
+      return escalationFeed(fanout, execute, context.actor, { pollRef: args.pollRef ?? null, policyId: args.policyId ?? null });
+    },
+    resolve: (update) => update,
+  };
   return new GraphQLSchema({
     query: new GraphQLObjectType({
       name: 'Query',
@@ -77,7 +134,8 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>): GraphQLSchema 
         },
       },
     }),
-    subscription: new GraphQLObjectType({
+    // Each field's source is its own topic's event, so the root's source type is per field.
+    subscription: new GraphQLObjectType<any, SubscriptionContext>({
       name: 'Subscription',
       fields: {
         catalogChanged: {
@@ -86,6 +144,7 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>): GraphQLSchema 
           subscribe: () => fanout.subscribe(TOPICS.catalogChanged),
           resolve: (event: CatalogChangeEvent) => event,
         },
+        escalationUpdated: escalationUpdatedField,
       },
     }),
   });

@@ -10,6 +10,7 @@ import { AppError } from '../../core/errors';
 import { spendIntentToWire, validateSpendIntent, type SpendIntent } from '../../core/validation/intent';
 import type { NormalisedPolicyRules } from '../../core/validation/policy';
 import { withTransaction } from '../../platform/db/transaction';
+import { approvalWasUsed, openEscalation, ownerApprovalFor, type PreflightEscalation, useOwnerApproval } from './escalation';
 import type { SubgraphContext } from '../kit';
 import { INTENT_HASH } from './store';
 
@@ -216,7 +217,8 @@ export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknow
     await lockPolicyDecisions(client, policyId);
     const policy = await currentPolicy(client, policyId);
     const window = await readWindow(client, policyId, policy, now, intent.provider);
-    const decision = evaluate({ intent, policy, window, now });
+    const approval = policy === null ? null : await ownerApprovalFor(client, intent.intentHash);
+    const decision = evaluate({ intent, policy, window, now, approval });
     // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
     if (given !== null && policy !== null) await storeIntent(client, intent, policy.policyId, policy.version, now);
     const inserted = await client.query<{ decision_id: string }>(
@@ -234,6 +236,12 @@ export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknow
       `INSERT INTO intent.decision_receipts (receipt_id, decision_id, intent_hash, state, created_at) VALUES ($1, $2, $3, 'PENDING', $4)`,
       [receiptId, decisionId, intent.intentHash, now],
     );
+    if (approvalWasUsed(decision, approval)) await useOwnerApproval(client, approval, now);
+    let escalation: PreflightEscalation | null = null;
+    if (decision.outcome === 'ESCALATED' && policy !== null) {
+      if (ctx.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
+      escalation = await openEscalation(client, { intent, policy, decision, sealingKey: ctx.sealingKey, now });
+    }
     let reservation: Json | null = null;
     if (decision.outcome === 'APPROVED' && policy !== null) {
       const reservationId = newReservationId();
@@ -269,7 +277,7 @@ export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknow
       engine: decision.engine,
       ruleTrace: decision.ruleTrace,
       reservation,
-      escalation: null,
+      escalation,
       receiptId,
     };
   });

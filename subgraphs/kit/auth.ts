@@ -31,5 +31,7 @@ export function describeActor(actor: Actor): string {
       return `owner:${actor.address}`;
     case 'consumer':
       return `consumer:${actor.address}:${actor.policyId}`;
+    case 'channel':
+      return `channel:${actor.channel}`;
   }
 }

@@ -6,6 +6,7 @@ import { GraphQLError } from 'graphql';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
 import { ActorSignatureError, verifyActor } from '../../platform/actor';
+import { deriveSealingKey } from '../../platform/sealing';
 import { toGraphQLError } from './errors';
 import type { SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
 
@@ -60,6 +61,7 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
   // An explicitly undefined field means "not given", never "undefined".
   const given = Object.fromEntries(Object.entries(deps.settings ?? {}).filter(([, value]) => value !== undefined));
   const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...given });
+  const sealingKey = deriveSealingKey(deps.actorSecret);
   return (credentials) => {
     let actor;
     try {
@@ -73,7 +75,7 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
     }
     const given = credentials.correlationId;
     const correlationId = given !== undefined && isCorrelationId(given) ? given : newCorrelationId();
-    return { actor, db: deps.db, now, correlationId, chains: deps.chains, settings };
+    return { actor, db: deps.db, now, correlationId, chains: deps.chains, settings, sealingKey };
   };
 }
 

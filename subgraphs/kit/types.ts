@@ -46,4 +46,6 @@ export interface SubgraphContext {
   readonly chains?: SubgraphChains;
   /** Absent in hand-built contexts; read it through `settingsOf`. */
   readonly settings?: SubgraphSettings;
+  /** AES key for secrets kept sealed at rest (platform/sealing.ts); derived from the actor secret. */
+  readonly sealingKey?: Buffer;
 }

@@ -222,7 +222,8 @@ describe('preflight_payment: one test per decision outcome', () => {
     expect([blocked.decision, blocked.ruleTrace[6].note]).toEqual(['BLOCKED_VENDOR_RISK', 'BLOCKED_VENDOR_RISK:SCORE_UNAVAILABLE']);
     const escalating = await createPolicy({ vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'ESCALATE' } });
     const escalated = await preflight(escalating, intentFor(escalating));
-    expect([escalated.decision, escalated.reservation, escalated.escalation]).toEqual(['ESCALATED_VENDOR_RISK', null, null]);
+    expect([escalated.decision, escalated.reservation]).toEqual(['ESCALATED_VENDOR_RISK', null]);
+    expect(escalated.escalation.pollRef).toMatch(/^esc_[0-9a-f]{24}$/);
   });
 
   it('BLOCKED_DUPLICATE: the same key tuple as an earlier approved intent, until the window ends', async () => {
@@ -279,10 +280,15 @@ describe('preflight_payment: one test per decision outcome', () => {
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
   });
 
-  it('ESCALATED_THRESHOLD: above escalateAbove, no reservation', async () => {
+  it('ESCALATED_THRESHOLD: above escalateAbove, no reservation, an escalation to poll', async () => {
     const policy = await createPolicy();
     const body = await preflight(policy, intentFor(policy, { amount: '1500000' }));
-    expect([body.decision, body.reservation, body.escalation]).toEqual(['ESCALATED_THRESHOLD', null, null]);
+    expect([body.decision, body.reservation]).toEqual(['ESCALATED_THRESHOLD', null]);
+    expect(body.escalation).toEqual({
+      pollRef: expect.stringMatching(/^esc_[0-9a-f]{24}$/),
+      expiresAt: new Date(clockMs + 30 * 60_000).toISOString(),
+      pollUrl: `/escalation_status/${body.escalation.pollRef}`,
+    });
   });
 });
 

@@ -75,6 +75,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       chains: options.chains,
       now: options.now,
       listenDatabaseUrl: db.url,
+      escalationWorker: options.escalationWorker,
+      channelInbound: options.channelInbound,
       readinessCheck: async () => {
         await db.pool.query('SELECT 1');
       },

@@ -1,0 +1,82 @@
+// The worker role: runs the escalation jobs on an interval (expire overdue escalations, deliver
+// due notices). Jobs are claimed with FOR UPDATE SKIP LOCKED, so any number of workers may run
+// against one database. `runOnce` lets tests and operators run one round with a chosen clock.
+import type { Pool } from 'pg';
+import type { ChannelAdapter, ChannelKind } from '../channels/types';
+import type { Logger } from '../platform/log';
+import { deriveSealingKey } from '../platform/sealing';
+import { deliverDueNotices, sweepExpiredEscalations } from '../subgraphs/policy/escalationJobs';
+
+export interface EscalationWorkerOptions {
+  readonly db: Pool;
+  readonly actorSecret: Buffer;
+  readonly adapters: Partial<Record<ChannelKind, ChannelAdapter>>;
+  readonly dashboardBaseUrl: string;
+  /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
+  readonly intervalMs: number;
+  readonly now?: () => Date;
+  readonly log: Logger;
+}
+
+export interface RoundResult {
+  readonly expired: readonly string[];
+  readonly delivered: number;
+}
+
+export interface RunningWorker {
+  runOnce(): Promise<RoundResult>;
+  stop(): Promise<void>;
+}
+
+export function startEscalationWorker(options: EscalationWorkerOptions): RunningWorker {
+  const now = options.now ?? (() => new Date());
+  const deps = {
+    db: options.db,
+    sealingKey: deriveSealingKey(options.actorSecret),
+    adapters: options.adapters,
+    dashboardBaseUrl: options.dashboardBaseUrl,
+    log: options.log,
+  };
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  let running: Promise<RoundResult> | null = null;
+
+  const round = async (): Promise<RoundResult> => {
+    const expired = await sweepExpiredEscalations(options.db, now());
+    if (expired.length > 0) options.log.info({ expired: expired.length }, 'escalations expired (default deny)');
+    let delivered = 0;
+    for (;;) {
+      const claimed = await deliverDueNotices(deps, now());
+      delivered += claimed;
+      if (claimed === 0 || stopped) break;
+    }
+    return { expired, delivered };
+  };
+  /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
+  const runOnce = async (): Promise<RoundResult> => {
+    while (running !== null) await running.catch(() => undefined);
+    running = round();
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  };
+  const schedule = (): void => {
+    if (stopped || options.intervalMs <= 0) return;
+    timer = setTimeout(() => {
+      runOnce()
+        .catch((error: unknown) => options.log.error({ err: error }, 'escalation worker round failed'))
+        .finally(schedule);
+    }, options.intervalMs);
+  };
+  schedule();
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}

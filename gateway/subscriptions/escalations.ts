@@ -1,0 +1,146 @@
+// escalationUpdated: an owner's live view of their escalations over graphql-ws. NOTIFY
+// `escalation_updated` (sent by the policy subgraph's trigger on commit) says which escalation
+// changed and whose it is; the feed drops other owners' events at once and reads the current state
+// through the gateway's own GraphQL with the subscriber's actor, so the policy subgraph checks
+// ownership again. The first messages are the current state: the named escalation, or the open ones.
+import { GraphQLError } from 'graphql';
+import type { Actor } from '../../platform/actor';
+import type { Fanout } from './fanout';
+
+export const ESCALATION_TOPIC = 'escalationUpdated';
+export const ESCALATION_CHANNEL = 'escalation_updated';
+
+/** What the NOTIFY payload carries; RESYNC after a lost LISTEN connection. */
+export type EscalationNotification =
+  | { readonly kind: 'CHANGED'; readonly pollRef: string; readonly policyId: string; readonly owner: string; readonly state: string }
+  | { readonly kind: 'RESYNC' };
+
+/** Runs a GraphQL operation on the gateway as `actor`; the subscription reads current state with it. */
+export type GatewayExecutor = (
+  actor: Actor,
+  query: string,
+  variables: Record<string, unknown>,
+) => Promise<{ data?: Record<string, unknown> | null; errors?: readonly { message: string }[] }>;
+
+export interface EscalationUpdate {
+  pollRef: string;
+  state: string;
+  outcome: string | null;
+  reason: string | null;
+  intentHash: string;
+  policyId: string;
+  decision: string;
+  amountAtomic: string;
+  recipient: string;
+  createdAt: string;
+  expiresAt: string;
+  resolvedAt: string | null;
+  resolvedVia: string | null;
+}
+
+const FIELDS = 'pollRef state outcome reason intentHash policyId decision amountAtomic recipient createdAt expiresAt resolvedAt resolvedVia';
+const ONE = `query EscalationUpdateOne($pollRef: ID!) { escalation(pollRef: $pollRef) { ${FIELDS} } }`;
+const OPEN = `query EscalationUpdateOpen($policyId: ID, $first: Int) { escalations(policyId: $policyId, state: PENDING, first: $first) { nodes { ${FIELDS} } } }`;
+/** The snapshot of open escalations a subscription starts with. */
+export const MAX_SNAPSHOT_ESCALATIONS = 100;
+
+const POLL_REF = /^esc_[0-9a-f]{24}$/;
+const POLICY_ID = /^[0-9]{1,78}$/;
+
+export function escalationNotification(payload: unknown): EscalationNotification | null {
+  if (typeof payload !== 'object' || payload === null) return null;
+  const record = payload as Record<string, unknown>;
+  const { pollRef, policyId, owner, state } = record;
+  if (typeof pollRef !== 'string' || !POLL_REF.test(pollRef)) return null;
+  if (typeof policyId !== 'string' || !POLICY_ID.test(policyId)) return null;
+  if (typeof owner !== 'string' || typeof state !== 'string') return null;
+  return { kind: 'CHANGED', pollRef, policyId, owner, state };
+}
+
+export interface EscalationFeedArgs {
+  readonly pollRef: string | null;
+  readonly policyId: string | null;
+}
+
+function refuse(code: 'AUTH_REQUIRED' | 'FORBIDDEN' | 'REQUEST_INVALID', message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code } });
+}
+
+/** Who may subscribe: an owner session (their policies) or an admin (all). */
+export function checkSubscriber(actor: Actor, args: EscalationFeedArgs): void {
+  if (actor.kind === 'anonymous') throw refuse('AUTH_REQUIRED', 'Sign in as the owner (connectionParams.authorization) to follow escalations.');
+  if (actor.kind !== 'owner' && actor.kind !== 'admin') throw refuse('FORBIDDEN', 'Only owner sessions and admins follow escalations.');
+  if (args.pollRef !== null && !POLL_REF.test(args.pollRef)) throw refuse('REQUEST_INVALID', 'pollRef is esc_ + 24 hex.');
+  if (args.policyId !== null && !POLICY_ID.test(args.policyId)) throw refuse('REQUEST_INVALID', 'policyId is a uint256 decimal string.');
+}
+
+/**
+ * The subscription's iterator: the snapshot first, then every visible change. Written by hand
+ * rather than as an async generator so that return() ends a pending wait at once (the Fanout's
+ * iterator does), freeing the listener as soon as the client leaves.
+ */
+export function escalationFeed(
+  fanout: Fanout<unknown>,
+  execute: GatewayExecutor,
+  actor: Actor,
+  args: EscalationFeedArgs,
+): AsyncIterableIterator<EscalationUpdate> {
+  checkSubscriber(actor, args);
+  // Subscribed before the snapshot is read, so no change between the two is lost.
+  const events = fanout.subscribe(ESCALATION_TOPIC) as AsyncIterableIterator<EscalationNotification>;
+  const queue: EscalationUpdate[] = [];
+  let snapshotDue = true;
+
+  const readOne = async (pollRef: string): Promise<EscalationUpdate | null> => {
+    const result = await execute(actor, ONE, { pollRef });
+    return ((result.data?.escalation ?? null) as EscalationUpdate | null);
+  };
+  const readSnapshot = async (): Promise<EscalationUpdate[]> => {
+    if (args.pollRef !== null) {
+      const one = await readOne(args.pollRef);
+      if (one === null) throw new GraphQLError('No escalation with this pollRef.', { extensions: { code: 'ESCALATION_NOT_FOUND' } });
+      return [one];
+    }
+    const result = await execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS });
+    const nodes = ((result.data?.escalations as { nodes?: EscalationUpdate[] } | undefined)?.nodes ?? []);
+    return [...nodes].reverse();
+  };
+  const visible = (event: Extract<EscalationNotification, { kind: 'CHANGED' }>): boolean =>
+    (actor.kind === 'admin' || (actor.kind === 'owner' && event.owner === actor.address)) &&
+    (args.pollRef === null || event.pollRef === args.pollRef) &&
+    (args.policyId === null || event.policyId === args.policyId);
+
+  const iterator: AsyncIterableIterator<EscalationUpdate> = {
+    async next() {
+      for (;;) {
+        if (snapshotDue) {
+          snapshotDue = false;
+          queue.push(...(await readSnapshot()));
+        }
+        const queued = queue.shift();
+        if (queued !== undefined) return { done: false, value: queued };
+        const event = await events.next();
+        if (event.done) return { done: true, value: undefined };
+        if (event.value.kind === 'RESYNC') {
+          snapshotDue = true;
+          continue;
+        }
+        if (!visible(event.value)) continue;
+        const current = await readOne(event.value.pollRef);
+        if (current !== null) return { done: false, value: current };
+      }
+    },
+    async return() {
+      await events.return?.();
+      return { done: true, value: undefined };
+    },
+    async throw(error?: unknown) {
+      await events.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}

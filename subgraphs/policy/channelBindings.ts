@@ -1,0 +1,241 @@
+// Channel bindings: where an owner's escalation notices go and who may answer them. A binding is
+// started by the owner's session (startChannelLink) and becomes ACTIVE only when the link code
+// comes back through the channel itself: `/start <code>` or `LINK <code>` typed to the Telegram
+// bot or as a Slack slash command, or a webhook reply signed with the binding's secret. Email
+// carries notices only (no code, never a decision path) and is active at once.
+import { randomBytes } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { isChannelBindingId, newChannelBindingId } from '../../core/canon/ids';
+import { AppError } from '../../core/errors';
+import { seal, unseal } from '../../platform/sealing';
+import { withTransaction } from '../../platform/db/transaction';
+import type { SubgraphContext } from '../kit';
+import { codeDigest, newReplyCode } from './escalationCode';
+
+export type BindingKind = 'telegram' | 'slack' | 'webhook' | 'email';
+export const BINDING_KINDS: readonly BindingKind[] = ['telegram', 'slack', 'webhook', 'email'];
+export type BindingState = 'PENDING' | 'ACTIVE' | 'REVOKED';
+
+/** A link code is good for this long after startChannelLink. */
+export const LINK_CODE_TTL_MS = 30 * 60_000;
+/** Bounds the bindings one owner keeps (pending and active), so a session cannot fill the table. */
+export const MAX_BINDINGS_PER_OWNER = 50;
+export const WEBHOOK_SECRET_BYTES = 32;
+const LINK_TEXT = /^\s*(?:\/start|link)\s+([0-9a-f]{24})\s*$/i;
+const EMAIL = /^[^\s@<>()",;:]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$/;
+const SLACK_ID = /^[A-Z0-9]{2,32}$/;
+const MAX_WEBHOOK_URL_CHARS = 2048;
+
+export interface BindingRow {
+  readonly bindingId: string;
+  readonly owner: string;
+  readonly kind: BindingKind;
+  readonly address: string | null;
+  readonly replyFrom: string | null;
+  readonly state: BindingState;
+  readonly createdAt: Date;
+  readonly activatedAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+export interface LinkStart {
+  readonly binding: BindingRow;
+  readonly linkCode: string | null;
+  readonly linkExpiresAt: Date;
+  /** webhook only: the HMAC key for notices and replies, shown this once. */
+  readonly secret: string | null;
+  readonly instructions: string;
+}
+
+const COLUMNS = 'binding_id, owner, kind, address, reply_from, state, created_at, activated_at, revoked_at';
+
+interface BindingRecord {
+  binding_id: string;
+  owner: string;
+  kind: BindingKind;
+  address: string | null;
+  reply_from: string | null;
+  state: BindingState;
+  created_at: Date;
+  activated_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function toBinding(record: BindingRecord): BindingRow {
+  return {
+    bindingId: record.binding_id,
+    owner: record.owner,
+    kind: record.kind,
+    address: record.address,
+    replyFrom: record.reply_from,
+    state: record.state,
+    createdAt: record.created_at,
+    activatedAt: record.activated_at,
+    revokedAt: record.revoked_at,
+  };
+}
+
+export function requireSealingKey(ctx: Pick<SubgraphContext, 'sealingKey'>): Buffer {
+  if (ctx.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key in this context.');
+  return ctx.sealingKey;
+}
+
+function invalidAddress(reason: string): AppError {
+  return new AppError('REQUEST_INVALID', undefined, [{ field: 'address', reason }]);
+}
+
+/** The address a kind needs, checked; telegram learns its chat from the /start message instead. */
+function checkedAddress(kind: BindingKind, address: string | null, replyFrom: string | null): { address: string | null; replyFrom: string | null } {
+  switch (kind) {
+    case 'telegram':
+      if (address !== null || replyFrom !== null) throw invalidAddress('telegram binds the chat that sends /start <code>; give no address');
+      return { address: null, replyFrom: null };
+    case 'slack':
+      if (address !== null || replyFrom !== null) throw invalidAddress('slack binds the channel and user that send the /spendctl link <code> command; give no address');
+      return { address: null, replyFrom: null };
+    case 'webhook': {
+      if (address === null || address.length > MAX_WEBHOOK_URL_CHARS) throw invalidAddress('an http(s) URL of at most 2048 characters');
+      let url: URL;
+      try {
+        url = new URL(address);
+      } catch {
+        throw invalidAddress('an http(s) URL');
+      }
+      if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') {
+        throw invalidAddress('an http(s) URL without credentials');
+      }
+      return { address: url.toString(), replyFrom: null };
+    }
+    case 'email':
+      if (address === null || !EMAIL.test(address)) throw invalidAddress('an email address');
+      return { address: address.toLowerCase(), replyFrom: null };
+  }
+}
+
+export async function startChannelLink(
+  ctx: SubgraphContext,
+  owner: string,
+  input: { kind: BindingKind; address: string | null; replyFrom: string | null },
+): Promise<LinkStart> {
+  const now = ctx.now();
+  const key = requireSealingKey(ctx);
+  const { address, replyFrom } = checkedAddress(input.kind, input.address, input.replyFrom);
+  const linkCode = input.kind === 'email' ? null : newReplyCode();
+  const secret = input.kind === 'webhook' ? randomBytes(WEBHOOK_SECRET_BYTES).toString('hex') : null;
+  const expiresAt = new Date(now.getTime() + LINK_CODE_TTL_MS);
+  const bindingId = newChannelBindingId();
+  return withTransaction(ctx.db, async (client) => {
+    const count = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM policy.channel_bindings WHERE owner = $1 AND state <> 'REVOKED'`,
+      [owner],
+    );
+    if (count.rows[0]!.n >= MAX_BINDINGS_PER_OWNER) {
+      throw new AppError('REQUEST_INVALID', `An owner keeps at most ${MAX_BINDINGS_PER_OWNER} channel bindings; revoke one first.`);
+    }
+    const state: BindingState = linkCode === null ? 'ACTIVE' : 'PENDING';
+    const inserted = await client.query<BindingRecord>(
+      `INSERT INTO policy.channel_bindings (binding_id, owner, kind, address, reply_from, sealed_secret, state, link_code_sha256,
+                                            link_expires_at, created_at, activated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${COLUMNS}`,
+      [bindingId, owner, input.kind, address, replyFrom, secret === null ? null : seal(key, secret), state,
+        linkCode === null ? null : codeDigest(linkCode), expiresAt, now, state === 'ACTIVE' ? now : null],
+    );
+    return {
+      binding: toBinding(inserted.rows[0]!),
+      linkCode,
+      linkExpiresAt: expiresAt,
+      secret,
+      instructions: instructionsFor(input.kind, linkCode),
+    };
+  });
+}
+
+function instructionsFor(kind: BindingKind, linkCode: string | null): string {
+  switch (kind) {
+    case 'telegram':
+      return `Send "/start ${linkCode}" to the service's Telegram bot from the chat that should receive escalations.`;
+    case 'slack':
+      return `Type "/spendctl link ${linkCode}" in the Slack channel that should receive escalations.`;
+    case 'webhook':
+      return `POST {"type":"channel.link","code":"${linkCode}"} to /channels/webhook/reply, signed with the secret (headers x-spend-control-timestamp and x-spend-control-signature).`;
+    case 'email':
+      return 'Active: notices are mailed with a link to the dashboard. Email never carries a reply code; decide in the dashboard or a chat channel.';
+  }
+}
+
+/** `/start <code>` or `LINK <code>`: the code, or null when the text is no link command. */
+export function parseLinkText(text: string): string | null {
+  if (typeof text !== 'string' || text.length > 128) return null;
+  const match = LINK_TEXT.exec(text);
+  return match === null ? null : match[1].toLowerCase();
+}
+
+/**
+ * Activates the PENDING binding of this kind whose link code matches, binding the chat (and the
+ * user who may answer). One conditional UPDATE: a code links once, and only before it expires.
+ */
+export async function completeChannelLink(
+  db: Pool,
+  input: { kind: 'telegram' | 'slack'; code: string; chatId: string; userId: string | null },
+  now: Date,
+): Promise<BindingRow | null> {
+  if (input.kind === 'slack' && (!SLACK_ID.test(input.chatId) || (input.userId !== null && !SLACK_ID.test(input.userId)))) return null;
+  const result = await db.query<BindingRecord>(
+    `UPDATE policy.channel_bindings
+        SET state = 'ACTIVE', address = $3, reply_from = $4, link_code_sha256 = NULL, activated_at = $5
+      WHERE kind = $1 AND link_code_sha256 = $2 AND state = 'PENDING' AND link_expires_at > $5
+      RETURNING ${COLUMNS}`,
+    [input.kind, codeDigest(input.code), input.chatId.slice(0, 2048), input.userId, now],
+  );
+  const record = result.rows[0];
+  return record === undefined ? null : toBinding(record);
+}
+
+/** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
+export async function completeWebhookLink(db: Pool | PoolClient, bindingId: string, code: string, now: Date): Promise<BindingRow | null> {
+  const result = await db.query<BindingRecord>(
+    `UPDATE policy.channel_bindings
+        SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $3
+      WHERE binding_id = $1 AND kind = 'webhook' AND link_code_sha256 = $2 AND state = 'PENDING' AND link_expires_at > $3
+      RETURNING ${COLUMNS}`,
+    [bindingId, codeDigest(code), now],
+  );
+  const record = result.rows[0];
+  return record === undefined ? null : toBinding(record);
+}
+
+export async function readBindings(db: Pool, owner: string): Promise<BindingRow[]> {
+  const result = await db.query<BindingRecord>(
+    `SELECT ${COLUMNS} FROM policy.channel_bindings WHERE owner = $1 AND state <> 'REVOKED' ORDER BY created_at, binding_id`,
+    [owner],
+  );
+  return result.rows.map(toBinding);
+}
+
+export async function revokeBinding(db: Pool, owner: string, bindingId: string, now: Date): Promise<BindingRow> {
+  if (!isChannelBindingId(bindingId)) throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
+  const result = await db.query<BindingRecord>(
+    `UPDATE policy.channel_bindings SET state = 'REVOKED', revoked_at = $3, link_code_sha256 = NULL
+      WHERE binding_id = $1 AND owner = $2 AND state <> 'REVOKED' RETURNING ${COLUMNS}`,
+    [bindingId, owner, now],
+  );
+  const record = result.rows[0];
+  if (record === undefined) throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
+  return toBinding(record);
+}
+
+/** Webhook bindings (pending or active) that may have signed a request for this owner, with their secrets. */
+export async function webhookSecrets(
+  db: Pool | PoolClient,
+  key: Buffer,
+  where: { owner: string } | { bindingId: string },
+): Promise<Array<{ bindingId: string; owner: string; state: BindingState; secret: string }>> {
+  const byOwner = 'owner' in where;
+  const result = await db.query<{ binding_id: string; owner: string; state: BindingState; sealed_secret: Buffer }>(
+    `SELECT binding_id, owner, state, sealed_secret FROM policy.channel_bindings
+      WHERE kind = 'webhook' AND state <> 'REVOKED' AND ${byOwner ? 'owner = $1' : 'binding_id = $1'}
+      ORDER BY created_at LIMIT ${MAX_BINDINGS_PER_OWNER}`,
+    [byOwner ? where.owner : where.bindingId],
+  );
+  return result.rows.map((row) => ({ bindingId: row.binding_id, owner: row.owner, state: row.state, secret: unseal(key, row.sealed_secret) }));
+}
