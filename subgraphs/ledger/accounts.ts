@@ -30,6 +30,8 @@ export type GroupKind = (typeof GROUP_KINDS)[number];
 
 /** The treasury account on each rail that holds the pre-funded operational float. */
 export const FLOAT_REF = 'float';
+/** The treasury account of what the fee receiver's address holds: x402 call fees arrive there, not in the float. */
+export const FEE_RECEIVER_REF = 'fee-receiver';
 
 const CAIP2_CHAIN = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/;
 const EVM_TOKEN = /^0x[0-9a-fA-F]{40}$/;

@@ -8,7 +8,7 @@
 // commits or fails together either way.
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, type ErrorCode } from '../../core/errors';
-import { FLOAT_REF, accountId, assetId, parseAssetId, railRef, type GroupKind } from './accounts';
+import { FEE_RECEIVER_REF, FLOAT_REF, accountId, assetId, parseAssetId, railRef, type GroupKind } from './accounts';
 
 /** A pg Pool, PoolClient or Client. */
 export interface LedgerDb {
@@ -218,14 +218,14 @@ export interface ServiceFeeInput extends GroupContext {
   readonly route: string;
 }
 
-/** SERVICE_FEE: an x402 call fee settled into the funding treasury. Dr TREASURY / Cr FEE_REVENUE. */
+/** SERVICE_FEE: an x402 call fee settled to the fee receiver. Dr TREASURY:fee-receiver / Cr FEE_REVENUE:<route>. */
 export function postServiceFee(db: LedgerDb, input: ServiceFeeInput): Promise<string> {
   const fee = positive('feeAtomic', input.feeAtomic);
   return postGroup(db, {
     kind: 'SERVICE_FEE',
     asset: input.asset,
     entries: [
-      { account: accountId('TREASURY', input.asset, FLOAT_REF), amountAtomic: fee },
+      { account: accountId('TREASURY', input.asset, FEE_RECEIVER_REF), amountAtomic: fee },
       { account: accountId('FEE_REVENUE', input.asset, input.route), amountAtomic: -fee },
     ],
     ...context(input),

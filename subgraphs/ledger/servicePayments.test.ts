@@ -3,7 +3,7 @@
 // rules the database refuses to break even for direct SQL.
 import { randomBytes } from 'node:crypto';
 import type { TestDatabase } from '../../platform/db/testDb';
-import { accountId, FLOAT_REF } from './accounts';
+import { accountId, FEE_RECEIVER_REF, FLOAT_REF } from './accounts';
 import { accountBalance, postGroup } from './posting';
 import {
   type PaymentClaim,
@@ -76,20 +76,23 @@ describe('claims', () => {
 });
 
 describe('money states', () => {
-  const treasury = accountId('TREASURY', USDT0, FLOAT_REF);
+  const treasury = accountId('TREASURY', USDT0, FEE_RECEIVER_REF);
+  const float = accountId('TREASURY', USDT0, FLOAT_REF);
 
-  it('settled: SERVICE_FEE Dr TREASURY / Cr FEE_REVENUE:<route>, then the answer is kept', async () => {
+  it('settled: SERVICE_FEE Dr TREASURY:fee-receiver / Cr FEE_REVENUE:<route> (the float untouched), then the answer is kept', async () => {
     const before = await accountBalance(db.pool, treasury);
+    const floatBefore = await accountBalance(db.pool, float);
     const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
     const settled = await recordSettled(db.pool, payment, TX(1));
     expect(settled).toMatchObject({ state: 'SETTLED', txHash: TX(1) });
     expect(await accountBalance(db.pool, treasury)).toBe(before + 10_000n);
+    expect(await accountBalance(db.pool, float)).toBe(floatBefore);
     const answered = await recordAnswer(db.pool, payment.paymentId, 200, { ok: true, tool: 'ping_service' });
     expect(answered).toMatchObject({ state: 'ANSWERED', answerStatus: 200, answerBody: { ok: true, tool: 'ping_service' } });
     expect(await recordAnswer(db.pool, payment.paymentId, 200, { again: true })).toBeNull();
   });
 
-  it('pending then confirmed: SUSPENSE holds the fee, then clears into TREASURY', async () => {
+  it('pending then confirmed: SUSPENSE holds the fee, then clears into TREASURY:fee-receiver', async () => {
     const before = await accountBalance(db.pool, treasury);
     const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
     const parked = await recordPending(db.pool, payment, TX(2));

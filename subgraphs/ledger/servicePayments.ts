@@ -7,7 +7,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { newServicePaymentId } from '../../core/canon/ids';
 import { withTransaction } from '../../platform/db/transaction';
-import { accountId, assetId, FLOAT_REF } from './accounts';
+import { accountId, assetId, FEE_RECEIVER_REF } from './accounts';
 import { ledgerErrorFrom, postGroup, postServiceFee, reverseGroup } from './posting';
 
 export type ServicePaymentState = 'SETTLING' | 'PENDING' | 'SETTLED' | 'ANSWERED' | 'FAILED';
@@ -207,7 +207,7 @@ async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promis
 }
 
 /**
- * The chain confirmed the Transfer of a claimed payment: SERVICE_FEE (Dr TREASURY / Cr
+ * The chain confirmed the Transfer of a claimed payment: SERVICE_FEE (Dr TREASURY:fee-receiver / Cr
  * FEE_REVENUE:<route>) and SETTLED, in one transaction. The lease stays: the caller runs the call.
  */
 export function recordSettled(pool: Pool, payment: ServicePayment, txHash: string): Promise<ServicePayment> {
@@ -260,7 +260,7 @@ export function recordPending(pool: Pool, payment: ServicePayment, txHash: strin
 }
 
 /**
- * The chain confirmed a parked payment: clear SUSPENSE into TREASURY (SUSPENSE_MOVE) and mark it
+ * The chain confirmed a parked payment: clear SUSPENSE into TREASURY:fee-receiver (SUSPENSE_MOVE) and mark it
  * SETTLED. Idempotent: a second reconciler finds it settled and changes nothing. `leaseMs`: the
  * caller will run the call now (a re-presentation); null: the reconciler only books it.
  */
@@ -271,7 +271,7 @@ export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: str
       kind: 'SUSPENSE_MOVE',
       asset,
       entries: [
-        { account: accountId('TREASURY', asset, FLOAT_REF), amountAtomic: payment.amountAtomic },
+        { account: accountId('TREASURY', asset, FEE_RECEIVER_REF), amountAtomic: payment.amountAtomic },
         { account: accountId('SUSPENSE', asset, payment.paymentId), amountAtomic: -payment.amountAtomic },
       ],
       idempotencyKey: `x402:clear:${payment.paymentId}`,

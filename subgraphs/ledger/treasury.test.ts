@@ -21,7 +21,7 @@ import type { TestDatabase } from '../../platform/db/testDb';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
 import { assetId } from './accounts';
 import { ledgerSubgraph } from './index';
-import { postFunding, postTreasuryTransfer, registerAsset } from './posting';
+import { postFunding, postServiceFee, postTreasuryTransfer, registerAsset } from './posting';
 import { createLedgerTestDatabase, intentId } from './testRails';
 import { type TreasuryRail, recordTreasurySnapshot, recordTreasurySnapshots } from './treasury';
 
@@ -110,6 +110,14 @@ it('finds no drift when the chain moved exactly what the ledger posted', async (
   ]);
   expect(snapshots[0].blockNumber).toBe(await funding.publicClient.getBlockNumber());
   expect(snapshots[0].treasuryAddress).toBe(keys.treasury.address.toLowerCase());
+});
+
+it('does not count x402 fees, which arrive at the fee receiver, against the treasury float', async () => {
+  const before = await recordTreasurySnapshot(db.pool, railOf(funding), options);
+  await postServiceFee(db.pool, { asset: funding.asset, feeAtomic: 10_000n, route: 'ping_service', idempotencyKey: 'x402:fee:drift-test' });
+  const after = await recordTreasurySnapshot(db.pool, railOf(funding), options);
+  expect(after.ledgerBalanceAtomic).toBe(before.ledgerBalanceAtomic);
+  expect(after.driftAtomic).toBe(before.driftAtomic);
 });
 
 it('reports an on-chain movement the ledger does not know of as drift, and posts nothing', async () => {

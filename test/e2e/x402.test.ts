@@ -224,7 +224,7 @@ describe('the official client pays', () => {
     const payer = newPayer();
     await fund(payer, 1_000_000n);
     const receiverBefore = await balance(feeReceiver);
-    const treasuryBefore = await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:float`);
+    const treasuryBefore = await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`);
 
     const response = await officialFetch(payer)(`${stack.url}/ping_service`);
     expect(response.status).toBe(200);
@@ -239,7 +239,7 @@ describe('the official client pays', () => {
     const [payment] = await paymentRows(payer.address);
     expect(payment.state).toBe('ANSWERED');
     expect(await serviceFeeGroups(payment.payment_id)).toEqual([{ group_id: payment.fee_group_id, kind: 'SERVICE_FEE' }]);
-    expect(await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:float`)).toBe(treasuryBefore + PING_PRICE);
+    expect(await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`)).toBe(treasuryBefore + PING_PRICE);
     expect(await accountBalance(`FEE_REVENUE:eip155:196|${token.toLowerCase()}:ping_service`)).toBeLessThanOrEqual(-PING_PRICE);
   });
 
