@@ -1,16 +1,17 @@
 // create_spend_intent and preflight_payment. A preflight is one transaction under a per-policy
-// advisory lock: read the policy (policy.current_policy), build the LedgerWindow from this
-// subgraph's tables, run the pure engine with the injected clock, and write decision, trace and
-// receipt, plus a reservation and an approved-call record on APPROVED. Concurrent preflights of one
-// policy are serialised by the lock, so they can never approve more than the budget.
+// advisory lock: read the policy and its LedgerWindow, run the pure engine with the injected clock,
+// and write decision, trace and receipt, plus a reservation and an approved-call record on
+// APPROVED. Concurrent preflights of one policy are serialised by the lock, so they can never
+// approve more than the budget. The reads and the writes are one SQL call each
+// (`intent.preflight_window`, which also takes the lock, and `intent.preflight_record`, migration
+// 0003), so a decision costs four round trips including BEGIN and the durable COMMIT.
 import type { PoolClient } from 'pg';
 import { newReceiptId, newReservationId } from '../../core/canon/ids';
-import { evaluate, type LedgerWindow, type PolicySnapshot, type RecentApproval } from '../../core/engine';
+import { evaluate, type LedgerWindow, type OwnerApproval, type PolicySnapshot, type RecentApproval } from '../../core/engine';
 import { AppError } from '../../core/errors';
 import { spendIntentToWire, validateSpendIntent, type SpendIntent } from '../../core/validation/intent';
 import type { NormalisedPolicyRules } from '../../core/validation/policy';
-import { withTransaction } from '../../platform/db/transaction';
-import { approvalWasUsed, openEscalation, ownerApprovalFor, type PreflightEscalation, useOwnerApproval } from './escalation';
+import { approvalWasUsed, type EscalationToOpen, escalationToOpen, preflightEscalation } from './escalation';
 import type { SubgraphContext } from '../kit';
 import { INTENT_HASH } from './store';
 
@@ -26,7 +27,9 @@ export function requirePolicyId(policyId: unknown): string {
   if (typeof policyId !== 'string' || !POLICY_ID.test(policyId)) {
     throw new AppError('REQUEST_INVALID', 'policyId must be a uint256 decimal string.', [{ field: 'policyId', reason: 'must be a uint256 decimal string' }]);
   }
-  return policyId;
+  // One spelling per policy: the lock and the window are keyed by this string, so "007" and "7"
+  // must not be two policies (each with its own budget) when current_policy finds the same one.
+  return BigInt(policyId).toString();
 }
 
 export function validIntent(raw: unknown, now: Date): SpendIntent {
@@ -50,20 +53,35 @@ interface CurrentPolicyRow {
 }
 
 /**
- * A policy version's rules never change (a change is a new version), so one rules object per
- * (policy, version, hash) is kept and reused: the engine compiles and integrity-checks a rules
- * object once (milliseconds) and caches the result by object identity. Bounded; oldest out first.
+ * A policy version's rules never change (a change is a new version), so the rules object of each
+ * policy's latest version seen is kept and reused while the version and hash still match: the
+ * engine compiles and integrity-checks a rules object once (milliseconds) and caches the result by
+ * object identity, and the preflight does not fetch rules it already holds. Bounded; oldest out first.
  */
 export const RULES_CACHE_MAX_ENTRIES = 10_000;
-const rulesByVersion = new Map<string, NormalisedPolicyRules>();
+interface HeldRules {
+  readonly version: number;
+  readonly policyHash: string;
+  readonly rules: NormalisedPolicyRules;
+}
+const rulesByPolicy = new Map<string, HeldRules>();
+
+function heldRules(policyId: string, version: number, policyHash: string): HeldRules | undefined {
+  const held = rulesByPolicy.get(policyId);
+  return held !== undefined && held.version === version && held.policyHash === policyHash ? held : undefined;
+}
+
+function holdRules(policyId: string, version: number, policyHash: string, rules: NormalisedPolicyRules): NormalisedPolicyRules {
+  const held = heldRules(policyId, version, policyHash);
+  if (held !== undefined) return held.rules;
+  rulesByPolicy.delete(policyId);
+  if (rulesByPolicy.size >= RULES_CACHE_MAX_ENTRIES) rulesByPolicy.delete(rulesByPolicy.keys().next().value as string);
+  rulesByPolicy.set(policyId, { version, policyHash, rules });
+  return rules;
+}
 
 function sharedRules(row: CurrentPolicyRow): NormalisedPolicyRules {
-  const key = `${row.id}:${row.version}:${row.policy_hash}`;
-  const cached = rulesByVersion.get(key);
-  if (cached !== undefined) return cached;
-  if (rulesByVersion.size >= RULES_CACHE_MAX_ENTRIES) rulesByVersion.delete(rulesByVersion.keys().next().value as string);
-  rulesByVersion.set(key, row.rules);
-  return row.rules;
+  return holdRules(row.id, row.version, row.policy_hash, row.rules);
 }
 
 export async function currentPolicy(db: Db, policyId: string): Promise<PolicySnapshot | null> {
@@ -207,66 +225,209 @@ export async function resolveIntent(ctx: SubgraphContext, raw: unknown, intentHa
 // ---------------------------------------------------------------------------------------------
 // preflight_payment
 
+interface PreflightWindowRow {
+  policy_found: boolean;
+  version: number | null;
+  status: string | null;
+  policy_hash: string | null;
+  /** Null when the caller passed the version and hash of the rules it already holds. */
+  rules: NormalisedPolicyRules | null;
+  expires_at: Date | null;
+  settled: string;
+  reserved: string;
+  calls: string;
+  provider_last_at: Date | null;
+  /** [intentHash, capability, recipient, amount, itemHash, provider, agentId, endpoint, approvedAtMs] */
+  recent: Array<[string, string, string, string, string, string, string, string, number]> | null;
+  approval: string | null;
+}
+
+// Named statements: parsed and planned once per connection.
+const PREFLIGHT_WINDOW = {
+  name: 'intent_preflight_window_v1',
+  text: 'SELECT * FROM intent.preflight_window($1, $2, $3, $4, $5, $6, $7)',
+};
+const PREFLIGHT_RECORD = {
+  name: 'intent_preflight_record_v1',
+  text:
+    'SELECT * FROM intent.preflight_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, ' +
+    '$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)',
+};
+
+/**
+ * Takes the per-policy decision lock and reads, in one call, the policy, the window and an unused
+ * owner approval of this intent (`intent.preflight_window`). The window is what readWindow builds;
+ * the last approved call per provider is read only when rule 9 has a cooldown to check.
+ */
+export async function lockAndReadPreflight(
+  db: Db,
+  policyId: string,
+  intent: SpendIntent,
+  now: Date,
+): Promise<{ policy: PolicySnapshot | null; window: LedgerWindow; approval: OwnerApproval | null }> {
+  const known = rulesByPolicy.get(policyId);
+  const result = await db.query<PreflightWindowRow>({
+    ...PREFLIGHT_WINDOW,
+    values: [policyId, intent.intentHash, now, utcDay(now), intent.provider, known?.version ?? null, known?.policyHash ?? null],
+  });
+  const row = result.rows[0]!;
+  let policy: PolicySnapshot | null = null;
+  if (row.policy_found) {
+    const version = row.version!;
+    const policyHash = row.policy_hash!;
+    let rules: NormalisedPolicyRules;
+    if (row.rules !== null) {
+      rules = holdRules(policyId, version, policyHash, row.rules);
+    } else {
+      // Withheld only when it matched what we passed; `known` is the object we passed.
+      if (known === undefined || known.version !== version || known.policyHash !== policyHash) {
+        throw new AppError('INTERNAL_ERROR', 'Policy rules were withheld for a version this process does not hold.');
+      }
+      rules = known.rules;
+    }
+    policy = {
+      policyId,
+      version,
+      status: row.status as PolicySnapshot['status'],
+      policyHash: policyHash as PolicySnapshot['policyHash'],
+      rules,
+      expiresAt: row.expires_at,
+    };
+  }
+  const recentApproved: RecentApproval[] = (row.recent ?? []).map((entry) => ({
+    intentHash: entry[0],
+    capability: entry[1],
+    recipient: entry[2],
+    amountAtomic: BigInt(entry[3]),
+    itemHash: entry[4],
+    provider: entry[5],
+    agentId: entry[6],
+    endpoint: entry[7],
+    approvedAtMs: entry[8],
+  }));
+  const lastApprovedAtMsByProvider: Record<string, number> = {};
+  if (row.provider_last_at !== null) lastApprovedAtMsByProvider[intent.provider] = row.provider_last_at.getTime();
+  const window: LedgerWindow = {
+    settledTodayAtomic: BigInt(row.settled),
+    reservedTodayAtomic: BigInt(row.reserved),
+    approvedCallsLastHour: Number(row.calls),
+    recentApproved,
+    lastApprovedAtMsByProvider,
+    // No vendor-score source yet: the policy's vendorRisk.onUnavailable decides.
+    vendorScore: null,
+  };
+  const approval = row.approval === null ? null : { pollRef: row.approval, intentHash: intent.intentHash };
+  return { policy, window, approval };
+}
+
+/** Raised by intent.preflight_record when the owner approval it was to use is gone. */
+const APPROVAL_LOST = 'IN001';
+
+/**
+ * One transaction on one connection, with each pair of statements queued together: BEGIN with the
+ * window read, the decision write with COMMIT. pg sends a queued statement the moment the one
+ * before it completes, so no turn of the (busy) event loop sits between them, and none between the
+ * write and the COMMIT, which both run while the policy's lock is held. Queuing COMMIT is safe
+ * because a failing write aborts the transaction: PostgreSQL then answers that COMMIT with a
+ * rollback. Anything that could refuse the decision runs before the write is sent.
+ */
+async function inPreflightTransaction<T>(
+  pool: SubgraphContext['db'],
+  work: (client: PoolClient, begun: Promise<unknown>, commit: () => Promise<unknown>) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let committed = false;
+  let broken = false;
+  try {
+    const begun = client.query('BEGIN');
+    begun.catch(() => undefined); // awaited by `work`; never an unhandled rejection meanwhile
+    const result = await work(client, begun, () => {
+      const commit = client.query('COMMIT');
+      commit.then(
+        () => {
+          committed = true;
+        },
+        () => undefined,
+      );
+      return commit;
+    });
+    if (!committed) throw new Error('preflight transaction ended without COMMIT');
+    return result;
+  } catch (error) {
+    if (!committed) {
+      broken = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
 export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
   const now = ctx.now();
   // Validation first (INTENT_MALFORMED before anything else), then the policyId, then the lookup.
   const given = raw !== undefined && raw !== null ? validIntent(raw, now) : null;
   const policyId = requirePolicyId(policyIdRaw);
   const intent = given ?? (await resolveIntent(ctx, null, intentHashRaw));
-  return withTransaction(ctx.db, async (client) => {
-    await lockPolicyDecisions(client, policyId);
-    const policy = await currentPolicy(client, policyId);
-    const window = await readWindow(client, policyId, policy, now, intent.provider);
-    const approval = policy === null ? null : await ownerApprovalFor(client, intent.intentHash);
+  return inPreflightTransaction(ctx.db, async (client, begun, commit) => {
+    const reading = lockAndReadPreflight(client, policyId, intent, now);
+    reading.catch(() => undefined); // awaited below, after BEGIN
+    await begun;
+    const { policy, window, approval } = await reading;
     const decision = evaluate({ intent, policy, window, now, approval });
-    // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
-    if (given !== null && policy !== null) await storeIntent(client, intent, policy.policyId, policy.version, now);
-    const inserted = await client.query<{ decision_id: string }>(
-      `INSERT INTO intent.decisions (intent_hash, policy_id, policy_version, policy_hash, decision, outcome, deciding_rule,
-                                     rule_trace, engine, fail_closed_reason, evaluated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING decision_id::text`,
-      [
-        intent.intentHash, policyId, policy?.version ?? null, policy?.policyHash ?? null, decision.decision, decision.outcome,
-        decision.decidingRule, JSON.stringify(decision.ruleTrace), JSON.stringify(decision.engine), decision.failClosedReason, now,
-      ],
-    );
-    const decisionId = inserted.rows[0]!.decision_id;
-    const receiptId = newReceiptId();
-    await client.query(
-      `INSERT INTO intent.decision_receipts (receipt_id, decision_id, intent_hash, state, created_at) VALUES ($1, $2, $3, 'PENDING', $4)`,
-      [receiptId, decisionId, intent.intentHash, now],
-    );
-    if (approvalWasUsed(decision, approval)) await useOwnerApproval(client, approval, now);
-    let escalation: PreflightEscalation | null = null;
+    let escalation: EscalationToOpen | null = null;
     if (decision.outcome === 'ESCALATED' && policy !== null) {
       if (ctx.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
-      escalation = await openEscalation(client, { intent, policy, decision, sealingKey: ctx.sealingKey, now });
+      escalation = escalationToOpen({ policy, decision, sealingKey: ctx.sealingKey });
     }
-    let reservation: Json | null = null;
-    if (decision.outcome === 'APPROVED' && policy !== null) {
-      const reservationId = newReservationId();
-      const expiresAt = new Date(intent.deadlineUnixSeconds * 1000);
-      const asset = `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
-      await client.query(
-        `INSERT INTO intent.reservations (reservation_id, decision_id, intent_hash, policy_id, amount, asset, day, state, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5::numeric, $6, $7::date, 'ACTIVE', $8, $9, $9)`,
-        [reservationId, decisionId, intent.intentHash, policyId, intent.amountAtomic.toString(), asset, utcDay(now), expiresAt, now],
-      );
-      await client.query(
-        `INSERT INTO intent.approved_calls (decision_id, policy_id, intent_hash, provider, agent_id, capability, recipient, amount, item_hash, endpoint, approved_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::numeric, $9, $10, $11)`,
-        [decisionId, policyId, intent.intentHash, intent.provider, intent.agentId, intent.capability, intent.recipient,
-          intent.amountAtomic.toString(), intent.itemHash, intent.endpoint, now],
-      );
-      reservation = {
-        reservationId,
-        state: 'ACTIVE',
-        amountAtomic: intent.amountAtomic.toString(),
-        asset,
-        day: utcDay(now),
-        expiresAt: expiresAt.toISOString(),
-      };
+    // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
+    const storeIntent = given !== null && policy !== null;
+    const canonical = storeIntent || escalation !== null ? JSON.stringify(spendIntentToWire(intent)) : null;
+    const approved = decision.outcome === 'APPROVED' && policy !== null;
+    const reservationId = approved ? newReservationId() : null;
+    const reservationExpiresAt = new Date(intent.deadlineUnixSeconds * 1000);
+    const asset = policy === null ? null : `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
+    const day = utcDay(now);
+    const usedApproval = approvalWasUsed(decision, approval) ? approval.pollRef : null;
+    const receiptId = newReceiptId();
+    const recording = client.query<{ decision_id: string; escalation_poll_ref: string | null; escalation_expires_at: Date | null }>({
+      ...PREFLIGHT_RECORD,
+      values: [
+        intent.intentHash, policyId, policy?.version ?? null, policy?.policyHash ?? null,
+        decision.decision, decision.outcome, decision.decidingRule, JSON.stringify(decision.ruleTrace), JSON.stringify(decision.engine),
+        decision.failClosedReason, now, receiptId,
+        storeIntent, intent.agentId, intent.amountAtomic.toString(), canonical,
+        reservationId, asset, day, reservationExpiresAt,
+        intent.provider, intent.capability, intent.recipient, intent.itemHash, intent.endpoint,
+        usedApproval,
+        escalation?.pollRef ?? null, escalation?.decidingRule ?? null, escalation?.reason ?? null, escalation?.codeSha256 ?? null, escalation?.sealedCode ?? null,
+      ],
+    });
+    recording.catch(() => undefined); // awaited below; the COMMIT is queued first
+    const committing = commit();
+    let row;
+    try {
+      row = (await recording).rows[0]!;
+    } catch (error) {
+      await committing.catch(() => undefined); // PostgreSQL rolls the aborted transaction back
+      if ((error as { code?: unknown }).code === APPROVAL_LOST) throw new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.');
+      throw error;
     }
+    await committing;
+    const reservation: Json | null =
+      reservationId === null
+        ? null
+        : {
+            reservationId,
+            state: 'ACTIVE',
+            amountAtomic: intent.amountAtomic.toString(),
+            asset,
+            day,
+            expiresAt: reservationExpiresAt.toISOString(),
+          };
     return {
       decision: decision.decision,
       intentHash: intent.intentHash,
@@ -277,7 +438,7 @@ export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknow
       engine: decision.engine,
       ruleTrace: decision.ruleTrace,
       reservation,
-      escalation,
+      escalation: escalation === null ? null : preflightEscalation(row.escalation_poll_ref!, row.escalation_expires_at!),
       receiptId,
     };
   });

@@ -1,0 +1,237 @@
+// The two SQL calls a preflight is made of (migration 0003): `intent.preflight_window` takes the
+// per-policy lock and reads policy, window and approval; `intent.preflight_record` writes the
+// decision. Checked through the module API on a real database: the window equals the one the tools
+// read statement by statement, rules are withheld only when the caller holds them, the lock is the
+// one settlement takes, a lost approval is reported, and one policy has one spelling of its id.
+import { randomBytes } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import * as ids from '../../core/canon/ids';
+import { NOW_MS, policyDocument, rulesOf, wireIntent } from '../../core/test-support/spend-fixtures';
+import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
+import { deriveSealingKey } from '../../platform/sealing';
+import type { SubgraphContext } from '../kit';
+import { createPolicy } from '../policy/writes';
+import { lockAndReadPreflight, lockPolicyDecisions, preflightPayment, readWindow, validIntent } from './preflight';
+
+let db: TestDatabase;
+let clockMs = NOW_MS;
+let ctx: SubgraphContext;
+let nonce = 0;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  ctx = {
+    actor: { kind: 'anonymous' },
+    db: db.pool,
+    now: () => new Date(clockMs),
+    correlationId: 'cor_0123456789abcdef',
+    sealingKey: deriveSealingKey(randomBytes(32)),
+  };
+});
+
+afterAll(async () => {
+  await db?.drop();
+});
+
+beforeEach(() => {
+  clockMs = NOW_MS;
+});
+
+interface Created {
+  policyId: string;
+  policyHash: string;
+  version: number;
+}
+
+async function newPolicy(overrides: Record<string, unknown> = {}): Promise<Created> {
+  const rules = rulesOf(policyDocument({ owner: `0x${randomBytes(20).toString('hex')}`, ...overrides }));
+  const row = await createPolicy({ db: db.pool }, rules, { actor: 'admin', at: new Date(clockMs) });
+  return { policyId: row.id, policyHash: row.policyHash, version: row.version };
+}
+
+function intentFor(policy: Created, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  nonce += 1;
+  return {
+    ...wireIntent({ policyId: policy.policyId, policyHash: policy.policyHash } as never),
+    item: { n: nonce },
+    nonce: String(nonce),
+    deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 3600),
+    ...overrides,
+  };
+}
+
+async function inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await db.pool.connect();
+  try {
+    await client.query('BEGIN');
+    return await work(client);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
+
+describe('intent.preflight_window', () => {
+  it('reads the same window as the statement-by-statement reader', async () => {
+    const policy = await newPolicy({
+      dailyBudget: '100.00',
+      duplicates: { windowMinutes: 30, keys: ['capability', 'recipient', 'amount', 'itemHash'] },
+      cooldowns: { sameServiceMinutes: 1 },
+      rateLimit: { callsPerHour: 1000 },
+    });
+    // Approvals spread over two hours and two providers, one expired reservation, one settled.
+    const providers = ['api.vendor.example', 'api.other.example'];
+    for (let index = 0; index < 6; index += 1) {
+      clockMs = NOW_MS - (5 - index) * 25 * 60_000;
+      const result = await preflightPayment(ctx, policy.policyId, intentFor(policy, { provider: providers[index % 2], amount: String(1000 + index) }), null);
+      expect(result.decision).toBe('APPROVED');
+    }
+    clockMs = NOW_MS - 10 * 60_000;
+    await preflightPayment(ctx, policy.policyId, intentFor(policy, { deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 60) }), null);
+    await db.pool.query(
+      `UPDATE intent.reservations SET state = 'CONSUMED'
+        WHERE reservation_id = (SELECT reservation_id FROM intent.reservations WHERE policy_id = $1 ORDER BY created_at DESC LIMIT 1 OFFSET 1)`,
+      [policy.policyId],
+    );
+    clockMs = NOW_MS;
+    for (const provider of providers) {
+      const intent = validIntent(intentFor(policy, { provider }), new Date(clockMs));
+      const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(clockMs)));
+      const reference = await readWindow(db.pool, policy.policyId, read.policy, new Date(clockMs), provider);
+      expect(read.window).toEqual(reference);
+      expect(read.window.recentApproved.length).toBeGreaterThan(0);
+      expect(read.window.settledTodayAtomic).toBeGreaterThan(0n);
+      expect(Object.keys(read.window.lastApprovedAtMsByProvider)).toEqual([provider]);
+    }
+  });
+
+  it('skips the per-provider read when the policy has no cooldown (rule 9 reads nothing then)', async () => {
+    const policy = await newPolicy({ cooldowns: { sameServiceMinutes: 0 } });
+    expect((await preflightPayment(ctx, policy.policyId, intentFor(policy), null)).decision).toBe('APPROVED');
+    const intent = validIntent(intentFor(policy), new Date(clockMs));
+    const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(clockMs)));
+    expect(read.window.lastApprovedAtMsByProvider).toEqual({});
+    expect(read.window.approvedCallsLastHour).toBe(1);
+  });
+
+  it('withholds the rules only when the caller already holds this version and hash', async () => {
+    const policy = await newPolicy();
+    const call = (version: number | null, hash: string | null) =>
+      inTransaction(async (client) => {
+        const result = await client.query<{ version: number; policy_hash: string; rules: unknown }>(
+          'SELECT version, policy_hash, rules FROM intent.preflight_window($1, $2, $3, $4, $5, $6, $7)',
+          [policy.policyId, `0x${'ab'.repeat(32)}`, new Date(clockMs), '2026-11-22', 'api.vendor.example', version, hash],
+        );
+        return result.rows[0];
+      });
+    const stored = await db.pool.query('SELECT rules FROM policy.policies WHERE policy_id = $1::numeric', [policy.policyId]);
+    expect((await call(null, null)).rules).toEqual(stored.rows[0].rules);
+    expect((await call(policy.version, policy.policyHash)).rules).toBeNull();
+    expect((await call(policy.version, `0x${'00'.repeat(32)}`)).rules).not.toBeNull();
+    expect((await call(policy.version + 1, policy.policyHash)).rules).not.toBeNull();
+    const unknown = await inTransaction(async (client) => {
+      const result = await client.query('SELECT * FROM intent.preflight_window($1, $2, $3, $4, $5, $6, $7)', [
+        '12345', `0x${'ab'.repeat(32)}`, new Date(clockMs), '2026-11-22', 'api.vendor.example', null, null,
+      ]);
+      return result.rows[0];
+    });
+    expect(unknown).toMatchObject({ policy_found: false, version: null, rules: null, settled: '0', reserved: '0', calls: '0' });
+  });
+
+  it('waits for the decision lock that settlement takes (lockPolicyDecisions)', async () => {
+    const policy = await newPolicy();
+    const holder = await db.pool.connect();
+    const waiter = await db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await lockPolicyDecisions(holder, policy.policyId);
+      const waiterPid = (await waiter.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      await waiter.query('BEGIN');
+      const intent = validIntent(intentFor(policy), new Date(clockMs));
+      let done = false;
+      const reading = lockAndReadPreflight(waiter, policy.policyId, intent, new Date(clockMs)).then((read) => {
+        done = true;
+        return read;
+      });
+      // The waiter shows up as blocked on an advisory lock, and stays blocked while the lock is held.
+      for (;;) {
+        const waiting = await holder.query(
+          `SELECT 1 FROM pg_locks WHERE pid = $1 AND locktype = 'advisory' AND NOT granted`,
+          [waiterPid],
+        );
+        if (waiting.rowCount === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(done).toBe(false);
+      await holder.query('COMMIT');
+      const read = await reading;
+      expect(read.policy?.policyId).toBe(policy.policyId);
+      await waiter.query('COMMIT');
+    } finally {
+      holder.release();
+      waiter.release();
+    }
+  });
+});
+
+describe('intent.preflight_record', () => {
+  it('refuses an owner approval it cannot use, so the transaction cannot commit', async () => {
+    const policy = await newPolicy();
+    const attempt = inTransaction((client) =>
+      client.query(
+        `SELECT * FROM intent.preflight_record($1, $2, $3, $4, 'APPROVED', 'APPROVED', NULL, '[]', '{}', NULL, $5, $6,
+                                               false, 'research-bot-1', 1000, NULL, NULL, NULL, NULL, NULL,
+                                               NULL, NULL, NULL, NULL, NULL, $7, NULL, NULL, NULL, NULL, NULL)`,
+        [`0x${'ab'.repeat(32)}`, policy.policyId, policy.version, policy.policyHash, new Date(clockMs), `0x${'cd'.repeat(32)}`, 'esc_0123456789abcdef01234567'],
+      ),
+    );
+    await expect(attempt).rejects.toMatchObject({ code: 'IN001' });
+  });
+
+  it('rolls the whole decision back when the write fails, even with its COMMIT already queued', async () => {
+    const policy = await newPolicy();
+    const intent = intentFor(policy);
+    // A receipt id that collides makes the write fail after the decision row went in.
+    const first = await preflightPayment(ctx, policy.policyId, intent, null);
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM intent.decisions WHERE policy_id = $1', [policy.policyId]);
+    const spy = jest.spyOn(ids, 'newReceiptId').mockReturnValue(first.receiptId as string);
+    try {
+      await expect(preflightPayment(ctx, policy.policyId, intentFor(policy), null)).rejects.toMatchObject({ code: '23505' });
+    } finally {
+      spy.mockRestore();
+    }
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM intent.decisions WHERE policy_id = $1', [policy.policyId]);
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+    // The connection went back to the pool usable: the next preflight works.
+    expect((await preflightPayment(ctx, policy.policyId, intentFor(policy), null)).decision).toBe('APPROVED');
+  });
+
+  it('writes the intent, decision, receipt, reservation and approved call of an approval in one call', async () => {
+    const policy = await newPolicy();
+    const result = await preflightPayment(ctx, policy.policyId, intentFor(policy), null);
+    expect(result.decision).toBe('APPROVED');
+    const counts = await db.pool.query(
+      `SELECT (SELECT count(*) FROM intent.spend_intents WHERE intent_hash = $1)::int AS intents,
+              (SELECT count(*) FROM intent.decisions WHERE intent_hash = $1)::int AS decisions,
+              (SELECT count(*) FROM intent.decision_receipts WHERE receipt_id = $2)::int AS receipts,
+              (SELECT count(*) FROM intent.reservations WHERE reservation_id = $3 AND state = 'ACTIVE')::int AS reservations,
+              (SELECT count(*) FROM intent.approved_calls WHERE intent_hash = $1)::int AS calls`,
+      [result.intentHash, result.receiptId, (result.reservation as { reservationId: string }).reservationId],
+    );
+    expect(counts.rows[0]).toEqual({ intents: 1, decisions: 1, receipts: 1, reservations: 1, calls: 1 });
+  });
+});
+
+describe('one spelling per policy', () => {
+  it('a policyId with leading zeros shares the lock and the budget of the policy', async () => {
+    // A uint256 has up to 78 digits and a policyId at most 78 characters: take one with room for a zero.
+    let policy = await newPolicy({ dailyBudget: '1.00', perCallCap: '1.00', hardCap: '1.00', escalateAbove: '1.00' });
+    while (policy.policyId.length >= 78) policy = await newPolicy({ dailyBudget: '1.00', perCallCap: '1.00', hardCap: '1.00', escalateAbove: '1.00' });
+    const first = await preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null);
+    expect(first.decision).toBe('APPROVED');
+    const padded = await preflightPayment(ctx, `0${policy.policyId}`, intentFor(policy, { amount: '1000000' }), null);
+    expect(padded.decision).toBe('BLOCKED_BUDGET');
+    expect(padded.policyId).toBe(policy.policyId);
+  });
+});
