@@ -2,7 +2,7 @@
 // edge and refused one step past it.
 import { intentHash, itemHash } from '../canon/intent-hash';
 import { NOW_MS, NOW_SECONDS, policySnapshot, RECIPIENT, TOKEN, wireIntent } from '../test-support/spend-fixtures';
-import { spendIntentToWire, validateSpendIntent } from './intent';
+import { spendIntentErrors, spendIntentToWire, validateSpendIntent } from './intent';
 
 const policy = policySnapshot();
 
@@ -125,5 +125,18 @@ describe('validateSpendIntent', () => {
 
   it('requires the caller to pass a real clock reading', () => {
     expect(() => validateSpendIntent(wireIntent(policy), Number.NaN)).toThrow(TypeError);
+  });
+});
+
+describe('spendIntentErrors', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['a valid intent', {}],
+    ['an amount of zero', { amount: '0' }],
+    ['a past deadline and an unknown field', { deadline: '2000-01-01T00:00:00Z', surprise: 1 }],
+    ['a malformed recipient', { recipient: '0x12' }],
+  ])('refuses exactly what validateSpendIntent refuses: %s', (_name, overrides) => {
+    const raw = wireIntent(policy, overrides);
+    const full = validateSpendIntent(raw, NOW_MS);
+    expect(spendIntentErrors(raw, NOW_MS)).toEqual(full.ok ? [] : full.errors);
   });
 });

@@ -97,11 +97,50 @@ export interface SpendIntent {
 
 export type SpendIntentValidation = { ok: true; intent: SpendIntent } | { ok: false; errors: FieldError[] };
 
+type HashedFields = Omit<SpendIntent, 'item' | 'intentHash'>;
+type WireReading = { ok: true; fields: HashedFields; item: JsonObject } | { ok: false; errors: FieldError[] };
+
 /**
  * Checks every bound and returns either the domain intent or every field error found.
  * `now` (unix ms or Date) is the caller's clock reading: the deadline must lie after it.
  */
 export function validateSpendIntent(raw: unknown, now: Date | number): SpendIntentValidation {
+  const reading = readWireIntent(raw, now);
+  if (!reading.ok) return reading;
+  const { fields } = reading;
+  // One literal with every field, never a spread: the engine reads these objects millions of
+  // times a second, and intents built alike share one hidden class (a spread copy does not).
+  const intent: SpendIntent = {
+    policyId: fields.policyId,
+    policyHash: fields.policyHash,
+    agentId: fields.agentId,
+    category: fields.category,
+    provider: fields.provider,
+    capability: fields.capability,
+    item: reading.item,
+    itemHash: fields.itemHash,
+    recipient: fields.recipient,
+    network: fields.network,
+    token: fields.token,
+    amountAtomic: fields.amountAtomic,
+    deadlineUnixSeconds: fields.deadlineUnixSeconds,
+    nonce: fields.nonce,
+    endpoint: fields.endpoint,
+    intentHash: intentHash(fields),
+  };
+  return { ok: true, intent };
+}
+
+/**
+ * The same checks as validateSpendIntent without building the intent or its EIP-712 hash: for a
+ * caller that only refuses malformed intents (the gateway, before it takes a payment).
+ */
+export function spendIntentErrors(raw: unknown, now: Date | number): FieldError[] {
+  const reading = readWireIntent(raw, now);
+  return reading.ok ? [] : reading.errors;
+}
+
+function readWireIntent(raw: unknown, now: Date | number): WireReading {
   const nowMs = now instanceof Date ? now.getTime() : now;
   if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError('now must be a Date or unix milliseconds');
   if (!isPlainObject(raw)) return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
@@ -158,27 +197,7 @@ export function validateSpendIntent(raw: unknown, now: Date | number): SpendInte
     nonce: nonce!,
     endpoint: endpoint!,
   };
-  // One literal with every field, never a spread: the engine reads these objects millions of
-  // times a second, and intents built alike share one hidden class (a spread copy does not).
-  const intent: SpendIntent = {
-    policyId: fields.policyId,
-    policyHash: fields.policyHash,
-    agentId: fields.agentId,
-    category: fields.category,
-    provider: fields.provider,
-    capability: fields.capability,
-    item: item!.value,
-    itemHash: fields.itemHash,
-    recipient: fields.recipient,
-    network: fields.network,
-    token: fields.token,
-    amountAtomic: fields.amountAtomic,
-    deadlineUnixSeconds: fields.deadlineUnixSeconds,
-    nonce: fields.nonce,
-    endpoint: fields.endpoint,
-    intentHash: intentHash(fields),
-  };
-  return { ok: true, intent };
+  return { ok: true, fields, item: item!.value };
 }
 
 function readAmount(value: unknown, errors: FieldErrors): bigint | undefined {

@@ -3,7 +3,7 @@
 // subgraph runs (so a malformed paid call is refused before payment): INTENT_MALFORMED (per field)
 // before POLICY_ID_REQUIRED, exactly as DECISIONS orders them.
 import { AppError, type FieldError } from '../../core/errors';
-import { validateSpendIntent } from '../../core/validation/intent';
+import { spendIntentErrors } from '../../core/validation/intent';
 import type { RestInput } from './types';
 
 function plainObject(value: unknown): value is Record<string, unknown> {
@@ -33,8 +33,8 @@ export function intentBody(input: RestInput, options: { allowHash: boolean }): R
   // The same checks the intent subgraph runs, here too so a malformed call is refused before it is
   // charged: INTENT_MALFORMED first, then POLICY_ID_REQUIRED (DECISIONS order).
   if (hasIntent) {
-    const validation = validateSpendIntent(intent, input.now);
-    if (!validation.ok) throw new AppError('INTENT_MALFORMED', undefined, validation.errors);
+    const errors = spendIntentErrors(intent, input.now);
+    if (errors.length > 0) throw new AppError('INTENT_MALFORMED', undefined, errors);
   }
   if (typeof policyId !== 'string' || policyId === '') throw new AppError('POLICY_ID_REQUIRED');
   const variables: Record<string, unknown> = { policyId };
