@@ -102,6 +102,23 @@ export function utcDay(now: Date): string {
   return now.toISOString().slice(0, 10);
 }
 
+/** The engine's window from the day's sums and the approvals a rule may look at. */
+function windowOf(
+  sums: { settled: string; reserved: string; calls: string },
+  recentApproved: RecentApproval[],
+  lastApprovedAtMsByProvider: Record<string, number>,
+): LedgerWindow {
+  return {
+    settledTodayAtomic: BigInt(sums.settled),
+    reservedTodayAtomic: BigInt(sums.reserved),
+    approvedCallsLastHour: Number(sums.calls),
+    recentApproved,
+    lastApprovedAtMsByProvider,
+    // No vendor-score source yet: the policy's vendorRisk.onUnavailable decides.
+    vendorScore: null,
+  };
+}
+
 /** The window slice of a policy at `now` (read under the lock when it feeds a decision). */
 export async function readWindow(db: Db, policyId: string, policy: PolicySnapshot | null, now: Date, provider: string | null): Promise<LedgerWindow> {
   const day = utcDay(now);
@@ -148,16 +165,7 @@ export async function readWindow(db: Db, policyId: string, policy: PolicySnapsho
     [policyId, provider],
   );
   for (const row of last.rows) lastApprovedAtMsByProvider[row.provider] = row.at.getTime();
-  const row = sums.rows[0]!;
-  return {
-    settledTodayAtomic: BigInt(row.settled),
-    reservedTodayAtomic: BigInt(row.reserved),
-    approvedCallsLastHour: Number(row.calls),
-    recentApproved,
-    lastApprovedAtMsByProvider,
-    // No vendor-score source yet: the policy's vendorRisk.onUnavailable decides.
-    vendorScore: null,
-  };
+  return windowOf(sums.rows[0]!, recentApproved, lastApprovedAtMsByProvider);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,15 +315,7 @@ export async function lockAndReadPreflight(
   }));
   const lastApprovedAtMsByProvider: Record<string, number> = {};
   if (row.provider_last_at !== null) lastApprovedAtMsByProvider[intent.provider] = row.provider_last_at.getTime();
-  const window: LedgerWindow = {
-    settledTodayAtomic: BigInt(row.settled),
-    reservedTodayAtomic: BigInt(row.reserved),
-    approvedCallsLastHour: Number(row.calls),
-    recentApproved,
-    lastApprovedAtMsByProvider,
-    // No vendor-score source yet: the policy's vendorRisk.onUnavailable decides.
-    vendorScore: null,
-  };
+  const window = windowOf(row, recentApproved, lastApprovedAtMsByProvider);
   const approval = row.approval === null ? null : { pollRef: row.approval, intentHash: intent.intentHash };
   return { policy, window, approval };
 }
