@@ -16,15 +16,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { Pool } from 'pg';
 import { policyDocument } from '../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../core/validation/timestamp';
 import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
 import { silentLogger } from '../platform/log';
-import { migrate } from '../platform/db/migrate';
-import { serverUrl, withDatabase } from '../platform/db/testDb';
 import { startAllInOne } from '../cli/stack';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
+import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
 
 const CLIENTS = 32;
@@ -256,18 +254,13 @@ async function run(clients: Worker, name: string, job: ClientJob): Promise<Resul
 
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
-  const server = serverUrl();
-  const name = `bench_preflight_${randomBytes(4).toString('hex')}`;
-  const admin = new Pool({ connectionString: server, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  const pool = new Pool({ connectionString: withDatabase(server, name), max: 20 });
-  pool.on('error', () => undefined);
+  const database = await createScratchDatabase({ poolSize: 20 });
+  const pool = database.pool;
   const actorSecret = randomBytes(32);
   const adminToken = randomBytes(32).toString('base64url');
   const stops: Array<() => Promise<void>> = [];
   const clients = new Worker(__filename, { workerData: { clients: true } });
   try {
-    await migrate(pool);
     const start = (transport: 'http' | 'in-process') =>
       startAllInOne({
         host: '127.0.0.1',
@@ -281,16 +274,7 @@ async function main(): Promise<void> {
         listenDatabaseUrl: null,
         graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
         bodyLimitBytes: 65_536,
-        service: {
-          publicUrl: 'http://127.0.0.1',
-          docsBaseUrl: null,
-          serviceName: 'bench',
-          serviceDescription: 'bench',
-          serviceImageUrl: 'http://127.0.0.1/logo.svg',
-          version: 'bench',
-          payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, assetName: 'USD\u20AE0', assetVersion: '1', payTo: null },
-          agentRegistrations: [],
-        },
+        service: benchServiceInfo(),
         log: silentLogger,
       });
     const stack = await start('http');
@@ -374,9 +358,7 @@ async function main(): Promise<void> {
   } finally {
     await clients.terminate();
     for (const stop of stops.reverse()) await stop();
-    await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 }
 

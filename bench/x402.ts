@@ -10,21 +10,17 @@ process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { encodePaymentSignatureHeader } from '@x402/core/http';
-import { decodePaymentRequiredHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { Pool } from 'pg';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startAllInOne, type RunningStack } from '../cli/stack';
 import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
 import { createSettlementRail } from '../gateway/x402/rail';
-import type { RestServiceInfo } from '../gateway/rest/types';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, mintToken, randomAuthorizationNonce } from '../platform/chain/tokens';
-import { migrate } from '../platform/db/migrate';
-import { serverUrl, withDatabase } from '../platform/db/testDb';
 import { silentLogger } from '../platform/log';
+import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
 
 const DEFAULT_SECONDS = 6;
@@ -104,32 +100,14 @@ async function measure(name: string, clients: number, seconds: number, call: (cl
   };
 }
 
-function serviceInfo(asset: Address | null, payTo: Address | null): RestServiceInfo {
-  return {
-    publicUrl: 'http://127.0.0.1',
-    docsBaseUrl: null,
-    serviceName: 'bench',
-    serviceDescription: 'bench',
-    serviceImageUrl: 'http://127.0.0.1/logo.svg',
-    version: 'bench',
-    payment: { network: 'eip155:196', asset, assetSymbol: 'USDT0', assetDecimals: 6, assetName: 'USD\u20AE0', assetVersion: '1', payTo },
-    agentRegistrations: [],
-  };
-}
-
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
-  const server = serverUrl();
-  const name = `bench_x402_${randomBytes(4).toString('hex')}`;
-  const admin = new Pool({ connectionString: server, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  const pool = new Pool({ connectionString: withDatabase(server, name), max: 20 });
-  pool.on('error', () => undefined);
+  const database = await createScratchDatabase({ poolSize: 20 });
+  const pool = database.pool;
   process.stdout.write('x402: starting the devnet chains …\n');
   const devnet = await startDevnetChains({ dataDir: null });
   const stacks: RunningStack[] = [];
   try {
-    await migrate(pool);
     const funding = devnet.info.chains.funding;
     const common = {
       host: '127.0.0.1',
@@ -145,11 +123,11 @@ async function main(): Promise<void> {
       bodyLimitBytes: 65_536,
       log: silentLogger,
     };
-    const free = await startAllInOne({ ...common, service: serviceInfo(null, null), x402: null });
+    const free = await startAllInOne({ ...common, service: benchServiceInfo(), x402: null });
     stacks.push(free);
     const paid = await startAllInOne({
       ...common,
-      service: serviceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
+      service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
       x402: {
         rail: createSettlementRail({
           chainId: funding.chainId,
@@ -213,9 +191,7 @@ async function main(): Promise<void> {
   } finally {
     for (const stack of stacks.reverse()) await stack.stop().catch(() => undefined);
     await devnet.stop();
-    await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 }
 
