@@ -66,7 +66,13 @@ export function policySnapshot(overrides: Record<string, unknown> = {}): PolicyS
   return snapshotOf(rulesOf(policyDocument(overrides)));
 }
 
-export function wireIntent(policy: PolicySnapshot, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+/** The identity of the policy an intent names: a PolicySnapshot, or what the REST routes answer. */
+export interface NamedPolicy {
+  readonly policyId: string;
+  readonly policyHash: string;
+}
+
+export function wireIntent(policy: NamedPolicy, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     policyId: policy.policyId,
     policyHash: policy.policyHash,
@@ -84,6 +90,27 @@ export function wireIntent(policy: PolicySnapshot, overrides: Record<string, unk
     endpoint: 'https://api.vendor.example/candles',
     ...overrides,
   };
+}
+
+let freshNonce = 0;
+
+/**
+ * A wire intent of its own (a fresh nonce, also in the item's params, so never a duplicate unless
+ * asked), its deadline one hour after `nowMs`; `item` without the counter, which is added as `n`.
+ */
+export function freshWireIntent(
+  policy: NamedPolicy,
+  nowMs: number,
+  overrides: Record<string, unknown> = {},
+  item: { description: string; params: Record<string, unknown> } = { description: 'EURUSD 1m candles, 24h', params: { pair: 'EURUSD' } },
+): Record<string, unknown> {
+  freshNonce += 1;
+  return wireIntent(policy, {
+    item: { description: item.description, params: { ...item.params, n: freshNonce } },
+    deadline: formatIsoSeconds(Math.floor(nowMs / 1000) + 3600),
+    nonce: String(freshNonce),
+    ...overrides,
+  });
 }
 
 export function spendIntent(policy: PolicySnapshot, overrides: Record<string, unknown> = {}): SpendIntent {

@@ -1,7 +1,7 @@
 // create_spend_intent and preflight_payment end to end through the REST layer on a real database:
 // every decision outcome of the fourteen rules produced by real stored state, the budget under 50
 // concurrent preflights, reservations that stop counting at their deadline, and the input errors.
-import { NOW_MS, NOW_SECONDS, OTHER_ADDRESS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
+import { NOW_MS, NOW_SECONDS, OTHER_ADDRESS, RECIPIENT, TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { RULE_IDS } from '../../core/engine';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { startTestStack, type TestStack, postJson } from '../support/stack';
@@ -31,27 +31,9 @@ function smallBudget(amount: string): Record<string, unknown> {
   return { dailyBudget: amount, perCallCap: amount, hardCap: amount, escalateAbove: amount };
 }
 
-let nonce = 0;
 /** A fresh intent (own nonce and item, so never a duplicate unless asked), deadline one hour after the clock. */
 function intentFor(policy: Policy, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  nonce += 1;
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'research-bot-1',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'EURUSD 1m candles, 24h', params: { pair: 'EURUSD', n: nonce } },
-    recipient: RECIPIENT,
-    network: 'eip155:196',
-    token: TOKEN,
-    amount: '50000',
-    deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 3600),
-    nonce: String(nonce),
-    endpoint: 'https://api.vendor.example/candles',
-    ...overrides,
-  };
+  return freshWireIntent(policy, clockMs, overrides);
 }
 
 async function preflight(policy: Policy, intent: Record<string, unknown>): Promise<any> {

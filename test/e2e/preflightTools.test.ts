@@ -1,8 +1,7 @@
 // The read-side agent tools end to end: detect_duplicate, get_ledger (who may read it),
 // receipt_status and log_receipt, and redact_payment_metadata.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { NOW_MS, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { signIn } from '../support/siwe';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -20,26 +19,8 @@ async function call(method: 'GET' | 'POST', path: string, body?: unknown, token?
   return { status: response.status, body: await response.json() };
 }
 
-let nonce = 0;
 function intentFor(policy: { policyId: string; policyHash: string }, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  nonce += 1;
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'research-bot-1',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'candles', params: { n: nonce } },
-    recipient: RECIPIENT,
-    network: 'eip155:196',
-    token: TOKEN,
-    amount: '50000',
-    deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 3600),
-    nonce: String(nonce),
-    endpoint: 'https://api.vendor.example/candles',
-    ...overrides,
-  };
+  return freshWireIntent(policy, clockMs, overrides, { description: 'candles', params: {} });
 }
 
 let policy: { policyId: string; policyHash: string };

@@ -8,7 +8,6 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { PolicySnapshot } from '../../core/engine';
 import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
@@ -248,7 +247,7 @@ describe('the official client pays', () => {
     const created = await postJson(stack.url, '/create_spend_policy', { policy: policyDocument({ owner: owner.address }) }, stack.adminToken);
     expect(created.status).toBe(201);
     const { policyId, policyHash } = created.body;
-    const intent = wireIntent({ policyId, policyHash } as PolicySnapshot, {
+    const intent = wireIntent({ policyId, policyHash }, {
       token,
       deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
     });

@@ -3,8 +3,7 @@
 // (never by time alone).
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { postJson, type TestStack } from './stack';
 
 export interface TestPolicy {
@@ -18,27 +17,12 @@ export async function createEscalatingPolicy(stack: TestStack, owner: string, ov
   return { policyId: created.body.policyId, policyHash: created.body.policyHash };
 }
 
-let nonce = 0;
 /** An intent over the 1.00 threshold by default (1.5 USDT0), deadline one hour after `nowMs`. */
 export function escalatingIntent(policy: TestPolicy, nowMs: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  nonce += 1;
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'research-bot-1',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'EURUSD tick history, 30 days', params: { n: nonce } },
-    recipient: RECIPIENT,
-    network: 'eip155:196',
-    token: TOKEN,
-    amount: '1500000',
-    deadline: formatIsoSeconds(Math.floor(nowMs / 1000) + 3600),
-    nonce: String(nonce),
-    endpoint: 'https://api.vendor.example/ticks',
-    ...overrides,
-  };
+  return freshWireIntent(policy, nowMs, { amount: '1500000', endpoint: 'https://api.vendor.example/ticks', ...overrides }, {
+    description: 'EURUSD tick history, 30 days',
+    params: {},
+  });
 }
 
 export async function preflight(stack: TestStack, policy: TestPolicy, intent: Record<string, unknown>): Promise<any> {
