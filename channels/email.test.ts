@@ -2,21 +2,12 @@
 // carries the code or a way to answer by mail, and how SMTP failures are reported.
 import { type SmtpSink, startSmtpSink } from '../devnet/peers/smtp';
 import { createEmailAdapter, isEmailAddress } from './email';
-import { ChannelDeliveryError } from './errors';
+import { deliveryError } from './test-support/delivery';
 import { FIXED_NOW, SAMPLE_CODE, SAMPLE_POLL_REF, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
 
 const OWNER = 'owner@example.test';
 const FROM = 'Spend Control <noreply@spend-control.test>';
 const target = { kind: 'email' as const, address: OWNER };
-
-async function deliveryError(promise: Promise<unknown>): Promise<ChannelDeliveryError> {
-  const error = await promise.then(
-    () => null,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(ChannelDeliveryError);
-  return error as ChannelDeliveryError;
-}
 
 describe('email adapter', () => {
   let sink: SmtpSink;

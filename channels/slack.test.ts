@@ -3,7 +3,6 @@
 // the block_actions payload of a click.
 import { type SlackStandIn, startSlackStandIn } from '../devnet/peers/slack';
 import { type WebhookReceiver, startWebhookReceiver } from '../devnet/peers/webhookReceiver';
-import { ChannelDeliveryError } from './errors';
 import { parseReplyText } from './message';
 import {
   SLACK_SIGNATURE_HEADER,
@@ -13,21 +12,13 @@ import {
   parseSlackInteraction,
   verifySlackSignature,
 } from './slack';
+import { deliveryError } from './test-support/delivery';
 import { FIXED_NOW, SAMPLE_CODE, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
 
 const BOT_TOKEN = 'xoxb-1111-2222-devnetbottoken';
 const SIGNING_SECRET = 'slack-signing-secret-devnet-0123';
 const CHANNEL = 'C0APPROVALS';
 const target = { kind: 'slack' as const, address: CHANNEL };
-
-async function deliveryError(promise: Promise<unknown>): Promise<ChannelDeliveryError> {
-  const error = await promise.then(
-    () => null,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(ChannelDeliveryError);
-  return error as ChannelDeliveryError;
-}
 
 describe('slack adapter', () => {
   let slack: SlackStandIn;

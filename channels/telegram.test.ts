@@ -2,7 +2,6 @@
 // buttons, each kind of failure, and reading back the updates a reply or a button press produces.
 import { type TelegramStandIn, startTelegramStandIn } from '../devnet/peers/telegram';
 import { type WebhookReceiver, startWebhookReceiver } from '../devnet/peers/webhookReceiver';
-import { ChannelDeliveryError } from './errors';
 import { parseReplyText } from './message';
 import {
   TELEGRAM_SECRET_TOKEN_HEADER,
@@ -10,20 +9,12 @@ import {
   parseTelegramUpdate,
   verifyTelegramSecretToken,
 } from './telegram';
+import { deliveryError } from './test-support/delivery';
 import { FIXED_NOW, SAMPLE_CODE, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
 
 const BOT_TOKEN = '7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
 const OWNER_CHAT = '1234567890';
 const target = { kind: 'telegram' as const, address: OWNER_CHAT };
-
-async function deliveryError(promise: Promise<unknown>): Promise<ChannelDeliveryError> {
-  const error = await promise.then(
-    () => null,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(ChannelDeliveryError);
-  return error as ChannelDeliveryError;
-}
 
 describe('telegram adapter', () => {
   let telegram: TelegramStandIn;

@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { serveOnLoopback } from '../devnet/peers/loopback';
 import { type WebhookReceiver, startWebhookReceiver } from '../devnet/peers/webhookReceiver';
-import { ChannelDeliveryError } from './errors';
+import { deliveryError } from './test-support/delivery';
 import { FIXED_NOW, SAMPLE_CODE, SAMPLE_POLL_REF, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
 import type { ChannelTarget } from './types';
 import {
@@ -17,15 +17,6 @@ import {
 
 const SECRET = 'whsec_owner-shared-secret-0123456789';
 const REPLY_URL = 'http://127.0.0.1:3000/escalations/webhook-replies';
-
-async function deliveryError(promise: Promise<unknown>): Promise<ChannelDeliveryError> {
-  const error = await promise.then(
-    () => null,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(ChannelDeliveryError);
-  return error as ChannelDeliveryError;
-}
 
 describe('webhook adapter', () => {
   let receiver: WebhookReceiver;
