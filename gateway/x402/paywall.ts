@@ -152,21 +152,9 @@ export class Paywall {
   private async settleAndRun(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
     const { rail, db } = this.options;
     const { payload, offered, authorization } = attempt;
-    const verification = await rail.verify(payload, offered);
-    if (!verification.isValid) {
-      const reason = await this.diagnose(verification.invalidReason ?? 'invalid_payload', authorization);
-      if (reason === NONCE_USED) {
-        // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
-        // crashed before recording, or the payer submitting it), it pays for this call.
-        const booked = await this.bookEarlierUse(payment, authorization);
-        if (booked) return this.runAndRecord(booked, attempt);
-      }
-      await releaseClaim(db, payment.paymentId);
-      return attempt.refuse(reason);
-    }
-
     let settlement: SettleResponse;
     try {
+      // Settlement verifies first (signature, window, simulation) and sends nothing if that fails.
       settlement = await rail.settle(payload, offered);
     } catch (error) {
       // Whether the transaction left is unknown: park it; the reconciler asks the chain.
@@ -192,8 +180,16 @@ export class Paywall {
       await recordFailed(db, payment, reason, settlement.transaction);
       return attempt.refuse(reason);
     }
+    // Refused before anything was sent.
+    const refusal = await this.diagnose(reason, authorization);
+    if (refusal === NONCE_USED) {
+      // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
+      // crashed before recording, or the payer submitting it), it pays for this call.
+      const booked = await this.bookEarlierUse(payment, authorization);
+      if (booked) return this.runAndRecord(booked, attempt);
+    }
     await releaseClaim(db, payment.paymentId);
-    return attempt.refuse(await this.diagnose(reason, authorization));
+    return attempt.refuse(refusal);
   }
 
   private async bookEarlierUse(payment: ServicePayment, authorization: Authorization): Promise<ServicePayment | null> {

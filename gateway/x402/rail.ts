@@ -3,7 +3,7 @@
 // make the ledger follow the chain rather than the facilitator's word: the Transfer event of a
 // receipt, whether an authorization was used, by which transaction, and the payer's balance.
 import { x402Facilitator } from '@x402/core/facilitator';
-import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import {
@@ -49,7 +49,7 @@ export type ReceiptOutcome =
 export interface SettlementRail {
   readonly network: `eip155:${number}`;
   readonly relayer: Address;
-  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  /** Verifies (with simulation, so a doomed authorization is refused without sending) and settles. */
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
   /** The token's Transfer events in a transaction's receipt; `unknown` when no receipt exists yet. */
   receipt(txHash: Hex): Promise<ReceiptOutcome>;
@@ -114,12 +114,11 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     { confirmationTimeoutMs: options.confirmationTimeoutMs },
   );
   const facilitator = new x402Facilitator();
-  registerExactEvmScheme(facilitator, { signer, networks: network });
+  registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
 
   return {
     network,
     relayer: account.address,
-    verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
     async receipt(txHash) {
       try {
