@@ -71,16 +71,8 @@ export class Paywall {
     this.now = options.now ?? (() => new Date());
   }
 
-  get terms(): PaymentTerms {
-    return this.options.terms;
-  }
-
-  requirements(amountAtomic: bigint): PaymentRequirements {
-    return requirementsFor(this.options.terms, amountAtomic);
-  }
-
   async serve(request: PaidRequest, run: RunPaidCall): Promise<RestResult> {
-    const offered = this.requirements(request.amountAtomic);
+    const offered = requirementsFor(this.options.terms, request.amountAtomic);
     const refuse = (reason: string) => challenge(paymentRequired(request.resource, offered, reason));
     if (request.paymentHeader === null) return refuse('Payment required');
 
