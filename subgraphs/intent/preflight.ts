@@ -2,9 +2,10 @@
 // advisory lock: read the policy and its LedgerWindow, run the pure engine with the injected clock,
 // and write decision, trace and receipt, plus a reservation and an approved-call record on
 // APPROVED. Concurrent preflights of one policy are serialised by the lock, so they can never
-// approve more than the budget. The reads and the writes are one SQL call each
-// (`intent.preflight_window`, which also takes the lock, and `intent.preflight_record`, migration
-// 0003), so a decision costs four round trips including BEGIN and the durable COMMIT.
+// approve more than the budget. Preflights of different policies share transactions (group commit,
+// batchQueue.ts): a batch costs four round trips including BEGIN and the durable COMMIT, whatever
+// its size: `intent.preflight_windows` takes the locks and reads every window, and
+// `intent.preflight_records` writes every decision (migrations 0003 and 0004).
 import type { PoolClient } from 'pg';
 import { newReceiptId, newReservationId } from '../../core/canon/ids';
 import { evaluate, type LedgerWindow, type OwnerApproval, type PolicySnapshot, type RecentApproval } from '../../core/engine';
@@ -13,6 +14,7 @@ import { spendIntentToWire, validateSpendIntent, type SpendIntent } from '../../
 import type { NormalisedPolicyRules } from '../../core/validation/policy';
 import { approvalWasUsed, type EscalationToOpen, escalationToOpen, preflightEscalation } from './escalation';
 import type { SubgraphContext } from '../kit';
+import { BatchNotCommitted, type BatchQueueOptions, KeyedBatchQueue, type Settled } from './batchQueue';
 import { INTENT_HASH } from './store';
 
 type Db = Pick<PoolClient, 'query'>;
@@ -250,35 +252,26 @@ interface PreflightWindowRow {
   approval: string | null;
 }
 
+
 // Named statements: parsed and planned once per connection.
 const PREFLIGHT_WINDOW = {
   name: 'intent_preflight_window_v1',
   text: 'SELECT * FROM intent.preflight_window($1, $2, $3, $4, $5, $6, $7)',
 };
-const PREFLIGHT_RECORD = {
-  name: 'intent_preflight_record_v1',
-  text:
-    'SELECT * FROM intent.preflight_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, ' +
-    '$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)',
-};
+const PREFLIGHT_WINDOWS = { name: 'intent_preflight_windows_v1', text: 'SELECT * FROM intent.preflight_windows($1)' };
+const PREFLIGHT_RECORDS = { name: 'intent_preflight_records_v1', text: 'SELECT * FROM intent.preflight_records($1)' };
+
+interface PreflightReading {
+  policy: PolicySnapshot | null;
+  window: LedgerWindow;
+  approval: OwnerApproval | null;
+}
 
 /**
- * Takes the per-policy decision lock and reads, in one call, the policy, the window and an unused
- * owner approval of this intent (`intent.preflight_window`). The window is what readWindow builds;
- * the last approved call per provider is read only when rule 9 has a cooldown to check.
+ * The engine's inputs from one preflight_window row. `known` is what this process held of the
+ * policy's rules when it asked (the row leaves the rules out when they matched).
  */
-export async function lockAndReadPreflight(
-  db: Db,
-  policyId: string,
-  intent: SpendIntent,
-  now: Date,
-): Promise<{ policy: PolicySnapshot | null; window: LedgerWindow; approval: OwnerApproval | null }> {
-  const known = rulesByPolicy.get(policyId);
-  const result = await db.query<PreflightWindowRow>({
-    ...PREFLIGHT_WINDOW,
-    values: [policyId, intent.intentHash, now, utcDay(now), intent.provider, known?.version ?? null, known?.policyHash ?? null],
-  });
-  const row = result.rows[0]!;
+function readingOf(row: PreflightWindowRow, policyId: string, intent: SpendIntent, known: HeldRules | undefined): PreflightReading {
   let policy: PolicySnapshot | null = null;
   if (row.policy_found) {
     const version = row.version!;
@@ -320,115 +313,97 @@ export async function lockAndReadPreflight(
   return { policy, window, approval };
 }
 
+/**
+ * Takes the per-policy decision lock and reads, in one call, the policy, the window and an unused
+ * owner approval of this intent (`intent.preflight_window`). The window is what readWindow builds;
+ * the last approved call per provider is read only when rule 9 has a cooldown to check.
+ */
+export async function lockAndReadPreflight(db: Db, policyId: string, intent: SpendIntent, now: Date): Promise<PreflightReading> {
+  const known = rulesByPolicy.get(policyId);
+  const result = await db.query<PreflightWindowRow>({
+    ...PREFLIGHT_WINDOW,
+    values: [policyId, intent.intentHash, now, utcDay(now), intent.provider, known?.version ?? null, known?.policyHash ?? null],
+  });
+  return readingOf(result.rows[0]!, policyId, intent, known);
+}
+
 /** Raised by intent.preflight_record when the owner approval it was to use is gone. */
 const APPROVAL_LOST = 'IN001';
 
-/**
- * One transaction on one connection, with each pair of statements queued together: BEGIN with the
- * window read, the decision write with COMMIT. pg sends a queued statement the moment the one
- * before it completes, so no turn of the (busy) event loop sits between them, and none between the
- * write and the COMMIT, which both run while the policy's lock is held. Queuing COMMIT is safe
- * because a failing write aborts the transaction: PostgreSQL then answers that COMMIT with a
- * rollback. Anything that could refuse the decision runs before the write is sent.
- */
-async function inPreflightTransaction<T>(
-  pool: SubgraphContext['db'],
-  work: (client: PoolClient, begun: Promise<unknown>, commit: () => Promise<unknown>) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  let committed = false;
-  let broken = false;
-  try {
-    const begun = client.query('BEGIN');
-    begun.catch(() => undefined); // awaited by `work`; never an unhandled rejection meanwhile
-    const result = await work(client, begun, () => {
-      const commit = client.query('COMMIT');
-      commit.then(
-        () => {
-          committed = true;
-        },
-        () => undefined,
-      );
-      return commit;
-    });
-    if (!committed) throw new Error('preflight transaction ended without COMMIT');
-    return result;
-  } catch (error) {
-    if (!committed) {
-      broken = await client.query('ROLLBACK').then(
-        () => false,
-        () => true,
-      );
-    }
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+/** One preflight waiting for its batch: validated, its policyId in its one spelling. */
+interface PreflightRequest {
+  /** The policy: a batch holds one request per policy, and a policy is in one batch at a time. */
+  readonly key: string;
+  readonly policyId: string;
+  readonly intent: SpendIntent;
+  /** The intent came in the body (so it is bound as create_spend_intent binds it). */
+  readonly given: boolean;
+  /** The caller's clock when the request arrived: the decision's evaluatedAt. */
+  readonly now: Date;
+  readonly sealingKey: Buffer | undefined;
 }
 
-export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
-  const now = ctx.now();
-  // Validation first (INTENT_MALFORMED before anything else), then the policyId, then the lookup.
-  const given = raw !== undefined && raw !== null ? validIntent(raw, now) : null;
-  const policyId = requirePolicyId(policyIdRaw);
-  const intent = given ?? (await resolveIntent(ctx, null, intentHashRaw));
-  return inPreflightTransaction(ctx.db, async (client, begun, commit) => {
-    const reading = lockAndReadPreflight(client, policyId, intent, now);
-    reading.catch(() => undefined); // awaited below, after BEGIN
-    await begun;
-    const { policy, window, approval } = await reading;
-    const decision = evaluate({ intent, policy, window, now, approval });
-    let escalation: EscalationToOpen | null = null;
-    if (decision.outcome === 'ESCALATED' && policy !== null) {
-      if (ctx.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
-      escalation = escalationToOpen({ policy, decision, sealingKey: ctx.sealingKey });
-    }
-    // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
-    const storeIntent = given !== null && policy !== null;
-    const canonical = storeIntent || escalation !== null ? JSON.stringify(spendIntentToWire(intent)) : null;
-    const approved = decision.outcome === 'APPROVED' && policy !== null;
-    const reservationId = approved ? newReservationId() : null;
-    const reservationExpiresAt = new Date(intent.deadlineUnixSeconds * 1000);
-    const asset = policy === null ? null : `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
-    const day = utcDay(now);
-    const usedApproval = approvalWasUsed(decision, approval) ? approval.pollRef : null;
-    const receiptId = newReceiptId();
-    const recording = client.query<{ decision_id: string; escalation_poll_ref: string | null; escalation_expires_at: Date | null }>({
-      ...PREFLIGHT_RECORD,
-      values: [
-        intent.intentHash, policyId, policy?.version ?? null, policy?.policyHash ?? null,
-        decision.decision, decision.outcome, decision.decidingRule, JSON.stringify(decision.ruleTrace), JSON.stringify(decision.engine),
-        decision.failClosedReason, now, receiptId,
-        storeIntent, intent.agentId, intent.amountAtomic.toString(), canonical,
-        reservationId, asset, day, reservationExpiresAt,
-        intent.provider, intent.capability, intent.recipient, intent.itemHash, intent.endpoint,
-        usedApproval,
-        escalation?.pollRef ?? null, escalation?.decidingRule ?? null, escalation?.reason ?? null, escalation?.codeSha256 ?? null, escalation?.sealedCode ?? null,
-      ],
-    });
-    recording.catch(() => undefined); // awaited below; the COMMIT is queued first
-    const committing = commit();
-    let row;
-    try {
-      row = (await recording).rows[0]!;
-    } catch (error) {
-      await committing.catch(() => undefined); // PostgreSQL rolls the aborted transaction back
-      if ((error as { code?: unknown }).code === APPROVAL_LOST) throw new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.');
-      throw error;
-    }
-    await committing;
-    const reservation: Json | null =
-      reservationId === null
-        ? null
-        : {
-            reservationId,
-            state: 'ACTIVE',
-            amountAtomic: intent.amountAtomic.toString(),
-            asset,
-            day,
-            expiresAt: reservationExpiresAt.toISOString(),
-          };
-    return {
+/** What one decision writes (intent.preflight_records' element) and how its answer is built. */
+interface DecidedPreflight {
+  readonly record: Json;
+  respond(row: { escalation_poll_ref: string | null; escalation_expires_at: Date | null }): Json;
+}
+
+/** Runs the engine on one request's reading and prepares its writes and its answer. */
+function decidePreflight(request: PreflightRequest, reading: PreflightReading): DecidedPreflight {
+  const { intent, policyId, now } = request;
+  const { policy, window, approval } = reading;
+  const decision = evaluate({ intent, policy, window, now, approval });
+  let escalation: EscalationToOpen | null = null;
+  if (decision.outcome === 'ESCALATED' && policy !== null) {
+    if (request.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
+    escalation = escalationToOpen({ policy, decision, sealingKey: request.sealingKey });
+  }
+  // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
+  const storeIntent = request.given && policy !== null;
+  const canonical = storeIntent || escalation !== null ? spendIntentToWire(intent) : null;
+  const approved = decision.outcome === 'APPROVED' && policy !== null;
+  const reservationId = approved ? newReservationId() : null;
+  const reservationExpiresAt = new Date(intent.deadlineUnixSeconds * 1000);
+  const asset = policy === null ? null : `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
+  const day = utcDay(now);
+  const receiptId = newReceiptId();
+  const record: Json = {
+    intentHash: intent.intentHash,
+    policyId,
+    policyVersion: policy?.version ?? null,
+    policyHash: policy?.policyHash ?? null,
+    decision: decision.decision,
+    outcome: decision.outcome,
+    decidingRule: decision.decidingRule,
+    ruleTrace: decision.ruleTrace,
+    engine: decision.engine,
+    failClosedReason: decision.failClosedReason,
+    now: now.toISOString(),
+    receiptId,
+    storeIntent,
+    agentId: intent.agentId,
+    amount: intent.amountAtomic.toString(),
+    canonical,
+    reservationId,
+    asset,
+    day,
+    reservationExpiresAt: reservationExpiresAt.toISOString(),
+    provider: intent.provider,
+    capability: intent.capability,
+    recipient: intent.recipient,
+    itemHash: intent.itemHash,
+    endpoint: intent.endpoint,
+    useApproval: approvalWasUsed(decision, approval) ? approval.pollRef : null,
+    escalationPollRef: escalation?.pollRef ?? null,
+    escalationRule: escalation?.decidingRule ?? null,
+    escalationReason: escalation?.reason ?? null,
+    codeSha256: escalation?.codeSha256.toString('hex') ?? null,
+    sealedCode: escalation?.sealedCode.toString('hex') ?? null,
+  };
+  return {
+    record,
+    respond: (row) => ({
       decision: decision.decision,
       intentHash: intent.intentHash,
       policyId,
@@ -437,9 +412,140 @@ export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknow
       evaluatedAt: now.toISOString(),
       engine: decision.engine,
       ruleTrace: decision.ruleTrace,
-      reservation,
+      reservation:
+        reservationId === null
+          ? null
+          : {
+              reservationId,
+              state: 'ACTIVE',
+              amountAtomic: intent.amountAtomic.toString(),
+              asset,
+              day,
+              expiresAt: reservationExpiresAt.toISOString(),
+            },
       escalation: escalation === null ? null : preflightEscalation(row.escalation_poll_ref!, row.escalation_expires_at!),
       receiptId,
-    };
-  });
+    }),
+  };
+}
+
+/** A failure PostgreSQL reported (it has a SQLSTATE): the transaction is aborted, nothing of it commits. */
+function reportedByServer(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+const ignore = (): undefined => undefined;
+
+/**
+ * One batch of preflights (distinct policies) in one transaction on one connection, with each pair
+ * of statements queued together: BEGIN with the windows read (intent.preflight_windows, which takes
+ * the policies' locks in key order), the decisions write (intent.preflight_records) with COMMIT. pg
+ * sends a queued statement the moment the one before it completes, so no turn of the (busy) event
+ * loop sits between them, and none between the write and the COMMIT, which both run while the
+ * locks are held. Queuing COMMIT is safe because a failing write aborts the transaction: PostgreSQL
+ * then answers that COMMIT with a rollback. A request the engine step refuses is left out of the
+ * write; a failure the server reported before COMMIT rolls the whole batch back (BatchNotCommitted,
+ * so the queue runs each request again alone); a failure with an unknown outcome is every request's.
+ */
+async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly PreflightRequest[]): Promise<Array<Settled<Json>>> {
+  const known = requests.map((request) => rulesByPolicy.get(request.policyId));
+  const windowItems = requests.map((request, index) => ({
+    policyId: request.policyId,
+    intentHash: request.intent.intentHash,
+    now: request.now.toISOString(),
+    day: utcDay(request.now),
+    provider: request.intent.provider,
+    knownVersion: known[index]?.version ?? null,
+    knownHash: known[index]?.policyHash ?? null,
+  }));
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    const begun = client.query('BEGIN');
+    const reading = client.query<PreflightWindowRow & { item: number }>({ ...PREFLIGHT_WINDOWS, values: [JSON.stringify(windowItems)] });
+    begun.catch(ignore); // both awaited below; never an unhandled rejection meanwhile
+    reading.catch(ignore);
+    let windows: Array<PreflightWindowRow & { item: number }>;
+    try {
+      await begun;
+      windows = (await reading).rows;
+    } catch (error) {
+      broken = await client.query('ROLLBACK').then(() => false, () => true);
+      throw reportedByServer(error) ? new BatchNotCommitted(error) : error;
+    }
+
+    const settled: Array<Settled<Json>> = new Array(requests.length);
+    const decided: Array<{ index: number; decision: DecidedPreflight }> = [];
+    for (const row of windows) {
+      const request = requests[row.item]!;
+      try {
+        decided.push({ index: row.item, decision: decidePreflight(request, readingOf(row, request.policyId, request.intent, known[row.item])) });
+      } catch (error) {
+        settled[row.item] = { ok: false, error };
+      }
+    }
+    if (decided.length === 0) {
+      broken = await client.query('ROLLBACK').then(() => false, () => true);
+      return settled;
+    }
+
+    const recording = client.query<{ item: number; escalation_poll_ref: string | null; escalation_expires_at: Date | null }>({
+      ...PREFLIGHT_RECORDS,
+      values: [JSON.stringify(decided.map((entry) => entry.decision.record))],
+    });
+    const committing = client.query('COMMIT');
+    recording.catch(ignore);
+    committing.catch(ignore);
+    let recorded;
+    try {
+      recorded = (await recording).rows;
+    } catch (error) {
+      if (!reportedByServer(error)) {
+        broken = true;
+        throw error; // the connection failed: the COMMIT's outcome is unknown
+      }
+      // PostgreSQL answers the queued COMMIT of the aborted transaction with a rollback.
+      broken = await committing.then(() => false, () => true);
+      const cause = (error as { code?: unknown }).code === APPROVAL_LOST ? new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.') : error;
+      throw new BatchNotCommitted(cause);
+    }
+    try {
+      await committing;
+    } catch (error) {
+      broken = true;
+      throw error; // unknown outcome: never retried
+    }
+    for (const row of recorded) {
+      const entry = decided[row.item]!;
+      settled[entry.index] = { ok: true, value: entry.decision.respond(row) };
+    }
+    return settled;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Group commit is a throughput tool: a batch holds this many preflights at most, this many batches run at once. */
+export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 4 });
+
+const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<PreflightRequest, Json>>();
+
+/** The preflight queue of a pool (one per pool, so every context of a server shares it). */
+export function preflightQueue(pool: SubgraphContext['db']): KeyedBatchQueue<PreflightRequest, Json> {
+  let queue = preflightQueues.get(pool);
+  if (queue === undefined) {
+    queue = new KeyedBatchQueue((requests) => runPreflightBatch(pool, requests), PREFLIGHT_BATCH_OPTIONS);
+    preflightQueues.set(pool, queue);
+  }
+  return queue;
+}
+
+export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
+  const now = ctx.now();
+  // Validation first (INTENT_MALFORMED before anything else), then the policyId, then the lookup.
+  const given = raw !== undefined && raw !== null ? validIntent(raw, now) : null;
+  const policyId = requirePolicyId(policyIdRaw);
+  const intent = given ?? (await resolveIntent(ctx, null, intentHashRaw));
+  return preflightQueue(ctx.db).submit({ key: policyId, policyId, intent, given: given !== null, now, sealingKey: ctx.sealingKey });
 }

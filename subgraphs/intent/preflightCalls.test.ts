@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb'
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
 import { createPolicy } from '../policy/writes';
-import { lockAndReadPreflight, lockPolicyDecisions, preflightPayment, readWindow, validIntent } from './preflight';
+import { lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readWindow, validIntent } from './preflight';
 
 let db: TestDatabase;
 let clockMs = NOW_MS;
@@ -233,5 +233,94 @@ describe('one spelling per policy', () => {
     const padded = await preflightPayment(ctx, `0${policy.policyId}`, intentFor(policy, { amount: '1000000' }), null);
     expect(padded.decision).toBe('BLOCKED_BUDGET');
     expect(padded.policyId).toBe(policy.policyId);
+  });
+});
+
+describe('group commit (migration 0004, batchQueue.ts)', () => {
+  /**
+   * Holds the decision locks of as many policies as batches may run at once, and starts one
+   * preflight on each: every batch slot is then busy, so whatever arrives next waits and forms one
+   * batch. Returns the blocked preflights and the release.
+   */
+  async function occupyEveryBatchSlot(): Promise<{ blocked: Array<Promise<unknown>>; release: () => Promise<void> }> {
+    const holder = await db.pool.connect();
+    await holder.query('BEGIN');
+    const blocked: Array<Promise<unknown>> = [];
+    for (let index = 0; index < PREFLIGHT_BATCH_OPTIONS.maxInFlight; index += 1) {
+      const policy = await newPolicy();
+      await lockPolicyDecisions(holder, policy.policyId);
+      blocked.push(preflightPayment(ctx, policy.policyId, intentFor(policy), null));
+    }
+    return {
+      blocked,
+      release: async () => {
+        await holder.query('COMMIT');
+        holder.release();
+      },
+    };
+  }
+
+  async function untilQueued(count: number): Promise<void> {
+    while (preflightQueue(db.pool).queued < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  it('decides preflights of different policies in one transaction, each against its own window', async () => {
+    const policies = await Promise.all(Array.from({ length: 6 }, () => newPolicy({ dailyBudget: '1.00', perCallCap: '1.00', hardCap: '1.00', escalateAbove: '1.00' })));
+    // Each policy has spent its whole budget but one: its next 1.00 is blocked, the others' approved.
+    for (const policy of policies.slice(1)) {
+      expect((await preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null)).decision).toBe('APPROVED');
+    }
+    const { blocked, release } = await occupyEveryBatchSlot();
+    const answers = policies.map((policy) => preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null));
+    await untilQueued(policies.length);
+    await release();
+    await Promise.all(blocked);
+    const decisions = (await Promise.all(answers)).map((answer) => answer.decision);
+    expect(decisions).toEqual(['APPROVED', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET']);
+    // One transaction wrote all six: their rows carry one transaction id.
+    const receipts = (await Promise.all(answers)).map((answer) => answer.receiptId as string);
+    const writers = await db.pool.query('SELECT count(DISTINCT xmin::text)::int AS n FROM intent.decision_receipts WHERE receipt_id = ANY($1)', [receipts]);
+    expect(writers.rows[0].n).toBe(1);
+  });
+
+  it('a decision the database refuses fails alone: the rest of its batch is decided again and committed', async () => {
+    const policies = await Promise.all(Array.from({ length: 5 }, () => newPolicy()));
+    const refused = policies[2]!;
+    await db.pool.query(`
+      CREATE OR REPLACE FUNCTION intent.test_refuse_decision() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.policy_id = '${refused.policyId}' THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_refuse_decision BEFORE INSERT ON intent.decisions FOR EACH ROW EXECUTE FUNCTION intent.test_refuse_decision();`);
+    const before = { ...preflightQueue(db.pool).stats };
+    try {
+      const { blocked, release } = await occupyEveryBatchSlot();
+      const answers = policies.map((policy) =>
+        preflightPayment(ctx, policy.policyId, intentFor(policy), null).then(
+          (answer) => answer.decision,
+          (error: { code?: string }) => `refused ${error.code}`,
+        ),
+      );
+      await untilQueued(policies.length);
+      await release();
+      await Promise.all(blocked);
+      expect(await Promise.all(answers)).toEqual(['APPROVED', 'APPROVED', 'refused P0001', 'APPROVED', 'APPROVED']);
+    } finally {
+      await db.pool.query('DROP TRIGGER test_refuse_decision ON intent.decisions; DROP FUNCTION intent.test_refuse_decision()');
+    }
+    expect(preflightQueue(db.pool).stats.retriedAlone - before.retriedAlone).toBe(policies.length);
+    // Exactly one decision, reservation and approved call per accepted policy; nothing for the refused one.
+    const counts = await db.pool.query(
+      `SELECT p AS policy_id,
+              (SELECT count(*) FROM intent.decisions d WHERE d.policy_id = p)::int AS decisions,
+              (SELECT count(*) FROM intent.reservations r WHERE r.policy_id = p)::int AS reservations,
+              (SELECT count(*) FROM intent.approved_calls a WHERE a.policy_id = p)::int AS calls
+         FROM unnest($1::text[]) AS p`,
+      [policies.map((policy) => policy.policyId)],
+    );
+    expect(counts.rows.map((row) => [row.decisions, row.reservations, row.calls])).toEqual([
+      [1, 1, 1], [1, 1, 1], [0, 0, 0], [1, 1, 1], [1, 1, 1],
+    ]);
   });
 });

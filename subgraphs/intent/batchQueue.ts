@@ -1,0 +1,121 @@
+// Group commit: requests queue up while earlier batches are in flight, and the next batch takes
+// every queued request it may, so batches stay at one request when the service is idle (no timer,
+// no added latency) and grow with the load. Requests carry a key (the policy); a batch never holds
+// two requests of one key, and a key is never in two batches at once, so the requests of one key
+// run one after the other in arrival order while requests of different keys share transactions.
+//
+// When a batch fails before anything of it committed, the batch runner says so by throwing
+// BatchNotCommitted and each of its requests is run again alone, so one bad request costs the
+// others a retry, never their answer. Any other failure (a COMMIT whose outcome is unknown) is
+// every request's answer: running them again could decide twice.
+
+export interface Keyed {
+  readonly key: string;
+}
+
+export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
+
+/** Thrown by a batch runner when nothing of the batch was committed; `cause` is the failure. */
+export class BatchNotCommitted extends Error {
+  constructor(readonly cause: unknown) {
+    super('batch rolled back');
+    this.name = 'BatchNotCommitted';
+  }
+}
+
+export interface BatchQueueOptions {
+  /** Most requests in one batch. */
+  readonly maxItems: number;
+  /** Most batches running at once. */
+  readonly maxInFlight: number;
+}
+
+export interface BatchQueueStats {
+  batches: number;
+  requests: number;
+  /** Requests run again alone after their batch rolled back. */
+  retriedAlone: number;
+}
+
+interface Waiting<T, R> {
+  readonly request: T;
+  readonly resolve: (value: R) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class KeyedBatchQueue<T extends Keyed, R> {
+  private readonly waiting: Array<Waiting<T, R>> = [];
+  private readonly busyKeys = new Set<string>();
+  private inFlight = 0;
+  readonly stats: BatchQueueStats = { batches: 0, requests: 0, retriedAlone: 0 };
+
+  constructor(
+    private readonly runBatch: (requests: readonly T[]) => Promise<ReadonlyArray<Settled<R>>>,
+    private readonly options: BatchQueueOptions,
+  ) {
+    if (!Number.isInteger(options.maxItems) || options.maxItems < 1) throw new Error('maxItems must be a positive integer');
+    if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
+  }
+
+  submit(request: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({ request, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Requests waiting for a batch (not counting the ones in flight). */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+      const batch = this.takeBatch();
+      if (batch.length === 0) return; // everything waiting belongs to keys already in flight
+      this.inFlight += 1;
+      for (const entry of batch) this.busyKeys.add(entry.request.key);
+      void this.run(batch).finally(() => {
+        for (const entry of batch) this.busyKeys.delete(entry.request.key);
+        this.inFlight -= 1;
+        this.pump();
+      });
+    }
+  }
+
+  /** In arrival order: the first waiting request of each key that is not in flight. */
+  private takeBatch(): Array<Waiting<T, R>> {
+    const batch: Array<Waiting<T, R>> = [];
+    const keys = new Set<string>();
+    for (let index = 0; index < this.waiting.length && batch.length < this.options.maxItems; ) {
+      const entry = this.waiting[index]!;
+      const key = entry.request.key;
+      if (this.busyKeys.has(key) || keys.has(key)) {
+        index += 1;
+        continue;
+      }
+      keys.add(key);
+      batch.push(entry);
+      this.waiting.splice(index, 1);
+    }
+    return batch;
+  }
+
+  private async run(batch: Array<Waiting<T, R>>): Promise<void> {
+    this.stats.batches += 1;
+    this.stats.requests += batch.length;
+    try {
+      const settled = await this.runBatch(batch.map((entry) => entry.request));
+      if (settled.length !== batch.length) throw new Error(`batch runner settled ${settled.length} of ${batch.length} requests`);
+      settled.forEach((outcome, index) => (outcome.ok ? batch[index]!.resolve(outcome.value) : batch[index]!.reject(outcome.error)));
+    } catch (error) {
+      if (error instanceof BatchNotCommitted && batch.length > 1) {
+        this.stats.retriedAlone += batch.length;
+        await Promise.all(batch.map((entry) => this.run([entry])));
+        return;
+      }
+      const answer = error instanceof BatchNotCommitted ? error.cause : error;
+      for (const entry of batch) entry.reject(answer);
+    }
+  }
+}
