@@ -1,7 +1,7 @@
 // The SpendIntent EIP-712 hash against a digest computed by hand from the type string, a wallet
 // signature round trip, and the property that amount, recipient, item and deadline are bound.
 import fc from 'fast-check';
-import { keccak256, recoverTypedDataAddress, stringToBytes, type Hex } from 'viem';
+import { hashTypedData, keccak256, recoverTypedDataAddress, stringToBytes, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
   hashSpendIntentMessage,
@@ -116,6 +116,33 @@ describe('intentHash', () => {
       ),
       { numRuns: 50 },
     );
+  });
+
+  it('equals viem\'s generic hashTypedData over the wallet typed data, for any message', () => {
+    const word = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((value) => `0x${Buffer.from(value).toString('hex')}` as Hex);
+    const uint256 = fc.bigInt({ min: 0n, max: (1n << 256n) - 1n });
+    const text = fc.string({ unit: 'grapheme', maxLength: 60 });
+    fc.assert(
+      fc.property(
+        fc.record({
+          policyId: uint256, policyHash: word(32), agentId: text, category: text, provider: text, capability: text,
+          itemHash: word(32), recipient: word(20), network: text, token: word(20), amount: uint256, deadline: uint256,
+          nonce: uint256, endpoint: text,
+        }),
+        (message) => {
+          expect(hashSpendIntentMessage(message as SpendIntentMessage)).toBe(hashTypedData(spendIntentTypedData(message as SpendIntentMessage)));
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('refuses a message whose words do not fit their EIP-712 types', () => {
+    const message = spendIntentMessage(FIELDS);
+    expect(() => hashSpendIntentMessage({ ...message, amount: 1n << 256n })).toThrow('amount is not a uint256');
+    expect(() => hashSpendIntentMessage({ ...message, nonce: -1n })).toThrow('nonce is not a uint256');
+    expect(() => hashSpendIntentMessage({ ...message, policyHash: '0x1234' })).toThrow('policyHash is not a bytes32');
+    expect(() => hashSpendIntentMessage({ ...message, recipient: '0x12' })).toThrow('recipient is not an address');
   });
 
   it('stays pinned for the reference intent (any drift here breaks every stored approval)', () => {

@@ -1,9 +1,10 @@
 // The EIP-712 typed data of a SpendIntent and its hash, the intentHash. Exported whole (domain,
 // types, message builder) because owners sign exactly this in their wallets: a wallet signature
 // over it is a valid approval, so the definition here is a public contract and must not drift.
-import { hashTypedData, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { canonicalEndpoint } from './endpoint';
 import { hashJson } from './jcs';
+import { keccak256Bytes, keccak256Hex } from './keccak';
 
 export const SPEND_INTENT_DOMAIN = { name: 'AgentSpendControl', version: '1', chainId: 196 } as const;
 
@@ -104,8 +105,82 @@ export function spendIntentTypedData(message: SpendIntentMessage) {
   } as const;
 }
 
+// The EIP-712 digest, encoded directly: the type hash and the domain separator never change, so
+// they are computed once; encodeData is fourteen 32-byte words (strings as the keccak256 of their
+// UTF-8, addresses left-padded, uint256 big-endian). Equal to viem's hashTypedData over
+// spendIntentTypedData (a property test holds them together) at a fifth of its cost.
+const TYPE_HASH = keccak256Bytes(SPEND_INTENT_TYPE_STRING);
+const DOMAIN_SEPARATOR = keccak256Bytes(
+  Buffer.concat([
+    keccak256Bytes('EIP712Domain(string name,string version,uint256 chainId)'),
+    keccak256Bytes(SPEND_INTENT_DOMAIN.name),
+    keccak256Bytes(SPEND_INTENT_DOMAIN.version),
+    Buffer.from(SPEND_INTENT_DOMAIN.chainId.toString(16).padStart(64, '0'), 'hex'),
+  ]),
+);
+const UINT256_LIMIT = 1n << 256n;
+const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+class SpendIntentEncoding {
+  readonly words = Buffer.alloc(32 * 15);
+  private offset = 32;
+
+  constructor() {
+    this.words.set(TYPE_HASH, 0);
+  }
+
+  uint256(name: string, value: bigint): this {
+    if (typeof value !== 'bigint' || value < 0n || value >= UINT256_LIMIT) throw new RangeError(`${name} is not a uint256`);
+    this.words.write(value.toString(16).padStart(64, '0'), this.offset, 32, 'hex');
+    this.offset += 32;
+    return this;
+  }
+
+  bytes32(name: string, value: string): this {
+    if (!BYTES32.test(value)) throw new RangeError(`${name} is not a bytes32`);
+    this.words.write(value.slice(2), this.offset, 32, 'hex');
+    this.offset += 32;
+    return this;
+  }
+
+  address(name: string, value: string): this {
+    if (!ADDRESS.test(value)) throw new RangeError(`${name} is not an address`);
+    this.words.write(value.slice(2), this.offset + 12, 20, 'hex');
+    this.offset += 32;
+    return this;
+  }
+
+  string(name: string, value: string): this {
+    if (typeof value !== 'string') throw new TypeError(`${name} is not a string`);
+    this.words.set(keccak256Bytes(value), this.offset);
+    this.offset += 32;
+    return this;
+  }
+}
+
 export function hashSpendIntentMessage(message: SpendIntentMessage): Hex {
-  return hashTypedData(spendIntentTypedData(message));
+  const encoding = new SpendIntentEncoding()
+    .uint256('policyId', message.policyId)
+    .bytes32('policyHash', message.policyHash)
+    .string('agentId', message.agentId)
+    .string('category', message.category)
+    .string('provider', message.provider)
+    .string('capability', message.capability)
+    .bytes32('itemHash', message.itemHash)
+    .address('recipient', message.recipient)
+    .string('network', message.network)
+    .address('token', message.token)
+    .uint256('amount', message.amount)
+    .uint256('deadline', message.deadline)
+    .uint256('nonce', message.nonce)
+    .string('endpoint', message.endpoint);
+  const digestInput = Buffer.alloc(66);
+  digestInput[0] = 0x19;
+  digestInput[1] = 0x01;
+  digestInput.set(DOMAIN_SEPARATOR, 2);
+  digestInput.set(keccak256Bytes(encoding.words), 34);
+  return keccak256Hex(digestInput);
 }
 
 /** intentHash of an intent given in domain units. */

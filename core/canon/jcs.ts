@@ -2,7 +2,8 @@
 // Accepts only plain JSON values: non-finite numbers, bigint, undefined, functions, class
 // instances and lone surrogates are refused rather than silently dropped or rewritten.
 import canonicalize from 'canonicalize';
-import { keccak256, stringToBytes, type Hex } from 'viem';
+import type { Hex } from 'viem';
+import { keccak256Hex } from './keccak';
 
 export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -88,5 +89,5 @@ export function canonicalJson(value: unknown): string {
 
 /** `hashJson(v) = keccak256(utf8(JCS(v)))`, the hash of policies, items and receipts. */
 export function hashJson(value: unknown): Hex {
-  return keccak256(stringToBytes(canonicalJson(value)));
+  return keccak256Hex(canonicalJson(value));
 }

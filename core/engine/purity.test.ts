@@ -12,6 +12,7 @@ const ENGINE_DIR = resolve(__dirname);
 const ALLOWED_EXTERNALS: Record<string, ReadonlySet<string>> = {
   viem: new Set(['keccak256', 'stringToBytes', 'encodePacked', 'hexToBigInt', 'hashTypedData', 'Hex', 'Address']),
   canonicalize: new Set(['default']),
+  'js-sha3': new Set(['keccak256']),
 };
 
 /** Globals that read the outside world; calling or touching any of them makes code impure. */

@@ -1,7 +1,8 @@
 // validateSpendIntent: the wire SpendIntent (DECISIONS "SpendIntent (wire)") checked against
 // every bound before any rule runs, and turned into domain form: bigint amounts, lowercase
 // addresses, canonical endpoint, unix-second deadline, itemHash and intentHash. Never reads a clock.
-import { keccak256, stringToBytes, type Address, type Hex } from 'viem';
+import { stringToBytes, type Address, type Hex } from 'viem';
+import { keccak256Hex } from '../canon/keccak';
 import type { FieldError } from '../errors';
 import { canonicalEndpoint, EndpointError, MAX_ENDPOINT_LENGTH } from '../canon/endpoint';
 import { intentHash } from '../canon/intent-hash';
@@ -273,7 +274,7 @@ function readItem(value: unknown, errors: FieldErrors): { value: JsonObject; ite
   }
   // Same bytes as itemHash(item) would hash; computed here to avoid canonicalising twice. The
   // copy parsed back from them is detached from the caller's object, which could still change.
-  return { value: JSON.parse(canonical) as JsonObject, itemHash: keccak256(bytes) };
+  return { value: JSON.parse(canonical) as JsonObject, itemHash: keccak256Hex(bytes) };
 }
 
 /** The wire form of a validated intent (what create_spend_intent stores and returns). */
