@@ -13,6 +13,7 @@ process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -101,26 +102,30 @@ function intentFor(policy: PolicyRef, nonce: bigint) {
 /** The client thread: CLIENTS loops, each sending its next request as soon as the last answered. */
 async function runClients(job: ClientJob): Promise<ClientReport> {
   const secret = Buffer.from(job.actorSecretHex, 'hex');
-  const send = async (policy: PolicyRef, nonce: bigint): Promise<number> => {
-    const response =
-      job.target === 'gateway'
-        ? await fetch(job.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }),
-          })
-        : await fetch(job.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', [ACTOR_HEADER]: signActor(ANONYMOUS, secret) },
-            body: JSON.stringify({
-              query: job.document,
-              operationName: 'PreflightPayment',
-              variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) },
-            }),
-          });
-    await response.arrayBuffer();
-    return response.status;
-  };
+  // node:http with a keep-alive agent: the client shares the machine with the server, and fetch
+  // (undici, web streams) costs several times its CPU per request.
+  const target = new URL(job.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const post = (body: string, headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (response) => {
+          response.on('data', () => undefined);
+          response.on('end', () => resolve(response.statusCode ?? 0));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  const send = (policy: PolicyRef, nonce: bigint): Promise<number> =>
+    job.target === 'gateway'
+      ? post(JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }), {})
+      : post(
+          JSON.stringify({ query: job.document, operationName: 'PreflightPayment', variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) } }),
+          { [ACTOR_HEADER]: signActor(ANONYMOUS, secret) },
+        );
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
   const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
@@ -148,6 +153,7 @@ async function runClients(job: ClientJob): Promise<ClientReport> {
   };
   await Promise.all(Array.from({ length: CLIENTS }, (_value, index) => client(index)));
   const cpuEnd = threadCpuMs();
+  agent.destroy();
   return {
     latenciesMs: Float64Array.from(latencies),
     elapsedSeconds: (Date.now() - measuredStart) / 1000,
@@ -171,10 +177,10 @@ function threadCpuMs(): number | null {
   }
 }
 
-/** CPU time of every process named postgres, or null where there is no /proc. */
-function postgresCpuMs(): number | null {
+/** CPU time of each process named postgres, by pid, or null where there is no /proc. */
+function postgresCpuMs(): Map<string, number> | null {
   try {
-    let total = 0;
+    const byPid = new Map<string, number>();
     for (const entry of readdirSync('/proc')) {
       if (!/^[0-9]+$/.test(entry)) continue;
       let stat: string;
@@ -183,12 +189,22 @@ function postgresCpuMs(): number | null {
       } catch {
         continue; // gone since the listing
       }
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') total += statCpuMs(stat);
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') byPid.set(entry, statCpuMs(stat));
     }
-    return total;
+    return byPid;
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU PostgreSQL spent between two readings: processes alive at the end, less what they had at the
+ * start (a backend that exited in between is missed, never counted negative).
+ */
+function postgresCpuBetween(before: Map<string, number>, after: Map<string, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
 }
 
 /** Busy and total jiffies of all cores (/proc/stat), or null where there is no /proc. */
@@ -248,7 +264,7 @@ async function run(clients: Worker, name: string, job: ClientJob): Promise<Resul
         ? null
         : ((cpu.user + cpu.system) / 1000 - report.clientCpuMs) / latencies.length,
     postgresCpuMsPerRequest:
-      postgresBefore === null || postgresAfter === null || latencies.length === 0 ? null : (postgresAfter - postgresBefore) / latencies.length,
+      postgresBefore === null || postgresAfter === null || latencies.length === 0 ? null : postgresCpuBetween(postgresBefore, postgresAfter) / latencies.length,
   };
 }
 
