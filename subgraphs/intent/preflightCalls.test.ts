@@ -4,6 +4,7 @@
 // read statement by statement, rules are withheld only when the caller holds them, the lock is the
 // one settlement takes, a lost approval is reported, and one policy has one spelling of its id.
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import type { PoolClient } from 'pg';
 import * as ids from '../../core/canon/ids';
 import { NOW_MS, policyDocument, rulesOf, wireIntent } from '../../core/test-support/spend-fixtures';
@@ -322,5 +323,114 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
     expect(counts.rows.map((row) => [row.decisions, row.reservations, row.calls])).toEqual([
       [1, 1, 1], [1, 1, 1], [0, 0, 0], [1, 1, 1], [1, 1, 1],
     ]);
+  });
+});
+
+describe('running window totals (migration 0005)', () => {
+  it('the window read from the totals always equals the raw sums, whatever happens to reservations and the clock', async () => {
+    const MINUTE = 60_000;
+    type Step =
+      | { kind: 'preflight'; atMs: number; deadlineSeconds: number }
+      | { kind: 'move'; pick: number; state: 'CONSUMED' | 'RELEASED' | 'EXPIRED' }
+      | { kind: 'read'; atMs: number }
+      | { kind: 'readAnHourAfter'; pick: number; deltaMs: number }
+      | { kind: 'readAtDeadline'; pick: number; deltaMs: number };
+    // Instants on and around minute and hour boundaries, where an off-by-one would show.
+    const minuteStart = Math.floor(NOW_MS / MINUTE) * MINUTE;
+    const instant = fc
+      .tuple(fc.integer({ min: -20, max: 20 }), fc.constantFrom(-1, 0, 1, 29_999, 30_000))
+      .map(([minutes, ms]) => minuteStart + minutes * MINUTE + ms);
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.record({ kind: fc.constant('preflight' as const), atMs: instant, deadlineSeconds: fc.integer({ min: 30, max: 3 * 3600 }) }),
+      fc.record({ kind: fc.constant('move' as const), pick: fc.nat(), state: fc.constantFrom('CONSUMED' as const, 'RELEASED' as const, 'EXPIRED' as const) }),
+      fc.record({ kind: fc.constant('read' as const), atMs: instant }),
+      // Exactly where an approval leaves the hour: its own minute is then the boundary minute.
+      fc.record({ kind: fc.constant('readAnHourAfter' as const), pick: fc.nat(), deltaMs: fc.constantFrom(-1, 0, 1, -30_000, 30_000) }),
+      // Exactly where a reservation lapses.
+      fc.record({ kind: fc.constant('readAtDeadline' as const), pick: fc.nat(), deltaMs: fc.constantFrom(-1, 0, 1) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), async (steps) => {
+        const policy = await newPolicy({
+          dailyBudget: '1000000.00',
+          cooldowns: { sameServiceMinutes: 0 },
+          duplicates: { windowMinutes: 0, keys: ['capability'] },
+          rateLimit: { callsPerHour: 100_000 },
+        });
+        const compare = async (atMs: number) => {
+          clockMs = atMs;
+          const intent = validIntent(intentFor(policy), new Date(atMs));
+          const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(atMs)));
+          const reference = await readWindow(db.pool, policy.policyId, read.policy, new Date(atMs), intent.provider);
+          expect({ settled: read.window.settledTodayAtomic, reserved: read.window.reservedTodayAtomic, calls: read.window.approvedCallsLastHour }).toEqual({
+            settled: reference.settledTodayAtomic,
+            reserved: reference.reservedTodayAtomic,
+            calls: reference.approvedCallsLastHour,
+          });
+        };
+        const preflightTimes: number[] = [];
+        const deadlines: number[] = [];
+        for (const next of steps) {
+          if (next.kind === 'preflight') {
+            clockMs = next.atMs;
+            preflightTimes.push(next.atMs);
+            deadlines.push((Math.floor(next.atMs / 1000) + next.deadlineSeconds) * 1000);
+            await preflightPayment(ctx, policy.policyId, intentFor(policy, { deadline: formatIsoSeconds(Math.floor(next.atMs / 1000) + next.deadlineSeconds) }), null);
+          } else if (next.kind === 'move') {
+            await db.pool.query(
+              `UPDATE intent.reservations SET state = $3
+                WHERE reservation_id = (SELECT reservation_id FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'
+                                         ORDER BY reservation_id OFFSET $2 % greatest(1, (SELECT count(*) FROM intent.reservations
+                                                                                         WHERE policy_id = $1 AND state = 'ACTIVE')) LIMIT 1)`,
+              [policy.policyId, next.pick, next.state],
+            );
+          } else if (next.kind === 'read') {
+            await compare(next.atMs);
+          } else if (next.kind === 'readAnHourAfter') {
+            if (preflightTimes.length > 0) await compare(preflightTimes[next.pick % preflightTimes.length]! + 3_600_000 + next.deltaMs);
+          } else if (deadlines.length > 0) {
+            await compare(deadlines[next.pick % deadlines.length]! + next.deltaMs);
+          }
+        }
+        await compare(NOW_MS);
+        // And the tables themselves equal what they summarise.
+        const drift = await db.pool.query(
+          `SELECT (SELECT count(*) FROM (
+                    SELECT day, sum(amount) FILTER (WHERE state = 'ACTIVE') AS a, sum(amount) FILTER (WHERE state = 'CONSUMED') AS c
+                      FROM intent.reservations WHERE policy_id = $1 GROUP BY day) raw
+                    FULL JOIN (SELECT day, active, consumed FROM intent.policy_day_totals WHERE policy_id = $1) t USING (day)
+                   WHERE coalesce(raw.a, 0) <> coalesce(t.active, 0) OR coalesce(raw.c, 0) <> coalesce(t.consumed, 0))::int AS days,
+                  (SELECT count(*) FROM (
+                    SELECT intent.call_minute(approved_at) AS minute, count(*) AS n FROM intent.approved_calls WHERE policy_id = $1 GROUP BY 1) raw
+                    FULL JOIN (SELECT minute, calls FROM intent.policy_call_minutes WHERE policy_id = $1) m USING (minute)
+                   WHERE coalesce(raw.n, 0) <> coalesce(m.calls, 0))::int AS minutes`,
+          [policy.policyId],
+        );
+        expect(drift.rows[0]).toEqual({ days: 0, minutes: 0 });
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('keeps one counter row per minute, and counts an hour of calls from them exactly', async () => {
+    const policy = await newPolicy({ dailyBudget: '1000000.00', cooldowns: { sameServiceMinutes: 0 }, rateLimit: { callsPerHour: 100_000 } });
+    // 120 approvals over the last hour, two per minute.
+    const minutesUsed = new Set<number>();
+    for (let minute = 59; minute >= 0; minute -= 1) {
+      for (const offset of [5_000, 35_000]) {
+        clockMs = NOW_MS - minute * 60_000 - offset;
+        minutesUsed.add(Math.floor(clockMs / 60_000));
+        expect((await preflightPayment(ctx, policy.policyId, intentFor(policy), null)).decision).toBe('APPROVED');
+      }
+    }
+    clockMs = NOW_MS;
+    const intent = validIntent(intentFor(policy), new Date(clockMs));
+    const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(clockMs)));
+    expect(read.window.approvedCallsLastHour).toBe(120);
+    expect(read.window.reservedTodayAtomic).toBe((await readWindow(db.pool, policy.policyId, read.policy, new Date(clockMs), null)).reservedTodayAtomic);
+    const minutes = await db.pool.query('SELECT count(*)::int AS n, sum(calls)::int AS calls FROM intent.policy_call_minutes WHERE policy_id = $1', [policy.policyId]);
+    // One row per minute that had calls, however many calls it had.
+    expect(minutes.rows[0]).toEqual({ n: minutesUsed.size, calls: 120 });
+    expect(minutesUsed.size).toBeLessThanOrEqual(61);
   });
 });
