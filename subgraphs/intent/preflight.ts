@@ -527,7 +527,7 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
 }
 
 /** Group commit is a throughput tool: a batch holds this many preflights at most, this many batches run at once. */
-export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 4 });
+export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2 });
 
 const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<PreflightRequest, Json>>();
 
