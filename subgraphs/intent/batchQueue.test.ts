@@ -60,6 +60,48 @@ describe('KeyedBatchQueue', () => {
     await expect(Promise.all(answers)).resolves.toEqual([1, 2, 3, 4]);
   });
 
+  it('takes up to maxPerKey requests of one key into a batch, in arrival order', async () => {
+    const { batches, run } = controlledRunner();
+    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 1, maxPerKey: 2 });
+    const answers = [
+      queue.submit({ key: 'first', id: 0 }),
+      ...[1, 2, 3].map((id) => queue.submit({ key: 'hot', id })),
+      queue.submit({ key: 'cold', id: 4 }),
+    ];
+    batches[0]!.finish();
+    await tick();
+    expect(batches[1]!.requests.map((request) => request.id)).toEqual([1, 2, 4]);
+    batches[1]!.finish();
+    await tick();
+    expect(batches[2]!.requests.map((request) => request.id)).toEqual([3]);
+    batches[2]!.finish();
+    await expect(Promise.all(answers)).resolves.toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('retries a key\'s requests one after the other, in order, when their batch rolled back', async () => {
+    const runs: number[][] = [];
+    let running = 0;
+    let overlapped = false;
+    const queue = new KeyedBatchQueue<Request, number>(
+      async (requests) => {
+        running += 1;
+        if (running > 1 && requests.some((request) => request.key === 'hot')) overlapped = true;
+        runs.push(requests.map((request) => request.id));
+        await tick();
+        running -= 1;
+        if (requests.length > 1) throw new BatchNotCommitted(new Error('deadlock detected'));
+        return requests.map((request) => ({ ok: true as const, value: request.id }));
+      },
+      { maxItems: 10, maxInFlight: 1, maxPerKey: 3 },
+    );
+    const blocker = queue.submit({ key: 'x', id: 0 });
+    const answers = [1, 2, 3].map((id) => queue.submit({ key: 'hot', id }));
+    await blocker;
+    await expect(Promise.all(answers)).resolves.toEqual([1, 2, 3]);
+    expect(runs).toEqual([[0], [1, 2, 3], [1], [2], [3]]);
+    expect(overlapped).toBe(false);
+  });
+
   it('caps a batch at maxItems', async () => {
     const { batches, run } = controlledRunner();
     const queue = new KeyedBatchQueue(run, { maxItems: 2, maxInFlight: 1 });
@@ -121,22 +163,31 @@ describe('KeyedBatchQueue', () => {
     const run = async () => [];
     expect(() => new KeyedBatchQueue(run, { maxItems: 0, maxInFlight: 1 })).toThrow('maxItems');
     expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1.5 })).toThrow('maxInFlight');
+    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1, maxPerKey: 0 })).toThrow('maxPerKey');
   });
 
-  it('property: every request is answered once, keys never overlap in flight, each key keeps its order', async () => {
+  it('property: every request is answered once, keys never overlap in flight, batches respect their caps, each key keeps its order', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 40 }),
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 1, max: 3 }),
-        async (keys, maxItems, maxInFlight) => {
+        fc.integer({ min: 1, max: 3 }),
+        async (keys, maxItems, maxInFlight, maxPerKey) => {
           const inFlight = new Set<string>();
           const order = new Map<string, number[]>();
           let overlap = false;
           const queue = new KeyedBatchQueue<Request, number>(
             async (requests) => {
               const batchKeys = requests.map((request) => request.key);
-              if (new Set(batchKeys).size !== batchKeys.length || batchKeys.some((key) => inFlight.has(key)) || requests.length > maxItems) overlap = true;
+              const perKey = new Map<string, number>();
+              for (const key of batchKeys) perKey.set(key, (perKey.get(key) ?? 0) + 1);
+              if (Math.max(...perKey.values()) > maxPerKey || batchKeys.some((key) => inFlight.has(key)) || requests.length > maxItems) overlap = true;
+              // Within a batch, each key's requests come in arrival order.
+              for (const key of perKey.keys()) {
+                const ids = requests.filter((request) => request.key === key).map((request) => request.id);
+                if (ids.some((id, index) => index > 0 && id < ids[index - 1]!)) overlap = true;
+              }
               for (const key of batchKeys) inFlight.add(key);
               await tick();
               for (const request of requests) {
@@ -145,7 +196,7 @@ describe('KeyedBatchQueue', () => {
               }
               return requests.map((request) => ({ ok: true as const, value: request.id }));
             },
-            { maxItems, maxInFlight },
+            { maxItems, maxInFlight, maxPerKey },
           );
           const answers = await Promise.all(keys.map((key, id) => queue.submit({ key: `k${key}`, id })));
           expect(answers).toEqual(keys.map((_key, id) => id));

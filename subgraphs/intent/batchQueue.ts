@@ -1,8 +1,10 @@
 // Group commit: requests queue up while earlier batches are in flight, and the next batch takes
 // every queued request it may, so batches stay at one request when the service is idle (no timer,
-// no added latency) and grow with the load. Requests carry a key (the policy); a batch never holds
-// two requests of one key, and a key is never in two batches at once, so the requests of one key
-// run one after the other in arrival order while requests of different keys share transactions.
+// no added latency) and grow with the load. Requests carry a key (the policy); a key is never in
+// two batches at once, and a batch holds at most maxPerKey requests of one key, in arrival order:
+// the runner must run them in that order, each after the one before it took effect. So the
+// requests of one key run one after the other in arrival order while requests of different keys
+// (and successive requests of one key) share transactions.
 //
 // When a batch fails before anything of it committed, the batch runner says so by throwing
 // BatchNotCommitted and each of its requests is run again alone, so one bad request costs the
@@ -26,6 +28,8 @@ export class BatchNotCommitted extends Error {
 export interface BatchQueueOptions {
   /** Most requests in one batch. */
   readonly maxItems: number;
+  /** Most requests of one key in one batch (default 1). */
+  readonly maxPerKey?: number;
   /** Most batches running at once. */
   readonly maxInFlight: number;
 }
@@ -55,6 +59,9 @@ export class KeyedBatchQueue<T extends Keyed, R> {
   ) {
     if (!Number.isInteger(options.maxItems) || options.maxItems < 1) throw new Error('maxItems must be a positive integer');
     if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
+    if (options.maxPerKey !== undefined && (!Number.isInteger(options.maxPerKey) || options.maxPerKey < 1)) {
+      throw new Error('maxPerKey must be a positive integer');
+    }
   }
 
   submit(request: T): Promise<R> {
@@ -83,21 +90,24 @@ export class KeyedBatchQueue<T extends Keyed, R> {
     }
   }
 
-  /** In arrival order: the first waiting request of each key that is not in flight. */
+  /** In arrival order: the first maxPerKey waiting requests of each key that is not in flight. */
   private takeBatch(): Array<Waiting<T, R>> {
+    const maxPerKey = this.options.maxPerKey ?? 1;
     const batch: Array<Waiting<T, R>> = [];
-    const keys = new Set<string>();
-    for (let index = 0; index < this.waiting.length && batch.length < this.options.maxItems; ) {
-      const entry = this.waiting[index]!;
+    const taken = new Map<string, number>();
+    const left: Array<Waiting<T, R>> = [];
+    for (const entry of this.waiting) {
       const key = entry.request.key;
-      if (this.busyKeys.has(key) || keys.has(key)) {
-        index += 1;
+      const count = taken.get(key) ?? 0;
+      if (batch.length >= this.options.maxItems || this.busyKeys.has(key) || count >= maxPerKey) {
+        left.push(entry);
         continue;
       }
-      keys.add(key);
+      taken.set(key, count + 1);
       batch.push(entry);
-      this.waiting.splice(index, 1);
     }
+    this.waiting.length = 0;
+    this.waiting.push(...left);
     return batch;
   }
 
@@ -110,8 +120,15 @@ export class KeyedBatchQueue<T extends Keyed, R> {
       settled.forEach((outcome, index) => (outcome.ok ? batch[index]!.resolve(outcome.value) : batch[index]!.reject(outcome.error)));
     } catch (error) {
       if (error instanceof BatchNotCommitted && batch.length > 1) {
+        // Alone, keys side by side, each key's requests still one after the other in their order.
         this.stats.retriedAlone += batch.length;
-        await Promise.all(batch.map((entry) => this.run([entry])));
+        const byKey = new Map<string, Array<Waiting<T, R>>>();
+        for (const entry of batch) byKey.set(entry.request.key, [...(byKey.get(entry.request.key) ?? []), entry]);
+        await Promise.all(
+          [...byKey.values()].map(async (entries) => {
+            for (const entry of entries) await this.run([entry]);
+          }),
+        );
         return;
       }
       const answer = error instanceof BatchNotCommitted ? error.cause : error;

@@ -437,69 +437,112 @@ function reportedByServer(error: unknown): boolean {
 
 const ignore = (): undefined => undefined;
 
+type WindowRow = PreflightWindowRow & { item: number };
+type RecordRow = { item: number; escalation_poll_ref: string | null; escalation_expires_at: Date | null };
+
+/** A batch's requests in rounds: round r holds the (r+1)-th request of each policy, by index. */
+function roundsOf(requests: readonly PreflightRequest[]): number[][] {
+  const seen = new Map<string, number>();
+  const rounds: number[][] = [];
+  requests.forEach((request, index) => {
+    const round = seen.get(request.policyId) ?? 0;
+    seen.set(request.policyId, round + 1);
+    (rounds[round] ??= []).push(index);
+  });
+  return rounds;
+}
+
+/** The first failure among statements sent in order (the one that aborted the transaction), if any. */
+async function firstFailure(sent: ReadonlyArray<Promise<unknown>>): Promise<unknown> {
+  for (const outcome of await Promise.allSettled(sent)) if (outcome.status === 'rejected') return outcome.reason;
+  return undefined;
+}
+
+function notCommitted(cause: unknown): BatchNotCommitted {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return new BatchNotCommitted(code === APPROVAL_LOST ? new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.') : cause);
+}
+
 /**
- * One batch of preflights (distinct policies) in one transaction on one connection, with each pair
- * of statements queued together: BEGIN with the windows read (intent.preflight_windows, which takes
- * the policies' locks in key order), the decisions write (intent.preflight_records) with COMMIT. pg
- * sends a queued statement the moment the one before it completes, so no turn of the (busy) event
- * loop sits between them, and none between the write and the COMMIT, which both run while the
- * locks are held. Queuing COMMIT is safe because a failing write aborts the transaction: PostgreSQL
- * then answers that COMMIT with a rollback. A request the engine step refuses is left out of the
- * write; a failure the server reported before COMMIT rolls the whole batch back (BatchNotCommitted,
- * so the queue runs each request again alone); a failure with an unknown outcome is every request's.
+ * One batch of preflights in one transaction on one connection. Round by round (the first
+ * preflight of each policy, then the second, …, so a policy's later preflight reads the window its
+ * earlier one wrote, in the same transaction): read the round's windows
+ * (intent.preflight_windows, which takes the policies' locks in key order; a lock already held is
+ * held again), run the engine, write the round's decisions (intent.preflight_records). Statements
+ * are queued, never awaited one by one: BEGIN with the first read, each write with the next
+ * round's read, the last write with COMMIT; pg sends each the moment the one before completes, so
+ * no turn of the (busy) event loop sits between them while the locks are held. A failing statement
+ * aborts the transaction (PostgreSQL then answers a queued COMMIT with a rollback). A request the
+ * engine step refuses is left out of the write. Anything that fails before COMMIT is sent, or a
+ * write the server refuses, leaves nothing committed (BatchNotCommitted: the queue runs each
+ * request again alone); a failure with an unknown outcome is every request's answer.
  */
 async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly PreflightRequest[]): Promise<Array<Settled<Json>>> {
-  const known = requests.map((request) => rulesByPolicy.get(request.policyId));
-  const windowItems = requests.map((request, index) => ({
-    policyId: request.policyId,
-    intentHash: request.intent.intentHash,
-    now: request.now.toISOString(),
-    day: utcDay(request.now),
-    provider: request.intent.provider,
-    knownVersion: known[index]?.version ?? null,
-    knownHash: known[index]?.policyHash ?? null,
-  }));
+  const rounds = roundsOf(requests);
+  const settled: Array<Settled<Json>> = new Array(requests.length);
   const client = await pool.connect();
   let broken = false;
+  const sent: Array<Promise<unknown>> = [];
+  const send = <T extends object>(query: string | { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> => {
+    const promise = typeof query === 'string' ? client.query(query) : client.query(query);
+    promise.catch(ignore); // every statement is awaited or collected by firstFailure
+    sent.push(promise);
+    return promise as Promise<{ rows: T[] }>;
+  };
+  const readWindows = (round: readonly number[]) => {
+    const known = round.map((index) => rulesByPolicy.get(requests[index]!.policyId));
+    const items = round.map((index, position) => {
+      const request = requests[index]!;
+      return {
+        policyId: request.policyId,
+        intentHash: request.intent.intentHash,
+        now: request.now.toISOString(),
+        day: utcDay(request.now),
+        provider: request.intent.provider,
+        knownVersion: known[position]?.version ?? null,
+        knownHash: known[position]?.policyHash ?? null,
+      };
+    });
+    return { known, rows: send<WindowRow>({ ...PREFLIGHT_WINDOWS, values: [JSON.stringify(items)] }) };
+  };
   try {
-    const begun = client.query('BEGIN');
-    const reading = client.query<PreflightWindowRow & { item: number }>({ ...PREFLIGHT_WINDOWS, values: [JSON.stringify(windowItems)] });
-    begun.catch(ignore); // both awaited below; never an unhandled rejection meanwhile
-    reading.catch(ignore);
-    let windows: Array<PreflightWindowRow & { item: number }>;
+    const recordings: Array<{ decided: Array<{ index: number; decision: DecidedPreflight }>; rows: Promise<{ rows: RecordRow[] }> }> = [];
     try {
-      await begun;
-      windows = (await reading).rows;
-    } catch (error) {
-      broken = await client.query('ROLLBACK').then(() => false, () => true);
-      throw reportedByServer(error) ? new BatchNotCommitted(error) : error;
-    }
-
-    const settled: Array<Settled<Json>> = new Array(requests.length);
-    const decided: Array<{ index: number; decision: DecidedPreflight }> = [];
-    for (const row of windows) {
-      const request = requests[row.item]!;
-      try {
-        decided.push({ index: row.item, decision: decidePreflight(request, readingOf(row, request.policyId, request.intent, known[row.item])) });
-      } catch (error) {
-        settled[row.item] = { ok: false, error };
+      send('BEGIN');
+      let reading = readWindows(rounds[0]!);
+      for (let roundIndex = 0; roundIndex < rounds.length; roundIndex += 1) {
+        const round = rounds[roundIndex]!;
+        const windows = (await reading.rows).rows;
+        const decided: Array<{ index: number; decision: DecidedPreflight }> = [];
+        for (const row of windows) {
+          const index = round[row.item]!;
+          const request = requests[index]!;
+          try {
+            decided.push({ index, decision: decidePreflight(request, readingOf(row, request.policyId, request.intent, reading.known[row.item])) });
+          } catch (error) {
+            settled[index] = { ok: false, error };
+          }
+        }
+        if (decided.length > 0) {
+          recordings.push({ decided, rows: send<RecordRow>({ ...PREFLIGHT_RECORDS, values: [JSON.stringify(decided.map((entry) => entry.decision.record))] }) });
+        }
+        if (roundIndex + 1 < rounds.length) reading = readWindows(rounds[roundIndex + 1]!);
       }
+    } catch (error) {
+      // Nothing was committed: COMMIT was never sent.
+      const cause = (await firstFailure(sent)) ?? error;
+      broken = await client.query('ROLLBACK').then(() => false, () => true);
+      throw notCommitted(cause);
     }
-    if (decided.length === 0) {
+    if (recordings.length === 0) {
       broken = await client.query('ROLLBACK').then(() => false, () => true);
       return settled;
     }
 
-    const recording = client.query<{ item: number; escalation_poll_ref: string | null; escalation_expires_at: Date | null }>({
-      ...PREFLIGHT_RECORDS,
-      values: [JSON.stringify(decided.map((entry) => entry.decision.record))],
-    });
-    const committing = client.query('COMMIT');
-    recording.catch(ignore);
-    committing.catch(ignore);
-    let recorded;
+    const committing = send('COMMIT');
+    const written: RecordRow[][] = [];
     try {
-      recorded = (await recording).rows;
+      for (const recording of recordings) written.push((await recording.rows).rows);
     } catch (error) {
       if (!reportedByServer(error)) {
         broken = true;
@@ -507,8 +550,7 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
       }
       // PostgreSQL answers the queued COMMIT of the aborted transaction with a rollback.
       broken = await committing.then(() => false, () => true);
-      const cause = (error as { code?: unknown }).code === APPROVAL_LOST ? new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.') : error;
-      throw new BatchNotCommitted(cause);
+      throw notCommitted(error);
     }
     try {
       await committing;
@@ -516,10 +558,12 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
       broken = true;
       throw error; // unknown outcome: never retried
     }
-    for (const row of recorded) {
-      const entry = decided[row.item]!;
-      settled[entry.index] = { ok: true, value: entry.decision.respond(row) };
-    }
+    recordings.forEach((recording, position) => {
+      for (const row of written[position]!) {
+        const entry = recording.decided[row.item]!;
+        settled[entry.index] = { ok: true, value: entry.decision.respond(row) };
+      }
+    });
     return settled;
   } finally {
     client.release(broken);
@@ -527,7 +571,7 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
 }
 
 /** Group commit is a throughput tool: a batch holds this many preflights at most, this many batches run at once. */
-export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2 });
+export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2, maxPerKey: 16 });
 
 const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<PreflightRequest, Json>>();
 

@@ -284,6 +284,52 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
     expect(writers.rows[0].n).toBe(1);
   });
 
+  it('decides successive preflights of one policy in one transaction, each against the window the one before wrote', async () => {
+    const policy = await newPolicy({ dailyBudget: '3.00', perCallCap: '1.00', hardCap: '1.00', escalateAbove: '1.00' });
+    const { blocked, release } = await occupyEveryBatchSlot();
+    const answers = Array.from({ length: 5 }, () => preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null));
+    await untilQueued(answers.length);
+    await release();
+    await Promise.all(blocked);
+    const settledAnswers = await Promise.all(answers);
+    // In arrival order: three fit the 3.00 budget, the next two do not.
+    expect(settledAnswers.map((answer) => answer.decision)).toEqual(['APPROVED', 'APPROVED', 'APPROVED', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET']);
+    const writers = await db.pool.query('SELECT count(DISTINCT xmin::text)::int AS n FROM intent.decision_receipts WHERE receipt_id = ANY($1)', [
+      settledAnswers.map((answer) => answer.receiptId as string),
+    ]);
+    expect(writers.rows[0].n).toBe(1);
+    const reserved = await db.pool.query("SELECT count(*)::int AS n, sum(amount)::text AS total FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'", [policy.policyId]);
+    expect(reserved.rows[0]).toEqual({ n: 3, total: '3000000' });
+  });
+
+  it('a refused decision in the middle of one policy\'s rounds fails alone, with its own error, and the others keep their order', async () => {
+    const policy = await newPolicy({ dailyBudget: '100.00' });
+    await db.pool.query(`
+      CREATE OR REPLACE FUNCTION intent.test_refuse_amount() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.amount = 123456 THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_refuse_amount BEFORE INSERT ON intent.reservations FOR EACH ROW EXECUTE FUNCTION intent.test_refuse_amount();`);
+    try {
+      const { blocked, release } = await occupyEveryBatchSlot();
+      const answers = ['100000', '123456', '200000'].map((amount) =>
+        preflightPayment(ctx, policy.policyId, intentFor(policy, { amount }), null).then(
+          (answer) => `${answer.decision} ${(answer.reservation as { amountAtomic: string }).amountAtomic}`,
+          (error: { code?: string }) => `refused ${error.code}`,
+        ),
+      );
+      await untilQueued(answers.length);
+      await release();
+      await Promise.all(blocked);
+      expect(await Promise.all(answers)).toEqual(['APPROVED 100000', 'refused P0001', 'APPROVED 200000']);
+    } finally {
+      await db.pool.query('DROP TRIGGER test_refuse_amount ON intent.reservations; DROP FUNCTION intent.test_refuse_amount()');
+    }
+    const reservations = await db.pool.query('SELECT amount::text FROM intent.reservations WHERE policy_id = $1 ORDER BY created_at, amount', [policy.policyId]);
+    expect(reservations.rows.map((row) => row.amount)).toEqual(['100000', '200000']);
+  });
+
   it('a decision the database refuses fails alone: the rest of its batch is decided again and committed', async () => {
     const policies = await Promise.all(Array.from({ length: 5 }, () => newPolicy()));
     const refused = policies[2]!;
