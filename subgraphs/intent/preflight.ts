@@ -2,10 +2,10 @@
 // advisory lock: read the policy and its LedgerWindow, run the pure engine with the injected clock,
 // and write decision, trace and receipt, plus a reservation and an approved-call record on
 // APPROVED. Concurrent preflights of one policy are serialised by the lock, so they can never
-// approve more than the budget. Preflights of different policies share transactions (group commit,
-// batchQueue.ts): a batch costs four round trips including BEGIN and the durable COMMIT, whatever
-// its size: `intent.preflight_windows` takes the locks and reads every window, and
-// `intent.preflight_records` writes every decision (migrations 0003 and 0004).
+// approve more than the budget. Preflights share transactions (group commit, batchQueue.ts): a
+// batch runs in rounds (each policy's first preflight, then its second, …), each round one call of
+// `intent.preflight_windows` (the locks and every window) and one of `intent.preflight_records`
+// (every decision), with BEGIN and the durable COMMIT paid once per batch (migrations 0003, 0004).
 import type { PoolClient } from 'pg';
 import { newReceiptId, newReservationId } from '../../core/canon/ids';
 import { evaluate, type LedgerWindow, type OwnerApproval, type PolicySnapshot, type RecentApproval } from '../../core/engine';
@@ -570,7 +570,7 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
   }
 }
 
-/** Group commit is a throughput tool: a batch holds this many preflights at most, this many batches run at once. */
+/** A batch holds at most 64 preflights and 16 of one policy; two batches run at once (measured on bench:preflight, see docs/engine.md). */
 export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2, maxPerKey: 16 });
 
 const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<PreflightRequest, Json>>();

@@ -2,8 +2,9 @@
 -- BEGIN, the window read, the write and the durable COMMIT are paid once per batch instead of once
 -- per decision (docs/engine.md "Performance"). Each item is exactly one preflight_window and one
 -- preflight_record call of migration 0003; nothing about a single decision changes. The caller
--- (subgraphs/intent/preflightBatches.ts) never puts two items of one policy in a batch, so no item
--- can see another's effects, and retries the items one by one when a batch fails.
+-- (subgraphs/intent/preflight.ts, runPreflightBatch) never puts two items of one policy in one
+-- call: a policy's next preflight goes in the next round's calls, in the same transaction, and
+-- reads what the previous round wrote. It retries the items one by one when a batch fails.
 
 -- Reads the windows of a batch: p_items is a JSON array of
 --   {policyId, intentHash, now (ISO timestamp), day (YYYY-MM-DD), provider, knownVersion, knownHash}
