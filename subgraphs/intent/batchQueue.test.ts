@@ -9,6 +9,8 @@ interface Request {
   id: number;
 }
 
+const keyOf = (request: Request) => request.key;
+
 /** A runner whose batches finish when the test says so. */
 function controlledRunner() {
   const batches: Array<{ requests: Request[]; finish: (outcome?: Error) => void }> = [];
@@ -27,7 +29,7 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 describe('KeyedBatchQueue', () => {
   it('runs the first request at once and batches what arrives while it runs', async () => {
     const { batches, run } = controlledRunner();
-    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 1 });
+    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 1 }, keyOf);
     const answers = [1, 2, 3, 4].map((id) => queue.submit({ key: `p${id}`, id }));
     expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([[1]]);
     batches[0]!.finish();
@@ -40,7 +42,7 @@ describe('KeyedBatchQueue', () => {
 
   it('never puts one key twice in a batch nor in two batches at once, and keeps its order', async () => {
     const { batches, run } = controlledRunner();
-    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 3 });
+    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 3 }, keyOf);
     const answers = [
       queue.submit({ key: 'hot', id: 1 }),
       queue.submit({ key: 'hot', id: 2 }),
@@ -62,7 +64,7 @@ describe('KeyedBatchQueue', () => {
 
   it('takes up to maxPerKey requests of one key into a batch, in arrival order', async () => {
     const { batches, run } = controlledRunner();
-    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 1, maxPerKey: 2 });
+    const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 1, maxPerKey: 2 }, keyOf);
     const answers = [
       queue.submit({ key: 'first', id: 0 }),
       ...[1, 2, 3].map((id) => queue.submit({ key: 'hot', id })),
@@ -93,6 +95,7 @@ describe('KeyedBatchQueue', () => {
         return requests.map((request) => ({ ok: true as const, value: request.id }));
       },
       { maxItems: 10, maxInFlight: 1, maxPerKey: 3 },
+      keyOf,
     );
     const blocker = queue.submit({ key: 'x', id: 0 });
     const answers = [1, 2, 3].map((id) => queue.submit({ key: 'hot', id }));
@@ -104,7 +107,7 @@ describe('KeyedBatchQueue', () => {
 
   it('caps a batch at maxItems', async () => {
     const { batches, run } = controlledRunner();
-    const queue = new KeyedBatchQueue(run, { maxItems: 2, maxInFlight: 1 });
+    const queue = new KeyedBatchQueue(run, { maxItems: 2, maxInFlight: 1 }, keyOf);
     const answers = [1, 2, 3, 4, 5].map((id) => queue.submit({ key: `p${id}`, id }));
     for (let index = 0; index < 3; index += 1) {
       batches[index]!.finish();
@@ -123,6 +126,7 @@ describe('KeyedBatchQueue', () => {
         return requests.map((request) => ({ ok: true as const, value: request.id * 10 }));
       },
       { maxItems: 10, maxInFlight: 1 },
+      keyOf,
     );
     const blocker = queue.submit({ key: 'a', id: 0 });
     const answers = [1, 2, 3].map((id) => queue.submit({ key: `k${id}`, id }).then((value) => ({ value }), (error: unknown) => ({ error })));
@@ -142,6 +146,7 @@ describe('KeyedBatchQueue', () => {
         throw lost;
       },
       { maxItems: 10, maxInFlight: 1 },
+      keyOf,
     );
     const first = queue.submit({ key: 'a', id: 1 });
     const rest = [queue.submit({ key: 'b', id: 2 }), queue.submit({ key: 'c', id: 3 })];
@@ -154,6 +159,7 @@ describe('KeyedBatchQueue', () => {
     const queue = new KeyedBatchQueue<Request, number>(
       async (requests) => requests.map((request) => (request.id % 2 === 0 ? { ok: true as const, value: request.id } : { ok: false as const, error: new Error(`odd ${request.id}`) })),
       { maxItems: 10, maxInFlight: 1 },
+      keyOf,
     );
     const answers = [1, 2, 3, 4].map((id) => queue.submit({ key: `k${id}`, id }).then((value) => value, (error: Error) => error.message));
     await expect(Promise.all(answers)).resolves.toEqual(['odd 1', 2, 'odd 3', 4]);
@@ -161,9 +167,9 @@ describe('KeyedBatchQueue', () => {
 
   it('refuses nonsense options', () => {
     const run = async () => [];
-    expect(() => new KeyedBatchQueue(run, { maxItems: 0, maxInFlight: 1 })).toThrow('maxItems');
-    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1.5 })).toThrow('maxInFlight');
-    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1, maxPerKey: 0 })).toThrow('maxPerKey');
+    expect(() => new KeyedBatchQueue(run, { maxItems: 0, maxInFlight: 1 }, keyOf)).toThrow('maxItems');
+    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1.5 }, keyOf)).toThrow('maxInFlight');
+    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1, maxPerKey: 0 }, keyOf)).toThrow('maxPerKey');
   });
 
   it('property: every request is answered once, keys never overlap in flight, batches respect their caps, each key keeps its order', async () => {
@@ -197,6 +203,7 @@ describe('KeyedBatchQueue', () => {
               return requests.map((request) => ({ ok: true as const, value: request.id }));
             },
             { maxItems, maxInFlight, maxPerKey },
+            keyOf,
           );
           const answers = await Promise.all(keys.map((key, id) => queue.submit({ key: `k${key}`, id })));
           expect(answers).toEqual(keys.map((_key, id) => id));

@@ -11,10 +11,6 @@
 // others a retry, never their answer. Any other failure (a COMMIT whose outcome is unknown) is
 // every request's answer: running them again could decide twice.
 
-export interface Keyed {
-  readonly key: string;
-}
-
 export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
 
 /** Thrown by a batch runner when nothing of the batch was committed; `cause` is the failure. */
@@ -47,7 +43,7 @@ interface Waiting<T, R> {
   readonly reject: (error: unknown) => void;
 }
 
-export class KeyedBatchQueue<T extends Keyed, R> {
+export class KeyedBatchQueue<T, R> {
   private readonly waiting: Array<Waiting<T, R>> = [];
   private readonly busyKeys = new Set<string>();
   private inFlight = 0;
@@ -56,6 +52,8 @@ export class KeyedBatchQueue<T extends Keyed, R> {
   constructor(
     private readonly runBatch: (requests: readonly T[]) => Promise<ReadonlyArray<Settled<R>>>,
     private readonly options: BatchQueueOptions,
+    /** The key of a request (the policy). */
+    private readonly keyOf: (request: T) => string,
   ) {
     if (!Number.isInteger(options.maxItems) || options.maxItems < 1) throw new Error('maxItems must be a positive integer');
     if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
@@ -81,9 +79,9 @@ export class KeyedBatchQueue<T extends Keyed, R> {
       const batch = this.takeBatch();
       if (batch.length === 0) return; // everything waiting belongs to keys already in flight
       this.inFlight += 1;
-      for (const entry of batch) this.busyKeys.add(entry.request.key);
+      for (const entry of batch) this.busyKeys.add(this.keyOf(entry.request));
       void this.run(batch).finally(() => {
-        for (const entry of batch) this.busyKeys.delete(entry.request.key);
+        for (const entry of batch) this.busyKeys.delete(this.keyOf(entry.request));
         this.inFlight -= 1;
         this.pump();
       });
@@ -97,7 +95,7 @@ export class KeyedBatchQueue<T extends Keyed, R> {
     const taken = new Map<string, number>();
     const left: Array<Waiting<T, R>> = [];
     for (const entry of this.waiting) {
-      const key = entry.request.key;
+      const key = this.keyOf(entry.request);
       const count = taken.get(key) ?? 0;
       if (batch.length >= this.options.maxItems || this.busyKeys.has(key) || count >= maxPerKey) {
         left.push(entry);
@@ -123,7 +121,12 @@ export class KeyedBatchQueue<T extends Keyed, R> {
         // Alone, keys side by side, each key's requests still one after the other in their order.
         this.stats.retriedAlone += batch.length;
         const byKey = new Map<string, Array<Waiting<T, R>>>();
-        for (const entry of batch) byKey.set(entry.request.key, [...(byKey.get(entry.request.key) ?? []), entry]);
+        for (const entry of batch) {
+          const key = this.keyOf(entry.request);
+          const entries = byKey.get(key);
+          if (entries === undefined) byKey.set(key, [entry]);
+          else entries.push(entry);
+        }
         await Promise.all(
           [...byKey.values()].map(async (entries) => {
             for (const entry of entries) await this.run([entry]);

@@ -6,7 +6,7 @@
 // batch runs in rounds (each policy's first preflight, then its second, …), each round one call of
 // `intent.preflight_windows` (the locks and every window) and one of `intent.preflight_records`
 // (every decision), with BEGIN and the durable COMMIT paid once per batch (migrations 0003, 0004).
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { newReceiptId, newReservationId } from '../../core/canon/ids';
 import { evaluate, type LedgerWindow, type OwnerApproval, type PolicySnapshot, type RecentApproval } from '../../core/engine';
 import { AppError } from '../../core/errors';
@@ -252,12 +252,7 @@ interface PreflightWindowRow {
   approval: string | null;
 }
 
-
 // Named statements: parsed and planned once per connection.
-const PREFLIGHT_WINDOW = {
-  name: 'intent_preflight_window_v1',
-  text: 'SELECT * FROM intent.preflight_window($1, $2, $3, $4, $5, $6, $7)',
-};
 const PREFLIGHT_WINDOWS = { name: 'intent_preflight_windows_v1', text: 'SELECT * FROM intent.preflight_windows($1)' };
 const PREFLIGHT_RECORDS = { name: 'intent_preflight_records_v1', text: 'SELECT * FROM intent.preflight_records($1)' };
 
@@ -313,17 +308,28 @@ function readingOf(row: PreflightWindowRow, policyId: string, intent: SpendInten
   return { policy, window, approval };
 }
 
+/** One element of intent.preflight_windows' argument; `known` is the rules this process holds. */
+function windowItem(policyId: string, intent: SpendIntent, now: Date, known: HeldRules | undefined): Json {
+  return {
+    policyId,
+    intentHash: intent.intentHash,
+    now: now.toISOString(),
+    day: utcDay(now),
+    provider: intent.provider,
+    knownVersion: known?.version ?? null,
+    knownHash: known?.policyHash ?? null,
+  };
+}
+
 /**
  * Takes the per-policy decision lock and reads, in one call, the policy, the window and an unused
- * owner approval of this intent (`intent.preflight_window`). The window is what readWindow builds;
- * the last approved call per provider is read only when rule 9 has a cooldown to check.
+ * owner approval of this intent (a one-item `intent.preflight_windows`, what a batch reads). The
+ * window is what readWindow builds; the last approved call per provider is read only when rule 9
+ * has a cooldown to check.
  */
 export async function lockAndReadPreflight(db: Db, policyId: string, intent: SpendIntent, now: Date): Promise<PreflightReading> {
   const known = rulesByPolicy.get(policyId);
-  const result = await db.query<PreflightWindowRow>({
-    ...PREFLIGHT_WINDOW,
-    values: [policyId, intent.intentHash, now, utcDay(now), intent.provider, known?.version ?? null, known?.policyHash ?? null],
-  });
+  const result = await db.query<PreflightWindowRow>({ ...PREFLIGHT_WINDOWS, values: [JSON.stringify([windowItem(policyId, intent, now, known)])] });
   return readingOf(result.rows[0]!, policyId, intent, known);
 }
 
@@ -332,8 +338,7 @@ const APPROVAL_LOST = 'IN001';
 
 /** One preflight waiting for its batch: validated, its policyId in its one spelling. */
 interface PreflightRequest {
-  /** The policy: a batch holds one request per policy, and a policy is in one batch at a time. */
-  readonly key: string;
+  /** The queue's key: a policy is in one batch at a time, and its preflights run in arrival order. */
   readonly policyId: string;
   readonly intent: SpendIntent;
   /** The intent came in the body (so it is bound as create_spend_intent binds it). */
@@ -483,32 +488,24 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
   const client = await pool.connect();
   let broken = false;
   const sent: Array<Promise<unknown>> = [];
-  const send = <T extends object>(query: string | { name: string; text: string; values: unknown[] }): Promise<{ rows: T[] }> => {
-    const promise = typeof query === 'string' ? client.query(query) : client.query(query);
+  const send = <T extends QueryResultRow>(query: QueryConfig): Promise<QueryResult<T>> => {
+    const promise = client.query<T>(query);
     promise.catch(ignore); // every statement is awaited or collected by firstFailure
     sent.push(promise);
-    return promise as Promise<{ rows: T[] }>;
+    return promise;
   };
   const readWindows = (round: readonly number[]) => {
     const known = round.map((index) => rulesByPolicy.get(requests[index]!.policyId));
     const items = round.map((index, position) => {
       const request = requests[index]!;
-      return {
-        policyId: request.policyId,
-        intentHash: request.intent.intentHash,
-        now: request.now.toISOString(),
-        day: utcDay(request.now),
-        provider: request.intent.provider,
-        knownVersion: known[position]?.version ?? null,
-        knownHash: known[position]?.policyHash ?? null,
-      };
+      return windowItem(request.policyId, request.intent, request.now, known[position]);
     });
     return { known, rows: send<WindowRow>({ ...PREFLIGHT_WINDOWS, values: [JSON.stringify(items)] }) };
   };
   try {
-    const recordings: Array<{ decided: Array<{ index: number; decision: DecidedPreflight }>; rows: Promise<{ rows: RecordRow[] }> }> = [];
+    const recordings: Array<{ decided: Array<{ index: number; decision: DecidedPreflight }>; rows: Promise<QueryResult<RecordRow>> }> = [];
     try {
-      send('BEGIN');
+      send({ text: 'BEGIN' });
       let reading = readWindows(rounds[0]!);
       for (let roundIndex = 0; roundIndex < rounds.length; roundIndex += 1) {
         const round = rounds[roundIndex]!;
@@ -539,7 +536,7 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
       return settled;
     }
 
-    const committing = send('COMMIT');
+    const committing = send({ text: 'COMMIT' });
     const written: RecordRow[][] = [];
     try {
       for (const recording of recordings) written.push((await recording.rows).rows);
@@ -579,7 +576,7 @@ const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<Prefl
 export function preflightQueue(pool: SubgraphContext['db']): KeyedBatchQueue<PreflightRequest, Json> {
   let queue = preflightQueues.get(pool);
   if (queue === undefined) {
-    queue = new KeyedBatchQueue((requests) => runPreflightBatch(pool, requests), PREFLIGHT_BATCH_OPTIONS);
+    queue = new KeyedBatchQueue((requests) => runPreflightBatch(pool, requests), PREFLIGHT_BATCH_OPTIONS, (request) => request.policyId);
     preflightQueues.set(pool, queue);
   }
   return queue;
@@ -591,5 +588,5 @@ export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknow
   const given = raw !== undefined && raw !== null ? validIntent(raw, now) : null;
   const policyId = requirePolicyId(policyIdRaw);
   const intent = given ?? (await resolveIntent(ctx, null, intentHashRaw));
-  return preflightQueue(ctx.db).submit({ key: policyId, policyId, intent, given: given !== null, now, sealingKey: ctx.sealingKey });
+  return preflightQueue(ctx.db).submit({ policyId, intent, given: given !== null, now, sealingKey: ctx.sealingKey });
 }
