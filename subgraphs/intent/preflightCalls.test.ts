@@ -265,33 +265,52 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
     while (preflightQueue(db.pool).queued < count) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
+  /** Starts the preflights while every batch slot is busy, so they all wait and form one batch. */
+  async function asOneBatch<T>(start: () => Array<Promise<T>>): Promise<T[]> {
+    const { blocked, release } = await occupyEveryBatchSlot();
+    const answers = start();
+    await untilQueued(answers.length);
+    await release();
+    await Promise.all(blocked);
+    return Promise.all(answers);
+  }
+
+  /** Runs `work` while a test trigger refuses (P0001) every row of `table` matching `condition` (on NEW). */
+  async function whileRefusing<T>(table: 'decisions' | 'reservations', condition: string, work: () => Promise<T>): Promise<T> {
+    await db.pool.query(`
+      CREATE FUNCTION intent.test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF ${condition} THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_refuse BEFORE INSERT ON intent.${table} FOR EACH ROW EXECUTE FUNCTION intent.test_refuse();`);
+    try {
+      return await work();
+    } finally {
+      await db.pool.query(`DROP TRIGGER test_refuse ON intent.${table}; DROP FUNCTION intent.test_refuse()`);
+    }
+  }
+
   it('decides preflights of different policies in one transaction, each against its own window', async () => {
     const policies = await Promise.all(Array.from({ length: 6 }, () => newPolicy({ dailyBudget: '1.00', perCallCap: '1.00', hardCap: '1.00', escalateAbove: '1.00' })));
     // Each policy has spent its whole budget but one: its next 1.00 is blocked, the others' approved.
     for (const policy of policies.slice(1)) {
       expect((await preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null)).decision).toBe('APPROVED');
     }
-    const { blocked, release } = await occupyEveryBatchSlot();
-    const answers = policies.map((policy) => preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null));
-    await untilQueued(policies.length);
-    await release();
-    await Promise.all(blocked);
-    const decisions = (await Promise.all(answers)).map((answer) => answer.decision);
+    const answers = await asOneBatch(() => policies.map((policy) => preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null)));
+    const decisions = answers.map((answer) => answer.decision);
     expect(decisions).toEqual(['APPROVED', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET']);
     // One transaction wrote all six: their rows carry one transaction id.
-    const receipts = (await Promise.all(answers)).map((answer) => answer.receiptId as string);
+    const receipts = answers.map((answer) => answer.receiptId as string);
     const writers = await db.pool.query('SELECT count(DISTINCT xmin::text)::int AS n FROM intent.decision_receipts WHERE receipt_id = ANY($1)', [receipts]);
     expect(writers.rows[0].n).toBe(1);
   });
 
   it('decides successive preflights of one policy in one transaction, each against the window the one before wrote', async () => {
     const policy = await newPolicy({ dailyBudget: '3.00', perCallCap: '1.00', hardCap: '1.00', escalateAbove: '1.00' });
-    const { blocked, release } = await occupyEveryBatchSlot();
-    const answers = Array.from({ length: 5 }, () => preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null));
-    await untilQueued(answers.length);
-    await release();
-    await Promise.all(blocked);
-    const settledAnswers = await Promise.all(answers);
+    const settledAnswers = await asOneBatch(() =>
+      Array.from({ length: 5 }, () => preflightPayment(ctx, policy.policyId, intentFor(policy, { amount: '1000000' }), null)),
+    );
     // In arrival order: three fit the 3.00 budget, the next two do not.
     expect(settledAnswers.map((answer) => answer.decision)).toEqual(['APPROVED', 'APPROVED', 'APPROVED', 'BLOCKED_BUDGET', 'BLOCKED_BUDGET']);
     const writers = await db.pool.query('SELECT count(DISTINCT xmin::text)::int AS n FROM intent.decision_receipts WHERE receipt_id = ANY($1)', [
@@ -304,28 +323,17 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
 
   it('a refused decision in the middle of one policy\'s rounds fails alone, with its own error, and the others keep their order', async () => {
     const policy = await newPolicy({ dailyBudget: '100.00' });
-    await db.pool.query(`
-      CREATE OR REPLACE FUNCTION intent.test_refuse_amount() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.amount = 123456 THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER test_refuse_amount BEFORE INSERT ON intent.reservations FOR EACH ROW EXECUTE FUNCTION intent.test_refuse_amount();`);
-    try {
-      const { blocked, release } = await occupyEveryBatchSlot();
-      const answers = ['100000', '123456', '200000'].map((amount) =>
-        preflightPayment(ctx, policy.policyId, intentFor(policy, { amount }), null).then(
-          (answer) => `${answer.decision} ${(answer.reservation as { amountAtomic: string }).amountAtomic}`,
-          (error: { code?: string }) => `refused ${error.code}`,
+    const answers = await whileRefusing('reservations', 'NEW.amount = 123456', () =>
+      asOneBatch(() =>
+        ['100000', '123456', '200000'].map((amount) =>
+          preflightPayment(ctx, policy.policyId, intentFor(policy, { amount }), null).then(
+            (answer) => `${answer.decision} ${(answer.reservation as { amountAtomic: string }).amountAtomic}`,
+            (error: { code?: string }) => `refused ${error.code}`,
+          ),
         ),
-      );
-      await untilQueued(answers.length);
-      await release();
-      await Promise.all(blocked);
-      expect(await Promise.all(answers)).toEqual(['APPROVED 100000', 'refused P0001', 'APPROVED 200000']);
-    } finally {
-      await db.pool.query('DROP TRIGGER test_refuse_amount ON intent.reservations; DROP FUNCTION intent.test_refuse_amount()');
-    }
+      ),
+    );
+    expect(answers).toEqual(['APPROVED 100000', 'refused P0001', 'APPROVED 200000']);
     const reservations = await db.pool.query('SELECT amount::text FROM intent.reservations WHERE policy_id = $1 ORDER BY created_at, amount', [policy.policyId]);
     expect(reservations.rows.map((row) => row.amount)).toEqual(['100000', '200000']);
   });
@@ -333,29 +341,18 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
   it('a decision the database refuses fails alone: the rest of its batch is decided again and committed', async () => {
     const policies = await Promise.all(Array.from({ length: 5 }, () => newPolicy()));
     const refused = policies[2]!;
-    await db.pool.query(`
-      CREATE OR REPLACE FUNCTION intent.test_refuse_decision() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.policy_id = '${refused.policyId}' THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER test_refuse_decision BEFORE INSERT ON intent.decisions FOR EACH ROW EXECUTE FUNCTION intent.test_refuse_decision();`);
     const before = { ...preflightQueue(db.pool).stats };
-    try {
-      const { blocked, release } = await occupyEveryBatchSlot();
-      const answers = policies.map((policy) =>
-        preflightPayment(ctx, policy.policyId, intentFor(policy), null).then(
-          (answer) => answer.decision,
-          (error: { code?: string }) => `refused ${error.code}`,
+    const answers = await whileRefusing('decisions', `NEW.policy_id = '${refused.policyId}'`, () =>
+      asOneBatch(() =>
+        policies.map((policy) =>
+          preflightPayment(ctx, policy.policyId, intentFor(policy), null).then(
+            (answer) => answer.decision,
+            (error: { code?: string }) => `refused ${error.code}`,
+          ),
         ),
-      );
-      await untilQueued(policies.length);
-      await release();
-      await Promise.all(blocked);
-      expect(await Promise.all(answers)).toEqual(['APPROVED', 'APPROVED', 'refused P0001', 'APPROVED', 'APPROVED']);
-    } finally {
-      await db.pool.query('DROP TRIGGER test_refuse_decision ON intent.decisions; DROP FUNCTION intent.test_refuse_decision()');
-    }
+      ),
+    );
+    expect(answers).toEqual(['APPROVED', 'APPROVED', 'refused P0001', 'APPROVED', 'APPROVED']);
     expect(preflightQueue(db.pool).stats.retriedAlone - before.retriedAlone).toBe(policies.length);
     // Exactly one decision, reservation and approved call per accepted policy; nothing for the refused one.
     const counts = await db.pool.query(
