@@ -1,6 +1,7 @@
 // Id generation: the DECISIONS shapes from an injected random source, and validators that refuse
 // near misses.
 import {
+  defaultRandomBytes,
   ID_SHAPES,
   isCafeOrderId,
   isCapabilityId,
@@ -50,6 +51,26 @@ describe('id generation', () => {
     const random = mint();
     expect(isValid(random)).toBe(true);
     expect(mint()).not.toBe(random);
+  });
+
+  it('the default source hands out each pooled byte once, as a copy, across refills', () => {
+    // Draws of 32 and 13 bytes over several 4 KiB refills: no two draws are equal, and a draw kept
+    // by its caller is not changed by the refills after it (a copy, never a view of the pool).
+    const first = defaultRandomBytes(32);
+    const firstHex = Buffer.from(first).toString('hex');
+    const seen = new Set<string>([firstHex]);
+    for (let draw = 1; draw < 1_000; draw += 1) {
+      const size = draw % 7 === 0 ? 13 : 32;
+      const bytes = defaultRandomBytes(size);
+      expect(bytes).toHaveLength(size);
+      const hex = Buffer.from(bytes).toString('hex');
+      expect(seen.has(hex)).toBe(false);
+      seen.add(hex);
+    }
+    expect(Buffer.from(first).toString('hex')).toBe(firstHex);
+    const large = defaultRandomBytes(4_096);
+    expect(large).toHaveLength(4_096);
+    expect(new Set(large).size).toBeGreaterThan(200); // 4 KiB of CSPRNG output covers nearly every byte value
   });
 
   it('refuses a random source that returns the wrong number of bytes', () => {
