@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb'
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
 import { createPolicy } from '../policy/writes';
-import { lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readWindow, validIntent } from './preflight';
+import { dollarQuoted, lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readWindow, validIntent } from './preflight';
 
 let db: TestDatabase;
 let clockMs = NOW_MS;
@@ -221,6 +221,30 @@ describe('intent.preflight_record', () => {
       [result.intentHash, result.receiptId, (result.reservation as { reservationId: string }).reservationId],
     );
     expect(counts.rows[0]).toEqual({ intents: 1, decisions: 1, receipts: 1, reservations: 1, calls: 1 });
+  });
+});
+
+describe('statements with their JSON inlined (a batch is one simple query per round trip)', () => {
+  it('dollarQuoted text reaches PostgreSQL verbatim, whatever quotes, dollars and backslashes it holds', async () => {
+    expect(dollarQuoted('{"a":"$json$ and $json1$"}')).toBe('$json2${"a":"$json$ and $json1$"}$json2$');
+    const tricky = fc.oneof(fc.constantFrom('$', '$json$', '$json1$', "'", '\\', '"', '$$', '\u00e9', '\u{1F600}', ';'), fc.string());
+    await fc.assert(
+      fc.asyncProperty(fc.array(tricky, { maxLength: 12 }), async (parts) => {
+        const text = JSON.stringify({ value: parts.join('') });
+        const { rows } = await db.pool.query(`SELECT ${dollarQuoted(text)}::jsonb AS value`);
+        expect(rows[0].value).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('an intent whose strings hold the quote tag is stored exactly as sent', async () => {
+    const policy = await newPolicy();
+    const item = { description: "it's $json$ \\ $json1$; COMMIT; --", params: { q: '$$' } };
+    const result = await preflightPayment(ctx, policy.policyId, intentFor(policy, { item }), null);
+    expect(result.decision).toBe('APPROVED');
+    const stored = await db.pool.query('SELECT canonical FROM intent.spend_intents WHERE intent_hash = $1', [result.intentHash]);
+    expect(stored.rows[0].canonical.item).toEqual(item);
   });
 });
 
