@@ -165,11 +165,41 @@ describe('KeyedBatchQueue', () => {
     await expect(Promise.all(answers)).resolves.toEqual(['odd 1', 2, 'odd 3', 4]);
   });
 
+  it('opens a spare slot only once the running batch has run spareAfterMs: a quick batch takes what waits, a stuck one does not hold others up', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const { batches, run } = controlledRunner();
+      const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 2, spareAfterMs: 20 }, keyOf);
+      const ids = () => batches.map((batch) => batch.requests.map((request) => request.id));
+      const answers = [queue.submit({ key: 'a', id: 1 }), queue.submit({ key: 'b', id: 2 }), queue.submit({ key: 'c', id: 3 })];
+      expect(ids()).toEqual([[1]]); // a slot is free, but the running batch is younger than 20 ms
+      batches[0]!.finish();
+      await tick();
+      expect(ids()).toEqual([[1], [2, 3]]); // finished in time: what waited went into one batch
+      answers.push(queue.submit({ key: 'd', id: 4 }));
+      jest.advanceTimersByTime(19);
+      expect(ids()).toEqual([[1], [2, 3]]);
+      jest.advanceTimersByTime(1);
+      expect(ids()).toEqual([[1], [2, 3], [4]]); // batch [2, 3] is stuck: after 20 ms the spare slot opens
+      answers.push(queue.submit({ key: 'e', id: 5 }));
+      jest.advanceTimersByTime(1_000);
+      expect(ids()).toEqual([[1], [2, 3], [4]]); // both slots busy: maxInFlight still holds
+      batches[1]!.finish();
+      batches[2]!.finish();
+      await tick();
+      batches[3]!.finish();
+      await expect(Promise.all(answers)).resolves.toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('refuses nonsense options', () => {
     const run = async () => [];
     expect(() => new KeyedBatchQueue(run, { maxItems: 0, maxInFlight: 1 }, keyOf)).toThrow('maxItems');
     expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1.5 }, keyOf)).toThrow('maxInFlight');
     expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1, maxPerKey: 0 }, keyOf)).toThrow('maxPerKey');
+    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 2, spareAfterMs: -1 }, keyOf)).toThrow('spareAfterMs');
   });
 
   it('property: every request is answered once, keys never overlap in flight, batches respect their caps, each key keeps its order', async () => {

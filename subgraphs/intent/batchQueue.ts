@@ -28,6 +28,19 @@ export interface BatchQueueOptions {
   readonly maxPerKey?: number;
   /** Most batches running at once. */
   readonly maxInFlight: number;
+  /**
+   * A batch beyond the first starts only once every running batch is committing (its runner said
+   * so, see BatchSignals) or has run this long (ms). A healthy batch reaches its commit first, so
+   * what waits goes into one bigger batch that overlaps only that commit; one stuck on a lock does
+   * not hold every other key up. Absent: a free slot is used at once.
+   */
+  readonly spareAfterMs?: number;
+}
+
+/** What a batch runner may tell the queue while its batch runs. */
+export interface BatchSignals {
+  /** The batch needs nothing more but its last round trip (its commit): the next batch may start. */
+  committing(): void;
 }
 
 export interface BatchQueueStats {
@@ -47,10 +60,13 @@ export class KeyedBatchQueue<T, R> {
   private readonly waiting: Array<Waiting<T, R>> = [];
   private readonly busyKeys = new Set<string>();
   private inFlight = 0;
+  /** The batches running: when each started (performance.now()) and whether it is committing. */
+  private readonly running = new Set<{ at: number; committing: boolean }>();
+  private spareTimer: NodeJS.Timeout | null = null;
   readonly stats: BatchQueueStats = { batches: 0, requests: 0, retriedAlone: 0 };
 
   constructor(
-    private readonly runBatch: (requests: readonly T[]) => Promise<ReadonlyArray<Settled<R>>>,
+    private readonly runBatch: (requests: readonly T[], signals: BatchSignals) => Promise<ReadonlyArray<Settled<R>>>,
     private readonly options: BatchQueueOptions,
     /** The key of a request (the policy). */
     private readonly keyOf: (request: T) => string,
@@ -59,6 +75,9 @@ export class KeyedBatchQueue<T, R> {
     if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
     if (options.maxPerKey !== undefined && (!Number.isInteger(options.maxPerKey) || options.maxPerKey < 1)) {
       throw new Error('maxPerKey must be a positive integer');
+    }
+    if (options.spareAfterMs !== undefined && !(Number.isFinite(options.spareAfterMs) && options.spareAfterMs >= 0)) {
+      throw new Error('spareAfterMs must be a non-negative number');
     }
   }
 
@@ -76,16 +95,43 @@ export class KeyedBatchQueue<T, R> {
 
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+      const spareIn = this.spareSlotIn();
+      if (spareIn > 0) {
+        this.spareTimer ??= setTimeout(() => {
+          this.spareTimer = null;
+          this.pump();
+        }, spareIn);
+        return;
+      }
       const batch = this.takeBatch();
       if (batch.length === 0) return; // everything waiting belongs to keys already in flight
       this.inFlight += 1;
+      const started = { at: performance.now(), committing: false };
+      this.running.add(started);
       for (const entry of batch) this.busyKeys.add(this.keyOf(entry.request));
-      void this.run(batch).finally(() => {
+      const signals: BatchSignals = {
+        committing: () => {
+          if (started.committing) return;
+          started.committing = true;
+          this.pump();
+        },
+      };
+      void this.run(batch, signals).finally(() => {
         for (const entry of batch) this.busyKeys.delete(this.keyOf(entry.request));
+        this.running.delete(started);
         this.inFlight -= 1;
         this.pump();
       });
     }
+  }
+
+  /** How long (ms) until a slot beyond the first may be used; 0: now. */
+  private spareSlotIn(): number {
+    const spareAfterMs = this.options.spareAfterMs;
+    if (spareAfterMs === undefined || this.inFlight === 0) return 0;
+    let youngest = -Infinity; // the latest start among batches not yet committing
+    for (const started of this.running) if (!started.committing) youngest = Math.max(youngest, started.at);
+    return Math.max(0, youngest + spareAfterMs - performance.now());
   }
 
   /** In arrival order: the first maxPerKey waiting requests of each key that is not in flight. */
@@ -109,11 +155,11 @@ export class KeyedBatchQueue<T, R> {
     return batch;
   }
 
-  private async run(batch: Array<Waiting<T, R>>): Promise<void> {
+  private async run(batch: Array<Waiting<T, R>>, signals: BatchSignals): Promise<void> {
     this.stats.batches += 1;
     this.stats.requests += batch.length;
     try {
-      const settled = await this.runBatch(batch.map((entry) => entry.request));
+      const settled = await this.runBatch(batch.map((entry) => entry.request), signals);
       if (settled.length !== batch.length) throw new Error(`batch runner settled ${settled.length} of ${batch.length} requests`);
       settled.forEach((outcome, index) => (outcome.ok ? batch[index]!.resolve(outcome.value) : batch[index]!.reject(outcome.error)));
     } catch (error) {
@@ -129,7 +175,7 @@ export class KeyedBatchQueue<T, R> {
         }
         await Promise.all(
           [...byKey.values()].map(async (entries) => {
-            for (const entry of entries) await this.run([entry]);
+            for (const entry of entries) await this.run([entry], signals);
           }),
         );
         return;
