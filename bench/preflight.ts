@@ -17,6 +17,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { Pool } from 'pg';
 import { policyDocument } from '../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../core/validation/timestamp';
 import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
@@ -278,11 +279,13 @@ async function main(): Promise<void> {
   const stops: Array<() => Promise<void>> = [];
   const clients = new Worker(__filename, { workerData: { clients: true } });
   try {
-    const start = (transport: 'http' | 'in-process') =>
+    const start = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
       startAllInOne({
         host: '127.0.0.1',
         port: 0,
-        db: pool,
+        db,
+        databaseUrl: database.url,
+        decisionThread,
         transport,
         subgraphPortBase: 0,
         actorSecret,
@@ -294,10 +297,15 @@ async function main(): Promise<void> {
         service: benchServiceInfo(),
         log: silentLogger,
       });
-    const stack = await start('http');
+    const stack = await start('http', false, pool);
     stops.push(() => stack.stop());
-    const inProcess = await start('in-process');
+    const inProcess = await start('in-process', false, pool);
     stops.push(() => inProcess.stop());
+    // A decision thread serves the pool it is attached to: that stack gets a pool of its own.
+    const threadPool = new Pool({ connectionString: database.url, max: 20 });
+    stops.push(() => threadPool.end());
+    const threaded = await start('in-process', true, threadPool);
+    stops.push(() => threaded.stop());
     const gatewayUrl = stack.gateway.url;
     const intentUrl = stack.subgraphs.find((subgraph) => subgraph.name === 'intent')?.http?.url;
     if (!intentUrl) throw new Error('the intent subgraph has no HTTP endpoint');
@@ -328,12 +336,14 @@ async function main(): Promise<void> {
       { name: 'gateway REST', target: 'gateway', url: `${gatewayUrl}/preflight_payment` },
       { name: 'intent subgraph', target: 'subgraph', url: intentUrl },
       { name: 'gateway in-proc', target: 'gateway', url: `${inProcess.gateway.url}/preflight_payment` },
+      { name: 'in-proc + thread', target: 'gateway', url: `${threaded.gateway.url}/preflight_payment` },
     ];
 
     process.stdout.write(
       `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario after ${WARMUP_SECONDS} s warm-up, ` +
         `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n` +
-        'gateway REST: gateway → intent subgraph over HTTP; gateway in-proc: the all-in-one default (subgraphs called in-process)\n',
+        'gateway REST: gateway → intent subgraph over HTTP; gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
+        'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n',
     );
     process.stdout.write(
       'scenario          policies  requests  req/s   p50 ms  p99 ms  server loop  machine CPU  server CPU/req  postgres CPU/req  statuses\n',
@@ -366,7 +376,7 @@ async function main(): Promise<void> {
       }
     }
     process.stdout.write(`load average after the run ${os.loadavg()[0].toFixed(1)}\n`);
-    for (const label of ['gateway REST', 'gateway in-proc']) {
+    for (const label of ['gateway REST', 'gateway in-proc', 'in-proc + thread']) {
       const result = results.find((candidate) => candidate.name === label && candidate.policies === POLICIES);
       if (result === undefined) continue;
       const met = result.perSecond >= TARGET_PER_SECOND && result.p99Ms < TARGET_P99_MS;

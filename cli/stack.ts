@@ -36,6 +36,10 @@ export interface SubgraphRoleDeps {
   /** The funding chain and its PolicyRegistry; absent: no chain (registration is refused). */
   readonly chains?: SubgraphChains;
   readonly settings?: Partial<SubgraphSettings>;
+  /** The database the pool is open on; parts that open their own connections (the decision thread) need it. */
+  readonly databaseUrl?: string;
+  /** The intent subgraph decides preflights on a thread of its own (see subgraphs/intent/decisionThread.ts). */
+  readonly decisionThread?: boolean;
 }
 
 export async function startSubgraph(
@@ -44,15 +48,34 @@ export async function startSubgraph(
   listen: { host: string; port: number } | null,
 ): Promise<RunningSubgraph> {
   const module = SUBGRAPH_MODULES[name];
-  const server = await createSubgraphServer(module, {
+  const beside = module.startBeside?.({
     db: deps.db,
-    actorSecret: deps.actorSecret,
-    now: deps.now,
-    chains: deps.chains,
-    settings: deps.settings,
-    onInternalError: (error, correlationId) => deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
+    databaseUrl: deps.databaseUrl ?? null,
+    decisionThread: deps.decisionThread ?? false,
+    onError: (error, what) => deps.log.error({ err: error, subgraph: name }, `${what} failed`),
   });
-  const http = listen ? await startSubgraphHttp(server, listen) : null;
+  let server: ApolloServer<SubgraphContext>;
+  let http: SubgraphHttpHandle | null;
+  try {
+    server = await createSubgraphServer(module, {
+      db: deps.db,
+      actorSecret: deps.actorSecret,
+      now: deps.now,
+      chains: deps.chains,
+      settings: deps.settings,
+      onInternalError: (error, correlationId) => deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
+    });
+  } catch (error) {
+    await beside?.stop();
+    throw error;
+  }
+  try {
+    http = listen ? await startSubgraphHttp(server, listen) : null;
+  } catch (error) {
+    await server.stop();
+    await beside?.stop();
+    throw error;
+  }
   return {
     name,
     server,
@@ -60,6 +83,7 @@ export async function startSubgraph(
     async stop() {
       await http?.stop();
       await server.stop();
+      await beside?.stop();
     },
   };
 }
@@ -100,6 +124,10 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   readonly primaryChainId?: number;
   /** The escalation worker (sweep and notice delivery) in this process; absent: no worker. */
   readonly escalationWorker?: Pick<EscalationWorkerOptions, 'adapters' | 'dashboardBaseUrl' | 'intervalMs'>;
+  /** The database `db` is open on (needed by the decision thread). */
+  readonly databaseUrl?: string;
+  /** Preflights decided on a thread of their own; needs databaseUrl. */
+  readonly decisionThread?: boolean;
 }
 
 /** What every subgraph learns about the deployment, from the gateway-facing options. */
@@ -139,6 +167,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
         log: options.log,
         chains: options.chains,
         settings: subgraphSettingsOf(options),
+        databaseUrl: options.databaseUrl,
+        decisionThread: options.decisionThread,
       };
       started.push(await startSubgraph(name, deps, listen));
     }

@@ -221,6 +221,8 @@ export async function start(
       const stack = await startAllInOne({
         ...gatewayOptions,
         db: pool,
+        databaseUrl,
+        decisionThread: config.decisionThread,
         transport: args.transport,
         subgraphPortBase: config.subgraphPortBase,
         chains,
@@ -251,7 +253,7 @@ export async function start(
       const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(args.role);
       const subgraph = await startSubgraph(
         args.role,
-        { db: pool, actorSecret: internalActorSecret, log, chains, settings: subgraphSettingsOf(gatewayOptions) },
+        { db: pool, databaseUrl, decisionThread: config.decisionThread, actorSecret: internalActorSecret, log, chains, settings: subgraphSettingsOf(gatewayOptions) },
         { host: config.host, port },
       );
       stoppers.push({ name: `subgraph ${args.role}`, stop: () => subgraph.stop() });

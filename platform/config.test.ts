@@ -58,6 +58,7 @@ describe('defaults', () => {
     expect(config.dataDir).toBe(path.join(projectRoot(), '.data'));
     expect(config.logLevel).toBe('info');
     expect(config.databaseUrl).toBeNull();
+    expect(config.decisionThread).toBe(false);
     expect(config.devnet).toBe(true);
     expect(config.funding).toEqual({ chainId: 196, rpcUrl: null, tokenAddress: null, tokenName: 'USD₮0', tokenVersion: '1' });
     expect(config.settlement).toEqual({ chainId: 8453, rpcUrl: null, tokenAddress: null, tokenName: 'USD Coin', tokenVersion: '2' });
@@ -70,6 +71,11 @@ describe('defaults', () => {
     expect(config.http).toEqual({ bodyLimitBytes: 65536, consumerAuthRequired: true });
     expect(config.identity.serviceName).toBe('Agent Spend-Control Service');
     expect(config.identity.docsBaseUrl).toBe('http://127.0.0.1:4000/docs');
+  });
+
+  test('DECISION_THREAD=true decides preflights on a thread of their own; a non-boolean is a problem', () => {
+    expect(loadConfig({ DECISION_THREAD: 'true' }).decisionThread).toBe(true);
+    expect(configError({ DECISION_THREAD: 'sometimes' }).problems).toEqual([expect.stringMatching(/^DECISION_THREAD: /)]);
   });
 
   test('PORT and PUBLIC_URL flow into the derived URLs; blank values mean unset', () => {

@@ -64,6 +64,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** null: start the embedded PostgreSQL in `<dataDir>/pg`. */
   readonly databaseUrl: string | null;
+  /** DECISION_THREAD: the intent subgraph decides preflights on a thread of its own (default false). */
+  readonly decisionThread: boolean;
   /** True when no RPC URLs are set and the local devnet chains are started. */
   readonly devnet: boolean;
   readonly funding: ChainConfig;
@@ -258,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = dataDirRaw === undefined ? path.join(projectRoot(), '.data') : path.resolve(dataDirRaw);
   const logLevel = read.oneOf<LogLevel>('LOG_LEVEL', LOG_LEVELS, 'info');
   const databaseUrl = read.url('DATABASE_URL', POSTGRES);
+  const decisionThread = read.boolean('DECISION_THREAD', false);
 
   const chains = readChains(read);
   const secrets = readSecrets(read);
@@ -311,6 +314,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     logLevel,
     databaseUrl,
+    decisionThread,
     ...chains,
     feeReceiverAddress,
     secrets,

@@ -14,7 +14,8 @@ import { spendIntentToWire, validateSpendIntent, type SpendIntent } from '../../
 import type { NormalisedPolicyRules } from '../../core/validation/policy';
 import { approvalWasUsed, type EscalationToOpen, escalationToOpen, preflightEscalation } from './escalation';
 import type { SubgraphContext } from '../kit';
-import { BatchNotCommitted, type BatchQueueOptions, KeyedBatchQueue, type Settled } from './batchQueue';
+import { decisionThreadOf } from './decisionThread';
+import { BatchNotCommitted, type BatchQueueOptions, type BatchSignals, KeyedBatchQueue, type Settled } from './batchQueue';
 import { INTENT_HASH } from './store';
 
 type Db = Pick<PoolClient, 'query'>;
@@ -217,7 +218,7 @@ export async function createSpendIntent(ctx: SubgraphContext, policyIdRaw: unkno
 }
 
 /** An intent from the body, or one stored earlier by its hash (404 INTENT_NOT_FOUND). */
-export async function resolveIntent(ctx: SubgraphContext, raw: unknown, intentHashRaw: unknown): Promise<SpendIntent> {
+export async function resolveIntent(ctx: Pick<SubgraphContext, 'db' | 'now'>, raw: unknown, intentHashRaw: unknown): Promise<SpendIntent> {
   if (raw !== undefined && raw !== null) return validIntent(raw, ctx.now());
   if (typeof intentHashRaw !== 'string' || intentHashRaw === '') {
     throw new AppError('REQUEST_INVALID', 'Give an intent or an intentHash.', [{ field: 'intent', reason: 'required (or intentHash)' }]);
@@ -493,7 +494,7 @@ const withJsonArgument = (fn: 'preflight_windows' | 'preflight_records', argumen
  * queue runs each request again alone); a failure with an unknown outcome (the connection lost, a
  * FATAL) is every request's answer.
  */
-async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly PreflightRequest[]): Promise<Array<Settled<Json>>> {
+async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly PreflightRequest[], signals: BatchSignals): Promise<Array<Settled<Json>>> {
   const rounds = roundsOf(requests);
   const settled: Array<Settled<Json>> = new Array(requests.length);
   const client = await pool.connect();
@@ -546,7 +547,9 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
     }
 
     try {
-      const results = await run([...lead, 'COMMIT']);
+      const committing = run([...lead, 'COMMIT']);
+      signals.committing(); // the next batch may read its windows while this one commits
+      const results = await committing;
       if (leadRecording !== null) leadRecording.rows = results[0]!.rows as RecordRow[];
     } catch (error) {
       if (!abortedByServer(error)) {
@@ -569,8 +572,12 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
   }
 }
 
-/** A batch holds at most 64 preflights and 16 of one policy; two batches run at once (measured on bench:preflight, see docs/engine.md). */
-export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2, maxPerKey: 16 });
+/**
+ * A batch holds at most 64 preflights and 16 of one policy; a second batch starts once the first is
+ * committing or has run 20 ms, never more than two at once (measured on bench:preflight, see
+ * docs/engine.md).
+ */
+export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2, maxPerKey: 16, spareAfterMs: 20 });
 
 const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<PreflightRequest, Json>>();
 
@@ -578,13 +585,27 @@ const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<Prefl
 export function preflightQueue(pool: SubgraphContext['db']): KeyedBatchQueue<PreflightRequest, Json> {
   let queue = preflightQueues.get(pool);
   if (queue === undefined) {
-    queue = new KeyedBatchQueue((requests) => runPreflightBatch(pool, requests), PREFLIGHT_BATCH_OPTIONS, (request) => request.policyId);
+    queue = new KeyedBatchQueue((requests, signals) => runPreflightBatch(pool, requests, signals), PREFLIGHT_BATCH_OPTIONS, (request) => request.policyId);
     preflightQueues.set(pool, queue);
   }
   return queue;
 }
 
-export async function preflightPayment(ctx: SubgraphContext, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
+/** What a preflight needs of its context: the pool, the clock, the key escalation codes are sealed with. */
+export type PreflightDeps = Pick<SubgraphContext, 'db' | 'now' | 'sealingKey'>;
+
+/**
+ * preflight_payment: on the pool's decision thread when one is attached (the raw arguments cross
+ * and the thread runs preflightPaymentHere), else here.
+ */
+export async function preflightPayment(ctx: PreflightDeps, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
+  const thread = decisionThreadOf(ctx.db);
+  if (thread === undefined) return preflightPaymentHere(ctx, policyIdRaw, raw, intentHashRaw);
+  return thread.submit({ policyId: policyIdRaw, intent: raw, intentHash: intentHashRaw }, ctx.now(), ctx.sealingKey);
+}
+
+/** Validates, looks the intent up if need be, and queues the preflight for its batch on this thread. */
+export async function preflightPaymentHere(ctx: PreflightDeps, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
   const now = ctx.now();
   // Validation first (INTENT_MALFORMED before anything else), then the policyId, then the lookup.
   const given = raw !== undefined && raw !== null ? validIntent(raw, now) : null;

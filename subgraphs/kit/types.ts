@@ -12,6 +12,23 @@ export interface SubgraphModule {
   readonly name: SubgraphName;
   /** Builds the federated schema (no I/O); each call returns a fresh schema. */
   buildSchema(): Promise<GraphQLSchema>;
+  /** What the subgraph runs beside its server while it serves (started before it, stopped after it). */
+  startBeside?(deps: SubgraphBesideDeps): SubgraphBeside;
+}
+
+/** What a subgraph's background parts are given. */
+export interface SubgraphBesideDeps {
+  readonly db: Pool;
+  /** The database the pool is open on, for parts that open connections of their own; null: none may. */
+  readonly databaseUrl: string | null;
+  /** Run the intent subgraph's preflight batches on a thread of their own (needs databaseUrl). */
+  readonly decisionThread: boolean;
+  /** Told of a background part's unexpected failure. */
+  onError(error: unknown, what: string): void;
+}
+
+export interface SubgraphBeside {
+  stop(): Promise<void>;
 }
 
 /** The funding chain as a subgraph reaches it: where to read receipts and which registry to trust. */

@@ -1,6 +1,8 @@
 // create_spend_intent and preflight_payment end to end through the REST layer on a real database:
 // every decision outcome of the fourteen rules produced by real stored state, the budget under 50
 // concurrent preflights, reservations that stop counting at their deadline, and the input errors.
+// The same budget under concurrency over HTTP subgraphs and on the decision thread
+// (DECISION_THREAD=true) at the end.
 import { NOW_MS, NOW_SECONDS, OTHER_ADDRESS, RECIPIENT, TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { RULE_IDS } from '../../core/engine';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
@@ -299,20 +301,23 @@ describe('preflight_payment: the budget under concurrency', () => {
   });
 });
 
-describe('preflight_payment over HTTP subgraphs', () => {
-  let httpStack: TestStack;
-  let inProcess: TestStack;
-
+/** Runs the enclosing describe block's tests against a stack of their own, started with these options. */
+function onOwnStack(options: Parameters<typeof startTestStack>[0]): void {
+  let own: TestStack;
+  let outer: TestStack;
   beforeAll(async () => {
-    httpStack = await startTestStack({ now, transport: 'http' });
-    inProcess = stack;
-    stack = httpStack;
+    own = await startTestStack({ now, ...options });
+    outer = stack;
+    stack = own;
   });
-
   afterAll(async () => {
-    stack = inProcess;
-    await httpStack?.stop();
+    stack = outer;
+    await own?.stop();
   });
+}
+
+describe('preflight_payment over HTTP subgraphs', () => {
+  onOwnStack({ transport: 'http' });
 
   it('holds the budget under 50 concurrent preflights as well', async () => {
     const policy = await createPolicy(smallBudget('0.50'));
@@ -320,5 +325,31 @@ describe('preflight_payment over HTTP subgraphs', () => {
     const bodies = await Promise.all(intents.map((intent) => preflight(policy, intent)));
     expect(bodies.filter((body) => body.decision === 'APPROVED')).toHaveLength(7);
     expect(bodies.filter((body) => body.decision === 'BLOCKED_BUDGET')).toHaveLength(43);
+  });
+});
+
+describe('preflight_payment on the decision thread (DECISION_THREAD=true)', () => {
+  onOwnStack({ decisionThread: true });
+
+  it('holds the budget under 50 concurrent preflights, with the test clock of the caller', async () => {
+    const policy = await createPolicy(smallBudget('0.50'));
+    const intents = Array.from({ length: 50 }, () => intentFor(policy, { amount: '70000', deadline: formatIsoSeconds(NOW_SECONDS + 600) }));
+    const bodies = await Promise.all(intents.map((intent) => preflight(policy, intent)));
+    expect(bodies.filter((body) => body.decision === 'APPROVED')).toHaveLength(7);
+    expect(bodies.filter((body) => body.decision === 'BLOCKED_BUDGET')).toHaveLength(43);
+    expect(new Set(bodies.map((body) => body.evaluatedAt))).toEqual(new Set([new Date(NOW_MS).toISOString()]));
+    // The reservations expire with their deadline on the caller's clock: the budget is free again.
+    clockMs = NOW_MS + 600_000;
+    expect((await preflight(policy, intentFor(policy, { amount: '70000' }))).decision).toBe('APPROVED');
+  });
+
+  it('answers input errors with their codes from the thread', async () => {
+    const policy = await createPolicy();
+    const malformed = await post('/preflight_payment', { policyId: policy.policyId, intent: { ...intentFor(policy), amount: '-1' } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.code).toBe('INTENT_MALFORMED');
+    const unknown = await post('/preflight_payment', { policyId: policy.policyId, intentHash: `0x${'cd'.repeat(32)}` });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('INTENT_NOT_FOUND');
   });
 });

@@ -33,6 +33,8 @@ export function testServiceInfo(publicUrl = 'http://127.0.0.1'): RestServiceInfo
 
 export interface TestStackOptions {
   readonly transport?: 'in-process' | 'http';
+  /** Preflights decided on the intent subgraph's decision thread, as `spend-control start` runs them; default: in-thread. */
+  readonly decisionThread?: boolean;
   readonly bodyLimitBytes?: number;
   readonly maxDepth?: number;
   readonly maxCost?: number;
@@ -66,6 +68,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       host: '127.0.0.1',
       port: 0,
       db: db.pool,
+      databaseUrl: db.url,
+      decisionThread: options.decisionThread ?? false,
       transport: options.transport ?? 'in-process',
       subgraphPortBase: 0,
       actorSecret: randomBytes(32),
