@@ -122,53 +122,46 @@ function windowOf(
   };
 }
 
-/** The window slice of a policy at `now` (read under the lock when it feeds a decision). */
-export async function readWindow(db: Db, policyId: string, policy: PolicySnapshot | null, now: Date, provider: string | null): Promise<LedgerWindow> {
-  const day = utcDay(now);
+/** The policy's approved calls of the last `windowMinutes` before `now`, newest first (at most 100,000). */
+export async function recentApprovals(db: Db, policyId: string, now: Date, windowMinutes: number): Promise<RecentApproval[]> {
+  const recent = await db.query<{
+    intent_hash: string; capability: string; recipient: string; amount: string; item_hash: string;
+    provider: string; agent_id: string; endpoint: string; approved_at: Date;
+  }>(
+    `SELECT intent_hash, capability, recipient, amount::text AS amount, item_hash, provider, agent_id, endpoint, approved_at
+       FROM intent.approved_calls
+      WHERE policy_id = $1 AND approved_at > $2::timestamptz - make_interval(mins => $3)
+      ORDER BY approved_at DESC, decision_id DESC
+      LIMIT 100000`,
+    [policyId, now, windowMinutes],
+  );
+  return recent.rows.map((row) => ({
+    intentHash: row.intent_hash,
+    capability: row.capability,
+    recipient: row.recipient,
+    amountAtomic: BigInt(row.amount),
+    itemHash: row.item_hash,
+    provider: row.provider,
+    agentId: row.agent_id,
+    endpoint: row.endpoint,
+    approvedAtMs: row.approved_at.getTime(),
+  }));
+}
+
+/**
+ * The window slice the read-side tools show (get_ledger, detect_duplicate), without the decision
+ * lock: the three sums from the running totals (intent.window_sums, the statements
+ * intent.preflight_window runs) and, when the policy has a duplicate window, the approved calls
+ * inside it, newest first. The last approval per provider (rule 9) is left out: no tool shows it.
+ */
+export async function readToolWindow(db: Db, policyId: string, policy: PolicySnapshot | null, now: Date): Promise<LedgerWindow> {
   const sums = await db.query<{ settled: string; reserved: string; calls: string }>(
-    `SELECT
-       (SELECT coalesce(sum(amount), 0)::text FROM intent.reservations
-         WHERE policy_id = $1 AND day = $2::date AND state = 'CONSUMED') AS settled,
-       (SELECT coalesce(sum(amount), 0)::text FROM intent.reservations
-         WHERE policy_id = $1 AND day = $2::date AND state = 'ACTIVE' AND expires_at > $3) AS reserved,
-       (SELECT count(*)::text FROM intent.approved_calls
-         WHERE policy_id = $1 AND approved_at > $3::timestamptz - interval '1 hour') AS calls`,
-    [policyId, day, now],
+    'SELECT settled, reserved, calls::text AS calls FROM intent.window_sums($1, $2::date, $3)',
+    [policyId, utcDay(now), now],
   );
   const windowMinutes = policy?.rules.duplicates.windowMinutes ?? 0;
-  let recentApproved: RecentApproval[] = [];
-  if (windowMinutes > 0) {
-    const recent = await db.query<{
-      intent_hash: string; capability: string; recipient: string; amount: string; item_hash: string;
-      provider: string; agent_id: string; endpoint: string; approved_at: Date;
-    }>(
-      `SELECT intent_hash, capability, recipient, amount::text AS amount, item_hash, provider, agent_id, endpoint, approved_at
-         FROM intent.approved_calls
-        WHERE policy_id = $1 AND approved_at > $2::timestamptz - make_interval(mins => $3)
-        ORDER BY approved_at DESC, decision_id DESC
-        LIMIT 100000`,
-      [policyId, now, windowMinutes],
-    );
-    recentApproved = recent.rows.map((row) => ({
-      intentHash: row.intent_hash,
-      capability: row.capability,
-      recipient: row.recipient,
-      amountAtomic: BigInt(row.amount),
-      itemHash: row.item_hash,
-      provider: row.provider,
-      agentId: row.agent_id,
-      endpoint: row.endpoint,
-      approvedAtMs: row.approved_at.getTime(),
-    }));
-  }
-  const lastApprovedAtMsByProvider: Record<string, number> = {};
-  const last = await db.query<{ provider: string; at: Date }>(
-    `SELECT provider, max(approved_at) AS at FROM intent.approved_calls
-      WHERE policy_id = $1 AND ($2::text IS NULL OR provider = $2) GROUP BY provider`,
-    [policyId, provider],
-  );
-  for (const row of last.rows) lastApprovedAtMsByProvider[row.provider] = row.at.getTime();
-  return windowOf(sums.rows[0]!, recentApproved, lastApprovedAtMsByProvider);
+  const recentApproved = windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
+  return windowOf(sums.rows[0]!, recentApproved, {});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -325,7 +318,7 @@ function windowItem(policyId: string, intent: SpendIntent, now: Date, known: Hel
 /**
  * Takes the per-policy decision lock and reads, in one call, the policy, the window and an unused
  * owner approval of this intent (a one-item `intent.preflight_windows`, what a batch reads). The
- * window is what readWindow builds; the last approved call per provider is read only when rule 9
+ * window is the raw sums' (intent/test-support.ts rawWindow); the last approved call per provider is read only when rule 9
  * has a cooldown to check.
  */
 export async function lockAndReadPreflight(db: Db, policyId: string, intent: SpendIntent, now: Date): Promise<PreflightReading> {

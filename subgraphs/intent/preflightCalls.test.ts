@@ -10,8 +10,8 @@ import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import type { SubgraphContext } from '../kit';
-import { intentTestKit, type CreatedPolicy, type IntentTestKit } from './test-support';
-import { dollarQuoted, lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readWindow, validIntent } from './preflight';
+import { intentTestKit, rawWindow, type CreatedPolicy, type IntentTestKit } from './test-support';
+import { dollarQuoted, lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readToolWindow, validIntent } from './preflight';
 
 let db: TestDatabase;
 let clockMs = NOW_MS;
@@ -72,8 +72,10 @@ describe('intent.preflight_window', () => {
     for (const provider of providers) {
       const intent = validIntent(intentFor(policy, { provider }), new Date(clockMs));
       const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(clockMs)));
-      const reference = await readWindow(db.pool, policy.policyId, read.policy, new Date(clockMs), provider);
+      const reference = await rawWindow(db.pool, policy.policyId, read.policy, new Date(clockMs), provider);
       expect(read.window).toEqual(reference);
+      // The tools read the same window without the lock, and without the per-provider lookup.
+      expect(await readToolWindow(db.pool, policy.policyId, read.policy, new Date(clockMs))).toEqual({ ...reference, lastApprovedAtMsByProvider: {} });
       expect(read.window.recentApproved.length).toBeGreaterThan(0);
       expect(read.window.settledTodayAtomic).toBeGreaterThan(0n);
       expect(Object.keys(read.window.lastApprovedAtMsByProvider)).toEqual([provider]);
@@ -458,12 +460,11 @@ describe('running window totals (migration 0005)', () => {
           clockMs = atMs;
           const intent = validIntent(intentFor(policy), new Date(atMs));
           const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(atMs)));
-          const reference = await readWindow(db.pool, policy.policyId, read.policy, new Date(atMs), intent.provider);
-          expect({ settled: read.window.settledTodayAtomic, reserved: read.window.reservedTodayAtomic, calls: read.window.approvedCallsLastHour }).toEqual({
-            settled: reference.settledTodayAtomic,
-            reserved: reference.reservedTodayAtomic,
-            calls: reference.approvedCallsLastHour,
-          });
+          const reference = await rawWindow(db.pool, policy.policyId, read.policy, new Date(atMs), intent.provider);
+          const tools = await readToolWindow(db.pool, policy.policyId, read.policy, new Date(atMs));
+          const sums = (window: typeof reference) => ({ settled: window.settledTodayAtomic, reserved: window.reservedTodayAtomic, calls: window.approvedCallsLastHour });
+          expect(sums(read.window)).toEqual(sums(reference));
+          expect(sums(tools)).toEqual(sums(reference));
         };
         const preflightTimes: number[] = [];
         const deadlines: number[] = [];
@@ -524,7 +525,7 @@ describe('running window totals (migration 0005)', () => {
     const intent = validIntent(intentFor(policy), new Date(clockMs));
     const read = await inTransaction((client) => lockAndReadPreflight(client, policy.policyId, intent, new Date(clockMs)));
     expect(read.window.approvedCallsLastHour).toBe(120);
-    expect(read.window.reservedTodayAtomic).toBe((await readWindow(db.pool, policy.policyId, read.policy, new Date(clockMs), null)).reservedTodayAtomic);
+    expect(read.window.reservedTodayAtomic).toBe((await rawWindow(db.pool, policy.policyId, read.policy, new Date(clockMs), null)).reservedTodayAtomic);
     const minutes = await db.pool.query('SELECT count(*)::int AS n, sum(calls)::int AS calls FROM intent.policy_call_minutes WHERE policy_id = $1', [policy.policyId]);
     // One row per minute that had calls, however many calls it had.
     expect(minutes.rows[0]).toEqual({ n: minutesUsed.size, calls: 120 });

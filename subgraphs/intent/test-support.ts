@@ -1,13 +1,17 @@
 // For the intent subgraph's module tests: a resolver context on a test database (the caller's
-// clock, a fresh sealing key), policies created through the policy subgraph's writes, and fresh
-// wire intents (their own nonce and item, so never a duplicate unless a test asks).
+// clock, a fresh sealing key), policies created through the policy subgraph's writes, fresh wire
+// intents (their own nonce and item, so never a duplicate unless a test asks), and the window
+// summed from the raw rows, the reference the running totals are held to.
 import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { LedgerWindow, PolicySnapshot } from '../../core/engine';
 import { policyDocument, rulesOf, wireIntent } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
 import { createPolicy } from '../policy/writes';
+import { recentApprovals, utcDay } from './preflight';
 
 export interface CreatedPolicy {
   policyId: string;
@@ -47,5 +51,40 @@ export function intentTestKit(db: TestDatabase, nowMs: () => number): IntentTest
         ...overrides,
       };
     },
+  };
+}
+
+/**
+ * The window of a policy at `now` summed from the raw rows (every reservation of the day, every
+ * approved call of the hour, the last approval per provider): what the running totals of
+ * migration 0005 must always equal.
+ */
+export async function rawWindow(db: Pool, policyId: string, policy: PolicySnapshot | null, now: Date, provider: string | null): Promise<LedgerWindow> {
+  const sums = await db.query<{ settled: string; reserved: string; calls: string }>(
+    `SELECT
+       (SELECT coalesce(sum(amount), 0)::text FROM intent.reservations
+         WHERE policy_id = $1 AND day = $2::date AND state = 'CONSUMED') AS settled,
+       (SELECT coalesce(sum(amount), 0)::text FROM intent.reservations
+         WHERE policy_id = $1 AND day = $2::date AND state = 'ACTIVE' AND expires_at > $3) AS reserved,
+       (SELECT count(*)::text FROM intent.approved_calls
+         WHERE policy_id = $1 AND approved_at > $3::timestamptz - interval '1 hour') AS calls`,
+    [policyId, utcDay(now), now],
+  );
+  const windowMinutes = policy?.rules.duplicates.windowMinutes ?? 0;
+  const recentApproved = windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
+  const lastApprovedAtMsByProvider: Record<string, number> = {};
+  const last = await db.query<{ provider: string; at: Date }>(
+    `SELECT provider, max(approved_at) AS at FROM intent.approved_calls
+      WHERE policy_id = $1 AND ($2::text IS NULL OR provider = $2) GROUP BY provider`,
+    [policyId, provider],
+  );
+  for (const row of last.rows) lastApprovedAtMsByProvider[row.provider] = row.at.getTime();
+  return {
+    settledTodayAtomic: BigInt(sums.rows[0]!.settled),
+    reservedTodayAtomic: BigInt(sums.rows[0]!.reserved),
+    approvedCallsLastHour: Number(sums.rows[0]!.calls),
+    recentApproved,
+    lastApprovedAtMsByProvider,
+    vendorScore: null,
   };
 }

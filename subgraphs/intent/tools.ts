@@ -1,11 +1,11 @@
 // The read-side agent tools: detect_duplicate (the duplicate rule's view of the window), get_ledger
 // (a policy's window slice; admin, its owner or its consumer session only) and the receipt anchor
-// status of a decision receipt. All read the same tables the preflight writes.
+// status of a decision receipt. All read the same tables and running totals the preflight reads.
 import { isReceiptId } from '../../core/canon/ids';
 import { AppError } from '../../core/errors';
 import { parseDisplayAmount } from '../../core/money/amount';
 import type { SubgraphContext } from '../kit';
-import { currentPolicy, readWindow, requirePolicyId, resolveIntent, utcDay, validIntent, type Json } from './preflight';
+import { currentPolicy, readToolWindow, requirePolicyId, resolveIntent, utcDay, validIntent, type Json } from './preflight';
 
 export async function detectDuplicate(ctx: SubgraphContext, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
   const now = ctx.now();
@@ -15,7 +15,7 @@ export async function detectDuplicate(ctx: SubgraphContext, policyIdRaw: unknown
   const none = { duplicate: false, priorIntentHash: null, windowRemainingSec: null, matchedOn: [] as string[] };
   const policy = await currentPolicy(ctx.db, policyId);
   if (policy === null || policy.rules.duplicates.windowMinutes === 0) return none;
-  const window = await readWindow(ctx.db, policyId, policy, now, null);
+  const window = await readToolWindow(ctx.db, policyId, policy, now);
   const keys = [...policy.rules.duplicates.keys].sort();
   const windowMs = policy.rules.duplicates.windowMinutes * 60_000;
   const same = (prior: (typeof window.recentApproved)[number]): boolean =>
@@ -61,7 +61,7 @@ export async function getLedger(ctx: SubgraphContext, policyIdRaw: unknown): Pro
   const now = ctx.now();
   const policy = await currentPolicy(ctx.db, policyId);
   if (policy === null) throw new AppError('POLICY_NOT_FOUND', undefined, { policyId });
-  const window = await readWindow(ctx.db, policyId, policy, now, null);
+  const window = await readToolWindow(ctx.db, policyId, policy, now);
   const budget = parseDisplayAmount(policy.rules.dailyBudget, policy.rules.asset.decimals);
   const used = window.settledTodayAtomic + window.reservedTodayAtomic;
   const remaining = budget > used ? budget - used : 0n;
