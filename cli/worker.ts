@@ -1,10 +1,12 @@
-// The worker role: runs the escalation jobs on an interval (expire overdue escalations, deliver
-// due notices). Jobs are claimed with FOR UPDATE SKIP LOCKED, so any number of workers may run
-// against one database. `runOnce` lets tests and operators run one round with a chosen clock.
+// The worker role: runs the background jobs on an interval (expire overdue escalations, deliver
+// due notices, mark lapsed reservations EXPIRED). Jobs are claimed with FOR UPDATE SKIP LOCKED or
+// under the policy's decision lock, so any number of workers may run against one database.
+// `runOnce` lets tests and operators run one round with a chosen clock.
 import type { Pool } from 'pg';
 import type { ChannelAdapter, ChannelKind } from '../channels/types';
 import type { Logger } from '../platform/log';
 import { deriveSealingKey } from '../platform/sealing';
+import { sweepLapsedReservations } from '../subgraphs/intent/reservationJobs';
 import { deliverDueNotices, sweepExpiredEscalations } from '../subgraphs/policy/escalationJobs';
 
 export interface EscalationWorkerOptions {
@@ -19,8 +21,11 @@ export interface EscalationWorkerOptions {
 }
 
 export interface RoundResult {
+  /** Escalations expired (default deny), by pollRef. */
   readonly expired: readonly string[];
   readonly delivered: number;
+  /** Reservations past their deadline marked EXPIRED. */
+  readonly reservationsExpired: number;
 }
 
 export interface RunningWorker {
@@ -50,7 +55,9 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
       delivered += claimed;
       if (claimed === 0 || stopped) break;
     }
-    return { expired, delivered };
+    const reservationsExpired = await sweepLapsedReservations(options.db, now());
+    if (reservationsExpired > 0) options.log.info({ reservations: reservationsExpired }, 'lapsed reservations expired');
+    return { expired, delivered, reservationsExpired };
   };
   /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
   const runOnce = async (): Promise<RoundResult> => {

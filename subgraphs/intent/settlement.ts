@@ -3,7 +3,8 @@
 // together with its ledger postings, posted through the ledger's published `ledger.post_group` in
 // the same transaction: both commit or neither does, and the ledger's balance check runs at our
 // COMMIT. Release gives the authority back (RELEASED). Both are idempotent: consuming a consumed
-// reservation returns the groups it posted; releasing a released one returns it unchanged.
+// reservation returns the groups it posted; releasing a released one, or one the sweep expired
+// (reservationJobs.ts), returns it unchanged.
 import type { Pool, PoolClient } from 'pg';
 import { isReservationId } from '../../core/canon/ids';
 import { AppError } from '../../core/errors';
@@ -103,7 +104,8 @@ export async function consumeReservation(
 export async function releaseReservation(pool: Pool, reservationId: string, now: Date): Promise<ReservationState> {
   return withTransaction(pool, async (client) => {
     const row = await lockedReservation(client, reservationId);
-    if (row.state === 'RELEASED') return stateOf(row);
+    // Released already, or expired by the sweep: it holds no authority to give back.
+    if (row.state === 'RELEASED' || row.state === 'EXPIRED') return stateOf(row);
     if (row.state !== 'ACTIVE') {
       throw new AppError('ILLEGAL_STATE_TRANSITION', `A ${row.state} reservation cannot be released.`, { reservationId, state: row.state });
     }
