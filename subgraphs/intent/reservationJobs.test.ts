@@ -115,3 +115,27 @@ describe('sweepLapsedReservations', () => {
     await expect(releaseReservation(db.pool, id!, now)).resolves.toMatchObject({ reservationId: id, state: 'EXPIRED' });
   });
 });
+
+describe('reservation transitions in the database (migration 0008)', () => {
+  it('leaves ACTIVE once, to CONSUMED, RELEASED or EXPIRED; those are final, and what it holds never changes', async () => {
+    const policy = await kit.newPolicy();
+    const ids = await reserve(policy, [3600, 3600, 3600]);
+    const finals = ['CONSUMED', 'RELEASED', 'EXPIRED'] as const;
+    for (const [index, state] of finals.entries()) {
+      await db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [ids[index], state]);
+    }
+    expect(await states(ids)).toEqual([...finals]);
+    for (const [index, from] of finals.entries()) {
+      for (const to of ['ACTIVE', ...finals.filter((state) => state !== from)]) {
+        await expect(db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [ids[index], to])).rejects.toMatchObject({ code: 'IN002' });
+      }
+    }
+    const [fresh] = await reserve(policy, [3600]);
+    for (const change of ['amount = amount + 1', "policy_id = '1'", 'expires_at = expires_at + interval \'1 day\'', "day = day + 1", "intent_hash = '0x" + 'ab'.repeat(32) + "'"]) {
+      await expect(db.pool.query(`UPDATE intent.reservations SET ${change} WHERE reservation_id = $1`, [fresh])).rejects.toMatchObject({ code: 'IN002' });
+    }
+    // Setting a final state again, and the settlement columns, stay allowed.
+    await db.pool.query(`UPDATE intent.reservations SET state = 'CONSUMED', updated_at = now() WHERE reservation_id = $1`, [ids[0]]);
+    expect(await states([fresh!])).toEqual(['ACTIVE']);
+  });
+});
