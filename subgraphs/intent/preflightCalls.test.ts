@@ -381,8 +381,9 @@ describe('reservation indexes (migration 0006)', () => {
       const plan = await client.query(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE probe(${literals})`);
       return plan.rows.map((row) => row['QUERY PLAN']).join('\n');
     } finally {
-      await client.query('DEALLOCATE ALL; RESET plan_cache_mode').catch(() => undefined);
-      client.release();
+      // Closed, not pooled: its session was changed, and DEALLOCATE ALL would also drop pg's own
+      // named statements, which the client would still believe prepared on this connection.
+      client.release(true);
     }
   }
 
