@@ -1,11 +1,12 @@
-// The decision thread: preflight batches (window reads, the engine, the writes, COMMIT) on a worker
-// thread of their own, with connections of their own. On the server's event loop, a batch's round
-// trips waited behind the HTTP, GraphQL and JSON work of every other request before their answers
-// were read, so the policies' locks were held, and the batch's preflights waited, several times
-// longer than PostgreSQL needed (docs/engine.md, Performance). The thread runs exactly the in-thread
-// code (`preflightQueue` and `runPreflightBatch` of preflight.ts); only requests and answers cross.
-// A thread that dies leaves its pending preflights with an unknown outcome (they may have
-// committed), which is their answer; the next preflight starts a new thread.
+// The decision thread (DECISION_THREAD=1): preflights validated and decided (window reads, the
+// engine, the writes, COMMIT) on a worker thread of their own, with connections of their own. On
+// the server's event loop, a batch's round trips wait behind the HTTP, GraphQL and JSON work of
+// every other request before their answers are read, so a policy's lock is held, and its next
+// preflights wait, longer than PostgreSQL needs (docs/engine.md, Performance). The thread runs
+// exactly the in-thread code (`preflightPaymentHere` of preflight.ts: validation, lookup, the
+// queue and its batches); only arguments, answers and errors cross. A thread that dies leaves its
+// pending preflights with an unknown outcome (they may have committed), which is their answer; the
+// next preflight starts a new thread.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Pool } from 'pg';

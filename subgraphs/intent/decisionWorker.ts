@@ -1,6 +1,6 @@
 // The decision thread's side (see decisionThread.ts): its own pool, the same preflight code the
-// server runs in-thread (validation, lookup, the batch queue), one answer per request. On `stop` it answers what it holds, ends its pool
-// and lets the thread exit.
+// server runs in-thread (validation, lookup, the batch queue), one answer per request. On `stop`
+// it answers what it holds, ends its pool and lets the thread exit.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPool } from '../../platform/db/pool';
 import { coalescing, toWireError, type PreflightArguments, type ThreadAnswer, type ThreadAnswers, type ThreadMessage } from './decisionThread';
