@@ -17,7 +17,8 @@ import http from 'node:http';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
+import { createPool } from '../platform/db/pool';
 import { policyDocument } from '../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../core/validation/timestamp';
 import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
@@ -302,7 +303,7 @@ async function main(): Promise<void> {
     const inProcess = await start('in-process', false, pool);
     stops.push(() => inProcess.stop());
     // A decision thread serves the pool it is attached to: that stack gets a pool of its own.
-    const threadPool = new Pool({ connectionString: database.url, max: 20 });
+    const threadPool = createPool(database.url, { max: 20, applicationName: 'bench-thread-stack' });
     stops.push(() => threadPool.end());
     const threaded = await start('in-process', true, threadPool);
     stops.push(() => threaded.stop());

@@ -11,8 +11,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Pool } from 'pg';
 import { AppError, isErrorCode } from '../../core/errors';
-
-type Json = Record<string, unknown>;
+import type { Json } from './preflight';
 
 /** A preflight's arguments as the resolver got them (the thread validates, hashes and looks up, so the server's thread does not). */
 export interface PreflightArguments {

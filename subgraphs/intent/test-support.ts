@@ -5,8 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { LedgerWindow, PolicySnapshot } from '../../core/engine';
-import { policyDocument, rulesOf, wireIntent } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { freshWireIntent, policyDocument, rulesOf, type NamedPolicy } from '../../core/test-support/spend-fixtures';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
@@ -23,11 +22,10 @@ export interface IntentTestKit {
   readonly ctx: SubgraphContext;
   newPolicy(overrides?: Record<string, unknown>): Promise<CreatedPolicy>;
   /** A fresh intent for the policy, its deadline an hour after the clock. */
-  intentFor(policy: Pick<CreatedPolicy, 'policyId' | 'policyHash'>, overrides?: Record<string, unknown>): Record<string, unknown>;
+  intentFor(policy: NamedPolicy, overrides?: Record<string, unknown>): Record<string, unknown>;
 }
 
 export function intentTestKit(db: TestDatabase, nowMs: () => number): IntentTestKit {
-  let nonce = 0;
   return {
     ctx: {
       actor: { kind: 'anonymous' },
@@ -41,16 +39,7 @@ export function intentTestKit(db: TestDatabase, nowMs: () => number): IntentTest
       const row = await createPolicy({ db: db.pool }, rules, { actor: 'admin', at: new Date(nowMs()) });
       return { policyId: row.id, policyHash: row.policyHash, version: row.version };
     },
-    intentFor(policy, overrides = {}) {
-      nonce += 1;
-      return {
-        ...wireIntent({ policyId: policy.policyId, policyHash: policy.policyHash } as never),
-        item: { n: nonce },
-        nonce: String(nonce),
-        deadline: formatIsoSeconds(Math.floor(nowMs() / 1000) + 3600),
-        ...overrides,
-      };
-    },
+    intentFor: (policy, overrides = {}) => freshWireIntent(policy, nowMs(), overrides),
   };
 }
 
