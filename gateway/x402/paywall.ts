@@ -3,8 +3,10 @@
 // claim the authorization (payer + nonce) in the database → verify → settle on chain → book the
 // fee from the chain's Transfer event → run the call → record its answer → 200 with
 // PAYMENT-RESPONSE. Every later presentation of the same authorization gets that recorded answer
-// and never a second settlement. A settlement the chain has not confirmed in time is parked in
-// SUSPENSE and answered 503 PAYMENT_SETTLEMENT_PENDING; the call runs once the chain confirms.
+// and never a second settlement. A settlement the chain has not confirmed in time, or one that
+// reverted while the signed authorization can still be used, is parked in SUSPENSE and answered
+// 503 PAYMENT_SETTLEMENT_PENDING; the call runs once the chain shows the Transfer, and the payment
+// is refused only once the chain proves it can never arrive.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements, ResourceInfo, SettleResponse } from '@x402/core/types';
@@ -18,7 +20,6 @@ import {
   claimPayment,
   getPayment,
   recordAnswer,
-  recordFailed,
   recordPending,
   recordSettled,
   releaseClaim,
@@ -117,10 +118,8 @@ export class Paywall {
         case 'FAILED':
           return attempt.refuse(payment.failureReason ?? 'invalid_transaction_state');
         case 'PENDING': {
-          const { payment: resolved, ownsLease } = await this.options.reconciler.resolve(payment, { leaseMs: this.options.leaseMs });
-          if (resolved && ownsLease) return this.runAndRecord(resolved, attempt);
-          if (resolved?.state === 'FAILED') return attempt.refuse(resolved.failureReason ?? 'invalid_transaction_state');
-          if (resolved?.state === 'PENDING') throw this.pending(resolved);
+          const result = await this.resolveParked(payment, attempt);
+          if (result) return result;
           break;
         }
         case 'SETTLED': {
@@ -140,6 +139,18 @@ export class Paywall {
     }
   }
 
+  /**
+   * Asks the chain about a parked payment: runs the call once it is paid, refuses it once it can
+   * never be, answers 503 while it is open; null when another presentation took the paid call.
+   */
+  private async resolveParked(payment: ServicePayment, attempt: Attempt): Promise<RestResult | null> {
+    const { payment: resolved, ownsLease } = await this.options.reconciler.resolve(payment, { leaseMs: this.options.leaseMs });
+    if (resolved && ownsLease) return this.runAndRecord(resolved, attempt);
+    if (resolved?.state === 'FAILED') return attempt.refuse(resolved.failureReason ?? 'invalid_transaction_state');
+    if (resolved?.state === 'PENDING') throw this.pending(resolved);
+    return null;
+  }
+
   /** This presentation holds the claim: verify, settle, book, run. */
   private async settleAndRun(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
     const { rail, db } = this.options;
@@ -151,7 +162,7 @@ export class Paywall {
     } catch (error) {
       // Whether the transaction left is unknown: park it; the reconciler asks the chain.
       this.options.log.error({ err: error, paymentId: payment.paymentId }, 'x402 settlement threw; parking the fee in SUSPENSE');
-      throw this.pending(await recordPending(db, payment, null));
+      throw this.pending(await recordPending(db, payment, { txHash: null }));
     }
 
     if (settlement.success) {
@@ -161,16 +172,23 @@ export class Paywall {
         return this.runAndRecord(await recordSettled(db, payment, txHash), attempt);
       }
       this.options.log.error({ paymentId: payment.paymentId, txHash, outcome: outcome.status }, 'x402 settlement reported success without a matching Transfer');
-      throw this.pending(await recordPending(db, payment, txHash));
+      throw this.pending(await recordPending(db, payment, { txHash }));
     }
     const reason = settlement.errorReason ?? 'unexpected_settle_error';
     if (reason === SETTLEMENT_PENDING) {
-      throw this.pending(await recordPending(db, payment, settlement.transaction ? settlement.transaction : null));
+      throw this.pending(await recordPending(db, payment, { txHash: settlement.transaction ? settlement.transaction : null }));
     }
     if (settlement.transaction) {
-      // Mined and reverted (or not our Transfer): nothing moved to us.
-      await recordFailed(db, payment, reason, settlement.transaction);
-      return attempt.refuse(reason);
+      // Mined and reverted (or without our Transfer): that transaction moved nothing to us, but the
+      // signed authorization may still move money until validBefore (anyone holding it may submit
+      // it). Park the fee and let the chain decide, now and on every later look.
+      const revert = { paymentId: payment.paymentId, txHash: settlement.transaction, reason };
+      this.options.log.warn(revert, 'x402 settlement reverted; parked until the chain decides the authorization');
+      const parked = await recordPending(db, payment, { txHash: null, unpaidTxHash: settlement.transaction });
+      const result = await this.follow(parked, attempt, Date.now() + this.options.leaseMs);
+      // A parked record is never deleted, so there is no claim to take again.
+      if (result === 'RECLAIM') throw this.pending(parked);
+      return result;
     }
     // Refused before anything was sent.
     const refusal = await this.diagnose(reason, authorization);
@@ -186,9 +204,10 @@ export class Paywall {
 
   private async bookEarlierUse(payment: ServicePayment, authorization: Authorization): Promise<ServicePayment | null> {
     const { rail, db } = this.options;
-    const txHash = await rail.findAuthorizationTransaction(authorization.from, authorization.nonce);
+    const atBlock = await rail.latestBlockNumber();
+    const txHash = await rail.findAuthorizationTransaction(authorization.from, authorization.nonce, atBlock);
     if (!txHash) return null;
-    const outcome = await rail.receipt(txHash);
+    const outcome = await rail.receipt(txHash, atBlock);
     if (outcome.status !== 'success' || !matchingTransfer(outcome.transfers, payment)) return null;
     return recordSettled(db, payment, txHash);
   }
@@ -198,8 +217,9 @@ export class Paywall {
     if (reason !== SIMULATION_FAILED && reason !== 'invalid_exact_evm_transaction_failed') return reason;
     const { rail } = this.options;
     try {
-      if (await rail.authorizationUsed(authorization.from, authorization.nonce)) return NONCE_USED;
-      if ((await rail.balanceOf(authorization.from as Address)) < authorization.value) return 'invalid_exact_evm_insufficient_balance';
+      const atBlock = await rail.latestBlockNumber();
+      if (await rail.authorizationUsed(authorization.from, authorization.nonce, atBlock)) return NONCE_USED;
+      if ((await rail.balanceOf(authorization.from as Address, atBlock)) < authorization.value) return 'invalid_exact_evm_insufficient_balance';
     } catch (error) {
       this.options.log.warn({ err: error }, 'x402 diagnosis read failed');
     }
@@ -241,12 +261,22 @@ export class Paywall {
     };
   }
 
+  /** 503: the chain has not decided. `validBefore` bounds the wait: after it an unused authorization is refused. */
   private pending(payment: ServicePayment): AppError {
-    return new AppError(
-      'PAYMENT_SETTLEMENT_PENDING',
-      'The payment was sent on chain and is not confirmed yet. Present the same payment header again; it will not be charged twice.',
-      { paymentId: payment.paymentId, transaction: payment.txHash, network: payment.network, retryAfterSeconds: 5 },
-    );
+    const reverted = payment.txHash === null && payment.unpaidTxHash !== null;
+    const message = reverted
+      ? 'The settlement transaction reverted, but the signed authorization can still be used on chain until validBefore. ' +
+        'Present the same payment header again: the call runs if it is paid, it is refused once it can no longer be, ' +
+        'and it is never charged twice. Do not sign a new one for this call.'
+      : 'The payment was sent on chain and is not confirmed yet. Present the same payment header again; it will not be charged twice.';
+    return new AppError('PAYMENT_SETTLEMENT_PENDING', message, {
+      paymentId: payment.paymentId,
+      transaction: payment.txHash,
+      ...(reverted ? { revertedTransaction: payment.unpaidTxHash } : {}),
+      validBefore: payment.validBefore.toString(),
+      network: payment.network,
+      retryAfterSeconds: 5,
+    });
   }
 }
 

@@ -1,7 +1,7 @@
 // The wire format of our 402 and the chain-free checks of a presented payment, one refusal each.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
-import { challenge, checkPayment, paymentRequired, requirementsFor, type PaymentTerms } from './protocol';
+import { CLOCK_SKEW_ALLOWANCE_SECONDS, challenge, checkPayment, paymentRequired, requirementsFor, type PaymentTerms } from './protocol';
 
 const TERMS: PaymentTerms = {
   network: 'eip155:196',
@@ -69,6 +69,11 @@ describe('checkPayment', () => {
     if (check.ok) expect(check.authorization).toMatchObject({ from: PAYER, value: 10_000n, validBefore: NOW_S + 300n });
   });
 
+  it('accepts validBefore up to maxTimeoutSeconds plus the clock-skew allowance ahead, not a second more', () => {
+    expect(checkPayment(header({}, { validBefore: String(NOW_S + 300n + CLOCK_SKEW_ALLOWANCE_SECONDS) }), offered, NOW_S).ok).toBe(true);
+    expect(checkPayment(header({}, { validBefore: String(NOW_S + 301n + CLOCK_SKEW_ALLOWANCE_SECONDS) }), offered, NOW_S).ok).toBe(false);
+  });
+
   it.each<[string, string, string]>([
     ['not base64 JSON', '%%%', 'invalid_payload'],
     ['x402 v1', header({}, {}, { x402Version: 1 }), 'invalid_x402_version'],
@@ -82,6 +87,8 @@ describe('checkPayment', () => {
     ['authorization to someone else', header({}, { to: PAYER }), 'invalid_exact_evm_recipient_mismatch'],
     ['authorization for less', header({}, { value: '9999' }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
     ['authorization expiring now', header({}, { validBefore: String(NOW_S + 5n) }), 'invalid_exact_evm_payload_authorization_valid_before'],
+    ['authorization valid past maxTimeoutSeconds + the clock allowance', header({}, { validBefore: String(NOW_S + 300n + 60n + 1n) }), 'invalid_exact_evm_payload_authorization_valid_before'],
+    ['authorization valid until 2^255', header({}, { validBefore: String(2n ** 255n) }), 'invalid_exact_evm_payload_authorization_valid_before'],
     ['authorization not valid yet', header({}, { validAfter: String(NOW_S + 60n) }), 'invalid_exact_evm_payload_authorization_valid_after'],
     ['a malformed nonce', header({}, { nonce: '0x1234' }), 'invalid_payload'],
     ['a negative value', header({}, { value: '-1' }), 'invalid_payload'],

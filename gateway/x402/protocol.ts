@@ -12,6 +12,12 @@ export const X402_VERSION = 2;
 export const MAX_TIMEOUT_SECONDS = 300;
 /** A settlement needs this long to land before validBefore (the reference facilitator's margin). */
 export const VALID_BEFORE_MARGIN_SECONDS = 6n;
+/**
+ * How far a client's clock may run ahead of ours: validBefore may be at most MAX_TIMEOUT_SECONDS
+ * plus this beyond our now. The bound is what lets a parked payment expire (and its SUSPENSE
+ * clear) within minutes instead of never.
+ */
+export const CLOCK_SKEW_ALLOWANCE_SECONDS = 60n;
 export const PAYMENT_REQUIRED_HEADER = 'payment-required';
 export const PAYMENT_RESPONSE_HEADER = 'payment-response';
 /** v2 clients send PAYMENT-SIGNATURE; X-PAYMENT is accepted as an alias. */
@@ -138,6 +144,12 @@ export function checkPayment(header: string, offered: PaymentRequirements, nowS:
   }
   if (authorization.validBefore < nowS + VALID_BEFORE_MARGIN_SECONDS) {
     return refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires within seconds)');
+  }
+  if (authorization.validBefore > nowS + BigInt(offered.maxTimeoutSeconds) + CLOCK_SKEW_ALLOWANCE_SECONDS) {
+    return refuse(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `validBefore is more than maxTimeoutSeconds (${offered.maxTimeoutSeconds} s) plus ${CLOCK_SKEW_ALLOWANCE_SECONDS} s of clock skew ahead`,
+    );
   }
   if (authorization.validAfter > nowS) {
     return refuse('invalid_exact_evm_payload_authorization_valid_after', 'the authorization is not valid yet');

@@ -1,7 +1,8 @@
 // The funding chain as the paywall needs it: the official in-process x402 facilitator (@x402/evm
 // `exact`, EIP-3009) for verification and settlement from the relayer key, plus the reads that
 // make the ledger follow the chain rather than the facilitator's word: the Transfer event of a
-// receipt, whether an authorization was used, by which transaction, and the payer's balance.
+// receipt, whether an authorization was used, by which transaction, the payer's balance and the
+// chain's clock. Facts a decision combines are read at one block number the caller pins.
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { toFacilitatorEvmSigner } from '@x402/evm';
@@ -51,14 +52,23 @@ export interface SettlementRail {
   readonly relayer: Address;
   /** Verifies (with simulation, so a doomed authorization is refused without sending) and settles. */
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
-  /** The token's Transfer events in a transaction's receipt; `unknown` when no receipt exists yet. */
-  receipt(txHash: Hex): Promise<ReceiptOutcome>;
-  authorizationUsed(payer: Address, nonce: Hex): Promise<boolean>;
-  /** The transaction that used an authorization, from its AuthorizationUsed event; null if none. */
-  findAuthorizationTransaction(payer: Address, nonce: Hex): Promise<Hex | null>;
-  balanceOf(owner: Address): Promise<bigint>;
-  /** The latest block's timestamp: the clock EIP-3009 windows are judged by. */
-  chainTimeS(): Promise<bigint>;
+  /** The latest block number: read it once, then read every fact of one decision at it. */
+  latestBlockNumber(): Promise<bigint>;
+  /**
+   * The token's Transfer events in a transaction's receipt; `unknown` when no receipt exists yet,
+   * or (with `atBlock`) when it was mined after that block.
+   */
+  receipt(txHash: Hex, atBlock?: bigint): Promise<ReceiptOutcome>;
+  /** The token's authorizationState as of `blockNumber`: used or canceled. */
+  authorizationUsed(payer: Address, nonce: Hex, blockNumber: bigint): Promise<boolean>;
+  /**
+   * The transaction that used (AuthorizationUsed) or canceled (AuthorizationCanceled) an
+   * authorization at or before `toBlock`; null if none within the log lookback.
+   */
+  findAuthorizationTransaction(payer: Address, nonce: Hex, toBlock: bigint): Promise<Hex | null>;
+  balanceOf(owner: Address, blockNumber: bigint): Promise<bigint>;
+  /** The timestamp of block `blockNumber`: the clock EIP-3009 windows are judged by. */
+  chainTimeS(blockNumber: bigint): Promise<bigint>;
 }
 
 const DEFAULT_LOG_LOOKBACK_BLOCKS = 50_000n;
@@ -120,10 +130,12 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     network,
     relayer: account.address,
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
-    async receipt(txHash) {
+    latestBlockNumber: () => publicClient.getBlockNumber({ cacheTime: 0 }),
+    async receipt(txHash, atBlock) {
       try {
         const receipt = recentReceipts.get(txHash) ?? (await publicClient.getTransactionReceipt({ hash: txHash }));
         recentReceipts.delete(txHash);
+        if (atBlock !== undefined && receipt.blockNumber > atBlock) return { status: 'unknown' };
         if (receipt.status !== 'success') return { status: 'reverted' };
         return { status: 'success', transfers: transfersIn(receipt.logs, token) };
       } catch (error) {
@@ -131,24 +143,22 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
         throw error;
       }
     },
-    authorizationUsed: (payer, nonce) =>
-      publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'authorizationState', args: [payer, nonce] }),
-    async findAuthorizationTransaction(payer, nonce) {
-      const latest = await publicClient.getBlockNumber();
+    authorizationUsed: (payer, nonce, blockNumber) =>
+      publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'authorizationState', args: [payer, nonce], blockNumber }),
+    async findAuthorizationTransaction(payer, nonce, toBlock) {
       const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
-      const logs = await publicClient.getContractEvents({
-        address: token,
-        abi: eip3009TokenAbi,
-        eventName: 'AuthorizationUsed',
-        args: { authorizer: payer, nonce },
-        fromBlock: latest > lookback ? latest - lookback : 0n,
-        toBlock: latest,
-      });
-      return logs.length > 0 ? (logs[0].transactionHash as Hex) : null;
+      const range = { fromBlock: toBlock > lookback ? toBlock - lookback : 0n, toBlock };
+      const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
+        publicClient.getContractEvents({ address: token, abi: eip3009TokenAbi, eventName, args: { authorizer: payer, nonce }, ...range });
+      // A nonce is spent once, by a transfer or a cancellation: at most one of these has an event.
+      const [used, canceled] = await Promise.all([search('AuthorizationUsed'), search('AuthorizationCanceled')]);
+      const event = used[0] ?? canceled[0];
+      return event ? (event.transactionHash as Hex) : null;
     },
-    balanceOf: (owner) => publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'balanceOf', args: [owner] }),
-    async chainTimeS() {
-      const block = await publicClient.getBlock({ blockTag: 'latest' });
+    balanceOf: (owner, blockNumber) =>
+      publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'balanceOf', args: [owner], blockNumber }),
+    async chainTimeS(blockNumber) {
+      const block = await publicClient.getBlock({ blockNumber });
       return block.timestamp;
     },
   };

@@ -1,13 +1,16 @@
-// Resolves payments whose outcome the paywall could not see: parked ones (sent, no receipt in
-// time) and claims a crashed replica left behind. It asks only the chain: the receipt of the
-// recorded transaction, else whether the authorization was used and by which transaction. A
-// confirmed Transfer clears SUSPENSE into TREASURY; an authorization that expired unused (chain
-// time past validBefore) can never move money, so its parked fee is reversed. Anything else stays
-// pending. Runs on a timer in the gateway and on demand when a client re-presents the payment.
+// Resolves payments whose outcome the paywall could not see: parked ones (sent with no receipt in
+// time, or reverted while the signed authorization stays usable) and claims a crashed replica left
+// behind. It asks only the chain, and reads every fact of one decision at one pinned block: whether
+// the authorization is used, by which transaction, and that block's time. A transaction carrying
+// this payment's Transfer books it (SUSPENSE clears into TREASURY); FAILED (the parked fee
+// reversed) only on proof the authorization can no longer move money: its nonce spent without our
+// Transfer, or unused at a block past validBefore. Anything else stays pending. Runs on a timer in
+// the gateway and on demand when a client re-presents the payment.
 import type { Pool } from 'pg';
 import type { Address, Hex } from 'viem';
 import type { Logger } from '../../platform/log';
 import {
+  type FailureEvidence,
   type ServicePayment,
   getPayment,
   listUnresolved,
@@ -45,8 +48,11 @@ export function matchingTransfer(transfers: readonly ObservedTransfer[], payment
   );
 }
 
-const EXPIRED_UNUSED = 'invalid_exact_evm_payload_authorization_valid_before';
-const REVERTED = 'invalid_exact_evm_transaction_failed';
+/** What the chain says about one payment, every fact read at the same block. */
+type ChainVerdict =
+  | { readonly kind: 'paid'; readonly txHash: Hex }
+  | { readonly kind: 'impossible'; readonly evidence: FailureEvidence }
+  | { readonly kind: 'open' };
 
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
@@ -59,50 +65,57 @@ export class Reconciler {
    * (a re-presentation) wants to run the call once it is settled.
    */
   async resolve(payment: ServicePayment, options: { leaseMs?: number } = {}): Promise<Resolution> {
-    const { rail, db } = this.options;
     const leaseMs = options.leaseMs ?? null;
-    const confirmedBy = await this.confirmingTransaction(payment);
-    if (confirmedBy) {
-      if (payment.state === 'PENDING') {
-        const updated = await recordConfirmed(db, payment, confirmedBy, leaseMs);
-        if (updated) return { payment: updated, ownsLease: leaseMs !== null };
-      } else if (payment.state === 'SETTLING') {
-        const updated = await recordSettled(db, payment, confirmedBy).catch(() => null);
-        if (updated) {
-          if (leaseMs !== null) return { payment: updated, ownsLease: true };
-          await releaseLease(db, updated.paymentId);
-          return { payment: await getPayment(db, updated.paymentId), ownsLease: false };
-        }
-      }
-      return { payment: await getPayment(db, payment.paymentId), ownsLease: false };
+    const verdict = await this.judge(payment);
+    if (verdict.kind === 'paid') return this.book(payment, verdict.txHash, leaseMs);
+    if (verdict.kind === 'impossible') {
+      const failed = await recordFailed(this.options.db, payment, verdict.evidence);
+      return { payment: failed ?? (await getPayment(this.options.db, payment.paymentId)), ownsLease: false };
     }
-    const used = await rail.authorizationUsed(payment.payer as Address, payment.nonce as Hex);
-    if (used) {
-      // Used, but not by a transfer that pays us this: a human must look (it cannot happen with
-      // EIP-3009, whose signature binds the recipient and the value).
-      this.options.log.error({ paymentId: payment.paymentId }, 'x402 authorization used without a matching Transfer; left pending');
-      return { payment, ownsLease: false };
-    }
-    const chainTime = await rail.chainTimeS();
-    let reason: string | null = null;
-    if (chainTime >= payment.validBefore) reason = EXPIRED_UNUSED;
-    else if (payment.txHash && (await rail.receipt(payment.txHash as Hex)).status === 'reverted') reason = REVERTED;
-    if (reason === null) return { payment, ownsLease: false };
-    const failed = await recordFailed(db, payment, reason, null);
-    return { payment: failed ?? (await getPayment(db, payment.paymentId)), ownsLease: false };
+    return { payment, ownsLease: false };
   }
 
-  /** The transaction whose receipt shows this payment's Transfer, if the chain has one. */
-  private async confirmingTransaction(payment: ServicePayment): Promise<Hex | null> {
+  /** Reads the chain at one block and decides: paid by a transaction, provably never, or still open. */
+  private async judge(payment: ServicePayment): Promise<ChainVerdict> {
     const { rail } = this.options;
-    if (payment.txHash) {
-      const outcome = await rail.receipt(payment.txHash as Hex);
-      if (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment)) return payment.txHash as Hex;
+    const payer = payment.payer as Address;
+    const nonce = payment.nonce as Hex;
+    const atBlock = await rail.latestBlockNumber();
+    if (!(await rail.authorizationUsed(payer, nonce, atBlock))) {
+      // Unused at a block at or past validBefore: EIP-3009 refuses it from then on, for good.
+      const chainTimeS = await rail.chainTimeS(atBlock);
+      if (chainTimeS < payment.validBefore) return { kind: 'open' };
+      return { kind: 'impossible', evidence: { reason: 'invalid_exact_evm_payload_authorization_valid_before', blockNumber: atBlock, chainTimeS } };
     }
-    const found = await rail.findAuthorizationTransaction(payment.payer as Address, payment.nonce as Hex);
-    if (!found || found === payment.txHash) return null;
-    const outcome = await rail.receipt(found);
-    return outcome.status === 'success' && matchingTransfer(outcome.transfers, payment) ? found : null;
+    // Used: by the transaction its event names; beyond the log lookback, our recorded settlement may be it.
+    const usedBy = await rail.findAuthorizationTransaction(payer, nonce, atBlock);
+    const candidate = usedBy ?? (payment.txHash as Hex | null);
+    const outcome = candidate ? await rail.receipt(candidate, atBlock) : null;
+    if (candidate && outcome?.status === 'success' && matchingTransfer(outcome.transfers, payment)) return { kind: 'paid', txHash: candidate };
+    if (usedBy && outcome?.status === 'success') {
+      // The nonce is spent by a transaction without our Transfer (another transfer, a cancellation).
+      return { kind: 'impossible', evidence: { reason: 'invalid_exact_evm_nonce_already_used', blockNumber: atBlock, usedByTxHash: usedBy } };
+    }
+    const facts = { paymentId: payment.paymentId, atBlock: atBlock.toString(), usedBy };
+    this.options.log.error(facts, 'x402 authorization used, but its transaction cannot be read; left pending');
+    return { kind: 'open' };
+  }
+
+  /** The chain shows this payment's Transfer in `txHash`: book it (once) and say who runs the call. */
+  private async book(payment: ServicePayment, txHash: Hex, leaseMs: number | null): Promise<Resolution> {
+    const { db } = this.options;
+    if (payment.state === 'PENDING') {
+      const updated = await recordConfirmed(db, payment, txHash, leaseMs);
+      if (updated) return { payment: updated, ownsLease: leaseMs !== null };
+    } else if (payment.state === 'SETTLING') {
+      const updated = await recordSettled(db, payment, txHash).catch(() => null);
+      if (updated) {
+        if (leaseMs !== null) return { payment: updated, ownsLease: true };
+        await releaseLease(db, updated.paymentId);
+        return { payment: await getPayment(db, updated.paymentId), ownsLease: false };
+      }
+    }
+    return { payment: await getPayment(db, payment.paymentId), ownsLease: false };
   }
 
   /** One pass over unresolved payments. Safe to run on several replicas at once. */

@@ -23,6 +23,8 @@ import { createLedgerTestDatabase, registerRails, USDT0 } from './testRails';
 let db: TestDatabase;
 const TOKEN = USDT0.split('|')[1];
 const TX = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const EXPIRED = { reason: 'invalid_exact_evm_payload_authorization_valid_before', blockNumber: 100n } as const;
+const NONCE_USED = { reason: 'invalid_exact_evm_nonce_already_used', blockNumber: 100n } as const;
 
 function claimFor(overrides: Partial<PaymentClaim> = {}): PaymentClaim {
   return {
@@ -95,7 +97,7 @@ describe('money states', () => {
   it('pending then confirmed: SUSPENSE holds the fee, then clears into TREASURY:fee-receiver', async () => {
     const before = await accountBalance(db.pool, treasury);
     const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
-    const parked = await recordPending(db.pool, payment, TX(2));
+    const parked = await recordPending(db.pool, payment, { txHash: TX(2) });
     const suspense = accountId('SUSPENSE', USDT0, payment.paymentId);
     expect(parked.state).toBe('PENDING');
     expect(await accountBalance(db.pool, suspense)).toBe(10_000n);
@@ -111,9 +113,9 @@ describe('money states', () => {
     const { payment } = await claimPayment(db.pool, claim, 30_000);
     const revenue = accountId('FEE_REVENUE', USDT0, feeStreamOf(claim.route));
     const revenueBefore = await accountBalance(db.pool, revenue);
-    const parked = await recordPending(db.pool, payment, null);
+    const parked = await recordPending(db.pool, payment, { txHash: null });
     expect((await listUnresolved(db.pool, 1000)).map((row) => row.paymentId)).toContain(payment.paymentId);
-    const failed = await recordFailed(db.pool, parked, 'invalid_exact_evm_payload_authorization_valid_before', null);
+    const failed = await recordFailed(db.pool, parked, { ...EXPIRED, chainTimeS: claim.validBefore });
     expect(failed).toMatchObject({ state: 'FAILED', failureReason: 'invalid_exact_evm_payload_authorization_valid_before' });
     expect(failed!.reversalGroupId).toMatch(/^lg_/);
     expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(0n);
@@ -173,5 +175,80 @@ describe('what the database refuses', () => {
         [claim.network, claim.asset, claim.payer, claim.nonce, claim.payTo, claim.requestDigest],
       ),
     ).rejects.toThrow(/service_payments_authorization_once/);
+  });
+});
+
+describe('FAILED only on chain proof (0006)', () => {
+  async function parked(overrides: Partial<PaymentClaim> = {}) {
+    const { payment } = await claimPayment(db.pool, claimFor(overrides), 30_000);
+    return recordPending(db.pool, payment, { txHash: null, unpaidTxHash: TX(7) });
+  }
+
+  it('a reverted settlement parks the fee and keeps the reverted transaction apart from the one that pays', async () => {
+    const payment = await parked();
+    expect(payment).toMatchObject({ state: 'PENDING', txHash: null, unpaidTxHash: TX(7) });
+    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(10_000n);
+    const confirmed = await recordConfirmed(db.pool, payment, TX(8), null);
+    expect(confirmed).toMatchObject({ state: 'SETTLED', txHash: TX(8), unpaidTxHash: TX(7) });
+  });
+
+  it('a payment confirmed by another transaction than the one recorded keeps ours as unpaid', async () => {
+    const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
+    const sent = await recordPending(db.pool, payment, { txHash: TX(9) });
+    const confirmed = await recordConfirmed(db.pool, sent, TX(10), null);
+    expect(confirmed).toMatchObject({ state: 'SETTLED', txHash: TX(10), unpaidTxHash: TX(9) });
+    await expect(db.pool.query(`UPDATE ledger.service_payments SET unpaid_tx_hash = $2 WHERE payment_id = $1`, [payment.paymentId, TX(11)])).rejects.toThrow(
+      /SERVICE_PAYMENT_IMMUTABLE/,
+    );
+  });
+
+  it('refuses FAILED without proof: a revert alone, expiry before validBefore, or a used nonce without its transaction', async () => {
+    const payment = await parked({ validBefore: 1_000n });
+    for (const change of [
+      `failure_reason = 'invalid_exact_evm_transaction_failed', evidence_block = 5`,
+      `failure_reason = 'invalid_exact_evm_payload_authorization_valid_before', evidence_block = 5, evidence_chain_time = 999`,
+      `failure_reason = 'invalid_exact_evm_payload_authorization_valid_before', evidence_chain_time = 1000`,
+      `failure_reason = 'invalid_exact_evm_nonce_already_used', evidence_block = 5`,
+    ]) {
+      await expect(db.pool.query(`UPDATE ledger.service_payments SET state = 'FAILED', ${change} WHERE payment_id = $1`, [payment.paymentId])).rejects.toThrow(
+        /SERVICE_PAYMENT_UNPROVEN_FAILURE/,
+      );
+    }
+    await expect(recordFailed(db.pool, payment, { ...EXPIRED, chainTimeS: 999n })).rejects.toThrow(/SERVICE_PAYMENT_UNPROVEN_FAILURE/);
+    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(10_000n);
+  });
+
+  it('takes FAILED with proof, reverses the parked fee once, and keeps the evidence', async () => {
+    const expired = await recordFailed(db.pool, await parked({ validBefore: 1_000n }), { ...EXPIRED, chainTimeS: 1_000n });
+    expect(expired).toMatchObject({ state: 'FAILED', evidenceBlock: 100n, evidenceChainTimeS: 1_000n, evidenceTxHash: null });
+    const used = await recordFailed(db.pool, await parked(), { ...NONCE_USED, usedByTxHash: TX(12) });
+    expect(used).toMatchObject({ state: 'FAILED', failureReason: 'invalid_exact_evm_nonce_already_used', evidenceTxHash: TX(12) });
+    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, used!.paymentId))).toBe(0n);
+    await expect(db.pool.query(`UPDATE ledger.service_payments SET evidence_block = 1 WHERE payment_id = $1`, [used!.paymentId])).rejects.toThrow(
+      /SERVICE_PAYMENT_IMMUTABLE|SERVICE_PAYMENT_TRANSITION/,
+    );
+  });
+
+  it('a claim cannot be inserted in any state but SETTLING', async () => {
+    const claim = claimFor();
+    await expect(
+      db.pool.query(
+        `INSERT INTO ledger.service_payments (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest, state, failure_reason)
+         VALUES ('pay_${'1'.repeat(24)}', $1, $2, $3, $4, $5, 1, 1, 'GET /x', $6, 'FAILED', 'invalid_exact_evm_transaction_failed')`,
+        [claim.network, claim.asset, claim.payer, claim.nonce, claim.payTo, claim.requestDigest],
+      ),
+    ).rejects.toThrow(/SERVICE_PAYMENT_TRANSITION/);
+  });
+
+  it('confirmation and failure racing on one payment: exactly one wins and the books agree with it', async () => {
+    const payment = await parked({ validBefore: 1_000n });
+    const [confirmed, failed] = await Promise.all([
+      recordConfirmed(db.pool, payment, TX(13), null),
+      recordFailed(db.pool, payment, { ...EXPIRED, chainTimeS: 1_000n }),
+    ]);
+    expect([confirmed, failed].filter((row) => row !== null)).toHaveLength(1);
+    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(0n);
+    const { rows } = await db.pool.query<{ kind: string }>(`SELECT kind FROM ledger.groups WHERE idempotency_key LIKE 'x402:%:' || $1 ORDER BY seq`, [payment.paymentId]);
+    expect(rows.map((row) => row.kind)).toEqual(confirmed ? ['SERVICE_FEE', 'SUSPENSE_MOVE'] : ['SERVICE_FEE', 'REVERSAL']);
   });
 });

@@ -1,9 +1,9 @@
 // The record behind "one x402 authorization pays for exactly one call": claim, settle, park in
 // SUSPENSE when the chain is silent, clear or reverse once it speaks, and keep the call's answer
 // for replays. Every state that means money moved is written in the same transaction as the
-// ledger group that books it (see migrations/0003_service_payments.sql for the rules the
-// database enforces). Chain access and the protocol live in gateway/x402; this module only
-// stores what they learned.
+// ledger group that books it (migrations 0003_service_payments.sql and 0006_service_payment_chain_proof.sql
+// hold the rules the database enforces). Chain access and the protocol live in gateway/x402; this
+// module only stores what they learned.
 import type { Pool, PoolClient } from 'pg';
 import { newServicePaymentId } from '../../core/canon/ids';
 import { withTransaction } from '../../platform/db/transaction';
@@ -38,11 +38,18 @@ export interface ServicePayment extends PaymentClaim {
   readonly paymentId: string;
   readonly state: ServicePaymentState;
   readonly leaseUntil: Date | null;
+  /** The transaction that paid (or, while PENDING, the one sent and not yet confirmed). */
   readonly txHash: string | null;
+  /** A settlement of ours that did not pay: it reverted, or another transaction used the authorization first. */
+  readonly unpaidTxHash: string | null;
   readonly feeGroupId: string | null;
   readonly clearGroupId: string | null;
   readonly reversalGroupId: string | null;
   readonly failureReason: string | null;
+  /** The chain facts a FAILED record was decided on (see FailureEvidence). */
+  readonly evidenceBlock: bigint | null;
+  readonly evidenceChainTimeS: bigint | null;
+  readonly evidenceTxHash: string | null;
   readonly answerStatus: number | null;
   readonly answerBody: unknown;
   readonly createdAt: Date;
@@ -63,10 +70,14 @@ interface Row {
   state: ServicePaymentState;
   lease_until: Date | null;
   tx_hash: string | null;
+  unpaid_tx_hash: string | null;
   fee_group_id: string | null;
   clear_group_id: string | null;
   reversal_group_id: string | null;
   failure_reason: string | null;
+  evidence_block: string | null;
+  evidence_chain_time: string | null;
+  evidence_tx_hash: string | null;
   answer_status: number | null;
   answer_body: unknown;
   created_at: Date;
@@ -88,10 +99,14 @@ function fromRow(row: Row): ServicePayment {
     state: row.state,
     leaseUntil: row.lease_until,
     txHash: row.tx_hash,
+    unpaidTxHash: row.unpaid_tx_hash,
     feeGroupId: row.fee_group_id,
     clearGroupId: row.clear_group_id,
     reversalGroupId: row.reversal_group_id,
     failureReason: row.failure_reason,
+    evidenceBlock: row.evidence_block === null ? null : BigInt(row.evidence_block),
+    evidenceChainTimeS: row.evidence_chain_time === null ? null : BigInt(row.evidence_chain_time),
+    evidenceTxHash: row.evidence_tx_hash,
     answerStatus: row.answer_status,
     answerBody: row.answer_body,
     createdAt: row.created_at,
@@ -198,6 +213,16 @@ async function update(client: PoolClient, sql: string, params: unknown[]): Promi
   return result.rows[0] ? fromRow(result.rows[0]) : null;
 }
 
+/**
+ * The record, locked for this transaction, when it is in one of `states`; null when it moved on.
+ * Deciding from the locked row means two reconcilers never book contradicting groups.
+ */
+async function lockIn(client: PoolClient, paymentId: string, states: readonly ServicePaymentState[]): Promise<ServicePayment | null> {
+  const result = await client.query<Row>(`SELECT * FROM ledger.service_payments WHERE payment_id = $1 FOR UPDATE`, [paymentId]);
+  const row = result.rows[0];
+  return row && states.includes(row.state) ? fromRow(row) : null;
+}
+
 async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   try {
     return await withTransaction(pool, work);
@@ -231,11 +256,21 @@ export function recordSettled(pool: Pool, payment: ServicePayment, txHash: strin
   });
 }
 
+/** What a settlement attempt left: sent with outcome unknown (txHash; null if even that is unknown), or reverted. */
+export interface UnconfirmedSettlement {
+  readonly txHash: string | null;
+  /** Mined without paying (reverted): it moved nothing, but the authorization may still be used. */
+  readonly unpaidTxHash?: string | null;
+}
+
 /**
- * Sent, but the chain gave no answer in time: the fee is parked (SERVICE_FEE with Dr
- * SUSPENSE:<paymentId>) and the call is not run until the reconciler sees the chain decide.
+ * The chain has not decided the payment: sent with no answer in time, or reverted while the
+ * authorization stays usable. The fee is parked (SERVICE_FEE with Dr SUSPENSE:<paymentId>) and the
+ * call is not run until the reconciler sees the chain decide.
  */
-export function recordPending(pool: Pool, payment: ServicePayment, txHash: string | null): Promise<ServicePayment> {
+export function recordPending(pool: Pool, payment: ServicePayment, settlement: UnconfirmedSettlement): Promise<ServicePayment> {
+  const { txHash } = settlement;
+  const unpaidTxHash = settlement.unpaidTxHash ?? null;
   return inTransaction(pool, async (client) => {
     const asset = ledgerAsset(payment);
     const feeGroupId = await postGroup(client, {
@@ -246,13 +281,16 @@ export function recordPending(pool: Pool, payment: ServicePayment, txHash: strin
         { account: accountId('FEE_REVENUE', asset, feeStreamOf(payment.route)), amountAtomic: -payment.amountAtomic },
       ],
       idempotencyKey: `x402:fee:${payment.paymentId}`,
-      memo: `x402 ${payment.route} by ${payment.payer}: settlement ${txHash ?? '(hash unknown)'} unconfirmed`,
+      memo: unpaidTxHash
+        ? `x402 ${payment.route} by ${payment.payer}: settlement ${unpaidTxHash} reverted; the authorization may still be used`
+        : `x402 ${payment.route} by ${payment.payer}: settlement ${txHash ?? '(hash unknown)'} unconfirmed`,
     });
     const updated = await update(
       client,
-      `UPDATE ledger.service_payments SET state = 'PENDING', tx_hash = COALESCE(tx_hash, $2), fee_group_id = $3, lease_until = NULL
+      `UPDATE ledger.service_payments
+          SET state = 'PENDING', tx_hash = COALESCE(tx_hash, $2), unpaid_tx_hash = $4, fee_group_id = $3, lease_until = NULL
         WHERE payment_id = $1 AND state = 'SETTLING' RETURNING *`,
-      [payment.paymentId, txHash?.toLowerCase() ?? null, feeGroupId],
+      [payment.paymentId, txHash?.toLowerCase() ?? null, feeGroupId, unpaidTxHash?.toLowerCase() ?? null],
     );
     if (!updated) throw new Error(`service payment ${payment.paymentId} left SETTLING while being parked`);
     return updated;
@@ -261,11 +299,13 @@ export function recordPending(pool: Pool, payment: ServicePayment, txHash: strin
 
 /**
  * The chain confirmed a parked payment: clear SUSPENSE into TREASURY:fee-receiver (SUSPENSE_MOVE) and mark it
- * SETTLED. Idempotent: a second reconciler finds it settled and changes nothing. `leaseMs`: the
- * caller will run the call now (a re-presentation); null: the reconciler only books it.
+ * SETTLED. Idempotent: a second reconciler finds it settled and changes nothing. `txHash` is the
+ * transaction that paid; a different one recorded before (ours, overtaken) is kept as unpaid.
+ * `leaseMs`: the caller will run the call now (a re-presentation); null: the reconciler only books it.
  */
 export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: string, leaseMs: number | null): Promise<ServicePayment | null> {
   return inTransaction(pool, async (client) => {
+    if (!(await lockIn(client, payment.paymentId, ['PENDING']))) return null;
     const asset = ledgerAsset(payment);
     const clearGroupId = await postGroup(client, {
       kind: 'SUSPENSE_MOVE',
@@ -281,7 +321,8 @@ export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: str
       client,
       withLease(
         `UPDATE ledger.service_payments
-            SET state = 'SETTLED', tx_hash = COALESCE(tx_hash, $2), clear_group_id = $3, settled_at = now(),
+            SET state = 'SETTLED', tx_hash = $2, clear_group_id = $3, settled_at = now(),
+                unpaid_tx_hash = CASE WHEN tx_hash IS NOT NULL AND tx_hash <> $2 THEN tx_hash ELSE unpaid_tx_hash END,
                 lease_until = CASE WHEN $4::boolean THEN ${LEASE_SQL} ELSE NULL END
           WHERE payment_id = $1 AND state = 'PENDING' RETURNING *`,
         5,
@@ -292,14 +333,28 @@ export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: str
 }
 
 /**
- * The chain refused the payment, or its authorization expired unused: nothing moved. A parked fee
- * is reversed in the same transaction. Returns null if the record had already moved on.
+ * The chain facts, read at one block, that prove an authorization can no longer move money: unused
+ * at a block whose time is at or past validBefore, or its nonce used by a transaction that does not
+ * pay this payment. The database refuses FAILED without them.
  */
-export function recordFailed(pool: Pool, payment: ServicePayment, reason: string, txHash: string | null): Promise<ServicePayment | null> {
+export type FailureEvidence =
+  | { readonly reason: 'invalid_exact_evm_payload_authorization_valid_before'; readonly blockNumber: bigint; readonly chainTimeS: bigint }
+  | { readonly reason: 'invalid_exact_evm_nonce_already_used'; readonly blockNumber: bigint; readonly usedByTxHash: string };
+
+/**
+ * The chain proved the payment can never arrive: nothing moved and nothing will. A parked fee is
+ * reversed in the same transaction. Returns null if the record had already moved on.
+ */
+export function recordFailed(pool: Pool, payment: ServicePayment, evidence: FailureEvidence): Promise<ServicePayment | null> {
+  const { reason } = evidence;
+  const chainTimeS = 'chainTimeS' in evidence ? evidence.chainTimeS.toString() : null;
+  const usedByTxHash = 'usedByTxHash' in evidence ? evidence.usedByTxHash.toLowerCase() : null;
   return inTransaction(pool, async (client) => {
-    const reversalGroupId = payment.feeGroupId
+    const current = await lockIn(client, payment.paymentId, ['SETTLING', 'PENDING']);
+    if (!current) return null;
+    const reversalGroupId = current.feeGroupId
       ? await reverseGroup(client, {
-          groupId: payment.feeGroupId,
+          groupId: current.feeGroupId,
           reason: `x402 payment ${payment.paymentId} failed on chain: ${reason}`,
           idempotencyKey: `x402:reverse:${payment.paymentId}`,
         })
@@ -307,9 +362,10 @@ export function recordFailed(pool: Pool, payment: ServicePayment, reason: string
     return update(
       client,
       `UPDATE ledger.service_payments
-          SET state = 'FAILED', failure_reason = $2, reversal_group_id = $3, tx_hash = COALESCE(tx_hash, $4), lease_until = NULL
+          SET state = 'FAILED', failure_reason = $2, reversal_group_id = $3, lease_until = NULL,
+              evidence_block = $4, evidence_chain_time = $5, evidence_tx_hash = $6
         WHERE payment_id = $1 AND state IN ('SETTLING', 'PENDING') RETURNING *`,
-      [payment.paymentId, reason, reversalGroupId, txHash?.toLowerCase() ?? null],
+      [payment.paymentId, reason, reversalGroupId, evidence.blockNumber.toString(), chainTimeS, usedByTxHash],
     );
   });
 }
@@ -326,9 +382,10 @@ export async function recordAnswer(db: Db, paymentId: string, status: number, bo
 }
 
 /**
- * Payments the reconciler should look at: parked ones, and claims whose holder let the lease lapse
- * (a crash between sending and recording). No row locks: every write above is conditional on the
- * state and every ledger group idempotent, so two reconcilers at once change things once.
+ * Payments the reconciler should look at: parked ones (unconfirmed, or reverted while the
+ * authorization stays usable), and claims whose holder let the lease lapse (a crash between
+ * sending and recording). No locks held while the chain is asked: the writes above lock the row,
+ * re-check its state and post idempotent groups, so two reconcilers at once change things once.
  */
 export async function listUnresolved(db: Db, limit: number): Promise<ServicePayment[]> {
   const result = await db.query<Row>(

@@ -1,7 +1,7 @@
 // x402 v2 on the paid routes, end to end on the devnet (anvil eip155:196 with the EIP-3009 USD₮0
 // token): the challenge on the wire, the official client paying, every refusal moving no money,
 // one settlement for 20 concurrent copies of a payment, and an ambiguous settlement parked in
-// SUSPENSE, answered 503, then resolved from the chain without a second charge.
+// SUSPENSE, answered 503, then resolved from the chain without a second charge. Last, the books.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -21,6 +21,7 @@ import {
   submitTransferWithAuthorization,
 } from '../../platform/chain/tokens';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
+import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
 
 const POLLING = { pollingIntervalMs: 20 };
 const PING_PRICE = 10_000n;
@@ -456,5 +457,15 @@ describe('ambiguous settlement', () => {
     const later = await paidPing(header);
     expect(later.status).toBe(200);
     expect(await balance(payer.address)).toBe(1_000_000n - PING_PRICE);
+  });
+});
+
+describe('the books after every payment above', () => {
+  it('trial balance zero per asset; on both chains the fee receiver holds exactly what the ledger says', async () => {
+    for (const line of await trialBalanceLines(stack)) expect(line).toMatchObject({ netAtomic: '0', balanced: true });
+    const drift = await feeReceiverDrift(stack, devnet);
+    expect(drift).toHaveLength(2);
+    for (const chain of drift) expect(chain.onchainAtomic).toBe(chain.ledgerAtomic);
+    expect(drift[0].ledgerAtomic).toBeGreaterThan(0n);
   });
 });
