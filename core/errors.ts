@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   ILLEGAL_STATE_TRANSITION: { status: 409, retryable: false, message: 'This state change is not allowed from the current state.' },
   APPROVAL_HASH_MISMATCH: { status: 409, retryable: false, message: 'The approval was for a different intent hash; execution refuses.' },
   PAYMENT_AMBIGUOUS: { status: 409, retryable: false, message: 'The outcome of a payment is unknown; a human reviews it and nothing is re-sent.' },
+  RESERVATION_SETTLEMENT_INVALID: { status: 409, retryable: false, message: 'A reservation is settled by exactly one ledger group, in its asset, for at most the reserved amount.' },
 
   // Payments on the service's own paid routes.
   PAYMENT_SETTLEMENT_PENDING: { status: 503, retryable: true, message: 'The payment was sent and is not confirmed yet; present the same payment again later.' },

@@ -4,7 +4,7 @@
 import { keccak256, stringToBytes, type Hex } from 'viem';
 import { canonicalJson } from '../canon/jcs';
 import { parseDisplayAmount } from '../money/amount';
-import { validatePolicy, type CapVerdict, type NormalisedPolicyRules, type UnavailableVerdict } from '../validation/policy';
+import { validatePolicy, type BudgetWindow, type CapVerdict, type NormalisedPolicyRules, type UnavailableVerdict } from '../validation/policy';
 import { parseIsoTimestamp } from '../validation/timestamp';
 
 const MS_PER_MINUTE = 60_000;
@@ -18,6 +18,8 @@ export interface CompiledPolicy {
   readonly assetText: string;
   readonly dailyBudgetAtomic: bigint;
   readonly dailyBudgetText: string;
+  /** What rule 13 sums over; the trace note names it. */
+  readonly budgetWindow: BudgetWindow;
   readonly perCallCapAtomic: bigint;
   readonly perCallCapText: string;
   readonly perCallCapVerdict: CapVerdict;
@@ -113,6 +115,7 @@ function build(rules: NormalisedPolicyRules, policyHash: Hex): CompiledPolicy {
     assetText: `${rules.asset.network}/erc20:${rules.asset.token}`,
     dailyBudgetAtomic,
     dailyBudgetText: dailyBudgetAtomic.toString(),
+    budgetWindow: rules.budgetWindow ?? 'UTC_DAY',
     perCallCapAtomic,
     perCallCapText: perCallCapAtomic.toString(),
     perCallCapVerdict: rules.onPerCallCapExceeded,

@@ -60,7 +60,7 @@ describe('evaluate', () => {
 
   it('serialises to JSON with money as atomic strings', () => {
     const json = JSON.parse(JSON.stringify(evaluate(input({ window: { settledTodayAtomic: 1_000_000n } }))));
-    expect(json.ruleTrace[12]).toEqual({ rule: 'budget.daily', result: 'PASS', observed: '1050000', limit: '25000000', note: null });
+    expect(json.ruleTrace[12]).toEqual({ rule: 'budget.daily', result: 'PASS', observed: '1050000', limit: '25000000', note: 'UTC_DAY:2026-11-22' });
   });
 
   describe('precedence', () => {

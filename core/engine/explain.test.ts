@@ -47,8 +47,15 @@ describe('explainDecision', () => {
       'This would be call 61 in the last hour; the policy allows 60.',
       'The amount 26.00 USDT0 is above the hard cap of 10.00 USDT0, which no approval can lift.',
       'The amount 26.00 USDT0 is above the per-call cap of 2.00 USDT0.',
-      'Spent and reserved today plus this amount come to 26.00 USDT0, above the daily budget of 25.00 USDT0.',
+      'Spends approved on 2026-11-22 (UTC), settled or still reserved, plus this amount come to 26.00 USDT0, above the daily budget of 25.00 USDT0.',
       'The amount 26.00 USDT0 is above the approval threshold of 1.00 USDT0, so the owner must approve it.',
+    ]);
+  });
+
+  it('says which budget window a budget block counted', () => {
+    const rolling = policySnapshot({ budgetWindow: 'ROLLING_24H' });
+    expect(explain({ policy: rolling, window: { settledTodayAtomic: 25_000_000n } })).toEqual([
+      'Spends settled in the last 24 hours and reservations still active, plus this amount, come to 25.05 USDT0, above the budget of 25.00 USDT0 per 24 hours.',
     ]);
   });
 

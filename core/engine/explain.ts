@@ -47,6 +47,10 @@ function explainEntry(entry: TraceEntry, asset: ExplainAsset | null): string | n
   const limit = entry.limit ?? '';
   const money = (atomicText: string): string => formatMoney(atomicText, asset);
   const askOwner = entry.result === 'ESCALATE' ? ', so the owner must approve it' : '';
+  if (note.startsWith('BLOCKED_BUDGET:UTC_DAY:')) {
+    const day = note.slice('BLOCKED_BUDGET:UTC_DAY:'.length);
+    return `Spends approved on ${day} (UTC), settled or still reserved, plus this amount come to ${money(observed)}, above the daily budget of ${money(limit)}.`;
+  }
   switch (note) {
     case 'BLOCKED_POLICY_INACTIVE:NOT_FOUND':
       return 'No policy with this policyId exists, so nothing can be approved.';
@@ -94,8 +98,8 @@ function explainEntry(entry: TraceEntry, asset: ExplainAsset | null): string | n
     case 'BLOCKED_PER_CALL_CAP':
     case 'ESCALATED_PER_CALL_CAP':
       return `The amount ${money(observed)} is above the per-call cap of ${money(limit)}${askOwner}.`;
-    case 'BLOCKED_BUDGET':
-      return `Spent and reserved today plus this amount come to ${money(observed)}, above the daily budget of ${money(limit)}.`;
+    case 'BLOCKED_BUDGET:ROLLING_24H':
+      return `Spends settled in the last 24 hours and reservations still active, plus this amount, come to ${money(observed)}, above the budget of ${money(limit)} per 24 hours.`;
     case 'ESCALATED_THRESHOLD':
       return `The amount ${money(observed)} is above the approval threshold of ${money(limit)}${askOwner}.`;
     default:

@@ -198,6 +198,15 @@ describe('validatePolicy', () => {
       }
     });
 
+    it('budgetWindow is UTC_DAY or ROLLING_24H; only ROLLING_24H is written into the normal form', () => {
+      expect(rules({ ...MINIMAL, budgetWindow: 'ROLLING_24H' }).budgetWindow).toBe('ROLLING_24H');
+      expect(rules({ ...MINIMAL, budgetWindow: 'UTC_DAY' })).toEqual(rules(MINIMAL));
+      expect('budgetWindow' in rules({ ...MINIMAL, budgetWindow: 'UTC_DAY' })).toBe(false);
+      for (const wrong of ['utc_day', 'ROLLING_1H', '', null, 24, ['UTC_DAY']]) {
+        expect(errors({ ...MINIMAL, budgetWindow: wrong })).toEqual([{ field: 'budgetWindow', reason: 'must be one of UTC_DAY, ROLLING_24H' }]);
+      }
+    });
+
     it('maxDeadlineMinutes accepts 1–43200', () => {
       expect(rules({ ...MINIMAL, maxDeadlineMinutes: 43_200 }).maxDeadlineMinutes).toBe(43_200);
       expect(errors({ ...MINIMAL, maxDeadlineMinutes: 0 }).map((e) => e.field)).toEqual(['maxDeadlineMinutes']);
@@ -309,6 +318,7 @@ interface PolicyParams {
   windowMinutes: number;
   keys: string[];
   channels: string[];
+  budgetWindow: 'UTC_DAY' | 'ROLLING_24H';
   expiresAtSeconds: number | null;
 }
 
@@ -333,6 +343,7 @@ const policyParams: fc.Arbitrary<PolicyParams> = fc
     windowMinutes: fc.integer({ min: 0, max: 10_080 }),
     keys: fc.uniqueArray(fc.constantFrom(...DUPLICATE_KEYS), { minLength: 1 }),
     channels: fc.uniqueArray(fc.constantFrom(...ESCALATION_CHANNELS), { minLength: 1 }),
+    budgetWindow: fc.constantFrom('UTC_DAY' as const, 'ROLLING_24H' as const),
     expiresAtSeconds: fc.option(fc.integer({ min: 0, max: 253_402_300_799 - 86_400 })),
   })
   .map((p) => {
@@ -372,6 +383,7 @@ function spellPolicy(params: PolicyParams, seed: number): Record<string, unknown
   optional(rng, duplicates, 'keys', spellList(rng, params.keys, (k) => k), keysAreDefault);
   optional(rng, doc, 'duplicates', duplicates, Object.keys(duplicates).length === 0);
   optional(rng, doc, 'escalation', { channels: spellList(rng, params.channels, (c) => c) }, params.channels.join() === 'webhook');
+  optional(rng, doc, 'budgetWindow', params.budgetWindow, params.budgetWindow === 'UTC_DAY');
   optional(rng, doc, 'maxDeadlineMinutes', 1440, true);
   if (params.expiresAtSeconds === null) optional(rng, doc, 'expiresAt', null, true);
   else {
@@ -408,6 +420,14 @@ describe('policy normal form', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('policies written before budgetWindow existed keep their policyHash (the default UTC_DAY is not written out)', () => {
+    // The hash of the DECISIONS example as every earlier version of the service computed it.
+    const before = '0xa900c6f072564efd2ef81efd25c261a7a9a9ef0d119f2530219746217add2717';
+    expect(policyHash(rules(policyDocument()))).toBe(before);
+    expect(policyHash(rules(policyDocument({ budgetWindow: 'UTC_DAY' })))).toBe(before);
+    expect(policyHash(rules(policyDocument({ budgetWindow: 'ROLLING_24H' })))).not.toBe(before);
   });
 
   it('a different limit gives a different policyHash', () => {

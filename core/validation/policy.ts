@@ -22,6 +22,13 @@ import { formatIsoSeconds, parseIsoTimestamp } from './timestamp';
 export type CapVerdict = 'BLOCK' | 'ESCALATE';
 export type UnavailableVerdict = 'ALLOW' | 'BLOCK' | 'ESCALATE';
 
+/**
+ * What the daily budget is measured over (docs/engine.md, rule 13): the UTC day a reservation was
+ * approved in, or the 24 hours before the decision.
+ */
+export const BUDGET_WINDOWS = ['UTC_DAY', 'ROLLING_24H'] as const;
+export type BudgetWindow = (typeof BUDGET_WINDOWS)[number];
+
 /** The intent fields a duplicate check may compare, in normalised (sorted) order. */
 export const DUPLICATE_KEYS = ['agentId', 'amount', 'capability', 'endpoint', 'itemHash', 'provider', 'recipient'] as const;
 export type DuplicateKey = (typeof DUPLICATE_KEYS)[number];
@@ -66,6 +73,11 @@ export interface NormalisedPolicyRules {
   readonly cooldowns: { readonly sameServiceMinutes: number };
   readonly rateLimit: { readonly callsPerHour: number };
   readonly escalation: { readonly timeoutMinutes: number; readonly channels: readonly EscalationChannel[] };
+  /**
+   * Present only as ROLLING_24H: the default UTC_DAY is left out of the normal form, so every
+   * policy written before this option existed keeps its rules and its policyHash.
+   */
+  readonly budgetWindow?: 'ROLLING_24H';
   readonly maxDeadlineMinutes: number;
   /** ISO-8601 UTC, whole seconds; null means the policy never expires. */
   readonly expiresAt: string | null;
@@ -83,6 +95,7 @@ export const POLICY_DEFAULTS = {
   cooldowns: { sameServiceMinutes: 0 },
   rateLimit: { callsPerHour: 60 },
   escalation: { timeoutMinutes: 30, channels: ['webhook'] as EscalationChannel[] },
+  budgetWindow: 'UTC_DAY' as BudgetWindow,
   maxDeadlineMinutes: 1440,
   expiresAt: null as string | null,
 } as const;
@@ -92,7 +105,7 @@ export type PolicyValidation = { ok: true; rules: NormalisedPolicyRules } | { ok
 const TOP_FIELDS = new Set([
   'owner', 'name', 'asset', 'dailyBudget', 'perCallCap', 'onPerCallCapExceeded', 'hardCap', 'escalateAbove',
   'categories', 'recipients', 'agents', 'vendorRisk', 'duplicates', 'cooldowns', 'rateLimit', 'escalation',
-  'maxDeadlineMinutes', 'expiresAt',
+  'budgetWindow', 'maxDeadlineMinutes', 'expiresAt',
 ]);
 const ASSET_FIELDS = new Set(['network', 'token', 'symbol', 'decimals']);
 const ALLOW_DENY_FIELDS = new Set(['allow', 'deny']);
@@ -144,6 +157,7 @@ class PolicyReader {
     const cooldowns = this.cooldowns(raw.cooldowns);
     const rateLimit = this.rateLimit(raw.rateLimit);
     const escalation = this.escalation(raw.escalation);
+    const budgetWindow = this.choice(raw.budgetWindow, 'budgetWindow', BUDGET_WINDOWS, POLICY_DEFAULTS.budgetWindow);
     const maxDeadlineMinutes = this.integer(raw.maxDeadlineMinutes, 'maxDeadlineMinutes', POLICY_BOUNDS.maxDeadlineMinutes, POLICY_DEFAULTS.maxDeadlineMinutes);
     const expiresAt = this.expiresAt(raw.expiresAt);
 
@@ -178,6 +192,7 @@ class PolicyReader {
       cooldowns: cooldowns!,
       rateLimit: rateLimit!,
       escalation: escalation!,
+      ...(budgetWindow === 'ROLLING_24H' ? { budgetWindow } : {}),
       maxDeadlineMinutes: maxDeadlineMinutes!,
       expiresAt: expiresAt!,
     };

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Pool } from 'pg';
 import { AppError, isErrorCode } from '../../core/errors';
+import { systemClock } from '../../platform/clock';
 import type { Json } from './preflight';
 
 /** A preflight's arguments as the resolver got them (the thread validates, hashes and looks up, so the server's thread does not). */
@@ -23,10 +24,15 @@ export interface PreflightArguments {
 /**
  * A preflight as it crosses to the thread: its arguments as JSON text (they came as JSON, and a
  * string crosses as one copy where a cloned object costs the server's thread far more), the
- * caller's clock reading, and the sealing key as hex (a Buffer would drag its whole slab along).
+ * caller's clock, and the sealing key as hex (a Buffer would drag its whole slab along). A clock
+ * function cannot cross threads: when the caller runs on the system clock (the service always
+ * does), the thread reads its own system clock once the policy's lock is held, as the in-thread
+ * path reads the caller's; any other (injected) clock crosses as the reading taken at hand-over.
  */
 export interface WirePreflight {
   readonly argumentsJson: string;
+  readonly systemClock: boolean;
+  /** The caller's clock read at hand-over: the decision's time when systemClock is false. */
   readonly nowMs: number;
   readonly sealingKeyHex: string | null;
 }
@@ -78,7 +84,7 @@ export interface DecisionThreadOptions {
 }
 
 export interface DecisionThread {
-  submit(args: PreflightArguments, now: Date, sealingKey: Buffer | undefined): Promise<Json>;
+  submit(args: PreflightArguments, clock: () => Date, sealingKey: Buffer | undefined): Promise<Json>;
   stop(): Promise<void>;
 }
 
@@ -162,11 +168,16 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
   });
 
   return {
-    submit(args, now, sealingKey) {
+    submit(args, clock, sealingKey) {
       if (stopping !== null) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down.'));
       let preflight: WirePreflight;
       try {
-        preflight = { argumentsJson: JSON.stringify(args), nowMs: now.getTime(), sealingKeyHex: sealingKey?.toString('hex') ?? null };
+        preflight = {
+          argumentsJson: JSON.stringify(args),
+          systemClock: clock === systemClock,
+          nowMs: clock().getTime(),
+          sealingKeyHex: sealingKey?.toString('hex') ?? null,
+        };
       } catch (error) {
         return Promise.reject(new AppError('REQUEST_INVALID', 'The arguments are not JSON.', undefined, { cause: error }));
       }

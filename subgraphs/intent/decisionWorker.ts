@@ -2,6 +2,7 @@
 // server runs in-thread (validation, lookup, the batch queue), one answer per request. On `stop`
 // it answers what it holds, ends its pool and lets the thread exit.
 import { parentPort, workerData } from 'node:worker_threads';
+import { systemClock } from '../../platform/clock';
 import { createPool } from '../../platform/db/pool';
 import { coalescing, toWireError, type PreflightArguments, type ThreadAnswer, type ThreadAnswers, type ThreadMessage } from './decisionThread';
 import { preflightPaymentHere } from './preflight';
@@ -46,9 +47,10 @@ port.on('message', (message: ThreadMessage) => {
         sealingKeys.set(preflight.sealingKeyHex, sealingKey);
       }
     }
-    const now = new Date(preflight.nowMs);
+    const handedOver = new Date(preflight.nowMs);
+    const clock = preflight.systemClock ? systemClock : () => handedOver;
     const args = JSON.parse(preflight.argumentsJson) as PreflightArguments;
-    const answered: Promise<void> = preflightPaymentHere({ db: pool, now: () => now, sealingKey }, args.policyId, args.intent, args.intentHash)
+    const answered: Promise<void> = preflightPaymentHere({ db: pool, now: clock, sealingKey }, args.policyId, args.intent, args.intentHash)
       .then(
         (value) => {
           let valueJson: string;

@@ -10,7 +10,8 @@ import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import type { SubgraphContext } from '../kit';
-import { intentTestKit, rawWindow, type CreatedPolicy, type IntentTestKit } from './test-support';
+import { consumeReservation } from './settlement';
+import { fundingPosting, intentTestKit, rawWindow, registerFixtureAsset, type CreatedPolicy, type IntentTestKit } from './test-support';
 import { dollarQuoted, lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readToolWindow, validIntent } from './preflight';
 
 let db: TestDatabase;
@@ -22,6 +23,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   kit = intentTestKit(db, () => clockMs);
   ctx = kit.ctx;
+  await registerFixtureAsset(db.pool);
 });
 
 afterAll(async () => {
@@ -63,11 +65,12 @@ describe('intent.preflight_window', () => {
     }
     clockMs = NOW_MS - 10 * 60_000;
     await preflightPayment(ctx, policy.policyId, intentFor(policy, { deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 60) }), null);
-    await db.pool.query(
-      `UPDATE intent.reservations SET state = 'CONSUMED'
-        WHERE reservation_id = (SELECT reservation_id FROM intent.reservations WHERE policy_id = $1 ORDER BY created_at DESC LIMIT 1 OFFSET 1)`,
+    // Settled for less than it reserved: the window counts what it moved.
+    const settledId = (await db.pool.query(
+      'SELECT reservation_id FROM intent.reservations WHERE policy_id = $1 ORDER BY created_at DESC LIMIT 1 OFFSET 1',
       [policy.policyId],
-    );
+    )).rows[0].reservation_id;
+    await consumeReservation(db.pool, settledId, [fundingPosting(policy.policyId, 40_000n, `funding:${settledId}`)], () => new Date(clockMs));
     clockMs = NOW_MS;
     for (const provider of providers) {
       const intent = validIntent(intentFor(policy, { provider }), new Date(clockMs));
@@ -77,7 +80,7 @@ describe('intent.preflight_window', () => {
       // The tools read the same window without the lock, and without the per-provider lookup.
       expect(await readToolWindow(db.pool, policy.policyId, read.policy, new Date(clockMs))).toEqual({ ...reference, lastApprovedAtMsByProvider: {} });
       expect(read.window.recentApproved.length).toBeGreaterThan(0);
-      expect(read.window.settledTodayAtomic).toBeGreaterThan(0n);
+      expect(read.window.settledTodayAtomic).toBe(40_000n);
       expect(Object.keys(read.window.lastApprovedAtMsByProvider)).toEqual([provider]);
     }
   });
@@ -411,18 +414,21 @@ describe('reservation indexes (migration 0006)', () => {
     const leadingWithPolicy = indexes.rows.filter((row) => /\(policy_id/.test(row.indexdef)).map((row) => [row.indexname, row.indexdef.replace(/^.* USING btree /, '')]);
     expect(leadingWithPolicy).toEqual([
       ['reservations_active_deadline', "(policy_id, day, expires_at) WHERE (state = 'ACTIVE'::text)"],
-      ['reservations_consumed', "(policy_id, day) WHERE (state = 'CONSUMED'::text)"],
+      ['reservations_settled', "(policy_id, settled_at) WHERE (state = 'CONSUMED'::text)"],
     ]);
   });
 
-  it('the settled sum of the tools reads CONSUMED reservations through their own index', async () => {
+  it('the settlements of a rolling window\'s boundary hour are read by settlement time (migration 0011)', async () => {
     const policy = await newPolicy();
     const plan = await genericPlan(
-      `SELECT coalesce(sum(amount), 0) FROM intent.reservations WHERE policy_id = $1 AND day = $2::date AND state = 'CONSUMED'`,
-      'text, date',
-      [policy.policyId, new Date(clockMs).toISOString().slice(0, 10)],
+      `SELECT coalesce(sum(r.settled_amount), 0), min(r.settled_at) FROM intent.reservations r
+        WHERE r.policy_id = $1 AND r.state = 'CONSUMED' AND r.settled_at > $2::timestamptz - interval '24 hours'
+          AND r.settled_at < $3::timestamptz + interval '1 hour'`,
+      'text, timestamptz, timestamptz',
+      [policy.policyId, new Date(clockMs), new Date(clockMs - 86_400_000)],
     );
-    expect(plan).toContain('reservations_consumed');
+    expect(plan).toContain('reservations_settled');
+    expect(plan).toMatch(/Index Cond: \(\(policy_id = \$1\) AND \(settled_at > /);
   });
 });
 
@@ -434,6 +440,7 @@ describe('running window totals (migration 0005)', () => {
       | { kind: 'move'; pick: number; state: 'CONSUMED' | 'RELEASED' | 'EXPIRED' }
       | { kind: 'read'; atMs: number }
       | { kind: 'readAnHourAfter'; pick: number; deltaMs: number }
+      | { kind: 'readADayAfter'; pick: number; deltaMs: number }
       | { kind: 'readAtDeadline'; pick: number; deltaMs: number };
     // Instants on and around minute and hour boundaries, where an off-by-one would show.
     const minuteStart = Math.floor(NOW_MS / MINUTE) * MINUTE;
@@ -446,12 +453,15 @@ describe('running window totals (migration 0005)', () => {
       fc.record({ kind: fc.constant('read' as const), atMs: instant }),
       // Exactly where an approval leaves the hour: its own minute is then the boundary minute.
       fc.record({ kind: fc.constant('readAnHourAfter' as const), pick: fc.nat(), deltaMs: fc.constantFrom(-1, 0, 1, -30_000, 30_000) }),
+      // Exactly where a settlement (settled when approved, below) leaves a rolling 24 hours.
+      fc.record({ kind: fc.constant('readADayAfter' as const), pick: fc.nat(), deltaMs: fc.constantFrom(-1, 0, 1, -1_800_000, 1_800_000) }),
       // Exactly where a reservation lapses.
       fc.record({ kind: fc.constant('readAtDeadline' as const), pick: fc.nat(), deltaMs: fc.constantFrom(-1, 0, 1) }),
     );
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), async (steps) => {
+      fc.asyncProperty(fc.constantFrom('UTC_DAY', 'ROLLING_24H'), fc.array(step, { minLength: 4, maxLength: 14 }), async (budgetWindow, steps) => {
         const policy = await newPolicy({
+          budgetWindow,
           dailyBudget: '1000000.00',
           cooldowns: { sameServiceMinutes: 0 },
           duplicates: { windowMinutes: 0, keys: ['capability'] },
@@ -476,17 +486,27 @@ describe('running window totals (migration 0005)', () => {
             deadlines.push((Math.floor(next.atMs / 1000) + next.deadlineSeconds) * 1000);
             await preflightPayment(ctx, policy.policyId, intentFor(policy, { deadline: formatIsoSeconds(Math.floor(next.atMs / 1000) + next.deadlineSeconds) }), null);
           } else if (next.kind === 'move') {
-            await db.pool.query(
-              `UPDATE intent.reservations SET state = $3
-                WHERE reservation_id = (SELECT reservation_id FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'
-                                         ORDER BY reservation_id OFFSET $2 % greatest(1, (SELECT count(*) FROM intent.reservations
-                                                                                         WHERE policy_id = $1 AND state = 'ACTIVE')) LIMIT 1)`,
-              [policy.policyId, next.pick, next.state],
+            const picked = await db.pool.query<{ reservation_id: string; amount: string; created_at: Date }>(
+              `SELECT reservation_id, amount::text AS amount, created_at FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'
+                ORDER BY reservation_id OFFSET $2 % greatest(1, (SELECT count(*) FROM intent.reservations
+                                                                 WHERE policy_id = $1 AND state = 'ACTIVE')) LIMIT 1`,
+              [policy.policyId, next.pick],
             );
+            const row = picked.rows[0];
+            if (row === undefined) continue;
+            if (next.state === 'CONSUMED') {
+              // A third, two thirds or all of it, settled when it was approved (before its deadline).
+              const moved = (BigInt(row.amount) * BigInt(1 + (next.pick % 3))) / 3n;
+              await consumeReservation(db.pool, row.reservation_id, [fundingPosting(policy.policyId, moved, `funding:${row.reservation_id}`)], () => row.created_at);
+            } else {
+              await db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [row.reservation_id, next.state]);
+            }
           } else if (next.kind === 'read') {
             await compare(next.atMs);
           } else if (next.kind === 'readAnHourAfter') {
             if (preflightTimes.length > 0) await compare(preflightTimes[next.pick % preflightTimes.length]! + 3_600_000 + next.deltaMs);
+          } else if (next.kind === 'readADayAfter') {
+            if (preflightTimes.length > 0) await compare(preflightTimes[next.pick % preflightTimes.length]! + 86_400_000 + next.deltaMs);
           } else if (deadlines.length > 0) {
             await compare(deadlines[next.pick % deadlines.length]! + next.deltaMs);
           }
@@ -495,17 +515,22 @@ describe('running window totals (migration 0005)', () => {
         // And the tables themselves equal what they summarise.
         const drift = await db.pool.query(
           `SELECT (SELECT count(*) FROM (
-                    SELECT day, sum(amount) FILTER (WHERE state = 'ACTIVE') AS a, sum(amount) FILTER (WHERE state = 'CONSUMED') AS c
+                    SELECT day, sum(amount) FILTER (WHERE state = 'ACTIVE') AS a, sum(settled_amount) FILTER (WHERE state = 'CONSUMED') AS c
                       FROM intent.reservations WHERE policy_id = $1 GROUP BY day) raw
                     FULL JOIN (SELECT day, active, consumed FROM intent.policy_day_totals WHERE policy_id = $1) t USING (day)
                    WHERE coalesce(raw.a, 0) <> coalesce(t.active, 0) OR coalesce(raw.c, 0) <> coalesce(t.consumed, 0))::int AS days,
                   (SELECT count(*) FROM (
                     SELECT intent.call_minute(approved_at) AS minute, count(*) AS n FROM intent.approved_calls WHERE policy_id = $1 GROUP BY 1) raw
                     FULL JOIN (SELECT minute, calls FROM intent.policy_call_minutes WHERE policy_id = $1) m USING (minute)
-                   WHERE coalesce(raw.n, 0) <> coalesce(m.calls, 0))::int AS minutes`,
+                   WHERE coalesce(raw.n, 0) <> coalesce(m.calls, 0))::int AS minutes,
+                  (SELECT count(*) FROM (
+                    SELECT intent.settlement_hour(settled_at) AS hour, sum(settled_amount) AS settled FROM intent.reservations
+                     WHERE policy_id = $1 AND state = 'CONSUMED' GROUP BY 1) raw
+                    FULL JOIN (SELECT hour, settled FROM intent.policy_settled_hours WHERE policy_id = $1) h USING (hour)
+                   WHERE coalesce(raw.settled, 0) <> coalesce(h.settled, 0))::int AS hours`,
           [policy.policyId],
         );
-        expect(drift.rows[0]).toEqual({ days: 0, minutes: 0 });
+        expect(drift.rows[0]).toEqual({ days: 0, minutes: 0, hours: 0 });
       }),
       { numRuns: 40 },
     );

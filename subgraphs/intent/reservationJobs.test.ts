@@ -8,7 +8,7 @@ import { withTransaction } from '../../platform/db/transaction';
 import { lockPolicyDecisions, preflightPayment, readToolWindow, validIntent, lockAndReadPreflight } from './preflight';
 import { sweepLapsedReservations } from './reservationJobs';
 import { consumeReservation, releaseReservation } from './settlement';
-import { intentTestKit, rawWindow, type CreatedPolicy, type IntentTestKit } from './test-support';
+import { fundingPosting, intentTestKit, rawWindow, registerFixtureAsset, type CreatedPolicy, type IntentTestKit } from './test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;
@@ -17,6 +17,7 @@ let clockMs = NOW_MS;
 beforeAll(async () => {
   db = await createTestDatabase();
   kit = intentTestKit(db, () => clockMs);
+  await registerFixtureAsset(db.pool);
 });
 
 afterAll(async () => {
@@ -48,7 +49,7 @@ describe('sweepLapsedReservations', () => {
   it('expires exactly the lapsed ACTIVE reservations, once, and the window a decision reads does not move', async () => {
     const policy = await kit.newPolicy({ rateLimit: { callsPerHour: 1000 } });
     const ids = await reserve(policy, [60, 120, 3600, 7200]);
-    await releaseReservation(db.pool, ids[1]!, new Date(clockMs)); // released before it lapsed: stays RELEASED
+    await releaseReservation(db.pool, ids[1]!, () => new Date(clockMs)); // released before it lapsed: stays RELEASED
     clockMs = NOW_MS + 600_000; // 60 s and 120 s have lapsed; 3600 s and 7200 s have not
     const now = new Date(clockMs);
     const readWindows = async () => {
@@ -111,8 +112,8 @@ describe('sweepLapsedReservations', () => {
     const [id] = await reserve(policy, [60]);
     const now = new Date(NOW_MS + 120_000);
     await sweepLapsedReservations(db.pool, now);
-    await expect(consumeReservation(db.pool, id!, [], now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
-    await expect(releaseReservation(db.pool, id!, now)).resolves.toMatchObject({ reservationId: id, state: 'EXPIRED' });
+    await expect(consumeReservation(db.pool, id!, [], () => now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
+    await expect(releaseReservation(db.pool, id!, () => now)).resolves.toMatchObject({ reservationId: id, state: 'EXPIRED' });
   });
 });
 
@@ -121,8 +122,10 @@ describe('reservation transitions in the database (migration 0008)', () => {
     const policy = await kit.newPolicy();
     const ids = await reserve(policy, [3600, 3600, 3600]);
     const finals = ['CONSUMED', 'RELEASED', 'EXPIRED'] as const;
+    // CONSUMED only with its ledger group (migration 0009, below); the others by any UPDATE.
+    await consumeReservation(db.pool, ids[0]!, [fundingPosting(policy.policyId, 50_000n, `funding:${ids[0]}`)], () => new Date(clockMs));
     for (const [index, state] of finals.entries()) {
-      await db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [ids[index], state]);
+      if (index > 0) await db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [ids[index], state]);
     }
     expect(await states(ids)).toEqual([...finals]);
     for (const [index, from] of finals.entries()) {

@@ -1,13 +1,15 @@
 // Settling a reservation (internal; no route calls it yet — the payment paths will). Consume turns
-// an ACTIVE, unexpired reservation into settled spend (state CONSUMED, counted in "settled today")
-// together with its ledger postings, posted through the ledger's published `ledger.post_group` in
-// the same transaction: both commit or neither does, and the ledger's balance check runs at our
-// COMMIT. Release gives the authority back (RELEASED). Both are idempotent: consuming a consumed
-// reservation returns the groups it posted; releasing a released one, or one the sweep expired
-// (reservationJobs.ts), returns it unchanged.
+// an ACTIVE, unexpired reservation into settled spend (state CONSUMED) with its one ledger group,
+// through `intent.consume_reservation` (migration 0009), which refuses anything but exactly one
+// group in the reservation's asset moving at most the reserved amount, posts it with
+// `ledger.post_group` in this transaction and counts only what it moved (the rest is released).
+// Release gives the authority back (RELEASED). Both take the policy's decision lock first and read
+// the clock once it is held, so their instant is ordered with every decision's. Both are
+// idempotent: consuming a consumed reservation returns the group it posted; releasing a released
+// one, or one the sweep expired (reservationJobs.ts), returns it unchanged.
 import type { Pool, PoolClient } from 'pg';
 import { isReservationId } from '../../core/canon/ids';
-import { AppError } from '../../core/errors';
+import { AppError, type ErrorCode } from '../../core/errors';
 import { withTransaction } from '../../platform/db/transaction';
 import { ledgerErrorFrom } from '../ledger/posting';
 import { lockPolicyDecisions } from './preflight';
@@ -15,6 +17,7 @@ import { lockPolicyDecisions } from './preflight';
 /** One ledger group, as `ledger.post_group` takes it (see docs/ledger.md for the accounting). */
 export interface ReservationPosting {
   readonly kind: 'FUNDING' | 'SETTLEMENT' | 'RECOGNITION' | 'SERVICE_FEE' | 'REFUND' | 'SUSPENSE_MOVE';
+  /** The ledger asset id (`<chain>|<token>`); it must be the reservation's asset. */
   readonly asset: string;
   readonly entries: ReadonlyArray<{ readonly account: string; readonly amountAtomic: bigint }>;
   readonly idempotencyKey: string;
@@ -27,6 +30,8 @@ export interface ReservationState {
   readonly intentHash: string;
   readonly policyId: string;
   readonly amountAtomic: string;
+  /** What the consumption moved (at most amountAtomic; the rest was released); null unless CONSUMED. */
+  readonly settledAmountAtomic: string | null;
   readonly groupIds: readonly string[];
 }
 
@@ -36,8 +41,24 @@ interface Row {
   intent_hash: string;
   policy_id: string;
   amount: string;
+  settled_amount: string | null;
   expires_at: Date;
   settled_group_id: string | null;
+}
+
+const COLUMNS = 'reservation_id, state, intent_hash, policy_id, amount::text AS amount, settled_amount::text AS settled_amount, expires_at, settled_group_id';
+
+/** What consume_reservation and the reservation guard raise (migrations 0008, 0009). */
+const RESERVATION_SQLSTATES: Readonly<Record<string, ErrorCode>> = {
+  IN002: 'ILLEGAL_STATE_TRANSITION',
+  IN003: 'RESERVATION_SETTLEMENT_INVALID',
+};
+
+function settlementErrorFrom(error: unknown): AppError | null {
+  const { code: sqlstate, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const code = typeof sqlstate === 'string' ? RESERVATION_SQLSTATES[sqlstate] : undefined;
+  if (code === undefined || typeof message !== 'string') return ledgerErrorFrom(error);
+  return new AppError(code, message.replace(/^[A-Z_]+: /, ''), { sqlstate }, { cause: error });
 }
 
 function stateOf(row: Row): ReservationState {
@@ -47,6 +68,7 @@ function stateOf(row: Row): ReservationState {
     intentHash: row.intent_hash,
     policyId: row.policy_id,
     amountAtomic: row.amount,
+    settledAmountAtomic: row.settled_amount,
     groupIds: row.settled_group_id === null ? [] : row.settled_group_id.split(','),
   };
 }
@@ -57,51 +79,44 @@ async function lockedReservation(client: PoolClient, reservationId: string): Pro
   const policy = await client.query<{ policy_id: string }>('SELECT policy_id FROM intent.reservations WHERE reservation_id = $1', [reservationId]);
   if (policy.rows[0] === undefined) throw new AppError('REQUEST_INVALID', 'No reservation with this id.', { reservationId });
   await lockPolicyDecisions(client, policy.rows[0].policy_id);
-  const result = await client.query<Row>(
-    `SELECT reservation_id, state, intent_hash, policy_id, amount::text AS amount, expires_at, settled_group_id
-       FROM intent.reservations WHERE reservation_id = $1 FOR UPDATE`,
-    [reservationId],
-  );
+  const result = await client.query<Row>(`SELECT ${COLUMNS} FROM intent.reservations WHERE reservation_id = $1 FOR UPDATE`, [reservationId]);
   return result.rows[0]!;
 }
 
+/**
+ * Consumes the reservation with `postings`, which must hold exactly one group (the database
+ * refuses anything else with RESERVATION_SETTLEMENT_INVALID). `clock` is read once the decision
+ * lock is held.
+ */
 export async function consumeReservation(
   pool: Pool,
   reservationId: string,
   postings: readonly ReservationPosting[],
-  now: Date,
+  clock: () => Date,
 ): Promise<ReservationState> {
   try {
     return await withTransaction(pool, async (client) => {
       const row = await lockedReservation(client, reservationId);
       if (row.state === 'CONSUMED') return stateOf(row);
-      if (row.state !== 'ACTIVE' || row.expires_at.getTime() <= now.getTime()) {
-        throw new AppError('ILLEGAL_STATE_TRANSITION', `A ${row.expires_at.getTime() <= now.getTime() && row.state === 'ACTIVE' ? 'expired' : row.state} reservation cannot be consumed.`, {
-          reservationId,
-          state: row.state,
-        });
-      }
-      const groupIds: string[] = [];
-      for (const posting of postings) {
-        const entries = posting.entries.map((entry) => ({ account: entry.account, amount: entry.amountAtomic.toString() }));
-        const posted = await client.query<{ group_id: string }>('SELECT ledger.post_group($1, $2, $3::jsonb, $4, $5, $6, $7) AS group_id', [
-          posting.kind, posting.asset, JSON.stringify(entries), posting.idempotencyKey, row.intent_hash, row.policy_id, posting.memo ?? null,
-        ]);
-        groupIds.push(posted.rows[0]!.group_id);
-      }
-      const updated = await client.query<Row>(
-        `UPDATE intent.reservations SET state = 'CONSUMED', settled_group_id = $2, updated_at = $3 WHERE reservation_id = $1
-         RETURNING reservation_id, state, intent_hash, policy_id, amount::text AS amount, expires_at, settled_group_id`,
-        [reservationId, groupIds.length === 0 ? null : groupIds.join(','), now],
-      );
-      return stateOf(updated.rows[0]!);
+      const groups = postings.map((posting) => ({
+        kind: posting.kind,
+        asset: posting.asset,
+        entries: posting.entries.map((entry) => ({ account: entry.account, amount: entry.amountAtomic.toString() })),
+        idempotencyKey: posting.idempotencyKey,
+        memo: posting.memo ?? null,
+      }));
+      const consumed = await client.query<Row>(`SELECT ${COLUMNS} FROM intent.consume_reservation($1, $2::jsonb, $3)`, [
+        reservationId, JSON.stringify(groups), clock(),
+      ]);
+      return stateOf(consumed.rows[0]!);
     });
   } catch (error) {
-    throw ledgerErrorFrom(error) ?? error;
+    throw settlementErrorFrom(error) ?? error;
   }
 }
 
-export async function releaseReservation(pool: Pool, reservationId: string, now: Date): Promise<ReservationState> {
+/** Releases the reservation; `clock` is read once the decision lock is held. */
+export async function releaseReservation(pool: Pool, reservationId: string, clock: () => Date): Promise<ReservationState> {
   return withTransaction(pool, async (client) => {
     const row = await lockedReservation(client, reservationId);
     // Released already, or expired by the sweep: it holds no authority to give back.
@@ -110,9 +125,8 @@ export async function releaseReservation(pool: Pool, reservationId: string, now:
       throw new AppError('ILLEGAL_STATE_TRANSITION', `A ${row.state} reservation cannot be released.`, { reservationId, state: row.state });
     }
     const updated = await client.query<Row>(
-      `UPDATE intent.reservations SET state = 'RELEASED', updated_at = $2 WHERE reservation_id = $1
-       RETURNING reservation_id, state, intent_hash, policy_id, amount::text AS amount, expires_at, settled_group_id`,
-      [reservationId, now],
+      `UPDATE intent.reservations SET state = 'RELEASED', updated_at = $2 WHERE reservation_id = $1 RETURNING ${COLUMNS}`,
+      [reservationId, clock()],
     );
     return stateOf(updated.rows[0]!);
   });

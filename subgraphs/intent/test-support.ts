@@ -1,16 +1,20 @@
 // For the intent subgraph's module tests: a resolver context on a test database (the caller's
 // clock, a fresh sealing key), policies created through the policy subgraph's writes, fresh wire
-// intents (their own nonce and item, so never a duplicate unless a test asks), and the window
-// summed from the raw rows, the reference the running totals are held to.
+// intents (their own nonce and item, so never a duplicate unless a test asks), the window summed
+// from the raw rows (the reference the running totals are held to), and a settlement posting in
+// the fixtures' asset for consuming reservations.
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { LedgerWindow, PolicySnapshot } from '../../core/engine';
-import { freshWireIntent, policyDocument, rulesOf, type NamedPolicy } from '../../core/test-support/spend-fixtures';
+import { freshWireIntent, policyDocument, rulesOf, TOKEN, type NamedPolicy } from '../../core/test-support/spend-fixtures';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
+import { accountId, assetId } from '../ledger/accounts';
+import { registerAsset } from '../ledger/posting';
 import { createPolicy } from '../policy/writes';
 import { recentApprovals, utcDay } from './preflight';
+import type { ReservationPosting } from './settlement';
 
 export interface CreatedPolicy {
   policyId: string;
@@ -49,15 +53,19 @@ export function intentTestKit(db: TestDatabase, nowMs: () => number): IntentTest
  * migration 0005 must always equal.
  */
 export async function rawWindow(db: Pool, policyId: string, policy: PolicySnapshot | null, now: Date, provider: string | null): Promise<LedgerWindow> {
+  // UTC_DAY: what was approved on the day, settled or still reserved. ROLLING_24H: what settled in
+  // the 24 hours before now, and every reservation still active.
+  const rolling = policy?.rules.budgetWindow === 'ROLLING_24H';
   const sums = await db.query<{ settled: string; reserved: string; calls: string }>(
     `SELECT
+       (SELECT coalesce(sum(settled_amount), 0)::text FROM intent.reservations
+         WHERE policy_id = $1 AND state = 'CONSUMED'
+           AND CASE WHEN $4 THEN settled_at > $3::timestamptz - interval '24 hours' ELSE day = $2::date END) AS settled,
        (SELECT coalesce(sum(amount), 0)::text FROM intent.reservations
-         WHERE policy_id = $1 AND day = $2::date AND state = 'CONSUMED') AS settled,
-       (SELECT coalesce(sum(amount), 0)::text FROM intent.reservations
-         WHERE policy_id = $1 AND day = $2::date AND state = 'ACTIVE' AND expires_at > $3) AS reserved,
+         WHERE policy_id = $1 AND ($4 OR day = $2::date) AND state = 'ACTIVE' AND expires_at > $3) AS reserved,
        (SELECT count(*)::text FROM intent.approved_calls
          WHERE policy_id = $1 AND approved_at > $3::timestamptz - interval '1 hour') AS calls`,
-    [policyId, utcDay(now), now],
+    [policyId, utcDay(now), now, rolling],
   );
   const windowMinutes = policy?.rules.duplicates.windowMinutes ?? 0;
   const recentApproved = windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
@@ -75,5 +83,26 @@ export async function rawWindow(db: Pool, policyId: string, policy: PolicySnapsh
     recentApproved,
     lastApprovedAtMsByProvider,
     vendorScore: null,
+  };
+}
+
+/** The fixtures' policy asset (USDT0 on eip155:196) as the ledger names it. */
+export const FIXTURE_ASSET = assetId('eip155:196', TOKEN);
+
+/** Registers the fixtures' asset with the ledger (idempotent), so reservations can be consumed. */
+export async function registerFixtureAsset(db: Pool): Promise<void> {
+  await registerAsset(db, { chain: 'eip155:196', token: TOKEN, symbol: 'USDT0', decimals: 6 });
+}
+
+/** A FUNDING group moving `amountAtomic` for the policy: what consuming a reservation posts here. */
+export function fundingPosting(policyId: string, amountAtomic: bigint, idempotencyKey: string, asset = FIXTURE_ASSET): ReservationPosting {
+  return {
+    kind: 'FUNDING',
+    asset,
+    entries: [
+      { account: accountId('TREASURY', asset, 'float'), amountAtomic },
+      { account: accountId('USER_OBLIGATION', asset, policyId), amountAtomic: -amountAtomic },
+    ],
+    idempotencyKey,
   };
 }

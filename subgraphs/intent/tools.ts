@@ -72,6 +72,8 @@ export async function getLedger(ctx: SubgraphContext, policyIdRaw: unknown): Pro
     day: utcDay(now),
     asset: { network: policy.rules.asset.network, token: policy.rules.asset.token, symbol: policy.rules.asset.symbol, decimals: policy.rules.asset.decimals },
     dailyBudgetAtomic: budget.toString(),
+    // What the two sums below cover: the UTC day `day`, or the 24 hours before asOf (docs/engine.md).
+    budgetWindow: policy.rules.budgetWindow ?? 'UTC_DAY',
     settledTodayAtomic: window.settledTodayAtomic.toString(),
     reservedTodayAtomic: window.reservedTodayAtomic.toString(),
     effectiveUsageAtomic: used.toString(),

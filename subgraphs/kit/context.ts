@@ -6,6 +6,7 @@ import { GraphQLError } from 'graphql';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
 import { ActorSignatureError, verifyActor } from '../../platform/actor';
+import { systemClock } from '../../platform/clock';
 import { deriveSealingKey } from '../../platform/sealing';
 import { toGraphQLError } from './errors';
 import type { SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
@@ -57,7 +58,7 @@ function assertUsableDeps(deps: SubgraphServerDeps): void {
 /** Throws a GraphQLError (AUTH_REQUIRED, HTTP 401) when the actor header does not verify. */
 export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
   assertUsableDeps(deps);
-  const now = deps.now ?? (() => new Date());
+  const now = deps.now ?? systemClock;
   // An explicitly undefined field means "not given", never "undefined".
   const given = Object.fromEntries(Object.entries(deps.settings ?? {}).filter(([, value]) => value !== undefined));
   const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...given });

@@ -59,6 +59,9 @@ export class PolicyLimits {
   @Field()
   escalateAbove!: string;
 
+  @Field({ description: 'What dailyBudget is measured over: UTC_DAY (what was approved in a UTC day, settled or still reserved) or ROLLING_24H (settled in the last 24 hours plus still reserved).' })
+  budgetWindow!: string;
+
   @Field(() => Int)
   maxDeadlineMinutes!: number;
 }

@@ -14,6 +14,8 @@ export function limitsOf(rules: Record<string, unknown>): PolicyLimits {
     onPerCallCapExceeded: normalised.onPerCallCapExceeded,
     hardCap: normalised.hardCap,
     escalateAbove: normalised.escalateAbove,
+    // The normal form leaves the default out (so older policies kept their hash): shown here.
+    budgetWindow: normalised.budgetWindow ?? 'UTC_DAY',
     maxDeadlineMinutes: normalised.maxDeadlineMinutes,
   };
 }

@@ -107,9 +107,15 @@ test('approval in the dashboard: PENDING then APPROVED on the owner’s socket a
     expect(record.body.data.escalation).toMatchObject({ approvalUsed: true, decidingRule: 'escalate.aboveThreshold', amountAtomic: '1500000' });
     expect(record.body.data.escalation.events.map((event: { kind: string }) => event.kind)).toEqual(['CREATED', 'APPROVED', 'APPROVAL_USED']);
 
-    // An approval is used once: the same intent again is the duplicate rule's (and never a second approval).
+    // An approval is used once: the same intent again, while its reservation is active, is answered
+    // with that one approval (same reservation and receipt; docs/engine.md "A repeated preflight"),
+    // never a second approval or reservation.
     const twice = await preflight(stack, policy, intent);
-    expect(twice.decision).toBe('BLOCKED_DUPLICATE');
+    expect(twice).toEqual(bound);
+    const afterRepeat = await graphql(stack.url, ONE, { pollRef }, ownerToken);
+    expect(afterRepeat.body.data.escalation.events.map((event: { kind: string }) => event.kind)).toEqual(['CREATED', 'APPROVED', 'APPROVAL_USED']);
+    const reservations = await stack.db.pool.query('SELECT count(*)::int AS n FROM intent.reservations WHERE intent_hash = $1', [bound.intentHash]);
+    expect(reservations.rows[0].n).toBe(1);
 
     const changed = await preflight(stack, policy, { ...intent, amount: '1600000' });
     expect(changed.decision).toBe('ESCALATED_THRESHOLD');

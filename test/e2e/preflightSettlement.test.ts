@@ -56,12 +56,12 @@ afterAll(async () => {
 test('consume posts the ledger groups with the reservation, once; release frees the budget, once', async () => {
   const first = await approve();
   const reservationId = first.reservation.reservationId;
-  const consumed = await consumeReservation(stack.db.pool, reservationId, [funding(50_000n, `funding:${reservationId}`)], now);
+  const consumed = await consumeReservation(stack.db.pool, reservationId, [funding(50_000n, `funding:${reservationId}`)], () => now);
   expect(consumed).toMatchObject({ state: 'CONSUMED', amountAtomic: '50000', groupIds: [expect.stringMatching(/^lg_[0-9a-f]{24}$/)] });
-  expect(await consumeReservation(stack.db.pool, reservationId, [funding(50_000n, `funding:${reservationId}`)], now)).toEqual(consumed);
+  expect(await consumeReservation(stack.db.pool, reservationId, [funding(50_000n, `funding:${reservationId}`)], () => now)).toEqual(consumed);
   const groups = await stack.db.pool.query('SELECT count(*)::int AS n FROM ledger.groups WHERE intent_ref = $1', [first.intentHash]);
   expect(groups.rows[0].n).toBe(1);
-  await expect(releaseReservation(stack.db.pool, reservationId, now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
+  await expect(releaseReservation(stack.db.pool, reservationId, () => now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
 
   const ledger = await post('/get_ledger', { policyId: policy.policyId }, stack.adminToken);
   expect(ledger.body).toMatchObject({ settledTodayAtomic: '50000', reservedTodayAtomic: '0', remainingBudgetAtomic: '50000' });
@@ -69,10 +69,10 @@ test('consume posts the ledger groups with the reservation, once; release frees 
   const second = await approve();
   expect(second.decision).toBe('APPROVED');
   expect((await approve()).decision).toBe('BLOCKED_BUDGET');
-  const released = await releaseReservation(stack.db.pool, second.reservation.reservationId, now);
+  const released = await releaseReservation(stack.db.pool, second.reservation.reservationId, () => now);
   expect(released.state).toBe('RELEASED');
-  expect(await releaseReservation(stack.db.pool, second.reservation.reservationId, now)).toEqual(released);
-  await expect(consumeReservation(stack.db.pool, second.reservation.reservationId, [], now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
+  expect(await releaseReservation(stack.db.pool, second.reservation.reservationId, () => now)).toEqual(released);
+  await expect(consumeReservation(stack.db.pool, second.reservation.reservationId, [], () => now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
   expect((await approve()).decision).toBe('APPROVED');
 });
 
@@ -81,7 +81,7 @@ test('a refused posting rolls the consumption back: the reservation stays ACTIVE
   expect(ledger.body.remainingBudgetAtomic).toBe('0');
   const active = await stack.db.pool.query(`SELECT reservation_id FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'`, [policy.policyId]);
   const reservationId = active.rows[0].reservation_id;
-  await expect(consumeReservation(stack.db.pool, reservationId, [funding(50_000n, `bad:${reservationId}`, false)], now)).rejects.toMatchObject({
+  await expect(consumeReservation(stack.db.pool, reservationId, [funding(50_000n, `bad:${reservationId}`, false)], () => now)).rejects.toMatchObject({
     code: 'LEDGER_GROUP_UNBALANCED',
   });
   const after = await stack.db.pool.query('SELECT state FROM intent.reservations WHERE reservation_id = $1', [reservationId]);

@@ -357,17 +357,34 @@ describe('12 perCall.cap', () => {
 
 describe('13 budget.daily', () => {
   // dailyBudget 25.00 = 25 000 000; the intent spends 50 000.
-  it('passes when settled + reserved + amount equals the budget', () => {
+  it('passes when settled + reserved + amount equals the budget; the note names the UTC day it counts toward', () => {
     expect(run(budgetDaily, { window: { settledTodayAtomic: 20_000_000n, reservedTodayAtomic: 4_950_000n } })).toEqual({
-      rule: 'budget.daily', result: 'PASS', observed: '25000000', limit: '25000000', note: null,
+      rule: 'budget.daily', result: 'PASS', observed: '25000000', limit: '25000000', note: 'UTC_DAY:2026-11-22',
     });
   });
 
   it('blocks one atomic unit over, counting active reservations', () => {
     expect(run(budgetDaily, { window: { settledTodayAtomic: 20_000_000n, reservedTodayAtomic: 4_950_001n } })).toEqual({
-      rule: 'budget.daily', result: 'BLOCK', observed: '25000001', limit: '25000000', note: 'BLOCKED_BUDGET',
+      rule: 'budget.daily', result: 'BLOCK', observed: '25000001', limit: '25000000', note: 'BLOCKED_BUDGET:UTC_DAY:2026-11-22',
     });
     expect(run(budgetDaily, { window: { reservedTodayAtomic: 24_950_001n } }).result).toBe('BLOCK');
+  });
+
+  it('names the UTC day of now, to the millisecond around midnight', () => {
+    const midnight = Date.UTC(2026, 10, 23);
+    expect(run(budgetDaily, { nowMs: midnight - 1 }).note).toBe('UTC_DAY:2026-11-22');
+    expect(run(budgetDaily, { nowMs: midnight }).note).toBe('UTC_DAY:2026-11-23');
+    expect(run(budgetDaily, { nowMs: midnight - 1 }).note).toBe('UTC_DAY:2026-11-22');
+  });
+
+  it('under ROLLING_24H the note says so, and the limit and boundary are the same', () => {
+    const rolling = policySnapshot({ budgetWindow: 'ROLLING_24H' });
+    expect(run(budgetDaily, { policy: rolling, window: { settledTodayAtomic: 24_950_000n } })).toEqual({
+      rule: 'budget.daily', result: 'PASS', observed: '25000000', limit: '25000000', note: 'ROLLING_24H',
+    });
+    expect(run(budgetDaily, { policy: rolling, window: { settledTodayAtomic: 24_950_001n } })).toEqual({
+      rule: 'budget.daily', result: 'BLOCK', observed: '25000001', limit: '25000000', note: 'BLOCKED_BUDGET:ROLLING_24H',
+    });
   });
 });
 
