@@ -33,6 +33,10 @@ describe('prepareProviders', () => {
     expect(fs.existsSync(path.join(dataDir, 'merchants'))).toBe(false);
     expect(lines).toEqual(['providers       domains.check https://domains.example']);
     await providers.stop();
+
+    lines.length = 0;
+    await prepareProviders({ urls: { domains: 'https://buyer:secret-value@domains.example/v1' }, devnetSettlement: null, dataDir, out });
+    expect(lines).toEqual(['providers       domains.check https://buyer:***@domains.example/v1']);
   });
 
   it('has none without a URL or a devnet', async () => {

@@ -13,6 +13,14 @@ export interface Providers {
   stop(): Promise<void>;
 }
 
+/** config.ts accepted the URL, so it parses; only its password is hidden. */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password === '') return url;
+  parsed.password = '***';
+  return parsed.toString().replace(/\/+$/, '');
+}
+
 export async function prepareProviders(options: {
   urls: ProviderUrls;
   /** The devnet's settlement chain when this process runs the embedded devnet; null otherwise. */
@@ -22,7 +30,7 @@ export async function prepareProviders(options: {
   out: (line: string) => void;
 }): Promise<Providers> {
   if (options.urls.domains !== null) {
-    options.out(`providers       domains.check ${options.urls.domains}`);
+    options.out(`providers       domains.check ${withoutPassword(options.urls.domains)}`);
     return { urls: options.urls, stop: async () => undefined };
   }
   if (options.devnetSettlement === null) {
