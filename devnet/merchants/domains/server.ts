@@ -5,7 +5,7 @@
 // paid, `{domain, available, checkedAt}` from a fixed registered set. A malformed request is a 400
 // before any 402, so it never costs anything. `GET|POST|DELETE /__faults` reads, patches and
 // resets the fault switches (faults.ts). Devnet only: no TLS, no auth on the fault API.
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import type { RoutesConfig } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
@@ -126,34 +126,38 @@ function clientErrorStatus(error: unknown): number | null {
   return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
 }
 
-export async function startDomainsMerchant(options: DomainsMerchantOptions): Promise<DomainsMerchant> {
-  const { chain, keys } = options;
-  const registered = registeredSet(options.registeredDomains);
-  const now = options.now ?? (() => new Date());
-  const network = caip2Of(chain.chainId);
-  const payTo = getAddress(keys.payTo);
-  const stopping = new AbortController();
-  let faults = NO_FAULTS;
+/** The switches in effect; a holder, so the routes and the returned handle share one value. */
+interface FaultState {
+  current: MerchantFaults;
+}
 
+/** The official payment middleware over the merchant's own facilitator, its route checked at once. */
+async function paymentFor(options: DomainsMerchantOptions, payTo: Address): Promise<RequestHandler> {
   const facilitator = createMerchantFacilitator({
-    chain,
-    relayer: keys.relayer,
+    chain: options.chain,
+    relayer: options.keys.relayer,
     confirmationTimeoutMs: options.confirmationTimeoutMs ?? DEFAULT_CONFIRMATION_TIMEOUT_MS,
     ...(options.pollingIntervalMs !== undefined ? { pollingIntervalMs: options.pollingIntervalMs } : {}),
   });
-  const resourceServer = new x402ResourceServer(facilitator).register(network, new ExactEvmScheme());
-  const httpServer = new x402HTTPResourceServer(resourceServer, domainsCheckRoute(chain, payTo));
+  const resourceServer = new x402ResourceServer(facilitator).register(caip2Of(options.chain.chainId), new ExactEvmScheme());
+  const httpServer = new x402HTTPResourceServer(resourceServer, domainsCheckRoute(options.chain, payTo));
   // Fails here, not on the first buyer, when the facilitator cannot serve the route's network.
   await httpServer.initialize();
-  const payment = paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
+  return paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
+}
 
-  // Each request keeps the switches it arrived under, so flipping one mid-request changes nothing.
+/**
+ * `admit` runs before the payment middleware (method, refusal, validation: nothing is charged for
+ * a request refused there), `answer` after verification. Each request keeps the switches it
+ * arrived under, so flipping one mid-request changes nothing.
+ */
+function domainsCheckHandlers(deps: { faults: FaultState; registered: ReadonlySet<string>; now: () => Date; stopping: AbortSignal }) {
   const admit = (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET') {
       res.status(405).set('Allow', 'GET').json({ error: `${req.method} is not allowed; use GET` });
       return;
     }
-    const requestFaults = faults;
+    const requestFaults = deps.faults.current;
     if (requestFaults.refuseBeforePayment) {
       res.status(503).json({ error: 'the merchant refuses requests (fault: refuseBeforePayment)' });
       return;
@@ -170,56 +174,73 @@ export async function startDomainsMerchant(options: DomainsMerchantOptions): Pro
   };
   const answer = async (_req: Request, res: Response) => {
     const requestFaults = res.locals.faults as MerchantFaults;
-    if (requestFaults.delayMs > 0 && !(await pause(requestFaults.delayMs, stopping.signal))) {
+    if (requestFaults.delayMs > 0 && !(await pause(requestFaults.delayMs, deps.stopping))) {
       res.status(503).json({ error: 'the merchant is stopping' });
       return;
     }
     const domain = res.locals.domain as string;
-    const taken = registered.has(domain);
+    const taken = deps.registered.has(domain);
     const available = requestFaults.lieAboutAvailability ? taken : !taken;
-    res.json({ domain, available, checkedAt: now().toISOString() });
+    res.json({ domain, available, checkedAt: deps.now().toISOString() });
   };
-  const patchFaults = (patch: unknown): MerchantFaults => {
-    faults = applyFaultPatch(faults, patch);
-    return faults;
-  };
+  return { admit, answer };
+}
 
+function merchantApp(faults: FaultState, paidRoute: RequestHandler[]): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.get(FAULTS_PATH, (_req, res) => {
-    res.json(faults);
+    res.json(faults.current);
   });
   app.post(FAULTS_PATH, express.json({ limit: FAULTS_MAX_BODY_BYTES }), (req, res) => {
-    res.json(patchFaults(req.body));
+    faults.current = applyFaultPatch(faults.current, req.body);
+    res.json(faults.current);
   });
   app.delete(FAULTS_PATH, (_req, res) => {
-    faults = NO_FAULTS;
-    res.json(faults);
+    faults.current = NO_FAULTS;
+    res.json(faults.current);
   });
-  app.all(DOMAINS_CHECK_PATH, admit, payment, answer);
+  app.all(DOMAINS_CHECK_PATH, ...paidRoute);
   app.use((_req: Request, res: Response) => {
     res.status(404).json({ error: `not found; this merchant sells GET ${DOMAINS_CHECK_PATH}?domain=<name>` });
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    res.status(clientErrorStatus(error) ?? 500).json({ error: clientErrorStatus(error) ? (error as Error).message : 'internal error' });
+    const status = clientErrorStatus(error);
+    res.status(status ?? 500).json({ error: status === null ? 'internal error' : (error as Error).message });
   });
-  const server = await serveOnLoopback(app, options.port ?? 0);
+  return app;
+}
 
+export async function startDomainsMerchant(options: DomainsMerchantOptions): Promise<DomainsMerchant> {
+  const payTo = getAddress(options.keys.payTo);
+  const faults: FaultState = { current: NO_FAULTS };
+  const stopping = new AbortController();
+  const { admit, answer } = domainsCheckHandlers({
+    faults,
+    registered: registeredSet(options.registeredDomains),
+    now: options.now ?? (() => new Date()),
+    stopping: stopping.signal,
+  });
+  const payment = await paymentFor(options, payTo);
+  const server = await serveOnLoopback(merchantApp(faults, [admit, payment, answer]), options.port ?? 0);
   return {
     url: server.url,
-    network,
-    asset: getAddress(chain.token.address),
+    network: caip2Of(options.chain.chainId),
+    asset: getAddress(options.chain.token.address),
     payTo,
-    relayer: keys.relayer.address,
+    relayer: options.keys.relayer.address,
     priceAtomic: DOMAINS_CHECK_PRICE_ATOMIC,
     get faults() {
-      return faults;
+      return faults.current;
     },
     checkUrl: (domain) => `${server.url}${DOMAINS_CHECK_PATH}?domain=${encodeURIComponent(domain)}`,
-    setFaults: (patch) => patchFaults(patch),
+    setFaults(patch) {
+      faults.current = applyFaultPatch(faults.current, patch);
+      return faults.current;
+    },
     resetFaults() {
-      faults = NO_FAULTS;
-      return faults;
+      faults.current = NO_FAULTS;
+      return faults.current;
     },
     async stop() {
       stopping.abort();
