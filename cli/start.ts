@@ -19,6 +19,7 @@ import type { RestServiceInfo } from '../gateway/rest/types';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import type { SubgraphChains } from '../subgraphs/kit';
 import { prepareEscalationChannels } from './channels';
+import { prepareProviders, type ProviderUrls } from './providers';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
 import { startEscalationWorker } from './worker';
 
@@ -110,7 +111,7 @@ export async function start(
   args: StartArgs,
   env: NodeJS.ProcessEnv = process.env,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<{ stop(): Promise<void>; gatewayUrl: string | null }> {
+): Promise<{ stop(): Promise<void>; gatewayUrl: string | null; providerUrls: ProviderUrls }> {
   let config = loadConfig(env);
   const log: Logger = createLogger({ level: config.logLevel });
   if (!config.isProduction) {
@@ -189,6 +190,14 @@ export async function start(
         ? await prepareEscalationChannels({ config: config.escalations, publicUrl: config.publicUrl, standIns: config.devnet && args.role === 'all', out })
         : null;
     if (channels !== null) stoppers.push({ name: 'escalation channels', stop: () => channels.stop() });
+    // The devnet merchant runs where the devnet chains run: in the all-in-one process.
+    const providers = await prepareProviders({
+      urls: config.providerUrls,
+      devnetSettlement: config.devnet && args.role === 'all' && devnet !== null ? devnet.chains.settlement : null,
+      dataDir: config.dataDir,
+      out,
+    });
+    stoppers.push({ name: 'providers', stop: () => providers.stop() });
     const escalationWorker = {
       adapters: channels?.adapters ?? {},
       dashboardBaseUrl: config.escalations.dashboardUrl,
@@ -277,7 +286,7 @@ export async function start(
       }
     }
     out(`ready           role ${args.role}; Ctrl-C stops everything`);
-    return { stop: stopAll, gatewayUrl };
+    return { stop: stopAll, gatewayUrl, providerUrls: providers.urls };
   } catch (error) {
     await stopAll();
     throw error;

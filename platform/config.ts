@@ -83,6 +83,8 @@ export interface Config {
   readonly x402: { readonly settleTimeoutMs: number; readonly leaseMs: number; readonly reconcileIntervalMs: number };
   /** Escalation channels and the worker; a channel is null when it is not configured. */
   readonly escalations: EscalationConfig;
+  /** Where each merchant the service buys from answers (PROVIDER_<NAME>_URL); null: none configured (the embedded devnet starts its own). */
+  readonly providerUrls: { readonly domains: string | null };
   readonly identity: {
     readonly serviceName: string;
     readonly serviceDescription: string;
@@ -293,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileIntervalMs: read.integer('X402_RECONCILE_INTERVAL_MS', 15_000, 0, 3_600_000),
   };
   const escalations = readEscalations(read, publicUrl);
+  const providerUrls = { domains: read.url('PROVIDER_DOMAINS_URL', HTTP) };
   const identity = {
     serviceName: read.string('SERVICE_NAME', DEFAULT_SERVICE_NAME, 100),
     serviceDescription: read.string('SERVICE_DESCRIPTION', DEFAULT_SERVICE_DESCRIPTION, 1000),
@@ -324,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
     http,
     x402,
     escalations,
+    providerUrls,
     identity,
   });
 }
@@ -537,6 +541,7 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
       slack: config.escalations.slack && { ...config.escalations.slack, botToken: REDACTED, signingSecret: REDACTED },
       smtp: config.escalations.smtp && { ...config.escalations.smtp, url: redactUrl(config.escalations.smtp.url, true) },
     },
+    providerUrls: { domains: redactUrl(config.providerUrls.domains, true) },
     secrets: {
       treasuryPrivateKey: secret(secrets.treasuryPrivateKey),
       relayerPrivateKey: secret(secrets.relayerPrivateKey),

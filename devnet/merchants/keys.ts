@@ -1,0 +1,94 @@
+// A devnet merchant's own two keys, separate from the service's key store: the relayer that pays its
+// facilitator's settlement gas and the payTo that receives its sales. Fresh from the OS random source,
+// or kept in a 0600 JSON file so a persistent devnet keeps one merchant identity (and its balance)
+// across restarts. Published development keys are refused; only the file writer touches the secrets.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Address, type Hex, bytesToHex } from 'viem';
+import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
+import { isPublishedDevKey } from '../../platform/chain/devKeys';
+import { InvalidPrivateKeyError, KeyFileError, KeyFilePermissionsError, PublishedDevKeyError } from '../../platform/chain/errors';
+import { KEY_FILE_MODE } from '../../platform/chain/keys';
+
+const MERCHANT_KEY_NAMES = ['relayer', 'payTo'] as const;
+type MerchantKeyName = (typeof MERCHANT_KEY_NAMES)[number];
+const PRIVATE_KEY_PATTERN = /^0x[0-9a-f]{64}$/;
+const MAX_KEY_FILE_BYTES = 4 * 1024;
+
+export interface MerchantKeys {
+  /** Signs the facilitator's transactions; its nonce manager keeps concurrent settlements in order. */
+  readonly relayer: PrivateKeyAccount;
+  /** Where buyers pay; the merchant never spends from it. */
+  readonly payTo: Address;
+}
+
+function randomKey(name: MerchantKeyName): Hex {
+  for (let attempt = 0; attempt < 8; attempt += 1) {
+    const candidate = bytesToHex(crypto.randomBytes(32));
+    try {
+      privateKeyToAccount(candidate);
+      if (!isPublishedDevKey(candidate)) return candidate;
+    } catch {
+      continue; // out of the curve's range: negligible, draw again
+    }
+  }
+  throw new InvalidPrivateKeyError(`merchant ${name}`, 'no valid key after 8 random draws');
+}
+
+function keysFrom(secrets: Record<MerchantKeyName, Hex>): MerchantKeys {
+  return {
+    relayer: privateKeyToAccount(secrets.relayer, { nonceManager }),
+    payTo: privateKeyToAccount(secrets.payTo).address,
+  };
+}
+
+function writeKeyFile(filePath: string, secrets: Record<MerchantKeyName, Hex>): void {
+  const body: Record<string, { address: Address; privateKey: Hex }> = {};
+  for (const name of MERCHANT_KEY_NAMES) body[name] = { address: privateKeyToAccount(secrets[name]).address, privateKey: secrets[name] };
+  fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o755 });
+  const tempPath = `${filePath}.${process.pid}.tmp`;
+  fs.rmSync(tempPath, { force: true });
+  const fd = fs.openSync(tempPath, 'wx', KEY_FILE_MODE);
+  try {
+    fs.writeSync(fd, `${JSON.stringify(body, null, 2)}\n`);
+    fs.fchmodSync(fd, KEY_FILE_MODE);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tempPath, filePath);
+}
+
+function readKeyFile(filePath: string): Record<MerchantKeyName, Hex> {
+  const stat = fs.statSync(filePath);
+  if ((stat.mode & 0o077) !== 0) throw new KeyFilePermissionsError(filePath, stat.mode);
+  if (stat.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
+  let parsed: Record<string, { address?: unknown; privateKey?: unknown } | undefined>;
+  try {
+    parsed = JSON.parse(fs.readFileSync(filePath, 'utf8')) as typeof parsed;
+  } catch (error) {
+    throw new KeyFileError(filePath, 'is not valid JSON', { cause: error });
+  }
+  const secrets = {} as Record<MerchantKeyName, Hex>;
+  for (const name of MERCHANT_KEY_NAMES) {
+    const entry = parsed?.[name];
+    const key = typeof entry?.privateKey === 'string' ? entry.privateKey.toLowerCase() : '';
+    if (!PRIVATE_KEY_PATTERN.test(key)) throw new KeyFileError(filePath, `${name}.privateKey is missing or not 32 bytes of hex`);
+    if (isPublishedDevKey(key)) throw new PublishedDevKeyError(`merchant ${name}`);
+    const address = privateKeyToAccount(key as Hex).address;
+    if (typeof entry?.address !== 'string' || entry.address.toLowerCase() !== address.toLowerCase()) {
+      throw new KeyFileError(filePath, `${name}.address does not match its private key (edited or corrupted file)`);
+    }
+    secrets[name] = key as Hex;
+  }
+  return secrets;
+}
+
+/** Keys from `filePath`, created there on first use; null: fresh keys that live in memory only (tests). */
+export function loadOrCreateMerchantKeys(filePath: string | null): MerchantKeys {
+  if (filePath !== null && fs.existsSync(filePath)) return keysFrom(readKeyFile(filePath));
+  const secrets = { relayer: randomKey('relayer'), payTo: randomKey('payTo') };
+  if (filePath !== null) writeKeyFile(filePath, secrets);
+  return keysFrom(secrets);
+}
