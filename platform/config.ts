@@ -46,7 +46,7 @@ export interface GraphQLSettings {
 export const GRAPHQL_LIMIT_DEFAULTS = Object.freeze({
   maxDepth: 10,
   maxCost: 5000,
-  maxTokens: 2000,
+  maxTokens: 1000,
   maxFields: 1000,
   maxAliases: 30,
   maxRootFields: 10,

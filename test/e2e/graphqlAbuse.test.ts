@@ -107,6 +107,13 @@ describe('item 7: documents that multiply work', () => {
     expectRefused(await attackWhileProbing({ query }), 400, 'GRAPHQL_QUERY_TOO_LARGE', { limit: 'tokens', max: GRAPHQL_LIMIT_DEFAULTS.maxTokens });
   });
 
+  it('keeps graphql-js validation bounded: the same field repeated as often as the token limit allows', async () => {
+    // Field merging compares repeated fields pairwise; the token limit is what bounds their number.
+    const copies = Math.floor((GRAPHQL_LIMIT_DEFAULTS.maxTokens - 2) / 4);
+    const query = `{ ${'catalog { maturityOrder } '.repeat(copies)}}`;
+    expectRefused(await attackWhileProbing({ query }), 400, 'GRAPHQL_QUERY_TOO_LARGE', { limit: 'rootFields', actual: copies });
+  });
+
   it('refuses more aliases than the limit, even on a free field', async () => {
     const aliases = Array.from({ length: GRAPHQL_LIMIT_DEFAULTS.maxAliases + 1 }, (_, index) => `a${index}: maturityOrder`).join(' ');
     expectRefused(await attackWhileProbing({ query: `{ catalog { ${aliases} } }` }), 400, 'GRAPHQL_QUERY_TOO_LARGE', { limit: 'aliases' });
@@ -133,7 +140,7 @@ describe('item 8: aliases that repeat work and mutations', () => {
 
   it.each([
     [1000, 'tokens'],
-    [100, 'mutations'],
+    [50, 'mutations'],
   ])('refuses %i aliased preflightPayment (the %s limit) and decides nothing', async (count, limit) => {
     const created = await postJson(stack.url, '/create_spend_policy', { policy: policyDocument({ owner: `0x${'12'.repeat(20)}` }) }, stack.adminToken);
     const intent = freshWireIntent({ policyId: created.body.policyId, policyHash: created.body.policyHash }, NOW_MS);
