@@ -26,14 +26,8 @@ async function post(target: TestStack, request: Record<string, unknown>): Promis
   return { status: response.status, body: (await response.json()) as GraphQLAnswer['body'] };
 }
 
-/**
- * Sends the request once unwatched (so its code paths are compiled), then three more times while
- * /healthz is asked back to back: every health answer must come within HEALTHZ_WITHIN_MS.
- * Returns all four answers to the attack.
- */
-async function attackWhileProbing(request: Record<string, unknown>, target: TestStack = stack): Promise<GraphQLAnswer[]> {
-  const answers = [await post(target, request)];
-  await (await fetch(`${target.url}/healthz`)).arrayBuffer();
+/** Sends the request three times while /healthz is asked back to back; the slowest health answer in ms. */
+async function slowestHealthzDuring(request: Record<string, unknown>, target: TestStack, answers: GraphQLAnswer[]): Promise<number> {
   let attacking = true;
   const healthzMs: number[] = [];
   const probe = (async () => {
@@ -48,12 +42,25 @@ async function attackWhileProbing(request: Record<string, unknown>, target: Test
   })();
   try {
     for (let round = 0; round < 3; round += 1) answers.push(await post(target, request));
-    return answers;
   } finally {
     attacking = false;
     await probe;
-    expect(Math.max(...healthzMs)).toBeLessThan(HEALTHZ_WITHIN_MS);
   }
+  return Math.max(...healthzMs);
+}
+
+/**
+ * Sends the request once unwatched (so its code paths are compiled), then watched: every health
+ * answer must come within HEALTHZ_WITHIN_MS. A watched run slowed by a busy machine is repeated
+ * once; an attack that blocks the process is slow every time. Returns every answer to the attack.
+ */
+async function attackWhileProbing(request: Record<string, unknown>, target: TestStack = stack): Promise<GraphQLAnswer[]> {
+  const answers = [await post(target, request)];
+  await (await fetch(`${target.url}/healthz`)).arrayBuffer();
+  let slowestMs = await slowestHealthzDuring(request, target, answers);
+  if (slowestMs >= HEALTHZ_WITHIN_MS) slowestMs = await slowestHealthzDuring(request, target, answers);
+  expect(slowestMs).toBeLessThan(HEALTHZ_WITHIN_MS);
+  return answers;
 }
 
 /** Every answer: the given 4xx, no data, one error with the code, its status and retryable:false. */
