@@ -126,7 +126,8 @@ async function runClients(job: ClientJob): Promise<ClientReport> {
       ? post(JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }), {})
       : post(
           JSON.stringify({ query: job.document, operationName: 'PreflightPayment', variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) } }),
-          { [ACTOR_HEADER]: signActor(ANONYMOUS, secret) },
+          // The field admits only the REST layer's paid call, exactly what the gateway signs after its paywall.
+          { [ACTOR_HEADER]: signActor(ANONYMOUS, secret, Date.now(), 'POST /preflight_payment') },
         );
   const latencies: number[] = [];
   const statuses = new Map<number, number>();

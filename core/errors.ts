@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   GRAPHQL_QUERY_TOO_DEEP: { status: 400, retryable: false, message: 'The query nests deeper than the limit.' },
   GRAPHQL_QUERY_TOO_COSTLY: { status: 400, retryable: false, message: 'The query selects more fields than the cost limit.' },
   GRAPHQL_VALIDATION_FAILED: { status: 400, retryable: false, message: 'The GraphQL document does not validate.' },
+  GRAPHQL_QUERY_TOO_LARGE: { status: 400, retryable: false, message: 'The query exceeds a size limit (tokens, fields, aliases, root fields or mutations).' },
+  GRAPHQL_OPERATION_NOT_FOUND: { status: 400, retryable: false, message: 'The document holds no operation to run under this operationName.' },
+  GRAPHQL_SUBSCRIPTION_NEEDS_WEBSOCKET: { status: 400, retryable: false, message: 'Subscriptions are served over a websocket on /graphql, not over HTTP.' },
 
   // Authentication and authorisation.
   AUTH_REQUIRED: { status: 401, retryable: false, message: 'This operation needs a credential.' },
@@ -31,6 +34,7 @@ export const ERROR_CODES = {
   SIWE_NONCE_INVALID: { status: 401, retryable: false, message: 'The sign-in nonce is unknown, used or expired; request a new one.' },
   NOT_POLICY_OWNER: { status: 403, retryable: false, message: 'The signing address does not own this policy.' },
   FORBIDDEN: { status: 403, retryable: false, message: 'This credential may not perform this operation.' },
+  PAID_ROUTE_ONLY: { status: 403, retryable: false, message: 'This operation runs only through its priced REST route, paid with x402.' },
 
   // Policies.
   POLICY_ID_REQUIRED: { status: 400, retryable: false, message: 'A policyId is required.' },

@@ -9,17 +9,20 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { newCorrelationId } from '../core/canon/ids';
-import { AppError, errorBody, isErrorCode, ERROR_CODES, type ErrorCode } from '../core/errors';
+import { AppError, errorBody, ERROR_CODES, type ErrorCode } from '../core/errors';
 import { signActor } from '../platform/actor';
+import { GRAPHQL_LIMIT_DEFAULTS, type GraphQLSettings } from '../platform/config';
 import type { Logger } from '../platform/log';
 import { createHttpMetrics } from '../platform/metrics';
 import { projectRoot } from '../platform/paths';
 import { Authenticator, adminTokenVerifier, type BearerVerifier } from './auth/credentials';
 import { sessionIssuer, sessionVerifier } from './auth/sessions';
 import type { GatewayContext } from './graphql/context';
-import { operationLimitsPlugin } from './graphql/limits';
+import { formatGatewayError } from './graphql/errors';
+import { operationGuardPlugin } from './graphql/operationGuard';
+import { paidFieldsOf } from './graphql/paidFields';
 import { createFederatedGateway, type SubgraphEndpoint } from './graphql/supergraph';
 import { loadPersistedDocuments } from './rest/documents';
 import { LOGO_SVG } from './rest/identity';
@@ -54,7 +57,8 @@ export interface GatewayOptions {
   /** Direct (non-pooled) connection string for the LISTEN bridge; null disables subscriptions' feed. */
   readonly listenDatabaseUrl: string | null;
   readonly readinessCheck?: () => Promise<void>;
-  readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly introspection: boolean };
+  /** Limits not given take GRAPHQL_LIMIT_DEFAULTS. */
+  readonly graphql: Pick<GraphQLSettings, 'maxDepth' | 'maxCost' | 'introspection'> & Partial<GraphQLSettings>;
   readonly bodyLimitBytes: number;
   readonly service: RestServiceInfo;
   readonly routes: readonly RouteDefinition[];
@@ -100,31 +104,6 @@ function paymentTermsOf(service: RestServiceInfo): PaymentTerms {
   };
 }
 
-const CLIENT_FACING_GRAPHQL_CODES = new Set([
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_USER_INPUT',
-  'BAD_REQUEST',
-  'OPERATION_RESOLUTION_FAILURE',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-]);
-
-/** GraphQL errors keep registered codes and Apollo's client-facing ones; everything else is masked. */
-export function formatGatewayError(formatted: GraphQLFormattedError): GraphQLFormattedError {
-  const code = formatted.extensions?.code;
-  if (isErrorCode(code) || (typeof code === 'string' && CLIENT_FACING_GRAPHQL_CODES.has(code))) {
-    const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
-    return { ...formatted, extensions };
-  }
-  const spec = ERROR_CODES.INTERNAL_ERROR;
-  return {
-    message: spec.message,
-    path: formatted.path,
-    extensions: { code: 'INTERNAL_ERROR', status: spec.status, retryable: spec.retryable },
-  };
-}
-
 function graphQLAuthError(error: AppError): GraphQLError {
   return new GraphQLError(error.message, {
     extensions: { code: error.code, status: error.status, retryable: error.retryable, http: { status: error.status } },
@@ -160,17 +139,20 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   httpServer.requestTimeout = 120_000;
 
   const federated = createFederatedGateway({ supergraphSdl: options.supergraphSdl, subgraphs: options.subgraphs, log });
+  const graphql = { ...GRAPHQL_LIMIT_DEFAULTS, ...options.graphql };
   const plugins: ApolloServerPlugin<GatewayContext>[] = [
     ApolloServerPluginDrainHttpServer({ httpServer }),
-    operationLimitsPlugin({ maxDepth: options.graphql.maxDepth, maxCost: options.graphql.maxCost }),
+    operationGuardPlugin({ limits: graphql, paidFields: paidFieldsOf(options.routes, documents) }),
   ];
   const apollo = new ApolloServer<GatewayContext>({
     gateway: federated.gateway,
-    introspection: options.graphql.introspection,
+    introspection: graphql.introspection,
     includeStacktraceInErrorResponses: false,
     // The CLI owns the process's signals and stops the gateway in order; Apollo must not re-raise them.
     stopOnTerminationSignals: false,
-    formatError: (formatted) => formatGatewayError(formatted),
+    // Bounds parsing and graphql-js validation before any of our checks can run.
+    parseOptions: { maxTokens: graphql.maxTokens },
+    formatError: (formatted, error) => formatGatewayError(formatted, error, { hideSchemaDetails: !graphql.introspection }),
     plugins,
     logger: log,
   });
@@ -306,6 +288,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       service: options.service,
       documents,
       contextFor: (req) => contextFor(req.headers.authorization, String(req.res?.locals.correlationId ?? newCorrelationId())),
+      paidContext: (context, paidRoute) => ({
+        ...context,
+        paidRoute,
+        signedActor: signActor(context.actor, options.actorSecret, now().getTime(), paidRoute),
+      }),
       consumerAuthRequired: options.consumerAuthRequired ?? true,
       edge: { issueSession },
       paywall,

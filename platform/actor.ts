@@ -1,6 +1,7 @@
 // Who is acting, as the gateway tells the subgraphs: the gateway turns each credential into an
 // Actor and forwards it in one HMAC-signed header; subgraphs verify the signature and freshness
 // and never trust an unsigned claim. The same signed value travels over HTTP and in-process.
+// A header may also carry a paid-call claim: the priced REST route the gateway took payment for.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type Actor =
@@ -34,9 +35,25 @@ function mac(secret: Buffer, payload: string): Buffer {
   return createHmac('sha256', secret).update(payload).digest();
 }
 
-/** `<base64url(JSON{actor, iat})>.<base64url(HMAC-SHA256)>` */
-export function signActor(actor: Actor, secret: Buffer, nowMs: number = Date.now()): string {
-  const payload = Buffer.from(JSON.stringify({ actor, iat: Math.floor(nowMs / 1000) })).toString('base64url');
+/** A priced route as the route table and the paywall name it: `POST /preflight_payment`. */
+const PAID_ROUTE = /^(GET|POST) \/[\x21-\x7e]{0,200}$/;
+
+/** What one signed header says: who acts, and the priced route this call was paid on (else null). */
+export interface SignedClaims {
+  readonly actor: Actor;
+  /** Set only by the gateway's REST layer, after the paywall, on a priced route's own operation. */
+  readonly paidRoute: string | null;
+}
+
+/**
+ * `<base64url(JSON{actor, iat, paidRoute?})>.<base64url(HMAC-SHA256)>`. `paidRoute` marks a paid
+ * call: the fields priced routes run refuse every header without it.
+ */
+export function signActor(actor: Actor, secret: Buffer, nowMs: number = Date.now(), paidRoute: string | null = null): string {
+  if (paidRoute !== null && !PAID_ROUTE.test(paidRoute)) throw new Error(`not a route: ${paidRoute}`);
+  const iat = Math.floor(nowMs / 1000);
+  const claims = paidRoute === null ? { actor, iat } : { actor, iat, paidRoute };
+  const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `${payload}.${mac(secret, payload).toString('base64url')}`;
 }
 
@@ -65,7 +82,12 @@ function isActor(value: unknown): value is Actor {
 
 /** Verifies a header made by signActor; a missing header is the anonymous actor. */
 export function verifyActor(header: string | undefined, secret: Buffer, nowMs: number = Date.now()): Actor {
-  if (header === undefined || header === '') return ANONYMOUS;
+  return verifyClaims(header, secret, nowMs).actor;
+}
+
+/** Verifies a header made by signActor and returns all it claims; a missing header is anonymous and unpaid. */
+export function verifyClaims(header: string | undefined, secret: Buffer, nowMs: number = Date.now()): SignedClaims {
+  if (header === undefined || header === '') return { actor: ANONYMOUS, paidRoute: null };
   const dot = header.indexOf('.');
   if (dot <= 0) throw new ActorSignatureError('malformed');
   const payload = header.slice(0, dot);
@@ -74,7 +96,7 @@ export function verifyActor(header: string | undefined, secret: Buffer, nowMs: n
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new ActorSignatureError('bad signature');
   }
-  let decoded: { actor?: unknown; iat?: unknown };
+  let decoded: { actor?: unknown; iat?: unknown; paidRoute?: unknown };
   try {
     decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
@@ -84,5 +106,9 @@ export function verifyActor(header: string | undefined, secret: Buffer, nowMs: n
     throw new ActorSignatureError('stale');
   }
   if (!isActor(decoded.actor)) throw new ActorSignatureError('unknown actor shape');
-  return decoded.actor;
+  const paidRoute = decoded.paidRoute ?? null;
+  if (paidRoute !== null && (typeof paidRoute !== 'string' || !PAID_ROUTE.test(paidRoute))) {
+    throw new ActorSignatureError('unknown paid route shape');
+  }
+  return { actor: decoded.actor, paidRoute };
 }

@@ -67,7 +67,7 @@ describe('defaults', () => {
     expect(config.secrets.sessionSecret).toBeNull();
     expect(config.subgraphUrls).toEqual({ catalog: null, ledger: null, policy: null, intent: null, builder: null });
     expect(config.subgraphPortBase).toBe(4101);
-    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 5000, introspection: true });
+    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 5000, maxTokens: 1000, maxFields: 1000, maxAliases: 30, maxRootFields: 10, introspection: true });
     expect(config.http).toEqual({ bodyLimitBytes: 65536, consumerAuthRequired: true });
     expect(config.identity.serviceName).toBe('Agent Spend-Control Service');
     expect(config.identity.docsBaseUrl).toBe('http://127.0.0.1:4000/docs');

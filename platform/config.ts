@@ -30,6 +30,28 @@ export const DEFAULT_SERVICE_DESCRIPTION =
   'Control plane between autonomous AI agents and real money: a deterministic policy engine, ' +
   'x402-paid REST tools and a federated GraphQL API.';
 
+/** The GraphQL endpoint's limits (docs/graphql.md "Limits") and whether it answers introspection. */
+export interface GraphQLSettings {
+  readonly maxDepth: number;
+  readonly maxCost: number;
+  /** Lexical tokens per document, enforced while parsing, before graphql-js validation. */
+  readonly maxTokens: number;
+  /** Fields per operation, every fragment spread expanded. */
+  readonly maxFields: number;
+  readonly maxAliases: number;
+  readonly maxRootFields: number;
+  readonly introspection: boolean;
+}
+
+export const GRAPHQL_LIMIT_DEFAULTS = Object.freeze({
+  maxDepth: 10,
+  maxCost: 5000,
+  maxTokens: 1000,
+  maxFields: 1000,
+  maxAliases: 30,
+  maxRootFields: 10,
+});
+
 export interface ChainConfig {
   readonly chainId: number;
   /** null: the local devnet provides this chain. */
@@ -77,7 +99,7 @@ export interface Config {
   /** null: the subgraph runs in-process (all-in-one mode). */
   readonly subgraphUrls: Readonly<Record<SubgraphName, string | null>>;
   readonly subgraphPortBase: number;
-  readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly introspection: boolean };
+  readonly graphql: GraphQLSettings;
   readonly http: { readonly bodyLimitBytes: number; readonly consumerAuthRequired: boolean };
   /** x402 on the paid routes: how long settlement waits for a receipt, leases, reconciliation. */
   readonly x402: { readonly settleTimeoutMs: number; readonly leaseMs: number; readonly reconcileIntervalMs: number };
@@ -277,9 +299,14 @@ export function loadConfig(env: Env = process.env): Config {
     read.problem('PORT', `${port} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`);
   }
 
-  const graphql = {
-    maxDepth: read.integer('GRAPHQL_MAX_DEPTH', 10, 1, 100),
-    maxCost: read.integer('GRAPHQL_MAX_COST', 5000, 1, 1_000_000),
+  const limits = GRAPHQL_LIMIT_DEFAULTS;
+  const graphql: GraphQLSettings = {
+    maxDepth: read.integer('GRAPHQL_MAX_DEPTH', limits.maxDepth, 1, 100),
+    maxCost: read.integer('GRAPHQL_MAX_COST', limits.maxCost, 1, 1_000_000),
+    maxTokens: read.integer('GRAPHQL_MAX_TOKENS', limits.maxTokens, 100, 100_000),
+    maxFields: read.integer('GRAPHQL_MAX_FIELDS', limits.maxFields, 1, 100_000),
+    maxAliases: read.integer('GRAPHQL_MAX_ALIASES', limits.maxAliases, 0, 10_000),
+    maxRootFields: read.integer('GRAPHQL_MAX_ROOT_FIELDS', limits.maxRootFields, 1, 1_000),
     // Production never exposes the schema by introspection, whatever the variable says.
     introspection: read.boolean('GRAPHQL_INTROSPECTION', true) && !isProduction,
   };

@@ -1,9 +1,12 @@
 // What every gateway operation carries: the authenticated actor, its signed form for the subgraphs,
-// and the correlation id that ties logs and error bodies together.
+// the correlation id that ties logs and error bodies together, and, only on a priced REST route's
+// own call after its paywall, the route it was paid on (signed into the actor header too).
 import type { Actor } from '../../platform/actor';
 
 export interface GatewayContext {
   actor: Actor;
   signedActor: string;
   correlationId: string;
+  /** `POST /preflight_payment` on the REST layer's paid call; absent on every other request. */
+  paidRoute?: string;
 }

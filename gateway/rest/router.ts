@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { canonicalJson } from '../../core/canon/jcs';
 import { AppError, errorBody } from '../../core/errors';
 import type { GatewayContext } from '../graphql/context';
+import { routeKey } from '../graphql/paidFields';
 import { PAYMENT_HEADERS } from '../x402/protocol';
 import type { Paywall } from '../x402/paywall';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
@@ -24,6 +25,8 @@ export interface RestRouterDeps {
   execute(query: string, operationName: string, variables: Record<string, unknown>, context: GatewayContext): Promise<OperationResult>;
   /** Builds the operation context from the request; throws AppError for a bad credential. */
   contextFor(req: Request): GatewayContext;
+  /** The same caller as a paid call of this priced route: the only context its operation runs in. */
+  paidContext(context: GatewayContext, paidRoute: string): GatewayContext;
   /** CONSUMER_AUTH_REQUIRED: when false, consumer routes also serve a caller that only names a policyId. */
   readonly consumerAuthRequired: boolean;
   readonly edge: RouteEdge;
@@ -84,7 +87,9 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
       const call = async (): Promise<RestResult> => {
         if (route.handler) return route.handler(input, deps.service, deps.routes);
         const operation = route.operation!;
-        const result = await deps.execute(deps.documents.get(operation.document)!, operation.operationName, variables!, context);
+        // Reached only past the paywall (or with none, in development): the priced fields admit nothing else.
+        const runAs = route.price.kind === 'paid' ? deps.paidContext(context, routeKey(route)) : context;
+        const result = await deps.execute(deps.documents.get(operation.document)!, operation.operationName, variables!, runAs);
         if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
         if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
         return operation.respond(result.data, input, deps.edge);

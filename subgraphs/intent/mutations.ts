@@ -1,9 +1,9 @@
-// The agent-facing operations of the intent subgraph. Anonymous callers are admitted (x402 gates
-// the paid REST routes later); bodies are JSON objects because they are the REST bodies of
-// DECISIONS ("Preflight response"), answered verbatim.
+// The agent-facing operations of the intent subgraph. Anonymous callers are admitted, except on
+// the fields priced REST routes sell (preflightPayment, detectDuplicate): those run only as the
+// gateway's signed paid call. Bodies are the REST bodies of DECISIONS, answered verbatim.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import type { SubgraphContext } from '../kit';
+import { requirePaidCall, type SubgraphContext } from '../kit';
 import { createSpendIntent, preflightPayment, type Json } from './preflight';
 import { detectDuplicate, getLedger, receiptAnchor } from './tools';
 
@@ -21,7 +21,9 @@ export class IntentMutationResolver {
   }
 
   @Mutation(() => GraphQLJSONObject, {
-    description: 'preflight_payment: evaluate an intent (or a stored intentHash) against the policy; the DECISIONS preflight response.',
+    description:
+      'preflight_payment: evaluate an intent (or a stored intentHash) against the policy; the DECISIONS preflight response. ' +
+      'Runs only through the paid REST route POST /preflight_payment (PAID_ROUTE_ONLY otherwise).',
   })
   async preflightPayment(
     @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
@@ -29,6 +31,7 @@ export class IntentMutationResolver {
     @Arg('intentHash', () => ID, { nullable: true }) intentHash: string | null,
     @Ctx() ctx: SubgraphContext,
   ): Promise<Json> {
+    requirePaidCall(ctx, 'preflightPayment');
     return preflightPayment(ctx, policyId, intent, intentHash);
   }
 }
@@ -36,7 +39,9 @@ export class IntentMutationResolver {
 @Resolver()
 export class IntentToolResolver {
   @Query(() => GraphQLJSONObject, {
-    description: 'detect_duplicate: whether an approved intent with the same duplicate key tuple lies inside the policy’s window.',
+    description:
+      'detect_duplicate: whether an approved intent with the same duplicate key tuple lies inside the policy’s window. ' +
+      'Runs only through the paid REST route POST /detect_duplicate (PAID_ROUTE_ONLY otherwise).',
   })
   async detectDuplicate(
     @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
@@ -44,6 +49,7 @@ export class IntentToolResolver {
     @Arg('intentHash', () => ID, { nullable: true }) intentHash: string | null,
     @Ctx() ctx: SubgraphContext,
   ): Promise<Json> {
+    requirePaidCall(ctx, 'detectDuplicate');
     return detectDuplicate(ctx, policyId, intent, intentHash);
   }
 

@@ -5,7 +5,7 @@ import { isCorrelationId, newCorrelationId } from '../../core/canon/ids';
 import { GraphQLError } from 'graphql';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
-import { ActorSignatureError, verifyActor } from '../../platform/actor';
+import { ActorSignatureError, verifyClaims } from '../../platform/actor';
 import { systemClock } from '../../platform/clock';
 import { deriveSealingKey } from '../../platform/sealing';
 import { toGraphQLError } from './errors';
@@ -64,9 +64,9 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
   const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...given });
   const sealingKey = deriveSealingKey(deps.actorSecret);
   return (credentials) => {
-    let actor;
+    let claims;
     try {
-      actor = verifyActor(credentials.actorHeader, deps.actorSecret, now().getTime());
+      claims = verifyClaims(credentials.actorHeader, deps.actorSecret, now().getTime());
     } catch (error) {
       if (!(error instanceof ActorSignatureError)) throw error;
       const refusal = new AppError('AUTH_REQUIRED', 'The signed actor header was refused.', {
@@ -76,7 +76,8 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
     }
     const given = credentials.correlationId;
     const correlationId = given !== undefined && isCorrelationId(given) ? given : newCorrelationId();
-    return { actor, db: deps.db, now, correlationId, chains: deps.chains, settings, sealingKey };
+    const { actor, paidRoute } = claims;
+    return { actor, paidRoute, db: deps.db, now, correlationId, chains: deps.chains, settings, sealingKey };
   };
 }
 

@@ -4,7 +4,7 @@ export type { FundingChainAccess, SubgraphBeside, SubgraphBesideDeps, SubgraphCh
 export { DEFAULT_SUBGRAPH_SETTINGS, settingsOf } from './context';
 export { buildFederatedSchema, FEDERATION_SPEC_URL, type FederatedSchemaOptions, type ReferenceResolvers } from './federation';
 export { classifyError, formatSubgraphError, toGraphQLError, type SubgraphErrorExtensions } from './errors';
-export { describeActor, requireActor, requireAdmin } from './auth';
+export { describeActor, requireActor, requireAdmin, requirePaidCall } from './auth';
 export {
   CORRELATION_HEADER,
   createSubgraphServer,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import { Ctx, Field, ObjectType, Query, Resolver } from 'type-graphql';
 import { AppError } from '../../core/errors';
@@ -37,6 +37,9 @@ class KitProbe {
 
   @Field(() => String, { nullable: true })
   registry!: string | null;
+
+  @Field(() => String, { nullable: true })
+  paidRoute!: string | null;
 }
 
 @Resolver()
@@ -51,6 +54,7 @@ class KitProbeResolver {
       publicUrl: settingsOf(ctx).publicUrl,
       consumerAuthRequired: settingsOf(ctx).consumerAuthRequired,
       registry: ctx.chains?.funding.policyRegistry ?? null,
+      paidRoute: ctx.paidRoute ?? null,
     };
   }
 
@@ -149,6 +153,22 @@ describe('actor verification', () => {
     const result = await executeInProcess(server, { query: PROBE }, { actorHeader: signActor(owner, SECRET) });
     expect(result.errors).toBeUndefined();
     expect((result.data as { kitProbe: { actorKind: string } }).kitProbe.actorKind).toBe('owner');
+  });
+
+  test('a paid-call claim reaches the resolver only as the gateway signed it', async () => {
+    const probe = (actorHeader: string) => executeInProcess(server, { query: '{ kitProbe { actorKind paidRoute } }' }, { actorHeader });
+    const paid = await probe(signActor({ kind: 'anonymous' }, SECRET, Date.now(), 'POST /preflight_payment'));
+    expect(paid.data).toEqual({ kitProbe: { actorKind: 'anonymous', paidRoute: 'POST /preflight_payment' } });
+    expect((await probe(signActor({ kind: 'admin' }, SECRET))).data).toEqual({ kitProbe: { actorKind: 'admin', paidRoute: null } });
+    // The claim added to an unpaid header's payload breaks its signature.
+    const [, mac] = signActor({ kind: 'anonymous' }, SECRET).split('.');
+    const claims = { actor: { kind: 'anonymous' }, iat: Math.floor(Date.now() / 1000), paidRoute: 'POST /preflight_payment' };
+    const grafted = await probe(`${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${mac}`);
+    expect(grafted.errors?.[0].extensions).toMatchObject({ code: 'AUTH_REQUIRED', details: { reason: 'bad signature' } });
+    // A claim that names no route is refused even when signed.
+    const odd = Buffer.from(JSON.stringify({ ...claims, paidRoute: { route: 'x' } })).toString('base64url');
+    const signedOdd = await probe(`${odd}.${createHmac('sha256', SECRET).update(odd).digest('base64url')}`);
+    expect(signedOdd.errors?.[0].extensions).toMatchObject({ code: 'AUTH_REQUIRED', details: { reason: 'unknown paid route shape' } });
   });
 
   test('a server is never built with a short actor secret', async () => {

@@ -56,6 +56,8 @@ export interface SubgraphSettings {
 /** What a resolver may rely on: the verified actor, the pool, the injected clock, the correlation id. */
 export interface SubgraphContext {
   readonly actor: Actor;
+  /** The priced REST route this call was paid on (a gateway-signed claim); null or absent: not a paid call. */
+  readonly paidRoute?: string | null;
   readonly db: Pool;
   now(): Date;
   readonly correlationId: string;

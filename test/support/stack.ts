@@ -38,6 +38,8 @@ export interface TestStackOptions {
   readonly bodyLimitBytes?: number;
   readonly maxDepth?: number;
   readonly maxCost?: number;
+  /** GRAPHQL_INTROSPECTION; default true (production forces it off). */
+  readonly introspection?: boolean;
   /** One clock for the gateway and every subgraph (session and nonce expiry); default: real time. */
   readonly now?: () => Date;
   /** The funding chain and its PolicyRegistry (e.g. from startDevnetChains); default: none. */
@@ -84,7 +86,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       readinessCheck: async () => {
         await db.pool.query('SELECT 1');
       },
-      graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: true },
+      graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: options.introspection ?? true },
       bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
       service: paid
         ? { ...testServiceInfo(), payment: { ...testServiceInfo().payment, asset: funding!.token.address, payTo: paid.devnet.info.addresses.feeReceiver } }
