@@ -19,6 +19,8 @@ import type { RestServiceInfo } from '../gateway/rest/types';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import type { SubgraphChains } from '../subgraphs/kit';
 import { prepareEscalationChannels } from './channels';
+import { prepareRdap } from './rdap';
+import type { RdapClientOptions } from '../platform/rdap';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
 import { startEscalationWorker } from './worker';
 
@@ -110,7 +112,7 @@ export async function start(
   args: StartArgs,
   env: NodeJS.ProcessEnv = process.env,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<{ stop(): Promise<void>; gatewayUrl: string | null }> {
+): Promise<{ stop(): Promise<void>; gatewayUrl: string | null; rdap: RdapClientOptions | null }> {
   let config = loadConfig(env);
   const log: Logger = createLogger({ level: config.logLevel });
   if (!config.isProduction) {
@@ -179,6 +181,9 @@ export async function start(
       out(`                registry eip155:${config.funding.chainId} PolicyRegistry ${config.policyRegistryAddress ?? 'none (POLICY_REGISTRY_ADDRESS unset)'}`);
     }
     const chains = subgraphChains(config, devnet);
+    // Where domain lookups go: RDAP_BOOTSTRAP_URL, or on the embedded devnet its local registry.
+    const rdap = await prepareRdap({ config: config.rdap, standIn: config.devnet && args.role === 'all', out });
+    stoppers.push({ name: 'RDAP registry', stop: () => rdap.stop() });
 
     const readinessCheck = async () => {
       await pool.query('SELECT 1');
@@ -277,7 +282,7 @@ export async function start(
       }
     }
     out(`ready           role ${args.role}; Ctrl-C stops everything`);
-    return { stop: stopAll, gatewayUrl };
+    return { stop: stopAll, gatewayUrl, rdap: rdap.client };
   } catch (error) {
     await stopAll();
     throw error;
