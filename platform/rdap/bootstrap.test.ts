@@ -135,7 +135,9 @@ describe('BootstrapCache', () => {
     try {
       const file = path.join(dir, 'dns.json');
       const cache = new BootstrapCache(file, now);
-      await expect(cache.current()).rejects.toThrow(/could not read the file \(ENOENT\)/);
+      // Answers (and so public receipts) name the file, never the server's path to it.
+      expect(cache.source).toBe('file:dns.json');
+      await expect(cache.current()).rejects.toThrow('the RDAP bootstrap from file:dns.json is unavailable: could not read the file (ENOENT)');
       writeFileSync(file, JSON.stringify(IANA_LIKE));
       await expect(cache.current()).rejects.toThrow(BootstrapUnavailableError);
       advance(BOOTSTRAP_RETRY_AFTER_FAILURE_MS);

@@ -2,7 +2,7 @@
 // devnet) or a local file, kept until its HTTP expiry (see bootstrapTtlMs), loaded once however many
 // lookups ask at the same time. After a failed reload the last good copy serves a bounded while longer.
 import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
+import { basename, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootstrapTtlMs, BootstrapFormatError, type DnsBootstrap, parseDnsBootstrap } from './bootstrap';
 import { isTimeout, networkCode, readBoundedText } from './http';
@@ -30,7 +30,10 @@ interface Copy {
 }
 
 export class BootstrapCache {
-  /** The source as configured, for answers to name (`source` of an UNKNOWN with no registry). */
+  /**
+   * The source as answers name it (`source` of an UNKNOWN with no registry): the URL, or for a file
+   * only `file:<name>`, since answers end up in public receipts and a server's paths are not theirs.
+   */
   readonly source: string;
   private readonly location: Location;
   private readonly now: () => Date;
@@ -41,8 +44,8 @@ export class BootstrapCache {
 
   /** `source`: an https URL, an http URL on loopback, a file: URL or an absolute file path. */
   constructor(source: string, now: () => Date = () => new Date()) {
-    this.source = source;
     this.location = locate(source);
+    this.source = this.location.kind === 'url' ? this.location.url.href : `file:${basename(this.location.path)}`;
     this.now = now;
   }
 
