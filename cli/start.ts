@@ -20,6 +20,8 @@ import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import type { SubgraphChains } from '../subgraphs/kit';
 import { prepareEscalationChannels } from './channels';
 import { prepareProviders, type ProviderUrls } from './providers';
+import { prepareRdap } from './rdap';
+import type { RdapClientOptions } from '../platform/rdap';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
 import { startEscalationWorker } from './worker';
 
@@ -111,7 +113,12 @@ export async function start(
   args: StartArgs,
   env: NodeJS.ProcessEnv = process.env,
   out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<{ stop(): Promise<void>; gatewayUrl: string | null; providerUrls: ProviderUrls }> {
+): Promise<{
+  stop(): Promise<void>;
+  gatewayUrl: string | null;
+  providerUrls: ProviderUrls;
+  rdap: RdapClientOptions | null;
+}> {
   let config = loadConfig(env);
   const log: Logger = createLogger({ level: config.logLevel });
   if (!config.isProduction) {
@@ -180,6 +187,9 @@ export async function start(
       out(`                registry eip155:${config.funding.chainId} PolicyRegistry ${config.policyRegistryAddress ?? 'none (POLICY_REGISTRY_ADDRESS unset)'}`);
     }
     const chains = subgraphChains(config, devnet);
+    // Where domain lookups go: RDAP_BOOTSTRAP_URL, or on the embedded devnet its local registry.
+    const rdap = await prepareRdap({ config: config.rdap, standIn: config.devnet && args.role === 'all', out });
+    stoppers.push({ name: 'RDAP registry', stop: () => rdap.stop() });
 
     const readinessCheck = async () => {
       await pool.query('SELECT 1');
@@ -286,7 +296,7 @@ export async function start(
       }
     }
     out(`ready           role ${args.role}; Ctrl-C stops everything`);
-    return { stop: stopAll, gatewayUrl, providerUrls: providers.urls };
+    return { stop: stopAll, gatewayUrl, providerUrls: providers.urls, rdap: rdap.client };
   } catch (error) {
     await stopAll();
     throw error;

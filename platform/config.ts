@@ -10,6 +10,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { isPublishedDevAddress, isPublishedDevKey } from './chain/devKeys';
 import { SUBGRAPH_NAMES, type SubgraphName } from './db/migrate';
 import { projectRoot } from './paths';
+import * as rdapLimits from './rdap/limits';
+import { isAllowedRdapUrl } from './rdap/urlPolicy';
 
 export type NodeEnv = 'development' | 'test' | 'production';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -107,6 +109,8 @@ export interface Config {
   readonly escalations: EscalationConfig;
   /** Where each merchant the service buys from answers (PROVIDER_<NAME>_URL); null: none configured (the embedded devnet starts its own). */
   readonly providerUrls: { readonly domains: string | null };
+  /** RDAP lookups: delivery verification of domains.check, the builder's domain checks. */
+  readonly rdap: RdapConfig;
   readonly identity: {
     readonly serviceName: string;
     readonly serviceDescription: string;
@@ -323,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const escalations = readEscalations(read, publicUrl);
   const providerUrls = { domains: read.url('PROVIDER_DOMAINS_URL', HTTP) };
+  const rdap = readRdap(read, chains.devnet);
   const identity = {
     serviceName: read.string('SERVICE_NAME', DEFAULT_SERVICE_NAME, 100),
     serviceDescription: read.string('SERVICE_DESCRIPTION', DEFAULT_SERVICE_DESCRIPTION, 1000),
@@ -355,8 +360,36 @@ export function loadConfig(env: Env = process.env): Config {
     x402,
     escalations,
     providerUrls,
+    rdap,
     identity,
   });
+}
+
+export interface RdapConfig {
+  /** RFC 9224 dns.json (URL or absolute path); null: the devnet registry's, which `npm start` runs. */
+  readonly bootstrapSource: string | null;
+  readonly lookupTimeoutMs: number;
+  readonly maxConcurrentLookups: number;
+  readonly transportRetries: number;
+}
+
+/** Off the devnet the real IANA bootstrap is the default; plain http is accepted on loopback only. */
+function readRdap(read: EnvReader, devnet: boolean): RdapConfig {
+  const raw = read.raw('RDAP_BOOTSTRAP_URL');
+  let bootstrapSource = devnet ? null : rdapLimits.IANA_DNS_BOOTSTRAP_URL;
+  if (raw !== undefined && path.isAbsolute(raw)) bootstrapSource = raw;
+  else if (raw !== undefined) {
+    const url = URL.canParse(raw) ? new URL(raw) : null;
+    if (url !== null && (url.protocol === 'file:' || isAllowedRdapUrl(url))) bootstrapSource = raw;
+    else read.problem('RDAP_BOOTSTRAP_URL', 'must be an https URL, an http URL on loopback, a file: URL or an absolute path');
+  }
+  const { MIN_LOOKUP_TIMEOUT_MS, MAX_LOOKUP_TIMEOUT_MS, MAX_CONCURRENT_LOOKUPS, MAX_TRANSPORT_RETRIES } = rdapLimits;
+  return {
+    bootstrapSource,
+    lookupTimeoutMs: read.integer('RDAP_LOOKUP_TIMEOUT_MS', rdapLimits.DEFAULT_LOOKUP_TIMEOUT_MS, MIN_LOOKUP_TIMEOUT_MS, MAX_LOOKUP_TIMEOUT_MS),
+    maxConcurrentLookups: read.integer('RDAP_MAX_CONCURRENT_LOOKUPS', rdapLimits.DEFAULT_MAX_CONCURRENT_LOOKUPS, 1, MAX_CONCURRENT_LOOKUPS),
+    transportRetries: read.integer('RDAP_TRANSPORT_RETRIES', rdapLimits.DEFAULT_TRANSPORT_RETRIES, 0, MAX_TRANSPORT_RETRIES),
+  };
 }
 
 export interface EscalationConfig {
