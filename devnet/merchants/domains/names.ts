@@ -2,13 +2,10 @@
 // list under the reserved `.test` TLD (RFC 2606) that the merchant answers "taken" for and the devnet
 // RDAP registry serves, so both peers agree unless a fault switch makes the merchant lie.
 
-/** Registered on the devnet; every other well-formed name is available. */
-export const DEVNET_REGISTERED_DOMAINS: readonly string[] = Object.freeze([
-  'example.test',
-  'taken.test',
-  'registered.test',
-  'spend-control.test',
-]);
+import { DEVNET_REGISTERED_NAMES } from '../../rdap/names';
+
+/** Registered on the devnet (the RDAP registry's one list); every other well-formed name is available. */
+export const DEVNET_REGISTERED_DOMAINS: readonly string[] = Object.freeze([...DEVNET_REGISTERED_NAMES]);
 
 const MAX_DOMAIN_LENGTH = 253;
 const LABEL_PATTERN = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
