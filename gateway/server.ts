@@ -11,7 +11,7 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { newCorrelationId } from '../core/canon/ids';
-import { AppError, errorBody, isErrorCode, ERROR_CODES, type ErrorCode } from '../core/errors';
+import { AppError, isErrorCode, ERROR_CODES } from '../core/errors';
 import { signActor } from '../platform/actor';
 import type { Logger } from '../platform/log';
 import { createHttpMetrics } from '../platform/metrics';
@@ -24,7 +24,10 @@ import { createFederatedGateway, type SubgraphEndpoint } from './graphql/supergr
 import { loadPersistedDocuments } from './rest/documents';
 import { LOGO_SVG } from './rest/identity';
 import { openApiDocument } from './rest/openapi';
-import { allowedMethods, createRestRouter } from './rest/router';
+import { answerClientErrors, MAX_HEADER_BYTES } from './rest/clientErrors';
+import { restErrorHandler, unmatchedRequest } from './rest/errorHandler';
+import { checkWireBody, requireJsonMediaType } from './rest/requestGuards';
+import { createRestRouter } from './rest/router';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
 import { type ChannelInboundOptions, createChannelInboundRouter } from './channels/inbound';
 import { Fanout } from './subscriptions/fanout';
@@ -154,7 +157,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const httpServer = createServer(app);
+  const httpServer = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+  answerClientErrors(httpServer, { docsBaseUrl, log });
   httpServer.keepAliveTimeout = 65_000;
   httpServer.headersTimeout = 66_000;
   httpServer.requestTimeout = 120_000;
@@ -266,6 +270,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     res.setHeader('content-type', metrics.registry.contentType);
     res.send(await metrics.registry.metrics());
   });
+
+  // Before the JSON parser: the channel routes verify signatures over the raw bytes.
+  app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument(options.service, options.routes));
   });
@@ -297,9 +304,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
   );
 
-  // Before the JSON parser: the channel routes verify signatures over the raw bytes.
-  app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
-  app.use(express.json({ limit: options.bodyLimitBytes, type: () => true }));
+  app.use(requireJsonMediaType, express.json({ limit: options.bodyLimitBytes, type: () => true }), checkWireBody);
   app.use(
     createRestRouter({
       routes: options.routes,
@@ -321,54 +326,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
   );
 
-  app.use((req: Request, _res: Response, next: NextFunction) => {
-    const methods = allowedMethods(options.routes, req.path);
-    if (methods.length > 0) {
-      const error = new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(', ')}.`, {
-        allow: methods,
-      });
-      next(error);
-      return;
-    }
-    next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`));
-  });
-
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const correlationId = String(res.locals.correlationId ?? newCorrelationId());
-    let code: ErrorCode;
-    let message: string | undefined;
-    let details: unknown;
-    const bodyError = error as { type?: string; status?: number };
-    if (error instanceof AppError) {
-      code = error.code;
-      message = error.message;
-      details = error.details;
-    } else if (bodyError?.type === 'entity.too.large') {
-      code = 'BODY_TOO_LARGE';
-      message = `The request body is larger than ${options.bodyLimitBytes} bytes.`;
-    } else if (bodyError?.type === 'entity.parse.failed') {
-      code = 'BODY_NOT_JSON';
-    } else if (bodyError?.type === 'encoding.unsupported' || bodyError?.type === 'charset.unsupported') {
-      code = 'UNSUPPORTED_MEDIA_TYPE';
-    } else {
-      code = 'INTERNAL_ERROR';
-      log.error({ correlationId, err: error, method: req.method, path: req.path }, 'unhandled error');
-    }
-    if (code === 'INTERNAL_ERROR' && error instanceof AppError && error.cause) {
-      log.error({ correlationId, err: error.cause, method: req.method, path: req.path }, 'internal error');
-    }
-    if (code === 'METHOD_NOT_ALLOWED') {
-      const allow = (details as { allow?: string[] } | undefined)?.allow ?? [];
-      res.setHeader('Allow', allow.join(', '));
-    }
-    const retryAfter = (details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
-    if (typeof retryAfter === 'number' && ERROR_CODES[code].retryable) res.setHeader('Retry-After', String(retryAfter));
-    if (code === 'INTERNAL_ERROR') {
-      message = undefined;
-      details = undefined;
-    }
-    res.status(ERROR_CODES[code].status).json(errorBody(code, { message, details, correlationId, docsBaseUrl }));
-  });
+  app.use(unmatchedRequest(options.routes));
+  app.use(restErrorHandler({ log, bodyLimitBytes: options.bodyLimitBytes, docsBaseUrl }));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
