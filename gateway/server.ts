@@ -13,6 +13,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { newCorrelationId } from '../core/canon/ids';
 import { AppError, isErrorCode, ERROR_CODES } from '../core/errors';
 import { signActor } from '../platform/actor';
+import type { TrustProxy } from '../platform/config';
 import type { Logger } from '../platform/log';
 import { createHttpMetrics } from '../platform/metrics';
 import { projectRoot } from '../platform/paths';
@@ -28,6 +29,8 @@ import { answerClientErrors, MAX_HEADER_BYTES } from './rest/clientErrors';
 import { restErrorHandler, unmatchedRequest } from './rest/errorHandler';
 import { checkWireBody, requireJsonMediaType } from './rest/requestGuards';
 import { createRestRouter } from './rest/router';
+import { type RateLimits, rateLimiter } from './rateLimit/limiter';
+import { openRateLimitStore, type RateLimitStoreKind } from './rateLimit/store';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
 import { type ChannelInboundOptions, createChannelInboundRouter } from './channels/inbound';
 import { Fanout } from './subscriptions/fanout';
@@ -59,6 +62,10 @@ export interface GatewayOptions {
   readonly readinessCheck?: () => Promise<void>;
   readonly graphql: { readonly maxDepth: number; readonly maxCost: number; readonly introspection: boolean };
   readonly bodyLimitBytes: number;
+  /** Token buckets at the edge; see docs/operations.md#rate-limits. */
+  readonly rateLimit: GatewayRateLimitOptions;
+  /** TRUST_PROXY: which proxies' X-Forwarded-For names the client; absent or false: the socket address. */
+  readonly trustProxy?: TrustProxy;
   readonly service: RestServiceInfo;
   readonly routes: readonly RouteDefinition[];
   readonly log: Logger;
@@ -67,6 +74,14 @@ export interface GatewayOptions {
   readonly channelInbound?: ChannelInboundOptions;
   /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
   readonly x402?: X402GatewayOptions | null;
+}
+
+export interface GatewayRateLimitOptions {
+  readonly limits: RateLimits;
+  /** postgres: gateway.rate_buckets, shared by every replica (needs databaseUrl); memory: this process only. */
+  readonly store: RateLimitStoreKind;
+  /** The database of the PostgreSQL store, opened on a small pool of its own. */
+  readonly databaseUrl: string | null;
 }
 
 export interface X402GatewayOptions {
@@ -157,6 +172,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', options.trustProxy ?? false);
   const httpServer = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
   answerClientErrors(httpServer, { docsBaseUrl, log });
   httpServer.keepAliveTimeout = 65_000;
@@ -223,6 +239,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
   }
 
+  const rateLimitStore = openRateLimitStore(options.rateLimit.store, options.rateLimit.databaseUrl, (error) =>
+    log.error({ err: error }, 'rate-limit store error'),
+  );
+
   const subscriptions = attachSubscriptionServer({
     httpServer,
     path: '/graphql',
@@ -271,8 +291,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     res.send(await metrics.registry.metrics());
   });
 
-  // Before the JSON parser: the channel routes verify signatures over the raw bytes.
+  // Channel callbacks verify the platform's secret or signature over the raw bytes (before any
+  // parser) and come from the platforms' few addresses: they are not charged to per-IP buckets.
   app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
+  // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
+  app.use(rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes: options.routes, payments: paywall !== null, log }));
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument(options.service, options.routes));
   });
@@ -355,6 +378,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await apollo.stop();
       federated.close();
       if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      await rateLimitStore.close();
     },
   };
 }

@@ -55,7 +55,13 @@ function rawExchange(request: string): Promise<{ status: number; headers: string
     socket.on('error', reject);
     socket.on('close', () => {
       const [head, body] = [data.slice(0, data.indexOf('\r\n\r\n')), data.slice(data.indexOf('\r\n\r\n') + 4)];
-      resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: JSON.parse(body) });
+      let parsed: unknown = body;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        // Not JSON: the assertion on the body reports it.
+      }
+      resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: parsed });
     });
   });
 }
