@@ -26,34 +26,38 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
   SELECT least(p_capacity, p_level + least(greatest(p_now_ms - p_at_ms, 0), (p_capacity + p_refill - 1) / p_refill) * p_refill)
 $$;
 
--- One check, one round trip: takes one token from every named bucket, or from none when any holds
--- less than one. Returns 0 when admitted, else the milliseconds until every refused bucket holds a
--- token again. Missing buckets start full. Rows are locked in bucket order, so concurrent checks
--- that share buckets queue and never deadlock. p_now_ms is for tests; the gateway passes NULL and
--- every replica reads the one database clock.
-CREATE FUNCTION gateway.take_rate_tokens(p_buckets text[], p_capacities bigint[], p_refills bigint[], p_now_ms bigint DEFAULT NULL)
-RETURNS bigint
+-- One check, one round trip: p_count requests charged to the same buckets at one instant, taken
+-- in order, each one token from every bucket while every bucket holds one (a gateway sends the
+-- checks that arrive together for the same buckets as one call). Returns how many were admitted
+-- (the first ones) and, when not all, the milliseconds the first refused one would wait. Missing
+-- buckets start full. Rows are locked in bucket order, so concurrent calls that share buckets
+-- queue and never deadlock. p_now_ms is for tests; the gateway passes NULL and every replica
+-- reads the one database clock.
+CREATE FUNCTION gateway.take_rate_tokens(p_buckets text[], p_capacities bigint[], p_refills bigint[], p_count integer DEFAULT 1, p_now_ms bigint DEFAULT NULL)
+RETURNS TABLE (granted integer, wait_ms bigint)
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   c_token  CONSTANT bigint := 60000;
   v_now    bigint := coalesce(p_now_ms, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
   v_count  integer := coalesce(array_length(p_buckets, 1), 0);
+  v_levels bigint[];
+  v_refill bigint[];
+  v_grant  bigint;
+  v_left   bigint;
   v_wait   bigint := 0;
-  v_level  bigint;
-  v_locked integer;
   r        record;
 BEGIN
   IF v_count = 0 OR v_count <> coalesce(array_length(p_capacities, 1), 0) OR v_count <> coalesce(array_length(p_refills, 1), 0)
-     OR (SELECT count(DISTINCT b) FROM unnest(p_buckets) AS t(b)) <> v_count THEN
-    RAISE EXCEPTION 'take_rate_tokens: distinct buckets with one capacity and one refill each' USING ERRCODE = '22023';
+     OR (SELECT count(DISTINCT b) FROM unnest(p_buckets) AS t(b)) <> v_count OR p_count IS NULL OR p_count < 1 THEN
+    RAISE EXCEPTION 'take_rate_tokens: distinct buckets with one capacity and one refill each, and a count of at least 1' USING ERRCODE = '22023';
   END IF;
   -- A sweep may delete a (full) bucket between the insert and the lock: then insert and lock again.
   FOR attempt IN 1..3 LOOP
     INSERT INTO gateway.rate_buckets (bucket, level, at_ms, capacity, refill)
     SELECT b, c, v_now, c, f FROM unnest(p_buckets, p_capacities, p_refills) AS t(b, c, f) ORDER BY b
     ON CONFLICT (bucket) DO NOTHING;
-    v_locked := 0;
-    v_wait := 0;
+    v_levels := ARRAY[]::bigint[];
+    v_refill := ARRAY[]::bigint[];
     FOR r IN
       SELECT rb.level, rb.at_ms, t.c, t.f
         FROM unnest(p_buckets, p_capacities, p_refills) AS t(b, c, f)
@@ -61,29 +65,37 @@ BEGIN
        ORDER BY t.b
          FOR UPDATE OF rb
     LOOP
-      v_locked := v_locked + 1;
-      v_level := gateway.bucket_level(r.level, r.at_ms, r.c, r.f, v_now);
-      IF v_level < c_token THEN
-        v_wait := greatest(v_wait, (c_token - v_level + r.f - 1) / r.f);
-      END IF;
+      v_levels := v_levels || gateway.bucket_level(r.level, r.at_ms, r.c, r.f, v_now);
+      v_refill := v_refill || r.f;
     END LOOP;
-    EXIT WHEN v_locked = v_count;
+    EXIT WHEN coalesce(array_length(v_levels, 1), 0) = v_count;
   END LOOP;
-  IF v_locked <> v_count THEN
+  IF coalesce(array_length(v_levels, 1), 0) <> v_count THEN
     RAISE EXCEPTION 'take_rate_tokens: buckets kept disappearing under a concurrent sweep' USING ERRCODE = '40001';
   END IF;
-  -- Refused: nothing is taken, and an untouched row refills exactly as an updated one would.
-  IF v_wait > 0 THEN
-    RETURN v_wait;
+  v_grant := p_count;
+  FOR i IN 1..v_count LOOP
+    v_grant := least(v_grant, v_levels[i] / c_token);
+  END LOOP;
+  IF v_grant < p_count THEN
+    FOR i IN 1..v_count LOOP
+      v_left := v_levels[i] - v_grant * c_token;
+      IF v_left < c_token THEN
+        v_wait := greatest(v_wait, (c_token - v_left + v_refill[i] - 1) / v_refill[i]);
+      END IF;
+    END LOOP;
   END IF;
-  UPDATE gateway.rate_buckets rb
-     SET level = gateway.bucket_level(rb.level, rb.at_ms, t.c, t.f, v_now) - c_token,
-         at_ms = greatest(rb.at_ms, v_now),
-         capacity = t.c,
-         refill = t.f
-    FROM unnest(p_buckets, p_capacities, p_refills) AS t(b, c, f)
-   WHERE rb.bucket = t.b;
-  RETURN 0;
+  -- Nothing admitted: nothing is written, and an untouched row refills exactly as an updated one would.
+  IF v_grant > 0 THEN
+    UPDATE gateway.rate_buckets rb
+       SET level = gateway.bucket_level(rb.level, rb.at_ms, t.c, t.f, v_now) - v_grant * c_token,
+           at_ms = greatest(rb.at_ms, v_now),
+           capacity = t.c,
+           refill = t.f
+      FROM unnest(p_buckets, p_capacities, p_refills) AS t(b, c, f)
+     WHERE rb.bucket = t.b;
+  END IF;
+  RETURN QUERY SELECT v_grant::integer, v_wait;
 END
 $$;
 

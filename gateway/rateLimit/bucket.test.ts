@@ -1,7 +1,7 @@
 // Token-bucket maths: the bound every limiter promises (never more than burst + rate × t admitted
 // in any interval), Retry-After that is honest, and all-or-nothing charging of several buckets.
 import fc from 'fast-check';
-import { type BucketLevel, type BucketLimit, levelAt, retryAfterSeconds, takeToken, TOKEN_UNITS } from './bucket';
+import { type BucketLevel, type BucketLimit, levelAt, retryAfterSeconds, takeToken, takeTokens, TOKEN_UNITS } from './bucket';
 
 interface Simulated {
   readonly admittedAtMs: number[][];
@@ -103,6 +103,32 @@ describe('token bucket', () => {
         expect(replay.outcomes.every((outcome) => outcome.admitted)).toBe(true);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('takes a batch of simultaneous requests exactly as it takes them one by one (property)', () => {
+    const levelArb = fc.option(fc.record({ units: fc.integer({ min: 0, max: 40 * TOKEN_UNITS }), atMs: fc.integer({ min: 0, max: 10_000 }) }), { nil: undefined });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(limitArb, levelArb), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 60 }), fc.integer({ min: 0, max: 20_000 }), (pairs, count, nowMs) => {
+        const buckets = pairs.map(([limit, level]) => ({ limit, level: level && { units: Math.min(level.units, limit.burst * TOKEN_UNITS), atMs: level.atMs } }));
+        const batch = takeTokens(buckets, count, nowMs);
+        let state = buckets;
+        let granted = 0;
+        let firstRefusalMs = 0;
+        for (let index = 0; index < count; index += 1) {
+          const one = takeToken(state, nowMs);
+          if (one.admitted) {
+            granted += 1;
+            state = state.map((bucket, position) => ({ ...bucket, level: one.levels[position] }));
+          } else if (firstRefusalMs === 0) {
+            firstRefusalMs = one.retryAfterMs;
+          }
+        }
+        expect(batch.granted).toBe(granted);
+        expect(batch.retryAfterMs).toBe(firstRefusalMs);
+        expect(batch.levels.map((level) => level.units)).toEqual(state.map((bucket) => levelAt(bucket.level, bucket.limit, nowMs)));
+      }),
+      { numRuns: 300 },
     );
   });
 });

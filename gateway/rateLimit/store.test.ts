@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { createPool } from '../../platform/db/pool';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { type BucketLevel, type BucketLimit, capacityUnits, takeToken } from './bucket';
+import { type BucketLevel, type BucketLimit, capacityUnits, takeTokens } from './bucket';
 import { MemoryRateLimitStore, PostgresRateLimitStore, type RateLimitStore } from './store';
 
 let db: TestDatabase;
@@ -17,14 +17,12 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function takeAt(keys: string[], limits: BucketLimit[], nowMs: number): Promise<number> {
-  const result = await db.pool.query<{ wait_ms: string }>('SELECT gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[], $4) AS wait_ms', [
-    keys,
-    limits.map(capacityUnits),
-    limits.map((limit) => limit.perMinute),
-    nowMs,
-  ]);
-  return Number(result.rows[0]!.wait_ms);
+async function takeAt(keys: string[], limits: BucketLimit[], nowMs: number, count = 1): Promise<{ granted: number; waitMs: number }> {
+  const result = await db.pool.query<{ granted: number; wait_ms: string }>(
+    'SELECT granted, wait_ms FROM gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[], $4, $5)',
+    [keys, limits.map(capacityUnits), limits.map((limit) => limit.perMinute), count, nowMs],
+  );
+  return { granted: result.rows[0]!.granted, waitMs: Number(result.rows[0]!.wait_ms) };
 }
 
 const limitArb = fc.record({ perMinute: fc.integer({ min: 1, max: 1_000_000 }), burst: fc.integer({ min: 1, max: 20 }) });
@@ -32,11 +30,14 @@ const limitArb = fc.record({ perMinute: fc.integer({ min: 1, max: 1_000_000 }), 
 describe('gateway.take_rate_tokens', () => {
   let run = 0;
 
-  it('answers exactly as the pure maths for any sequence of checks (property)', async () => {
+  it('answers exactly as the pure maths for any sequence of checks and batches (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(limitArb, { minLength: 3, maxLength: 3 }),
-        fc.array(fc.record({ gap: fc.integer({ min: -50, max: 4_000 }), charged: fc.subarray([0, 1, 2], { minLength: 1 }) }), { minLength: 1, maxLength: 40 }),
+        fc.array(
+          fc.record({ gap: fc.integer({ min: -50, max: 4_000 }), charged: fc.subarray([0, 1, 2], { minLength: 1 }), count: fc.integer({ min: 1, max: 25 }) }),
+          { minLength: 1, maxLength: 30 },
+        ),
         async (limits, requests) => {
           run += 1;
           const keys = limits.map((_, index) => `test:${run}:${index}`);
@@ -44,10 +45,10 @@ describe('gateway.take_rate_tokens', () => {
           let now = 1_800_000_000_000;
           for (const request of requests) {
             now += request.gap;
-            const expected = takeToken(request.charged.map((index) => ({ limit: limits[index]!, level: levels[index] })), now);
-            if (expected.admitted) request.charged.forEach((index, position) => (levels[index] = expected.levels[position]));
-            const waitMs = await takeAt(request.charged.map((index) => keys[index]!), request.charged.map((index) => limits[index]!), now);
-            expect(waitMs).toBe(expected.retryAfterMs);
+            const expected = takeTokens(request.charged.map((index) => ({ limit: limits[index]!, level: levels[index] })), request.count, now);
+            if (expected.granted > 0) request.charged.forEach((index, position) => (levels[index] = expected.levels[position]));
+            const answer = await takeAt(request.charged.map((index) => keys[index]!), request.charged.map((index) => limits[index]!), now, request.count);
+            expect(answer).toEqual({ granted: expected.granted, waitMs: expected.retryAfterMs });
           }
         },
       ),
@@ -58,6 +59,7 @@ describe('gateway.take_rate_tokens', () => {
   it('refuses an empty or repeated bucket list', async () => {
     await expect(takeAt([], [], 0)).rejects.toThrow(/distinct buckets/);
     await expect(takeAt(['dup', 'dup'], [{ perMinute: 1, burst: 1 }, { perMinute: 1, burst: 1 }], 0)).rejects.toThrow(/distinct buckets/);
+    await expect(takeAt(['zero'], [{ perMinute: 1, burst: 1 }], 0, 0)).rejects.toThrow(/count of at least 1/);
   });
 
   it('sweeps only the buckets that are full again', async () => {

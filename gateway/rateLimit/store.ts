@@ -1,7 +1,9 @@
 // Where bucket levels live. PostgreSQL (the default): one table every gateway replica shares, one
 // function call per check (gateway.take_rate_tokens), on a small pool of its own so a busy service
-// pool never delays the check. Memory (RATE_LIMIT_STORE=memory): per-process buckets, for a single
-// replica and for tests of the maths; each replica then admits its own full rate.
+// pool never delays the check; checks on the same buckets that arrive while one is in flight go
+// together in the next call, so a hot bucket costs one round trip per batch, not one per request.
+// Memory (RATE_LIMIT_STORE=memory): per-process buckets, for a single replica and for tests of the
+// maths; each replica then admits its own full rate.
 import type { Pool } from 'pg';
 import { createPool } from '../../platform/db/pool';
 import { type BucketLevel, type BucketLimit, capacityUnits, levelAt, takeToken } from './bucket';
@@ -23,7 +25,21 @@ export const SWEEP_INTERVAL_MS = 60_000;
 /** Connections of the PostgreSQL store's own pool: each check is one short function call. */
 export const STORE_POOL_SIZE = 4;
 
-const TAKE_STATEMENT = 'SELECT gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[]) AS wait_ms';
+const TAKE_STATEMENT = 'SELECT granted, wait_ms FROM gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[], $4::integer)';
+/** Most checks sent in one call. */
+export const MAX_CHECKS_PER_CALL = 1_000;
+
+interface PendingCheck {
+  readonly resolve: (waitMs: number) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The checks of one set of buckets: at most one call in flight, the rest waiting for the next. */
+interface BucketSetQueue {
+  readonly charges: readonly BucketCharge[];
+  readonly waiting: PendingCheck[];
+  inFlight: boolean;
+}
 
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly buckets = new Map<string, { level: BucketLevel; limit: BucketLimit }>();
@@ -58,6 +74,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
 export class PostgresRateLimitStore implements RateLimitStore {
   private readonly timer: NodeJS.Timeout;
+  private readonly queues = new Map<string, BucketSetQueue>();
 
   constructor(
     private readonly pool: Pool,
@@ -70,13 +87,43 @@ export class PostgresRateLimitStore implements RateLimitStore {
     this.timer.unref();
   }
 
-  async take(charges: readonly BucketCharge[]): Promise<number> {
-    const result = await this.pool.query<{ wait_ms: string }>({
+  take(charges: readonly BucketCharge[]): Promise<number> {
+    const key = JSON.stringify(charges);
+    let queue = this.queues.get(key);
+    if (queue === undefined) {
+      queue = { charges, waiting: [], inFlight: false };
+      this.queues.set(key, queue);
+    }
+    const settled = new Promise<number>((resolve, reject) => queue.waiting.push({ resolve, reject }));
+    this.flush(key, queue);
+    return settled;
+  }
+
+  /** Sends the waiting checks of one bucket set as one call, unless one is in flight already. */
+  private flush(key: string, queue: BucketSetQueue): void {
+    if (queue.inFlight) return;
+    if (queue.waiting.length === 0) {
+      this.queues.delete(key);
+      return;
+    }
+    const batch = queue.waiting.splice(0, MAX_CHECKS_PER_CALL);
+    queue.inFlight = true;
+    this.call(queue.charges, batch.length).then(
+      ({ granted, waitMs }) => batch.forEach((check, index) => check.resolve(index < granted ? 0 : waitMs)),
+      (error: unknown) => batch.forEach((check) => check.reject(error)),
+    ).finally(() => {
+      queue.inFlight = false;
+      this.flush(key, queue);
+    });
+  }
+
+  private async call(charges: readonly BucketCharge[], count: number): Promise<{ granted: number; waitMs: number }> {
+    const result = await this.pool.query<{ granted: number; wait_ms: string }>({
       name: 'gateway_take_rate_tokens',
       text: TAKE_STATEMENT,
-      values: [charges.map((charge) => charge.key), charges.map((charge) => capacityUnits(charge.limit)), charges.map((charge) => charge.limit.perMinute)],
+      values: [charges.map((charge) => charge.key), charges.map((charge) => capacityUnits(charge.limit)), charges.map((charge) => charge.limit.perMinute), count],
     });
-    return Number(result.rows[0]!.wait_ms);
+    return { granted: result.rows[0]!.granted, waitMs: Number(result.rows[0]!.wait_ms) };
   }
 
   async close(): Promise<void> {
