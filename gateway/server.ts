@@ -27,7 +27,7 @@ import { LOGO_SVG } from './rest/identity';
 import { openApiDocument } from './rest/openapi';
 import { answerClientErrors, MAX_HEADER_BYTES } from './rest/clientErrors';
 import { restErrorHandler, unmatchedRequest } from './rest/errorHandler';
-import { checkWireBody, requireJsonMediaType } from './rest/requestGuards';
+import { checkWireBody, requireHostHeader, requireJsonMediaType } from './rest/requestGuards';
 import { createRestRouter } from './rest/router';
 import { type RateLimits, rateLimiter } from './rateLimit/limiter';
 import { openRateLimitStore, type RateLimitStoreKind } from './rateLimit/store';
@@ -173,7 +173,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy ?? false);
-  const httpServer = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+  const httpServer = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, app);
   answerClientErrors(httpServer, { docsBaseUrl, log });
   httpServer.keepAliveTimeout = 65_000;
   httpServer.headersTimeout = 66_000;
@@ -266,6 +266,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     next();
   });
+  app.use(requireHostHeader);
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });

@@ -1,7 +1,8 @@
-// Requests Node's HTTP parser refuses before Express sees them (an unknown method, a request line
-// and headers over MAX_HEADER_BYTES, a broken Content-Length, a request too slow to arrive) get
-// the documented error body too, written straight to the socket, and the connection is closed.
-import { STATUS_CODES, type Server } from 'node:http';
+// Requests Node's HTTP layer refuses before Express sees them (an unknown method, a request line
+// and headers over MAX_HEADER_BYTES, a broken Content-Length, a request too slow to arrive, a
+// CONNECT tunnel) get the documented error body too, written straight to the socket, and the
+// connection is closed.
+import { type IncomingMessage, STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { newCorrelationId } from '../../core/canon/ids';
 import { ERROR_CODES, errorBody, type ErrorCode } from '../../core/errors';
@@ -33,24 +34,38 @@ function responseStarted(socket: Duplex): boolean {
   return current?.headersSent === true;
 }
 
-export function answerClientErrors(server: Server, options: { docsBaseUrl: string | null; log: Logger }): void {
+/** Writes one error answer on a raw socket and closes it. */
+function answerOnSocket(socket: Duplex, code: ErrorCode, message: string, options: RawAnswerOptions, detail: Record<string, unknown>): void {
+  const correlationId = newCorrelationId();
+  const status = ERROR_CODES[code].status;
+  const body = JSON.stringify(errorBody(code, { message, correlationId, docsBaseUrl: options.docsBaseUrl }));
+  options.log.info({ correlationId, status, ...detail }, 'request refused by the HTTP layer');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-correlation-id: ${correlationId}\r\n` +
+      'connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+interface RawAnswerOptions {
+  readonly docsBaseUrl: string | null;
+  readonly log: Logger;
+}
+
+export function answerClientErrors(server: Server, options: RawAnswerOptions): void {
   server.on('clientError', (error: ClientError, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable || responseStarted(socket)) {
       socket.destroy();
       return;
     }
-    const correlationId = newCorrelationId();
     const { code, message } = refusalOf(error);
-    const status = ERROR_CODES[code].status;
-    const body = JSON.stringify(errorBody(code, { message, correlationId, docsBaseUrl: options.docsBaseUrl }));
-    options.log.info({ correlationId, status, parserError: error.code }, 'request refused by the HTTP parser');
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        'content-type: application/json; charset=utf-8\r\n' +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-correlation-id: ${correlationId}\r\n` +
-        'connection: close\r\n\r\n' +
-        body,
-    );
+    answerOnSocket(socket, code, message, options, { parserError: error.code });
+  });
+  // Without a listener Node closes a CONNECT request's connection without a word.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answerOnSocket(socket, 'REQUEST_INVALID', 'CONNECT (a proxy tunnel) is not served here.', options, { method: 'CONNECT' });
   });
 }

@@ -9,6 +9,15 @@ import { wireJsonProblem } from '../../core/validation/wireJson';
 const JSON_MEDIA_TYPE = 'application/json';
 const SHOWN_MEDIA_TYPE_CHARS = 80;
 
+/**
+ * An HTTP/1.1 request must name its Host (RFC 9112). Node's own check answers without the error
+ * body, so the server leaves it to this middleware.
+ */
+export function requireHostHeader(req: Request, _res: Response, next: NextFunction): void {
+  const missing = req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && (req.headers.host === undefined || req.headers.host === '');
+  next(missing ? new AppError('REQUEST_INVALID', 'An HTTP/1.1 request needs a Host header.') : undefined);
+}
+
 /** Content-Length above zero, or a chunked body: something to parse. */
 export function hasRequestBody(req: Request): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;

@@ -147,11 +147,13 @@ describe('JSON the service cannot carry', () => {
   });
 });
 
-describe('requests Node’s HTTP parser refuses', () => {
+describe('requests Node’s HTTP layer refuses', () => {
   it.each([
     ['an unknown method', 'FROB /catalog HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'REQUEST_INVALID'],
     ['a 32 KiB URL', `GET /${'a'.repeat(32 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'REQUEST_HEADERS_TOO_LARGE'],
     ['a broken Content-Length', 'POST /log_receipt HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n', 400, 'REQUEST_INVALID'],
+    ['a CONNECT tunnel', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400, 'REQUEST_INVALID'],
+    ['HTTP/1.1 without a Host', 'GET /catalog HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'REQUEST_INVALID'],
   ])('answers %s with the error body', async (_what, request, status, code) => {
     const answer = await rawExchange(request);
     expect(answer.status).toBe(status);
