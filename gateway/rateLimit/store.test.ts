@@ -108,3 +108,23 @@ describe('two gateways on one database', () => {
     }
   });
 });
+
+describe('the memory store', () => {
+  it('forgets a bucket only once it is full again', async () => {
+    let now = 0;
+    const store = new MemoryRateLimitStore(() => now);
+    try {
+      const limit = { perMinute: 60, burst: 2 };
+      expect(await store.take([{ key: 'a', limit }])).toBe(0);
+      expect(await store.take([{ key: 'a', limit }])).toBe(0);
+      expect(await store.take([{ key: 'a', limit }])).toBe(1_000);
+      now = 1_999;
+      expect(store.sweep()).toBe(1);
+      now = 2_000;
+      expect(store.sweep()).toBe(0);
+      expect(await store.take([{ key: 'a', limit }])).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+});
