@@ -24,6 +24,7 @@ import { formatIsoSeconds } from '../core/validation/timestamp';
 import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
 import { silentLogger } from '../platform/log';
 import { startAllInOne } from '../cli/stack';
+import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
@@ -296,6 +297,8 @@ async function main(): Promise<void> {
         listenDatabaseUrl: null,
         graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
         bodyLimitBytes: 65_536,
+        // The shared store, as deployed, with limits no bench reaches.
+        rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
         service: benchServiceInfo(),
         log: silentLogger,
       });

@@ -16,6 +16,7 @@ import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startAllInOne, type RunningStack } from '../cli/stack';
 import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
+import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { createSettlementRail } from '../gateway/x402/rail';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { TRANSFER_WITH_AUTHORIZATION_TYPES, mintToken, randomAuthorizationNonce } from '../platform/chain/tokens';
@@ -121,6 +122,8 @@ async function main(): Promise<void> {
       listenDatabaseUrl: null,
       graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
       bodyLimitBytes: 65_536,
+      // The shared store, as deployed, with limits no bench reaches.
+      rateLimit: { limits: uniformLimits(), store: 'postgres' as const, databaseUrl: database.url },
       log: silentLogger,
     };
     const free = await startAllInOne({ ...common, service: benchServiceInfo(), x402: null });

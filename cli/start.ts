@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import { loadConfig, prepareLocalSecrets, type Config } from '../platform/config';
 import { createLogger, type Logger } from '../platform/log';
 import { createPool } from '../platform/db/pool';
-import { migrate, SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
+import { migrate, MIGRATION_SETS, type MigrationSet, SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
 import { startEmbeddedPostgres } from '../platform/db/embedded';
 import { projectRoot } from '../platform/paths';
 import { keysFilePath, readDevnetFile, startDevnetChains, type DevnetInfo } from '../devnet/chains';
@@ -158,8 +158,8 @@ export async function start(
     const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
     stoppers.push({ name: 'database pool', stop: () => pool.end() });
 
-    const migrating: readonly SubgraphName[] =
-      args.role === 'all' ? SUBGRAPH_NAMES : args.role === 'gateway' || args.role === 'worker' ? [] : [args.role];
+    // The gateway migrates its own schema (rate-limit buckets); each subgraph role its own.
+    const migrating: readonly MigrationSet[] = args.role === 'all' ? MIGRATION_SETS : args.role === 'worker' ? [] : [args.role];
     if (migrating.length > 0) {
       const result = await migrate(pool, { subgraphs: migrating });
       out(`migrations      ${result.applied.length} applied (${migrating.join(', ')})`);
@@ -225,6 +225,8 @@ export async function start(
       readinessCheck,
       graphql: config.graphql,
       bodyLimitBytes: config.http.bodyLimitBytes,
+      rateLimit: { limits: config.rateLimit, store: config.rateLimit.store, databaseUrl },
+      trustProxy: config.http.trustProxy,
       service: serviceInfo(config, devnet),
       log,
       x402: args.role === 'all' || args.role === 'gateway' ? x402Options(config, devnet, devnetKeys, pool) : null,

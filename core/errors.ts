@@ -16,6 +16,8 @@ export const ERROR_CODES = {
   BODY_TOO_LARGE: { status: 413, retryable: false, message: 'The request body is larger than the limit.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, message: 'Send the body as application/json.' },
   REQUEST_INVALID: { status: 400, retryable: false, message: 'The request does not match the route’s input.' },
+  REQUEST_HEADERS_TOO_LARGE: { status: 431, retryable: false, message: 'The request line and headers are larger than the limit.' },
+  REQUEST_TIMEOUT: { status: 408, retryable: true, message: 'The request did not arrive in time.' },
   RATE_LIMITED: { status: 429, retryable: true, message: 'Too many requests; retry after the indicated time.' },
   INTERNAL_ERROR: { status: 500, retryable: true, message: 'An internal error occurred; quote the correlation id.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, message: 'A dependency is not ready; retry shortly.' },

@@ -11,9 +11,9 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError } from 'graphql';
 import { newCorrelationId } from '../core/canon/ids';
-import { AppError, errorBody, ERROR_CODES, type ErrorCode } from '../core/errors';
+import { AppError, errorBody, isErrorCode, ERROR_CODES, type ErrorCode } from '../core/errors';
 import { signActor } from '../platform/actor';
-import { GRAPHQL_LIMIT_DEFAULTS, type GraphQLSettings } from '../platform/config';
+import { GRAPHQL_LIMIT_DEFAULTS, type GraphQLSettings, type TrustProxy } from '../platform/config';
 import type { Logger } from '../platform/log';
 import { createHttpMetrics } from '../platform/metrics';
 import { projectRoot } from '../platform/paths';
@@ -27,7 +27,12 @@ import { createFederatedGateway, type SubgraphEndpoint } from './graphql/supergr
 import { loadPersistedDocuments } from './rest/documents';
 import { LOGO_SVG } from './rest/identity';
 import { openApiDocument } from './rest/openapi';
-import { allowedMethods, createRestRouter } from './rest/router';
+import { answerClientErrors, MAX_HEADER_BYTES } from './rest/clientErrors';
+import { restErrorHandler, unmatchedRequest } from './rest/errorHandler';
+import { checkWireBody, requireHostHeader, requireJsonMediaType } from './rest/requestGuards';
+import { createRestRouter } from './rest/router';
+import { type RateLimits, rateLimiter } from './rateLimit/limiter';
+import { openRateLimitStore, type RateLimitStoreKind } from './rateLimit/store';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
 import { type ChannelInboundOptions, createChannelInboundRouter } from './channels/inbound';
 import { Fanout } from './subscriptions/fanout';
@@ -60,6 +65,10 @@ export interface GatewayOptions {
   /** Limits not given take GRAPHQL_LIMIT_DEFAULTS. */
   readonly graphql: Pick<GraphQLSettings, 'maxDepth' | 'maxCost' | 'introspection'> & Partial<GraphQLSettings>;
   readonly bodyLimitBytes: number;
+  /** Token buckets at the edge; see docs/operations.md#rate-limits. */
+  readonly rateLimit: GatewayRateLimitOptions;
+  /** TRUST_PROXY: which proxies' X-Forwarded-For names the client; absent or false: the socket address. */
+  readonly trustProxy?: TrustProxy;
   readonly service: RestServiceInfo;
   readonly routes: readonly RouteDefinition[];
   readonly log: Logger;
@@ -68,6 +77,14 @@ export interface GatewayOptions {
   readonly channelInbound?: ChannelInboundOptions;
   /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
   readonly x402?: X402GatewayOptions | null;
+}
+
+export interface GatewayRateLimitOptions {
+  readonly limits: RateLimits;
+  /** postgres: gateway.rate_buckets, shared by every replica (needs databaseUrl); memory: this process only. */
+  readonly store: RateLimitStoreKind;
+  /** The database of the PostgreSQL store, opened on a small pool of its own. */
+  readonly databaseUrl: string | null;
 }
 
 export interface X402GatewayOptions {
@@ -133,7 +150,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const httpServer = createServer(app);
+  app.set('trust proxy', options.trustProxy ?? false);
+  const httpServer = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, app);
+  answerClientErrors(httpServer, { docsBaseUrl, log });
   httpServer.keepAliveTimeout = 65_000;
   httpServer.headersTimeout = 66_000;
   httpServer.requestTimeout = 120_000;
@@ -201,6 +220,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
   }
 
+  const rateLimitStore = openRateLimitStore(options.rateLimit.store, options.rateLimit.databaseUrl, (error) =>
+    log.error({ err: error }, 'rate-limit store error'),
+  );
+
   const subscriptions = attachSubscriptionServer({
     httpServer,
     path: '/graphql',
@@ -224,6 +247,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     next();
   });
+  app.use(requireHostHeader);
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
@@ -248,6 +272,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     res.setHeader('content-type', metrics.registry.contentType);
     res.send(await metrics.registry.metrics());
   });
+
+  // Channel callbacks verify the platform's secret or signature over the raw bytes (before any
+  // parser) and come from the platforms' few addresses: they are not charged to per-IP buckets.
+  app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
+  // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
+  app.use(rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes: options.routes, payments: paywall !== null, log }));
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument(options.service, options.routes));
   });
@@ -279,9 +309,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
   );
 
-  // Before the JSON parser: the channel routes verify signatures over the raw bytes.
-  app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
-  app.use(express.json({ limit: options.bodyLimitBytes, type: () => true }));
+  app.use(requireJsonMediaType, express.json({ limit: options.bodyLimitBytes, type: () => true }), checkWireBody);
   app.use(
     createRestRouter({
       routes: options.routes,
@@ -308,54 +336,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
   );
 
-  app.use((req: Request, _res: Response, next: NextFunction) => {
-    const methods = allowedMethods(options.routes, req.path);
-    if (methods.length > 0) {
-      const error = new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(', ')}.`, {
-        allow: methods,
-      });
-      next(error);
-      return;
-    }
-    next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`));
-  });
-
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const correlationId = String(res.locals.correlationId ?? newCorrelationId());
-    let code: ErrorCode;
-    let message: string | undefined;
-    let details: unknown;
-    const bodyError = error as { type?: string; status?: number };
-    if (error instanceof AppError) {
-      code = error.code;
-      message = error.message;
-      details = error.details;
-    } else if (bodyError?.type === 'entity.too.large') {
-      code = 'BODY_TOO_LARGE';
-      message = `The request body is larger than ${options.bodyLimitBytes} bytes.`;
-    } else if (bodyError?.type === 'entity.parse.failed') {
-      code = 'BODY_NOT_JSON';
-    } else if (bodyError?.type === 'encoding.unsupported' || bodyError?.type === 'charset.unsupported') {
-      code = 'UNSUPPORTED_MEDIA_TYPE';
-    } else {
-      code = 'INTERNAL_ERROR';
-      log.error({ correlationId, err: error, method: req.method, path: req.path }, 'unhandled error');
-    }
-    if (code === 'INTERNAL_ERROR' && error instanceof AppError && error.cause) {
-      log.error({ correlationId, err: error.cause, method: req.method, path: req.path }, 'internal error');
-    }
-    if (code === 'METHOD_NOT_ALLOWED') {
-      const allow = (details as { allow?: string[] } | undefined)?.allow ?? [];
-      res.setHeader('Allow', allow.join(', '));
-    }
-    const retryAfter = (details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
-    if (typeof retryAfter === 'number' && ERROR_CODES[code].retryable) res.setHeader('Retry-After', String(retryAfter));
-    if (code === 'INTERNAL_ERROR') {
-      message = undefined;
-      details = undefined;
-    }
-    res.status(ERROR_CODES[code].status).json(errorBody(code, { message, details, correlationId, docsBaseUrl }));
-  });
+  app.use(unmatchedRequest(options.routes));
+  app.use(restErrorHandler({ log, bodyLimitBytes: options.bodyLimitBytes, docsBaseUrl }));
 
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -383,6 +365,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await apollo.stop();
       federated.close();
       if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      await rateLimitStore.close();
     },
   };
 }

@@ -68,7 +68,15 @@ describe('defaults', () => {
     expect(config.subgraphUrls).toEqual({ catalog: null, ledger: null, policy: null, intent: null, builder: null });
     expect(config.subgraphPortBase).toBe(4101);
     expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 5000, maxTokens: 1000, maxFields: 1000, maxAliases: 30, maxRootFields: 10, introspection: true });
-    expect(config.http).toEqual({ bodyLimitBytes: 65536, consumerAuthRequired: true });
+    expect(config.http).toEqual({ bodyLimitBytes: 65536, consumerAuthRequired: true, trustProxy: false });
+    expect(config.rateLimit).toEqual({
+      store: 'postgres',
+      ip: { perMinute: 60, burst: 30 },
+      payer: { perMinute: 600, burst: 60 },
+      paidIp: { perMinute: 6000, burst: 600 },
+      signIn: { perMinute: 10, burst: 10 },
+      outbound: { perMinute: 10, burst: 5 },
+    });
     expect(config.identity.serviceName).toBe('Agent Spend-Control Service');
     expect(config.identity.docsBaseUrl).toBe('http://127.0.0.1:4000/docs');
   });
@@ -166,6 +174,28 @@ describe('parsing', () => {
     ]);
     const config = loadConfig({ ADMIN_TOKEN_HASHES: ` ${sha256Hex('a')} , ${sha256Hex('b')} ` });
     expect(config.secrets.adminTokenHashes.map((hash) => hash.toString('hex'))).toEqual([sha256Hex('a'), sha256Hex('b')]);
+  });
+
+  test('rate limits: a store name, and whole numbers 1..1,000,000 per bucket', () => {
+    const config = loadConfig({ RATE_LIMIT_STORE: 'memory', RATE_LIMIT_IP_PER_MINUTE: '120', RATE_LIMIT_SIGN_IN_BURST: '3' });
+    expect(config.rateLimit.store).toBe('memory');
+    expect(config.rateLimit.ip).toEqual({ perMinute: 120, burst: 30 });
+    expect(config.rateLimit.signIn).toEqual({ perMinute: 10, burst: 3 });
+    const error = configError({ RATE_LIMIT_STORE: 'redis', RATE_LIMIT_PAYER_PER_MINUTE: '0', RATE_LIMIT_OUTBOUND_BURST: '2000000', RATE_LIMIT_PAID_IP_BURST: '1.5' });
+    expect(error.problems.map((problem) => problem.split(':')[0]).sort()).toEqual([
+      'RATE_LIMIT_OUTBOUND_BURST',
+      'RATE_LIMIT_PAID_IP_BURST',
+      'RATE_LIMIT_PAYER_PER_MINUTE',
+      'RATE_LIMIT_STORE',
+    ]);
+  });
+
+  test('TRUST_PROXY names the proxies or a hop count; trusting everyone is refused', () => {
+    expect(loadConfig({ TRUST_PROXY: '2' }).http.trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.10' }).http.trustProxy).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.10']);
+    for (const value of ['true', '*', '10.0.0.0/33', 'proxy.example.com', '0', '11']) {
+      expect(configError({ TRUST_PROXY: value }).problems).toEqual([expect.stringMatching(/^TRUST_PROXY: /)]);
+    }
   });
 
   test('the subgraph ports must not collide with the gateway port', () => {

@@ -4,6 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { isIP } from 'node:net';
 import { inspect } from 'node:util';
 import { getAddress, isAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -102,7 +103,9 @@ export interface Config {
   readonly subgraphUrls: Readonly<Record<SubgraphName, string | null>>;
   readonly subgraphPortBase: number;
   readonly graphql: GraphQLSettings;
-  readonly http: { readonly bodyLimitBytes: number; readonly consumerAuthRequired: boolean };
+  readonly http: { readonly bodyLimitBytes: number; readonly consumerAuthRequired: boolean; readonly trustProxy: TrustProxy };
+  /** Token buckets at the edge (docs/operations.md#rate-limits). */
+  readonly rateLimit: RateLimitConfig;
   /** x402 on the paid routes: how long settlement waits for a receipt, leases, reconciliation. */
   readonly x402: { readonly settleTimeoutMs: number; readonly leaseMs: number; readonly reconcileIntervalMs: number };
   /** Escalation channels and the worker; a channel is null when it is not configured. */
@@ -121,6 +124,28 @@ export interface Config {
   /** The same configuration with secrets, keys and URL credentials replaced by markers. */
   toJSON(): Record<string, unknown>;
 }
+
+/** A token bucket: `perMinute` tokens added a minute, at most `burst` held. */
+export interface BucketSetting {
+  readonly perMinute: number;
+  readonly burst: number;
+}
+
+export interface RateLimitConfig {
+  /** postgres: buckets shared by every replica (gateway.rate_buckets); memory: per process. */
+  readonly store: 'postgres' | 'memory';
+  readonly ip: BucketSetting;
+  readonly payer: BucketSetting;
+  readonly paidIp: BucketSetting;
+  readonly signIn: BucketSetting;
+  readonly outbound: BucketSetting;
+}
+
+/**
+ * TRUST_PROXY as Express's `trust proxy` setting: false (the socket address is the client), a
+ * number of proxy hops, or the proxies' addresses, subnets and range names.
+ */
+export type TrustProxy = false | number | readonly string[];
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];
@@ -317,7 +342,9 @@ export function loadConfig(env: Env = process.env): Config {
   const http = {
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65536, 1, MAX_BODY_LIMIT_BYTES),
     consumerAuthRequired: read.boolean('CONSUMER_AUTH_REQUIRED', true),
+    trustProxy: readTrustProxy(read),
   };
+  const rateLimit = readRateLimits(read);
   const settleTimeoutMs = read.integer('X402_SETTLE_TIMEOUT_MS', 30_000, 500, 600_000);
   const x402 = {
     settleTimeoutMs,
@@ -357,6 +384,7 @@ export function loadConfig(env: Env = process.env): Config {
     subgraphPortBase,
     graphql,
     http,
+    rateLimit,
     x402,
     escalations,
     providerUrls,
@@ -390,6 +418,51 @@ function readRdap(read: EnvReader, devnet: boolean): RdapConfig {
     maxConcurrentLookups: read.integer('RDAP_MAX_CONCURRENT_LOOKUPS', rdapLimits.DEFAULT_MAX_CONCURRENT_LOOKUPS, 1, MAX_CONCURRENT_LOOKUPS),
     transportRetries: read.integer('RDAP_TRANSPORT_RETRIES', rdapLimits.DEFAULT_TRANSPORT_RETRIES, 0, MAX_TRANSPORT_RETRIES),
   };
+}
+
+/** Upper bound of every RATE_LIMIT_* number (the bucket maths stays exact below it). */
+export const MAX_RATE_LIMIT_SETTING = 1_000_000;
+
+function readRateLimits(read: EnvReader): RateLimitConfig {
+  const bucket = (prefix: string, perMinute: number, burst: number): BucketSetting => ({
+    perMinute: read.integer(`${prefix}_PER_MINUTE`, perMinute, 1, MAX_RATE_LIMIT_SETTING),
+    burst: read.integer(`${prefix}_BURST`, burst, 1, MAX_RATE_LIMIT_SETTING),
+  });
+  return {
+    store: read.oneOf('RATE_LIMIT_STORE', ['postgres', 'memory'], 'postgres'),
+    ip: bucket('RATE_LIMIT_IP', 60, 30),
+    payer: bucket('RATE_LIMIT_PAYER', 600, 60),
+    paidIp: bucket('RATE_LIMIT_PAID_IP', 6_000, 600),
+    signIn: bucket('RATE_LIMIT_SIGN_IN', 10, 10),
+    outbound: bucket('RATE_LIMIT_OUTBOUND', 10, 5),
+  };
+}
+
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const MAX_PROXY_HOPS = 10;
+
+/** An address, `address/prefix`, or a range name Express knows. */
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address!);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+function readTrustProxy(read: EnvReader): TrustProxy {
+  const value = read.raw('TRUST_PROXY');
+  if (value === undefined) return false;
+  if (/^[0-9]+$/.test(value)) return read.integer('TRUST_PROXY', 0, 1, MAX_PROXY_HOPS);
+  const entries = read.list('TRUST_PROXY');
+  const wrong = entries.filter((entry) => !isProxyEntry(entry));
+  if (wrong.length > 0) {
+    // `true` would trust any X-Forwarded-For, so every client could pick its own address.
+    read.problem('TRUST_PROXY', `${wrong.map(show).join(', ')}: name the proxies (addresses, subnets, loopback, linklocal, uniquelocal) or a hop count 1..${MAX_PROXY_HOPS}`);
+    return false;
+  }
+  return entries;
 }
 
 export interface EscalationConfig {

@@ -25,7 +25,7 @@ export class CanonicalJsonError extends Error {
 // The cheap test runs on every string; the exact one only on the rare string with a surrogate.
 const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const hasLoneSurrogate = (text: string): boolean => ANY_SURROGATE.test(text) && LONE_SURROGATE.test(text);
+export const hasLoneSurrogate = (text: string): boolean => ANY_SURROGATE.test(text) && LONE_SURROGATE.test(text);
 
 // Paths are only built when a value is refused: the first pass runs with `path` null and
 // bails out at the first problem; a second pass with paths then names it.

@@ -10,6 +10,7 @@ import { routeKey } from '../graphql/paidFields';
 import { PAYMENT_HEADERS } from '../x402/protocol';
 import type { Paywall } from '../x402/paywall';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
+import { checkWireParameters } from './requestGuards';
 import type { RestInput, RestResult, RestServiceInfo, RouteDefinition, RouteEdge } from './types';
 
 export interface OperationResult {
@@ -58,7 +59,8 @@ export function requestDigest(req: Request): string {
   return createHash('sha256').update(canonicalJson(request)).digest('hex');
 }
 
-function paymentHeader(req: Request): string | null {
+/** PAYMENT-SIGNATURE (or its alias X-PAYMENT), trimmed; null when absent. */
+export function paymentHeader(req: Request): string | null {
   for (const name of PAYMENT_HEADERS) {
     const value = req.get(name);
     if (value !== undefined && value.trim() !== '') return value.trim();
@@ -72,6 +74,7 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
+      checkWireParameters(req.params, req.query);
       const context = deps.contextFor(req);
       const input: RestInput = {
         params: req.params as Record<string, string>,
@@ -104,7 +107,8 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
           resource: { url: `${deps.service.publicUrl}${req.path}`, description: route.purpose, mimeType: 'application/json' },
           amountAtomic: route.price.amountAtomic,
           requestDigest: requestDigest(req),
-          paymentHeader: paymentHeader(req),
+          // HEAD shows the challenge and never pays: its answer would have no body to deliver.
+          paymentHeader: req.method === 'HEAD' ? null : paymentHeader(req),
         },
         async () => {
           try {
@@ -137,11 +141,21 @@ export function createRestRouter(deps: RestRouterDeps): express.Router {
   return router;
 }
 
-function routePattern(path: string): RegExp {
+/** A route path as Express matches it: `:param` is one segment, case-insensitive, optional trailing slash. */
+export function routePattern(path: string): RegExp {
   const segments = path
     .split('/')
     .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-  return new RegExp(`^${segments.join('/')}/?$`);
+  return new RegExp(`^${segments.join('/')}/?$`, 'i');
+}
+
+/** Finds the route Express will run for a request (HEAD runs the GET route), before it runs; null for none. */
+export function routeMatcher(routes: readonly RouteDefinition[]): (method: string, path: string) => RouteDefinition | null {
+  const table = routes.map((route) => ({ route, pattern: routePattern(route.path) }));
+  return (method, path) => {
+    const wanted = method === 'HEAD' ? 'GET' : method;
+    return table.find((entry) => entry.route.method === wanted && entry.pattern.test(path))?.route ?? null;
+  };
 }
 
 /** The methods the table serves on a path, for 405 answers with an Allow header. */

@@ -161,6 +161,7 @@ export function buildRoutes(): RouteDefinition[] {
       group: 'consumer',
       auth: 'public',
       price: FREE,
+      rateLimit: 'sign-in',
       operation: {
         document: 'issueSignInNonce',
         operationName: 'IssueSignInNonce',
@@ -175,6 +176,7 @@ export function buildRoutes(): RouteDefinition[] {
       group: 'consumer',
       auth: 'public',
       price: FREE,
+      rateLimit: 'sign-in',
       operation: {
         document: 'verifySignIn',
         operationName: 'VerifySignIn',
@@ -189,6 +191,7 @@ export function buildRoutes(): RouteDefinition[] {
       group: 'owner',
       auth: 'public',
       price: FREE,
+      rateLimit: 'sign-in',
       operation: {
         document: 'verifySignIn',
         operationName: 'VerifySignIn',
@@ -372,6 +375,8 @@ export function buildRoutes(): RouteDefinition[] {
       group: 'operator',
       auth: 'admin',
       price: FREE,
+      // Reads the transaction receipt from the funding chain's RPC.
+      rateLimit: 'outbound',
       operation: {
         document: 'syncPolicyRegistration',
         operationName: 'SyncPolicyRegistration',

@@ -20,6 +20,8 @@ export type RoutePrice =
  */
 export type RouteAuth = 'public' | 'admin' | 'consumer';
 
+export type RouteRateLimit = 'sign-in' | 'outbound';
+
 export type RouteGroup = 'control-plane' | 'operator' | 'consumer' | 'owner' | 'cafe' | 'builder' | 'identity' | 'service';
 
 export interface RestInput {
@@ -81,6 +83,11 @@ export interface RouteDefinition {
   readonly auth: RouteAuth;
   readonly price: RoutePrice;
   readonly operation?: OperationBinding;
+  /**
+   * A tighter bucket charged beside the caller's usual one (docs/operations.md#rate-limits):
+   * 'sign-in' for nonce issuing and SIWE verification, 'outbound' for routes that call a third party.
+   */
+  readonly rateLimit?: RouteRateLimit;
   /** Checks a handler route's request before any payment is taken; throws AppError(REQUEST_INVALID). */
   readonly validate?: (input: RestInput) => void;
   readonly handler?: (input: RestInput, service: RestServiceInfo, routes: readonly RouteDefinition[]) => RestResult | Promise<RestResult>;

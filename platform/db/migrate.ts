@@ -1,6 +1,7 @@
-// Forward-only SQL migrations, one folder per subgraph (`subgraphs/<name>/migrations/NNNN_name.sql`),
-// applied in subgraph order under a session advisory lock so two processes starting at once are
-// safe, recorded in `public.schema_migrations`. A migration that was edited after it ran is refused.
+// Forward-only SQL migrations, one folder per subgraph (`subgraphs/<name>/migrations/NNNN_name.sql`)
+// plus the gateway's own (`gateway/migrations/`), applied in that order under a session advisory
+// lock so two processes starting at once are safe, recorded in `public.schema_migrations`. A
+// migration that was edited after it ran is refused.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,13 +11,16 @@ import { projectRoot } from '../paths';
 /** Subgraphs in dependency order: a schema may call SQL functions of the schemas before it. */
 export const SUBGRAPH_NAMES = ['catalog', 'ledger', 'policy', 'intent', 'builder'] as const;
 export type SubgraphName = (typeof SUBGRAPH_NAMES)[number];
+/** Every migrated schema: the subgraphs', then the gateway's (rate-limit buckets). */
+export const MIGRATION_SETS = [...SUBGRAPH_NAMES, 'gateway'] as const;
+export type MigrationSet = (typeof MIGRATION_SETS)[number];
 
 const MIGRATION_FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 /** Any 64-bit constant works; it only has to be the same in every process of the service. */
 const MIGRATION_LOCK_KEY = 7_302_114_565_011n;
 
 export interface MigrationFile {
-  subgraph: SubgraphName;
+  subgraph: MigrationSet;
   version: number;
   name: string;
   sql: string;
@@ -30,12 +34,13 @@ export class MigrationError extends Error {
   }
 }
 
-/** `rootDir` (default `<projectRoot>/subgraphs`) lets tests run throwaway migration folders. */
-export function migrationsDir(subgraph: SubgraphName, rootDir: string = path.join(projectRoot(), 'subgraphs')): string {
-  return path.join(rootDir, subgraph, 'migrations');
+/** `rootDir` (default `<projectRoot>/subgraphs`, the gateway's at the project root) lets tests run throwaway migration folders. */
+export function migrationsDir(subgraph: MigrationSet, rootDir?: string): string {
+  const root = rootDir ?? (subgraph === 'gateway' ? projectRoot() : path.join(projectRoot(), 'subgraphs'));
+  return path.join(root, subgraph, 'migrations');
 }
 
-export function readMigrations(subgraph: SubgraphName, rootDir?: string): MigrationFile[] {
+export function readMigrations(subgraph: MigrationSet, rootDir?: string): MigrationFile[] {
   const dir = migrationsDir(subgraph, rootDir);
   if (!existsSync(dir)) return [];
   const files = readdirSync(dir).filter((file) => file.endsWith('.sql')).sort();
@@ -53,15 +58,15 @@ export function readMigrations(subgraph: SubgraphName, rootDir?: string): Migrat
 }
 
 export interface MigrateResult {
-  applied: Array<{ subgraph: SubgraphName; version: number; name: string }>;
+  applied: Array<{ subgraph: MigrationSet; version: number; name: string }>;
 }
 
-/** Applies every pending migration of the given subgraphs (default: all) and returns what ran. */
+/** Applies every pending migration of the given sets (default: all) and returns what ran. */
 export async function migrate(
   pool: Pool,
-  options: { subgraphs?: readonly SubgraphName[]; onApplied?: (m: MigrationFile) => void; rootDir?: string } = {},
+  options: { subgraphs?: readonly MigrationSet[]; onApplied?: (m: MigrationFile) => void; rootDir?: string } = {},
 ): Promise<MigrateResult> {
-  const subgraphs = options.subgraphs ?? SUBGRAPH_NAMES;
+  const subgraphs = options.subgraphs ?? MIGRATION_SETS;
   const client = await pool.connect();
   const applied: MigrateResult['applied'] = [];
   try {
@@ -75,7 +80,7 @@ export async function migrate(
         applied_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (subgraph, version)
       )`);
-    for (const subgraph of SUBGRAPH_NAMES.filter((name) => subgraphs.includes(name))) {
+    for (const subgraph of MIGRATION_SETS.filter((name) => subgraphs.includes(name))) {
       const done = await client.query<{ version: number; checksum: string }>(
         'SELECT version, checksum FROM public.schema_migrations WHERE subgraph = $1',
         [subgraph],

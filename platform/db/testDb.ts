@@ -3,7 +3,7 @@
 // migrated, and dropped again afterwards.
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
-import { migrate, type SubgraphName } from './migrate';
+import { migrate, type MigrationSet } from './migrate';
 
 export interface TestDatabase {
   readonly url: string;
@@ -26,9 +26,9 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-/** Creates a fresh database (migrated for `subgraphs`, default all; `[]` for none). */
+/** Creates a fresh database (migrated for `subgraphs`, default every set; `[]` for none). */
 export async function createTestDatabase(
-  options: { subgraphs?: readonly SubgraphName[]; poolSize?: number } = {},
+  options: { subgraphs?: readonly MigrationSet[]; poolSize?: number } = {},
 ): Promise<TestDatabase> {
   const server = serverUrl();
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;

@@ -3,6 +3,7 @@
 // ledger.operator_actions: in the same transaction when it succeeds, in its own when it fails.
 import type { Pool, PoolClient } from 'pg';
 import { AppError } from '../../core/errors';
+import { withTransaction } from '../../platform/db/transaction';
 import { ledgerErrorFrom, postTreasuryTransfer, reverseGroup, type TreasuryTransferGroups } from './posting';
 
 export type OperatorAction = 'TREASURY_TRANSFER' | 'REVERSE_GROUP';
@@ -36,7 +37,12 @@ async function insertAudit(
   );
 }
 
-/** Runs `work` and its audit row in one transaction; a refusal is audited on its own and rethrown. */
+/**
+ * Runs `work` and its audit row in one transaction; a refusal is audited on its own and rethrown.
+ * The refusal's audit row is written only after the transaction's connection went back to the pool:
+ * a caller holding one connection while it waits for another from the same pool deadlocks the pool
+ * as soon as enough callers fail at once.
+ */
 export async function audited<T extends Record<string, unknown>>(
   pool: Pool,
   audit: AuditContext,
@@ -44,22 +50,18 @@ export async function audited<T extends Record<string, unknown>>(
   payload: unknown,
   work: (client: PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    const outcome = await work(client);
-    await insertAudit(client, audit, action, payload, { ok: true, ...outcome });
-    await client.query('COMMIT');
-    return outcome;
+    return await withTransaction(pool, async (client) => {
+      const outcome = await work(client);
+      await insertAudit(client, audit, action, payload, { ok: true, ...outcome });
+      return outcome;
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     const refusal = error instanceof AppError ? error : ledgerErrorFrom(error);
     const summary = refusal === null ? { ok: false, code: 'INTERNAL_ERROR' } : { ok: false, code: refusal.code, message: refusal.message };
     // Nothing was posted; an audit row that cannot be written must not hide why.
     await insertAudit(pool, audit, action, payload, summary).catch(() => undefined);
     throw refusal ?? error;
-  } finally {
-    client.release();
   }
 }
 

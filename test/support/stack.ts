@@ -8,6 +8,9 @@ import type { RestServiceInfo } from '../../gateway/rest/types';
 import type { SubgraphChains } from '../../subgraphs/kit';
 import type { DevnetChains } from '../../devnet/chains';
 import { createSettlementRail } from '../../gateway/x402/rail';
+import { type RateLimits, uniformLimits } from '../../gateway/rateLimit/limiter';
+import type { RateLimitStoreKind } from '../../gateway/rateLimit/store';
+import type { TrustProxy } from '../../platform/config';
 
 export interface TestStack {
   readonly url: string;
@@ -50,6 +53,15 @@ export interface TestStackOptions {
   readonly escalationWorker?: AllInOneOptions['escalationWorker'];
   /** Verification secrets of the inbound channel routes (Telegram, Slack); absent: those routes refuse. */
   readonly channelInbound?: AllInOneOptions['channelInbound'];
+  /**
+   * Rate limits; default: every bucket as large as the settings allow, so suites that fire many
+   * requests from 127.0.0.1 are never limited (a rate-limit test passes the real defaults).
+   */
+  readonly rateLimits?: RateLimits;
+  /** Where the buckets live; default postgres (gateway.rate_buckets in the test database). */
+  readonly rateLimitStore?: RateLimitStoreKind;
+  /** TRUST_PROXY; default false (the socket address is the client). */
+  readonly trustProxy?: TrustProxy;
   /** Take x402 payment on priced routes, settling on this devnet's funding chain; default: none (served free). */
   readonly x402?: {
     readonly devnet: DevnetChains;
@@ -88,6 +100,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       },
       graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: options.introspection ?? true },
       bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
+      rateLimit: { limits: options.rateLimits ?? uniformLimits(), store: options.rateLimitStore ?? 'postgres', databaseUrl: db.url },
+      trustProxy: options.trustProxy,
       service: paid
         ? { ...testServiceInfo(), payment: { ...testServiceInfo().payment, asset: funding!.token.address, payTo: paid.devnet.info.addresses.feeReceiver } }
         : testServiceInfo(),
