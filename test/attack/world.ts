@@ -30,11 +30,11 @@ export interface AttackStacks {
 }
 
 /**
- * Options every attacked stack shares. Rate limits, once configurable, belong here set generously
+ * Options every attacked stack shares (the fuzz's and the authorization matrix's). Rate limits, once configurable, belong here set generously
  * (the campaign sends thousands of requests from one address and must measure the routes, not the
  * limiter); a 429 with the error body and Retry-After is an accepted answer either way.
  */
-function attackStackOptions(devnet: DevnetChains, channels: ChannelSecrets): TestStackOptions {
+export function attackStackOptions(devnet: DevnetChains, channels: ChannelSecrets = newChannelSecrets()): TestStackOptions {
   const funding = devnet.info.chains.funding;
   return {
     chains: { funding: { chainId: funding.chainId, rpcUrl: funding.rpcUrl, policyRegistry: devnet.info.contracts.policyRegistry } },
@@ -42,9 +42,13 @@ function attackStackOptions(devnet: DevnetChains, channels: ChannelSecrets): Tes
   };
 }
 
-interface ChannelSecrets {
+export interface ChannelSecrets {
   readonly telegramSecret: string;
   readonly slackSigningSecret: string;
+}
+
+function newChannelSecrets(): ChannelSecrets {
+  return { telegramSecret: randomBytes(24).toString('hex'), slackSigningSecret: randomBytes(24).toString('hex') };
 }
 
 /** A key derived from the seed, so a seed replays the same owner, policy and intents. */
@@ -109,7 +113,7 @@ function secretsOf(stack: TestStack, devnet: DevnetChains, channels: ChannelSecr
 /** Starts the devnet and both stacks with their fixtures; `seed` fixes the owner and its policy. */
 export async function startAttackStacks(seed: number): Promise<AttackStacks> {
   const devnet = await startDevnetChains({ dataDir: null });
-  const channels: ChannelSecrets = { telegramSecret: randomBytes(24).toString('hex'), slackSigningSecret: randomBytes(24).toString('hex') };
+  const channels = newChannelSecrets();
   const started: TestStack[] = [];
   try {
     const stacks: AttackedStack[] = [];
