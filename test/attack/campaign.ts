@@ -43,7 +43,9 @@ export interface CampaignResult {
 
 /** Groups by answer, broken rule and likely trigger; the routes it happened on are listed per class. */
 function classKey(request: AttackRequest, status: string, code: string | null, violation: Violation): string {
-  return `${status}${code ? ` ${code}` : ''}: ${violation.kind} (${violation.reason}) ← ${likelyTrigger(request)}`;
+  // A served non-JSON body names its own cause (the media type) in the reason.
+  const trigger = violation.kind === 'non-json-accepted' ? '' : ` ← ${likelyTrigger(request)}`;
+  return `${status}${code ? ` ${code}` : ''}: ${violation.kind} (${violation.reason})${trigger}`;
 }
 
 function requestSize(request: AttackRequest): number {

@@ -85,11 +85,11 @@ function graphQLProblem(value: unknown, status: number, docsBaseUrl: string | nu
   return null;
 }
 
-function paymentChallengeProblem(body: Buffer, headers: IncomingHttpHeaders): string | null {
+function paymentChallengeProblem(request: AttackRequest, body: Buffer, headers: IncomingHttpHeaders): string | null {
   const parsed = parseJson(body);
-  if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null || Object.keys(parsed.value).length > 0) {
-    return '402 body is not {}';
-  }
+  // A HEAD answer has no body by HTTP; the challenge is in its header all the same.
+  const empty = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && Object.keys(parsed.value).length === 0;
+  if (request.method !== 'HEAD' && !empty) return '402 body is not {}';
   const header = headers['payment-required'];
   if (typeof header !== 'string') return '402 without a payment-required header';
   const decoded = parseJson(Buffer.from(header, 'base64'));
@@ -98,7 +98,7 @@ function paymentChallengeProblem(body: Buffer, headers: IncomingHttpHeaders): st
 }
 
 function shapeProblem(request: AttackRequest, status: number, headers: IncomingHttpHeaders, body: Buffer, context: VerdictContext): string | null {
-  if (status === 402) return paymentChallengeProblem(body, headers);
+  if (status === 402) return paymentChallengeProblem(request, body, headers);
   if (status === 405 && !headers.allow) return '405 without an Allow header';
   if (status === 429 && !headers['retry-after']) return '429 without Retry-After';
   // Apollo serves /graphql and every path under it: those answer in GraphQL's shape.
@@ -112,11 +112,14 @@ function shapeProblem(request: AttackRequest, status: number, headers: IncomingH
   return graphql ? graphQLProblem(parsed.value, status, context.docsBaseUrl) : errorBodyProblem(parsed.value, status, context.docsBaseUrl);
 }
 
-/** docs/rest.md: bodies are JSON; another media type is 415 UNSUPPORTED_MEDIA_TYPE, never served. */
+/**
+ * docs/rest.md: bodies are JSON; another media type is 415 UNSUPPORTED_MEDIA_TYPE, never served.
+ * application/json and the JSON structured suffix (application/<type>+json, RFC 6839) are JSON.
+ */
 function acceptedNonJson(request: AttackRequest, status: number): Violation | null {
   if (request.kind !== 'rest' || request.method !== 'POST' || request.body === null || request.body.length === 0 || status >= 300) return null;
   const type = (request.headers['content-type'] ?? '').toLowerCase();
-  if (/^application\/json\s*(;|$)/.test(type)) return null;
+  if (/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/.test(type)) return null;
   return { kind: 'non-json-accepted', reason: `a ${type === '' ? 'body without content type' : type.split(';')[0]} body served ${status}` };
 }
 

@@ -30,9 +30,10 @@ export interface AttackStacks {
 }
 
 /**
- * Options every attacked stack shares (the fuzz's and the authorization matrix's). Rate limits, once configurable, belong here set generously
- * (the campaign sends thousands of requests from one address and must measure the routes, not the
- * limiter); a 429 with the error body and Retry-After is an accepted answer either way.
+ * Options every attacked stack shares (the fuzz's and the authorization matrix's). Rate limits,
+ * once configurable, belong here, set generously: the campaign sends thousands of requests from one
+ * address and must measure the routes, not the limiter; a 429 with the error body and Retry-After
+ * is an accepted answer either way.
  */
 export function attackStackOptions(devnet: DevnetChains, channels: ChannelSecrets = newChannelSecrets()): TestStackOptions {
   const funding = devnet.info.chains.funding;
