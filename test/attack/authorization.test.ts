@@ -16,17 +16,25 @@ import { runCell } from './matrixCells';
 import { type MatrixWorld, startMatrixWorld } from './matrixWorld';
 import { OPERATIONS } from './operations';
 
-/** Every operation of the public surface, named as the matrix names them. */
+/**
+ * Every operation of the public surface, named as the matrix names them: the route table, the
+ * client schema's root fields, the gateway's subscriptions, and the fields priced routes run (kept
+ * even if the public schema stops exposing them, so their refusal stays tested).
+ */
 function surfaceOperations(): string[] {
   const rest = buildRoutes().map((route) => `${route.method} ${route.path}`);
   const schema = buildSchema(readFileSync(path.join(projectRoot(), 'schema', 'api.graphql'), 'utf8'));
-  const fields = (type: 'Query' | 'Mutation', names: string[]) => names.map((name) => `${type}.${name}`);
-  const subscription = buildSubscriptionSchema(new Fanout()).getSubscriptionType();
+  const gatewaySubscriptions = buildSubscriptionSchema(new Fanout());
+  const fields = (type: string, names: string[]) => names.map((name) => `${type}.${name}`);
   return [
-    ...rest,
-    ...fields('Query', Object.keys(schema.getQueryType()?.getFields() ?? {})),
-    ...fields('Mutation', Object.keys(schema.getMutationType()?.getFields() ?? {})),
-    ...Object.keys(subscription?.getFields() ?? {}).map((name) => `Subscription.${name}`),
+    ...new Set([
+      ...rest,
+      ...fields('Query', Object.keys(schema.getQueryType()?.getFields() ?? {})),
+      ...fields('Mutation', Object.keys(schema.getMutationType()?.getFields() ?? {})),
+      ...fields('Subscription', Object.keys(schema.getSubscriptionType()?.getFields() ?? {})),
+      ...fields('Subscription', Object.keys(gatewaySubscriptions.getSubscriptionType()?.getFields() ?? {})),
+      ...pricedGraphQLFields(),
+    ]),
   ].sort();
 }
 

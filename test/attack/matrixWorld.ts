@@ -73,6 +73,11 @@ async function payingPost(devnet: DevnetChains, stack: TestStack): Promise<(path
   };
 }
 
+function expectDecision(answer: any, decision: string): any {
+  if (answer.decision !== decision) throw new Error(`fixture preflight decided ${answer.decision}, not ${decision}: ${JSON.stringify(answer)}`);
+  return answer;
+}
+
 async function createPolicy(stack: TestStack, owner: PrivateKeyAccount, label: string): Promise<MatrixPolicy> {
   const name = `matrix ${label} ${randomBytes(6).toString('hex')}`;
   const document = policyDocument({ owner: owner.address.toLowerCase(), name });
@@ -129,8 +134,9 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
     };
     const paid = await payingPost(devnet, stack);
     const freshIntentA = () => freshWireIntent(a, Date.now());
-    const approved = await paid('/preflight_payment', { policyId: a.policyId, intent: freshIntentA() });
-    const escalate = (policy: MatrixPolicy) => paid('/preflight_payment', { policyId: policy.policyId, intent: freshWireIntent(policy, Date.now(), { amount: '1500000' }) });
+    const approved = expectDecision(await paid('/preflight_payment', { policyId: a.policyId, intent: freshIntentA() }), 'APPROVED');
+    const escalate = async (policy: MatrixPolicy) =>
+      expectDecision(await paid('/preflight_payment', { policyId: policy.policyId, intent: freshWireIntent(policy, Date.now(), { amount: '1500000' }) }), 'ESCALATED_THRESHOLD');
     const escalatedA = await escalate(a);
     const decidableA = await escalate(a);
     const escalatedB = await escalate(b);
