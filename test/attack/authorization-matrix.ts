@@ -1,0 +1,121 @@
+// Who may do what: every operation of the public surface (each REST route of the table, each
+// Query, Mutation and Subscription field of the GraphQL API) against policy A's records, for each
+// of six actors. authorization.test.ts runs every cell on the real stack, fails on an operation
+// without a row (or a row without an operation), and checks that no refused or unrelated answer
+// carries policy A's data. This table is the contract; docs/security.md explains it.
+
+export const ACTORS = ['anonymous', 'consumerA', 'consumerB', 'ownerA', 'ownerB', 'admin'] as const;
+export type ActorName = (typeof ACTORS)[number];
+
+/**
+ * A   allowed, and the answer holds policy A's data the caller did not send
+ * ok  allowed, and the answer holds nothing of policy A beyond what the caller sent
+ * 401 refused: a credential is needed (REST status; GraphQL extensions.code of a 401 code)
+ * 403 refused: this credential may not (403)
+ * 404 hidden, exactly as if it did not exist (REST 404; GraphQL null, or a 404 code)
+ * 402 priced: REST answers the x402 challenge; GraphQL refuses it (no data): unreachable unpaid
+ */
+export type Expected = 'A' | 'ok' | '401' | '403' | '404' | '402';
+export type Row = Readonly<Record<ActorName, Expected>>;
+
+function row(anonymous: Expected, consumerA: Expected, consumerB: Expected, ownerA: Expected, ownerB: Expected, admin: Expected): Row {
+  return { anonymous, consumerA, consumerB, ownerA, ownerB, admin };
+}
+
+const PAID = row('402', '402', '402', '402', '402', '402');
+const PUBLIC = row('ok', 'ok', 'ok', 'ok', 'ok', 'ok');
+const PUBLIC_A = row('A', 'A', 'A', 'A', 'A', 'A');
+const ADMIN_ROUTE = row('401', '401', '401', '401', '401', 'A');
+const ADMIN_ROUTE_OK = row('401', '401', '401', '401', '401', 'ok');
+const ADMIN_FIELD = row('401', '403', '403', '403', '403', 'A');
+const ADMIN_FIELD_OK = row('401', '403', '403', '403', '403', 'ok');
+const OWNER_WRITE = row('401', '403', '403', 'A', '404', 'A');
+const OWNER_READ = row('401', '403', '403', 'A', '403', 'A');
+const LEDGER_READER = row('401', 'A', '403', 'A', '403', 'A');
+const CHANNEL_ACTOR_ONLY = row('401', '403', '403', '403', '403', '403');
+
+export const MATRIX: Readonly<Record<string, Row>> = {
+  //                                          anonymous consumerA consumerB ownerA  ownerB  admin
+  // REST: the route table (free, priced, admin, consumer routes).
+  'GET /catalog':                             PUBLIC,
+  'GET /consumer/catalog':                    PUBLIC,
+  'GET /cafe/menu':                           PUBLIC,
+  'GET /.well-known/x402':                    PUBLIC,
+  'GET /agent-registration.json':             PUBLIC,
+  'GET /.well-known/agent-registration.json': PUBLIC,
+  'POST /consumer/auth/nonce':                PUBLIC,
+  'POST /consumer/auth/verify':               PUBLIC,
+  'POST /owner/auth/verify':                  PUBLIC,
+  'GET /consumer/policy':                     row('401',    'A',      '403',    'A',    '404',  'A'),
+  'POST /get_ledger':                         LEDGER_READER,
+  'POST /create_spend_intent':                PUBLIC,
+  'GET /receipt_status/:receiptId':           PUBLIC,
+  'POST /log_receipt':                        PUBLIC,
+  'GET /escalation_status/:pollRef':          PUBLIC_A,
+  'GET /ping_service':                        PAID,
+  'POST /preflight_payment':                  PAID,
+  'POST /detect_duplicate':                   PAID,
+  'POST /redact_payment_metadata':            PAID,
+  'POST /cafe/order/latte':                   PAID,
+  'POST /create_spend_policy':                ADMIN_ROUTE_OK,
+  'POST /sync_policy_registration':           ADMIN_ROUTE,
+  'POST /update_policy':                      ADMIN_ROUTE,
+  'POST /pause_policy':                       ADMIN_ROUTE,
+  'POST /resume_policy':                      ADMIN_ROUTE,
+  'POST /ledger/treasury_transfer':           ADMIN_ROUTE_OK,
+  'POST /ledger/reverse_group':               ADMIN_ROUTE,
+
+  // GraphQL queries.
+  'Query.catalog':                            PUBLIC,
+  'Query.provider':                           PUBLIC,
+  'Query.capability':                         PUBLIC,
+  'Query.receiptAnchor':                      PUBLIC,
+  'Query.escalationStatus':                   PUBLIC_A,
+  'Query.detectDuplicate':                    PAID,
+  'Query.policy':                             row('404',    '404',    '404',    'A',    '404',  'A'),
+  'Query.policyVersion':                      row('404',    '404',    '404',    'A',    '404',  'A'),
+  'Query.policies':                           row('401',    '403',    '403',    'A',    'ok',   'A'),
+  'Query.consumerPolicy':                     row('401',    'A',      '403',    'A',    '404',  'A'),
+  'Query.policyLedgerWindow':                 LEDGER_READER,
+  'Query.spendDecisions':                     OWNER_READ,
+  'Query.spendIntents':                       OWNER_READ,
+  'Query.spendDecision':                      row('404',    '404',    '404',    'A',    '404',  'A'),
+  'Query.spendIntent':                        row('404',    '404',    '404',    '404',  '404',  'A'),
+  'Query.ledgerGroups':                       row('401',    'A',      'ok',     'A',    'ok',   'A'),
+  'Query.ledgerEntries':                      row('401',    'A',      'ok',     'A',    'ok',   'A'),
+  'Query.ledgerGroup':                        row('401',    'A',      '404',    'A',    '404',  'A'),
+  'Query.ledgerAccounts':                     ADMIN_FIELD,
+  'Query.ledgerAccount':                      ADMIN_FIELD_OK,
+  'Query.trialBalance':                       ADMIN_FIELD_OK,
+  'Query.treasuryDrift':                      ADMIN_FIELD_OK,
+  'Query.escalation':                         row('401',    '403',    '403',    'A',    '404',  'A'),
+  'Query.escalations':                        row('401',    '403',    '403',    'A',    'ok',   'A'),
+  'Query.unmatchedChannelReplies':            row('401',    '403',    '403',    'ok',   'ok',   '403'),
+  'Query.channelBindings':                    row('401',    '403',    '403',    'A',    'ok',   '403'),
+
+  // GraphQL mutations (refusals run before allowed cells, so a refused write never changed A first).
+  'Mutation.issueSignInNonce':                PUBLIC,
+  'Mutation.verifySignIn':                    PUBLIC,
+  'Mutation.createSpendIntent':               PUBLIC,
+  'Mutation.logReceipt':                      PUBLIC,
+  'Mutation.preflightPayment':                PAID,
+  'Mutation.setProviderMaturity':             ADMIN_FIELD_OK,
+  'Mutation.setCapabilityMaturity':           ADMIN_FIELD_OK,
+  'Mutation.recordTreasuryTransfer':          ADMIN_FIELD_OK,
+  'Mutation.reverseLedgerGroup':              ADMIN_FIELD,
+  'Mutation.createPolicy':                    row('401',    '403',    '403',    'ok',   '403',  'ok'),
+  'Mutation.requestPolicyRegistration':       OWNER_WRITE,
+  'Mutation.syncPolicyRegistration':          OWNER_WRITE,
+  'Mutation.updatePolicy':                    OWNER_WRITE,
+  'Mutation.pausePolicy':                     OWNER_WRITE,
+  'Mutation.resumePolicy':                    OWNER_WRITE,
+  'Mutation.decideEscalation':                row('401',    '403',    '403',    'A',    '404',  '403'),
+  'Mutation.startChannelLink':                row('401',    '403',    '403',    'ok',   'ok',   '403'),
+  'Mutation.revokeChannelBinding':            row('401',    '403',    '403',    'A',    '404',  '403'),
+  'Mutation.receiveChatMessage':              CHANNEL_ACTOR_ONLY,
+  'Mutation.receiveWebhookRequest':           CHANNEL_ACTOR_ONLY,
+
+  // GraphQL subscriptions (websocket).
+  'Subscription.catalogChanged':              PUBLIC,
+  'Subscription.escalationUpdated':           row('401',    '403',    '403',    'A',    'ok',   'A'),
+};

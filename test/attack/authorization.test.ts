@@ -1,0 +1,91 @@
+// The authorization matrix on the real stack (x402 on): every operation of the route table and of
+// the GraphQL schema × {anonymous, consumer of A, consumer of B, owner A, owner B, admin}, each
+// cell's answer class against authorization-matrix.ts, no data of policy A in any answer that is
+// not meant to hold it, and priced operations unreachable unpaid by every actor. An operation
+// without a row fails here until someone decides who may call it.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { loadPersistedDocuments } from '../../gateway/rest/documents';
+import { buildRoutes } from '../../gateway/rest/routes';
+import { Fanout } from '../../gateway/subscriptions/fanout';
+import { buildSubscriptionSchema } from '../../gateway/subscriptions/schema';
+import { projectRoot } from '../../platform/paths';
+import { ACTORS, type ActorName, MATRIX, type Row } from './authorization-matrix';
+import { runCell } from './matrixCells';
+import { type MatrixWorld, startMatrixWorld } from './matrixWorld';
+import { OPERATIONS } from './operations';
+
+/**
+ * Every operation of the public surface, named as the matrix names them: the route table, the
+ * client schema's root fields, the gateway's subscriptions, and the fields priced routes run (kept
+ * even if the public schema stops exposing them, so their refusal stays tested).
+ */
+function surfaceOperations(): string[] {
+  const rest = buildRoutes().map((route) => `${route.method} ${route.path}`);
+  const schema = buildSchema(readFileSync(path.join(projectRoot(), 'schema', 'api.graphql'), 'utf8'));
+  const gatewaySubscriptions = buildSubscriptionSchema(new Fanout());
+  const fields = (type: string, names: string[]) => names.map((name) => `${type}.${name}`);
+  return [
+    ...new Set([
+      ...rest,
+      ...fields('Query', Object.keys(schema.getQueryType()?.getFields() ?? {})),
+      ...fields('Mutation', Object.keys(schema.getMutationType()?.getFields() ?? {})),
+      ...fields('Subscription', Object.keys(schema.getSubscriptionType()?.getFields() ?? {})),
+      ...fields('Subscription', Object.keys(gatewaySubscriptions.getSubscriptionType()?.getFields() ?? {})),
+      ...pricedGraphQLFields(),
+    ]),
+  ].sort();
+}
+
+/** The GraphQL root fields a priced route runs (its persisted document's operation). */
+function pricedGraphQLFields(): string[] {
+  const documents = loadPersistedDocuments();
+  return buildRoutes().flatMap((route) => {
+    if (route.price.kind !== 'paid' || !route.operation) return [];
+    const definition = parse(documents.get(route.operation.document)!).definitions.find(
+      (node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION,
+    )!;
+    const type = definition.operation === 'query' ? 'Query' : definition.operation === 'mutation' ? 'Mutation' : 'Subscription';
+    return definition.selectionSet.selections.flatMap((selection) => (selection.kind === Kind.FIELD ? [`${type}.${selection.name.value}`] : []));
+  });
+}
+
+test('every operation of the route table and the GraphQL schema has exactly one row, and an invocation', () => {
+  const operations = surfaceOperations();
+  expect(Object.keys(MATRIX).sort()).toEqual(operations);
+  expect(Object.keys(OPERATIONS).sort()).toEqual(operations);
+});
+
+test('every priced operation is priced for every actor: the route, and the GraphQL field it runs', () => {
+  const priced = [...buildRoutes().filter((route) => route.price.kind === 'paid').map((route) => `${route.method} ${route.path}`), ...pricedGraphQLFields()];
+  expect(pricedGraphQLFields()).toEqual(expect.arrayContaining(['Mutation.preflightPayment', 'Query.detectDuplicate']));
+  for (const operation of priced) expect({ operation, row: MATRIX[operation] }).toEqual({ operation, row: Object.fromEntries(ACTORS.map((actor) => [actor, '402'])) });
+});
+
+describe('cells on the real stack', () => {
+  let world: MatrixWorld;
+
+  beforeAll(async () => {
+    world = await startMatrixWorld();
+  }, 120_000);
+
+  afterAll(async () => {
+    await world?.stop();
+  });
+
+  /** Refusals run first, so an allowed write can never hide what a refused one would have done. */
+  function cellOrder(row: Row): ActorName[] {
+    const allowed = (actor: ActorName) => row[actor] === 'A' || row[actor] === 'ok';
+    return [...ACTORS.filter((actor) => !allowed(actor)), ...ACTORS.filter(allowed)];
+  }
+
+  test.each(Object.keys(MATRIX))('%s', async (operation) => {
+    const expected = MATRIX[operation];
+    const observed: Record<string, string> = {};
+    for (const actor of cellOrder(expected)) {
+      observed[actor] = await runCell(world, await OPERATIONS[operation](world, actor), actor, expected[actor]);
+    }
+    expect(Object.fromEntries(ACTORS.map((actor) => [actor, observed[actor]]))).toEqual(expected);
+  }, 60_000);
+});
