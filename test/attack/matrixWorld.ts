@@ -112,7 +112,7 @@ async function settleApproved(stack: TestStack, policyId: string, reservationId:
     { account: accountId('TREASURY', asset, 'float'), amountAtomic: 50_000n },
     { account, amountAtomic: -50_000n },
   ];
-  const state = await consumeReservation(stack.db.pool, reservationId, [{ kind: 'FUNDING', asset, entries, idempotencyKey: `matrix:${reservationId}` }], new Date());
+  const state = await consumeReservation(stack.db.pool, reservationId, [{ kind: 'FUNDING', asset, entries, idempotencyKey: `matrix:${reservationId}` }], () => new Date());
   return { groupId: state.groupIds[0], account };
 }
 
