@@ -13,6 +13,13 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 
 interface ClientError extends Error {
   readonly code?: string;
+  /** The bytes the parser had when it gave up (Node sets it for parser errors). */
+  readonly rawPacket?: Buffer;
+}
+
+/** A HEAD request's answer carries no body (RFC 9110 §9.3.2): bytes after it would be read as the next answer. */
+function isHeadRequest(error: ClientError): boolean {
+  return error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
 }
 
 function refusalOf(error: ClientError): { code: ErrorCode; message: string } {
@@ -34,8 +41,15 @@ function responseStarted(socket: Duplex): boolean {
   return current?.headersSent === true;
 }
 
-/** Writes one error answer on a raw socket and closes it. */
-function answerOnSocket(socket: Duplex, code: ErrorCode, message: string, options: RawAnswerOptions, detail: Record<string, unknown>): void {
+/** Writes one error answer on a raw socket and closes it; `head`: the headers only. */
+function answerOnSocket(
+  socket: Duplex,
+  code: ErrorCode,
+  message: string,
+  options: RawAnswerOptions,
+  detail: Record<string, unknown>,
+  head = false,
+): void {
   const correlationId = newCorrelationId();
   const status = ERROR_CODES[code].status;
   const body = JSON.stringify(errorBody(code, { message, correlationId, docsBaseUrl: options.docsBaseUrl }));
@@ -46,7 +60,7 @@ function answerOnSocket(socket: Duplex, code: ErrorCode, message: string, option
       `content-length: ${Buffer.byteLength(body)}\r\n` +
       `x-correlation-id: ${correlationId}\r\n` +
       'connection: close\r\n\r\n' +
-      body,
+      (head ? '' : body),
   );
 }
 
@@ -62,7 +76,7 @@ export function answerClientErrors(server: Server, options: RawAnswerOptions): v
       return;
     }
     const { code, message } = refusalOf(error);
-    answerOnSocket(socket, code, message, options, { parserError: error.code });
+    answerOnSocket(socket, code, message, options, { parserError: error.code }, isHeadRequest(error));
   });
   // Without a listener Node closes a CONNECT request's connection without a word.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {

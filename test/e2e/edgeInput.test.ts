@@ -164,6 +164,14 @@ describe('requests Node’s HTTP layer refuses', () => {
 });
 
 describe('HEAD', () => {
+  it('a HEAD the parser refuses is answered with the headers only, so a keep-alive client reads one answer', async () => {
+    const answer = await rawExchange('HEAD /docs/\u00f7%zz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(answer.headers).toContain('content-type: application/json; charset=utf-8');
+    expect(Number(/content-length: (\d+)/.exec(answer.headers)?.[1])).toBeGreaterThan(0);
+    expect(answer.body).toBe('');
+  });
+
   it('is GET without a body on free routes, 404/405 with their headers elsewhere', async () => {
     const catalog = await fetch(`${stack.url}/catalog`, { method: 'HEAD' });
     expect(catalog.status).toBe(200);
