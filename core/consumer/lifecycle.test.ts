@@ -135,12 +135,12 @@ describe('consumer intent lifecycle table', () => {
       fc.property(fc.array(fc.nat(), { minLength: 1, maxLength: 60 }), (choices) => {
         let current: ConsumerIntentState = 'CREATED';
         for (const choice of choices) {
-          const options = TRANSITIONS[current];
+          const options: readonly ConsumerIntentState[] = TRANSITIONS[current];
           if (options.length === 0) {
             expect(isTerminal(current)).toBe(true);
             return;
           }
-          const next = options[choice % options.length];
+          const next: ConsumerIntentState = options[choice % options.length];
           assertTransition(current, next);
           current = next;
         }
