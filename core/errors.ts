@@ -75,10 +75,14 @@ export const ERROR_CODES = {
   ILLEGAL_STATE_TRANSITION: { status: 409, retryable: false, message: 'This state change is not allowed from the current state.' },
   APPROVAL_HASH_MISMATCH: { status: 409, retryable: false, message: 'The approval was for a different intent hash; execution refuses.' },
   PAYMENT_AMBIGUOUS: { status: 409, retryable: false, message: 'The outcome of a payment is unknown; a human reviews it and nothing is re-sent.' },
+  QUOTE_EXPIRED: { status: 409, retryable: false, message: 'The quote has expired; create the intent again for a fresh quote.' },
   RESERVATION_SETTLEMENT_INVALID: { status: 409, retryable: false, message: 'A reservation is settled by exactly one ledger group, in its asset, for at most the reserved amount.' },
 
   // Payments on the service's own paid routes.
   PAYMENT_SETTLEMENT_PENDING: { status: 503, retryable: true, message: 'The payment was sent and is not confirmed yet; present the same payment again later.' },
+
+  // Trust scores.
+  SCORE_INSUFFICIENT_HISTORY: { status: 422, retryable: false, message: 'Too few finished outcomes to compute a score; no number is made up.' },
 
   // Ledger.
   LEDGER_GROUP_UNBALANCED: { status: 400, retryable: false, message: 'A ledger group must sum to zero.' },
