@@ -245,6 +245,7 @@ export async function start(
       listenDatabaseUrl: databaseUrl,
       readinessCheck,
       graphql: config.graphql,
+      subscriptions: config.subscriptions,
       bodyLimitBytes: config.http.bodyLimitBytes,
       service: serviceInfo(config, devnet),
       log,

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false, message: 'Send the body as application/json.' },
   REQUEST_INVALID: { status: 400, retryable: false, message: 'The request does not match the route’s input.' },
   RATE_LIMITED: { status: 429, retryable: true, message: 'Too many requests; retry after the indicated time.' },
+  SUBSCRIPTION_LIMIT_REACHED: { status: 429, retryable: false, message: 'This websocket already runs as many subscriptions as it may.' },
   INTERNAL_ERROR: { status: 500, retryable: true, message: 'An internal error occurred; quote the correlation id.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, message: 'A dependency is not ready; retry shortly.' },
   GRAPHQL_QUERY_TOO_DEEP: { status: 400, retryable: false, message: 'The query nests deeper than the limit.' },

@@ -47,6 +47,8 @@ export interface EscalationMessage {
 export interface EscalationSubscriber {
   readonly messages: EscalationMessage[];
   readonly errors: unknown[];
+  /** The close code once the socket closes (4403 when the server ends the session). */
+  readonly closed: Promise<number>;
   waitFor(match: (message: EscalationMessage) => boolean): Promise<EscalationMessage>;
   close(): Promise<void>;
 }
@@ -62,6 +64,7 @@ export function subscribeToEscalations(stack: TestStack, token: string | null, a
   });
   const messages: EscalationMessage[] = [];
   const errors: unknown[] = [];
+  const closed = new Promise<number>((resolve) => client.on('closed', (event) => resolve((event as { code?: number }).code ?? 0)));
   const waiters: Array<{ match: (message: EscalationMessage) => boolean; resolve: (message: EscalationMessage) => void; reject: (error: unknown) => void }> = [];
   const dispose = client.subscribe<{ escalationUpdated: EscalationMessage }>(
     {
@@ -91,6 +94,7 @@ export function subscribeToEscalations(stack: TestStack, token: string | null, a
   return {
     messages,
     errors,
+    closed,
     waitFor(match) {
       const seen = messages.find(match);
       if (seen) return Promise.resolve(seen);

@@ -8,6 +8,7 @@ import type { RestServiceInfo } from '../../gateway/rest/types';
 import type { SubgraphChains } from '../../subgraphs/kit';
 import type { DevnetChains } from '../../devnet/chains';
 import { createSettlementRail } from '../../gateway/x402/rail';
+import { DEFAULT_SUBSCRIPTION_LIMITS, type SubscriptionLimits } from '../../platform/config';
 
 export interface TestStack {
   readonly url: string;
@@ -46,6 +47,8 @@ export interface TestStackOptions {
   readonly consumerAuthRequired?: boolean;
   /** The escalation worker in the stack (tests usually run its rounds with `stack.worker.runOnce()`). */
   readonly escalationWorker?: AllInOneOptions['escalationWorker'];
+  /** Websocket limits (sockets per session, subscriptions per socket, send queue, state reads); default: the production defaults. */
+  readonly subscriptions?: Partial<SubscriptionLimits>;
   /** Verification secrets of the inbound channel routes (Telegram, Slack); absent: those routes refuse. */
   readonly channelInbound?: AllInOneOptions['channelInbound'];
   /** Take x402 payment on priced routes, settling on this devnet's funding chain; default: none (served free). */
@@ -85,6 +88,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         await db.pool.query('SELECT 1');
       },
       graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: true },
+      subscriptions: { ...DEFAULT_SUBSCRIPTION_LIMITS, ...options.subscriptions },
       bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
       service: paid
         ? { ...testServiceInfo(), payment: { ...testServiceInfo().payment, asset: funding!.token.address, payTo: paid.devnet.info.addresses.feeReceiver } }
