@@ -14,14 +14,13 @@ import type { SubscriptionLimits } from '../../platform/config';
 import type { Logger } from '../../platform/log';
 import type { Authenticator } from '../auth/credentials';
 import type { SubscriptionContext } from './schema';
+import { type SocketSession, SocketSessions } from './socketSessions';
 
 export const WS_MAX_PAYLOAD_BYTES = 64 * 1024;
 /** A ping every 12 s; a socket with no pong by the next one is cut (graphql-ws's own default). */
 const KEEP_ALIVE_MS = 12_000;
 /** How long a slow consumer has to complete the close handshake before its socket is cut. */
-export const SLOW_CONSUMER_GRACE_MS = 5_000;
-/** setTimeout's longest delay; a later session end is checked again when the timer fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+const SLOW_CONSUMER_GRACE_MS = 5_000;
 /** Distinct subscription documents whose parse and validation are remembered. */
 const DOCUMENT_CACHE_SIZE = 200;
 /** Messages read from one socket and not yet handled; beyond it the socket is read no further until they are. */
@@ -53,20 +52,6 @@ export interface SubscriptionServerOptions {
   readonly log: Logger;
 }
 
-/** What one acknowledged socket carries: its actor, whose session it counts against, when it ends. */
-interface SocketSession {
-  readonly actor: Actor;
-  readonly principal: string | null;
-  readonly expiresAt: Date | null;
-  expiryTimer: NodeJS.Timeout | null;
-  /** The ids of the operations running on the socket (accepted, not yet completed). */
-  readonly running: Set<string>;
-  /** Subscribes refused since a running operation last completed. */
-  refusedInARow: number;
-  /** Set once the socket is being closed for flooding: what it still sends is not read. */
-  cut: boolean;
-}
-
 interface Extra {
   readonly socket: WebSocket;
   readonly request: IncomingMessage;
@@ -74,21 +59,6 @@ interface Extra {
 }
 
 type ConnectionContext = Context<Record<string, unknown> | undefined, Extra>;
-
-/** Sockets are counted per signed-in principal, so signing in again does not buy more of them. */
-function principalOf(actor: Actor): string | null {
-  switch (actor.kind) {
-    case 'owner':
-      return `owner:${actor.address}`;
-    case 'consumer':
-      return `consumer:${actor.address}:${actor.policyId}`;
-    case 'admin':
-      return 'admin';
-    default:
-      // Anonymous sockets read only the public catalog feed, which costs no database reads.
-      return null;
-  }
-}
 
 /** One refusal per limit, made once: a socket flooding subscribe messages costs no error object each. */
 const limitErrors = new Map<number, readonly GraphQLError[]>();
@@ -109,57 +79,15 @@ function limitErrorsFor(max: number): readonly GraphQLError[] {
 
 
 export function attachSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; connectionCount(): number } {
-  const { limits, log, now } = options;
+  const { log } = options;
   const wss = new WebSocketServer({
     server: options.httpServer,
     path: options.path,
     maxPayload: WS_MAX_PAYLOAD_BYTES,
     handleProtocols: (protocols) => handleProtocols(protocols),
   });
-  const socketsPerPrincipal = new Map<string, number>();
-
-  const closeForbidden = (socket: WebSocket, reason: string): void => {
-    socket.close(CLOSE_CODES.forbidden, reason);
-  };
-  const expired = (session: SocketSession | undefined): boolean =>
-    session?.expiresAt != null && now().getTime() >= session.expiresAt.getTime();
-
-  /** Closes the socket (4403) when its session ends: by a timer, and again at any use after that. */
-  const armExpiry = (socket: WebSocket, session: SocketSession): void => {
-    if (session.expiresAt === null) return;
-    const delayMs = Math.max(0, Math.min(session.expiresAt.getTime() - now().getTime(), MAX_TIMER_MS));
-    session.expiryTimer = setTimeout(() => {
-      if (expired(session)) closeForbidden(socket, 'Session expired');
-      else armExpiry(socket, session);
-    }, delayMs);
-  };
-
-  const register = (extra: Extra, actor: Actor, authorization: string | undefined): boolean => {
-    const principal = principalOf(actor);
-    const open = principal === null ? 0 : (socketsPerPrincipal.get(principal) ?? 0);
-    if (principal !== null && open >= limits.maxSocketsPerSession) {
-      log.info({ principal: principal.split(':')[0] }, 'websocket connection refused: too many sockets for this session');
-      extra.socket.close(CLOSE_CODES.tooManySockets, 'Too many connections for this session');
-      return false;
-    }
-    if (principal !== null) socketsPerPrincipal.set(principal, open + 1);
-    const expiresAt = authorization ? options.sessionExpiresAt(authorization) : null;
-    extra.session = { actor, principal, expiresAt, expiryTimer: null, running: new Set(), refusedInARow: 0, cut: false };
-    armExpiry(extra.socket, extra.session);
-    return true;
-  };
-
-  const unregister = (extra: Extra): void => {
-    const session = extra.session;
-    if (!session) return;
-    if (session.expiryTimer) clearTimeout(session.expiryTimer);
-    if (session.principal !== null) {
-      const left = (socketsPerPrincipal.get(session.principal) ?? 1) - 1;
-      if (left > 0) socketsPerPrincipal.set(session.principal, left);
-      else socketsPerPrincipal.delete(session.principal);
-    }
-    extra.session = undefined;
-  };
+  const closeExpired = (socket: WebSocket): void => socket.close(CLOSE_CODES.forbidden, 'Session expired');
+  const sessions = new SocketSessions({ maxSocketsPerSession: options.limits.maxSocketsPerSession, now: options.now, onExpired: closeExpired });
 
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     schema: options.schema,
@@ -177,9 +105,16 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
         log.info('websocket connection refused: bad credential');
         return false;
       }
-      return register(ctx.extra, actor, authorization);
+      const session = sessions.open(ctx.extra.socket, actor, authorization ? options.sessionExpiresAt(authorization) : null);
+      if (session === null) {
+        log.info({ actor: actor.kind }, 'websocket connection refused: too many sockets for this session');
+        ctx.extra.socket.close(CLOSE_CODES.tooManySockets, 'Too many connections for this session');
+        return false;
+      }
+      ctx.extra.session = session;
+      return true;
     },
-    onSubscribe: (ctx, id, payload) => subscribeArgs(ctx, id, payload, options, expired),
+    onSubscribe: (ctx, id, payload) => subscribeArgs(ctx, id, payload, options, sessions),
     // Called once for every operation onSubscribe let run, however it ended.
     onComplete(ctx, id) {
       const session = ctx.extra.session;
@@ -187,11 +122,16 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
     },
     onNext(ctx) {
       // A clock that jumped past the session's end, before the timer fired: nothing more is sent.
-      if (expired(ctx.extra.session)) closeForbidden(ctx.extra.socket, 'Session expired');
+      if (sessions.expired(ctx.extra.session)) closeExpired(ctx.extra.socket);
     },
   });
 
-  wss.on('connection', (socket, request) => serveSocket(server, socket, request, options, unregister));
+  wss.on('connection', (socket, request) =>
+    serveSocket(server, socket, request, options, (extra) => {
+      if (extra.session) sessions.close(extra.session);
+      extra.session = undefined;
+    }),
+  );
   wss.on('error', (error) => log.error({ err: error }, 'websocket server error'));
 
   return {
@@ -209,10 +149,10 @@ function subscribeArgs(
   id: string,
   payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
   options: SubscriptionServerOptions,
-  expired: (session: SocketSession | undefined) => boolean,
+  sessions: SocketSessions,
 ): ExecutionArgs | readonly GraphQLError[] {
   const session = ctx.extra.session;
-  if (!session || expired(session)) {
+  if (!session || sessions.expired(session)) {
     ctx.extra.socket.close(CLOSE_CODES.forbidden, 'Session expired');
     return [new GraphQLError('The session expired; sign in again.', { extensions: { code: 'SESSION_INVALID' } })];
   }

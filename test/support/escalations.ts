@@ -61,6 +61,8 @@ export function subscribeToEscalations(stack: TestStack, token: string | null, a
     lazy: false,
     retryAttempts: 0,
     connectionParams: token === null ? {} : { authorization: `Bearer ${token}` },
+    // A close (the session ended, say) is reported through `closed` and `errors`, not printed.
+    onNonLazyError: () => undefined,
   });
   const messages: EscalationMessage[] = [];
   const errors: unknown[] = [];
