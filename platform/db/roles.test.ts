@@ -262,23 +262,47 @@ describe('role setup', () => {
   it('adopts a database an earlier version migrated as a superuser, then migrates on as the owner', async () => {
     const old = await createTestDatabase({ subgraphs: [] });
     try {
-      // What the service did before the roles existed: migrations as the superuser, owned by it.
-      const [first] = readMigrations('catalog');
-      await old.adminPool.query(first.sql);
+      // What the service did before the roles existed: every migration up to the grants, as the superuser.
       await old.adminPool.query(
         `CREATE TABLE public.schema_migrations (subgraph text NOT NULL, version integer NOT NULL, name text NOT NULL,
-           checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (subgraph, version));
-         INSERT INTO public.schema_migrations (subgraph, version, name, checksum) VALUES ('catalog', 1, '${first.name}', '${first.checksum}')`,
+           checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (subgraph, version))`,
       );
-      const result = await migrate(old.adminPool, { subgraphs: ['catalog'] });
-      expect(result.applied.map((migration) => migration.name)).toEqual(['service_role']);
-      const owners = await old.adminPool.query(
-        `SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = 'catalog' OR c.oid = 'public.schema_migrations'::regclass`,
+      for (const subgraph of SUBGRAPH_NAMES) {
+        const migrations = readMigrations(subgraph);
+        const before = migrations.slice(0, Math.max(0, migrations.findIndex((migration) => migration.name === 'service_role')));
+        for (const migration of before) {
+          await old.adminPool.query(migration.sql);
+          await old.adminPool.query('INSERT INTO public.schema_migrations (subgraph, version, name, checksum) VALUES ($1, $2, $3, $4)', [
+            subgraph,
+            migration.version,
+            migration.name,
+            migration.checksum,
+          ]);
+        }
+      }
+      const result = await migrate(old.adminPool);
+      expect(result.applied.filter((migration) => migration.name === 'service_role').map((migration) => migration.subgraph).sort()).toEqual(
+        ['catalog', 'intent', 'ledger', 'policy'],
       );
-      expect(owners.rows).toEqual([{ owner: OWNER_ROLE }]);
+      const strangers = await old.adminPool.query(
+        `SELECT 'relation ' || c.oid::regclass AS object FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE (n.nspname = ANY ($1) OR c.oid = 'public.schema_migrations'::regclass) AND c.relowner <> $2::regrole
+         UNION ALL
+         SELECT 'function ' || p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = ANY ($1) AND p.proowner <> $2::regrole
+         UNION ALL
+         SELECT 'type ' || t.oid::regtype FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+          WHERE n.nspname = ANY ($1) AND t.typowner <> $2::regrole
+         UNION ALL
+         SELECT 'schema ' || n.nspname FROM pg_namespace n WHERE n.nspname = ANY ($1) AND n.nspowner <> $2::regrole`,
+        [SUBGRAPH_NAMES, OWNER_ROLE],
+      );
+      expect(strangers.rows).toEqual([]);
+      await registerRails(old.pool);
+      await postFunding(old.pool, { asset: USDT0, amountAtomic: 5n, policyId: '7', intentRef: `ci_${'0'.repeat(23)}2`, idempotencyKey: 'adopted:funding' });
       await old.pool.query("UPDATE catalog.providers SET maturity = 'sandbox', updated_at = now() WHERE id = 'spendctl-gifts'");
       expect(await serviceRoleProblems(old.pool)).toEqual([]);
+      expect(await sqlstateOf(old.pool.query('ALTER TABLE ledger.entries DISABLE TRIGGER ALL'))).toBe('42501');
     } finally {
       await old.drop();
     }
