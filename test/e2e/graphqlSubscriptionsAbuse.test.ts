@@ -228,11 +228,15 @@ describe('one owner cannot starve everyone (item 9)', () => {
         slow.send(JSON.stringify({ id: 'flood', type: 'subscribe', payload: { query: CATALOG } }));
         await until(() => stack.stack.gateway.fanout.listenerCount('catalogChanged') === 2, 'both subscriptions are live');
         slow.pause();
-        // 1,500 notices of ~7 KB: far more than the kernel's socket buffers and the 256 KiB bound.
-        await stack.db.adminPool.query(
-          `SELECT pg_notify('catalog_changed', json_build_object('kind', 'provider', 'id', 'flood-' || i || '-' || repeat('x', 7000),
-             'maturity', 'sandbox', 'changedAt', '2026-11-22T10:00:00.000Z')::text) FROM generate_series(1, 1500) AS i`,
-        );
+        // 1,500 notices of ~7 KB (far more than the kernel's socket buffers and the 256 KiB bound), committed
+        // 100 at a time as a busy service would: a stream, not one 10 MB block.
+        for (let first = 1; first <= 1500; first += 100) {
+          await stack.db.adminPool.query(
+            `SELECT pg_notify('catalog_changed', json_build_object('kind', 'provider', 'id', 'flood-' || i || '-' || repeat('x', 7000),
+               'maturity', 'sandbox', 'changedAt', '2026-11-22T10:00:00.000Z')::text) FROM generate_series($1::int, $1::int + 99) AS i`,
+            [first],
+          );
+        }
         expect(await reader.settled).toEqual([{ data: 1500, codes: [] }]);
         slow.resume();
         await until(() => closeCode !== null, 'the slow client saw its socket close');
