@@ -107,7 +107,7 @@ function x402Options(config: Config, devnet: DevnetInfo | null, devnetKeys: KeyS
 }
 
 /** Outside production a single DATABASE_URL may also migrate; production names the owner's login apart. */
-function ownDatabaseUrlForMigrations(config: Config, databaseUrl: string): string {
+function migrationUrlOutsideProduction(config: Config, databaseUrl: string): string {
   if (config.isProduction) {
     throw new StartupError(
       'MIGRATION_DATABASE_URL is required in production for the roles that migrate (all and the subgraph roles): ' +
@@ -190,7 +190,7 @@ export async function start(
     const migrating: readonly SubgraphName[] =
       args.role === 'all' ? SUBGRAPH_NAMES : args.role === 'gateway' || args.role === 'worker' ? [] : [args.role];
     if (migrating.length > 0) {
-      const applied = await migrateWith(migrationUrl ?? ownDatabaseUrlForMigrations(config, databaseUrl), migrating);
+      const applied = await migrateWith(migrationUrl ?? migrationUrlOutsideProduction(config, databaseUrl), migrating);
       out(`migrations      ${applied} applied (${migrating.join(', ')})`);
     }
     const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
