@@ -20,7 +20,8 @@ commands:
   start [--role <${ROLES.join('|')}>] [--transport in-process|http]
                       run the service (default: every role in one process, on the embedded
                       defaults when DATABASE_URL and the RPC URLs are unset)
-  migrate             apply pending database migrations and exit
+  migrate             apply pending database migrations and exit (as MIGRATION_DATABASE_URL,
+                      else DATABASE_URL outside production)
   compose [--check]   write schema/ from the subgraphs, or check it has not drifted
   devnet start        run only the local anvil chains (DATA_DIR/devnet.json)
   devnet faucet <address> [amount]
@@ -80,8 +81,12 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
 async function runMigrate(): Promise<number> {
   const config = loadConfig();
   let stopEmbedded: (() => Promise<void>) | null = null;
-  let url = config.databaseUrl;
-  if (!url) {
+  let url = config.migrationDatabaseUrl;
+  if (url === null && config.databaseUrl !== null) {
+    if (config.isProduction) throw new StartupError('MIGRATION_DATABASE_URL (a login of spend_control_owner) is required in production');
+    url = config.databaseUrl;
+  }
+  if (url === null) {
     const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg') });
     stopEmbedded = () => embedded.stop();
     url = embedded.url;

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../platform/log';
 import { createPool } from '../platform/db/pool';
 import { migrate, MIGRATION_SETS, type MigrationSet, SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
 import { startEmbeddedPostgres } from '../platform/db/embedded';
+import { serviceRoleProblems } from '../platform/db/roles';
 import { projectRoot } from '../platform/paths';
 import { keysFilePath, readDevnetFile, startDevnetChains, type DevnetInfo } from '../devnet/chains';
 import { loadKeyFile, type KeyStore } from '../platform/chain/keys';
@@ -108,6 +109,41 @@ function x402Options(config: Config, devnet: DevnetInfo | null, devnetKeys: KeyS
   return { rail, db, leaseMs: config.x402.leaseMs, reconcileIntervalMs: config.x402.reconcileIntervalMs };
 }
 
+/** Outside production a single DATABASE_URL may also migrate; production names the owner's login apart. */
+function migrationUrlOutsideProduction(config: Config, databaseUrl: string): string {
+  if (config.isProduction) {
+    throw new StartupError(
+      'MIGRATION_DATABASE_URL is required in production for the roles that migrate (all and the subgraph roles): ' +
+        'a login of spend_control_owner, apart from the service role of DATABASE_URL (docs/operations.md, "Database roles")',
+    );
+  }
+  return databaseUrl;
+}
+
+/** Migrations on a connection of their own, closed before the service starts. */
+async function migrateWith(url: string, subgraphs: readonly MigrationSet[]): Promise<number> {
+  const migrator = createPool(url, { max: 1, applicationName: 'spend-control-migrate' });
+  try {
+    return (await migrate(migrator, { subgraphs })).applied.length;
+  } finally {
+    await migrator.end();
+  }
+}
+
+/**
+ * The service's login must not be able to switch off the database's guards (a superuser, or an
+ * owner of the tables, can disable triggers): production refuses to start, elsewhere a warning.
+ */
+async function checkServiceRole(pool: Pool, production: boolean, out: (line: string) => void): Promise<void> {
+  const problems = await serviceRoleProblems(pool);
+  if (problems.length === 0) return;
+  const message =
+    `DATABASE_URL must log in as a member of spend_control_service that owns nothing: ${problems.join('; ')} ` +
+    '(docs/operations.md, "Database roles")';
+  if (production) throw new StartupError(message);
+  out(`database        WARNING ${message}`);
+}
+
 /** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
 export async function start(
   args: StartArgs,
@@ -147,23 +183,27 @@ export async function start(
 
   try {
     let databaseUrl = config.databaseUrl;
+    let migrationUrl = config.migrationDatabaseUrl;
     if (!databaseUrl) {
       const dataDir = path.join(config.dataDir, 'pg');
       out(`database        starting embedded PostgreSQL in ${dataDir} …`);
       const embedded = await startEmbeddedPostgres({ dataDir });
       stoppers.push({ name: 'embedded PostgreSQL', stop: () => embedded.stop() });
-      databaseUrl = embedded.url;
+      // The superuser prepares the roles and migrates; the service runs as its own login.
+      databaseUrl = embedded.serviceUrl;
+      migrationUrl = embedded.url;
     }
     out(`database        ${redactUrl(databaseUrl)}`);
-    const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
-    stoppers.push({ name: 'database pool', stop: () => pool.end() });
 
     // The gateway migrates its own schema (rate-limit buckets); each subgraph role its own.
     const migrating: readonly MigrationSet[] = args.role === 'all' ? MIGRATION_SETS : args.role === 'worker' ? [] : [args.role];
     if (migrating.length > 0) {
-      const result = await migrate(pool, { subgraphs: migrating });
-      out(`migrations      ${result.applied.length} applied (${migrating.join(', ')})`);
+      const applied = await migrateWith(migrationUrl ?? migrationUrlOutsideProduction(config, databaseUrl), migrating);
+      out(`migrations      ${applied} applied (${migrating.join(', ')})`);
     }
+    const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
+    stoppers.push({ name: 'database pool', stop: () => pool.end() });
+    await checkServiceRole(pool, config.isProduction, out);
 
     let devnet: DevnetInfo | null = null;
     let devnetKeys: KeyStore | null = null;
@@ -224,6 +264,7 @@ export async function start(
       listenDatabaseUrl: databaseUrl,
       readinessCheck,
       graphql: config.graphql,
+      subscriptions: config.subscriptions,
       bodyLimitBytes: config.http.bodyLimitBytes,
       rateLimit: { limits: config.rateLimit, store: config.rateLimit.store, databaseUrl },
       trustProxy: config.http.trustProxy,

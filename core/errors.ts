@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   REQUEST_HEADERS_TOO_LARGE: { status: 431, retryable: false, message: 'The request line and headers are larger than the limit.' },
   REQUEST_TIMEOUT: { status: 408, retryable: true, message: 'The request did not arrive in time.' },
   RATE_LIMITED: { status: 429, retryable: true, message: 'Too many requests; retry after the indicated time.' },
+  SUBSCRIPTION_LIMIT_REACHED: { status: 429, retryable: false, message: 'This websocket already runs as many subscriptions as it may.' },
   INTERNAL_ERROR: { status: 500, retryable: true, message: 'An internal error occurred; quote the correlation id.' },
   SERVICE_UNAVAILABLE: { status: 503, retryable: true, message: 'A dependency is not ready; retry shortly.' },
   GRAPHQL_QUERY_TOO_DEEP: { status: 400, retryable: false, message: 'The query nests deeper than the limit.' },

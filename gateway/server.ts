@@ -13,12 +13,18 @@ import { GraphQLError } from 'graphql';
 import { newCorrelationId } from '../core/canon/ids';
 import { AppError, errorBody, isErrorCode, ERROR_CODES, type ErrorCode } from '../core/errors';
 import { signActor } from '../platform/actor';
-import { GRAPHQL_LIMIT_DEFAULTS, type GraphQLSettings, type TrustProxy } from '../platform/config';
+import {
+  DEFAULT_SUBSCRIPTION_LIMITS,
+  GRAPHQL_LIMIT_DEFAULTS,
+  type GraphQLSettings,
+  type SubscriptionLimits,
+  type TrustProxy,
+} from '../platform/config';
 import type { Logger } from '../platform/log';
 import { createHttpMetrics } from '../platform/metrics';
 import { projectRoot } from '../platform/paths';
 import { Authenticator, adminTokenVerifier, type BearerVerifier } from './auth/credentials';
-import { sessionIssuer, sessionVerifier } from './auth/sessions';
+import { sessionExpiresAt, sessionIssuer, sessionVerifier } from './auth/sessions';
 import type { GatewayContext } from './graphql/context';
 import { formatGatewayError } from './graphql/errors';
 import { operationGuardPlugin } from './graphql/operationGuard';
@@ -77,6 +83,8 @@ export interface GatewayOptions {
   readonly channelInbound?: ChannelInboundOptions;
   /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
   readonly x402?: X402GatewayOptions | null;
+  /** Websocket subscriptions per session and socket, slow-consumer bound, state reads; default DEFAULT_SUBSCRIPTION_LIMITS. */
+  readonly subscriptions?: SubscriptionLimits;
 }
 
 export interface GatewayRateLimitOptions {
@@ -224,11 +232,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     log.error({ err: error }, 'rate-limit store error'),
   );
 
+  const subscriptionLimits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
   const subscriptions = attachSubscriptionServer({
     httpServer,
     path: '/graphql',
-    schema: buildSubscriptionSchema(fanout, executeAs),
+    schema: buildSubscriptionSchema(fanout, executeAs, subscriptionLimits),
     authenticator,
+    sessionExpiresAt,
+    limits: subscriptionLimits,
+    now,
     log,
   });
 

@@ -253,6 +253,16 @@ describe('production', () => {
     );
   });
 
+  test('MIGRATION_DATABASE_URL must log in as another role than DATABASE_URL, and its password is redacted', () => {
+    expect(configError({ ...productionEnv(), MIGRATION_DATABASE_URL: 'postgres://app:other@db.example.com:5432/spend' }).problems).toEqual([
+      expect.stringMatching(/^MIGRATION_DATABASE_URL: logs in as the same role as DATABASE_URL/),
+    ]);
+    const config = loadConfig({ ...productionEnv(), MIGRATION_DATABASE_URL: 'postgres://owner:owner-password-789@db.example.com:5432/spend' });
+    expect(config.migrationDatabaseUrl).toBe('postgres://owner:owner-password-789@db.example.com:5432/spend');
+    expect(JSON.stringify(config)).not.toContain('owner-password-789');
+    expect(inspect(config, { depth: null })).not.toContain('owner-password-789');
+  });
+
   test('consumer authentication cannot be switched off in production', () => {
     expect(configError({ ...productionEnv(), CONSUMER_AUTH_REQUIRED: '0' }).problems).toEqual([
       expect.stringMatching(/^CONSUMER_AUTH_REQUIRED: /),
@@ -330,6 +340,27 @@ describe('redaction', () => {
     // The values themselves stay usable by the code that needs them.
     expect(config.secrets.treasuryPrivateKey).toBe(env.TREASURY_PRIVATE_KEY);
     expect(config.secrets.sessionSecret!.toString('hex')).toBe(env.SESSION_SECRET);
+  });
+});
+
+describe('subscription limits', () => {
+  test('default to 5 sockets per session, 20 subscriptions per socket, 1 MiB of send queue, 2 reads at once and 500 waiting', () => {
+    expect(loadConfig({}).subscriptions).toEqual({
+      maxSocketsPerSession: 5,
+      maxSubscriptionsPerSocket: 20,
+      maxBufferedBytes: 1_048_576,
+      readConcurrency: 2,
+      readQueueLength: 500,
+    });
+  });
+
+  test('are read from the environment and bounded', () => {
+    const config = loadConfig({ SUBSCRIPTION_MAX_SOCKETS_PER_SESSION: '2', SUBSCRIPTION_MAX_PER_SOCKET: '3', SUBSCRIPTION_READ_QUEUE: '9' });
+    expect(config.subscriptions).toMatchObject({ maxSocketsPerSession: 2, maxSubscriptionsPerSocket: 3, readQueueLength: 9 });
+    expect(configError({ SUBSCRIPTION_MAX_BUFFERED_BYTES: '1024', SUBSCRIPTION_READ_CONCURRENCY: '0' }).problems).toEqual([
+      expect.stringMatching(/^SUBSCRIPTION_MAX_BUFFERED_BYTES: "1024" is outside 16384\.\.67108864/),
+      expect.stringMatching(/^SUBSCRIPTION_READ_CONCURRENCY: "0" is outside 1\.\.32/),
+    ]);
   });
 });
 

@@ -87,8 +87,10 @@ export interface Config {
   readonly publicUrl: string;
   readonly dataDir: string;
   readonly logLevel: LogLevel;
-  /** null: start the embedded PostgreSQL in `<dataDir>/pg`. */
+  /** The service role's login (owns nothing); null: start the embedded PostgreSQL in `<dataDir>/pg`. */
   readonly databaseUrl: string | null;
+  /** MIGRATION_DATABASE_URL: a login of spend_control_owner, for migrations only; null: DATABASE_URL migrates (not in production). */
+  readonly migrationDatabaseUrl: string | null;
   /** DECISION_THREAD: the intent subgraph decides preflights on a thread of its own (default false). */
   readonly decisionThread: boolean;
   /** True when no RPC URLs are set and the local devnet chains are started. */
@@ -106,6 +108,8 @@ export interface Config {
   readonly http: { readonly bodyLimitBytes: number; readonly consumerAuthRequired: boolean; readonly trustProxy: TrustProxy };
   /** Token buckets at the edge (docs/operations.md#rate-limits). */
   readonly rateLimit: RateLimitConfig;
+  /** Websocket subscriptions: what one session or socket may hold, and how their reads queue. */
+  readonly subscriptions: SubscriptionLimits;
   /** x402 on the paid routes: how long settlement waits for a receipt, leases, reconciliation. */
   readonly x402: { readonly settleTimeoutMs: number; readonly leaseMs: number; readonly reconcileIntervalMs: number };
   /** Escalation channels and the worker; a channel is null when it is not configured. */
@@ -146,6 +150,26 @@ export interface RateLimitConfig {
  * number of proxy hops, or the proxies' addresses, subnets and range names.
  */
 export type TrustProxy = false | number | readonly string[];
+export interface SubscriptionLimits {
+  /** SUBSCRIPTION_MAX_SOCKETS_PER_SESSION: open sockets per signed-in principal (owner, consumer, admin). */
+  readonly maxSocketsPerSession: number;
+  /** SUBSCRIPTION_MAX_PER_SOCKET: operations running on one socket at once. */
+  readonly maxSubscriptionsPerSocket: number;
+  /** SUBSCRIPTION_MAX_BUFFERED_BYTES: unsent bytes a socket may queue before it is closed as a slow consumer. */
+  readonly maxBufferedBytes: number;
+  /** SUBSCRIPTION_READ_CONCURRENCY: state reads (snapshots, changed rows) running at once, per gateway. */
+  readonly readConcurrency: number;
+  /** SUBSCRIPTION_READ_QUEUE: state reads waiting for a slot; beyond it a read fails at once. */
+  readonly readQueueLength: number;
+}
+
+export const DEFAULT_SUBSCRIPTION_LIMITS: SubscriptionLimits = {
+  maxSocketsPerSession: 5,
+  maxSubscriptionsPerSocket: 20,
+  maxBufferedBytes: 1024 * 1024,
+  readConcurrency: 2,
+  readQueueLength: 500,
+};
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];
@@ -313,6 +337,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = dataDirRaw === undefined ? path.join(projectRoot(), '.data') : path.resolve(dataDirRaw);
   const logLevel = read.oneOf<LogLevel>('LOG_LEVEL', LOG_LEVELS, 'info');
   const databaseUrl = read.url('DATABASE_URL', POSTGRES);
+  const migrationDatabaseUrl = read.url('MIGRATION_DATABASE_URL', POSTGRES);
   const decisionThread = read.boolean('DECISION_THREAD', false);
 
   const chains = readChains(read);
@@ -345,6 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readTrustProxy(read),
   };
   const rateLimit = readRateLimits(read);
+  const subscriptions = readSubscriptionLimits(read);
   const settleTimeoutMs = read.integer('X402_SETTLE_TIMEOUT_MS', 30_000, 500, 600_000);
   const x402 = {
     settleTimeoutMs,
@@ -363,7 +389,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   if (isProduction) {
-    checkProduction(read, { databaseUrl, ...chains, feeReceiverAddress, secrets, consumerAuthRequired: http.consumerAuthRequired });
+    checkProduction(read, { databaseUrl, migrationDatabaseUrl, ...chains, feeReceiverAddress, secrets, consumerAuthRequired: http.consumerAuthRequired });
   }
   if (read.problems.length > 0) throw new ConfigError(read.problems);
 
@@ -376,6 +402,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     logLevel,
     databaseUrl,
+    migrationDatabaseUrl,
     decisionThread,
     ...chains,
     feeReceiverAddress,
@@ -385,6 +412,7 @@ export function loadConfig(env: Env = process.env): Config {
     graphql,
     http,
     rateLimit,
+    subscriptions,
     x402,
     escalations,
     providerUrls,
@@ -463,6 +491,17 @@ function readTrustProxy(read: EnvReader): TrustProxy {
     return false;
   }
   return entries;
+}
+
+function readSubscriptionLimits(read: EnvReader): SubscriptionLimits {
+  const defaults = DEFAULT_SUBSCRIPTION_LIMITS;
+  return {
+    maxSocketsPerSession: read.integer('SUBSCRIPTION_MAX_SOCKETS_PER_SESSION', defaults.maxSocketsPerSession, 1, 1000),
+    maxSubscriptionsPerSocket: read.integer('SUBSCRIPTION_MAX_PER_SOCKET', defaults.maxSubscriptionsPerSocket, 1, 1000),
+    maxBufferedBytes: read.integer('SUBSCRIPTION_MAX_BUFFERED_BYTES', defaults.maxBufferedBytes, 16 * 1024, 64 * 1024 * 1024),
+    readConcurrency: read.integer('SUBSCRIPTION_READ_CONCURRENCY', defaults.readConcurrency, 1, 32),
+    readQueueLength: read.integer('SUBSCRIPTION_READ_QUEUE', defaults.readQueueLength, 1, 100_000),
+  };
 }
 
 export interface EscalationConfig {
@@ -610,7 +649,7 @@ function checkDevKeys(read: EnvReader, secrets: Secrets, feeReceiverAddress: Hex
 
 function checkProduction(
   read: EnvReader,
-  values: Pick<ConfigFields, 'databaseUrl' | 'funding' | 'settlement' | 'feeReceiverAddress' | 'secrets'> & {
+  values: Pick<ConfigFields, 'databaseUrl' | 'migrationDatabaseUrl' | 'funding' | 'settlement' | 'feeReceiverAddress' | 'secrets'> & {
     consumerAuthRequired: boolean;
   },
 ): void {
@@ -640,6 +679,13 @@ function checkProduction(
   if (!values.consumerAuthRequired) {
     read.problem('CONSUMER_AUTH_REQUIRED', 'cannot be turned off when NODE_ENV=production');
   }
+  if (values.databaseUrl !== null && values.migrationDatabaseUrl !== null && loginOf(values.databaseUrl) === loginOf(values.migrationDatabaseUrl)) {
+    read.problem('MIGRATION_DATABASE_URL', 'logs in as the same role as DATABASE_URL; the service must run as a role that owns nothing');
+  }
+}
+
+function loginOf(url: string): string {
+  return decodeURIComponent(new URL(url).username);
 }
 
 const REDACTED = '[redacted]';
@@ -666,6 +712,7 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
   return {
     ...config,
     databaseUrl: redactUrl(config.databaseUrl, true),
+    migrationDatabaseUrl: redactUrl(config.migrationDatabaseUrl, true),
     funding: { ...config.funding, rpcUrl: redactUrl(config.funding.rpcUrl, false) },
     settlement: { ...config.settlement, rpcUrl: redactUrl(config.settlement.rpcUrl, false) },
     escalations: {

@@ -1,6 +1,7 @@
 // Jest global setup: when DATABASE_URL is unset, start ONE embedded PostgreSQL for the whole run in
-// a fresh temporary directory and export its URL; workers start afterwards and inherit it. Each
-// test file then makes its own database on it (platform/db/testDb.ts). With DATABASE_URL set: nothing.
+// a fresh temporary directory and export its superuser's URL; workers start afterwards and inherit
+// it. Each test file then makes its own database, and the service and owner logins for it, on that
+// server (platform/db/testDb.ts). With DATABASE_URL set (a superuser): nothing.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

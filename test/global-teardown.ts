@@ -1,12 +1,17 @@
 // Jest global teardown: stops the embedded PostgreSQL that global setup started (if it started one)
-// and removes its temporary directory. A server given by DATABASE_URL is left alone.
+// and removes its temporary directory. On a server given by DATABASE_URL it drops the two group
+// roles the test databases made, unless another run (or anything else) still uses them.
 import { rmSync } from 'node:fs';
+import { dropGroupRolesIfUnused } from '../platform/db/testDb';
 import { EMBEDDED_HANDLE, type EmbeddedForTests } from './global-setup';
 
 export default async function globalTeardown(): Promise<void> {
   const globals = globalThis as Record<symbol, unknown>;
   const handle = globals[EMBEDDED_HANDLE] as EmbeddedForTests | undefined;
-  if (!handle) return;
+  if (!handle) {
+    if (process.env.DATABASE_URL) await dropGroupRolesIfUnused(process.env.DATABASE_URL);
+    return;
+  }
   delete globals[EMBEDDED_HANDLE];
   delete process.env.DATABASE_URL;
   try {

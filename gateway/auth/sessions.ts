@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../core/errors';
 import type { Actor } from '../../platform/actor';
-import type { BearerVerifier } from './credentials';
+import { bearerToken, type BearerVerifier } from './credentials';
 
 export const SESSION_TOKEN_PREFIX = 'scs1';
 export const SESSION_LIFETIME_SECONDS = 30 * 60;
@@ -132,4 +132,16 @@ export function sessionVerifier(secret: Buffer, now: () => Date): BearerVerifier
       ? { kind: 'consumer', address: claims.sub, policyId: claims.pid! }
       : { kind: 'owner', address: claims.sub };
   };
+}
+
+/**
+ * When the session bearer in an Authorization value ends (its `exp`); null for any other
+ * credential. Reads the token without checking it: only for a value sessionVerifier accepted.
+ * The websocket server closes a socket at this instant (4403), since it outlives the request.
+ */
+export function sessionExpiresAt(authorization: string): Date | null {
+  const token = bearerToken(authorization);
+  const parts = token?.split('.') ?? [];
+  if (parts[0] !== SESSION_TOKEN_PREFIX || parts.length !== 3) return null;
+  return new Date(parsePayload(parts[1]).exp * 1000);
 }

@@ -3,6 +3,8 @@
 // changed and whose it is; the feed drops other owners' events at once and reads the current state
 // through the gateway's own GraphQL with the subscriber's actor, so the policy subgraph checks
 // ownership again. The first messages are the current state: the named escalation, or the open ones.
+// A read that fails ends the subscription with an error message (never silence): the subscriber
+// must not believe it holds the current state when it does not.
 import { GraphQLError } from 'graphql';
 import type { Actor } from '../../platform/actor';
 import type { Fanout } from './fanout';
@@ -66,6 +68,17 @@ function refuse(code: 'AUTH_REQUIRED' | 'FORBIDDEN' | 'REQUEST_INVALID', message
   return new GraphQLError(message, { extensions: { code } });
 }
 
+/** The data of a state read, or its first error (already formatted for clients) thrown as is. */
+async function dataOf(read: ReturnType<GatewayExecutor>): Promise<Record<string, unknown>> {
+  const result = await read;
+  const [first] = result.errors ?? [];
+  if (first !== undefined || !result.data) {
+    const extensions = (first as { extensions?: Record<string, unknown> } | undefined)?.extensions ?? { code: 'INTERNAL_ERROR' };
+    throw new GraphQLError(first?.message ?? 'The current state could not be read.', { extensions });
+  }
+  return result.data;
+}
+
 /** Who may subscribe: an owner session (their policies) or an admin (all). */
 export function checkSubscriber(actor: Actor, args: EscalationFeedArgs): void {
   if (actor.kind === 'anonymous') throw refuse('AUTH_REQUIRED', 'Sign in as the owner (connectionParams.authorization) to follow escalations.');
@@ -92,8 +105,8 @@ export function escalationFeed(
   let snapshotDue = true;
 
   const readOne = async (pollRef: string): Promise<EscalationUpdate | null> => {
-    const result = await execute(actor, ONE, { pollRef });
-    return ((result.data?.escalation ?? null) as EscalationUpdate | null);
+    const data = await dataOf(execute(actor, ONE, { pollRef }));
+    return (data.escalation ?? null) as EscalationUpdate | null;
   };
   const readSnapshot = async (): Promise<EscalationUpdate[]> => {
     if (args.pollRef !== null) {
@@ -101,8 +114,8 @@ export function escalationFeed(
       if (one === null) throw new GraphQLError('No escalation with this pollRef.', { extensions: { code: 'ESCALATION_NOT_FOUND' } });
       return [one];
     }
-    const result = await execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS });
-    const nodes = ((result.data?.escalations as { nodes?: EscalationUpdate[] } | undefined)?.nodes ?? []);
+    const data = await dataOf(execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS }));
+    const nodes = (data.escalations as { nodes?: EscalationUpdate[] } | null)?.nodes ?? [];
     return [...nodes].reverse();
   };
   const visible = (event: Extract<EscalationNotification, { kind: 'CHANGED' }>): boolean =>
@@ -110,24 +123,34 @@ export function escalationFeed(
     (args.pollRef === null || event.pollRef === args.pollRef) &&
     (args.policyId === null || event.policyId === args.policyId);
 
+  const step = async (): Promise<IteratorResult<EscalationUpdate>> => {
+    for (;;) {
+      if (snapshotDue) {
+        snapshotDue = false;
+        queue.push(...(await readSnapshot()));
+      }
+      const queued = queue.shift();
+      if (queued !== undefined) return { done: false, value: queued };
+      const event = await events.next();
+      if (event.done) return { done: true, value: undefined };
+      if (event.value.kind === 'RESYNC') {
+        snapshotDue = true;
+        continue;
+      }
+      if (!visible(event.value)) continue;
+      const current = await readOne(event.value.pollRef);
+      if (current !== null) return { done: false, value: current };
+    }
+  };
+
   const iterator: AsyncIterableIterator<EscalationUpdate> = {
     async next() {
-      for (;;) {
-        if (snapshotDue) {
-          snapshotDue = false;
-          queue.push(...(await readSnapshot()));
-        }
-        const queued = queue.shift();
-        if (queued !== undefined) return { done: false, value: queued };
-        const event = await events.next();
-        if (event.done) return { done: true, value: undefined };
-        if (event.value.kind === 'RESYNC') {
-          snapshotDue = true;
-          continue;
-        }
-        if (!visible(event.value)) continue;
-        const current = await readOne(event.value.pollRef);
-        if (current !== null) return { done: false, value: current };
+      try {
+        return await step();
+      } catch (error) {
+        // Nobody calls return() after a failed next(): free the listener here.
+        await events.return?.();
+        throw error;
       }
     },
     async return() {

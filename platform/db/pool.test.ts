@@ -64,7 +64,10 @@ const MissingEntity = new EntitySchema<Note>({
 });
 
 test('the DataSource uses tables made by SQL and never synchronises the schema', async () => {
-  await db.pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL)');
+  // Made as migrations make tables; the DataSource connects as the service role, like the service.
+  await db.adminPool.query(
+    'CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL); GRANT SELECT, INSERT ON notes TO spend_control_service',
+  );
   const dataSource = createDataSource(db.url, [NoteEntity, MissingEntity], { applicationName: 'typeorm-test' });
   await dataSource.initialize();
   try {

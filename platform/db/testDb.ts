@@ -1,16 +1,33 @@
 // Test databases: each test file gets a fresh database on the server named by DATABASE_URL (set by
 // the developer, or by jest's global setup, which starts an embedded PostgreSQL when it is unset),
-// migrated, and dropped again afterwards.
+// migrated as the owner role, used as the service role (as in production), and dropped again
+// afterwards together with the two logins made for it. DATABASE_URL must name a superuser.
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { migrate, type MigrationSet } from './migrate';
+import { OWNER_ROLE, SERVICE_ROLE, dropLoginRole, ensureGroupRoles, ensureLoginRole, prepareDatabaseRoles } from './roles';
 
 export interface TestDatabase {
+  /** The service role's URL: what the service connects with. */
   readonly url: string;
   readonly name: string;
+  /** On `url`: what subgraphs, the gateway and the worker run as in tests. */
   readonly pool: Pool;
+  /** A member of spend_control_owner: what migrations run as. */
+  readonly ownerUrl: string;
+  /** The server's superuser on this database, for tests that stage what the service may not do. */
+  readonly adminUrl: string;
+  readonly adminPool: Pool;
+  /** The logins behind `url` and `ownerUrl`. */
+  readonly logins: { readonly owner: string; readonly service: string };
   drop(): Promise<void>;
 }
+
+/**
+ * Held (shared) while a database and its logins are being made, so that global teardown, which
+ * drops the group roles when nothing uses them any more, never drops them from under a creator.
+ */
+export const ROLE_LIFECYCLE_LOCK_KEY = 7_302_114_565_012n;
 
 export function serverUrl(): string {
   const url = process.env.DATABASE_URL;
@@ -26,41 +43,95 @@ export function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
+export function withLogin(url: string, user: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.username = user;
+  parsed.password = password;
+  return parsed.toString();
+}
+
+async function onServer<T>(server: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: server });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Creates a fresh database (migrated for `subgraphs`, default every set; `[]` for none). */
 export async function createTestDatabase(
   options: { subgraphs?: readonly MigrationSet[]; poolSize?: number } = {},
 ): Promise<TestDatabase> {
   const server = serverUrl();
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = new Pool({ connectionString: server, max: 1 });
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = withDatabase(server, name);
+  const logins = { owner: `${name}_owner`, service: `${name}_service` };
+  const passwords = { owner: randomBytes(16).toString('hex'), service: randomBytes(16).toString('hex') };
+  const adminUrl = withDatabase(server, name);
+  await onServer(server, async (client) => {
+    await client.query('SELECT pg_advisory_lock_shared($1)', [ROLE_LIFECYCLE_LOCK_KEY.toString()]);
+    await ensureGroupRoles(client);
+    await client.query(`CREATE DATABASE ${name}`);
+    await ensureLoginRole(client, logins.owner, passwords.owner, OWNER_ROLE);
+    await ensureLoginRole(client, logins.service, passwords.service, SERVICE_ROLE);
+    await onServer(adminUrl, prepareDatabaseRoles);
+  });
+  const url = withLogin(adminUrl, logins.service, passwords.service);
+  const ownerUrl = withLogin(adminUrl, logins.owner, passwords.owner);
   const pool = new Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const adminPool = new Pool({ connectionString: adminUrl, max: 2 });
   // drop() ends the database WITH (FORCE): a connection still closing then reports 57P01, which is
   // expected here and must not surface as an unhandled 'error' event that kills the test worker.
   pool.on('error', () => undefined);
-  if (!options.subgraphs || options.subgraphs.length > 0) {
-    await migrate(pool, { subgraphs: options.subgraphs });
-  }
+  adminPool.on('error', () => undefined);
   let dropped = false;
-  return {
+  const database: TestDatabase = {
     url,
     name,
     pool,
+    ownerUrl,
+    adminUrl,
+    adminPool,
+    logins,
     async drop() {
       if (dropped) return;
       dropped = true;
-      await pool.end();
-      const dropper = new Pool({ connectionString: server, max: 1 });
-      try {
-        await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await dropper.end();
-      }
+      await Promise.all([pool.end(), adminPool.end()]);
+      await onServer(server, async (client) => {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await dropLoginRole(client, logins.owner);
+        await dropLoginRole(client, logins.service);
+      });
     },
   };
+  if (!options.subgraphs || options.subgraphs.length > 0) {
+    const migrator = new Pool({ connectionString: ownerUrl, max: 1 });
+    try {
+      await migrate(migrator, { subgraphs: options.subgraphs });
+    } catch (error) {
+      await database.drop();
+      throw error;
+    } finally {
+      await migrator.end();
+    }
+  }
+  return database;
+}
+
+/**
+ * Drops the group roles when no database uses them any more (a role that owns or is granted
+ * anything cannot be dropped: 2BP01). Global teardown calls it once the run's databases are gone;
+ * another run still creating or using databases keeps them.
+ */
+export async function dropGroupRolesIfUnused(server: string): Promise<void> {
+  await onServer(server, async (client) => {
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [ROLE_LIFECYCLE_LOCK_KEY.toString()]);
+    if (!rows[0].locked) return;
+    try {
+      await client.query(`DROP ROLE IF EXISTS ${SERVICE_ROLE}, ${OWNER_ROLE}`);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '2BP01') throw error;
+    }
+  });
 }

@@ -24,9 +24,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Puts every maturity back to the seeded value and clears the audit trail. */
+/** Puts every maturity back to the seeded value and clears the audit trail (as the admin: the service may not). */
 beforeEach(async () => {
-  await db.pool.query(`
+  await db.adminPool.query(`
     UPDATE catalog.providers p SET maturity = seed.maturity FROM (VALUES
       ('spendctl-domains', 'verified'), ('spendctl-travel', 'sandbox'), ('spendctl-email', 'sandbox'),
       ('spendctl-shopping', 'experimental'), ('spendctl-gifts', 'experimental')) AS seed (id, maturity)

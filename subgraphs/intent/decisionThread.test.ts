@@ -77,7 +77,7 @@ describe('preflights decided on the thread', () => {
   it('a decision the database refuses fails alone, with its SQLSTATE, and the others commit once', async () => {
     const policies = await Promise.all([newPolicy(), newPolicy(), newPolicy()]);
     const refused = policies[1]!;
-    await db.pool.query(`
+    await db.adminPool.query(`
       CREATE FUNCTION intent.refuse_for_test() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '23514'; END $$;
       CREATE TRIGGER refuse_for_test BEFORE INSERT ON intent.decisions
@@ -87,7 +87,7 @@ describe('preflights decided on the thread', () => {
       expect(settled[1]).toMatchObject({ status: 'rejected', reason: { code: '23514', message: 'refused for the test' } });
       for (const index of [0, 2]) expect(settled[index]).toMatchObject({ status: 'fulfilled', value: { decision: 'APPROVED' } });
     } finally {
-      await db.pool.query('DROP TRIGGER refuse_for_test ON intent.decisions; DROP FUNCTION intent.refuse_for_test();');
+      await db.adminPool.query('DROP TRIGGER refuse_for_test ON intent.decisions; DROP FUNCTION intent.refuse_for_test();');
     }
     const decisions = await db.pool.query('SELECT policy_id, count(*)::int AS n FROM intent.decisions WHERE policy_id = ANY($1) GROUP BY policy_id ORDER BY policy_id', [
       policies.map((policy) => policy.policyId),

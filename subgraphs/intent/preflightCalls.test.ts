@@ -281,7 +281,7 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
 
   /** Runs `work` while a test trigger refuses (P0001) every row of `table` matching `condition` (on NEW). */
   async function whileRefusing<T>(table: 'decisions' | 'reservations', condition: string, work: () => Promise<T>): Promise<T> {
-    await db.pool.query(`
+    await db.adminPool.query(`
       CREATE FUNCTION intent.test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF ${condition} THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = 'P0001'; END IF;
@@ -291,7 +291,7 @@ describe('group commit (migration 0004, batchQueue.ts)', () => {
     try {
       return await work();
     } finally {
-      await db.pool.query(`DROP TRIGGER test_refuse ON intent.${table}; DROP FUNCTION intent.test_refuse()`);
+      await db.adminPool.query(`DROP TRIGGER test_refuse ON intent.${table}; DROP FUNCTION intent.test_refuse()`);
     }
   }
 

@@ -151,7 +151,8 @@ describe('what a batch refuses, all or nothing', () => {
   it('refuses at COMMIT a transaction that posted a batch next to an unbalanced group, and nothing of it remains', async () => {
     const before = await counts();
     const batchKey = key('commit');
-    const failure = withTransaction(db.pool, async (client) => {
+    // As the superuser: the service role may not insert into ledger.groups at all.
+    const failure = withTransaction(db.adminPool, async (client) => {
       await postGroups(client, [funding(3n, '204', batchKey), funding(4n, '205')]);
       // A group the batch function did not write: two declared entries, one present, unbalanced.
       await client.query(
@@ -173,8 +174,9 @@ describe('what a batch refuses, all or nothing', () => {
 
   it('still refuses UPDATE and DELETE of what a batch wrote', async () => {
     const [id] = await postGroups(db.pool, [funding(8n, '206')]);
-    await expect(db.pool.query('UPDATE ledger.entries SET amount = amount * 2 WHERE group_id = $1', [id])).rejects.toMatchObject({ code: 'LG006' });
-    await expect(db.pool.query('DELETE FROM ledger.groups WHERE group_id = $1', [id])).rejects.toMatchObject({ code: 'LG006' });
+    // As the superuser (the service role holds no UPDATE or DELETE grant here): the triggers refuse.
+    await expect(db.adminPool.query('UPDATE ledger.entries SET amount = amount * 2 WHERE group_id = $1', [id])).rejects.toMatchObject({ code: 'LG006' });
+    await expect(db.adminPool.query('DELETE FROM ledger.groups WHERE group_id = $1', [id])).rejects.toMatchObject({ code: 'LG006' });
   });
 });
 

@@ -1,6 +1,7 @@
 // The ledger's invariants, shown against a real PostgreSQL: append-only for every role, balance
 // and completeness checked at COMMIT, single-asset groups, no zero entries, reversals that
-// restore balances, and idempotent posting, also under concurrency.
+// restore balances, and idempotent posting, also under concurrency. Direct writes to the ledger's
+// tables run as the server's superuser (db.adminPool): the service role may not make them at all.
 import { randomBytes } from 'node:crypto';
 import { Client, type PoolClient } from 'pg';
 import { AppError } from '../../core/errors';
@@ -69,8 +70,8 @@ describe('append-only, for every role', () => {
     await fund(100n, 'append-only');
   });
 
-  it('refuses UPDATE, DELETE and TRUNCATE of entries and groups through a pool connection (the superuser owner)', async () => {
-    const owner = await db.pool.query<{ rolsuper: boolean; owner: string }>(
+  it('refuses UPDATE, DELETE and TRUNCATE of entries and groups for a superuser', async () => {
+    const owner = await db.adminPool.query<{ rolsuper: boolean; owner: string }>(
       "SELECT r.rolsuper, t.tableowner AS owner FROM pg_roles r, pg_tables t WHERE r.rolname = current_user AND t.schemaname = 'ledger' AND t.tablename = 'entries'",
     );
     expect(owner.rows[0].rolsuper).toBe(true);
@@ -83,13 +84,13 @@ describe('append-only, for every role', () => {
       'TRUNCATE ledger.groups CASCADE',
       'UPDATE ledger.entries SET amount = 1 WHERE false',
     ]) {
-      expect({ statement, sqlstate: await sqlstateOf(db.pool.query(statement)) }).toEqual({ statement, sqlstate: 'LG006' });
+      expect({ statement, sqlstate: await sqlstateOf(db.adminPool.query(statement)) }).toEqual({ statement, sqlstate: 'LG006' });
     }
     expect(await accountBalance(db.pool, treasury)).toBeGreaterThan(0n);
   });
 
   it('still refuses them with triggers for replication sessions switched off (session_replication_role = replica)', async () => {
-    const client = await db.pool.connect();
+    const client = await db.adminPool.connect();
     try {
       await client.query('SET session_replication_role = replica');
       expect(await sqlstateOf(client.query('DELETE FROM ledger.entries'))).toBe('LG006');
@@ -103,9 +104,9 @@ describe('append-only, for every role', () => {
   it('refuses them for a non-superuser role that owns nothing, even when it holds UPDATE and DELETE grants', async () => {
     // A password, because the embedded server authenticates with SCRAM (the CI server trusts loopback).
     const password = randomBytes(12).toString('hex');
-    await db.pool.query(`CREATE ROLE ${intruder} LOGIN NOSUPERUSER PASSWORD '${password}'`);
-    await db.pool.query(`GRANT USAGE ON SCHEMA ledger TO ${intruder}`);
-    await db.pool.query(`GRANT SELECT, UPDATE, DELETE, TRUNCATE ON ledger.entries, ledger.groups TO ${intruder}`);
+    await db.adminPool.query(`CREATE ROLE ${intruder} LOGIN NOSUPERUSER PASSWORD '${password}'`);
+    await db.adminPool.query(`GRANT USAGE ON SCHEMA ledger TO ${intruder}`);
+    await db.adminPool.query(`GRANT SELECT, UPDATE, DELETE, TRUNCATE ON ledger.entries, ledger.groups TO ${intruder}`);
     const url = new URL(withDatabase(serverUrl(), db.name));
     url.username = intruder;
     url.password = password;
@@ -149,7 +150,7 @@ describe('what COMMIT refuses', () => {
 
   it('refuses an unbalanced group at COMMIT, and nothing of it remains', async () => {
     const before = await groupCount();
-    const failure = withTransaction(db.pool, async (client) => {
+    const failure = withTransaction(db.adminPool, async (client) => {
       await insertGroup(client, group('a1'), 2);
       await insertEntry(client, group('a1'), 1, treasury, '100');
       await insertEntry(client, group('a1'), 2, obligation, '-99');
@@ -160,8 +161,8 @@ describe('what COMMIT refuses', () => {
   });
 
   it('refuses a group inserted with no entries at all, and one missing a declared entry', async () => {
-    await expect(withTransaction(db.pool, (client) => insertGroup(client, group('a2'), 2))).rejects.toMatchObject({ code: 'LG001' });
-    const missingOne = withTransaction(db.pool, async (client) => {
+    await expect(withTransaction(db.adminPool, (client) => insertGroup(client, group('a2'), 2))).rejects.toMatchObject({ code: 'LG001' });
+    const missingOne = withTransaction(db.adminPool, async (client) => {
       await insertGroup(client, group('a3'), 3);
       await insertEntry(client, group('a3'), 1, treasury, '5', 3);
       await insertEntry(client, group('a3'), 2, obligation, '-5', 3);
@@ -172,13 +173,13 @@ describe('what COMMIT refuses', () => {
   it('refuses a mixed-asset group, directly and through post_group, and nothing of it remains', async () => {
     const before = await groupCount();
     const usdcTreasury = treasuryAccount(USDC);
-    const accountOfOtherAsset = withTransaction(db.pool, async (client) => {
+    const accountOfOtherAsset = withTransaction(db.adminPool, async (client) => {
       await insertGroup(client, group('b1'), 2);
       await insertEntry(client, group('b1'), 1, usdcTreasury, '100');
       await insertEntry(client, group('b1'), 2, obligation, '-100');
     });
     await expect(accountOfOtherAsset).rejects.toMatchObject({ code: '23514', constraint: 'entries_account_asset_matches' });
-    const entryOfOtherAsset = withTransaction(db.pool, async (client) => {
+    const entryOfOtherAsset = withTransaction(db.adminPool, async (client) => {
       await insertGroup(client, group('b2'), 2);
       await insertEntry(client, group('b2'), 1, usdcTreasury, '100', 2, USDC);
       await insertEntry(client, group('b2'), 2, obligation, '-100');
@@ -199,7 +200,7 @@ describe('what COMMIT refuses', () => {
 
   it('refuses a zero entry, directly and through post_group', async () => {
     const before = await groupCount();
-    const direct = withTransaction(db.pool, async (client) => {
+    const direct = withTransaction(db.adminPool, async (client) => {
       await insertGroup(client, group('c1'), 2);
       await insertEntry(client, group('c1'), 1, treasury, '0');
       await insertEntry(client, group('c1'), 2, obligation, '0');
@@ -234,11 +235,11 @@ describe('what COMMIT refuses', () => {
 
   it('gives a committed group no free slot: a later entry cannot join it', async () => {
     const id = await fund(3n, 'closed');
-    const appended = withTransaction(db.pool, async (client) => {
+    const appended = withTransaction(db.adminPool, async (client) => {
       await insertEntry(client, id, 3, treasury, '1');
     });
     await expect(appended).rejects.toMatchObject({ code: '23514', constraint: 'entries_slot_in_range' });
-    const duplicateSlot = withTransaction(db.pool, async (client) => {
+    const duplicateSlot = withTransaction(db.adminPool, async (client) => {
       await insertEntry(client, id, 2, treasury, '1');
     });
     await expect(duplicateSlot).rejects.toMatchObject({ code: '23505' });
@@ -246,16 +247,16 @@ describe('what COMMIT refuses', () => {
 
   it('refuses an entry of no group, also with triggers for replication sessions switched off', async () => {
     const before = await groupCount();
-    const orphan = withTransaction(db.pool, async (client) => {
+    const orphan = withTransaction(db.adminPool, async (client) => {
       await insertEntry(client, group('e1'), 1, treasury, '5');
     });
     await expect(orphan).rejects.toMatchObject({ code: '23503', constraint: 'entries_group_fkey' });
-    const replica = withTransaction(db.pool, async (client) => {
+    const replica = withTransaction(db.adminPool, async (client) => {
       await client.query('SET LOCAL session_replication_role = replica');
       await insertEntry(client, group('e2'), 1, treasury, '5');
     });
     await expect(replica).rejects.toMatchObject({ code: '23503', constraint: 'entries_group_fkey' });
-    const groupWithoutEntries = withTransaction(db.pool, async (client) => {
+    const groupWithoutEntries = withTransaction(db.adminPool, async (client) => {
       await client.query('SET LOCAL session_replication_role = replica');
       await insertGroup(client, group('e3'), 2);
     });
@@ -264,7 +265,7 @@ describe('what COMMIT refuses', () => {
   });
 
   it('refuses entries that post to an account nobody opened', async () => {
-    const failure = withTransaction(db.pool, async (client) => {
+    const failure = withTransaction(db.adminPool, async (client) => {
       await insertGroup(client, group('d1'), 2);
       await insertEntry(client, group('d1'), 1, accountId('SUSPENSE', USDT0, 'never-opened'), '5');
       await insertEntry(client, group('d1'), 2, obligation, '-5');

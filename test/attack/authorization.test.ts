@@ -11,6 +11,7 @@ import { buildRoutes } from '../../gateway/rest/routes';
 import { Fanout } from '../../gateway/subscriptions/fanout';
 import { buildSubscriptionSchema } from '../../gateway/subscriptions/schema';
 import { projectRoot } from '../../platform/paths';
+import { DEFAULT_SUBSCRIPTION_LIMITS } from '../../platform/config';
 import { ACTORS, type ActorName, MATRIX, type Row } from './authorization-matrix';
 import { runCell } from './matrixCells';
 import { type MatrixWorld, startMatrixWorld } from './matrixWorld';
@@ -24,7 +25,7 @@ import { OPERATIONS } from './operations';
 function surfaceOperations(): string[] {
   const rest = buildRoutes().map((route) => `${route.method} ${route.path}`);
   const schema = buildSchema(readFileSync(path.join(projectRoot(), 'schema', 'api.graphql'), 'utf8'));
-  const gatewaySubscriptions = buildSubscriptionSchema(new Fanout());
+  const gatewaySubscriptions = buildSubscriptionSchema(new Fanout(), undefined, DEFAULT_SUBSCRIPTION_LIMITS);
   const fields = (type: string, names: string[]) => names.map((name) => `${type}.${name}`);
   return [
     ...new Set([

@@ -139,15 +139,21 @@ test('deny in the dashboard: DENIED, never an approval; the intent escalates afr
 });
 
 test('expiry: the worker’s sweep expires it (EXPIRED reports DENIED), a later approval changes nothing, reads expire lazily too', async () => {
-  const socket = subscribeToEscalations(stack, ownerToken);
+  // The owner's session lives 30 minutes on the same clock, so its socket ends with it (4403) and
+  // is fed nothing after that; the admin token does not expire and follows every escalation.
+  const ownerSocket = subscribeToEscalations(stack, ownerToken);
+  const socket = subscribeToEscalations(stack, stack.adminToken);
   try {
-    await waitForEscalationSubscribers(stack, 1);
+    await waitForEscalationSubscribers(stack, 2);
     const intent = escalatingIntent(policy, clockMs);
     const { escalation } = await preflight(stack, policy, intent);
+    await ownerSocket.waitFor((message) => message.pollRef === escalation.pollRef && message.state === 'PENDING');
     clockMs += 30 * 60_000;
     const round = await stack.stack.worker!.runOnce();
     expect(round.expired).toContain(escalation.pollRef);
     await socket.waitFor((message) => message.pollRef === escalation.pollRef && message.state === 'EXPIRED');
+    await expect(ownerSocket.closed).resolves.toBe(4403);
+    expect(ownerSocket.messages.filter((message) => message.state === 'EXPIRED')).toEqual([]);
     expect((await pollStatus(stack, escalation.pollRef)).body).toMatchObject({
       state: 'EXPIRED', outcome: 'DENIED', reason: 'ESCALATION_EXPIRED_DEFAULT_DENY', resolvedAt: escalation.expiresAt,
     });
@@ -163,6 +169,7 @@ test('expiry: the worker’s sweep expires it (EXPIRED reports DENIED), a later 
     await socket.waitFor((message) => message.pollRef === other.escalation.pollRef && message.state === 'EXPIRED');
     expect((await stack.stack.worker!.runOnce()).expired).not.toContain(other.escalation.pollRef);
   } finally {
+    await ownerSocket.close();
     await socket.close();
   }
 });

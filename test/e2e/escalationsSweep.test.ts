@@ -53,9 +53,10 @@ test('two workers sweeping at once expire each escalation exactly once', async (
 });
 
 test('the database refuses leaving a final state, rebinding, deciding after expiry and deleting', async () => {
-  const [row] = (await stack.db.pool.query<{ poll_ref: string }>(`SELECT poll_ref FROM policy.escalations WHERE state = 'EXPIRED' LIMIT 1`)).rows;
+  const [row] = (await stack.db.adminPool.query<{ poll_ref: string }>(`SELECT poll_ref FROM policy.escalations WHERE state = 'EXPIRED' LIMIT 1`)).rows;
+  // As the server's superuser, so the triggers (not the service role's missing grants) refuse.
   const refused = async (sql: string) => {
-    await expect(stack.db.pool.query(sql, [row!.poll_ref])).rejects.toThrow();
+    await expect(stack.db.adminPool.query(sql, [row!.poll_ref])).rejects.toThrow();
   };
   await refused(`UPDATE policy.escalations SET state = 'APPROVED', resolved_via = 'dashboard', resolved_at = created_at WHERE poll_ref = $1`);
   await refused(`UPDATE policy.escalations SET amount = 1 WHERE poll_ref = $1`);
@@ -63,10 +64,10 @@ test('the database refuses leaving a final state, rebinding, deciding after expi
   const policy = await createEscalatingPolicy(stack, OWNER);
   const open = (await preflight(stack, policy, escalatingIntent(policy, clockMs))).escalation.pollRef;
   await expect(
-    stack.db.pool.query(
+    stack.db.adminPool.query(
       `UPDATE policy.escalations SET state = 'APPROVED', resolved_via = 'dashboard', resolved_at = expires_at WHERE poll_ref = $1`,
       [open],
     ),
   ).rejects.toThrow();
-  await expect(stack.db.pool.query(`UPDATE policy.escalation_events SET detail = 'x' WHERE poll_ref = $1`, [open])).rejects.toThrow(/append-only/);
+  await expect(stack.db.adminPool.query(`UPDATE policy.escalation_events SET detail = 'x' WHERE poll_ref = $1`, [open])).rejects.toThrow(/append-only/);
 });

@@ -112,7 +112,9 @@ describe('spend-control start on embedded defaults', () => {
   it('starts everything, serves GraphQL, REST and subscriptions, and stops cleanly on SIGINT', async () => {
     running = await startCli(cliEnv(dataDir, port));
     const url = `http://127.0.0.1:${port}`;
-    expect(running.output()).toMatch(/database +postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/spend_control/);
+    // The service runs as the embedded service login, not the superuser, and the start-up check is content.
+    expect(running.output()).toMatch(/database +postgres:\/\/spend_control_app:\*\*\*@127\.0\.0\.1:\d+\/spend_control/);
+    expect(running.output()).not.toContain('WARNING');
     expect(running.output()).toMatch(/chains +funding +eip155:196 http:\/\/127\.0\.0\.1:\d+ USDT0 0x[0-9a-fA-F]{40}/);
 
     const joined = await graphqlAt(url, '{ capability(id: "domains.check") { effectiveMaturity builderTools { path } } }');

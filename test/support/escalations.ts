@@ -47,6 +47,8 @@ export interface EscalationMessage {
 export interface EscalationSubscriber {
   readonly messages: EscalationMessage[];
   readonly errors: unknown[];
+  /** The close code once the socket closes (4403 when the server ends the session). */
+  readonly closed: Promise<number>;
   waitFor(match: (message: EscalationMessage) => boolean): Promise<EscalationMessage>;
   close(): Promise<void>;
 }
@@ -59,9 +61,12 @@ export function subscribeToEscalations(stack: TestStack, token: string | null, a
     lazy: false,
     retryAttempts: 0,
     connectionParams: token === null ? {} : { authorization: `Bearer ${token}` },
+    // A close (the session ended, say) is reported through `closed` and `errors`, not printed.
+    onNonLazyError: () => undefined,
   });
   const messages: EscalationMessage[] = [];
   const errors: unknown[] = [];
+  const closed = new Promise<number>((resolve) => client.on('closed', (event) => resolve((event as { code?: number }).code ?? 0)));
   const waiters: Array<{ match: (message: EscalationMessage) => boolean; resolve: (message: EscalationMessage) => void; reject: (error: unknown) => void }> = [];
   const dispose = client.subscribe<{ escalationUpdated: EscalationMessage }>(
     {
@@ -91,6 +96,7 @@ export function subscribeToEscalations(stack: TestStack, token: string | null, a
   return {
     messages,
     errors,
+    closed,
     waitFor(match) {
       const seen = messages.find(match);
       if (seen) return Promise.resolve(seen);

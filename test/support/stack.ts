@@ -11,6 +11,7 @@ import { createSettlementRail } from '../../gateway/x402/rail';
 import { type RateLimits, uniformLimits } from '../../gateway/rateLimit/limiter';
 import type { RateLimitStoreKind } from '../../gateway/rateLimit/store';
 import type { TrustProxy } from '../../platform/config';
+import { DEFAULT_SUBSCRIPTION_LIMITS, type SubscriptionLimits } from '../../platform/config';
 
 export interface TestStack {
   readonly url: string;
@@ -51,6 +52,8 @@ export interface TestStackOptions {
   readonly consumerAuthRequired?: boolean;
   /** The escalation worker in the stack (tests usually run its rounds with `stack.worker.runOnce()`). */
   readonly escalationWorker?: AllInOneOptions['escalationWorker'];
+  /** Websocket limits (sockets per session, subscriptions per socket, send queue, state reads); default: the production defaults. */
+  readonly subscriptions?: Partial<SubscriptionLimits>;
   /** Verification secrets of the inbound channel routes (Telegram, Slack); absent: those routes refuse. */
   readonly channelInbound?: AllInOneOptions['channelInbound'];
   /**
@@ -99,6 +102,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         await db.pool.query('SELECT 1');
       },
       graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: options.introspection ?? true },
+      subscriptions: { ...DEFAULT_SUBSCRIPTION_LIMITS, ...options.subscriptions },
       bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
       rateLimit: { limits: options.rateLimits ?? uniformLimits(), store: options.rateLimitStore ?? 'postgres', databaseUrl: db.url },
       trustProxy: options.trustProxy,
