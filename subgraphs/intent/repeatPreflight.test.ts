@@ -86,8 +86,9 @@ describe('a repeated preflight of one intent', () => {
   it('PostgreSQL refuses a second ACTIVE reservation of one intent, whatever writes it', async () => {
     const policy = await noDuplicateWindow();
     const first = await preflightPayment(kit.ctx, policy.policyId, kit.intentFor(policy), null);
-    // A second decision of the same intent, written by hand, and a reservation for it.
-    const copy = db.pool.query(
+    // A second decision of the same intent, written by hand (as the superuser: the service may not
+    // insert reservations at all), and a reservation for it.
+    const copy = db.adminPool.query(
       `WITH decision AS (
          INSERT INTO intent.decisions (intent_hash, policy_id, policy_version, policy_hash, decision, outcome, deciding_rule, rule_trace, engine, fail_closed_reason, evaluated_at)
          SELECT intent_hash, policy_id, policy_version, policy_hash, decision, outcome, deciding_rule, rule_trace, engine, fail_closed_reason, evaluated_at

@@ -61,9 +61,9 @@ describe('pool starvation', () => {
       idempotencyKey: 'starvation-fixture',
     });
 
-    // A writer outside the pool holds ledger.groups, so every reversal waits inside its transaction
+    // A writer outside the pool (the superuser: the service may not lock tables) holds ledger.groups, so every reversal waits inside its transaction
     // (the whole pool busy, the rest queued); released, one reversal wins and the others fail at once.
-    const holder = new Client({ connectionString: stack.db.url });
+    const holder = new Client({ connectionString: stack.db.adminUrl });
     await holder.connect();
     let answers: Array<{ status: number; body: any }>;
     try {
