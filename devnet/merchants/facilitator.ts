@@ -1,18 +1,15 @@
 // A devnet merchant's own facilitator: the official in-process x402 facilitator (@x402/core
 // x402Facilitator + @x402/evm `exact`, EIP-3009) on one chain, sending settlements from the
 // merchant's relayer key, shaped as the FacilitatorClient the official resource server takes.
-// Same signer wiring as the service's rail (gateway/x402/rail.ts), but independent of it: a merchant
-// is a peer of the service, not a part of it. Without Multicall3 on anvil, failures name no detail.
+// The signer is platform/chain's, as the service's rail uses; nothing else of the service's: a
+// merchant is a peer of the service, not a part of it. Without Multicall3 on anvil, failures name no detail.
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { FacilitatorClient } from '@x402/core/server';
 import type { SupportedResponse } from '@x402/core/types';
-import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { isAddressEqual, publicActions, recoverTypedDataAddress, size } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { type ChainEndpoint, caip2Of, createChainWalletClient } from '../../platform/chain/clients';
-
-const ECDSA_SIGNATURE_BYTES = 65;
+import { createFacilitatorSigner, withChainReads } from '../../platform/chain/facilitatorSigner';
 
 export interface MerchantFacilitatorOptions {
   readonly chain: ChainEndpoint;
@@ -24,29 +21,12 @@ export interface MerchantFacilitatorOptions {
 }
 
 export function createMerchantFacilitator(options: MerchantFacilitatorOptions): FacilitatorClient {
-  const wallet = createChainWalletClient(options.chain, options.relayer, {
-    ...(options.pollingIntervalMs !== undefined ? { pollingIntervalMs: options.pollingIntervalMs } : {}),
-  }).extend(publicActions);
-  const signer = toFacilitatorEvmSigner(
-    {
-      address: options.relayer.address,
-      readContract: (args) => wallet.readContract(args as never),
-      // An EOA's signature is checked by local recovery (no RPC round trip); anything else
-      // (ERC-1271, ERC-6492 smart wallets) by the chain.
-      verifyTypedData: async (args) => {
-        if (size(args.signature) === ECDSA_SIGNATURE_BYTES) {
-          const recovered = await recoverTypedDataAddress(args as never).catch(() => null);
-          if (recovered !== null && isAddressEqual(recovered, args.address)) return true;
-        }
-        return wallet.verifyTypedData(args as never);
-      },
-      writeContract: (args) => wallet.writeContract(args as never),
-      sendTransaction: (args) => wallet.sendTransaction(args as never),
-      waitForTransactionReceipt: (args) => wallet.waitForTransactionReceipt(args),
-      getCode: (args) => wallet.getCode(args),
-    },
-    { confirmationTimeoutMs: options.confirmationTimeoutMs },
+  const wallet = withChainReads(
+    createChainWalletClient(options.chain, options.relayer, {
+      ...(options.pollingIntervalMs !== undefined ? { pollingIntervalMs: options.pollingIntervalMs } : {}),
+    }),
   );
+  const signer = createFacilitatorSigner(wallet, options.relayer.address, { confirmationTimeoutMs: options.confirmationTimeoutMs });
   const facilitator = new x402Facilitator();
   // Simulating again at settle time refuses an authorization spent since verify (a replay racing
   // its original) without sending a transaction that can only revert.

@@ -5,7 +5,6 @@
 // chain's clock. Facts a decision combines are read at one block number the caller pins.
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import {
   type Address,
@@ -13,15 +12,12 @@ import {
   type Log,
   type TransactionReceipt,
   getAddress,
-  isAddressEqual,
   parseEventLogs,
-  publicActions,
-  recoverTypedDataAddress,
-  size,
 } from 'viem';
 import { type Account, nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
 import { caip2Of, createChainPublicClient, createChainWalletClient, type ChainPublicClient } from '../../platform/chain/clients';
+import { createFacilitatorSigner, withChainReads } from '../../platform/chain/facilitatorSigner';
 
 export interface RailOptions {
   readonly chainId: number;
@@ -73,7 +69,6 @@ export interface SettlementRail {
 
 const DEFAULT_LOG_LOOKBACK_BLOCKS = 50_000n;
 const RECENT_RECEIPTS = 256;
-const ECDSA_SIGNATURE_BYTES = 65;
 
 function transfersIn(logs: readonly Log[], token: Address): ObservedTransfer[] {
   const events = parseEventLogs({ abi: eip3009TokenAbi, eventName: 'Transfer', logs: logs as Log[] });
@@ -91,7 +86,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const publicClient: ChainPublicClient = createChainPublicClient(endpoint, clientOptions);
   // One nonce manager per relayer key: concurrent settlements get consecutive nonces.
   const account: Account = privateKeyToAccount(options.relayerPrivateKey, { nonceManager });
-  const wallet = createChainWalletClient(endpoint, account, clientOptions).extend(publicActions);
+  const wallet = withChainReads(createChainWalletClient(endpoint, account, clientOptions));
   const network = caip2Of(options.chainId);
   const token = getAddress(options.token);
 
@@ -103,26 +98,10 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     if (recentReceipts.size > RECENT_RECEIPTS) recentReceipts.delete(recentReceipts.keys().next().value as Hex);
     return receipt;
   };
-  const signer = toFacilitatorEvmSigner(
-    {
-      address: account.address,
-      readContract: (args) => wallet.readContract(args as never),
-      // An EOA's signature is checked by recovery, locally; anything else (ERC-1271 and ERC-6492
-      // smart wallets) by the chain, as the facilitator would.
-      verifyTypedData: async (args) => {
-        if (size(args.signature) === ECDSA_SIGNATURE_BYTES) {
-          const recovered = await recoverTypedDataAddress(args as never).catch(() => null);
-          if (recovered !== null && isAddressEqual(recovered, args.address)) return true;
-        }
-        return wallet.verifyTypedData(args as never);
-      },
-      writeContract: (args) => wallet.writeContract(args as never),
-      sendTransaction: (args) => wallet.sendTransaction(args as never),
-      waitForTransactionReceipt: async (args) => remember(await wallet.waitForTransactionReceipt(args)),
-      getCode: (args) => wallet.getCode(args),
-    },
-    { confirmationTimeoutMs: options.confirmationTimeoutMs },
-  );
+  const signer = createFacilitatorSigner(wallet, account.address, {
+    confirmationTimeoutMs: options.confirmationTimeoutMs,
+    onReceipt: remember,
+  });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
 

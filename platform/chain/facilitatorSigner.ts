@@ -1,0 +1,49 @@
+// The signer an in-process x402 facilitator (@x402/evm `exact`, EIP-3009) settles with: one relayer
+// wallet that pays the gas. Shared by the service's own rail (gateway/x402/rail.ts) and the devnet
+// merchants' facilitators, so both check signatures and send settlements the same way.
+import { toFacilitatorEvmSigner } from '@x402/evm';
+import { type Address, isAddressEqual, publicActions, recoverTypedDataAddress, size, type TransactionReceipt } from 'viem';
+import type { ChainWalletClient } from './clients';
+
+const ECDSA_SIGNATURE_BYTES = 65;
+
+/** A relayer's wallet client that can also read the chain, as a facilitator needs. */
+export function withChainReads(wallet: ChainWalletClient) {
+  return wallet.extend(publicActions);
+}
+
+export type RelayerWallet = ReturnType<typeof withChainReads>;
+
+export interface FacilitatorSignerOptions {
+  /** How long a settlement waits for its receipt; past it the facilitator answers settlement_pending. */
+  readonly confirmationTimeoutMs: number;
+  /** Sees every receipt the facilitator waited for (the rail keeps them to book from). */
+  readonly onReceipt?: (receipt: TransactionReceipt) => void;
+}
+
+export function createFacilitatorSigner(wallet: RelayerWallet, relayer: Address, options: FacilitatorSignerOptions) {
+  return toFacilitatorEvmSigner(
+    {
+      address: relayer,
+      readContract: (args) => wallet.readContract(args as never),
+      // An EOA's signature is checked by recovery, locally (no RPC round trip); anything else
+      // (ERC-1271 and ERC-6492 smart wallets) by the chain, as the facilitator would.
+      verifyTypedData: async (args) => {
+        if (size(args.signature) === ECDSA_SIGNATURE_BYTES) {
+          const recovered = await recoverTypedDataAddress(args as never).catch(() => null);
+          if (recovered !== null && isAddressEqual(recovered, args.address)) return true;
+        }
+        return wallet.verifyTypedData(args as never);
+      },
+      writeContract: (args) => wallet.writeContract(args as never),
+      sendTransaction: (args) => wallet.sendTransaction(args as never),
+      waitForTransactionReceipt: async (args) => {
+        const receipt = await wallet.waitForTransactionReceipt(args);
+        options.onReceipt?.(receipt);
+        return receipt;
+      },
+      getCode: (args) => wallet.getCode(args),
+    },
+    { confirmationTimeoutMs: options.confirmationTimeoutMs },
+  );
+}
