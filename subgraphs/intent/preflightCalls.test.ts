@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb'
 import type { SubgraphContext } from '../kit';
 import { consumeReservation } from './settlement';
 import { fundingPosting, intentTestKit, rawWindow, registerFixtureAsset, type CreatedPolicy, type IntentTestKit } from './test-support';
-import { dollarQuoted, lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readToolWindow, validIntent } from './preflight';
+import { dollarQuoted, lockAndReadPreflight, lockPolicyDecisions, PREFLIGHT_BATCH_OPTIONS, preflightPayment, preflightQueue, readToolWindow, utcDay, validIntent } from './preflight';
 
 let db: TestDatabase;
 let clockMs = NOW_MS;
@@ -413,9 +413,38 @@ describe('reservation indexes (migration 0006)', () => {
     );
     const leadingWithPolicy = indexes.rows.filter((row) => /\(policy_id/.test(row.indexdef)).map((row) => [row.indexname, row.indexdef.replace(/^.* USING btree /, '')]);
     expect(leadingWithPolicy).toEqual([
-      ['reservations_active_deadline', "(policy_id, day, expires_at) WHERE (state = 'ACTIVE'::text)"],
+      ['reservations_active_deadline', "(policy_id, day, expires_at) WHERE ((state = 'ACTIVE'::text) AND (expires_at IS NOT NULL))"],
       ['reservations_settled', "(policy_id, settled_at) WHERE (state = 'CONSUMED'::text)"],
     ]);
+  });
+
+  it('the repeat probe has one index to read: no other reads a busy policy\'s ACTIVE reservations for it (migration 0013)', async () => {
+    const policy = await newPolicy({ dailyBudget: '1000.00', rateLimit: { callsPerHour: 100_000 }, duplicates: { windowMinutes: 0, keys: ['capability'] } });
+    const answers = await Promise.all(Array.from({ length: 150 }, () => preflightPayment(ctx, policy.policyId, intentFor(policy), null)));
+    expect(answers.every((answer) => answer.decision === 'APPROVED')).toBe(true);
+    const fresh = validIntent(intentFor(policy), new Date(clockMs));
+    const client = await db.adminPool.connect();
+    try {
+      await client.query('BEGIN');
+      // Without the probe's own index, any other that could answer it is what the plan takes: the
+      // (policy_id, day, expires_at) index of ACTIVE rows read all 150 and filtered on intent_hash
+      // (as PL/pgSQL's cached plan did beside it in the bench). Rolled back below.
+      await client.query('DROP INDEX intent.reservations_one_active_per_intent');
+      await client.query('SET LOCAL enable_seqscan = off');
+      const read = await client.query<{ replay: unknown; reserved: string }>(
+        'SELECT replay, reserved FROM intent.preflight_window($1, $2, $3, $4::date, $5, NULL, NULL)',
+        [policy.policyId, fresh.intentHash, new Date(clockMs), utcDay(new Date(clockMs)), fresh.provider],
+      );
+      expect(read.rows[0]).toEqual({ replay: null, reserved: String(150n * fresh.amountAtomic) });
+      // What the deadline index fetched in this transaction: the lapsed read's rows (none lapsed), nothing for the probe.
+      const fetched = await client.query<{ rows: string }>(
+        `SELECT pg_stat_get_xact_tuples_fetched('intent.reservations_active_deadline'::regclass)::text AS rows`,
+      );
+      expect(fetched.rows[0]!.rows).toBe('0');
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 
   it('the settlements of a rolling window\'s boundary hour are read by settlement time (migration 0011)', async () => {
