@@ -50,3 +50,15 @@ test('walks objects and arrays, keeps keys and non-strings, and hashes the resul
     result.metadataHash,
   );
 });
+
+test('a "__proto__" key from JSON stays an own key of the copy, redacted inside, and the copy keeps its prototype', () => {
+  const metadata = JSON.parse('{"a":{"__proto__":{"email":"bob@shop.example","isAdmin":true}},"__proto__":"x"}');
+  const result = redactPaymentMetadata(metadata);
+  const redacted = result.redacted as Record<string, Record<string, unknown>>;
+  expect(Object.keys(redacted)).toEqual(['a', '__proto__']);
+  expect(Object.getPrototypeOf(redacted.a)).toBe(Object.prototype);
+  expect(Object.getOwnPropertyDescriptor(redacted.a, '__proto__')?.value).toEqual({ email: M.email, isAdmin: true });
+  expect((redacted.a as { isAdmin?: unknown }).isAdmin).toBeUndefined();
+  expect(JSON.stringify(result.redacted)).toBe('{"a":{"__proto__":{"email":"[REDACTED:EMAIL]","isAdmin":true}},"__proto__":"x"}');
+  expect(result.metadataHash).toBe(hashJson(result.redacted));
+});

@@ -77,7 +77,11 @@ function redactValue(value: unknown, depth: number): JsonValue {
   if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
   if (typeof value === 'object') {
     const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) out[key] = redactValue(item, depth + 1);
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      // Defined, not assigned: a "__proto__" key stays an own key, as JSON.parse made it, instead
+      // of replacing the copy's prototype (which lost the key and broke the answer).
+      Object.defineProperty(out, key, { value: redactValue(item, depth + 1), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
   throw new TypeError('metadata must be JSON');

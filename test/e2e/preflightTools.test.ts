@@ -2,6 +2,7 @@
 // receipt_status and log_receipt, and redact_payment_metadata.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { NOW_MS, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
+import { hashJson } from '../../core/canon/jcs';
 import { signIn } from '../support/siwe';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -92,4 +93,15 @@ test('redact_payment_metadata strips personal data and secrets and hashes the re
     redacted: { buyer: '[REDACTED:EMAIL]', card: '[REDACTED:CARD]', sku: 'A-1' },
     metadataHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
   });
+});
+
+test('redact_payment_metadata keeps a "__proto__" key as a key: redacted inside, hashed, never the copy’s prototype', async () => {
+  const text = '{"metadata":{"order":{"__proto__":{"buyer":"alice@example.com","isAdmin":true},"sku":"A-1"}}}';
+  const response = await fetch(`${stack.url}/redact_payment_metadata`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+  expect(response.status).toBe(200);
+  const answer = await response.text();
+  expect(answer).toContain('"__proto__":{"buyer":"[REDACTED:EMAIL]","isAdmin":true}');
+  const body = JSON.parse(answer);
+  expect(Object.keys(body.redacted.order)).toEqual(['__proto__', 'sku']);
+  expect(body.metadataHash).toBe(hashJson(body.redacted));
 });
