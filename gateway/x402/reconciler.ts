@@ -36,6 +36,8 @@ export interface Resolution {
 
 export interface SweepReport {
   readonly examined: number;
+  /** The payments this pass looked at, in order. */
+  readonly paymentIds: readonly string[];
   readonly confirmed: number;
   readonly failed: number;
   readonly pending: number;
@@ -57,6 +59,8 @@ type ChainVerdict =
 export class Reconciler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
+  /** Where the next sweep starts (null: from the first open payment). */
+  private sweepAfter: string | null = null;
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -118,9 +122,14 @@ export class Reconciler {
     return { payment: await getPayment(db, payment.paymentId), ownsLease: false };
   }
 
-  /** One pass over unresolved payments. Safe to run on several replicas at once. */
+  /**
+   * One pass over up to `limit` unresolved payments, starting after the last one the previous pass
+   * looked at and wrapping round at the end, so payments that stay open cannot starve the rest.
+   * Safe to run on several replicas at once.
+   */
   async sweep(limit = 100): Promise<SweepReport> {
-    const unresolved = await listUnresolved(this.options.db, limit);
+    const unresolved = await listUnresolved(this.options.db, limit, this.sweepAfter);
+    this.sweepAfter = unresolved.length < limit ? null : unresolved[unresolved.length - 1]!.paymentId;
     let confirmed = 0;
     let failed = 0;
     let pending = 0;
@@ -135,7 +144,7 @@ export class Reconciler {
         this.options.log.warn({ err: error, paymentId: payment.paymentId }, 'x402 reconciliation failed; will retry');
       }
     }
-    return { examined: unresolved.length, confirmed, failed, pending };
+    return { examined: unresolved.length, paymentIds: unresolved.map((payment) => payment.paymentId), confirmed, failed, pending };
   }
 
   start(intervalMs: number): void {

@@ -387,13 +387,19 @@ export async function recordAnswer(db: Db, paymentId: string, status: number, bo
  * sending and recording). No locks held while the chain is asked: the writes above lock the row,
  * re-check its state and post idempotent groups, so two reconcilers at once change things once.
  */
-export async function listUnresolved(db: Db, limit: number): Promise<ServicePayment[]> {
+/**
+ * Up to `limit` payments the reconciler must look at (PENDING, or SETTLING with a lapsed lease),
+ * in payment-id order after `afterPaymentId`: a sweep goes on where the last one stopped, so no
+ * open payment waits behind more than `limit` others that stay open.
+ */
+export async function listUnresolved(db: Db, limit: number, afterPaymentId: string | null = null): Promise<ServicePayment[]> {
   const result = await db.query<Row>(
     `SELECT * FROM ledger.service_payments
-      WHERE state = 'PENDING' OR (state = 'SETTLING' AND lease_until < now())
-      ORDER BY updated_at
+      WHERE (state = 'PENDING' OR (state = 'SETTLING' AND lease_until < now()))
+        AND ($2::text IS NULL OR payment_id > $2)
+      ORDER BY payment_id
       LIMIT $1`,
-    [limit],
+    [limit, afterPaymentId],
   );
   return result.rows.map(fromRow);
 }

@@ -386,6 +386,33 @@ describe('expiry is judged by chain time', () => {
   });
 });
 
+describe('the reconciler sweeps every open payment in turn', () => {
+  it('with more open payments than one sweep takes, the next sweep goes on where the last stopped', async () => {
+    const payers = [await newPayer(), await newPayer(), await newPayer()];
+    const reconciler = stack.stack.gateway.reconciler!;
+    await anvil.setAutomine(false);
+    try {
+      // Three settlements wait in the mempool: parked, and open for as long as nothing is mined.
+      for (const payer of payers) {
+        await expectPending(await paidPing(await paymentHeader(await challengeFor('/ping_service'), payer, (await laterClockS()) + 200n)));
+      }
+      const open = await Promise.all(payers.map(async (payer) => (await paymentOf(payer.address)).paymentId));
+      const first = await reconciler.sweep(2);
+      const second = await reconciler.sweep(2);
+      expect(first.paymentIds.length).toBeLessThanOrEqual(2);
+      expect(second.paymentIds.length).toBeLessThanOrEqual(2);
+      expect([...first.paymentIds, ...second.paymentIds]).toEqual(expect.arrayContaining(open));
+      for (const paymentId of open) expect((await getPayment(stack.db.pool, paymentId))!.state).toBe('PENDING');
+    } finally {
+      await anvil.setAutomine(true);
+    }
+    // Mined now: sweeps (wrapping round) book all three, each once.
+    await anvil.mine({ blocks: 1 });
+    for (let pass = 0; pass < 3; pass += 1) await reconciler.sweep(2);
+    for (const payer of payers) expect((await paymentOf(payer.address)).state).toBe('SETTLED');
+  });
+});
+
 describe('the books after every payment above', () => {
   it('trial balance zero per asset; on both chains the fee receiver holds exactly what the ledger says', async () => {
     const lines = await trialBalanceLines(stack);
