@@ -4,33 +4,23 @@
 // SERVICE_UNAVAILABLE (the subscriber is told, never left silent) instead of piling up in memory.
 import { GraphQLError } from 'graphql';
 import { ERROR_CODES } from '../../core/errors';
+import { Semaphore } from '../../platform/semaphore';
 
 export class ReadQueue {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly slots: Semaphore;
 
-  constructor(
-    private readonly concurrency: number,
-    private readonly maxWaiting: number,
-  ) {
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error('read concurrency must be a positive integer');
-    if (!Number.isSafeInteger(maxWaiting) || maxWaiting < 0) throw new Error('the read queue length must be a non-negative integer');
+  constructor(concurrency: number, maxWaiting: number) {
+    this.slots = new Semaphore(concurrency, maxWaiting);
   }
 
   async run<T>(read: () => Promise<T>): Promise<T> {
-    if (this.running < this.concurrency) {
-      this.running += 1;
-    } else {
-      if (this.waiting.length >= this.maxWaiting) throw QUEUE_FULL;
-      // The finishing read hands its slot over, so `running` stays as it is.
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    }
+    const acquiring = this.slots.tryAcquire();
+    if (acquiring === null) throw QUEUE_FULL;
+    const release = await acquiring;
     try {
       return await read();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running -= 1;
+      release();
     }
   }
 }

@@ -17,7 +17,7 @@ import {
 } from './limits';
 import { normaliseDomainName } from './names';
 import { queryRdap, type QueryResult } from './query';
-import { Semaphore } from './semaphore';
+import { Semaphore } from '../semaphore';
 
 export type DomainRegistration = 'REGISTERED' | 'NOT_REGISTERED' | 'UNKNOWN';
 

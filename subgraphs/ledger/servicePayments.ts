@@ -382,15 +382,10 @@ export async function recordAnswer(db: Db, paymentId: string, status: number, bo
 }
 
 /**
- * Payments the reconciler should look at: parked ones (unconfirmed, or reverted while the
- * authorization stays usable), and claims whose holder let the lease lapse (a crash between
- * sending and recording). No locks held while the chain is asked: the writes above lock the row,
- * re-check its state and post idempotent groups, so two reconcilers at once change things once.
- */
-/**
- * Up to `limit` payments the reconciler must look at (PENDING, or SETTLING with a lapsed lease),
- * in payment-id order after `afterPaymentId`: a sweep goes on where the last one stopped, so no
- * open payment waits behind more than `limit` others that stay open.
+ * Up to `limit` payments for the reconciler: parked ones (unconfirmed, or reverted with the
+ * authorization still usable) and lapsed claims (a crash between sending and recording), in
+ * payment-id order after `afterPaymentId` so a sweep goes on where the last stopped. No lock is held
+ * while the chain is asked: the writes above lock and re-check the row and post idempotently.
  */
 export async function listUnresolved(db: Db, limit: number, afterPaymentId: string | null = null): Promise<ServicePayment[]> {
   const result = await db.query<Row>(

@@ -1,4 +1,4 @@
-// The semaphore behind the lookup concurrency cap: never more holders than permits, waiters served
+// The semaphore behind the RDAP lookup cap and the subscription read queue: never more holders than permits, waiters served
 // in order, a full wait queue refused at once, and a release that runs twice frees one permit only.
 import { type Release, Semaphore } from './semaphore';
 
