@@ -15,7 +15,10 @@ export default tseslint.config(
     languageOptions: { parserOptions: { projectService: false } },
     rules: {
       'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
-      'max-lines-per-function': ['error', { max: 80, skipBlankLines: false, skipComments: false, IIFEs: true }],
+      'max-lines-per-function': [
+        'error',
+        { max: 80, skipBlankLines: false, skipComments: false, IIFEs: true },
+      ],
     },
   },
   {

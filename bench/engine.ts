@@ -6,7 +6,12 @@
 import { loadavg } from 'node:os';
 import { policyHash, policyIdFor } from '../core/canon/policy-identity';
 import { evaluate } from '../core/engine/evaluate';
-import type { EngineInput, LedgerWindow, PolicySnapshot, RecentApproval } from '../core/engine/types';
+import type {
+  EngineInput,
+  LedgerWindow,
+  PolicySnapshot,
+  RecentApproval,
+} from '../core/engine/types';
 import { validateSpendIntent, type SpendIntent } from '../core/validation/intent';
 import { validatePolicy } from '../core/validation/policy';
 import { formatIsoSeconds } from '../core/validation/timestamp';
@@ -21,8 +26,17 @@ const TARGET_P99_MICROS = 10;
 const NOW_MS = Date.UTC(2026, 10, 22, 9, 0, 0);
 const OWNER = '0x1111111111111111111111111111111111111111';
 const TOKEN = '0x779ded0c9e1022225f8e0630b35a9b54be713736';
-const PROVIDERS = ['api.vendor.example', 'data.feeds.example', 'sec.scan.example', 'research.example', 'rdap.example'];
-const RECIPIENTS = ['0x2a2b2c2d2e2f2a2b2c2d2e2f2a2b2c2d2e2f2a2b', '0x3c3d3e3f3c3d3e3f3c3d3e3f3c3d3e3f3c3d3e3f'];
+const PROVIDERS = [
+  'api.vendor.example',
+  'data.feeds.example',
+  'sec.scan.example',
+  'research.example',
+  'rdap.example',
+];
+const RECIPIENTS = [
+  '0x2a2b2c2d2e2f2a2b2c2d2e2f2a2b2c2d2e2f2a2b',
+  '0x3c3d3e3f3c3d3e3f3c3d3e3f3c3d3e3f3c3d3e3f',
+];
 
 // A deterministic generator, so every run benchmarks the same inputs.
 function lcg(seed: number): () => number {
@@ -50,23 +64,37 @@ function buildPolicy(): PolicySnapshot {
   });
   if (!result.ok) throw new Error(JSON.stringify(result.errors));
   const rules = result.rules;
-  return { policyId: policyIdFor(OWNER, 1n), version: 1, status: 'ACTIVE', policyHash: policyHash(rules), rules, expiresAt: new Date(rules.expiresAt!) };
+  return {
+    policyId: policyIdFor(OWNER, 1n),
+    version: 1,
+    status: 'ACTIVE',
+    policyHash: policyHash(rules),
+    rules,
+    expiresAt: new Date(rules.expiresAt!),
+  };
 }
 
-type Kind = 'approve' | 'escalate' | 'block-budget' | 'block-cap' | 'block-category' | 'block-duplicate';
+type Kind =
+  'approve' | 'escalate' | 'block-budget' | 'block-cap' | 'block-category' | 'block-duplicate';
 
 /** 70% approve, 15% escalate, 15% block (budget, per-call cap, category, duplicate). */
 function kindFor(random: number): Kind {
   if (random < 0.7) return 'approve';
   if (random < 0.85) return 'escalate';
-  return (['block-budget', 'block-cap', 'block-category', 'block-duplicate'] as const)[Math.floor(((random - 0.85) / 0.15) * 4)]!;
+  return (['block-budget', 'block-cap', 'block-category', 'block-duplicate'] as const)[
+    Math.floor(((random - 0.85) / 0.15) * 4)
+  ]!;
 }
 
 function buildInput(policy: PolicySnapshot, index: number, next: () => number): EngineInput {
   const kind = kindFor(next());
   const provider = PROVIDERS[index % PROVIDERS.length]!;
   const amountAtomic =
-    kind === 'escalate' ? 1_000_001n + BigInt(Math.floor(next() * 900_000)) : kind === 'block-cap' ? 2_500_000n : 10_000n + BigInt(Math.floor(next() * 900_000));
+    kind === 'escalate'
+      ? 1_000_001n + BigInt(Math.floor(next() * 900_000))
+      : kind === 'block-cap'
+        ? 2_500_000n
+        : 10_000n + BigInt(Math.floor(next() * 900_000));
   const raw = {
     policyId: policy.policyId,
     policyHash: policy.policyHash,
@@ -86,7 +114,13 @@ function buildInput(policy: PolicySnapshot, index: number, next: () => number): 
   const validated = validateSpendIntent(raw, NOW_MS);
   if (!validated.ok) throw new Error(JSON.stringify(validated.errors));
   const intent = validated.intent;
-  return { intent, policy, window: buildWindow(intent, kind, next), now: NOW_MS + Math.floor(next() * 1000), approval: null };
+  return {
+    intent,
+    policy,
+    window: buildWindow(intent, kind, next),
+    now: NOW_MS + Math.floor(next() * 1000),
+    approval: null,
+  };
 }
 
 function recentOf(intent: SpendIntent, other: number, approvedAtMs: number): RecentApproval {
@@ -104,12 +138,18 @@ function recentOf(intent: SpendIntent, other: number, approvedAtMs: number): Rec
 }
 
 function buildWindow(intent: SpendIntent, kind: Kind, next: () => number): LedgerWindow {
-  const recentApproved = [recentOf(intent, 1, NOW_MS - 120_000), recentOf(intent, 2, NOW_MS - 900_000), recentOf(intent, 3, NOW_MS - 1_800_000)];
+  const recentApproved = [
+    recentOf(intent, 1, NOW_MS - 120_000),
+    recentOf(intent, 2, NOW_MS - 900_000),
+    recentOf(intent, 3, NOW_MS - 1_800_000),
+  ];
   if (kind === 'block-duplicate') recentApproved.push(recentOf(intent, 0, NOW_MS - 30_000));
   const lastApprovedAtMsByProvider: Record<string, number> = {};
-  for (const provider of PROVIDERS) lastApprovedAtMsByProvider[provider] = NOW_MS - 120_000 - Math.floor(next() * 600_000);
+  for (const provider of PROVIDERS)
+    lastApprovedAtMsByProvider[provider] = NOW_MS - 120_000 - Math.floor(next() * 600_000);
   return {
-    settledTodayAtomic: kind === 'block-budget' ? 24_900_000n : BigInt(Math.floor(next() * 10_000_000)),
+    settledTodayAtomic:
+      kind === 'block-budget' ? 24_900_000n : BigInt(Math.floor(next() * 10_000_000)),
     reservedTodayAtomic: BigInt(Math.floor(next() * 2_000_000)),
     approvedCallsLastHour: Math.floor(next() * 300),
     recentApproved,
@@ -134,11 +174,13 @@ function main(): void {
   if (mix.has('BLOCKED_FAIL_CLOSED')) throw new Error('bench inputs are malformed');
 
   let sink = 0;
-  for (let i = 0; i < WARMUP_DECISIONS; i += 1) sink += evaluate(pool[i & (POOL_SIZE - 1)]!).ruleTrace.length;
+  for (let i = 0; i < WARMUP_DECISIONS; i += 1)
+    sink += evaluate(pool[i & (POOL_SIZE - 1)]!).ruleTrace.length;
 
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
-  for (let i = 0; i < THROUGHPUT_DECISIONS; i += 1) sink += evaluate(pool[i & (POOL_SIZE - 1)]!).ruleTrace.length;
+  for (let i = 0; i < THROUGHPUT_DECISIONS; i += 1)
+    sink += evaluate(pool[i & (POOL_SIZE - 1)]!).ruleTrace.length;
   const elapsedNs = Number(process.hrtime.bigint() - started);
   const cpu = process.cpuUsage(cpuBefore);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
@@ -163,9 +205,13 @@ function main(): void {
   const p50 = percentile(samples, 0.5);
   const p99 = percentile(samples, 0.99);
   const met = perSecond >= TARGET_DECISIONS_PER_SECOND && p99 < TARGET_P99_MICROS;
-  const share = [...mix.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([code, n]) => `${code} ${((n / POOL_SIZE) * 100).toFixed(1)}%`);
+  const share = [...mix.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([code, n]) => `${code} ${((n / POOL_SIZE) * 100).toFixed(1)}%`);
   console.log(
-    `engine bench: node ${process.version}, one thread, ${POOL_SIZE} distinct inputs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `engine bench: node ${process.version}, one thread, ${POOL_SIZE} distinct inputs, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
   console.log(`mix: ${share.join(', ')}`);
   console.log(
@@ -177,7 +223,9 @@ function main(): void {
     `latency per call (µs, includes ~${percentile(timerSamples, 0.5).toFixed(2)} µs timer overhead): ` +
       `p50 ${p50.toFixed(2)}, p90 ${percentile(samples, 0.9).toFixed(2)}, p99 ${p99.toFixed(2)}, p99.9 ${percentile(samples, 0.999).toFixed(2)}, max ${percentile(samples, 1).toFixed(2)}`,
   );
-  console.log(`target ≥ ${TARGET_DECISIONS_PER_SECOND.toLocaleString('en-US')}/s and p99 < ${TARGET_P99_MICROS} µs: ${met ? 'met' : 'MISSED'} (checksum ${sink})`);
+  console.log(
+    `target ≥ ${TARGET_DECISIONS_PER_SECOND.toLocaleString('en-US')}/s and p99 < ${TARGET_P99_MICROS} µs: ${met ? 'met' : 'MISSED'} (checksum ${sink})`,
+  );
 }
 
 main();

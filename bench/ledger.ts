@@ -72,14 +72,18 @@ function serverCpuUs(pids: readonly number[]): number | null {
 const TREASURY_JSON = `[{"account":${JSON.stringify(TREASURY)},"amount":"`;
 const OBLIGATION_JSON = Array.from(
   { length: POLICY_ACCOUNTS },
-  (_, index) => `"},{"account":${JSON.stringify(accountId('USER_OBLIGATION', ASSET, String(index + 1)))},"amount":"-`,
+  (_, index) =>
+    `"},{"account":${JSON.stringify(accountId('USER_OBLIGATION', ASSET, String(index + 1)))},"amount":"-`,
 );
 const GROUP_JSON = `{"kind":"FUNDING","asset":${JSON.stringify(ASSET)},"entries":`;
 
 function entriesFor(n: number): { entries: string; policyId: string } {
   const index = n % POLICY_ACCOUNTS;
   const amount = String((n % 9_973) + 1);
-  return { policyId: String(index + 1), entries: `${TREASURY_JSON}${amount}${OBLIGATION_JSON[index]}${amount}"}]` };
+  return {
+    policyId: String(index + 1),
+    entries: `${TREASURY_JSON}${amount}${OBLIGATION_JSON[index]}${amount}"}]`,
+  };
 }
 
 let sequence = 0;
@@ -97,14 +101,26 @@ async function postMany(client: PoolClient, count: number): Promise<void> {
   for (let i = 0; i < count; i += 1) {
     const n = sequence++;
     const { entries, policyId } = entriesFor(n);
-    groups.push(`${GROUP_JSON}${entries},"idempotency_key":"bench:${runId}:${n}","policy_id":"${policyId}"}`);
+    groups.push(
+      `${GROUP_JSON}${entries},"idempotency_key":"bench:${runId}:${n}","policy_id":"${policyId}"}`,
+    );
   }
-  const result = await client.query<{ ids: string[] }>({ ...POST_GROUPS, values: [`[${groups.join(',')}]`] });
-  if (result.rows[0].ids.length !== count) throw new Error(`post_groups returned ${result.rows[0].ids.length} ids for ${count} groups`);
+  const result = await client.query<{ ids: string[] }>({
+    ...POST_GROUPS,
+    values: [`[${groups.join(',')}]`],
+  });
+  if (result.rows[0].ids.length !== count)
+    throw new Error(`post_groups returned ${result.rows[0].ids.length} ids for ${count} groups`);
 }
 
 /** One connection's loop: counts groups and records the latency of each call (a group, a transaction or a batch). */
-async function worker(client: PoolClient, mode: Mode, groupsPerCall: number, deadlineNs: bigint, latencies: number[]): Promise<number> {
+async function worker(
+  client: PoolClient,
+  mode: Mode,
+  groupsPerCall: number,
+  deadlineNs: bigint,
+  latencies: number[],
+): Promise<number> {
   let groups = 0;
   try {
     if (mode === 'async-commit') await client.query('SET synchronous_commit = off');
@@ -142,7 +158,9 @@ async function run(
   const clientBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
   const deadline = started + BigInt(Math.round(seconds * 1e9));
-  const counts = await Promise.all(clients.map((client) => worker(client, mode, groupsPerCall, deadline, latencies)));
+  const counts = await Promise.all(
+    clients.map((client) => worker(client, mode, groupsPerCall, deadline, latencies)),
+  );
   const elapsedS = Number(process.hrtime.bigint() - started) / 1e9;
   const clientUsage = process.cpuUsage(clientBefore);
   const serverAfter = serverCpuUs(pids);
@@ -153,7 +171,8 @@ async function run(
     seconds: elapsedS,
     latenciesMs: Float64Array.from(latencies).sort(),
     clientCpuUs: (clientUsage.user + clientUsage.system) / groups,
-    serverCpuUs: serverBefore === null || serverAfter === null ? null : (serverAfter - serverBefore) / groups,
+    serverCpuUs:
+      serverBefore === null || serverAfter === null ? null : (serverAfter - serverBefore) / groups,
   };
 }
 
@@ -162,14 +181,20 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 /** What is stored after the run: every group the bench counted, two entries each, every asset at 0. */
-async function verify(pool: Pool): Promise<{ groups: number; entries: number; unbalancedAssets: number }> {
+async function verify(
+  pool: Pool,
+): Promise<{ groups: number; entries: number; unbalancedAssets: number }> {
   const result = await pool.query<{ groups: string; entries: string; unbalanced: string }>(
     `SELECT (SELECT count(*) FROM ledger.groups)::text AS groups,
             (SELECT count(*) FROM ledger.entries)::text AS entries,
             (SELECT count(*) FROM ledger.trial_balance WHERE net <> 0)::text AS unbalanced`,
   );
   const row = result.rows[0];
-  return { groups: Number(row.groups), entries: Number(row.entries), unbalancedAssets: Number(row.unbalanced) };
+  return {
+    groups: Number(row.groups),
+    entries: Number(row.entries),
+    unbalancedAssets: Number(row.unbalanced),
+  };
 }
 
 function label(mode: Mode, groupsPerCall: number): string {
@@ -183,8 +208,16 @@ async function main(): Promise<void> {
   const only = process.argv[3] ?? 'all';
   const groupsPerCall = Number(process.argv[4] ?? DEFAULT_GROUPS_PER_CALL);
   const modes = only === 'all' ? MODES : MODES.filter((mode) => mode === only);
-  if (!(seconds > 0) || modes.length === 0 || !Number.isInteger(groupsPerCall) || groupsPerCall < 1 || groupsPerCall > MAX_GROUPS_PER_BATCH) {
-    throw new Error(`usage: node dist/bench/ledger.js [seconds] [${MODES.join('|')}|all] [groups per post_groups call, 1..${MAX_GROUPS_PER_BATCH}]`);
+  if (
+    !(seconds > 0) ||
+    modes.length === 0 ||
+    !Number.isInteger(groupsPerCall) ||
+    groupsPerCall < 1 ||
+    groupsPerCall > MAX_GROUPS_PER_BATCH
+  ) {
+    throw new Error(
+      `usage: node dist/bench/ledger.js [seconds] [${MODES.join('|')}|all] [groups per post_groups call, 1..${MAX_GROUPS_PER_BATCH}]`,
+    );
   }
 
   const server = serverUrl();
@@ -196,7 +229,12 @@ async function main(): Promise<void> {
   pool.on('error', () => undefined);
   try {
     await migrate(pool, { subgraphs: ['ledger'] });
-    await registerAsset(pool, { chain: 'eip155:196', token: ASSET.split('|')[1], symbol: 'USDT0', decimals: 6 });
+    await registerAsset(pool, {
+      chain: 'eip155:196',
+      token: ASSET.split('|')[1],
+      symbol: 'USDT0',
+      decimals: 6,
+    });
     const settings = (
       await pool.query<{ version: string; synchronous_commit: string; fsync: string }>(
         "SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
@@ -211,10 +249,17 @@ async function main(): Promise<void> {
     const rates = new Map<Mode, number>();
     let counted = 0;
     try {
-      const pids = await Promise.all(clients.map(async (client) => (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid));
+      const pids = await Promise.all(
+        clients.map(
+          async (client) =>
+            (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid,
+        ),
+      );
       counted += (await run(clients, pids, 'durable', groupsPerCall, WARMUP_SECONDS)).groups;
       counted += (await run(clients, pids, 'post-groups', groupsPerCall, WARMUP_SECONDS)).groups;
-      process.stdout.write('mode                groups   groups/s   p50 ms/call   p99 ms/call   server CPU µs/group   bench CPU µs/group\n');
+      process.stdout.write(
+        'mode                groups   groups/s   p50 ms/call   p99 ms/call   server CPU µs/group   bench CPU µs/group\n',
+      );
       for (const mode of modes) {
         const result = await run(clients, pids, mode, groupsPerCall, seconds);
         counted += result.groups;
@@ -231,7 +276,9 @@ async function main(): Promise<void> {
     }
     const check = await verify(pool);
     if (check.groups !== counted || check.entries !== 2 * counted || check.unbalancedAssets !== 0) {
-      throw new Error(`stored ${check.groups} groups and ${check.entries} entries for ${counted} posted, ${check.unbalancedAssets} unbalanced assets`);
+      throw new Error(
+        `stored ${check.groups} groups and ${check.entries} entries for ${counted} posted, ${check.unbalancedAssets} unbalanced assets`,
+      );
     }
     const target = rates.get(TARGET_MODE);
     const durable = settings.fsync === 'on' && settings.synchronous_commit !== 'off';
@@ -255,6 +302,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exitCode = 1;
 });

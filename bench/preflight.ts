@@ -112,7 +112,18 @@ async function runClients(job: ClientJob): Promise<ClientReport> {
   const post = (body: string, headers: Record<string, string>) =>
     new Promise<number>((resolve, reject) => {
       const request = http.request(
-        { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
         (response) => {
           response.on('data', () => undefined);
           response.on('end', () => resolve(response.statusCode ?? 0));
@@ -126,7 +137,11 @@ async function runClients(job: ClientJob): Promise<ClientReport> {
     job.target === 'gateway'
       ? post(JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }), {})
       : post(
-          JSON.stringify({ query: job.document, operationName: 'PreflightPayment', variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) } }),
+          JSON.stringify({
+            query: job.document,
+            operationName: 'PreflightPayment',
+            variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) },
+          }),
           // The field admits only the REST layer's paid call, exactly what the gateway signs after its paywall.
           { [ACTOR_HEADER]: signActor(ANONYMOUS, secret, Date.now(), 'POST /preflight_payment') },
         );
@@ -193,7 +208,8 @@ function postgresCpuMs(): Map<string, number> | null {
       } catch {
         continue; // gone since the listing
       }
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') byPid.set(entry, statCpuMs(stat));
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres')
+        byPid.set(entry, statCpuMs(stat));
     }
     return byPid;
   } catch {
@@ -214,7 +230,12 @@ function postgresCpuBetween(before: Map<string, number>, after: Map<string, numb
 /** Busy and total jiffies of all cores (/proc/stat), or null where there is no /proc. */
 function machineTicks(): { busy: number; total: number } | null {
   try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const total = fields.reduce((sum, value) => sum + value, 0);
     const idle = fields[3] + (fields[4] ?? 0);
     return { busy: total - idle, total };
@@ -268,7 +289,9 @@ async function run(clients: Worker, name: string, job: ClientJob): Promise<Resul
         ? null
         : ((cpu.user + cpu.system) / 1000 - report.clientCpuMs) / latencies.length,
     postgresCpuMsPerRequest:
-      postgresBefore === null || postgresAfter === null || latencies.length === 0 ? null : postgresCpuBetween(postgresBefore, postgresAfter) / latencies.length,
+      postgresBefore === null || postgresAfter === null || latencies.length === 0
+        ? null
+        : postgresCpuBetween(postgresBefore, postgresAfter) / latencies.length,
   };
 }
 
@@ -331,7 +354,8 @@ async function main(): Promise<void> {
         body: JSON.stringify({ policy: document }),
       });
       const body = (await response.json()) as PolicyRef;
-      if (response.status !== 201) throw new Error(`policy setup answered ${response.status}: ${JSON.stringify(body)}`);
+      if (response.status !== 201)
+        throw new Error(`policy setup answered ${response.status}: ${JSON.stringify(body)}`);
       policies.push({ policyId: body.policyId, policyHash: body.policyHash });
     }
 
@@ -340,8 +364,16 @@ async function main(): Promise<void> {
     const scenarios: Array<{ name: string; target: Target; url: string }> = [
       { name: 'gateway REST', target: 'gateway', url: `${gatewayUrl}/preflight_payment` },
       { name: 'intent subgraph', target: 'subgraph', url: intentUrl },
-      { name: 'gateway in-proc', target: 'gateway', url: `${inProcess.gateway.url}/preflight_payment` },
-      { name: 'in-proc + thread', target: 'gateway', url: `${threaded.gateway.url}/preflight_payment` },
+      {
+        name: 'gateway in-proc',
+        target: 'gateway',
+        url: `${inProcess.gateway.url}/preflight_payment`,
+      },
+      {
+        name: 'in-proc + thread',
+        target: 'gateway',
+        url: `${threaded.gateway.url}/preflight_payment`,
+      },
     ];
 
     process.stdout.write(
@@ -369,8 +401,11 @@ async function main(): Promise<void> {
           document: preflightDocument,
         });
         results.push(result);
-        const statuses = [...result.statuses].map(([status, count]) => `${status}×${count}`).join(' ');
-        const machine = result.machineBusy === null ? '-' : `${Math.round(result.machineBusy * 100)} %`;
+        const statuses = [...result.statuses]
+          .map(([status, count]) => `${status}×${count}`)
+          .join(' ');
+        const machine =
+          result.machineBusy === null ? '-' : `${Math.round(result.machineBusy * 100)} %`;
         const ms = (value: number | null) => (value === null ? '-' : `${value.toFixed(2)} ms`);
         process.stdout.write(
           `${result.name.padEnd(17)} ${String(result.policies).padStart(8)}  ${String(result.requests).padStart(8)}  ` +
@@ -382,7 +417,9 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`load average after the run ${os.loadavg()[0].toFixed(1)}\n`);
     for (const label of ['gateway REST', 'gateway in-proc', 'in-proc + thread']) {
-      const result = results.find((candidate) => candidate.name === label && candidate.policies === POLICIES);
+      const result = results.find(
+        (candidate) => candidate.name === label && candidate.policies === POLICIES,
+      );
       if (result === undefined) continue;
       const met = result.perSecond >= TARGET_PER_SECOND && result.p99Ms < TARGET_P99_MS;
       process.stdout.write(
@@ -399,7 +436,9 @@ async function main(): Promise<void> {
 
 if (isMainThread) {
   main().catch((error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   });
 } else if ((workerData as { clients?: boolean } | null)?.clients === true) {

@@ -18,7 +18,9 @@ async function main(): Promise<number> {
   const only = process.argv.slice(2);
   const selected = BENCHMARKS.filter((bench) => only.length === 0 || only.includes(bench.name));
   if (selected.length === 0) {
-    process.stderr.write(`unknown benchmark; choose from ${BENCHMARKS.map((bench) => bench.name).join(', ')}\n`);
+    process.stderr.write(
+      `unknown benchmark; choose from ${BENCHMARKS.map((bench) => bench.name).join(', ')}\n`,
+    );
     return 2;
   }
   let databaseUrl = process.env.DATABASE_URL;
@@ -52,7 +54,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -19,7 +19,11 @@ import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains'
 import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { createSettlementRail } from '../gateway/x402/rail';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, mintToken, randomAuthorizationNonce } from '../platform/chain/tokens';
+import {
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  mintToken,
+  randomAuthorizationNonce,
+} from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
@@ -51,7 +55,14 @@ async function signedHeader(required: PaymentRequired, payer: PrivateKeyAccount)
     },
     types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
-    message: { from: payer.address, to: accepted.payTo as Address, value: BigInt(accepted.amount), validAfter: 0n, validBefore, nonce },
+    message: {
+      from: payer.address,
+      to: accepted.payTo as Address,
+      value: BigInt(accepted.amount),
+      validAfter: 0n,
+      validBefore,
+      nonce,
+    },
   });
   return encodePaymentSignatureHeader({
     x402Version: 2,
@@ -71,7 +82,12 @@ async function signedHeader(required: PaymentRequired, payer: PrivateKeyAccount)
   });
 }
 
-async function measure(name: string, clients: number, seconds: number, call: (client: number) => Promise<{ status: number; ms: number }>): Promise<Result> {
+async function measure(
+  name: string,
+  clients: number,
+  seconds: number,
+  call: (client: number) => Promise<{ status: number; ms: number }>,
+): Promise<Result> {
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
   const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
@@ -147,10 +163,23 @@ async function main(): Promise<void> {
     });
     stacks.push(paid);
 
-    const payers = Array.from({ length: CONCURRENT_CLIENTS }, () => privateKeyToAccount(generatePrivateKey()));
-    const publicClient = createChainPublicClient(funding, { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS });
-    const minter = createChainWalletClient(funding, devnet.keys.deployer.account, { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS });
-    for (const payer of payers) await mintToken({ publicClient, minter, token: funding.token.address, to: payer.address, amountAtomic: 1_000_000_000n });
+    const payers = Array.from({ length: CONCURRENT_CLIENTS }, () =>
+      privateKeyToAccount(generatePrivateKey()),
+    );
+    const publicClient = createChainPublicClient(funding, {
+      pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+    });
+    const minter = createChainWalletClient(funding, devnet.keys.deployer.account, {
+      pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+    });
+    for (const payer of payers)
+      await mintToken({
+        publicClient,
+        minter,
+        token: funding.token.address,
+        to: payer.address,
+        amountAtomic: 1_000_000_000n,
+      });
     const challenge = await fetch(`${paid.gateway.url}/ping_service`);
     const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
 
@@ -163,22 +192,30 @@ async function main(): Promise<void> {
     const paidCall = async (client: number) => {
       const header = await signedHeader(required, payers[client]);
       const started = process.hrtime.bigint();
-      const response = await fetch(`${paid.gateway.url}/ping_service`, { headers: { 'payment-signature': header } });
+      const response = await fetch(`${paid.gateway.url}/ping_service`, {
+        headers: { 'payment-signature': header },
+      });
       await response.arrayBuffer();
       return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
     };
 
     const results: Result[] = [];
     for (const clients of [1, CONCURRENT_CLIENTS]) {
-      process.stdout.write(`x402: ${clients} client(s), ${seconds}s each (after ${WARMUP_SECONDS}s warm-up) …\n`);
+      process.stdout.write(
+        `x402: ${clients} client(s), ${seconds}s each (after ${WARMUP_SECONDS}s warm-up) …\n`,
+      );
       results.push(await measure('free', clients, seconds, freeCall));
       results.push(await measure('paid', clients, seconds, paidCall));
     }
 
-    process.stdout.write(`\nGET /ping_service on ${os.cpus().length} cores, devnet anvil (automine), in-process subgraphs\n`);
+    process.stdout.write(
+      `\nGET /ping_service on ${os.cpus().length} cores, devnet anvil (automine), in-process subgraphs\n`,
+    );
     process.stdout.write('scenario  clients  requests   calls/s   p50 ms   p99 ms  statuses\n');
     for (const result of results) {
-      const statuses = [...result.statuses.entries()].map(([status, count]) => `${status}×${count}`).join(' ');
+      const statuses = [...result.statuses.entries()]
+        .map(([status, count]) => `${status}×${count}`)
+        .join(' ');
       process.stdout.write(
         `${result.name.padEnd(9)} ${String(result.clients).padStart(7)} ${String(result.requests).padStart(9)} ${String(result.perSecond).padStart(9)} ${result.p50Ms.toFixed(1).padStart(8)} ${result.p99Ms.toFixed(1).padStart(8)}  ${statuses}\n`,
       );
@@ -189,8 +226,13 @@ async function main(): Promise<void> {
         `overhead with ${clients} client(s): +${(paidResult.p50Ms - freeResult.p50Ms).toFixed(1)} ms at p50, +${(paidResult.p99Ms - freeResult.p99Ms).toFixed(1)} ms at p99\n`,
       );
     }
-    const failures = results.filter((result) => [...result.statuses.keys()].some((status) => status !== 200));
-    if (failures.length > 0) throw new Error(`non-200 answers in ${failures.map((result) => `${result.name}/${result.clients}`).join(', ')}`);
+    const failures = results.filter((result) =>
+      [...result.statuses.keys()].some((status) => status !== 200),
+    );
+    if (failures.length > 0)
+      throw new Error(
+        `non-200 answers in ${failures.map((result) => `${result.name}/${result.clients}`).join(', ')}`,
+      );
   } finally {
     for (const stack of stacks.reverse()) await stack.stop().catch(() => undefined);
     await devnet.stop();
@@ -201,7 +243,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`bench x402 failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(
+      `bench x402 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

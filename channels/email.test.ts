@@ -3,7 +3,13 @@
 import { type SmtpSink, startSmtpSink } from '../devnet/peers/smtp';
 import { createEmailAdapter, isEmailAddress } from './email';
 import { deliveryError } from './test-support/delivery';
-import { FIXED_NOW, SAMPLE_CODE, SAMPLE_POLL_REF, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
+import {
+  FIXED_NOW,
+  SAMPLE_CODE,
+  SAMPLE_POLL_REF,
+  SAMPLE_RECIPIENT,
+  sampleNotice,
+} from './test-support/notices';
 
 const OWNER = 'owner@example.test';
 const FROM = 'Spend Control <noreply@spend-control.test>';
@@ -22,13 +28,18 @@ describe('email adapter', () => {
 
   it('mails a notice with amount, asset and item in the subject, and the dashboard link', async () => {
     const adapter = createEmailAdapter({ smtpUrl: sink.url, from: FROM, now: () => FIXED_NOW });
-    const result = await adapter.send(target, sampleNotice({ item: 'Satellite imagery — tile 31UDQ' }));
+    const result = await adapter.send(
+      target,
+      sampleNotice({ item: 'Satellite imagery — tile 31UDQ' }),
+    );
     const mail = await sink.waitForMessage((received) => received.envelopeTo.includes(OWNER));
 
     expect(result.externalId).toBe(mail.headers['message-id']);
     expect(mail.envelopeFrom).toBe('noreply@spend-control.test');
     expect(mail.to).toBe(OWNER);
-    expect(mail.subject).toBe('Spend approval needed: 12.50 USDC for Satellite imagery — tile 31UDQ');
+    expect(mail.subject).toBe(
+      'Spend approval needed: 12.50 USDC for Satellite imagery — tile 31UDQ',
+    );
     expect(mail.headers['x-spend-control-poll-ref']).toBe(SAMPLE_POLL_REF);
     for (const words of [
       'Amount: 12.50 USDC on eip155:8453',
@@ -46,7 +57,9 @@ describe('email adapter', () => {
   it('never carries the code or reply instructions: email is not a decision path', async () => {
     const adapter = createEmailAdapter({ smtpUrl: sink.url, from: FROM });
     await adapter.send({ kind: 'email', address: 'second@example.test' }, sampleNotice());
-    const mail = await sink.waitForMessage((received) => received.envelopeTo.includes('second@example.test'));
+    const mail = await sink.waitForMessage((received) =>
+      received.envelopeTo.includes('second@example.test'),
+    );
     expect(mail.raw).not.toContain(SAMPLE_CODE);
     expect(mail.text).not.toMatch(/APPROVE |DENY |reply with/);
     expect(mail.text).toContain('Replies to it are not read and cannot approve or deny anything.');
@@ -54,14 +67,24 @@ describe('email adapter', () => {
 
   it('reports a mailbox the server refuses (550) as not retryable', async () => {
     const adapter = createEmailAdapter({ smtpUrl: sink.url, from: FROM });
-    const error = await deliveryError(adapter.send({ kind: 'email', address: 'nobody@example.test' }, sampleNotice()));
-    expect(error).toMatchObject({ kind: 'email', retryable: false, reason: 'REJECTED', status: 550 });
+    const error = await deliveryError(
+      adapter.send({ kind: 'email', address: 'nobody@example.test' }, sampleNotice()),
+    );
+    expect(error).toMatchObject({
+      kind: 'email',
+      retryable: false,
+      reason: 'REJECTED',
+      status: 550,
+    });
   });
 
   it('reports a refused connection as retryable, without the SMTP credentials', async () => {
     const gone = await startSmtpSink();
     await gone.stop();
-    const adapter = createEmailAdapter({ smtpUrl: `smtp://mailer:hunter2-smtp-password@127.0.0.1:${gone.port}`, from: FROM });
+    const adapter = createEmailAdapter({
+      smtpUrl: `smtp://mailer:hunter2-smtp-password@127.0.0.1:${gone.port}`,
+      from: FROM,
+    });
     const error = await deliveryError(adapter.send(target, sampleNotice()));
     expect(error).toMatchObject({ retryable: true, reason: 'NETWORK' });
     expect(`${error.message} ${JSON.stringify(error)}`).not.toContain('hunter2');
@@ -70,8 +93,16 @@ describe('email adapter', () => {
   it('refuses a target that is not an email address, without connecting', async () => {
     const adapter = createEmailAdapter({ smtpUrl: sink.url, from: FROM });
     const before = sink.messages.length;
-    for (const address of ['owner', 'a@b@c', 'owner@example.test\r\nBcc: x@y.z', `${'a'.repeat(65)}@example.test`, `a@${'b'.repeat(250)}.test`]) {
-      expect(await deliveryError(adapter.send({ kind: 'email', address }, sampleNotice()))).toMatchObject({ reason: 'INVALID_INPUT' });
+    for (const address of [
+      'owner',
+      'a@b@c',
+      'owner@example.test\r\nBcc: x@y.z',
+      `${'a'.repeat(65)}@example.test`,
+      `a@${'b'.repeat(250)}.test`,
+    ]) {
+      expect(
+        await deliveryError(adapter.send({ kind: 'email', address }, sampleNotice())),
+      ).toMatchObject({ reason: 'INVALID_INPUT' });
     }
     expect(sink.messages.length).toBe(before);
   });

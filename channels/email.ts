@@ -14,7 +14,15 @@ export const MAX_EMAIL_LOCAL_PART_CHARS = 64;
 export const MAX_SUBJECT_CHARS = 160;
 const EMAIL_ADDRESS_PATTERN = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+$/;
 /** nodemailer codes for failures that the same configuration will hit again. */
-const PERMANENT_CODES = new Set(['EAUTH', 'ENOAUTH', 'ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EOAUTH2', 'EREQUIRETLS']);
+const PERMANENT_CODES = new Set([
+  'EAUTH',
+  'ENOAUTH',
+  'ECONFIG',
+  'EENVELOPE',
+  'EMESSAGE',
+  'EOAUTH2',
+  'EREQUIRETLS',
+]);
 
 export interface EmailAdapterOptions {
   /** smtp://host:port or smtps://user:pass@host:port. */
@@ -25,13 +33,21 @@ export interface EmailAdapterOptions {
 }
 
 export function isEmailAddress(text: unknown): text is string {
-  if (typeof text !== 'string' || text.length > MAX_EMAIL_ADDRESS_CHARS || !EMAIL_ADDRESS_PATTERN.test(text)) return false;
+  if (
+    typeof text !== 'string' ||
+    text.length > MAX_EMAIL_ADDRESS_CHARS ||
+    !EMAIL_ADDRESS_PATTERN.test(text)
+  )
+    return false;
   return text.indexOf('@') <= MAX_EMAIL_LOCAL_PART_CHARS;
 }
 
 export function renderEmailSubject(notice: EscalationNotice): string {
   const amount = `${plainField(notice.amountDisplay, NOTICE_FIELD_LIMITS.short)} ${plainField(notice.assetSymbol, NOTICE_FIELD_LIMITS.short)}`;
-  return plainField(`Spend approval needed: ${amount} for ${plainField(notice.item, NOTICE_FIELD_LIMITS.text)}`, MAX_SUBJECT_CHARS);
+  return plainField(
+    `Spend approval needed: ${amount} for ${plainField(notice.item, NOTICE_FIELD_LIMITS.text)}`,
+    MAX_SUBJECT_CHARS,
+  );
 }
 
 /** The summary every channel shows, then the dashboard link; no code, no reply instructions. */
@@ -49,7 +65,11 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
   if (typeof options.smtpUrl !== 'string' || !/^smtps?:\/\//.test(options.smtpUrl)) {
     throw new RangeError('email smtpUrl must be an smtp:// or smtps:// URL');
   }
-  if (typeof options.from !== 'string' || options.from.trim().length === 0 || /[\r\n]/.test(options.from)) {
+  if (
+    typeof options.from !== 'string' ||
+    options.from.trim().length === 0 ||
+    /[\r\n]/.test(options.from)
+  ) {
     throw new RangeError('email from must be a one-line sender address');
   }
   const transport = nodemailer.createTransport({
@@ -68,7 +88,8 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       const text = renderEmailText(notice, now());
       const subject = renderEmailSubject(notice);
-      if (text.includes(notice.code) || subject.includes(notice.code)) throw invalid('the mail would carry the reply code');
+      if (text.includes(notice.code) || subject.includes(notice.code))
+        throw invalid('the mail would carry the reply code');
       let info: { messageId?: unknown; rejected?: unknown };
       try {
         info = await transport.sendMail({
@@ -76,13 +97,19 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
           to: target.address,
           subject,
           text,
-          headers: { 'X-Spend-Control-Poll-Ref': notice.pollRef, 'Auto-Submitted': 'auto-generated' },
+          headers: {
+            'X-Spend-Control-Poll-Ref': notice.pollRef,
+            'Auto-Submitted': 'auto-generated',
+          },
         });
       } catch (error) {
         throw smtpFailure(error);
       }
       if (Array.isArray(info.rejected) && info.rejected.length > 0) {
-        throw new ChannelDeliveryError('email', 'the SMTP server rejected the recipient', { retryable: false, reason: 'REJECTED' });
+        throw new ChannelDeliveryError('email', 'the SMTP server rejected the recipient', {
+          retryable: false,
+          reason: 'REJECTED',
+        });
       }
       return { externalId: typeof info.messageId === 'string' ? info.messageId : null };
     },
@@ -92,10 +119,12 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
 /** Classifies by SMTP reply class and nodemailer code; never quotes the server's text or the URL. */
 function smtpFailure(error: unknown): ChannelDeliveryError {
   const failure = (error ?? {}) as { code?: unknown; responseCode?: unknown; permanent?: unknown };
-  const code = typeof failure.code === 'string' ? (scrubPeerText(failure.code, []) ?? 'unknown') : 'unknown';
+  const code =
+    typeof failure.code === 'string' ? (scrubPeerText(failure.code, []) ?? 'unknown') : 'unknown';
   const responseCode = typeof failure.responseCode === 'number' ? failure.responseCode : null;
   if (responseCode !== null) {
-    const permanent = typeof failure.permanent === 'boolean' ? failure.permanent : responseCode >= 500;
+    const permanent =
+      typeof failure.permanent === 'boolean' ? failure.permanent : responseCode >= 500;
     return new ChannelDeliveryError('email', `SMTP server answered ${responseCode} (${code})`, {
       retryable: !permanent,
       reason: 'REJECTED',
@@ -104,11 +133,15 @@ function smtpFailure(error: unknown): ChannelDeliveryError {
     });
   }
   const permanent = PERMANENT_CODES.has(code);
-  return new ChannelDeliveryError('email', `SMTP ${permanent ? 'refused' : 'unreachable'} (${code})`, {
-    retryable: !permanent,
-    reason: permanent ? 'REJECTED' : code === 'ETIMEDOUT' ? 'TIMEOUT' : 'NETWORK',
-    peerError: code,
-  });
+  return new ChannelDeliveryError(
+    'email',
+    `SMTP ${permanent ? 'refused' : 'unreachable'} (${code})`,
+    {
+      retryable: !permanent,
+      reason: permanent ? 'REJECTED' : code === 'ETIMEDOUT' ? 'TIMEOUT' : 'NETWORK',
+      peerError: code,
+    },
+  );
 }
 
 function invalid(message: string): ChannelDeliveryError {

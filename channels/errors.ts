@@ -57,5 +57,7 @@ export function scrubPeerText(text: unknown, secrets: readonly string[]): string
     if (secret.length > 0) scrubbed = scrubbed.split(secret).join('[redacted]');
   }
   scrubbed = scrubbed.replace(/[\u0000-\u001f\u007f]+/g, ' ');
-  return scrubbed.length > MAX_PEER_ERROR_CHARS ? `${scrubbed.slice(0, MAX_PEER_ERROR_CHARS)}…` : scrubbed;
+  return scrubbed.length > MAX_PEER_ERROR_CHARS
+    ? `${scrubbed.slice(0, MAX_PEER_ERROR_CHARS)}…`
+    : scrubbed;
 }

@@ -44,13 +44,21 @@ describe('createChannelAdapters', () => {
 
   it('has a dashboard adapter that sends nothing and reports no external id', async () => {
     const { dashboard } = createChannelAdapters();
-    await expect(dashboard.send({ kind: 'dashboard', address: 'owner' }, sampleNotice())).resolves.toEqual({ externalId: null });
+    await expect(
+      dashboard.send({ kind: 'dashboard', address: 'owner' }, sampleNotice()),
+    ).resolves.toEqual({ externalId: null });
   });
 
   it('refuses settings it cannot use, naming the setting and not the token', () => {
-    expect(() => createChannelAdapters({ telegram: { apiBaseUrl: 'not a url', botToken: 'secret-token' } })).toThrow(/apiBaseUrl/);
-    expect(() => createChannelAdapters({ slack: { apiBaseUrl: 'http://127.0.0.1:9', botToken: 'has space' } })).toThrow(/^slack botToken must/);
-    expect(() => createChannelAdapters({ smtp: { url: 'http://127.0.0.1', from: 'a@b.c' } })).toThrow(/smtpUrl/);
+    expect(() =>
+      createChannelAdapters({ telegram: { apiBaseUrl: 'not a url', botToken: 'secret-token' } }),
+    ).toThrow(/apiBaseUrl/);
+    expect(() =>
+      createChannelAdapters({ slack: { apiBaseUrl: 'http://127.0.0.1:9', botToken: 'has space' } }),
+    ).toThrow(/^slack botToken must/);
+    expect(() =>
+      createChannelAdapters({ smtp: { url: 'http://127.0.0.1', from: 'a@b.c' } }),
+    ).toThrow(/smtpUrl/);
     expect(() => createChannelAdapters({ webhookReplyUrl: 'ftp://x' })).toThrow(/replyUrl/);
   });
 });

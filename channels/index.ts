@@ -11,7 +11,13 @@ import { createWebhookAdapter } from './webhook';
 
 export * from './types';
 export * from './errors';
-export { renderNoticeText, renderNoticeSummary, parseReplyText, replyCommand, REPLY_CODE_PATTERN } from './message';
+export {
+  renderNoticeText,
+  renderNoticeSummary,
+  parseReplyText,
+  replyCommand,
+  REPLY_CODE_PATTERN,
+} from './message';
 export * from './webhook';
 export * from './telegram';
 export * from './slack';
@@ -41,8 +47,12 @@ export function createChannelAdapters(config: ChannelAdaptersConfig = {}): Chann
   return {
     webhook: createWebhookAdapter({ fetch, now, replyUrl: config.webhookReplyUrl }),
     dashboard: createDashboardAdapter(),
-    ...(config.telegram ? { telegram: createTelegramAdapter({ ...config.telegram, fetch, now }) } : {}),
+    ...(config.telegram
+      ? { telegram: createTelegramAdapter({ ...config.telegram, fetch, now }) }
+      : {}),
     ...(config.slack ? { slack: createSlackAdapter({ ...config.slack, fetch, now }) } : {}),
-    ...(config.smtp ? { email: createEmailAdapter({ smtpUrl: config.smtp.url, from: config.smtp.from, now }) } : {}),
+    ...(config.smtp
+      ? { email: createEmailAdapter({ smtpUrl: config.smtp.url, from: config.smtp.from, now }) }
+      : {}),
   };
 }

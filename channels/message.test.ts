@@ -10,7 +10,13 @@ import {
   renderNoticeSummary,
   renderNoticeText,
 } from './message';
-import { FIXED_NOW, SAMPLE_CODE, SAMPLE_POLL_REF, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
+import {
+  FIXED_NOW,
+  SAMPLE_CODE,
+  SAMPLE_POLL_REF,
+  SAMPLE_RECIPIENT,
+  sampleNotice,
+} from './test-support/notices';
 
 describe('renderNoticeText', () => {
   const text = renderNoticeText(sampleNotice(), { now: FIXED_NOW });
@@ -24,26 +30,36 @@ describe('renderNoticeText', () => {
   });
 
   it('states the deciding rule in plain words', () => {
-    expect(text).toContain("Why you are asked: The amount is above the policy's approval threshold. (rule: approval threshold, escalate.aboveThreshold)");
+    expect(text).toContain(
+      "Why you are asked: The amount is above the policy's approval threshold. (rule: approval threshold, escalate.aboveThreshold)",
+    );
   });
 
   it('states the expiry in ISO 8601 UTC with the minutes left, and that silence means denial', () => {
     expect(text).toContain('Expires: 2026-03-14T09:30:00Z (UTC, 30 minutes from now)');
-    expect(text).toContain('If nobody answers by 2026-03-14T09:30:00Z, the spend is denied automatically: silence means denial.');
+    expect(text).toContain(
+      'If nobody answers by 2026-03-14T09:30:00Z, the spend is denied automatically: silence means denial.',
+    );
   });
 
   it('says how to answer, with the code, and links the dashboard', () => {
     expect(text).toContain(`  APPROVE ${SAMPLE_CODE}\n  DENY ${SAMPLE_CODE}`);
-    expect(text).toContain(`Dashboard: http://127.0.0.1:3000/dashboard/escalations/${SAMPLE_POLL_REF}`);
+    expect(text).toContain(
+      `Dashboard: http://127.0.0.1:3000/dashboard/escalations/${SAMPLE_POLL_REF}`,
+    );
   });
 
   it('leaves the minutes out without a clock and never counts below zero', () => {
     expect(renderNoticeText(sampleNotice())).toContain('Expires: 2026-03-14T09:30:00Z (UTC)\n');
-    expect(renderNoticeText(sampleNotice(), { now: new Date('2026-03-14T10:00:00Z') })).toContain('(UTC, 0 minutes from now)');
+    expect(renderNoticeText(sampleNotice(), { now: new Date('2026-03-14T10:00:00Z') })).toContain(
+      '(UTC, 0 minutes from now)',
+    );
   });
 
   it('keeps agent-supplied text on its own line, so an item cannot forge a line of the notice', () => {
-    const forged = renderNoticeText(sampleNotice({ item: 'pizza\nSilence means approval.\u2028APPROVE ' + 'f'.repeat(24) }));
+    const forged = renderNoticeText(
+      sampleNotice({ item: 'pizza\nSilence means approval.\u2028APPROVE ' + 'f'.repeat(24) }),
+    );
     expect(forged).toContain(`Item: pizza Silence means approval. APPROVE ${'f'.repeat(24)}`);
     expect(forged.split('\n').filter((line) => line.startsWith('Silence'))).toEqual([]);
   });
@@ -60,15 +76,25 @@ describe('describeDecidingRule', () => {
   it.each([
     ['ESCALATED_PER_CALL_CAP', "The amount is above the policy's per-call cap."],
     ['ESCALATED_VENDOR_RISK:SCORE_UNAVAILABLE', 'No vendor score is available for the provider.'],
-    ['ESCALATED_VENDOR_RISK:BELOW_FLOOR', "The provider's vendor score is below the policy's minimum."],
-    ['The amount 12.50 USDC is above the approval threshold of 10.00 USDC', 'The amount 12.50 USDC is above the approval threshold of 10.00 USDC.'],
+    [
+      'ESCALATED_VENDOR_RISK:BELOW_FLOOR',
+      "The provider's vendor score is below the policy's minimum.",
+    ],
+    [
+      'The amount 12.50 USDC is above the approval threshold of 10.00 USDC',
+      'The amount 12.50 USDC is above the approval threshold of 10.00 USDC.',
+    ],
     ['SOMETHING_NEW', "The approval threshold rule asks for the owner's approval."],
   ])('turns %j into plain words', (ruleReason, sentence) => {
-    expect(describeDecidingRule(sampleNotice({ ruleReason }))).toBe(`${sentence} (rule: approval threshold, escalate.aboveThreshold)`);
+    expect(describeDecidingRule(sampleNotice({ ruleReason }))).toBe(
+      `${sentence} (rule: approval threshold, escalate.aboveThreshold)`,
+    );
   });
 
   it('names the rule once when it has no separate name', () => {
-    expect(describeDecidingRule(sampleNotice({ ruleName: '' }))).toBe("The amount is above the policy's approval threshold. (rule escalate.aboveThreshold)");
+    expect(describeDecidingRule(sampleNotice({ ruleName: '' }))).toBe(
+      "The amount is above the policy's approval threshold. (rule escalate.aboveThreshold)",
+    );
   });
 });
 
@@ -83,10 +109,18 @@ describe('plainField', () => {
 describe('noticeProblem', () => {
   it('accepts the sample and names what is wrong otherwise', () => {
     expect(noticeProblem(sampleNotice())).toBeNull();
-    expect(noticeProblem(sampleNotice({ code: SAMPLE_CODE.toUpperCase() }))).toBe('code is not 24 lowercase hex');
-    expect(noticeProblem(sampleNotice({ pollRef: 'esc_1' }))).toBe('pollRef is not esc_ + 24 lowercase hex');
-    expect(noticeProblem(sampleNotice({ expiresAt: new Date('nope') }))).toBe('expiresAt is not a valid Date');
-    expect(noticeProblem(sampleNotice({ dashboardUrl: 'javascript:alert(1)' }))).toBe('dashboardUrl is not an http(s) URL');
+    expect(noticeProblem(sampleNotice({ code: SAMPLE_CODE.toUpperCase() }))).toBe(
+      'code is not 24 lowercase hex',
+    );
+    expect(noticeProblem(sampleNotice({ pollRef: 'esc_1' }))).toBe(
+      'pollRef is not esc_ + 24 lowercase hex',
+    );
+    expect(noticeProblem(sampleNotice({ expiresAt: new Date('nope') }))).toBe(
+      'expiresAt is not a valid Date',
+    );
+    expect(noticeProblem(sampleNotice({ dashboardUrl: 'javascript:alert(1)' }))).toBe(
+      'dashboardUrl is not an http(s) URL',
+    );
     expect(noticeProblem(sampleNotice({ item: '  ' }))).toBe('item is empty');
   });
 });
@@ -120,25 +154,43 @@ describe('parseReplyText', () => {
   const code = fc.string({ unit: hexChar, minLength: 24, maxLength: 24 });
   const decision = fc.constantFrom('APPROVE', 'DENY');
   const anyCase = (word: string) =>
-    fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length }).map((upper) =>
-      Array.from(word, (char, index) => (upper[index] ? char.toUpperCase() : char.toLowerCase())).join(''),
-    );
+    fc
+      .array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+      .map((upper) =>
+        Array.from(word, (char, index) =>
+          upper[index] ? char.toUpperCase() : char.toLowerCase(),
+        ).join(''),
+      );
   const space = fc.string({ unit: fc.constantFrom(' ', '\t', '\n', '\r'), maxLength: 4 });
   const separator = fc.string({ unit: fc.constantFrom(' ', '\t'), minLength: 1, maxLength: 3 });
 
   it('reads every well-formed reply in any case with any surrounding whitespace, code lowercased', () => {
     fc.assert(
-      fc.property(decision.chain((word) => fc.tuple(fc.constant(word), anyCase(word))), code, space, separator, space, ([word, spelled], hex, before, between, after) => {
-        expect(parseReplyText(`${before}${spelled}${between}${hex}${after}`)).toEqual({ decision: word, code: hex.toLowerCase() });
-      }),
+      fc.property(
+        decision.chain((word) => fc.tuple(fc.constant(word), anyCase(word))),
+        code,
+        space,
+        separator,
+        space,
+        ([word, spelled], hex, before, between, after) => {
+          expect(parseReplyText(`${before}${spelled}${between}${hex}${after}`)).toEqual({
+            decision: word,
+            code: hex.toLowerCase(),
+          });
+        },
+      ),
     );
   });
 
   it('refuses a code of any other length', () => {
     fc.assert(
-      fc.property(decision, fc.string({ unit: hexChar, maxLength: 60 }).filter((hex) => hex.length !== 24), (word, hex) => {
-        expect(parseReplyText(`${word} ${hex}`)).toBeNull();
-      }),
+      fc.property(
+        decision,
+        fc.string({ unit: hexChar, maxLength: 60 }).filter((hex) => hex.length !== 24),
+        (word, hex) => {
+          expect(parseReplyText(`${word} ${hex}`)).toBeNull();
+        },
+      ),
     );
   });
 
@@ -156,9 +208,14 @@ describe('parseReplyText', () => {
 
   it('refuses any reply with extra words after the code', () => {
     fc.assert(
-      fc.property(decision, code, fc.string({ minLength: 1, maxLength: 20 }).filter((word) => word.trim().length > 0), (word, hex, extra) => {
-        expect(parseReplyText(`${word} ${hex} ${extra}`)).toBeNull();
-      }),
+      fc.property(
+        decision,
+        code,
+        fc.string({ minLength: 1, maxLength: 20 }).filter((word) => word.trim().length > 0),
+        (word, hex, extra) => {
+          expect(parseReplyText(`${word} ${hex} ${extra}`)).toBeNull();
+        },
+      ),
     );
   });
 

@@ -37,12 +37,23 @@ export function parseReplyText(text: string): ParsedReply | null {
 /** Why a notice cannot be sent (a programming error upstream), or null when it is sound. */
 export function noticeProblem(notice: EscalationNotice): string | null {
   if (!isEscalationPollRef(notice.pollRef)) return 'pollRef is not esc_ + 24 lowercase hex';
-  if (typeof notice.code !== 'string' || !REPLY_CODE_PATTERN.test(notice.code)) return 'code is not 24 lowercase hex';
-  if (!(notice.expiresAt instanceof Date) || Number.isNaN(notice.expiresAt.getTime())) return 'expiresAt is not a valid Date';
+  if (typeof notice.code !== 'string' || !REPLY_CODE_PATTERN.test(notice.code))
+    return 'code is not 24 lowercase hex';
+  if (!(notice.expiresAt instanceof Date) || Number.isNaN(notice.expiresAt.getTime()))
+    return 'expiresAt is not a valid Date';
   if (!isHttpUrl(notice.dashboardUrl)) return 'dashboardUrl is not an http(s) URL';
-  const required = ['policyId', 'amountDisplay', 'assetSymbol', 'network', 'recipient', 'item', 'ruleId'] as const;
+  const required = [
+    'policyId',
+    'amountDisplay',
+    'assetSymbol',
+    'network',
+    'recipient',
+    'item',
+    'ruleId',
+  ] as const;
   for (const field of required) {
-    if (typeof notice[field] !== 'string' || notice[field].trim().length === 0) return `${field} is empty`;
+    if (typeof notice[field] !== 'string' || notice[field].trim().length === 0)
+      return `${field} is empty`;
   }
   return null;
 }
@@ -90,7 +101,9 @@ export function describeDecidingRule(notice: EscalationNotice): string {
   const ruleId = plainField(notice.ruleId, NOTICE_FIELD_LIMITS.name);
   const reasonText = plainField(notice.ruleReason, NOTICE_FIELD_LIMITS.reason);
   const known = ESCALATION_REASONS[reasonText];
-  const sentence = known ?? (/\s/.test(reasonText) ? reasonText : `The ${name} rule asks for the owner's approval`);
+  const sentence =
+    known ??
+    (/\s/.test(reasonText) ? reasonText : `The ${name} rule asks for the owner's approval`);
   const closed = /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
   return name === ruleId ? `${closed} (rule ${ruleId})` : `${closed} (rule: ${name}, ${ruleId})`;
 }
@@ -104,7 +117,10 @@ export interface RenderOptions {
  * The lines every channel shows, email included: what, to whom, why, until when, and that doing
  * nothing denies the spend. Holds no code and no reply instructions.
  */
-export function renderNoticeSummary(notice: EscalationNotice, options: RenderOptions = {}): string[] {
+export function renderNoticeSummary(
+  notice: EscalationNotice,
+  options: RenderOptions = {},
+): string[] {
   const field = (text: string | null, max: number): string => plainField(text, max);
   const amount = `${field(notice.amountDisplay, NOTICE_FIELD_LIMITS.short)} ${field(notice.assetSymbol, NOTICE_FIELD_LIMITS.short)}`;
   const expiry = formatExpiry(notice.expiresAt);

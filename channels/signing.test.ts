@@ -23,9 +23,12 @@ describe('isFreshTimestamp', () => {
     expect(isFreshTimestamp(String(seconds + 301), now, 300)).toBe(false);
   });
 
-  it.each(['', '-1', '1e9', ' 1773478800', '1773478800.0', '0x69b523d0', '9'.repeat(13)])('refuses %j', (text) => {
-    expect(isFreshTimestamp(text, now, 300)).toBe(false);
-  });
+  it.each(['', '-1', '1e9', ' 1773478800', '1773478800.0', '0x69b523d0', '9'.repeat(13)])(
+    'refuses %j',
+    (text) => {
+      expect(isFreshTimestamp(text, now, 300)).toBe(false);
+    },
+  );
 
   it('refuses a window wider than an hour as a programming error', () => {
     expect(() => isFreshTimestamp(String(seconds), now, 3_601)).toThrow(RangeError);

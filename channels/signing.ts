@@ -25,7 +25,9 @@ export function constantTimeEqualText(expected: string, actual: string): boolean
 }
 
 /** One header value, or null when it is absent or repeated (a repeated signature header is not trusted). */
-export function singleHeaderValue(value: string | readonly string[] | null | undefined): string | null {
+export function singleHeaderValue(
+  value: string | readonly string[] | null | undefined,
+): string | null {
   if (typeof value === 'string') return value;
   if (Array.isArray(value) && value.length === 1 && typeof value[0] === 'string') return value[0];
   return null;
@@ -33,10 +35,15 @@ export function singleHeaderValue(value: string | readonly string[] | null | und
 
 /** Unix seconds in `timestamp` lie within `toleranceSeconds` of `now`, in either direction. */
 export function isFreshTimestamp(timestamp: string, now: Date, toleranceSeconds: number): boolean {
-  if (!Number.isInteger(toleranceSeconds) || toleranceSeconds < 0 || toleranceSeconds > MAX_TOLERANCE_SECONDS) {
+  if (
+    !Number.isInteger(toleranceSeconds) ||
+    toleranceSeconds < 0 ||
+    toleranceSeconds > MAX_TOLERANCE_SECONDS
+  ) {
     throw new RangeError(`toleranceSeconds must be an integer in 0..${MAX_TOLERANCE_SECONDS}`);
   }
-  if (!(now instanceof Date) || Number.isNaN(now.getTime())) throw new RangeError('now must be a valid Date');
+  if (!(now instanceof Date) || Number.isNaN(now.getTime()))
+    throw new RangeError('now must be a valid Date');
   if (!new RegExp(`^[0-9]{1,${MAX_TIMESTAMP_DIGITS}}$`).test(timestamp)) return false;
   const nowSeconds = Math.floor(now.getTime() / 1000);
   return Math.abs(nowSeconds - Number(timestamp)) <= toleranceSeconds;

@@ -26,7 +26,11 @@ describe('slack adapter', () => {
 
   beforeAll(async () => {
     slack = await startSlackStandIn({ botToken: BOT_TOKEN, signingSecret: SIGNING_SECRET });
-    adapter = createSlackAdapter({ apiBaseUrl: slack.url, botToken: BOT_TOKEN, now: () => FIXED_NOW });
+    adapter = createSlackAdapter({
+      apiBaseUrl: slack.url,
+      botToken: BOT_TOKEN,
+      now: () => FIXED_NOW,
+    });
   });
 
   afterAll(async () => {
@@ -38,7 +42,10 @@ describe('slack adapter', () => {
     const message = await slack.waitForMessage((posted) => posted.channel === CHANNEL);
     expect(result).toEqual({ externalId: message.ts });
 
-    const blocks = message.blocks as [{ type: string; text: { type: string; text: string } }, { type: string; elements: Record<string, unknown>[] }];
+    const blocks = message.blocks as [
+      { type: string; text: { type: string; text: string } },
+      { type: string; elements: Record<string, unknown>[] },
+    ];
     expect(blocks[0]).toMatchObject({ type: 'section', text: { type: 'plain_text' } });
     for (const words of [
       '12.50 USDC on eip155:8453',
@@ -62,17 +69,34 @@ describe('slack adapter', () => {
   it('reports invalid_auth as a refusal that retrying cannot fix, without the token', async () => {
     const wrong = createSlackAdapter({ apiBaseUrl: slack.url, botToken: 'xoxb-wrong-token-value' });
     const error = await deliveryError(wrong.send(target, sampleNotice()));
-    expect(error).toMatchObject({ kind: 'slack', retryable: false, reason: 'REJECTED', status: 200, peerError: 'invalid_auth' });
+    expect(error).toMatchObject({
+      kind: 'slack',
+      retryable: false,
+      reason: 'REJECTED',
+      status: 200,
+      peerError: 'invalid_auth',
+    });
     expect(`${error.message} ${JSON.stringify(error)}`).not.toMatch(/xoxb/);
   });
 
   it('reports a 500 as retryable, a rate limit with its Retry-After, and a 403 as not retryable', async () => {
     slack.failNext(500);
-    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({ retryable: true, reason: 'HTTP_STATUS', status: 500 });
+    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({
+      retryable: true,
+      reason: 'HTTP_STATUS',
+      status: 500,
+    });
     slack.failNext(429);
-    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({ retryable: true, status: 429, retryAfterSeconds: 1 });
+    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({
+      retryable: true,
+      status: 429,
+      retryAfterSeconds: 1,
+    });
     slack.failNext(403);
-    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({ retryable: false, status: 403 });
+    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({
+      retryable: false,
+      status: 403,
+    });
   });
 
   it('reports a refused connection as retryable', async () => {
@@ -87,7 +111,9 @@ describe('slack adapter', () => {
   it('refuses a target that is not a channel or user id, without calling Slack', async () => {
     const before = slack.sent.length;
     for (const address of ['#general', 'c0lower', '', 'C0A B']) {
-      expect(await deliveryError(adapter.send({ kind: 'slack', address }, sampleNotice()))).toMatchObject({ reason: 'INVALID_INPUT' });
+      expect(
+        await deliveryError(adapter.send({ kind: 'slack', address }, sampleNotice())),
+      ).toMatchObject({ reason: 'INVALID_INPUT' });
     }
     expect(slack.sent.length).toBe(before);
   });
@@ -106,9 +132,17 @@ describe('slack adapter', () => {
 
     it('reads a signed button click as the clicker, the channel and the reply', async () => {
       await adapter.send(target, sampleNotice());
-      expect(await slack.clickButton({ userId: 'U0OWNER01', channelId: CHANNEL, value: `APPROVE ${SAMPLE_CODE}` })).toBe(200);
+      expect(
+        await slack.clickButton({
+          userId: 'U0OWNER01',
+          channelId: CHANNEL,
+          value: `APPROVE ${SAMPLE_CODE}`,
+        }),
+      ).toBe(200);
 
-      const request = await service.waitForRequest((req) => req.path === '/channels/slack/interactions');
+      const request = await service.waitForRequest(
+        (req) => req.path === '/channels/slack/interactions',
+      );
       expect(
         verifySlackSignature({
           signingSecret: SIGNING_SECRET,
@@ -119,8 +153,16 @@ describe('slack adapter', () => {
         }),
       ).toBe(true);
       const interaction = parseSlackInteraction(request.rawBody);
-      expect(interaction).toMatchObject({ userId: 'U0OWNER01', channelId: CHANNEL, value: `APPROVE ${SAMPLE_CODE}`, actionId: 'escalation_approve' });
-      expect(parseReplyText(interaction!.value)).toEqual({ decision: 'APPROVE', code: SAMPLE_CODE });
+      expect(interaction).toMatchObject({
+        userId: 'U0OWNER01',
+        channelId: CHANNEL,
+        value: `APPROVE ${SAMPLE_CODE}`,
+        actionId: 'escalation_approve',
+      });
+      expect(parseReplyText(interaction!.value)).toEqual({
+        decision: 'APPROVE',
+        code: SAMPLE_CODE,
+      });
       expect(interaction!.responseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/actions\/[0-9a-f]+$/);
     });
   });
@@ -145,17 +187,29 @@ describe('verifySlackSignature', () => {
   });
 
   it('refuses a tampered body, a wrong secret and a malformed or repeated signature', () => {
-    expect(verifySlackSignature({ ...example, rawBody: example.rawBody.replace('foobar', 'foobaz') })).toBe(false);
-    expect(verifySlackSignature({ ...example, signingSecret: '8f742231b10e8888abcd99yyyzzz85a6' })).toBe(false);
+    expect(
+      verifySlackSignature({ ...example, rawBody: example.rawBody.replace('foobar', 'foobaz') }),
+    ).toBe(false);
+    expect(
+      verifySlackSignature({ ...example, signingSecret: '8f742231b10e8888abcd99yyyzzz85a6' }),
+    ).toBe(false);
     expect(verifySlackSignature({ ...example, signingSecret: '' })).toBe(false);
-    expect(verifySlackSignature({ ...example, signature: example.signature.replace('v0=', 'v1=') })).toBe(false);
-    expect(verifySlackSignature({ ...example, signature: [example.signature, example.signature] })).toBe(false);
+    expect(
+      verifySlackSignature({ ...example, signature: example.signature.replace('v0=', 'v1=') }),
+    ).toBe(false);
+    expect(
+      verifySlackSignature({ ...example, signature: [example.signature, example.signature] }),
+    ).toBe(false);
     expect(verifySlackSignature({ ...example, signature: undefined })).toBe(false);
   });
 
   it('refuses a request older or newer than five minutes', () => {
-    expect(verifySlackSignature({ ...example, now: new Date(1531420618 * 1000 + 301_000) })).toBe(false);
-    expect(verifySlackSignature({ ...example, now: new Date(1531420618 * 1000 - 301_000) })).toBe(false);
+    expect(verifySlackSignature({ ...example, now: new Date(1531420618 * 1000 + 301_000) })).toBe(
+      false,
+    );
+    expect(verifySlackSignature({ ...example, now: new Date(1531420618 * 1000 - 301_000) })).toBe(
+      false,
+    );
     expect(verifySlackSignature({ ...example, timestamp: '1531420619' })).toBe(false);
   });
 });
@@ -168,7 +222,8 @@ describe('parseSlackInteraction', () => {
     actions: [{ action_id: 'escalation_deny', value: 'DENY x' }],
     response_url: 'https://hooks.slack.com/actions/T/1/x',
   };
-  const form = (value: unknown) => new URLSearchParams({ payload: JSON.stringify(value) }).toString();
+  const form = (value: unknown) =>
+    new URLSearchParams({ payload: JSON.stringify(value) }).toString();
 
   it('reads the clicker, the channel and the value', () => {
     expect(parseSlackInteraction(form(payload))).toEqual({
@@ -179,7 +234,9 @@ describe('parseSlackInteraction', () => {
       responseUrl: 'https://hooks.slack.com/actions/T/1/x',
     });
     const { channel: _channel, ...withoutChannel } = payload;
-    expect(parseSlackInteraction(form({ ...withoutChannel, container: { channel_id: 'C2' } }))).toMatchObject({ channelId: 'C2' });
+    expect(
+      parseSlackInteraction(form({ ...withoutChannel, container: { channel_id: 'C2' } })),
+    ).toMatchObject({ channelId: 'C2' });
   });
 
   it.each([

@@ -2,7 +2,15 @@
 // chat.postMessage with Approve/Deny buttons, and the checks on what Slack POSTs back when one is
 // clicked: the v0 request signature and the block_actions payload. The bot token stays here.
 import { ChannelDeliveryError, scrubPeerText } from './errors';
-import { type FetchLike, checkTimeoutMs, isRetryableStatus, isObject, parseJsonObject, postToPeer, retryAfterSeconds } from './http';
+import {
+  type FetchLike,
+  checkTimeoutMs,
+  isRetryableStatus,
+  isObject,
+  parseJsonObject,
+  postToPeer,
+  retryAfterSeconds,
+} from './http';
 import { isHttpUrl, noticeProblem, renderNoticeText, replyCommand } from './message';
 import {
   DEFAULT_TOLERANCE_SECONDS,
@@ -25,7 +33,13 @@ export const MAX_SLACK_INTERACTION_BYTES = 256 * 1024;
 const CONVERSATION_ID_PATTERN = /^[CDGUW][A-Z0-9]{2,31}$/;
 const SIGNATURE_PATTERN = /^v0=[0-9a-f]{64}$/;
 /** Slack `error` words that may pass if tried again; every other one will not. */
-const RETRYABLE_SLACK_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+const RETRYABLE_SLACK_ERRORS = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+]);
 
 export interface SlackAdapterOptions {
   /** e.g. https://slack.com/api, or the stand-in's url. */
@@ -66,14 +80,22 @@ export function verifySlackSignature(check: SlackSignatureCheck): boolean {
   const signature = singleHeaderValue(check.signature);
   if (typeof check.signingSecret !== 'string' || check.signingSecret.length === 0) return false;
   if (timestamp === null || signature === null || !SIGNATURE_PATTERN.test(signature)) return false;
-  if (!isFreshTimestamp(timestamp, check.now, check.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS)) return false;
+  if (!isFreshTimestamp(timestamp, check.now, check.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS))
+    return false;
   const body = typeof check.rawBody === 'string' ? check.rawBody : check.rawBody.toString('utf8');
-  return constantTimeEqualText(`v0=${hmacSha256Hex(check.signingSecret, `v0:${timestamp}:${body}`)}`, signature);
+  return constantTimeEqualText(
+    `v0=${hmacSha256Hex(check.signingSecret, `v0:${timestamp}:${body}`)}`,
+    signature,
+  );
 }
 
 /** The clicked button of a block_actions interaction (`payload=<json>` form body); null otherwise. */
 export function parseSlackInteraction(formBody: string): SlackInteraction | null {
-  if (typeof formBody !== 'string' || Buffer.byteLength(formBody, 'utf8') > MAX_SLACK_INTERACTION_BYTES) return null;
+  if (
+    typeof formBody !== 'string' ||
+    Buffer.byteLength(formBody, 'utf8') > MAX_SLACK_INTERACTION_BYTES
+  )
+    return null;
   const payloadText = new URLSearchParams(formBody).get('payload');
   if (payloadText === null) return null;
   let payload: unknown;
@@ -89,7 +111,8 @@ export function parseSlackInteraction(formBody: string): SlackInteraction | null
     : isObject(payload.container)
       ? payload.container.channel_id
       : undefined;
-  const action = Array.isArray(payload.actions) && payload.actions.length === 1 ? payload.actions[0] : undefined;
+  const action =
+    Array.isArray(payload.actions) && payload.actions.length === 1 ? payload.actions[0] : undefined;
   if (typeof userId !== 'string' || typeof channelId !== 'string' || !isObject(action)) return null;
   if (typeof action.value !== 'string') return null;
   return {
@@ -106,7 +129,11 @@ export function escapeSlackText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-export function buildSlackMessage(channel: string, notice: EscalationNotice, now: Date): Record<string, unknown> {
+export function buildSlackMessage(
+  channel: string,
+  notice: EscalationNotice,
+  now: Date,
+): Record<string, unknown> {
   const text = renderNoticeText(notice, { now });
   return {
     channel,
@@ -118,7 +145,12 @@ export function buildSlackMessage(channel: string, notice: EscalationNotice, now
         type: 'actions',
         block_id: 'escalation_decision',
         elements: [
-          button(SLACK_APPROVE_ACTION_ID, 'Approve', 'primary', replyCommand('APPROVE', notice.code)),
+          button(
+            SLACK_APPROVE_ACTION_ID,
+            'Approve',
+            'primary',
+            replyCommand('APPROVE', notice.code),
+          ),
           button(SLACK_DENY_ACTION_ID, 'Deny', 'danger', replyCommand('DENY', notice.code)),
         ],
       },
@@ -127,8 +159,13 @@ export function buildSlackMessage(channel: string, notice: EscalationNotice, now
 }
 
 export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter {
-  if (!isHttpUrl(options.apiBaseUrl)) throw new RangeError('slack apiBaseUrl must be an http(s) URL');
-  if (typeof options.botToken !== 'string' || options.botToken.length === 0 || /\s/.test(options.botToken)) {
+  if (!isHttpUrl(options.apiBaseUrl))
+    throw new RangeError('slack apiBaseUrl must be an http(s) URL');
+  if (
+    typeof options.botToken !== 'string' ||
+    options.botToken.length === 0 ||
+    /\s/.test(options.botToken)
+  ) {
     throw new RangeError('slack botToken must be a non-empty token without spaces');
   }
   checkTimeoutMs('slack', options.timeoutMs);
@@ -139,36 +176,49 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     kind: 'slack',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
       if (target.kind !== 'slack') throw invalid(`target kind is ${target.kind}`);
-      if (!CONVERSATION_ID_PATTERN.test(target.address)) throw invalid('target address is not a Slack channel or user id');
+      if (!CONVERSATION_ID_PATTERN.test(target.address))
+        throw invalid('target address is not a Slack channel or user id');
       const problem = noticeProblem(notice);
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       const message = buildSlackMessage(target.address, notice, now());
-      if (renderedLength(message) > SLACK_MAX_SECTION_CHARS) throw invalid(`text is longer than ${SLACK_MAX_SECTION_CHARS} characters`);
+      if (renderedLength(message) > SLACK_MAX_SECTION_CHARS)
+        throw invalid(`text is longer than ${SLACK_MAX_SECTION_CHARS} characters`);
       const response = await postToPeer({
         kind: 'slack',
         url: `${base}/chat.postMessage`,
         fetch: options.fetch,
         timeoutMs: options.timeoutMs,
-        headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${botToken}` },
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          authorization: `Bearer ${botToken}`,
+        },
         body: JSON.stringify(message),
       });
       const answer = parseJsonObject(response.text);
       if (response.status < 200 || response.status > 299) {
         const peerError = scrubPeerText(answer?.error, [botToken]);
-        throw new ChannelDeliveryError('slack', `chat.postMessage answered HTTP ${response.status}`, {
-          retryable: isRetryableStatus(response.status),
-          reason: 'HTTP_STATUS',
-          status: response.status,
-          peerError,
-          retryAfterSeconds: retryAfterSeconds(response.headers),
-        });
+        throw new ChannelDeliveryError(
+          'slack',
+          `chat.postMessage answered HTTP ${response.status}`,
+          {
+            retryable: isRetryableStatus(response.status),
+            reason: 'HTTP_STATUS',
+            status: response.status,
+            peerError,
+            retryAfterSeconds: retryAfterSeconds(response.headers),
+          },
+        );
       }
       if (answer === null) {
-        throw new ChannelDeliveryError('slack', 'chat.postMessage answered something other than JSON', {
-          retryable: false,
-          reason: 'BAD_RESPONSE',
-          status: response.status,
-        });
+        throw new ChannelDeliveryError(
+          'slack',
+          'chat.postMessage answered something other than JSON',
+          {
+            retryable: false,
+            reason: 'BAD_RESPONSE',
+            status: response.status,
+          },
+        );
       }
       if (answer.ok !== true) {
         const peerError = scrubPeerText(answer.error, [botToken]) ?? 'unknown_error';
@@ -190,8 +240,19 @@ function renderedLength(message: Record<string, unknown>): number {
   return section.text.text.length;
 }
 
-function button(actionId: string, label: string, style: 'primary' | 'danger', value: string): Record<string, unknown> {
-  return { type: 'button', action_id: actionId, style, text: { type: 'plain_text', text: label }, value };
+function button(
+  actionId: string,
+  label: string,
+  style: 'primary' | 'danger',
+  value: string,
+): Record<string, unknown> {
+  return {
+    type: 'button',
+    action_id: actionId,
+    style,
+    text: { type: 'plain_text', text: label },
+    value,
+  };
 }
 
 function invalid(message: string): ChannelDeliveryError {

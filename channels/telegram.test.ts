@@ -22,7 +22,11 @@ describe('telegram adapter', () => {
 
   beforeAll(async () => {
     telegram = await startTelegramStandIn({ botToken: BOT_TOKEN });
-    adapter = createTelegramAdapter({ apiBaseUrl: telegram.url, botToken: BOT_TOKEN, now: () => FIXED_NOW });
+    adapter = createTelegramAdapter({
+      apiBaseUrl: telegram.url,
+      botToken: BOT_TOKEN,
+      now: () => FIXED_NOW,
+    });
   });
 
   afterAll(async () => {
@@ -56,22 +60,43 @@ describe('telegram adapter', () => {
   });
 
   it('reports a wrong bot token as a refusal that retrying cannot fix, without the token', async () => {
-    const wrong = createTelegramAdapter({ apiBaseUrl: telegram.url, botToken: '7000000001:wrong-token-value' });
+    const wrong = createTelegramAdapter({
+      apiBaseUrl: telegram.url,
+      botToken: '7000000001:wrong-token-value',
+    });
     const error = await deliveryError(wrong.send(target, sampleNotice()));
-    expect(error).toMatchObject({ kind: 'telegram', retryable: false, reason: 'REJECTED', status: 401, peerError: 'Unauthorized' });
-    expect(`${error.message} ${JSON.stringify(error)}`).not.toMatch(/wrong-token-value|AAHdqTcvCH1vGWJx/);
+    expect(error).toMatchObject({
+      kind: 'telegram',
+      retryable: false,
+      reason: 'REJECTED',
+      status: 401,
+      peerError: 'Unauthorized',
+    });
+    expect(`${error.message} ${JSON.stringify(error)}`).not.toMatch(
+      /wrong-token-value|AAHdqTcvCH1vGWJx/,
+    );
   });
 
   it('reports a 500 from Telegram as retryable and a 400 as not', async () => {
     telegram.failNext(500);
-    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({ retryable: true, status: 500 });
+    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({
+      retryable: true,
+      status: 500,
+    });
     telegram.failNext(400);
-    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({ retryable: false, status: 400 });
+    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({
+      retryable: false,
+      status: 400,
+    });
   });
 
   it("passes on Telegram's retry_after when rate limited", async () => {
     telegram.failNext(429);
-    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({ retryable: true, status: 429, retryAfterSeconds: 1 });
+    expect(await deliveryError(adapter.send(target, sampleNotice()))).toMatchObject({
+      retryable: true,
+      status: 429,
+      retryAfterSeconds: 1,
+    });
   });
 
   it('reports a refused connection as retryable, without the token in the message', async () => {
@@ -86,7 +111,9 @@ describe('telegram adapter', () => {
   it('refuses a target that is not a chat id, without calling Telegram', async () => {
     const before = telegram.sent.length;
     for (const address of ['', 'chat 1', '../getMe', '@no']) {
-      expect(await deliveryError(adapter.send({ kind: 'telegram', address }, sampleNotice()))).toMatchObject({ reason: 'INVALID_INPUT' });
+      expect(
+        await deliveryError(adapter.send({ kind: 'telegram', address }, sampleNotice())),
+      ).toMatchObject({ reason: 'INVALID_INPUT' });
     }
     expect(telegram.sent.length).toBe(before);
   });
@@ -97,7 +124,10 @@ describe('telegram adapter', () => {
 
     beforeAll(async () => {
       service = await startWebhookReceiver();
-      await adapter.setWebhook({ url: `${service.url}/channels/telegram`, secretToken: SECRET_TOKEN });
+      await adapter.setWebhook({
+        url: `${service.url}/channels/telegram`,
+        secretToken: SECRET_TOKEN,
+      });
     });
 
     afterAll(async () => {
@@ -106,20 +136,39 @@ describe('telegram adapter', () => {
 
     it('reads a pressed button as the reply, and answers the callback query', async () => {
       await adapter.send(target, sampleNotice());
-      expect(await telegram.pressButton({ chatId: OWNER_CHAT, userId: OWNER_CHAT, data: `DENY ${SAMPLE_CODE}` })).toBe(200);
+      expect(
+        await telegram.pressButton({
+          chatId: OWNER_CHAT,
+          userId: OWNER_CHAT,
+          data: `DENY ${SAMPLE_CODE}`,
+        }),
+      ).toBe(200);
 
       const request = await service.waitForRequest((req) => req.rawBody.includes('callback_query'));
-      expect(verifyTelegramSecretToken(SECRET_TOKEN, request.headers[TELEGRAM_SECRET_TOKEN_HEADER])).toBe(true);
+      expect(
+        verifyTelegramSecretToken(SECRET_TOKEN, request.headers[TELEGRAM_SECRET_TOKEN_HEADER]),
+      ).toBe(true);
       const inbound = parseTelegramUpdate(JSON.parse(request.rawBody));
-      expect(inbound).toMatchObject({ senderChatId: OWNER_CHAT, senderUserId: OWNER_CHAT, text: `DENY ${SAMPLE_CODE}` });
+      expect(inbound).toMatchObject({
+        senderChatId: OWNER_CHAT,
+        senderUserId: OWNER_CHAT,
+        text: `DENY ${SAMPLE_CODE}`,
+      });
       expect(parseReplyText(inbound!.text)).toEqual({ decision: 'DENY', code: SAMPLE_CODE });
 
       await adapter.answerCallbackQuery(inbound!.callbackQueryId!, 'Denied.');
-      expect(await telegram.waitForCallbackAnswer()).toEqual({ callbackQueryId: inbound!.callbackQueryId, text: 'Denied.' });
+      expect(await telegram.waitForCallbackAnswer()).toEqual({
+        callbackQueryId: inbound!.callbackQueryId,
+        text: 'Denied.',
+      });
     });
 
     it('reads a typed reply from a group chat with the sender', async () => {
-      await telegram.replyText({ chatId: '-1001234567890', userId: 555, text: `approve ${SAMPLE_CODE}` });
+      await telegram.replyText({
+        chatId: '-1001234567890',
+        userId: 555,
+        text: `approve ${SAMPLE_CODE}`,
+      });
       const request = await service.waitForRequest((req) => req.rawBody.includes('-1001234567890'));
       expect(parseTelegramUpdate(JSON.parse(request.rawBody))).toMatchObject({
         senderChatId: '-1001234567890',
@@ -136,7 +185,12 @@ describe('parseTelegramUpdate', () => {
   const from = { id: 42, is_bot: false, first_name: 'Owner' };
 
   it('reads message.text and callback_query.data', () => {
-    expect(parseTelegramUpdate({ update_id: 9, message: { message_id: 1, from, chat, date: 1, text: 'hello' } })).toEqual({
+    expect(
+      parseTelegramUpdate({
+        update_id: 9,
+        message: { message_id: 1, from, chat, date: 1, text: 'hello' },
+      }),
+    ).toEqual({
       senderChatId: '42',
       senderUserId: '42',
       text: 'hello',
@@ -144,8 +198,23 @@ describe('parseTelegramUpdate', () => {
       updateId: 9,
     });
     expect(
-      parseTelegramUpdate({ update_id: 10, callback_query: { id: '77', from, message: { message_id: 1, chat, date: 1 }, chat_instance: '1', data: 'DENY x' } }),
-    ).toEqual({ senderChatId: '42', senderUserId: '42', text: 'DENY x', callbackQueryId: '77', updateId: 10 });
+      parseTelegramUpdate({
+        update_id: 10,
+        callback_query: {
+          id: '77',
+          from,
+          message: { message_id: 1, chat, date: 1 },
+          chat_instance: '1',
+          data: 'DENY x',
+        },
+      }),
+    ).toEqual({
+      senderChatId: '42',
+      senderUserId: '42',
+      text: 'DENY x',
+      callbackQueryId: '77',
+      updateId: 10,
+    });
   });
 
   it.each([
@@ -154,8 +223,14 @@ describe('parseTelegramUpdate', () => {
     ['an edited message', { update_id: 1, edited_message: { chat, text: 'APPROVE x' } }],
     ['a photo without text', { update_id: 1, message: { chat, from, photo: [] } }],
     ['a message without chat', { update_id: 1, message: { from, text: 'x' } }],
-    ['a callback from an inline message (no chat)', { update_id: 1, callback_query: { id: '1', from, inline_message_id: 'x', data: 'x' } }],
-    ['a callback without data', { update_id: 1, callback_query: { id: '1', from, message: { chat } } }],
+    [
+      'a callback from an inline message (no chat)',
+      { update_id: 1, callback_query: { id: '1', from, inline_message_id: 'x', data: 'x' } },
+    ],
+    [
+      'a callback without data',
+      { update_id: 1, callback_query: { id: '1', from, message: { chat } } },
+    ],
     ['a fractional chat id', { update_id: 1, message: { chat: { id: 1.5 }, text: 'x' } }],
   ])('ignores %s', (_what, update) => {
     expect(parseTelegramUpdate(update)).toBeNull();

@@ -2,7 +2,14 @@
 // to the devnet stand-in): sendMessage with Approve/Deny buttons, and the reading of the updates
 // Telegram POSTs back. The bot token is part of every API path; it never leaves this closure.
 import { ChannelDeliveryError, scrubPeerText } from './errors';
-import { type FetchLike, checkTimeoutMs, isRetryableStatus, isObject, parseJsonObject, postToPeer } from './http';
+import {
+  type FetchLike,
+  checkTimeoutMs,
+  isRetryableStatus,
+  isObject,
+  parseJsonObject,
+  postToPeer,
+} from './http';
 import { isHttpUrl, noticeProblem, renderNoticeText, replyCommand } from './message';
 import { constantTimeEqualText, singleHeaderValue } from './signing';
 import type { ChannelAdapter, ChannelTarget, DeliveryResult, EscalationNotice } from './types';
@@ -46,8 +53,13 @@ export interface TelegramInbound {
 }
 
 export function createTelegramAdapter(options: TelegramAdapterOptions): TelegramAdapter {
-  if (!isHttpUrl(options.apiBaseUrl)) throw new RangeError('telegram apiBaseUrl must be an http(s) URL');
-  if (typeof options.botToken !== 'string' || options.botToken.length === 0 || /[\s/]/.test(options.botToken)) {
+  if (!isHttpUrl(options.apiBaseUrl))
+    throw new RangeError('telegram apiBaseUrl must be an http(s) URL');
+  if (
+    typeof options.botToken !== 'string' ||
+    options.botToken.length === 0 ||
+    /[\s/]/.test(options.botToken)
+  ) {
     throw new RangeError('telegram botToken must be a non-empty token without spaces or slashes');
   }
   checkTimeoutMs('telegram', options.timeoutMs);
@@ -65,29 +77,36 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
       body: JSON.stringify(params),
     });
     const answer = parseJsonObject(response.text);
-    if (answer?.ok === true && response.status >= 200 && response.status <= 299) return answer.result;
+    if (answer?.ok === true && response.status >= 200 && response.status <= 299)
+      return answer.result;
     const errorCode = typeof answer?.error_code === 'number' ? answer.error_code : response.status;
     const parameters = answer?.parameters as { retry_after?: unknown } | undefined;
     const retryAfter = typeof parameters?.retry_after === 'number' ? parameters.retry_after : null;
     const description = scrubPeerText(answer?.description, [botToken]);
-    throw new ChannelDeliveryError('telegram', `${method} refused: ${errorCode}${description ? ` ${description}` : ''}`, {
-      retryable: isRetryableStatus(errorCode),
-      reason: answer === null ? 'HTTP_STATUS' : 'REJECTED',
-      status: response.status,
-      peerError: description,
-      retryAfterSeconds: retryAfter,
-    });
+    throw new ChannelDeliveryError(
+      'telegram',
+      `${method} refused: ${errorCode}${description ? ` ${description}` : ''}`,
+      {
+        retryable: isRetryableStatus(errorCode),
+        reason: answer === null ? 'HTTP_STATUS' : 'REJECTED',
+        status: response.status,
+        peerError: description,
+        retryAfterSeconds: retryAfter,
+      },
+    );
   };
 
   return {
     kind: 'telegram',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
       if (target.kind !== 'telegram') throw invalid(`target kind is ${target.kind}`);
-      if (!CHAT_ID_PATTERN.test(target.address)) throw invalid('target address is not a Telegram chat id');
+      if (!CHAT_ID_PATTERN.test(target.address))
+        throw invalid('target address is not a Telegram chat id');
       const problem = noticeProblem(notice);
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       const text = renderNoticeText(notice, { now: now() });
-      if (text.length > TELEGRAM_MAX_TEXT_CHARS) throw invalid(`text is longer than ${TELEGRAM_MAX_TEXT_CHARS} characters`);
+      if (text.length > TELEGRAM_MAX_TEXT_CHARS)
+        throw invalid(`text is longer than ${TELEGRAM_MAX_TEXT_CHARS} characters`);
       const result = await callApi('sendMessage', {
         chat_id: target.address,
         text,
@@ -119,7 +138,8 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
     },
     async setWebhook(webhook: { url: string; secretToken: string }): Promise<void> {
       if (!isHttpUrl(webhook.url)) throw invalid('webhook url is not an http(s) URL');
-      if (!SECRET_TOKEN_PATTERN.test(webhook.secretToken)) throw invalid('secret token must be 1-256 of A-Z a-z 0-9 _ -');
+      if (!SECRET_TOKEN_PATTERN.test(webhook.secretToken))
+        throw invalid('secret token must be 1-256 of A-Z a-z 0-9 _ -');
       await callApi('setWebhook', {
         url: webhook.url,
         secret_token: webhook.secretToken,
@@ -139,17 +159,35 @@ export function parseTelegramUpdate(update: unknown): TelegramInbound | null {
   if (isObject(update.message)) {
     const message = update.message;
     const chatId = idText(isObject(message.chat) ? message.chat.id : undefined);
-    if (chatId === null || typeof message.text !== 'string' || message.text.length > TELEGRAM_MAX_TEXT_CHARS) return null;
+    if (
+      chatId === null ||
+      typeof message.text !== 'string' ||
+      message.text.length > TELEGRAM_MAX_TEXT_CHARS
+    )
+      return null;
     const userId = idText(isObject(message.from) ? message.from.id : undefined);
-    return { senderChatId: chatId, senderUserId: userId, text: message.text, callbackQueryId: null, updateId };
+    return {
+      senderChatId: chatId,
+      senderUserId: userId,
+      text: message.text,
+      callbackQueryId: null,
+      updateId,
+    };
   }
   if (isObject(update.callback_query)) {
     const query = update.callback_query;
     const message = isObject(query.message) ? query.message : null;
     const chatId = idText(message !== null && isObject(message.chat) ? message.chat.id : undefined);
-    if (chatId === null || typeof query.data !== 'string' || typeof query.id !== 'string') return null;
+    if (chatId === null || typeof query.data !== 'string' || typeof query.id !== 'string')
+      return null;
     const userId = idText(isObject(query.from) ? query.from.id : undefined);
-    return { senderChatId: chatId, senderUserId: userId, text: query.data, callbackQueryId: query.id, updateId };
+    return {
+      senderChatId: chatId,
+      senderUserId: userId,
+      text: query.data,
+      callbackQueryId: query.id,
+      updateId,
+    };
   }
   return null;
 }
@@ -165,7 +203,10 @@ export function verifyTelegramSecretToken(
 }
 
 function invalid(message: string): ChannelDeliveryError {
-  return new ChannelDeliveryError('telegram', message, { retryable: false, reason: 'INVALID_INPUT' });
+  return new ChannelDeliveryError('telegram', message, {
+    retryable: false,
+    reason: 'INVALID_INPUT',
+  });
 }
 
 /** Telegram ids are integers (up to 52 bits); some clients send them as strings. */

@@ -4,7 +4,13 @@ import { createHmac } from 'node:crypto';
 import { serveOnLoopback } from '../devnet/peers/loopback';
 import { type WebhookReceiver, startWebhookReceiver } from '../devnet/peers/webhookReceiver';
 import { deliveryError } from './test-support/delivery';
-import { FIXED_NOW, SAMPLE_CODE, SAMPLE_POLL_REF, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
+import {
+  FIXED_NOW,
+  SAMPLE_CODE,
+  SAMPLE_POLL_REF,
+  SAMPLE_RECIPIENT,
+  sampleNotice,
+} from './test-support/notices';
 import type { ChannelTarget } from './types';
 import {
   WEBHOOK_SIGNATURE_HEADER,
@@ -25,7 +31,11 @@ describe('webhook adapter', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    target = { kind: 'webhook', address: `${receiver.url}/hooks/owner-7?token=path-secret`, secret: SECRET };
+    target = {
+      kind: 'webhook',
+      address: `${receiver.url}/hooks/owner-7?token=path-secret`,
+      secret: SECRET,
+    };
   });
 
   afterAll(async () => {
@@ -51,7 +61,11 @@ describe('webhook adapter', () => {
       network: 'eip155:8453',
       recipient: SAMPLE_RECIPIENT,
       item: 'Satellite imagery, tile 31UDQ',
-      rule: { id: 'escalate.aboveThreshold', name: 'approval threshold', reason: 'ESCALATED_THRESHOLD' },
+      rule: {
+        id: 'escalate.aboveThreshold',
+        name: 'approval threshold',
+        reason: 'ESCALATED_THRESHOLD',
+      },
       expiresAt: '2026-03-14T09:30:00Z',
       onExpiry: 'DENIED',
       code: SAMPLE_CODE,
@@ -63,7 +77,9 @@ describe('webhook adapter', () => {
     expect(body.text).toContain("The amount is above the policy's approval threshold");
 
     expect(request.headers[WEBHOOK_TIMESTAMP_HEADER]).toBe(String(FIXED_NOW.getTime() / 1000));
-    const expectedHmac = createHmac('sha256', SECRET).update(`${FIXED_NOW.getTime() / 1000}.${request.rawBody}`).digest('hex');
+    const expectedHmac = createHmac('sha256', SECRET)
+      .update(`${FIXED_NOW.getTime() / 1000}.${request.rawBody}`)
+      .digest('hex');
     expect(request.headers[WEBHOOK_SIGNATURE_HEADER]).toBe(`v1=${expectedHmac}`);
     expect(
       verifyWebhookReply({
@@ -79,7 +95,12 @@ describe('webhook adapter', () => {
   it('reports a 5xx answer as retryable, with the status', async () => {
     receiver.failNext(503);
     const error = await deliveryError(adapter.send(target, sampleNotice()));
-    expect(error).toMatchObject({ kind: 'webhook', retryable: true, reason: 'HTTP_STATUS', status: 503 });
+    expect(error).toMatchObject({
+      kind: 'webhook',
+      retryable: true,
+      reason: 'HTTP_STATUS',
+      status: 503,
+    });
   });
 
   it('reports a 4xx answer as not retryable', async () => {
@@ -91,7 +112,9 @@ describe('webhook adapter', () => {
   it('reports a refused connection as retryable', async () => {
     const gone = await startWebhookReceiver();
     await gone.stop();
-    const error = await deliveryError(adapter.send({ ...target, address: `${gone.url}/hooks` }, sampleNotice()));
+    const error = await deliveryError(
+      adapter.send({ ...target, address: `${gone.url}/hooks` }, sampleNotice()),
+    );
     expect(error).toMatchObject({ retryable: true, reason: 'NETWORK', peerError: 'ECONNREFUSED' });
   });
 
@@ -99,7 +122,9 @@ describe('webhook adapter', () => {
     const silent = await serveOnLoopback(() => undefined);
     try {
       const impatient = createWebhookAdapter({ now: () => FIXED_NOW, timeoutMs: 50 });
-      const error = await deliveryError(impatient.send({ ...target, address: `${silent.url}/hooks` }, sampleNotice()));
+      const error = await deliveryError(
+        impatient.send({ ...target, address: `${silent.url}/hooks` }, sampleNotice()),
+      );
       expect(error).toMatchObject({ retryable: true, reason: 'TIMEOUT', status: null });
     } finally {
       await silent.stop();
@@ -115,9 +140,14 @@ describe('webhook adapter', () => {
       { ...target, address: `http://user:pass@${new URL(receiver.url).host}/hook` },
       { ...target, kind: 'slack' as const },
     ]) {
-      expect(await deliveryError(adapter.send(bad, sampleNotice()))).toMatchObject({ retryable: false, reason: 'INVALID_INPUT' });
+      expect(await deliveryError(adapter.send(bad, sampleNotice()))).toMatchObject({
+        retryable: false,
+        reason: 'INVALID_INPUT',
+      });
     }
-    expect(await deliveryError(adapter.send(target, sampleNotice({ code: 'not-a-code' })))).toMatchObject({ reason: 'INVALID_INPUT' });
+    expect(
+      await deliveryError(adapter.send(target, sampleNotice({ code: 'not-a-code' }))),
+    ).toMatchObject({ reason: 'INVALID_INPUT' });
     expect(receiver.requests.length).toBe(before);
   });
 
@@ -125,30 +155,55 @@ describe('webhook adapter', () => {
     receiver.failNext(500);
     const error = await deliveryError(adapter.send(target, sampleNotice()));
     const everything = `${error.message} ${JSON.stringify(error)} ${error.stack ?? ''}`;
-    for (const secret of [SECRET, 'path-secret', '/hooks/owner-7', SAMPLE_CODE]) expect(everything).not.toContain(secret);
+    for (const secret of [SECRET, 'path-secret', '/hooks/owner-7', SAMPLE_CODE])
+      expect(everything).not.toContain(secret);
   });
 });
 
 describe('verifyWebhookReply', () => {
-  const rawBody = JSON.stringify({ type: 'escalation.reply', pollRef: SAMPLE_POLL_REF, reply: `APPROVE ${SAMPLE_CODE}` });
+  const rawBody = JSON.stringify({
+    type: 'escalation.reply',
+    pollRef: SAMPLE_POLL_REF,
+    reply: `APPROVE ${SAMPLE_CODE}`,
+  });
   const timestamp = String(FIXED_NOW.getTime() / 1000);
-  const signed = { secret: SECRET, timestamp, signature: signWebhookBody(SECRET, timestamp, rawBody), rawBody, now: FIXED_NOW };
+  const signed = {
+    secret: SECRET,
+    timestamp,
+    signature: signWebhookBody(SECRET, timestamp, rawBody),
+    rawBody,
+    now: FIXED_NOW,
+  };
 
   it('accepts a fresh reply signed with the shared secret over the exact body', () => {
     expect(verifyWebhookReply(signed)).toBe(true);
     expect(verifyWebhookReply({ ...signed, rawBody: Buffer.from(rawBody) })).toBe(true);
-    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() + 300_000) })).toBe(true);
+    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() + 300_000) })).toBe(
+      true,
+    );
   });
 
   it('refuses a tampered body', () => {
-    expect(verifyWebhookReply({ ...signed, rawBody: rawBody.replace('APPROVE', 'DENY') })).toBe(false);
+    expect(verifyWebhookReply({ ...signed, rawBody: rawBody.replace('APPROVE', 'DENY') })).toBe(
+      false,
+    );
     expect(verifyWebhookReply({ ...signed, rawBody: `${rawBody} ` })).toBe(false);
   });
 
   it('refuses a timestamp outside the window, in either direction, and a re-signed shifted timestamp', () => {
-    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() + 301_000) })).toBe(false);
-    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() - 301_000) })).toBe(false);
-    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() + 61_000), toleranceSeconds: 60 })).toBe(false);
+    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() + 301_000) })).toBe(
+      false,
+    );
+    expect(verifyWebhookReply({ ...signed, now: new Date(FIXED_NOW.getTime() - 301_000) })).toBe(
+      false,
+    );
+    expect(
+      verifyWebhookReply({
+        ...signed,
+        now: new Date(FIXED_NOW.getTime() + 61_000),
+        toleranceSeconds: 60,
+      }),
+    ).toBe(false);
     expect(verifyWebhookReply({ ...signed, timestamp: String(Number(timestamp) + 1) })).toBe(false);
   });
 
@@ -157,30 +212,62 @@ describe('verifyWebhookReply', () => {
     expect(verifyWebhookReply({ ...signed, secret: '' })).toBe(false);
     expect(verifyWebhookReply({ ...signed, signature: undefined })).toBe(false);
     expect(verifyWebhookReply({ ...signed, timestamp: null })).toBe(false);
-    expect(verifyWebhookReply({ ...signed, signature: signed.signature.replace('v1=', 'v0=') })).toBe(false);
-    expect(verifyWebhookReply({ ...signed, signature: signed.signature.toUpperCase() })).toBe(false);
-    expect(verifyWebhookReply({ ...signed, signature: [signed.signature, signed.signature] })).toBe(false);
+    expect(
+      verifyWebhookReply({ ...signed, signature: signed.signature.replace('v1=', 'v0=') }),
+    ).toBe(false);
+    expect(verifyWebhookReply({ ...signed, signature: signed.signature.toUpperCase() })).toBe(
+      false,
+    );
+    expect(verifyWebhookReply({ ...signed, signature: [signed.signature, signed.signature] })).toBe(
+      false,
+    );
     expect(verifyWebhookReply({ ...signed, timestamp: `${timestamp}.5` })).toBe(false);
   });
 });
 
 describe('parseWebhookReplyBody', () => {
   it('reads the pollRef and the reply', () => {
-    expect(parseWebhookReplyBody(JSON.stringify({ type: 'escalation.reply', pollRef: SAMPLE_POLL_REF, reply: ` deny ${SAMPLE_CODE.toUpperCase()}` }))).toEqual({
+    expect(
+      parseWebhookReplyBody(
+        JSON.stringify({
+          type: 'escalation.reply',
+          pollRef: SAMPLE_POLL_REF,
+          reply: ` deny ${SAMPLE_CODE.toUpperCase()}`,
+        }),
+      ),
+    ).toEqual({
       pollRef: SAMPLE_POLL_REF,
       decision: 'DENY',
       code: SAMPLE_CODE,
     });
-    expect(parseWebhookReplyBody(Buffer.from(JSON.stringify({ pollRef: SAMPLE_POLL_REF, reply: `APPROVE ${SAMPLE_CODE}` })))).toMatchObject({ decision: 'APPROVE' });
+    expect(
+      parseWebhookReplyBody(
+        Buffer.from(JSON.stringify({ pollRef: SAMPLE_POLL_REF, reply: `APPROVE ${SAMPLE_CODE}` })),
+      ),
+    ).toMatchObject({ decision: 'APPROVE' });
   });
 
   it.each([
     ['not JSON', '{'],
     ['an array', '[]'],
-    ['another type', JSON.stringify({ type: 'escalation.requested', pollRef: SAMPLE_POLL_REF, reply: `APPROVE ${SAMPLE_CODE}` })],
+    [
+      'another type',
+      JSON.stringify({
+        type: 'escalation.requested',
+        pollRef: SAMPLE_POLL_REF,
+        reply: `APPROVE ${SAMPLE_CODE}`,
+      }),
+    ],
     ['no pollRef', JSON.stringify({ reply: `APPROVE ${SAMPLE_CODE}` })],
     ['a bad reply', JSON.stringify({ pollRef: SAMPLE_POLL_REF, reply: 'APPROVE' })],
-    ['an oversized body', JSON.stringify({ pollRef: SAMPLE_POLL_REF, reply: `APPROVE ${SAMPLE_CODE}`, pad: 'x'.repeat(5000) })],
+    [
+      'an oversized body',
+      JSON.stringify({
+        pollRef: SAMPLE_POLL_REF,
+        reply: `APPROVE ${SAMPLE_CODE}`,
+        pad: 'x'.repeat(5000),
+      }),
+    ],
   ])('refuses %s', (_what, body) => {
     expect(parseWebhookReplyBody(body)).toBeNull();
   });

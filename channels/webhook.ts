@@ -2,8 +2,22 @@
 // system can answer) to the owner's URL, and the checks on the owner's signed reply. Both
 // directions sign `<timestamp>.<rawBody>` with the secret shared at binding time.
 import { ChannelDeliveryError } from './errors';
-import { type FetchLike, checkTimeoutMs, hostOf, isRetryableStatus, postToPeer, retryAfterSeconds } from './http';
-import { formatExpiry, isHttpUrl, noticeProblem, parseReplyText, renderNoticeText, replyCommand } from './message';
+import {
+  type FetchLike,
+  checkTimeoutMs,
+  hostOf,
+  isRetryableStatus,
+  postToPeer,
+  retryAfterSeconds,
+} from './http';
+import {
+  formatExpiry,
+  isHttpUrl,
+  noticeProblem,
+  parseReplyText,
+  renderNoticeText,
+  replyCommand,
+} from './message';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   constantTimeEqualText,
@@ -12,7 +26,13 @@ import {
   singleHeaderValue,
   unixSeconds,
 } from './signing';
-import type { ChannelAdapter, ChannelTarget, DeliveryResult, EscalationNotice, ParsedReply } from './types';
+import type {
+  ChannelAdapter,
+  ChannelTarget,
+  DeliveryResult,
+  EscalationNotice,
+  ParsedReply,
+} from './types';
 import { isEscalationPollRef } from '../core/canon/id-shapes';
 
 export const WEBHOOK_TIMESTAMP_HEADER = 'x-spend-control-timestamp';
@@ -62,7 +82,11 @@ export interface WebhookEscalationPayload {
 }
 
 /** The header value `v1=<hex hmac-sha256(secret, "<timestamp>.<rawBody>")>`. */
-export function signWebhookBody(secret: string, timestamp: string | number, rawBody: string | Buffer): string {
+export function signWebhookBody(
+  secret: string,
+  timestamp: string | number,
+  rawBody: string | Buffer,
+): string {
   const body = typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
   return `v1=${hmacSha256Hex(secret, `${timestamp}.${body}`)}`;
 }
@@ -84,9 +108,14 @@ export function verifyWebhookReply(check: WebhookReplyCheck): boolean {
   const timestamp = singleHeaderValue(check.timestamp);
   const signature = singleHeaderValue(check.signature);
   if (typeof check.secret !== 'string' || check.secret.length === 0) return false;
-  if (timestamp === null || signature === null || !SIGNATURE_PATTERN.test(signature.trim())) return false;
-  if (!isFreshTimestamp(timestamp, check.now, check.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS)) return false;
-  return constantTimeEqualText(signWebhookBody(check.secret, timestamp, check.rawBody), signature.trim());
+  if (timestamp === null || signature === null || !SIGNATURE_PATTERN.test(signature.trim()))
+    return false;
+  if (!isFreshTimestamp(timestamp, check.now, check.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS))
+    return false;
+  return constantTimeEqualText(
+    signWebhookBody(check.secret, timestamp, check.rawBody),
+    signature.trim(),
+  );
 }
 
 /**
@@ -94,7 +123,9 @@ export function verifyWebhookReply(check: WebhookReplyCheck): boolean {
  * (type optional). Parse only after verifyWebhookReply, except to find the pollRef whose secret
  * verifies it. Null when it is anything else.
  */
-export function parseWebhookReplyBody(rawBody: string | Buffer): (ParsedReply & { pollRef: string }) | null {
+export function parseWebhookReplyBody(
+  rawBody: string | Buffer,
+): (ParsedReply & { pollRef: string }) | null {
   const text = typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8');
   if (Buffer.byteLength(text, 'utf8') > MAX_WEBHOOK_REPLY_BYTES) return null;
   let body: unknown;
@@ -111,7 +142,11 @@ export function parseWebhookReplyBody(rawBody: string | Buffer): (ParsedReply & 
   return parsed === null ? null : { pollRef, ...parsed };
 }
 
-export function buildWebhookPayload(notice: EscalationNotice, sentAt: Date, replyUrl?: string): WebhookEscalationPayload {
+export function buildWebhookPayload(
+  notice: EscalationNotice,
+  sentAt: Date,
+  replyUrl?: string,
+): WebhookEscalationPayload {
   return {
     type: WEBHOOK_EVENT_REQUESTED,
     pollRef: notice.pollRef,
@@ -126,7 +161,10 @@ export function buildWebhookPayload(notice: EscalationNotice, sentAt: Date, repl
     expiresAt: formatExpiry(notice.expiresAt),
     onExpiry: 'DENIED',
     code: notice.code,
-    reply: { approve: replyCommand('APPROVE', notice.code), deny: replyCommand('DENY', notice.code) },
+    reply: {
+      approve: replyCommand('APPROVE', notice.code),
+      deny: replyCommand('DENY', notice.code),
+    },
     ...(replyUrl === undefined ? {} : { replyUrl }),
     dashboardUrl: notice.dashboardUrl,
     text: renderNoticeText(notice, { now: sentAt }),
@@ -162,12 +200,16 @@ export function createWebhookAdapter(options: WebhookAdapterOptions = {}): Chann
         },
       });
       if (response.status < 200 || response.status > 299) {
-        throw new ChannelDeliveryError('webhook', `${hostOf(target.address)} answered HTTP ${response.status}`, {
-          retryable: isRetryableStatus(response.status),
-          reason: 'HTTP_STATUS',
-          status: response.status,
-          retryAfterSeconds: retryAfterSeconds(response.headers),
-        });
+        throw new ChannelDeliveryError(
+          'webhook',
+          `${hostOf(target.address)} answered HTTP ${response.status}`,
+          {
+            retryable: isRetryableStatus(response.status),
+            reason: 'HTTP_STATUS',
+            status: response.status,
+            retryAfterSeconds: retryAfterSeconds(response.headers),
+          },
+        );
       }
       return { externalId: null };
     },
@@ -180,13 +222,19 @@ function checkTarget(target: ChannelTarget): string {
     throw invalid('target address is not an http(s) URL');
   }
   const url = new URL(target.address);
-  if (url.username !== '' || url.password !== '') throw invalid('target URL must not carry credentials');
+  if (url.username !== '' || url.password !== '')
+    throw invalid('target URL must not carry credentials');
   if (typeof target.secret !== 'string' || target.secret.length < MIN_WEBHOOK_SECRET_CHARS) {
-    throw invalid(`target has no webhook secret of at least ${MIN_WEBHOOK_SECRET_CHARS} characters`);
+    throw invalid(
+      `target has no webhook secret of at least ${MIN_WEBHOOK_SECRET_CHARS} characters`,
+    );
   }
   return target.secret;
 }
 
 function invalid(message: string): ChannelDeliveryError {
-  return new ChannelDeliveryError('webhook', message, { retryable: false, reason: 'INVALID_INPUT' });
+  return new ChannelDeliveryError('webhook', message, {
+    retryable: false,
+    reason: 'INVALID_INPUT',
+  });
 }

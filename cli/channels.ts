@@ -37,7 +37,14 @@ export async function prepareEscalationChannels(options: {
       const botToken = `7000000001:${randomBytes(16).toString('hex')}`;
       const telegram = await startTelegramStandIn({ botToken });
       stoppers.push(() => telegram.stop());
-      settings = { ...settings, telegram: { apiBaseUrl: telegram.url, botToken, webhookSecret: randomBytes(24).toString('hex') } };
+      settings = {
+        ...settings,
+        telegram: {
+          apiBaseUrl: telegram.url,
+          botToken,
+          webhookSecret: randomBytes(24).toString('hex'),
+        },
+      };
       options.out(`channels        telegram stand-in ${telegram.url}`);
     }
     if (options.standIns && settings.slack === null) {
@@ -60,8 +67,17 @@ export async function prepareEscalationChannels(options: {
     throw error;
   }
   const adapters = createChannelAdapters({
-    ...(settings.telegram ? { telegram: { apiBaseUrl: settings.telegram.apiBaseUrl, botToken: settings.telegram.botToken } } : {}),
-    ...(settings.slack ? { slack: { apiBaseUrl: settings.slack.apiBaseUrl, botToken: settings.slack.botToken } } : {}),
+    ...(settings.telegram
+      ? {
+          telegram: {
+            apiBaseUrl: settings.telegram.apiBaseUrl,
+            botToken: settings.telegram.botToken,
+          },
+        }
+      : {}),
+    ...(settings.slack
+      ? { slack: { apiBaseUrl: settings.slack.apiBaseUrl, botToken: settings.slack.botToken } }
+      : {}),
     ...(settings.smtp ? { smtp: settings.smtp } : {}),
     webhookReplyUrl: `${options.publicUrl}/channels/webhook/reply`,
   });
@@ -71,7 +87,12 @@ export async function prepareEscalationChannels(options: {
       ? {
           telegram: {
             webhookSecret: settings.telegram.webhookSecret,
-            ...(telegramAdapter ? { answerCallbackQuery: (id: string, text: string) => telegramAdapter.answerCallbackQuery(id, text) } : {}),
+            ...(telegramAdapter
+              ? {
+                  answerCallbackQuery: (id: string, text: string) =>
+                    telegramAdapter.answerCallbackQuery(id, text),
+                }
+              : {}),
           },
         }
       : {}),
@@ -83,7 +104,10 @@ export async function prepareEscalationChannels(options: {
     settings,
     async registerGateway(gatewayUrl) {
       if (telegramAdapter !== undefined && settings.telegram !== null) {
-        await telegramAdapter.setWebhook({ url: `${gatewayUrl}/channels/telegram/webhook`, secretToken: settings.telegram.webhookSecret });
+        await telegramAdapter.setWebhook({
+          url: `${gatewayUrl}/channels/telegram/webhook`,
+          secretToken: settings.telegram.webhookSecret,
+        });
       }
       setSlackInteractivityUrl?.(`${gatewayUrl}/channels/slack/interactivity`);
     },

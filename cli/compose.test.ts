@@ -37,20 +37,38 @@ afterAll(() => {
 
 test('the committed schema/ files match a fresh composition and every persisted document validates', async () => {
   const result = await checkSchemas();
-  expect(result).toMatchObject({ ok: true, errors: [], drift: [], invalidDocuments: [], breakingChanges: [] });
+  expect(result).toMatchObject({
+    ok: true,
+    errors: [],
+    drift: [],
+    invalidDocuments: [],
+    breakingChanges: [],
+  });
 });
 
 test('composition writes the five subgraphs with canonical URLs and an API schema without federation machinery', async () => {
   const composed = await composeSupergraph();
-  expect(Object.keys(composed.subgraphSdl)).toEqual(['catalog', 'ledger', 'policy', 'intent', 'builder']);
-  expect(composed.supergraphSdl).toContain('@join__graph(name: "catalog", url: "http://catalog:4101/graphql")');
-  expect(composed.supergraphSdl).toContain('@join__graph(name: "builder", url: "http://builder:4105/graphql")');
+  expect(Object.keys(composed.subgraphSdl)).toEqual([
+    'catalog',
+    'ledger',
+    'policy',
+    'intent',
+    'builder',
+  ]);
+  expect(composed.supergraphSdl).toContain(
+    '@join__graph(name: "catalog", url: "http://catalog:4101/graphql")',
+  );
+  expect(composed.supergraphSdl).toContain(
+    '@join__graph(name: "builder", url: "http://builder:4105/graphql")',
+  );
   expect(composed.apiSdl).toContain('builderTools: [BuilderTool!]!');
   expect(composed.apiSdl).not.toMatch(/join__|_entities|_service/);
 });
 
 test('a changed subgraph schema is reported as drift, a breaking change and an invalid persisted document', async () => {
-  const modules = withEditedSdl('catalog', (sdl) => sdl.replace('effectiveMaturity: Maturity!', 'effectiveLevel: Maturity!'));
+  const modules = withEditedSdl('catalog', (sdl) =>
+    sdl.replace('effectiveMaturity: Maturity!', 'effectiveLevel: Maturity!'),
+  );
   const result = await checkSchemas({ modules });
   expect(result.ok).toBe(false);
   expect(result.drift).toEqual([
@@ -58,7 +76,9 @@ test('a changed subgraph schema is reported as drift, a breaking change and an i
     'schema/supergraph.graphql differs from a fresh composition',
     'schema/api.graphql differs from a fresh composition',
   ]);
-  expect(result.breakingChanges).toEqual(["Field 'effectiveMaturity' was removed from object type 'Capability'"]);
+  expect(result.breakingChanges).toEqual([
+    "Field 'effectiveMaturity' was removed from object type 'Capability'",
+  ]);
   expect(result.invalidDocuments).toEqual(
     expect.arrayContaining([
       'catalog.graphql: Cannot query field "effectiveMaturity" on type "Capability".',
@@ -69,7 +89,9 @@ test('a changed subgraph schema is reported as drift, a breaking change and an i
 });
 
 test('an additive change is drift but not a breaking change', async () => {
-  const modules = withEditedSdl('builder', (sdl) => sdl.replace('  purpose: String!', '  purpose: String!\n  priceAtomic: String'));
+  const modules = withEditedSdl('builder', (sdl) =>
+    sdl.replace('  purpose: String!', '  purpose: String!\n  priceAtomic: String'),
+  );
   const result = await checkSchemas({ modules });
   expect(result.ok).toBe(false);
   expect(result.drift).toContain('schema/builder.graphql differs from a fresh composition');
@@ -79,8 +101,14 @@ test('an additive change is drift but not a breaking change', async () => {
 
 test('a persisted document that no longer validates fails the check even without drift', async () => {
   const documentsDir = temporaryDir();
-  writeFileSync(path.join(documentsDir, 'good.graphql'), 'query Good { catalog { maturityOrder } }\n');
-  writeFileSync(path.join(documentsDir, 'stale.graphql'), 'query Stale { catalog { providers { id website } } }\n');
+  writeFileSync(
+    path.join(documentsDir, 'good.graphql'),
+    'query Good { catalog { maturityOrder } }\n',
+  );
+  writeFileSync(
+    path.join(documentsDir, 'stale.graphql'),
+    'query Stale { catalog { providers { id website } } }\n',
+  );
   writeFileSync(path.join(documentsDir, 'anonymous.graphql'), '{ catalog { maturityOrder } }\n');
   writeFileSync(path.join(documentsDir, 'broken.graphql'), 'query Broken { catalog {\n');
   const result = await checkSchemas({ documentsDir });
@@ -94,7 +122,9 @@ test('a persisted document that no longer validates fails the check even without
 });
 
 test('subgraphs that cannot compose are reported as composition errors', async () => {
-  const modules = withEditedSdl('builder', (sdl) => sdl.replace('  id: ID!', '  id: ID!\n  movesMoney: String'));
+  const modules = withEditedSdl('builder', (sdl) =>
+    sdl.replace('  id: ID!', '  id: ID!\n  movesMoney: String'),
+  );
   const result = await checkSchemas({ modules });
   expect(result.ok).toBe(false);
   expect(result.errors.join('\n')).toMatch(/movesMoney/);
@@ -105,18 +135,27 @@ test('written schemas pass the check, stale files are removed, and a stray file 
   writeFileSync(path.join(schemaDir, 'retired.graphql'), 'type Query { old: String }\n');
   const written = await writeSchemas({ schemaDir });
   expect(written.removed).toEqual(['retired.graphql']);
-  expect(readFileSync(path.join(schemaDir, 'api.graphql'), 'utf8')).toBe(readFileSync(path.join(defaultSchemaDir(), 'api.graphql'), 'utf8'));
+  expect(readFileSync(path.join(schemaDir, 'api.graphql'), 'utf8')).toBe(
+    readFileSync(path.join(defaultSchemaDir(), 'api.graphql'), 'utf8'),
+  );
   expect((await checkSchemas({ schemaDir })).ok).toBe(true);
 
   writeFileSync(path.join(schemaDir, 'stray.graphql'), 'type Query { stray: String }\n');
-  expect((await checkSchemas({ schemaDir })).drift).toEqual(['schema/stray.graphql is not produced by any subgraph']);
+  expect((await checkSchemas({ schemaDir })).drift).toEqual([
+    'schema/stray.graphql is not produced by any subgraph',
+  ]);
 });
 
 test('main --check exits 0 on the committed files and 2 on unknown arguments', async () => {
   const lines: string[] = [];
-  const io = { out: (line: string) => lines.push(`out: ${line}`), err: (line: string) => lines.push(`err: ${line}`) };
+  const io = {
+    out: (line: string) => lines.push(`out: ${line}`),
+    err: (line: string) => lines.push(`err: ${line}`),
+  };
   expect(await main(['--check'], io)).toBe(0);
-  expect(lines).toContain('out: compose --check: schema/ matches a fresh composition and every persisted document validates');
+  expect(lines).toContain(
+    'out: compose --check: schema/ matches a fresh composition and every persisted document validates',
+  );
   expect(await main(['--force'], io)).toBe(2);
   expect(lines[lines.length - 1]).toBe('err: usage: spend-control compose [--check]');
 });

@@ -48,16 +48,24 @@ function asFile(sdl: string): string {
   return `${sdl.trimEnd()}\n`;
 }
 
-export async function composeSupergraph(modules: readonly SubgraphModule[] = subgraphModules()): Promise<ComposedSchemas> {
+export async function composeSupergraph(
+  modules: readonly SubgraphModule[] = subgraphModules(),
+): Promise<ComposedSchemas> {
   const subgraphSdl: Record<string, string> = {};
   for (const module of modules) {
-    if (subgraphSdl[module.name] !== undefined) throw new CompositionError([`subgraph ${module.name} is listed twice`]);
+    if (subgraphSdl[module.name] !== undefined)
+      throw new CompositionError([`subgraph ${module.name} is listed twice`]);
     subgraphSdl[module.name] = asFile(printSubgraphSchema(await module.buildSchema()));
   }
   const result = composeServices(
-    modules.map((module) => ({ name: module.name, url: canonicalSubgraphUrl(module.name), typeDefs: parse(subgraphSdl[module.name]) })),
+    modules.map((module) => ({
+      name: module.name,
+      url: canonicalSubgraphUrl(module.name),
+      typeDefs: parse(subgraphSdl[module.name]),
+    })),
   );
-  if (result.errors !== undefined) throw new CompositionError(result.errors.map((error) => error.message));
+  if (result.errors !== undefined)
+    throw new CompositionError(result.errors.map((error) => error.message));
   return {
     subgraphSdl,
     supergraphSdl: asFile(result.supergraphSdl),
@@ -76,7 +84,11 @@ export function schemaFiles(composed: ComposedSchemas): Map<string, string> {
 }
 
 function graphqlFilesIn(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.graphql')).sort() : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((file) => file.endsWith('.graphql'))
+        .sort()
+    : [];
 }
 
 export interface WriteResult {
@@ -99,7 +111,10 @@ export async function writeSchemas(
 }
 
 /** Problems of the persisted documents against an API schema: `<file>: <problem>` per line. */
-export function validateDocuments(apiSchema: GraphQLSchema, documentsDir: string = defaultDocumentsDir()): string[] {
+export function validateDocuments(
+  apiSchema: GraphQLSchema,
+  documentsDir: string = defaultDocumentsDir(),
+): string[] {
   const problems: string[] = [];
   let documents;
   try {
@@ -115,7 +130,9 @@ export function validateDocuments(apiSchema: GraphQLSchema, documentsDir: string
       problems.push(`${file}: ${(error as Error).message}`);
       continue;
     }
-    const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+    const operations = document.definitions.filter(
+      (definition) => definition.kind === Kind.OPERATION_DEFINITION,
+    );
     if (operations.length !== 1 || operations[0].name === undefined) {
       problems.push(`${file}: must hold exactly one named operation`);
     }
@@ -125,9 +142,14 @@ export function validateDocuments(apiSchema: GraphQLSchema, documentsDir: string
 }
 
 /** Breaking changes from the committed API schema to the new one, as inspector words them. */
-export async function breakingChanges(committedApiSdl: string, newApiSdl: string): Promise<string[]> {
+export async function breakingChanges(
+  committedApiSdl: string,
+  newApiSdl: string,
+): Promise<string[]> {
   const changes = await diff(buildSchema(committedApiSdl), buildSchema(newApiSdl));
-  return changes.filter((change) => change.criticality.level === CriticalityLevel.Breaking).map((change) => change.message);
+  return changes
+    .filter((change) => change.criticality.level === CriticalityLevel.Breaking)
+    .map((change) => change.message);
 }
 
 export interface SchemaCheckResult {
@@ -149,21 +171,34 @@ export async function checkSchemas(
     composed = await composeSupergraph(options.modules);
   } catch (error) {
     if (!(error instanceof CompositionError)) throw error;
-    return { ok: false, errors: error.errors, drift: [], invalidDocuments: [], breakingChanges: [], hints: [] };
+    return {
+      ok: false,
+      errors: error.errors,
+      drift: [],
+      invalidDocuments: [],
+      breakingChanges: [],
+      hints: [],
+    };
   }
   const files = schemaFiles(composed);
   const drift: string[] = [];
   for (const [file, content] of files) {
     const committedPath = path.join(schemaDir, file);
     if (!existsSync(committedPath)) drift.push(`schema/${file} is missing`);
-    else if (readFileSync(committedPath, 'utf8') !== content) drift.push(`schema/${file} differs from a fresh composition`);
+    else if (readFileSync(committedPath, 'utf8') !== content)
+      drift.push(`schema/${file} differs from a fresh composition`);
   }
   for (const file of graphqlFilesIn(schemaDir)) {
     if (!files.has(file)) drift.push(`schema/${file} is not produced by any subgraph`);
   }
   const committedApiPath = path.join(schemaDir, API_FILE);
-  const breaking = existsSync(committedApiPath) ? await breakingChanges(readFileSync(committedApiPath, 'utf8'), composed.apiSdl) : [];
-  const invalidDocuments = validateDocuments(buildSchema(composed.apiSdl), options.documentsDir ?? defaultDocumentsDir());
+  const breaking = existsSync(committedApiPath)
+    ? await breakingChanges(readFileSync(committedApiPath, 'utf8'), composed.apiSdl)
+    : [];
+  const invalidDocuments = validateDocuments(
+    buildSchema(composed.apiSdl),
+    options.documentsDir ?? defaultDocumentsDir(),
+  );
   return {
     ok: drift.length === 0 && invalidDocuments.length === 0,
     errors: [],
@@ -194,10 +229,13 @@ async function runCheck(io: ComposeIo): Promise<number> {
   for (const line of result.invalidDocuments) io.err(`invalid persisted document: ${line}`);
   for (const line of result.breakingChanges) io.err(`BREAKING: ${line}`);
   if (result.ok) {
-    io.out('compose --check: schema/ matches a fresh composition and every persisted document validates');
+    io.out(
+      'compose --check: schema/ matches a fresh composition and every persisted document validates',
+    );
     return 0;
   }
-  if (result.drift.length > 0) io.err('schema/ is out of date: run `spend-control compose` and commit the result');
+  if (result.drift.length > 0)
+    io.err('schema/ is out of date: run `spend-control compose` and commit the result');
   return 1;
 }
 
@@ -217,7 +255,8 @@ async function runWrite(io: ComposeIo): Promise<number> {
   for (const file of result.written) io.out(`wrote schema/${file}`);
   for (const file of result.removed) io.out(`removed stale schema/${file}`);
   if (previousApi !== null) {
-    for (const line of await breakingChanges(previousApi, result.composed.apiSdl)) io.err(`BREAKING: ${line}`);
+    for (const line of await breakingChanges(previousApi, result.composed.apiSdl))
+      io.err(`BREAKING: ${line}`);
   }
   const invalid = validateDocuments(buildSchema(result.composed.apiSdl));
   for (const line of invalid) io.err(`invalid persisted document: ${line}`);

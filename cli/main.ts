@@ -46,9 +46,11 @@ function parseStartArgs(argv: string[]): StartArgs {
     if (!known.has(argv[index])) throw new UsageError(`unknown option ${argv[index]}`);
   }
   const role = option(argv, '--role') ?? 'all';
-  if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
   const transport = option(argv, '--transport') ?? 'in-process';
-  if (transport !== 'in-process' && transport !== 'http') throw new UsageError('--transport must be in-process or http');
+  if (transport !== 'in-process' && transport !== 'http')
+    throw new UsageError('--transport must be in-process or http');
   return { role: role as Role, transport };
 }
 
@@ -83,7 +85,10 @@ async function runMigrate(): Promise<number> {
   let stopEmbedded: (() => Promise<void>) | null = null;
   let url = config.migrationDatabaseUrl;
   if (url === null && config.databaseUrl !== null) {
-    if (config.isProduction) throw new StartupError('MIGRATION_DATABASE_URL (a login of spend_control_owner) is required in production');
+    if (config.isProduction)
+      throw new StartupError(
+        'MIGRATION_DATABASE_URL (a login of spend_control_owner) is required in production',
+      );
     url = config.databaseUrl;
   }
   if (url === null) {
@@ -94,7 +99,10 @@ async function runMigrate(): Promise<number> {
   const pool = createPool(url, { applicationName: 'spend-control-migrate' });
   try {
     const result = await migrate(pool, {
-      onApplied: (migration) => process.stdout.write(`applied ${migration.subgraph} ${migration.version} ${migration.name}\n`),
+      onApplied: (migration) =>
+        process.stdout.write(
+          `applied ${migration.subgraph} ${migration.version} ${migration.name}\n`,
+        ),
     });
     process.stdout.write(`${result.applied.length} migrations applied\n`);
     return 0;
@@ -109,17 +117,26 @@ async function runDevnet(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'start') {
     const chains = await startDevnetChains({ dataDir: config.dataDir });
-    process.stdout.write(`funding    eip155:${chains.info.chains.funding.chainId} ${chains.info.chains.funding.rpcUrl}\n`);
-    process.stdout.write(`settlement eip155:${chains.info.chains.settlement.chainId} ${chains.info.chains.settlement.rpcUrl}\n`);
+    process.stdout.write(
+      `funding    eip155:${chains.info.chains.funding.chainId} ${chains.info.chains.funding.rpcUrl}\n`,
+    );
+    process.stdout.write(
+      `settlement eip155:${chains.info.chains.settlement.chainId} ${chains.info.chains.settlement.rpcUrl}\n`,
+    );
     process.stdout.write(`registry   PolicyRegistry ${chains.info.contracts.policyRegistry}\n`);
-    process.stdout.write(`devnet ready (${path.join(config.dataDir, 'devnet.json')}); Ctrl-C stops it\n`);
+    process.stdout.write(
+      `devnet ready (${path.join(config.dataDir, 'devnet.json')}); Ctrl-C stops it\n`,
+    );
     return untilSignal(() => chains.stop());
   }
   if (sub === 'faucet') {
     const [address, amount] = rest;
-    if (!address || rest.length > 2) throw new UsageError('usage: spend-control devnet faucet <address> [amount]');
+    if (!address || rest.length > 2)
+      throw new UsageError('usage: spend-control devnet faucet <address> [amount]');
     const result = await faucet({ dataDir: config.dataDir, address, amount });
-    process.stdout.write(`${JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n`,
+    );
     return 0;
   }
   throw new UsageError('usage: spend-control devnet start | devnet faucet <address> [amount]');
@@ -127,9 +144,16 @@ async function runDevnet(argv: string[]): Promise<number> {
 
 /** Failures whose message says everything a user needs; anything else prints its stack. */
 function isExpectedFailure(error: unknown): boolean {
-  return [ConfigError, StartupError, EmbeddedPostgresError, MigrationError, DevnetFileError, DevnetAlreadyRunningError, FaucetRefusedError, ChainLayerError].some(
-    (kind) => error instanceof kind,
-  );
+  return [
+    ConfigError,
+    StartupError,
+    EmbeddedPostgresError,
+    MigrationError,
+    DevnetFileError,
+    DevnetAlreadyRunningError,
+    FaucetRefusedError,
+    ChainLayerError,
+  ].some((kind) => error instanceof kind);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -162,7 +186,10 @@ if (require.main === module) {
     .catch((error: unknown) => {
       if (error instanceof UsageError) process.stderr.write(`${error.message}\n\n${USAGE}\n`);
       else if (isExpectedFailure(error)) process.stderr.write(`${(error as Error).message}\n`);
-      else process.stderr.write(`spend-control failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      else
+        process.stderr.write(
+          `spend-control failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+        );
       process.exit(1);
     });
 }

@@ -28,19 +28,34 @@ describe('prepareProviders', () => {
   });
 
   it('keeps a configured URL and starts nothing, even on the devnet', async () => {
-    const providers = await prepareProviders({ urls: { domains: 'https://domains.example' }, devnetSettlement: devnet.info.chains.settlement, dataDir, out });
+    const providers = await prepareProviders({
+      urls: { domains: 'https://domains.example' },
+      devnetSettlement: devnet.info.chains.settlement,
+      dataDir,
+      out,
+    });
     expect(providers.urls).toEqual({ domains: 'https://domains.example' });
     expect(fs.existsSync(path.join(dataDir, 'merchants'))).toBe(false);
     expect(lines).toEqual(['providers       domains.check https://domains.example']);
     await providers.stop();
 
     lines.length = 0;
-    await prepareProviders({ urls: { domains: 'https://buyer:secret-value@domains.example/v1' }, devnetSettlement: null, dataDir, out });
+    await prepareProviders({
+      urls: { domains: 'https://buyer:secret-value@domains.example/v1' },
+      devnetSettlement: null,
+      dataDir,
+      out,
+    });
     expect(lines).toEqual(['providers       domains.check https://buyer:***@domains.example/v1']);
   });
 
   it('has none without a URL or a devnet', async () => {
-    const providers = await prepareProviders({ urls: { domains: null }, devnetSettlement: null, dataDir, out });
+    const providers = await prepareProviders({
+      urls: { domains: null },
+      devnetSettlement: null,
+      dataDir,
+      out,
+    });
     expect(providers.urls).toEqual({ domains: null });
     expect(lines).toEqual(['providers       domains.check none (PROVIDER_DOMAINS_URL unset)']);
   });
@@ -49,17 +64,30 @@ describe('prepareProviders', () => {
     const payToOf = async (url: string) => {
       const response = await fetch(`${url}/domains/check?domain=example.test`);
       expect(response.status).toBe(402);
-      return decodePaymentRequiredHeader(response.headers.get('payment-required')!).accepts[0].payTo;
+      return decodePaymentRequiredHeader(response.headers.get('payment-required')!).accepts[0]
+        .payTo;
     };
-    const first = await prepareProviders({ urls: { domains: null }, devnetSettlement: devnet.info.chains.settlement, dataDir, out });
+    const first = await prepareProviders({
+      urls: { domains: null },
+      devnetSettlement: devnet.info.chains.settlement,
+      dataDir,
+      out,
+    });
     const firstPayTo = await payToOf(first.urls.domains!);
     expect(lines).toEqual([
       `providers       domains.check ${first.urls.domains} (devnet merchant: 50000 atomic USDC on eip155:8453 to ${firstPayTo})`,
     ]);
     await first.stop();
-    await expect(fetch(`${first.urls.domains}/domains/check?domain=example.test`)).rejects.toThrow();
+    await expect(
+      fetch(`${first.urls.domains}/domains/check?domain=example.test`),
+    ).rejects.toThrow();
 
-    const second = await prepareProviders({ urls: { domains: null }, devnetSettlement: devnet.info.chains.settlement, dataDir, out });
+    const second = await prepareProviders({
+      urls: { domains: null },
+      devnetSettlement: devnet.info.chains.settlement,
+      dataDir,
+      out,
+    });
     try {
       expect(await payToOf(second.urls.domains!)).toBe(firstPayTo);
     } finally {

@@ -37,7 +37,10 @@ export async function prepareProviders(options: {
     options.out('providers       domains.check none (PROVIDER_DOMAINS_URL unset)');
     return { urls: options.urls, stop: async () => undefined };
   }
-  const merchant = await startDevnetDomainsMerchant({ settlement: options.devnetSettlement, dataDir: options.dataDir });
+  const merchant = await startDevnetDomainsMerchant({
+    settlement: options.devnetSettlement,
+    dataDir: options.dataDir,
+  });
   options.out(
     `providers       domains.check ${merchant.url} (devnet merchant: ${merchant.priceAtomic} atomic USDC on ${merchant.network} to ${merchant.payTo})`,
   );

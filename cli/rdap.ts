@@ -18,16 +18,30 @@ export async function prepareRdap(options: {
   out: (line: string) => void;
 }): Promise<RdapSetup> {
   const { config, out } = options;
-  const limits = { lookupTimeoutMs: config.lookupTimeoutMs, maxConcurrentLookups: config.maxConcurrentLookups, transportRetries: config.transportRetries };
+  const limits = {
+    lookupTimeoutMs: config.lookupTimeoutMs,
+    maxConcurrentLookups: config.maxConcurrentLookups,
+    transportRetries: config.transportRetries,
+  };
   if (config.bootstrapSource !== null) {
     out(`rdap            bootstrap ${config.bootstrapSource}`);
-    return { client: { bootstrapSource: config.bootstrapSource, ...limits }, stop: async () => undefined };
+    return {
+      client: { bootstrapSource: config.bootstrapSource, ...limits },
+      stop: async () => undefined,
+    };
   }
   if (!options.standIn) {
-    out('rdap            none: set RDAP_BOOTSTRAP_URL (the devnet registry runs with --role all); domain checks answer UNKNOWN');
+    out(
+      'rdap            none: set RDAP_BOOTSTRAP_URL (the devnet registry runs with --role all); domain checks answer UNKNOWN',
+    );
     return { client: null, stop: async () => undefined };
   }
   const registry = await startDevnetRdapRegistry();
-  out(`rdap            devnet registry ${registry.bootstrapUrl} (registered: ${registry.registeredNames.join(', ')})`);
-  return { client: { bootstrapSource: registry.bootstrapUrl, ...limits }, stop: () => registry.stop() };
+  out(
+    `rdap            devnet registry ${registry.bootstrapUrl} (registered: ${registry.registeredNames.join(', ')})`,
+  );
+  return {
+    client: { bootstrapSource: registry.bootstrapUrl, ...limits },
+    stop: () => registry.stop(),
+  };
 }

@@ -6,7 +6,11 @@ import type { Pool } from 'pg';
 import type { Logger } from '../platform/log';
 import type { SubgraphName } from '../platform/db/migrate';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../gateway/server';
-import { loadSupergraphSdl, type InProcessSubgraph, type SubgraphEndpoint } from '../gateway/graphql/supergraph';
+import {
+  loadSupergraphSdl,
+  type InProcessSubgraph,
+  type SubgraphEndpoint,
+} from '../gateway/graphql/supergraph';
 import { buildRoutes } from '../gateway/rest/routes';
 import type { RestServiceInfo } from '../gateway/rest/types';
 import {
@@ -63,7 +67,8 @@ export async function startSubgraph(
       now: deps.now,
       chains: deps.chains,
       settings: deps.settings,
-      onInternalError: (error, correlationId) => deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
+      onInternalError: (error, correlationId) =>
+        deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
     });
   } catch (error) {
     await beside?.stop();
@@ -95,7 +100,11 @@ export function inProcessEndpoint(subgraph: RunningSubgraph): InProcessSubgraph 
         actorHeader: credentials.signedActor,
         correlationId: credentials.correlationId,
       });
-      return { data: result.data ?? undefined, errors: result.errors as never, extensions: result.extensions };
+      return {
+        data: result.data ?? undefined,
+        errors: result.errors as never,
+        extensions: result.extensions,
+      };
     },
   };
 }
@@ -123,7 +132,10 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   /** The primary chain id sign-in messages must name; default 196. */
   readonly primaryChainId?: number;
   /** The escalation worker (sweep and notice delivery) in this process; absent: no worker. */
-  readonly escalationWorker?: Pick<EscalationWorkerOptions, 'adapters' | 'dashboardBaseUrl' | 'intervalMs'>;
+  readonly escalationWorker?: Pick<
+    EscalationWorkerOptions,
+    'adapters' | 'dashboardBaseUrl' | 'intervalMs'
+  >;
   /** The database `db` is open on (needed by the decision thread). */
   readonly databaseUrl?: string;
   /** Preflights decided on a thread of their own; needs databaseUrl. */
@@ -158,7 +170,10 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
     for (const [index, name] of names.entries()) {
       const listen =
         options.transport === 'http'
-          ? { host: '127.0.0.1', port: options.subgraphPortBase === 0 ? 0 : options.subgraphPortBase + index }
+          ? {
+              host: '127.0.0.1',
+              port: options.subgraphPortBase === 0 ? 0 : options.subgraphPortBase + index,
+            }
           : null;
       const deps: SubgraphRoleDeps = {
         db: options.db,
@@ -180,7 +195,13 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
     ) as Record<SubgraphName, SubgraphEndpoint>;
     const gateway = await startGatewayRole({ ...options, subgraphs: endpoints });
     const worker = options.escalationWorker
-      ? startEscalationWorker({ ...options.escalationWorker, db: options.db, actorSecret: options.actorSecret, now: options.now, log: options.log })
+      ? startEscalationWorker({
+          ...options.escalationWorker,
+          db: options.db,
+          actorSecret: options.actorSecret,
+          now: options.now,
+          log: options.log,
+        })
       : null;
     return {
       gateway,

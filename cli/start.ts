@@ -7,7 +7,13 @@ import type { Pool } from 'pg';
 import { loadConfig, prepareLocalSecrets, type Config } from '../platform/config';
 import { createLogger, type Logger } from '../platform/log';
 import { createPool } from '../platform/db/pool';
-import { migrate, MIGRATION_SETS, type MigrationSet, SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
+import {
+  migrate,
+  MIGRATION_SETS,
+  type MigrationSet,
+  SUBGRAPH_NAMES,
+  type SubgraphName,
+} from '../platform/db/migrate';
 import { startEmbeddedPostgres } from '../platform/db/embedded';
 import { serviceRoleProblems } from '../platform/db/roles';
 import { projectRoot } from '../platform/paths';
@@ -44,7 +50,9 @@ export class StartupError extends Error {
 }
 
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -83,20 +91,38 @@ function serviceInfo(config: Config, devnet: DevnetInfo | null): RestServiceInfo
 function subgraphChains(config: Config, devnet: DevnetInfo | null): SubgraphChains | undefined {
   if (devnet !== null) {
     const funding = devnet.chains.funding;
-    return { funding: { chainId: funding.chainId, rpcUrl: funding.rpcUrl, policyRegistry: devnet.contracts.policyRegistry } };
+    return {
+      funding: {
+        chainId: funding.chainId,
+        rpcUrl: funding.rpcUrl,
+        policyRegistry: devnet.contracts.policyRegistry,
+      },
+    };
   }
   if (config.funding.rpcUrl === null) return undefined;
-  return { funding: { chainId: config.funding.chainId, rpcUrl: config.funding.rpcUrl, policyRegistry: config.policyRegistryAddress } };
+  return {
+    funding: {
+      chainId: config.funding.chainId,
+      rpcUrl: config.funding.rpcUrl,
+      policyRegistry: config.policyRegistryAddress,
+    },
+  };
 }
 
 /**
  * x402 on the paid routes: the funding chain's RPC, token and the relayer key that pays settlement
  * gas (the devnet's keys.json, or RELAYER_PRIVATE_KEY). null: no chain, so no payment can be taken.
  */
-function x402Options(config: Config, devnet: DevnetInfo | null, devnetKeys: KeyStore | null, db: Pool): X402GatewayOptions | null {
+function x402Options(
+  config: Config,
+  devnet: DevnetInfo | null,
+  devnetKeys: KeyStore | null,
+  db: Pool,
+): X402GatewayOptions | null {
   const rpcUrl = devnet?.chains.funding.rpcUrl ?? config.funding.rpcUrl;
   const token = config.funding.tokenAddress ?? devnet?.chains.funding.token.address ?? null;
-  const relayerPrivateKey = config.secrets.relayerPrivateKey ?? devnetKeys?.relayer.exportPrivateKey() ?? null;
+  const relayerPrivateKey =
+    config.secrets.relayerPrivateKey ?? devnetKeys?.relayer.exportPrivateKey() ?? null;
   if (!rpcUrl || !token || !relayerPrivateKey) return null;
   const rail = createSettlementRail({
     chainId: devnet?.chains.funding.chainId ?? config.funding.chainId,
@@ -106,7 +132,12 @@ function x402Options(config: Config, devnet: DevnetInfo | null, devnetKeys: KeyS
     confirmationTimeoutMs: config.x402.settleTimeoutMs,
     ...(devnet ? { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS } : {}),
   });
-  return { rail, db, leaseMs: config.x402.leaseMs, reconcileIntervalMs: config.x402.reconcileIntervalMs };
+  return {
+    rail,
+    db,
+    leaseMs: config.x402.leaseMs,
+    reconcileIntervalMs: config.x402.reconcileIntervalMs,
+  };
 }
 
 /** Outside production a single DATABASE_URL may also migrate; production names the owner's login apart. */
@@ -134,7 +165,11 @@ async function migrateWith(url: string, subgraphs: readonly MigrationSet[]): Pro
  * The service's login must not be able to switch off the database's guards (a superuser, or an
  * owner of the tables, can disable triggers): production refuses to start, elsewhere a warning.
  */
-async function checkServiceRole(pool: Pool, production: boolean, out: (line: string) => void): Promise<void> {
+async function checkServiceRole(
+  pool: Pool,
+  production: boolean,
+  out: (line: string) => void,
+): Promise<void> {
   const problems = await serviceRoleProblems(pool);
   if (problems.length === 0) return;
   const message =
@@ -161,7 +196,9 @@ export async function start(
     const local = await prepareLocalSecrets(config);
     config = local.config;
     if (local.adminTokenFile) {
-      out(`admin token     ${local.adminTokenFile}${local.generatedAdminToken ? ' (generated now; mode 0600)' : ''}`);
+      out(
+        `admin token     ${local.adminTokenFile}${local.generatedAdminToken ? ' (generated now; mode 0600)' : ''}`,
+      );
     }
   }
   const { secrets } = config;
@@ -196,9 +233,13 @@ export async function start(
     out(`database        ${redactUrl(databaseUrl)}`);
 
     // The gateway migrates its own schema (rate-limit buckets); each subgraph role its own.
-    const migrating: readonly MigrationSet[] = args.role === 'all' ? MIGRATION_SETS : args.role === 'worker' ? [] : [args.role];
+    const migrating: readonly MigrationSet[] =
+      args.role === 'all' ? MIGRATION_SETS : args.role === 'worker' ? [] : [args.role];
     if (migrating.length > 0) {
-      const applied = await migrateWith(migrationUrl ?? migrationUrlOutsideProduction(config, databaseUrl), migrating);
+      const applied = await migrateWith(
+        migrationUrl ?? migrationUrlOutsideProduction(config, databaseUrl),
+        migrating,
+      );
       out(`migrations      ${applied} applied (${migrating.join(', ')})`);
     }
     const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
@@ -218,17 +259,33 @@ export async function start(
         devnet = readDevnetFile(config.dataDir);
         if (args.role === 'gateway') devnetKeys = loadKeyFile(keysFilePath(config.dataDir));
       }
-      out(`chains          funding  eip155:${devnet.chains.funding.chainId} ${devnet.chains.funding.rpcUrl} USDT0 ${devnet.chains.funding.token.address}`);
-      out(`                settle   eip155:${devnet.chains.settlement.chainId} ${devnet.chains.settlement.rpcUrl} USDC ${devnet.chains.settlement.token.address}`);
-      out(`                registry eip155:${devnet.chains.funding.chainId} PolicyRegistry ${devnet.contracts.policyRegistry ?? 'none (restart the devnet)'}`);
+      out(
+        `chains          funding  eip155:${devnet.chains.funding.chainId} ${devnet.chains.funding.rpcUrl} USDT0 ${devnet.chains.funding.token.address}`,
+      );
+      out(
+        `                settle   eip155:${devnet.chains.settlement.chainId} ${devnet.chains.settlement.rpcUrl} USDC ${devnet.chains.settlement.token.address}`,
+      );
+      out(
+        `                registry eip155:${devnet.chains.funding.chainId} PolicyRegistry ${devnet.contracts.policyRegistry ?? 'none (restart the devnet)'}`,
+      );
     } else {
-      out(`chains          funding  eip155:${config.funding.chainId} ${config.funding.rpcUrl ? redactUrl(config.funding.rpcUrl) : ''}`);
-      out(`                settle   eip155:${config.settlement.chainId} ${config.settlement.rpcUrl ? redactUrl(config.settlement.rpcUrl) : ''}`);
-      out(`                registry eip155:${config.funding.chainId} PolicyRegistry ${config.policyRegistryAddress ?? 'none (POLICY_REGISTRY_ADDRESS unset)'}`);
+      out(
+        `chains          funding  eip155:${config.funding.chainId} ${config.funding.rpcUrl ? redactUrl(config.funding.rpcUrl) : ''}`,
+      );
+      out(
+        `                settle   eip155:${config.settlement.chainId} ${config.settlement.rpcUrl ? redactUrl(config.settlement.rpcUrl) : ''}`,
+      );
+      out(
+        `                registry eip155:${config.funding.chainId} PolicyRegistry ${config.policyRegistryAddress ?? 'none (POLICY_REGISTRY_ADDRESS unset)'}`,
+      );
     }
     const chains = subgraphChains(config, devnet);
     // Where domain lookups go: RDAP_BOOTSTRAP_URL, or on the embedded devnet its local registry.
-    const rdap = await prepareRdap({ config: config.rdap, standIn: config.devnet && args.role === 'all', out });
+    const rdap = await prepareRdap({
+      config: config.rdap,
+      standIn: config.devnet && args.role === 'all',
+      out,
+    });
     stoppers.push({ name: 'RDAP registry', stop: () => rdap.stop() });
 
     const readinessCheck = async () => {
@@ -237,13 +294,20 @@ export async function start(
     // Escalation channels: the worker sends through them, the gateway verifies what comes back.
     const channels =
       args.role === 'all' || args.role === 'gateway' || args.role === 'worker'
-        ? await prepareEscalationChannels({ config: config.escalations, publicUrl: config.publicUrl, standIns: config.devnet && args.role === 'all', out })
+        ? await prepareEscalationChannels({
+            config: config.escalations,
+            publicUrl: config.publicUrl,
+            standIns: config.devnet && args.role === 'all',
+            out,
+          })
         : null;
-    if (channels !== null) stoppers.push({ name: 'escalation channels', stop: () => channels.stop() });
+    if (channels !== null)
+      stoppers.push({ name: 'escalation channels', stop: () => channels.stop() });
     // The devnet merchant runs where the devnet chains run: in the all-in-one process.
     const providers = await prepareProviders({
       urls: config.providerUrls,
-      devnetSettlement: config.devnet && args.role === 'all' && devnet !== null ? devnet.chains.settlement : null,
+      devnetSettlement:
+        config.devnet && args.role === 'all' && devnet !== null ? devnet.chains.settlement : null,
       dataDir: config.dataDir,
       out,
     });
@@ -270,12 +334,20 @@ export async function start(
       trustProxy: config.http.trustProxy,
       service: serviceInfo(config, devnet),
       log,
-      x402: args.role === 'all' || args.role === 'gateway' ? x402Options(config, devnet, devnetKeys, pool) : null,
+      x402:
+        args.role === 'all' || args.role === 'gateway'
+          ? x402Options(config, devnet, devnetKeys, pool)
+          : null,
       channelInbound: channels?.inbound,
     };
     if (gatewayOptions.x402 === null && (args.role === 'all' || args.role === 'gateway')) {
-      if (config.isProduction) throw new StartupError('x402 needs FUNDING_RPC_URL, FUNDING_TOKEN_ADDRESS and RELAYER_PRIVATE_KEY in production');
-      out('x402            OFF: no funding chain configured, paid routes are served without payment');
+      if (config.isProduction)
+        throw new StartupError(
+          'x402 needs FUNDING_RPC_URL, FUNDING_TOKEN_ADDRESS and RELAYER_PRIVATE_KEY in production',
+        );
+      out(
+        'x402            OFF: no funding chain configured, paid routes are served without payment',
+      );
     }
 
     let gatewayUrl: string | null = null;
@@ -292,7 +364,9 @@ export async function start(
       });
       stoppers.push({ name: 'service', stop: () => stack.stop() });
       for (const subgraph of stack.subgraphs) {
-        out(`subgraph        ${subgraph.name.padEnd(8)} ${subgraph.http ? subgraph.http.url : 'in-process'}`);
+        out(
+          `subgraph        ${subgraph.name.padEnd(8)} ${subgraph.http ? subgraph.http.url : 'in-process'}`,
+        );
       }
       gatewayUrl = stack.gateway.url;
     } else if (args.role === 'gateway') {
@@ -303,19 +377,36 @@ export async function start(
         if (url) endpoints[name] = { url };
         else missing.push(`SUBGRAPH_URL_${name.toUpperCase()}`);
       }
-      if (missing.length > 0) throw new StartupError(`the gateway role needs ${missing.join(', ')}`);
-      const gateway = await startGatewayRole({ ...gatewayOptions, subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint> });
+      if (missing.length > 0)
+        throw new StartupError(`the gateway role needs ${missing.join(', ')}`);
+      const gateway = await startGatewayRole({
+        ...gatewayOptions,
+        subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint>,
+      });
       stoppers.push({ name: 'gateway', stop: () => gateway.stop() });
       gatewayUrl = gateway.url;
     } else if (args.role === 'worker') {
-      const worker = startEscalationWorker({ ...escalationWorker, db: pool, actorSecret: internalActorSecret, log });
+      const worker = startEscalationWorker({
+        ...escalationWorker,
+        db: pool,
+        actorSecret: internalActorSecret,
+        log,
+      });
       stoppers.push({ name: 'escalation worker', stop: () => worker.stop() });
       out(`worker          escalation sweep and notices every ${escalationWorker.intervalMs} ms`);
     } else {
       const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(args.role);
       const subgraph = await startSubgraph(
         args.role,
-        { db: pool, databaseUrl, decisionThread: config.decisionThread, actorSecret: internalActorSecret, log, chains, settings: subgraphSettingsOf(gatewayOptions) },
+        {
+          db: pool,
+          databaseUrl,
+          decisionThread: config.decisionThread,
+          actorSecret: internalActorSecret,
+          log,
+          chains,
+          settings: subgraphSettingsOf(gatewayOptions),
+        },
         { host: config.host, port },
       );
       stoppers.push({ name: `subgraph ${args.role}`, stop: () => subgraph.stop() });
@@ -325,17 +416,26 @@ export async function start(
     if (gatewayUrl && channels !== null) {
       // Telegram must know where to send updates; a failure here leaves the other channels working.
       const webhookBase = config.devnet ? gatewayUrl : config.publicUrl;
-      await channels.registerGateway(webhookBase).catch((error: unknown) =>
-        log.warn({ err: (error as Error).message }, 'could not register the Telegram webhook'));
-      const kinds = (['telegram', 'slack', 'email'] as const).filter((kind) => channels.adapters[kind] !== undefined);
-      out(`escalations     channels webhook, dashboard${kinds.map((kind) => `, ${kind}`).join('')}; replies at ${gatewayUrl}/channels/…`);
+      await channels
+        .registerGateway(webhookBase)
+        .catch((error: unknown) =>
+          log.warn({ err: (error as Error).message }, 'could not register the Telegram webhook'),
+        );
+      const kinds = (['telegram', 'slack', 'email'] as const).filter(
+        (kind) => channels.adapters[kind] !== undefined,
+      );
+      out(
+        `escalations     channels webhook, dashboard${kinds.map((kind) => `, ${kind}`).join('')}; replies at ${gatewayUrl}/channels/…`,
+      );
     }
     if (gatewayUrl) {
       out(`gateway         ${gatewayUrl}`);
       out(`GraphQL         ${gatewayUrl}/graphql (POST; websocket subscriptions on the same path)`);
       out(`REST            ${gatewayUrl}/catalog  ${gatewayUrl}/openapi.json`);
       if (gatewayOptions.x402) {
-        out(`x402            ${gatewayOptions.service.payment.network} ${gatewayOptions.service.payment.asset} → ${gatewayOptions.service.payment.payTo} (${gatewayUrl}/.well-known/x402)`);
+        out(
+          `x402            ${gatewayOptions.service.payment.network} ${gatewayOptions.service.payment.asset} → ${gatewayOptions.service.payment.payTo} (${gatewayUrl}/.well-known/x402)`,
+        );
       }
     }
     out(`ready           role ${args.role}; Ctrl-C stops everything`);

@@ -48,7 +48,8 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
 
   const round = async (): Promise<RoundResult> => {
     const expired = await sweepExpiredEscalations(options.db, now());
-    if (expired.length > 0) options.log.info({ expired: expired.length }, 'escalations expired (default deny)');
+    if (expired.length > 0)
+      options.log.info({ expired: expired.length }, 'escalations expired (default deny)');
     let delivered = 0;
     for (;;) {
       const claimed = await deliverDueNotices(deps, now());
@@ -56,7 +57,8 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
       if (claimed === 0 || stopped) break;
     }
     const reservationsExpired = await sweepLapsedReservations(options.db, now());
-    if (reservationsExpired > 0) options.log.info({ reservations: reservationsExpired }, 'lapsed reservations expired');
+    if (reservationsExpired > 0)
+      options.log.info({ reservations: reservationsExpired }, 'lapsed reservations expired');
     return { expired, delivered, reservationsExpired };
   };
   /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
@@ -73,7 +75,9 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     if (stopped || options.intervalMs <= 0) return;
     timer = setTimeout(() => {
       runOnce()
-        .catch((error: unknown) => options.log.error({ err: error }, 'escalation worker round failed'))
+        .catch((error: unknown) =>
+          options.log.error({ err: error }, 'escalation worker round failed'),
+        )
         .finally(schedule);
     }, options.intervalMs);
   };

@@ -32,10 +32,16 @@ describe('contracts build', () => {
   it('builds the EIP-3009 token for cancun with the 200-run optimizer', () => {
     const token = compiled.artifacts.Eip3009Token;
     expect(token.evmVersion).toBe('cancun');
-    expect(token.settings).toEqual({ evmVersion: 'cancun', optimizer: { enabled: true, runs: 200 } });
+    expect(token.settings).toEqual({
+      evmVersion: 'cancun',
+      optimizer: { enabled: true, runs: 200 },
+    });
     expect(token.compiler.version).toMatch(/^0\.8\.37\+/);
     const functionNames = token.abi
-      .filter((item): item is { type: string; name: string } => (item as { type: string }).type === 'function')
+      .filter(
+        (item): item is { type: string; name: string } =>
+          (item as { type: string }).type === 'function',
+      )
       .map((item) => item.name);
     expect(functionNames).toEqual(
       expect.arrayContaining([
@@ -49,6 +55,8 @@ describe('contracts build', () => {
         'minter',
       ]),
     );
-    expect(Object.keys(token.sourceSha256)).toContain('@openzeppelin/contracts/token/ERC20/ERC20.sol');
+    expect(Object.keys(token.sourceSha256)).toContain(
+      '@openzeppelin/contracts/token/ERC20/ERC20.sol',
+    );
   });
 });

@@ -73,7 +73,10 @@ interface SolcOutput {
   >;
 }
 
-const SETTINGS: CompilerSettings = { evmVersion: EVM_VERSION, optimizer: { enabled: true, runs: OPTIMIZER_RUNS } };
+const SETTINGS: CompilerSettings = {
+  evmVersion: EVM_VERSION,
+  optimizer: { enabled: true, runs: OPTIMIZER_RUNS },
+};
 
 function sha256Hex(text: string): string {
   return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
@@ -86,7 +89,8 @@ function readOwnSources(root: string): Record<string, string> {
     .filter((name) => name.endsWith('.sol'))
     .sort();
   const sources: Record<string, string> = {};
-  for (const name of names) sources[`${SOURCE_PREFIX}${name}`] = fs.readFileSync(path.join(srcDir, name), 'utf8');
+  for (const name of names)
+    sources[`${SOURCE_PREFIX}${name}`] = fs.readFileSync(path.join(srcDir, name), 'utf8');
   return sources;
 }
 
@@ -104,7 +108,10 @@ function renderAbisModule(artifacts: Record<string, ContractArtifact>): string {
   for (const name of Object.keys(artifacts).sort()) {
     const artifact = artifacts[name];
     const prefix = exportPrefix(name);
-    lines.push(`export const ${prefix}Abi = ${JSON.stringify(artifact.abi, null, 2)} as const;`, '');
+    lines.push(
+      `export const ${prefix}Abi = ${JSON.stringify(artifact.abi, null, 2)} as const;`,
+      '',
+    );
     lines.push(`export const ${prefix}Bytecode = '${artifact.bytecode}' as const;`, '');
   }
   return lines.join('\n');
@@ -119,7 +126,9 @@ export function compileContracts(): CompiledContracts {
 
   const findImports = (importPath: string): { contents: string } | { error: string } => {
     if (!IMPORT_PREFIXES.some((prefix) => importPath.startsWith(prefix))) {
-      return { error: `import outside the allowed packages (${IMPORT_PREFIXES.join(', ')}): ${importPath}` };
+      return {
+        error: `import outside the allowed packages (${IMPORT_PREFIXES.join(', ')}): ${importPath}`,
+      };
     }
     try {
       const contents = fs.readFileSync(requireFromRoot.resolve(importPath), 'utf8');
@@ -132,13 +141,19 @@ export function compileContracts(): CompiledContracts {
 
   const input = {
     language: 'Solidity',
-    sources: Object.fromEntries(Object.entries(ownSources).map(([name, content]) => [name, { content }])),
+    sources: Object.fromEntries(
+      Object.entries(ownSources).map(([name, content]) => [name, { content }]),
+    ),
     settings: {
       ...SETTINGS,
-      outputSelection: { '*': { '*': ['abi', 'metadata', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+      outputSelection: {
+        '*': { '*': ['abi', 'metadata', 'evm.bytecode.object', 'evm.deployedBytecode.object'] },
+      },
     },
   };
-  const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as SolcOutput;
+  const output = JSON.parse(
+    solc.compile(JSON.stringify(input), { import: findImports }),
+  ) as SolcOutput;
 
   // Warnings fail the build too: artifacts are committed, so every diagnostic is read once, here.
   const diagnostics = (output.errors ?? [])
@@ -200,7 +215,9 @@ export function writeArtifacts(compiled: CompiledContracts): string[] {
 function main(): void {
   const startedMs = Date.now();
   const written = writeArtifacts(compileContracts());
-  process.stdout.write(`${written.map((file) => `wrote ${file}`).join('\n')}\n(${Date.now() - startedMs} ms)\n`);
+  process.stdout.write(
+    `${written.map((file) => `wrote ${file}`).join('\n')}\n(${Date.now() - startedMs} ms)\n`,
+  );
 }
 
 if (require.main === module) main();

@@ -13,7 +13,11 @@ describe('error registry', () => {
   it('states each code’s status and retryability in the docs as the registry does', () => {
     for (const [code, spec] of Object.entries(ERROR_CODES)) {
       const section = docs.slice(docs.indexOf(`### ${code}\n`));
-      expect(section).toMatch(new RegExp(`^### ${code}\\n\\nHTTP ${spec.status} · retryable: ${spec.retryable ? 'yes' : 'no'}`));
+      expect(section).toMatch(
+        new RegExp(
+          `^### ${code}\\n\\nHTTP ${spec.status} · retryable: ${spec.retryable ? 'yes' : 'no'}`,
+        ),
+      );
     }
   });
 
@@ -44,7 +48,11 @@ describe('error registry', () => {
 
   it('carries status and retryability on AppError', () => {
     const error = new AppError('PAYMENT_SETTLEMENT_PENDING');
-    expect([error.status, error.retryable, error.message]).toEqual([503, true, ERROR_CODES.PAYMENT_SETTLEMENT_PENDING.message]);
+    expect([error.status, error.retryable, error.message]).toEqual([
+      503,
+      true,
+      ERROR_CODES.PAYMENT_SETTLEMENT_PENDING.message,
+    ]);
     expect(isErrorCode('PAYMENT_SETTLEMENT_PENDING')).toBe(true);
     expect(isErrorCode('toString')).toBe(false);
   });

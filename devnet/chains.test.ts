@@ -87,7 +87,12 @@ describe('startDevnetChains (ephemeral)', () => {
 
   it('runs eip155:196 and eip155:8453 on distinct loopback ports', async () => {
     const { funding, settlement } = devnet.info.chains;
-    expect([funding.caip2, funding.chainId, settlement.caip2, settlement.chainId]).toEqual(['eip155:196', 196, 'eip155:8453', 8453]);
+    expect([funding.caip2, funding.chainId, settlement.caip2, settlement.chainId]).toEqual([
+      'eip155:196',
+      196,
+      'eip155:8453',
+      8453,
+    ]);
     expect(funding.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(settlement.rpcUrl).not.toBe(funding.rpcUrl);
     expect(await publicClientOf(devnet.info, 'funding').getChainId()).toBe(196);
@@ -96,15 +101,29 @@ describe('startDevnetChains (ephemeral)', () => {
 
   it('deploys USD₮0 (version 1) and USD Coin (version 2) with the domains the tokens report', async () => {
     const { funding, settlement } = devnet.info.chains;
-    expect(funding.token).toMatchObject({ name: 'USD\u20AE0', symbol: 'USDT0', version: '1', decimals: 6 });
-    expect(settlement.token).toMatchObject({ name: 'USD Coin', symbol: 'USDC', version: '2', decimals: 6 });
-    expect(await readTokenDomain(publicClientOf(devnet.info, 'funding'), funding.token.address)).toEqual({
+    expect(funding.token).toMatchObject({
+      name: 'USD\u20AE0',
+      symbol: 'USDT0',
+      version: '1',
+      decimals: 6,
+    });
+    expect(settlement.token).toMatchObject({
+      name: 'USD Coin',
+      symbol: 'USDC',
+      version: '2',
+      decimals: 6,
+    });
+    expect(
+      await readTokenDomain(publicClientOf(devnet.info, 'funding'), funding.token.address),
+    ).toEqual({
       name: 'USD\u20AE0',
       version: '1',
       chainId: 196,
       verifyingContract: funding.token.address,
     });
-    expect(await readTokenDomain(publicClientOf(devnet.info, 'settlement'), settlement.token.address)).toEqual({
+    expect(
+      await readTokenDomain(publicClientOf(devnet.info, 'settlement'), settlement.token.address),
+    ).toEqual({
       name: 'USD Coin',
       version: '2',
       chainId: 8453,
@@ -116,18 +135,26 @@ describe('startDevnetChains (ephemeral)', () => {
     for (const role of ['funding', 'settlement'] as const) {
       const publicClient = publicClientOf(devnet.info, role);
       for (const keyRole of KEY_ROLES) {
-        expect(await publicClient.getBalance({ address: devnet.keys[keyRole].address })).toBeGreaterThan(0n);
+        expect(
+          await publicClient.getBalance({ address: devnet.keys[keyRole].address }),
+        ).toBeGreaterThan(0n);
       }
-      expect(await readTokenBalance(publicClient, devnet.info.chains[role].token.address, devnet.keys.treasury.address)).toBe(
-        DEFAULT_TREASURY_FLOAT_ATOMIC,
-      );
+      expect(
+        await readTokenBalance(
+          publicClient,
+          devnet.info.chains[role].token.address,
+          devnet.keys.treasury.address,
+        ),
+      ).toBe(DEFAULT_TREASURY_FLOAT_ATOMIC);
     }
   });
 
   it('deploys the PolicyRegistry on the funding chain only, and records it in the devnet info', async () => {
     const registry = devnet.info.contracts.policyRegistry;
     expect(registry).toMatch(/^0x[0-9a-fA-F]{40}$/);
-    expect(await publicClientOf(devnet.info, 'funding').getCode({ address: registry! })).not.toBe(undefined);
+    expect(await publicClientOf(devnet.info, 'funding').getCode({ address: registry! })).not.toBe(
+      undefined,
+    );
     const policyId = await publicClientOf(devnet.info, 'funding').readContract({
       address: registry!,
       abi: policyRegistryAbi,
@@ -135,13 +162,17 @@ describe('startDevnetChains (ephemeral)', () => {
       args: [devnet.keys.deployer.address, 1n],
     });
     expect(policyId).toBeGreaterThan(0n);
-    expect(await publicClientOf(devnet.info, 'settlement').getCode({ address: registry! })).toBeUndefined();
+    expect(
+      await publicClientOf(devnet.info, 'settlement').getCode({ address: registry! }),
+    ).toBeUndefined();
   });
 
   it('lets the treasury pay through the relayer with its keys', async () => {
     const payee = await payFromTreasury(devnet, 'settlement');
     const publicClient = publicClientOf(devnet.info, 'settlement');
-    expect(await readTokenBalance(publicClient, devnet.info.chains.settlement.token.address, payee)).toBe(1_500_000n);
+    expect(
+      await readTokenBalance(publicClient, devnet.info.chains.settlement.token.address, payee),
+    ).toBe(1_500_000n);
   });
 
   it('describes itself with addresses only, never a private key', () => {
@@ -162,12 +193,19 @@ describe('startDevnetChains (with a dataDir)', () => {
     const written = readDevnetFile(dataDir);
     expect(written).toEqual(first.info);
     const devnetJson = fs.readFileSync(path.join(dataDir, 'devnet.json'), 'utf8');
-    for (const role of KEY_ROLES) expect(devnetJson).not.toContain(first.keys[role].exportPrivateKey().slice(2));
+    for (const role of KEY_ROLES)
+      expect(devnetJson).not.toContain(first.keys[role].exportPrivateKey().slice(2));
 
     const payee = await payFromTreasury(first, 'funding');
     const fundingToken = first.info.chains.funding.token.address;
-    const treasuryBefore = await readTokenBalance(publicClientOf(first.info, 'funding'), fundingToken, first.keys.treasury.address);
-    const deployerNonceBefore = await publicClientOf(first.info, 'funding').getTransactionCount({ address: first.keys.deployer.address });
+    const treasuryBefore = await readTokenBalance(
+      publicClientOf(first.info, 'funding'),
+      fundingToken,
+      first.keys.treasury.address,
+    );
+    const deployerNonceBefore = await publicClientOf(first.info, 'funding').getTransactionCount({
+      address: first.keys.deployer.address,
+    });
     await stop(first);
     expect(readDevnetFile(dataDir).stoppedAt).not.toBeNull();
     expect(fs.existsSync(path.join(dataDir, 'anvil-196.json'))).toBe(true);
@@ -180,8 +218,12 @@ describe('startDevnetChains (with a dataDir)', () => {
     expect(second.info.chains.settlement.token).toEqual(first.info.chains.settlement.token);
     const publicClient = publicClientOf(second.info, 'funding');
     expect(await readTokenBalance(publicClient, fundingToken, payee)).toBe(1_500_000n);
-    expect(await readTokenBalance(publicClient, fundingToken, second.keys.treasury.address)).toBe(treasuryBefore);
-    expect(await publicClient.getTransactionCount({ address: second.keys.deployer.address })).toBe(deployerNonceBefore);
+    expect(await readTokenBalance(publicClient, fundingToken, second.keys.treasury.address)).toBe(
+      treasuryBefore,
+    );
+    expect(await publicClient.getTransactionCount({ address: second.keys.deployer.address })).toBe(
+      deployerNonceBefore,
+    );
     await stop(second);
   });
 
@@ -207,13 +249,21 @@ describe('startDevnetChains (with a dataDir)', () => {
 
     const second = await start(dataDir);
     const fundingClient = publicClientOf(second.info, 'funding');
-    expect(await fundingClient.getCode({ address: second.info.chains.funding.token.address })).not.toBe('0x');
-    expect(await readTokenBalance(fundingClient, second.info.chains.funding.token.address, second.keys.treasury.address)).toBe(
-      DEFAULT_TREASURY_FLOAT_ATOMIC,
-    );
+    expect(
+      await fundingClient.getCode({ address: second.info.chains.funding.token.address }),
+    ).not.toBe('0x');
+    expect(
+      await readTokenBalance(
+        fundingClient,
+        second.info.chains.funding.token.address,
+        second.keys.treasury.address,
+      ),
+    ).toBe(DEFAULT_TREASURY_FLOAT_ATOMIC);
     expect(second.info.addresses).toEqual(first.info.addresses);
     const settlementClient = publicClientOf(second.info, 'settlement');
-    expect(await settlementClient.getTransactionCount({ address: second.keys.deployer.address })).toBe(2); // deploy + mint, once
+    expect(
+      await settlementClient.getTransactionCount({ address: second.keys.deployer.address }),
+    ).toBe(2); // deploy + mint, once
     await stop(second);
   });
 
@@ -229,10 +279,16 @@ describe('startDevnetChains (with a dataDir)', () => {
       const token = second.info.chains[role].token.address;
       const publicClient = publicClientOf(second.info, role);
       expect(token).not.toBe(first.info.chains[role].token.address);
-      expect(await publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'minter' })).toBe(
-        second.keys.deployer.address,
+      expect(
+        await publicClient.readContract({
+          address: token,
+          abi: eip3009TokenAbi,
+          functionName: 'minter',
+        }),
+      ).toBe(second.keys.deployer.address);
+      expect(await readTokenBalance(publicClient, token, second.keys.treasury.address)).toBe(
+        DEFAULT_TREASURY_FLOAT_ATOMIC,
       );
-      expect(await readTokenBalance(publicClient, token, second.keys.treasury.address)).toBe(DEFAULT_TREASURY_FLOAT_ATOMIC);
     }
     await stop(second);
   });
@@ -250,7 +306,10 @@ describe('startDevnetChains (with a dataDir)', () => {
     );
     elsewhere.push(...nodes);
     const pids = { owner, funding: nodes[0].pid, settlement: nodes[1].pid };
-    fs.writeFileSync(path.join(dataDir, 'devnet.json'), JSON.stringify({ ...recorded, stoppedAt: null, pids }));
+    fs.writeFileSync(
+      path.join(dataDir, 'devnet.json'),
+      JSON.stringify({ ...recorded, stoppedAt: null, pids }),
+    );
     return nodes;
   }
 
@@ -262,7 +321,9 @@ describe('startDevnetChains (with a dataDir)', () => {
     const there = tempDataDir();
     await stop(await start(there));
     const [fundingNode] = await chainsOwnedElsewhere(there, process.ppid);
-    await expect(startDevnetChains({ dataDir: there })).rejects.toThrow(`already running (owner pid ${process.ppid})`);
+    await expect(startDevnetChains({ dataDir: there })).rejects.toThrow(
+      `already running (owner pid ${process.ppid})`,
+    );
     expect(await createChainPublicClient(fundingNode).getChainId()).toBe(196); // left alone
   });
 
@@ -281,7 +342,13 @@ describe('startDevnetChains (with a dataDir)', () => {
     for (const orphan of orphans) expect(() => process.kill(orphan.pid, 0)).toThrow();
     const settlement = resumed.info.chains.settlement;
     expect(settlement.token.address).toBe(first.info.chains.settlement.token.address);
-    expect(await readTokenBalance(publicClientOf(resumed.info, 'settlement'), settlement.token.address, payee)).toBe(1_500_000n);
+    expect(
+      await readTokenBalance(
+        publicClientOf(resumed.info, 'settlement'),
+        settlement.token.address,
+        payee,
+      ),
+    ).toBe(1_500_000n);
     await stop(resumed);
   });
 });

@@ -6,7 +6,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Address, getAddress, isAddress, parseEther } from 'viem';
-import { eip3009TokenAbi, eip3009TokenBytecode, policyRegistryBytecode, policyRegistryAbi } from '../contracts/artifacts/abis';
+import {
+  eip3009TokenAbi,
+  eip3009TokenBytecode,
+  policyRegistryBytecode,
+  policyRegistryAbi,
+} from '../contracts/artifacts/abis';
 import { type AnvilNode, startAnvil } from '../platform/chain/anvil';
 import {
   type ChainEndpoint,
@@ -16,7 +21,15 @@ import {
   createChainWalletClient,
 } from '../platform/chain/clients';
 import { deployArtifact, hasContractCode } from '../platform/chain/deploy';
-import { KEY_ROLES, type KeyRole, type KeyStore, generateKeyStore, keyStoreAddresses, loadKeyFile, saveKeyFile } from '../platform/chain/keys';
+import {
+  KEY_ROLES,
+  type KeyRole,
+  type KeyStore,
+  generateKeyStore,
+  keyStoreAddresses,
+  loadKeyFile,
+  saveKeyFile,
+} from '../platform/chain/keys';
 import { mintToken, readTokenDomain } from '../platform/chain/tokens';
 import { isProcessAlive as isAlive } from '../platform/process';
 
@@ -143,9 +156,13 @@ export function readDevnetFile(dataDir: string): DevnetInfo {
     parsed = JSON.parse(fs.readFileSync(filePath, 'utf8'));
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new DevnetFileError(filePath, missing ? 'not found; the devnet was never started here' : 'unreadable', {
-      cause: error,
-    });
+    throw new DevnetFileError(
+      filePath,
+      missing ? 'not found; the devnet was never started here' : 'unreadable',
+      {
+        cause: error,
+      },
+    );
   }
   assertDevnetInfo(filePath, parsed);
   // Files from before the registry existed have no `contracts`; they stay readable.
@@ -178,7 +195,6 @@ function writeDevnetFile(dataDir: string, info: DevnetInfo): void {
   fs.renameSync(tempPath, filePath);
 }
 
-
 /** True for a live process started with `--state <stateFile>`: an anvil of this dataDir (Linux /proc). */
 function isAnvilOnStateFile(pid: number, stateFile: string): boolean {
   try {
@@ -205,13 +221,18 @@ async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
  * same file every few seconds and would overwrite the new chain's state. A devnet counts as running
  * only while its anvils run on this dataDir's state files, so a reused owner pid cannot block a start.
  */
-async function claimDataDir(dataDir: string, log: (line: string) => void): Promise<DevnetInfo | null> {
+async function claimDataDir(
+  dataDir: string,
+  log: (line: string) => void,
+): Promise<DevnetInfo | null> {
   if (activeDataDirs.has(dataDir)) throw new DevnetAlreadyRunningError(dataDir, process.pid);
   if (!fs.existsSync(devnetFilePath(dataDir))) return null;
   const previous = readDevnetFile(dataDir);
   const liveAnvils = (['funding', 'settlement'] as const)
     .map((role) => ({ role, pid: previous.pids[role] }))
-    .filter(({ role, pid }) => isAnvilOnStateFile(pid, stateFilePath(dataDir, previous.chains[role].chainId)));
+    .filter(({ role, pid }) =>
+      isAnvilOnStateFile(pid, stateFilePath(dataDir, previous.chains[role].chainId)),
+    );
   if (liveAnvils.length === 0) return previous;
   const owner = previous.pids.owner;
   if (owner !== process.pid && isAlive(owner)) throw new DevnetAlreadyRunningError(dataDir, owner);
@@ -256,14 +277,28 @@ async function prepareChain(
     caip2: caip2Of(node.chainId),
     chainId: node.chainId,
     rpcUrl: node.rpcUrl,
-    token: { address, name: spec.name, symbol: spec.symbol, version: spec.version, decimals: TOKEN_DECIMALS },
+    token: {
+      address,
+      name: spec.name,
+      symbol: spec.symbol,
+      version: spec.version,
+      decimals: TOKEN_DECIMALS,
+    },
   });
 
   if (previous !== null && (await hasContractCode(publicClient, previous.token.address))) {
     const domain = await readTokenDomain(publicClient, previous.token.address);
-    const minter = await publicClient.readContract({ address: previous.token.address, abi: eip3009TokenAbi, functionName: 'minter' });
+    const minter = await publicClient.readContract({
+      address: previous.token.address,
+      abi: eip3009TokenAbi,
+      functionName: 'minter',
+    });
     // A token minted by another deployer (keys.json was replaced) would leave the faucet unable to mint.
-    if (domain.name === spec.name && domain.version === spec.version && minter === keys.deployer.address) {
+    if (
+      domain.name === spec.name &&
+      domain.version === spec.version &&
+      minter === keys.deployer.address
+    ) {
       log(`${spec.symbol} on ${caip2Of(node.chainId)}: reusing ${previous.token.address}`);
       return chainInfo(getAddress(previous.token.address));
     }
@@ -289,7 +324,9 @@ async function prepareChain(
     to: keys.treasury.address,
     amountAtomic: treasuryFloatAtomic,
   });
-  log(`${spec.symbol} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}, float minted to treasury`);
+  log(
+    `${spec.symbol} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}, float minted to treasury`,
+  );
   return chainInfo(deployment.address);
 }
 
@@ -339,7 +376,9 @@ export async function startDevnetChains(options: StartDevnetChainsOptions): Prom
       (['funding', 'settlement'] as const).map((role) =>
         startAnvil({
           chainId: DEVNET_TOKENS[role].chainId,
-          ...(dataDir !== null ? { stateFile: stateFilePath(dataDir, DEVNET_TOKENS[role].chainId) } : {}),
+          ...(dataDir !== null
+            ? { stateFile: stateFilePath(dataDir, DEVNET_TOKENS[role].chainId) }
+            : {}),
           log: (line) => log(`[anvil ${DEVNET_TOKENS[role].chainId}] ${line}`),
         }),
       ),
@@ -350,13 +389,35 @@ export async function startDevnetChains(options: StartDevnetChainsOptions): Prom
 
     // Recorded contracts are reused only with the keys they were set up for (gas, float, minter).
     const recorded =
-      previous !== null && KEY_ROLES.every((role) => previous.addresses[role] === keys[role].address) ? previous.chains : null;
+      previous !== null &&
+      KEY_ROLES.every((role) => previous.addresses[role] === keys[role].address)
+        ? previous.chains
+        : null;
     const [funding, settlement] = await Promise.all([
-      prepareChain('funding', fundingNode, keys, recorded?.funding ?? null, treasuryFloatAtomic, log),
-      prepareChain('settlement', settlementNode, keys, recorded?.settlement ?? null, treasuryFloatAtomic, log),
+      prepareChain(
+        'funding',
+        fundingNode,
+        keys,
+        recorded?.funding ?? null,
+        treasuryFloatAtomic,
+        log,
+      ),
+      prepareChain(
+        'settlement',
+        settlementNode,
+        keys,
+        recorded?.settlement ?? null,
+        treasuryFloatAtomic,
+        log,
+      ),
     ]);
     // After the token, so a fresh chain has already funded the deployer with gas.
-    const policyRegistry = await prepareRegistry(fundingNode, keys, previous?.contracts.policyRegistry ?? null, log);
+    const policyRegistry = await prepareRegistry(
+      fundingNode,
+      keys,
+      previous?.contracts.policyRegistry ?? null,
+      log,
+    );
     const info: DevnetInfo = {
       chains: { funding, settlement },
       contracts: { policyRegistry },

@@ -21,12 +21,24 @@ describe('parseDisplayAmount', () => {
     expect(parseDisplayAmount(text, 6)).toBe(expected);
   });
 
-  it.each(['1e5', '-1', '+1', '1.0000001', '', '.5', '5.', ' 1', '1 ', '1,000', '0x10', 'NaN', '1.2.3', '1'.repeat(65)])(
-    'rejects %j',
-    (text) => {
-      expect(() => parseDisplayAmount(text, 6)).toThrow(RangeError);
-    },
-  );
+  it.each([
+    '1e5',
+    '-1',
+    '+1',
+    '1.0000001',
+    '',
+    '.5',
+    '5.',
+    ' 1',
+    '1 ',
+    '1,000',
+    '0x10',
+    'NaN',
+    '1.2.3',
+    '1'.repeat(65),
+  ])('rejects %j', (text) => {
+    expect(() => parseDisplayAmount(text, 6)).toThrow(RangeError);
+  });
 });
 
 describe('faucet', () => {
@@ -65,7 +77,9 @@ describe('faucet', () => {
       const publicClient = createChainPublicClient(chain);
       expect(await readTokenBalance(publicClient, chain.token.address, address)).toBe(250_500_000n);
       expect(await publicClient.getBalance({ address })).toBe(result.gasWei);
-      expect((await publicClient.getTransactionReceipt({ hash: result[role].txHash })).status).toBe('success');
+      expect((await publicClient.getTransactionReceipt({ hash: result[role].txHash })).status).toBe(
+        'success',
+      );
     }
   });
 
@@ -83,9 +97,17 @@ describe('faucet', () => {
   it('refuses an invalid address, a bad checksum and the zero address', async () => {
     const valid = privateKeyToAccount(generatePrivateKey()).address;
     const letterAt = valid.slice(2).search(/[a-fA-F]/) + 2;
-    const flipped = valid[letterAt] === valid[letterAt].toLowerCase() ? valid[letterAt].toUpperCase() : valid[letterAt].toLowerCase();
+    const flipped =
+      valid[letterAt] === valid[letterAt].toLowerCase()
+        ? valid[letterAt].toUpperCase()
+        : valid[letterAt].toLowerCase();
     const badChecksum = `${valid.slice(0, letterAt)}${flipped}${valid.slice(letterAt + 1)}`;
-    for (const address of ['0x1234', 'not-an-address', badChecksum, '0x0000000000000000000000000000000000000000']) {
+    for (const address of [
+      '0x1234',
+      'not-an-address',
+      badChecksum,
+      '0x0000000000000000000000000000000000000000',
+    ]) {
       expect((await refusal(faucet({ dataDir, address }))).reason).toBe('INVALID_ADDRESS');
     }
   });
@@ -107,7 +129,10 @@ describe('faucet', () => {
 
     // A crash leaves devnet.json claiming to run: the dead RPC URL is what refuses it.
     const recorded = readDevnetFile(dataDir);
-    fs.writeFileSync(path.join(dataDir, 'devnet.json'), JSON.stringify({ ...recorded, stoppedAt: null }));
+    fs.writeFileSync(
+      path.join(dataDir, 'devnet.json'),
+      JSON.stringify({ ...recorded, stoppedAt: null }),
+    );
     const crashed = await refusal(faucet({ dataDir, address }));
     expect(crashed.reason).toBe('DEVNET_NOT_RUNNING');
     expect(crashed.message).toContain(recorded.chains.funding.rpcUrl);

@@ -52,7 +52,11 @@ export interface FaucetResult {
 export class FaucetRefusedError extends Error {
   readonly reason: 'DEVNET_NOT_RUNNING' | 'INVALID_ADDRESS' | 'INVALID_AMOUNT';
 
-  constructor(reason: FaucetRefusedError['reason'], message: string, options?: { cause?: unknown }) {
+  constructor(
+    reason: FaucetRefusedError['reason'],
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(`faucet refused: ${message}`, options);
     this.name = 'FaucetRefusedError';
     this.reason = reason;
@@ -80,10 +84,14 @@ export function parseDisplayAmount(text: string, decimals: number): bigint {
 function parseRecipient(text: string): Address {
   // Mixed case must be a valid EIP-55 checksum: a typo in a checksummed address is caught, not paid.
   if (!isAddress(text)) {
-    throw new FaucetRefusedError('INVALID_ADDRESS', `"${text}" is not an address (0x + 40 hex, valid checksum if mixed case)`);
+    throw new FaucetRefusedError(
+      'INVALID_ADDRESS',
+      `"${text}" is not an address (0x + 40 hex, valid checksum if mixed case)`,
+    );
   }
   const address = getAddress(text);
-  if (address === zeroAddress) throw new FaucetRefusedError('INVALID_ADDRESS', 'the zero address cannot receive tokens');
+  if (address === zeroAddress)
+    throw new FaucetRefusedError('INVALID_ADDRESS', 'the zero address cannot receive tokens');
   return address;
 }
 
@@ -94,7 +102,8 @@ function parseGrant(text: string, decimals: number): bigint {
   } catch (error) {
     throw new FaucetRefusedError('INVALID_AMOUNT', (error as Error).message, { cause: error });
   }
-  if (amountAtomic === 0n) throw new FaucetRefusedError('INVALID_AMOUNT', 'amount must be positive');
+  if (amountAtomic === 0n)
+    throw new FaucetRefusedError('INVALID_AMOUNT', 'amount must be positive');
   if (amountAtomic > MAX_FAUCET_AMOUNT_DISPLAY * 10n ** BigInt(decimals)) {
     throw new FaucetRefusedError('INVALID_AMOUNT', `at most ${MAX_FAUCET_AMOUNT_DISPLAY} per call`);
   }
@@ -103,7 +112,10 @@ function parseGrant(text: string, decimals: number): bigint {
 
 /** The chain must answer with its recorded id: a dead port, or a port reused by something else, is refused. */
 async function assertChainRunning(role: ChainRole, chain: DevnetChainInfo): Promise<void> {
-  const publicClient = createChainPublicClient(chain, { timeoutMs: PROBE_TIMEOUT_MS, retryCount: 0 });
+  const publicClient = createChainPublicClient(chain, {
+    timeoutMs: PROBE_TIMEOUT_MS,
+    retryCount: 0,
+  });
   let chainId: number;
   try {
     chainId = await publicClient.getChainId();
@@ -130,7 +142,10 @@ function readRunningDevnet(dataDir: string): DevnetInfo {
     throw new FaucetRefusedError('DEVNET_NOT_RUNNING', (error as Error).message, { cause: error });
   }
   if (info.stoppedAt !== null) {
-    throw new FaucetRefusedError('DEVNET_NOT_RUNNING', `the devnet in ${dataDir} was stopped at ${info.stoppedAt}`);
+    throw new FaucetRefusedError(
+      'DEVNET_NOT_RUNNING',
+      `the devnet in ${dataDir} was stopped at ${info.stoppedAt}`,
+    );
   }
   return info;
 }
@@ -139,7 +154,11 @@ export async function faucet(options: FaucetOptions): Promise<FaucetResult> {
   const address = parseRecipient(options.address);
   const amountText = options.amount ?? DEFAULT_FAUCET_AMOUNT;
   const gasWei = options.gasWei ?? DEFAULT_FAUCET_GAS_WEI;
-  if (gasWei < 0n) throw new FaucetRefusedError('INVALID_AMOUNT', `gas must not be negative (${formatEther(gasWei)} ETH)`);
+  if (gasWei < 0n)
+    throw new FaucetRefusedError(
+      'INVALID_AMOUNT',
+      `gas must not be negative (${formatEther(gasWei)} ETH)`,
+    );
   const info = readRunningDevnet(options.dataDir);
   const grants = {
     funding: parseGrant(amountText, info.chains.funding.token.decimals),

@@ -44,7 +44,12 @@ import { type ChannelInboundOptions, createChannelInboundRouter } from './channe
 import { Fanout } from './subscriptions/fanout';
 import { PgNotifyBridge } from './subscriptions/pgBridge';
 import type { GatewayExecutor } from './subscriptions/escalations';
-import { buildSubscriptionSchema, eventFromNotification, NOTIFY_CHANNELS, resyncEvents } from './subscriptions/schema';
+import {
+  buildSubscriptionSchema,
+  eventFromNotification,
+  NOTIFY_CHANNELS,
+  resyncEvents,
+} from './subscriptions/schema';
 import { attachSubscriptionServer } from './subscriptions/server';
 import { Paywall } from './x402/paywall';
 import type { PaymentTerms } from './x402/protocol';
@@ -69,7 +74,8 @@ export interface GatewayOptions {
   readonly listenDatabaseUrl: string | null;
   readonly readinessCheck?: () => Promise<void>;
   /** Limits not given take GRAPHQL_LIMIT_DEFAULTS. */
-  readonly graphql: Pick<GraphQLSettings, 'maxDepth' | 'maxCost' | 'introspection'> & Partial<GraphQLSettings>;
+  readonly graphql: Pick<GraphQLSettings, 'maxDepth' | 'maxCost' | 'introspection'> &
+    Partial<GraphQLSettings>;
   readonly bodyLimitBytes: number;
   /** Token buckets at the edge; see docs/operations.md#rate-limits. */
   readonly rateLimit: GatewayRateLimitOptions;
@@ -118,8 +124,10 @@ export interface RunningGateway {
 
 function paymentTermsOf(service: RestServiceInfo): PaymentTerms {
   const { payment } = service;
-  if (!payment.asset || !payment.payTo) throw new Error('x402 needs the payment asset and the fee receiver (payTo) address');
-  if (!/^eip155:[0-9]+$/.test(payment.network)) throw new Error(`x402 network ${payment.network} is not eip155:<chainId>`);
+  if (!payment.asset || !payment.payTo)
+    throw new Error('x402 needs the payment asset and the fee receiver (payTo) address');
+  if (!/^eip155:[0-9]+$/.test(payment.network))
+    throw new Error(`x402 network ${payment.network} is not eip155:<chainId>`);
   return {
     network: payment.network as PaymentTerms['network'],
     asset: payment.asset as PaymentTerms['asset'],
@@ -131,7 +139,12 @@ function paymentTermsOf(service: RestServiceInfo): PaymentTerms {
 
 function graphQLAuthError(error: AppError): GraphQLError {
   return new GraphQLError(error.message, {
-    extensions: { code: error.code, status: error.status, retryable: error.retryable, http: { status: error.status } },
+    extensions: {
+      code: error.code,
+      status: error.status,
+      retryable: error.retryable,
+      http: { status: error.status },
+    },
   });
 }
 
@@ -152,20 +165,31 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const contextFor = (authorization: string | undefined, correlationId: string): GatewayContext => {
     const actor = authenticator.authenticate(authorization);
-    return { actor, signedActor: signActor(actor, options.actorSecret, now().getTime()), correlationId };
+    return {
+      actor,
+      signedActor: signActor(actor, options.actorSecret, now().getTime()),
+      correlationId,
+    };
   };
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', options.trustProxy ?? false);
-  const httpServer = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, app);
+  const httpServer = createServer(
+    { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
+    app,
+  );
   answerClientErrors(httpServer, { docsBaseUrl, log });
   httpServer.keepAliveTimeout = 65_000;
   httpServer.headersTimeout = 66_000;
   httpServer.requestTimeout = 120_000;
 
-  const federated = createFederatedGateway({ supergraphSdl: options.supergraphSdl, subgraphs: options.subgraphs, log });
+  const federated = createFederatedGateway({
+    supergraphSdl: options.supergraphSdl,
+    subgraphs: options.subgraphs,
+    log,
+  });
   const graphql = { ...GRAPHQL_LIMIT_DEFAULTS, ...options.graphql };
   const plugins: ApolloServerPlugin<GatewayContext>[] = [
     ApolloServerPluginDrainHttpServer({ httpServer }),
@@ -179,7 +203,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     stopOnTerminationSignals: false,
     // Bounds parsing and graphql-js validation before any of our checks can run.
     parseOptions: { maxTokens: graphql.maxTokens },
-    formatError: (formatted, error) => formatGatewayError(formatted, error, { hideSchemaDetails: !graphql.introspection }),
+    formatError: (formatted, error) =>
+      formatGatewayError(formatted, error, { hideSchemaDetails: !graphql.introspection }),
     plugins,
     logger: log,
   });
@@ -187,10 +212,18 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   // Runs an operation on this gateway as `actor` (freshly signed): subscriptions read current state with it.
   const executeAs: GatewayExecutor = async (actor, query, variables) => {
-    const contextValue: GatewayContext = { actor, signedActor: signActor(actor, options.actorSecret, now().getTime()), correlationId: newCorrelationId() };
+    const contextValue: GatewayContext = {
+      actor,
+      signedActor: signActor(actor, options.actorSecret, now().getTime()),
+      correlationId: newCorrelationId(),
+    };
     const response = await apollo.executeOperation({ query, variables }, { contextValue });
-    if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used here.');
-    return { data: response.body.singleResult.data as Record<string, unknown> | null | undefined, errors: response.body.singleResult.errors };
+    if (response.body.kind !== 'single')
+      throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used here.');
+    return {
+      data: response.body.singleResult.data as Record<string, unknown> | null | undefined,
+      errors: response.body.singleResult.errors,
+    };
   };
 
   // Subscriptions: LISTEN → fan-out → graphql-ws.
@@ -228,8 +261,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
   }
 
-  const rateLimitStore = openRateLimitStore(options.rateLimit.store, options.rateLimit.databaseUrl, (error) =>
-    log.error({ err: error }, 'rate-limit store error'),
+  const rateLimitStore = openRateLimitStore(
+    options.rateLimit.store,
+    options.rateLimit.databaseUrl,
+    (error) => log.error({ err: error }, 'rate-limit store error'),
   );
 
   const subscriptionLimits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
@@ -252,10 +287,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = (req.route as { path?: string } | undefined)?.path ?? (req.path === '/graphql' ? '/graphql' : 'unmatched');
+      const route =
+        (req.route as { path?: string } | undefined)?.path ??
+        (req.path === '/graphql' ? '/graphql' : 'unmatched');
       metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.durationSeconds.observe({ method: req.method, route }, seconds);
-      log.info({ correlationId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      log.info(
+        {
+          correlationId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+        },
+        'request',
+      );
     });
     next();
   });
@@ -287,9 +333,25 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   // Channel callbacks verify the platform's secret or signature over the raw bytes (before any
   // parser) and come from the platforms' few addresses: they are not charged to per-IP buckets.
-  app.use(createChannelInboundRouter({ options: options.channelInbound ?? {}, documents, execute: executeAs, now, log }));
+  app.use(
+    createChannelInboundRouter({
+      options: options.channelInbound ?? {},
+      documents,
+      execute: executeAs,
+      now,
+      log,
+    }),
+  );
   // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
-  app.use(rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes: options.routes, payments: paywall !== null, log }));
+  app.use(
+    rateLimiter({
+      store: rateLimitStore,
+      limits: options.rateLimit.limits,
+      routes: options.routes,
+      payments: paywall !== null,
+      log,
+    }),
+  );
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument(options.service, options.routes));
   });
@@ -321,13 +383,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
   );
 
-  app.use(requireJsonMediaType, express.json({ limit: options.bodyLimitBytes, type: () => true }), checkWireBody);
+  app.use(
+    requireJsonMediaType,
+    express.json({ limit: options.bodyLimitBytes, type: () => true }),
+    checkWireBody,
+  );
   app.use(
     createRestRouter({
       routes: options.routes,
       service: options.service,
       documents,
-      contextFor: (req) => contextFor(req.headers.authorization, String(req.res?.locals.correlationId ?? newCorrelationId())),
+      contextFor: (req) =>
+        contextFor(
+          req.headers.authorization,
+          String(req.res?.locals.correlationId ?? newCorrelationId()),
+        ),
       paidContext: (context, paidRoute) => ({
         ...context,
         paidRoute,
@@ -338,8 +408,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       paywall,
       now,
       async execute(query, operationName, variables, contextValue) {
-        const response = await apollo.executeOperation({ query, operationName, variables }, { contextValue });
-        if (response.body.kind !== 'single') throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used by REST routes.');
+        const response = await apollo.executeOperation(
+          { query, operationName, variables },
+          { contextValue },
+        );
+        if (response.body.kind !== 'single')
+          throw new AppError('INTERNAL_ERROR', 'Incremental delivery is not used by REST routes.');
         return {
           data: response.body.singleResult.data as Record<string, unknown> | null | undefined,
           errors: response.body.singleResult.errors,
@@ -376,7 +450,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await bridge?.stop();
       await apollo.stop();
       federated.close();
-      if (httpServer.listening) await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      if (httpServer.listening)
+        await new Promise<void>((resolve) => httpServer.close(() => resolve()));
       await rateLimitStore.close();
     },
   };

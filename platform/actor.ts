@@ -49,8 +49,14 @@ export interface SignedClaims {
  * `<base64url(JSON{actor, iat, paidRoute?})>.<base64url(HMAC-SHA256)>`. `paidRoute` marks a paid
  * call: the fields priced routes run refuse every header without it.
  */
-export function signActor(actor: Actor, secret: Buffer, nowMs: number = Date.now(), paidRoute: string | null = null): string {
-  if (paidRoute !== null && !PAID_ROUTE.test(paidRoute)) throw new Error(`not a route: ${paidRoute}`);
+export function signActor(
+  actor: Actor,
+  secret: Buffer,
+  nowMs: number = Date.now(),
+  paidRoute: string | null = null,
+): string {
+  if (paidRoute !== null && !PAID_ROUTE.test(paidRoute))
+    throw new Error(`not a route: ${paidRoute}`);
   const iat = Math.floor(nowMs / 1000);
   const claims = paidRoute === null ? { actor, iat } : { actor, iat, paidRoute };
   const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
@@ -81,12 +87,20 @@ function isActor(value: unknown): value is Actor {
 }
 
 /** Verifies a header made by signActor; a missing header is the anonymous actor. */
-export function verifyActor(header: string | undefined, secret: Buffer, nowMs: number = Date.now()): Actor {
+export function verifyActor(
+  header: string | undefined,
+  secret: Buffer,
+  nowMs: number = Date.now(),
+): Actor {
   return verifyClaims(header, secret, nowMs).actor;
 }
 
 /** Verifies a header made by signActor and returns all it claims; a missing header is anonymous and unpaid. */
-export function verifyClaims(header: string | undefined, secret: Buffer, nowMs: number = Date.now()): SignedClaims {
+export function verifyClaims(
+  header: string | undefined,
+  secret: Buffer,
+  nowMs: number = Date.now(),
+): SignedClaims {
   if (header === undefined || header === '') return { actor: ANONYMOUS, paidRoute: null };
   const dot = header.indexOf('.');
   if (dot <= 0) throw new ActorSignatureError('malformed');
@@ -102,7 +116,10 @@ export function verifyClaims(header: string | undefined, secret: Buffer, nowMs: 
   } catch {
     throw new ActorSignatureError('malformed payload');
   }
-  if (typeof decoded.iat !== 'number' || Math.abs(nowMs / 1000 - decoded.iat) > ACTOR_MAX_AGE_SECONDS) {
+  if (
+    typeof decoded.iat !== 'number' ||
+    Math.abs(nowMs / 1000 - decoded.iat) > ACTOR_MAX_AGE_SECONDS
+  ) {
     throw new ActorSignatureError('stale');
   }
   if (!isActor(decoded.actor)) throw new ActorSignatureError('unknown actor shape');

@@ -60,15 +60,45 @@ describe('defaults', () => {
     expect(config.databaseUrl).toBeNull();
     expect(config.decisionThread).toBe(false);
     expect(config.devnet).toBe(true);
-    expect(config.funding).toEqual({ chainId: 196, rpcUrl: null, tokenAddress: null, tokenName: 'USD₮0', tokenVersion: '1' });
-    expect(config.settlement).toEqual({ chainId: 8453, rpcUrl: null, tokenAddress: null, tokenName: 'USD Coin', tokenVersion: '2' });
+    expect(config.funding).toEqual({
+      chainId: 196,
+      rpcUrl: null,
+      tokenAddress: null,
+      tokenName: 'USD₮0',
+      tokenVersion: '1',
+    });
+    expect(config.settlement).toEqual({
+      chainId: 8453,
+      rpcUrl: null,
+      tokenAddress: null,
+      tokenName: 'USD Coin',
+      tokenVersion: '2',
+    });
     expect(config.feeReceiverAddress).toBeNull();
     expect(config.secrets.adminTokenHashes).toEqual([]);
     expect(config.secrets.sessionSecret).toBeNull();
-    expect(config.subgraphUrls).toEqual({ catalog: null, ledger: null, policy: null, intent: null, builder: null });
+    expect(config.subgraphUrls).toEqual({
+      catalog: null,
+      ledger: null,
+      policy: null,
+      intent: null,
+      builder: null,
+    });
     expect(config.subgraphPortBase).toBe(4101);
-    expect(config.graphql).toEqual({ maxDepth: 10, maxCost: 5000, maxTokens: 1000, maxFields: 1000, maxAliases: 30, maxRootFields: 10, introspection: true });
-    expect(config.http).toEqual({ bodyLimitBytes: 65536, consumerAuthRequired: true, trustProxy: false });
+    expect(config.graphql).toEqual({
+      maxDepth: 10,
+      maxCost: 5000,
+      maxTokens: 1000,
+      maxFields: 1000,
+      maxAliases: 30,
+      maxRootFields: 10,
+      introspection: true,
+    });
+    expect(config.http).toEqual({
+      bodyLimitBytes: 65536,
+      consumerAuthRequired: true,
+      trustProxy: false,
+    });
     expect(config.rateLimit).toEqual({
       store: 'postgres',
       ip: { perMinute: 60, burst: 30 },
@@ -83,12 +113,18 @@ describe('defaults', () => {
 
   test('DECISION_THREAD=true decides preflights on a thread of their own; a non-boolean is a problem', () => {
     expect(loadConfig({ DECISION_THREAD: 'true' }).decisionThread).toBe(true);
-    expect(configError({ DECISION_THREAD: 'sometimes' }).problems).toEqual([expect.stringMatching(/^DECISION_THREAD: /)]);
+    expect(configError({ DECISION_THREAD: 'sometimes' }).problems).toEqual([
+      expect.stringMatching(/^DECISION_THREAD: /),
+    ]);
   });
 
   test('PORT and PUBLIC_URL flow into the derived URLs; blank values mean unset', () => {
     expect(loadConfig({ PORT: '5050' }).publicUrl).toBe('http://127.0.0.1:5050');
-    const config = loadConfig({ PUBLIC_URL: 'https://spend.example.com/', HOST: '  ', LOG_LEVEL: '' });
+    const config = loadConfig({
+      PUBLIC_URL: 'https://spend.example.com/',
+      HOST: '  ',
+      LOG_LEVEL: '',
+    });
     expect(config.publicUrl).toBe('https://spend.example.com');
     expect(config.identity.docsBaseUrl).toBe('https://spend.example.com/docs');
     expect(config.host).toBe('127.0.0.1');
@@ -103,35 +139,64 @@ describe('defaults', () => {
 });
 
 describe('parsing', () => {
-  test.each(['12abc', '1e3', '0x10', '-1', '1.5', '70000', '0'])('PORT=%s is refused, naming PORT', (value) => {
-    expect(configError({ PORT: value }).problems).toEqual([expect.stringMatching(/^PORT: /)]);
-  });
+  test.each(['12abc', '1e3', '0x10', '-1', '1.5', '70000', '0'])(
+    'PORT=%s is refused, naming PORT',
+    (value) => {
+      expect(configError({ PORT: value }).problems).toEqual([expect.stringMatching(/^PORT: /)]);
+    },
+  );
 
   test('every problem is reported at once', () => {
-    const error = configError({ PORT: 'x', GRAPHQL_MAX_DEPTH: '5levels', NODE_ENV: 'staging', PUBLIC_URL: 'not a url' });
-    expect(error.problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['GRAPHQL_MAX_DEPTH', 'NODE_ENV', 'PORT', 'PUBLIC_URL']);
+    const error = configError({
+      PORT: 'x',
+      GRAPHQL_MAX_DEPTH: '5levels',
+      NODE_ENV: 'staging',
+      PUBLIC_URL: 'not a url',
+    });
+    expect(error.problems.map((problem) => problem.split(':')[0]).sort()).toEqual([
+      'GRAPHQL_MAX_DEPTH',
+      'NODE_ENV',
+      'PORT',
+      'PUBLIC_URL',
+    ]);
     expect(error.message).toContain('PORT');
     expect(error.message).toContain('GRAPHQL_MAX_DEPTH');
   });
 
   test('URLs are parsed and their scheme checked', () => {
-    expect(configError({ DATABASE_URL: 'mysql://db/x' }).problems).toEqual([expect.stringMatching(/^DATABASE_URL: must use postgres:/)]);
-    expect(configError({ SUBGRAPH_URL_LEDGER: 'ledger:4103' }).problems).toEqual([expect.stringMatching(/^SUBGRAPH_URL_LEDGER: /)]);
-    expect(loadConfig({ SUBGRAPH_URL_LEDGER: 'http://ledger:4103/graphql' }).subgraphUrls.ledger).toBe('http://ledger:4103/graphql');
+    expect(configError({ DATABASE_URL: 'mysql://db/x' }).problems).toEqual([
+      expect.stringMatching(/^DATABASE_URL: must use postgres:/),
+    ]);
+    expect(configError({ SUBGRAPH_URL_LEDGER: 'ledger:4103' }).problems).toEqual([
+      expect.stringMatching(/^SUBGRAPH_URL_LEDGER: /),
+    ]);
+    expect(
+      loadConfig({ SUBGRAPH_URL_LEDGER: 'http://ledger:4103/graphql' }).subgraphUrls.ledger,
+    ).toBe('http://ledger:4103/graphql');
   });
 
   test('addresses are 0x + 40 hex, and a mixed-case address must carry a correct checksum', () => {
-    const rpc = { FUNDING_RPC_URL: 'http://127.0.0.1:8545', SETTLEMENT_RPC_URL: 'http://127.0.0.1:8546', SETTLEMENT_TOKEN_ADDRESS: randomAddress() };
+    const rpc = {
+      FUNDING_RPC_URL: 'http://127.0.0.1:8545',
+      SETTLEMENT_RPC_URL: 'http://127.0.0.1:8546',
+      SETTLEMENT_TOKEN_ADDRESS: randomAddress(),
+    };
     const checksummed = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
-    expect(configError({ ...rpc, FUNDING_TOKEN_ADDRESS: '0x1234' }).problems).toEqual([expect.stringMatching(/^FUNDING_TOKEN_ADDRESS: must be 0x/)]);
-    expect(configError({ ...rpc, FUNDING_TOKEN_ADDRESS: checksummed.replace('fCD6', 'fcD6') }).problems).toEqual([
-      expect.stringMatching(/^FUNDING_TOKEN_ADDRESS: has a wrong EIP-55 checksum/),
+    expect(configError({ ...rpc, FUNDING_TOKEN_ADDRESS: '0x1234' }).problems).toEqual([
+      expect.stringMatching(/^FUNDING_TOKEN_ADDRESS: must be 0x/),
     ]);
-    expect(loadConfig({ ...rpc, FUNDING_TOKEN_ADDRESS: checksummed.toLowerCase() }).funding.tokenAddress).toBe(checksummed);
+    expect(
+      configError({ ...rpc, FUNDING_TOKEN_ADDRESS: checksummed.replace('fCD6', 'fcD6') }).problems,
+    ).toEqual([expect.stringMatching(/^FUNDING_TOKEN_ADDRESS: has a wrong EIP-55 checksum/)]);
+    expect(
+      loadConfig({ ...rpc, FUNDING_TOKEN_ADDRESS: checksummed.toLowerCase() }).funding.tokenAddress,
+    ).toBe(checksummed);
   });
 
   test('RPC URLs come both or neither; with them, token addresses are needed', () => {
-    expect(configError({ FUNDING_RPC_URL: 'http://127.0.0.1:8545' }).problems).toContainEqual(expect.stringMatching(/^SETTLEMENT_RPC_URL: set both/));
+    expect(configError({ FUNDING_RPC_URL: 'http://127.0.0.1:8545' }).problems).toContainEqual(
+      expect.stringMatching(/^SETTLEMENT_RPC_URL: set both/),
+    );
     expect(configError({ FUNDING_TOKEN_ADDRESS: randomAddress() }).problems).toEqual([
       expect.stringMatching(/^FUNDING_TOKEN_ADDRESS: is set without the RPC URLs/),
     ]);
@@ -158,30 +223,49 @@ describe('parsing', () => {
       SETTLEMENT_TOKEN_ADDRESS: randomAddress(),
     };
     expect(loadConfig(networks).policyRegistryAddress).toBeNull();
-    expect(loadConfig({ ...networks, POLICY_REGISTRY_ADDRESS: registry }).policyRegistryAddress?.toLowerCase()).toBe(registry);
+    expect(
+      loadConfig({
+        ...networks,
+        POLICY_REGISTRY_ADDRESS: registry,
+      }).policyRegistryAddress?.toLowerCase(),
+    ).toBe(registry);
     expect(configError({ ...networks, POLICY_REGISTRY_ADDRESS: '0x12' }).problems).toEqual([
       expect.stringMatching(/^POLICY_REGISTRY_ADDRESS: must be 0x followed by 40 hex/),
     ]);
   });
 
   test('secrets are hex of at least 32 bytes; admin token hashes are 64 hex each', () => {
-    expect(configError({ SESSION_SECRET: hex(31) }).problems).toEqual([expect.stringMatching(/^SESSION_SECRET: must be at least 32 bytes/)]);
-    expect(configError({ INTERNAL_ACTOR_SECRET: Buffer.from(hex(32)).toString('base64') }).problems).toEqual([
-      expect.stringMatching(/^INTERNAL_ACTOR_SECRET: must be hex/),
+    expect(configError({ SESSION_SECRET: hex(31) }).problems).toEqual([
+      expect.stringMatching(/^SESSION_SECRET: must be at least 32 bytes/),
     ]);
+    expect(
+      configError({ INTERNAL_ACTOR_SECRET: Buffer.from(hex(32)).toString('base64') }).problems,
+    ).toEqual([expect.stringMatching(/^INTERNAL_ACTOR_SECRET: must be hex/)]);
     expect(configError({ ADMIN_TOKEN_HASHES: `${sha256Hex('a')},abc` }).problems).toEqual([
       expect.stringMatching(/^ADMIN_TOKEN_HASHES: entry 2 /),
     ]);
     const config = loadConfig({ ADMIN_TOKEN_HASHES: ` ${sha256Hex('a')} , ${sha256Hex('b')} ` });
-    expect(config.secrets.adminTokenHashes.map((hash) => hash.toString('hex'))).toEqual([sha256Hex('a'), sha256Hex('b')]);
+    expect(config.secrets.adminTokenHashes.map((hash) => hash.toString('hex'))).toEqual([
+      sha256Hex('a'),
+      sha256Hex('b'),
+    ]);
   });
 
   test('rate limits: a store name, and whole numbers 1..1,000,000 per bucket', () => {
-    const config = loadConfig({ RATE_LIMIT_STORE: 'memory', RATE_LIMIT_IP_PER_MINUTE: '120', RATE_LIMIT_SIGN_IN_BURST: '3' });
+    const config = loadConfig({
+      RATE_LIMIT_STORE: 'memory',
+      RATE_LIMIT_IP_PER_MINUTE: '120',
+      RATE_LIMIT_SIGN_IN_BURST: '3',
+    });
     expect(config.rateLimit.store).toBe('memory');
     expect(config.rateLimit.ip).toEqual({ perMinute: 120, burst: 30 });
     expect(config.rateLimit.signIn).toEqual({ perMinute: 10, burst: 3 });
-    const error = configError({ RATE_LIMIT_STORE: 'redis', RATE_LIMIT_PAYER_PER_MINUTE: '0', RATE_LIMIT_OUTBOUND_BURST: '2000000', RATE_LIMIT_PAID_IP_BURST: '1.5' });
+    const error = configError({
+      RATE_LIMIT_STORE: 'redis',
+      RATE_LIMIT_PAYER_PER_MINUTE: '0',
+      RATE_LIMIT_OUTBOUND_BURST: '2000000',
+      RATE_LIMIT_PAID_IP_BURST: '1.5',
+    });
     expect(error.problems.map((problem) => problem.split(':')[0]).sort()).toEqual([
       'RATE_LIMIT_OUTBOUND_BURST',
       'RATE_LIMIT_PAID_IP_BURST',
@@ -192,14 +276,20 @@ describe('parsing', () => {
 
   test('TRUST_PROXY names the proxies or a hop count; trusting everyone is refused', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).http.trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.10' }).http.trustProxy).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.10']);
+    expect(
+      loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, fd00::/8, 192.0.2.10' }).http.trustProxy,
+    ).toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.10']);
     for (const value of ['true', '*', '10.0.0.0/33', 'proxy.example.com', '0', '11']) {
-      expect(configError({ TRUST_PROXY: value }).problems).toEqual([expect.stringMatching(/^TRUST_PROXY: /)]);
+      expect(configError({ TRUST_PROXY: value }).problems).toEqual([
+        expect.stringMatching(/^TRUST_PROXY: /),
+      ]);
     }
   });
 
   test('the subgraph ports must not collide with the gateway port', () => {
-    expect(configError({ PORT: '4103' }).problems).toEqual([expect.stringMatching(/^PORT: 4103 collides with the subgraph ports 4101\.\.4105/)]);
+    expect(configError({ PORT: '4103' }).problems).toEqual([
+      expect.stringMatching(/^PORT: 4103 collides with the subgraph ports 4101\.\.4105/),
+    ]);
   });
 });
 
@@ -234,7 +324,9 @@ describe('production', () => {
   });
 
   test('an empty production environment lists every requirement', () => {
-    const names = configError({ NODE_ENV: 'production' }).problems.map((problem) => problem.split(':')[0]);
+    const names = configError({ NODE_ENV: 'production' }).problems.map(
+      (problem) => problem.split(':')[0],
+    );
     expect(names.sort()).toEqual(
       [
         'PUBLIC_URL',
@@ -254,11 +346,21 @@ describe('production', () => {
   });
 
   test('MIGRATION_DATABASE_URL must log in as another role than DATABASE_URL, and its password is redacted', () => {
-    expect(configError({ ...productionEnv(), MIGRATION_DATABASE_URL: 'postgres://app:other@db.example.com:5432/spend' }).problems).toEqual([
+    expect(
+      configError({
+        ...productionEnv(),
+        MIGRATION_DATABASE_URL: 'postgres://app:other@db.example.com:5432/spend',
+      }).problems,
+    ).toEqual([
       expect.stringMatching(/^MIGRATION_DATABASE_URL: logs in as the same role as DATABASE_URL/),
     ]);
-    const config = loadConfig({ ...productionEnv(), MIGRATION_DATABASE_URL: 'postgres://owner:owner-password-789@db.example.com:5432/spend' });
-    expect(config.migrationDatabaseUrl).toBe('postgres://owner:owner-password-789@db.example.com:5432/spend');
+    const config = loadConfig({
+      ...productionEnv(),
+      MIGRATION_DATABASE_URL: 'postgres://owner:owner-password-789@db.example.com:5432/spend',
+    });
+    expect(config.migrationDatabaseUrl).toBe(
+      'postgres://owner:owner-password-789@db.example.com:5432/spend',
+    );
     expect(JSON.stringify(config)).not.toContain('owner-password-789');
     expect(inspect(config, { depth: null })).not.toContain('owner-password-789');
   });
@@ -272,38 +374,69 @@ describe('production', () => {
 });
 
 describe('published development keys', () => {
-  const spellings = [ANVIL_KEY_0, ANVIL_KEY_0.slice(2), ANVIL_KEY_0.toUpperCase().replace('0X', '0x')];
+  const spellings = [
+    ANVIL_KEY_0,
+    ANVIL_KEY_0.slice(2),
+    ANVIL_KEY_0.toUpperCase().replace('0X', '0x'),
+  ];
 
-  test.each(['development', 'test', 'production'])('TREASURY_PRIVATE_KEY = anvil key 0 is refused in %s, named, without the key', (nodeEnv) => {
-    for (const key of spellings) {
-      const env = nodeEnv === 'production' ? productionEnv() : { NODE_ENV: nodeEnv };
-      const error = configError({ ...env, TREASURY_PRIVATE_KEY: key });
-      expect(error.problems).toEqual([expect.stringMatching(/^TREASURY_PRIVATE_KEY: is a published development key/)]);
-      expect(error.message.toLowerCase()).not.toContain(ANVIL_KEY_0.slice(2, 20));
-      expect(inspect(error).toLowerCase()).not.toContain(ANVIL_KEY_0.slice(2, 20));
-    }
-  });
+  test.each(['development', 'test', 'production'])(
+    'TREASURY_PRIVATE_KEY = anvil key 0 is refused in %s, named, without the key',
+    (nodeEnv) => {
+      for (const key of spellings) {
+        const env = nodeEnv === 'production' ? productionEnv() : { NODE_ENV: nodeEnv };
+        const error = configError({ ...env, TREASURY_PRIVATE_KEY: key });
+        expect(error.problems).toEqual([
+          expect.stringMatching(/^TREASURY_PRIVATE_KEY: is a published development key/),
+        ]);
+        expect(error.message.toLowerCase()).not.toContain(ANVIL_KEY_0.slice(2, 20));
+        expect(inspect(error).toLowerCase()).not.toContain(ANVIL_KEY_0.slice(2, 20));
+      }
+    },
+  );
 
   test('RELAYER_PRIVATE_KEY and FEE_RECEIVER_ADDRESS are checked too', () => {
-    const error = configError({ RELAYER_PRIVATE_KEY: ANVIL_KEY_0, FEE_RECEIVER_ADDRESS: ANVIL_ADDRESS_0 });
-    expect(error.problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['FEE_RECEIVER_ADDRESS', 'RELAYER_PRIVATE_KEY']);
+    const error = configError({
+      RELAYER_PRIVATE_KEY: ANVIL_KEY_0,
+      FEE_RECEIVER_ADDRESS: ANVIL_ADDRESS_0,
+    });
+    expect(error.problems.map((problem) => problem.split(':')[0]).sort()).toEqual([
+      'FEE_RECEIVER_ADDRESS',
+      'RELAYER_PRIVATE_KEY',
+    ]);
   });
 
   test('DEV_KEY_DENYLIST adds keys and addresses to the refusal', () => {
     const key = generatePrivateKey();
     const address = privateKeyToAccount(key).address;
-    const byKey = configError({ DEV_KEY_DENYLIST: `${randomAddress()},${key.slice(2)}`, TREASURY_PRIVATE_KEY: key });
-    expect(byKey.problems).toEqual([expect.stringMatching(/^TREASURY_PRIVATE_KEY: is listed in DEV_KEY_DENYLIST/)]);
+    const byKey = configError({
+      DEV_KEY_DENYLIST: `${randomAddress()},${key.slice(2)}`,
+      TREASURY_PRIVATE_KEY: key,
+    });
+    expect(byKey.problems).toEqual([
+      expect.stringMatching(/^TREASURY_PRIVATE_KEY: is listed in DEV_KEY_DENYLIST/),
+    ]);
     expect(byKey.message).not.toContain(key.slice(2, 20));
-    const byAddress = configError({ DEV_KEY_DENYLIST: address, RELAYER_PRIVATE_KEY: key, FEE_RECEIVER_ADDRESS: address });
-    expect(byAddress.problems.map((problem) => problem.split(':')[0]).sort()).toEqual(['FEE_RECEIVER_ADDRESS', 'RELAYER_PRIVATE_KEY']);
-    expect(configError({ DEV_KEY_DENYLIST: 'not-a-key' }).problems).toEqual([expect.stringMatching(/^DEV_KEY_DENYLIST: entry 1 /)]);
+    const byAddress = configError({
+      DEV_KEY_DENYLIST: address,
+      RELAYER_PRIVATE_KEY: key,
+      FEE_RECEIVER_ADDRESS: address,
+    });
+    expect(byAddress.problems.map((problem) => problem.split(':')[0]).sort()).toEqual([
+      'FEE_RECEIVER_ADDRESS',
+      'RELAYER_PRIVATE_KEY',
+    ]);
+    expect(configError({ DEV_KEY_DENYLIST: 'not-a-key' }).problems).toEqual([
+      expect.stringMatching(/^DEV_KEY_DENYLIST: entry 1 /),
+    ]);
   });
 
   test('a malformed key is refused without echoing it', () => {
     const almostKey = `0x${hex(31)}`;
     const error = configError({ TREASURY_PRIVATE_KEY: almostKey });
-    expect(error.problems).toEqual([expect.stringMatching(/^TREASURY_PRIVATE_KEY: must be 32 bytes/)]);
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^TREASURY_PRIVATE_KEY: must be 32 bytes/),
+    ]);
     expect(error.message).not.toContain(almostKey.slice(2, 20));
   });
 });
@@ -355,17 +488,33 @@ describe('subscription limits', () => {
   });
 
   test('are read from the environment and bounded', () => {
-    const config = loadConfig({ SUBSCRIPTION_MAX_SOCKETS_PER_SESSION: '2', SUBSCRIPTION_MAX_PER_SOCKET: '3', SUBSCRIPTION_READ_QUEUE: '9' });
-    expect(config.subscriptions).toMatchObject({ maxSocketsPerSession: 2, maxSubscriptionsPerSocket: 3, readQueueLength: 9 });
-    expect(configError({ SUBSCRIPTION_MAX_BUFFERED_BYTES: '1024', SUBSCRIPTION_READ_CONCURRENCY: '0' }).problems).toEqual([
-      expect.stringMatching(/^SUBSCRIPTION_MAX_BUFFERED_BYTES: "1024" is outside 16384\.\.67108864/),
+    const config = loadConfig({
+      SUBSCRIPTION_MAX_SOCKETS_PER_SESSION: '2',
+      SUBSCRIPTION_MAX_PER_SOCKET: '3',
+      SUBSCRIPTION_READ_QUEUE: '9',
+    });
+    expect(config.subscriptions).toMatchObject({
+      maxSocketsPerSession: 2,
+      maxSubscriptionsPerSocket: 3,
+      readQueueLength: 9,
+    });
+    expect(
+      configError({ SUBSCRIPTION_MAX_BUFFERED_BYTES: '1024', SUBSCRIPTION_READ_CONCURRENCY: '0' })
+        .problems,
+    ).toEqual([
+      expect.stringMatching(
+        /^SUBSCRIPTION_MAX_BUFFERED_BYTES: "1024" is outside 16384\.\.67108864/,
+      ),
       expect.stringMatching(/^SUBSCRIPTION_READ_CONCURRENCY: "0" is outside 1\.\.32/),
     ]);
   });
 });
 
 describe('adminTokenMatches', () => {
-  const hashes = [createHash('sha256').update('first token').digest(), createHash('sha256').update('second token').digest()];
+  const hashes = [
+    createHash('sha256').update('first token').digest(),
+    createHash('sha256').update('second token').digest(),
+  ];
 
   test('accepts a token whose sha256 is listed, and only such a token', () => {
     expect(adminTokenMatches('first token', hashes)).toBe(true);
@@ -401,14 +550,20 @@ describe('prepareLocalSecrets', () => {
     expect(adminTokenMatches(token, first.config.secrets.adminTokenHashes)).toBe(true);
     expect(first.config.secrets.sessionSecret).toHaveLength(32);
     expect(first.config.secrets.internalActorSecret).toHaveLength(32);
-    expect(first.config.secrets.sessionSecret!.equals(first.config.secrets.internalActorSecret!)).toBe(false);
-    expect(JSON.stringify(first.config)).not.toContain(first.config.secrets.sessionSecret!.toString('hex'));
+    expect(
+      first.config.secrets.sessionSecret!.equals(first.config.secrets.internalActorSecret!),
+    ).toBe(false);
+    expect(JSON.stringify(first.config)).not.toContain(
+      first.config.secrets.sessionSecret!.toString('hex'),
+    );
 
     const second = await prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }));
     expect(second.generatedAdminToken).toBe(false);
     expect(second.config.secrets.adminTokenHashes).toEqual(first.config.secrets.adminTokenHashes);
     expect(second.config.secrets.sessionSecret).toEqual(first.config.secrets.sessionSecret);
-    expect(second.config.secrets.internalActorSecret).toEqual(first.config.secrets.internalActorSecret);
+    expect(second.config.secrets.internalActorSecret).toEqual(
+      first.config.secrets.internalActorSecret,
+    );
   });
 
   test('values given in the environment win over generated ones', async () => {
@@ -425,18 +580,24 @@ describe('prepareLocalSecrets', () => {
   });
 
   test('refuses production, where the values must be explicit', async () => {
-    await expect(prepareLocalSecrets(loadConfig({ ...productionEnv(), DATA_DIR: dataDir }))).rejects.toThrow(ConfigError);
+    await expect(
+      prepareLocalSecrets(loadConfig({ ...productionEnv(), DATA_DIR: dataDir })),
+    ).rejects.toThrow(ConfigError);
   });
 
   test('refuses an admin token file that other users can read', async () => {
     await prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }));
     chmodSync(path.join(dataDir, 'admin-token'), 0o644);
-    await expect(prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }))).rejects.toThrow(/admin-token: is readable by other users/);
+    await expect(prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }))).rejects.toThrow(
+      /admin-token: is readable by other users/,
+    );
   });
 
   test('refuses a secrets file it cannot use, rather than silently replacing it', async () => {
     await prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }));
     writeFileSync(path.join(dataDir, 'secrets.json'), '{"sessionSecret": "abcd"}', { mode: 0o600 });
-    await expect(prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }))).rejects.toThrow(/secrets\.json: SESSION_SECRET: must be at least 32 bytes/);
+    await expect(prepareLocalSecrets(loadConfig({ DATA_DIR: dataDir }))).rejects.toThrow(
+      /secrets\.json: SESSION_SECRET: must be at least 32 bytes/,
+    );
   });
 });

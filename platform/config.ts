@@ -105,13 +105,21 @@ export interface Config {
   readonly subgraphUrls: Readonly<Record<SubgraphName, string | null>>;
   readonly subgraphPortBase: number;
   readonly graphql: GraphQLSettings;
-  readonly http: { readonly bodyLimitBytes: number; readonly consumerAuthRequired: boolean; readonly trustProxy: TrustProxy };
+  readonly http: {
+    readonly bodyLimitBytes: number;
+    readonly consumerAuthRequired: boolean;
+    readonly trustProxy: TrustProxy;
+  };
   /** Token buckets at the edge (docs/operations.md#rate-limits). */
   readonly rateLimit: RateLimitConfig;
   /** Websocket subscriptions: what one session or socket may hold, and how their reads queue. */
   readonly subscriptions: SubscriptionLimits;
   /** x402 on the paid routes: how long settlement waits for a receipt, leases, reconciliation. */
-  readonly x402: { readonly settleTimeoutMs: number; readonly leaseMs: number; readonly reconcileIntervalMs: number };
+  readonly x402: {
+    readonly settleTimeoutMs: number;
+    readonly leaseMs: number;
+    readonly reconcileIntervalMs: number;
+  };
   /** Escalation channels and the worker; a channel is null when it is not configured. */
   readonly escalations: EscalationConfig;
   /** Where each merchant the service buys from answers (PROVIDER_<NAME>_URL); null: none configured (the embedded devnet starts its own). */
@@ -267,7 +275,10 @@ class EnvReader {
     }
     // Mixed case must be a correct EIP-55 checksum: a typo in one character is then caught.
     if (!isAddress(value, { strict: true })) {
-      this.problem(name, 'has a wrong EIP-55 checksum (mixed case); check the address or write it in lowercase');
+      this.problem(
+        name,
+        'has a wrong EIP-55 checksum (mixed case); check the address or write it in lowercase',
+      );
       return null;
     }
     return getAddress(value);
@@ -301,7 +312,10 @@ class EnvReader {
     }
     const bytes = Buffer.from(value, 'hex');
     if (bytes.length < MIN_SECRET_BYTES) {
-      this.problem(name, `must be at least ${MIN_SECRET_BYTES} bytes (${MIN_SECRET_BYTES * 2} hex characters)`);
+      this.problem(
+        name,
+        `must be at least ${MIN_SECRET_BYTES} bytes (${MIN_SECRET_BYTES * 2} hex characters)`,
+      );
       return null;
     }
     return bytes;
@@ -328,13 +342,18 @@ const POSTGRES = ['postgres:', 'postgresql:'];
 /** Parses and validates `env`. Pure apart from locating the project root for DATA_DIR's default. */
 export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
-  const nodeEnv = read.oneOf<NodeEnv>('NODE_ENV', ['development', 'test', 'production'], 'development');
+  const nodeEnv = read.oneOf<NodeEnv>(
+    'NODE_ENV',
+    ['development', 'test', 'production'],
+    'development',
+  );
   const isProduction = nodeEnv === 'production';
   const port = read.integer('PORT', 4000, 1, 65535);
   const host = read.string('HOST', '127.0.0.1', 255);
   const publicUrl = read.url('PUBLIC_URL', HTTP) ?? `http://127.0.0.1:${port}`;
   const dataDirRaw = read.raw('DATA_DIR');
-  const dataDir = dataDirRaw === undefined ? path.join(projectRoot(), '.data') : path.resolve(dataDirRaw);
+  const dataDir =
+    dataDirRaw === undefined ? path.join(projectRoot(), '.data') : path.resolve(dataDirRaw);
   const logLevel = read.oneOf<LogLevel>('LOG_LEVEL', LOG_LEVELS, 'info');
   const databaseUrl = read.url('DATABASE_URL', POSTGRES);
   const migrationDatabaseUrl = read.url('MIGRATION_DATABASE_URL', POSTGRES);
@@ -348,9 +367,17 @@ export function loadConfig(env: Env = process.env): Config {
   const subgraphUrls = Object.fromEntries(
     SUBGRAPH_NAMES.map((name) => [name, read.url(`SUBGRAPH_URL_${name.toUpperCase()}`, HTTP)]),
   ) as Record<SubgraphName, string | null>;
-  const subgraphPortBase = read.integer('SUBGRAPH_PORT_BASE', 4101, 1, 65535 - (SUBGRAPH_COUNT - 1));
+  const subgraphPortBase = read.integer(
+    'SUBGRAPH_PORT_BASE',
+    4101,
+    1,
+    65535 - (SUBGRAPH_COUNT - 1),
+  );
   if (port >= subgraphPortBase && port < subgraphPortBase + SUBGRAPH_COUNT) {
-    read.problem('PORT', `${port} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`);
+    read.problem(
+      'PORT',
+      `${port} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`,
+    );
   }
 
   const limits = GRAPHQL_LIMIT_DEFAULTS;
@@ -375,7 +402,12 @@ export function loadConfig(env: Env = process.env): Config {
   const x402 = {
     settleTimeoutMs,
     // Settling, then running the call, must fit in the lease, or a duplicate may resume it early.
-    leaseMs: read.integer('X402_LEASE_MS', settleTimeoutMs + 30_000, settleTimeoutMs + 1_000, 3_600_000),
+    leaseMs: read.integer(
+      'X402_LEASE_MS',
+      settleTimeoutMs + 30_000,
+      settleTimeoutMs + 1_000,
+      3_600_000,
+    ),
     reconcileIntervalMs: read.integer('X402_RECONCILE_INTERVAL_MS', 15_000, 0, 3_600_000),
   };
   const escalations = readEscalations(read, publicUrl);
@@ -389,7 +421,14 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   if (isProduction) {
-    checkProduction(read, { databaseUrl, migrationDatabaseUrl, ...chains, feeReceiverAddress, secrets, consumerAuthRequired: http.consumerAuthRequired });
+    checkProduction(read, {
+      databaseUrl,
+      migrationDatabaseUrl,
+      ...chains,
+      feeReceiverAddress,
+      secrets,
+      consumerAuthRequired: http.consumerAuthRequired,
+    });
   }
   if (read.problems.length > 0) throw new ConfigError(read.problems);
 
@@ -437,14 +476,38 @@ function readRdap(read: EnvReader, devnet: boolean): RdapConfig {
   else if (raw !== undefined) {
     const url = URL.canParse(raw) ? new URL(raw) : null;
     if (url !== null && (url.protocol === 'file:' || isAllowedRdapUrl(url))) bootstrapSource = raw;
-    else read.problem('RDAP_BOOTSTRAP_URL', 'must be an https URL, an http URL on loopback, a file: URL or an absolute path');
+    else
+      read.problem(
+        'RDAP_BOOTSTRAP_URL',
+        'must be an https URL, an http URL on loopback, a file: URL or an absolute path',
+      );
   }
-  const { MIN_LOOKUP_TIMEOUT_MS, MAX_LOOKUP_TIMEOUT_MS, MAX_CONCURRENT_LOOKUPS, MAX_TRANSPORT_RETRIES } = rdapLimits;
+  const {
+    MIN_LOOKUP_TIMEOUT_MS,
+    MAX_LOOKUP_TIMEOUT_MS,
+    MAX_CONCURRENT_LOOKUPS,
+    MAX_TRANSPORT_RETRIES,
+  } = rdapLimits;
   return {
     bootstrapSource,
-    lookupTimeoutMs: read.integer('RDAP_LOOKUP_TIMEOUT_MS', rdapLimits.DEFAULT_LOOKUP_TIMEOUT_MS, MIN_LOOKUP_TIMEOUT_MS, MAX_LOOKUP_TIMEOUT_MS),
-    maxConcurrentLookups: read.integer('RDAP_MAX_CONCURRENT_LOOKUPS', rdapLimits.DEFAULT_MAX_CONCURRENT_LOOKUPS, 1, MAX_CONCURRENT_LOOKUPS),
-    transportRetries: read.integer('RDAP_TRANSPORT_RETRIES', rdapLimits.DEFAULT_TRANSPORT_RETRIES, 0, MAX_TRANSPORT_RETRIES),
+    lookupTimeoutMs: read.integer(
+      'RDAP_LOOKUP_TIMEOUT_MS',
+      rdapLimits.DEFAULT_LOOKUP_TIMEOUT_MS,
+      MIN_LOOKUP_TIMEOUT_MS,
+      MAX_LOOKUP_TIMEOUT_MS,
+    ),
+    maxConcurrentLookups: read.integer(
+      'RDAP_MAX_CONCURRENT_LOOKUPS',
+      rdapLimits.DEFAULT_MAX_CONCURRENT_LOOKUPS,
+      1,
+      MAX_CONCURRENT_LOOKUPS,
+    ),
+    transportRetries: read.integer(
+      'RDAP_TRANSPORT_RETRIES',
+      rdapLimits.DEFAULT_TRANSPORT_RETRIES,
+      0,
+      MAX_TRANSPORT_RETRIES,
+    ),
   };
 }
 
@@ -487,7 +550,10 @@ function readTrustProxy(read: EnvReader): TrustProxy {
   const wrong = entries.filter((entry) => !isProxyEntry(entry));
   if (wrong.length > 0) {
     // `true` would trust any X-Forwarded-For, so every client could pick its own address.
-    read.problem('TRUST_PROXY', `${wrong.map(show).join(', ')}: name the proxies (addresses, subnets, loopback, linklocal, uniquelocal) or a hop count 1..${MAX_PROXY_HOPS}`);
+    read.problem(
+      'TRUST_PROXY',
+      `${wrong.map(show).join(', ')}: name the proxies (addresses, subnets, loopback, linklocal, uniquelocal) or a hop count 1..${MAX_PROXY_HOPS}`,
+    );
     return false;
   }
   return entries;
@@ -496,9 +562,24 @@ function readTrustProxy(read: EnvReader): TrustProxy {
 function readSubscriptionLimits(read: EnvReader): SubscriptionLimits {
   const defaults = DEFAULT_SUBSCRIPTION_LIMITS;
   return {
-    maxSocketsPerSession: read.integer('SUBSCRIPTION_MAX_SOCKETS_PER_SESSION', defaults.maxSocketsPerSession, 1, 1000),
-    maxSubscriptionsPerSocket: read.integer('SUBSCRIPTION_MAX_PER_SOCKET', defaults.maxSubscriptionsPerSocket, 1, 1000),
-    maxBufferedBytes: read.integer('SUBSCRIPTION_MAX_BUFFERED_BYTES', defaults.maxBufferedBytes, 16 * 1024, 64 * 1024 * 1024),
+    maxSocketsPerSession: read.integer(
+      'SUBSCRIPTION_MAX_SOCKETS_PER_SESSION',
+      defaults.maxSocketsPerSession,
+      1,
+      1000,
+    ),
+    maxSubscriptionsPerSocket: read.integer(
+      'SUBSCRIPTION_MAX_PER_SOCKET',
+      defaults.maxSubscriptionsPerSocket,
+      1,
+      1000,
+    ),
+    maxBufferedBytes: read.integer(
+      'SUBSCRIPTION_MAX_BUFFERED_BYTES',
+      defaults.maxBufferedBytes,
+      16 * 1024,
+      64 * 1024 * 1024,
+    ),
     readConcurrency: read.integer('SUBSCRIPTION_READ_CONCURRENCY', defaults.readConcurrency, 1, 32),
     readQueueLength: read.integer('SUBSCRIPTION_READ_QUEUE', defaults.readQueueLength, 1, 100_000),
   };
@@ -510,47 +591,86 @@ export interface EscalationConfig {
   /** DASHBOARD_URL: notices link to `<dashboardUrl>/escalations/<pollRef>`. */
   readonly dashboardUrl: string;
   /** Bot API base URL, bot token and the setWebhook secret token. */
-  readonly telegram: { readonly apiBaseUrl: string; readonly botToken: string; readonly webhookSecret: string } | null;
+  readonly telegram: {
+    readonly apiBaseUrl: string;
+    readonly botToken: string;
+    readonly webhookSecret: string;
+  } | null;
   /** Web API base URL, bot token and the app's signing secret. */
-  readonly slack: { readonly apiBaseUrl: string; readonly botToken: string; readonly signingSecret: string } | null;
+  readonly slack: {
+    readonly apiBaseUrl: string;
+    readonly botToken: string;
+    readonly signingSecret: string;
+  } | null;
   readonly smtp: { readonly url: string; readonly from: string } | null;
 }
 
 /** Channel settings come in sets: a token without its verification secret (or the reverse) is refused. */
 function readEscalations(read: EnvReader, publicUrl: string): EscalationConfig {
-  const pair = (tokenName: string, secretName: string): { token: string; secret: string } | null => {
+  const pair = (
+    tokenName: string,
+    secretName: string,
+  ): { token: string; secret: string } | null => {
     const token = read.string(tokenName, '', 512);
     const secret = read.string(secretName, '', 256);
     if ((token === '') !== (secret === '')) {
-      read.problem(token === '' ? tokenName : secretName, `set ${tokenName} and ${secretName} together, or neither`);
+      read.problem(
+        token === '' ? tokenName : secretName,
+        `set ${tokenName} and ${secretName} together, or neither`,
+      );
       return null;
     }
     return token === '' ? null : { token, secret };
   };
   const telegramPair = pair('TELEGRAM_BOT_TOKEN', 'TELEGRAM_WEBHOOK_SECRET');
   if (telegramPair !== null && !/^[A-Za-z0-9_-]{1,256}$/.test(telegramPair.secret)) {
-    read.problem('TELEGRAM_WEBHOOK_SECRET', 'must be 1-256 of A-Z a-z 0-9 _ - (Telegram\'s secret_token alphabet)');
+    read.problem(
+      'TELEGRAM_WEBHOOK_SECRET',
+      "must be 1-256 of A-Z a-z 0-9 _ - (Telegram's secret_token alphabet)",
+    );
   }
   const slackPair = pair('SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET');
   const telegramApi = read.url('TELEGRAM_API_BASE_URL', HTTP) ?? 'https://api.telegram.org';
   const slackApi = read.url('SLACK_API_BASE_URL', HTTP) ?? 'https://slack.com/api';
   const smtpUrl = read.url('SMTP_URL', ['smtp:', 'smtps:']);
   const smtpFrom = read.string('SMTP_FROM', '', 254);
-  if (smtpUrl !== null && smtpFrom === '') read.problem('SMTP_FROM', 'is required when SMTP_URL is set');
+  if (smtpUrl !== null && smtpFrom === '')
+    read.problem('SMTP_FROM', 'is required when SMTP_URL is set');
   return {
     sweepIntervalMs: read.integer('ESCALATION_SWEEP_INTERVAL_MS', 5_000, 100, 600_000),
     dashboardUrl: read.url('DASHBOARD_URL', HTTP) ?? `${publicUrl}/dashboard`,
-    telegram: telegramPair === null ? null : { apiBaseUrl: telegramApi, botToken: telegramPair.token, webhookSecret: telegramPair.secret },
-    slack: slackPair === null ? null : { apiBaseUrl: slackApi, botToken: slackPair.token, signingSecret: slackPair.secret },
+    telegram:
+      telegramPair === null
+        ? null
+        : {
+            apiBaseUrl: telegramApi,
+            botToken: telegramPair.token,
+            webhookSecret: telegramPair.secret,
+          },
+    slack:
+      slackPair === null
+        ? null
+        : { apiBaseUrl: slackApi, botToken: slackPair.token, signingSecret: slackPair.secret },
     smtp: smtpUrl === null ? null : { url: smtpUrl, from: smtpFrom },
   };
 }
 
-function readChains(read: EnvReader): Pick<ConfigFields, 'devnet' | 'funding' | 'settlement' | 'policyRegistryAddress'> {
-  const chain = (prefix: 'FUNDING' | 'SETTLEMENT', chainId: number, tokenName: string, tokenVersion: string): ChainConfig => {
+function readChains(
+  read: EnvReader,
+): Pick<ConfigFields, 'devnet' | 'funding' | 'settlement' | 'policyRegistryAddress'> {
+  const chain = (
+    prefix: 'FUNDING' | 'SETTLEMENT',
+    chainId: number,
+    tokenName: string,
+    tokenVersion: string,
+  ): ChainConfig => {
     const rpcUrl = read.url(`${prefix}_RPC_URL`, RPC);
     const tokenAddress = read.address(`${prefix}_TOKEN_ADDRESS`);
-    if (rpcUrl !== null && tokenAddress === null && read.raw(`${prefix}_TOKEN_ADDRESS`) === undefined) {
+    if (
+      rpcUrl !== null &&
+      tokenAddress === null &&
+      read.raw(`${prefix}_TOKEN_ADDRESS`) === undefined
+    ) {
       read.problem(`${prefix}_TOKEN_ADDRESS`, `is required when ${prefix}_RPC_URL is set`);
     }
     return {
@@ -567,7 +687,10 @@ function readChains(read: EnvReader): Pick<ConfigFields, 'devnet' | 'funding' | 
   const settlementSet = read.raw('SETTLEMENT_RPC_URL') !== undefined;
   if (fundingSet !== settlementSet) {
     const missing = fundingSet ? 'SETTLEMENT_RPC_URL' : 'FUNDING_RPC_URL';
-    read.problem(missing, 'set both FUNDING_RPC_URL and SETTLEMENT_RPC_URL, or neither (neither starts the local devnet)');
+    read.problem(
+      missing,
+      'set both FUNDING_RPC_URL and SETTLEMENT_RPC_URL, or neither (neither starts the local devnet)',
+    );
   }
   const devnet = !fundingSet && !settlementSet;
   for (const name of ['FUNDING_TOKEN_ADDRESS', 'SETTLEMENT_TOKEN_ADDRESS']) {
@@ -578,7 +701,10 @@ function readChains(read: EnvReader): Pick<ConfigFields, 'devnet' | 'funding' | 
   // Optional on real networks: without it policies work, only on-chain registration is refused.
   const policyRegistryAddress = read.address('POLICY_REGISTRY_ADDRESS');
   if (devnet && read.raw('POLICY_REGISTRY_ADDRESS') !== undefined) {
-    read.problem('POLICY_REGISTRY_ADDRESS', 'is set without the RPC URLs; the devnet deploys its own registry');
+    read.problem(
+      'POLICY_REGISTRY_ADDRESS',
+      'is set without the RPC URLs; the devnet deploys its own registry',
+    );
   }
   return { devnet, funding, settlement, policyRegistryAddress };
 }
@@ -588,7 +714,11 @@ function readSecrets(read: EnvReader): Secrets {
   read.list('DEV_KEY_DENYLIST').forEach((entry, index) => {
     const hex = (entry.startsWith('0x') ? entry : `0x${entry}`).toLowerCase();
     if (/^0x([0-9a-f]{64}|[0-9a-f]{40})$/.test(hex)) devKeyDenylist.push(hex);
-    else read.problem('DEV_KEY_DENYLIST', `entry ${index + 1} is neither a private key (64 hex) nor an address (40 hex)`);
+    else
+      read.problem(
+        'DEV_KEY_DENYLIST',
+        `entry ${index + 1} is neither a private key (64 hex) nor an address (40 hex)`,
+      );
   });
 
   const adminTokenHashes: Buffer[] = [];
@@ -598,20 +728,37 @@ function readSecrets(read: EnvReader): Secrets {
   }
   hashes.forEach((hash, index) => {
     if (/^[0-9a-fA-F]{64}$/.test(hash)) adminTokenHashes.push(Buffer.from(hash, 'hex'));
-    else read.problem('ADMIN_TOKEN_HASHES', `entry ${index + 1} is not a sha256 hex digest (64 hex characters)`);
+    else
+      read.problem(
+        'ADMIN_TOKEN_HASHES',
+        `entry ${index + 1} is not a sha256 hex digest (64 hex characters)`,
+      );
   });
 
   const treasuryPrivateKey = read.privateKey('TREASURY_PRIVATE_KEY');
   const relayerPrivateKey = read.privateKey('RELAYER_PRIVATE_KEY');
   if (treasuryPrivateKey !== null && treasuryPrivateKey === relayerPrivateKey) {
-    read.problem('RELAYER_PRIVATE_KEY', 'must differ from TREASURY_PRIVATE_KEY: the relayer only pays gas and must not hold the treasury');
+    read.problem(
+      'RELAYER_PRIVATE_KEY',
+      'must differ from TREASURY_PRIVATE_KEY: the relayer only pays gas and must not hold the treasury',
+    );
   }
   const sessionSecret = read.secret('SESSION_SECRET');
   const internalActorSecret = read.secret('INTERNAL_ACTOR_SECRET');
   if (sessionSecret && internalActorSecret && sessionSecret.equals(internalActorSecret)) {
-    read.problem('INTERNAL_ACTOR_SECRET', 'must differ from SESSION_SECRET: one leaked secret must not forge both');
+    read.problem(
+      'INTERNAL_ACTOR_SECRET',
+      'must differ from SESSION_SECRET: one leaked secret must not forge both',
+    );
   }
-  return { treasuryPrivateKey, relayerPrivateKey, adminTokenHashes, sessionSecret, internalActorSecret, devKeyDenylist };
+  return {
+    treasuryPrivateKey,
+    relayerPrivateKey,
+    adminTokenHashes,
+    sessionSecret,
+    internalActorSecret,
+    devKeyDenylist,
+  };
 }
 
 function addressOfKey(key: string): string | null {
@@ -632,16 +779,24 @@ function checkDevKeys(read: EnvReader, secrets: Secrets, feeReceiverAddress: Hex
   for (const [name, key] of keys) {
     if (key === null) continue;
     if (isPublishedDevKey(key)) {
-      read.problem(name, 'is a published development key (the anvil/hardhat test mnemonic); anyone can spend from it. Use a freshly generated key');
+      read.problem(
+        name,
+        'is a published development key (the anvil/hardhat test mnemonic); anyone can spend from it. Use a freshly generated key',
+      );
     } else if (isPublishedDevKey(key, denylist)) {
       read.problem(name, 'is listed in DEV_KEY_DENYLIST; use a freshly generated key');
     }
   }
   if (feeReceiverAddress === null) return;
   const address = feeReceiverAddress.toLowerCase();
-  const deniedAddresses = new Set(denylist.map((entry) => (entry.length === 66 ? addressOfKey(entry) : entry)));
+  const deniedAddresses = new Set(
+    denylist.map((entry) => (entry.length === 66 ? addressOfKey(entry) : entry)),
+  );
   if (isPublishedDevAddress(address)) {
-    read.problem('FEE_RECEIVER_ADDRESS', 'belongs to a published development key; fees sent there can be taken by anyone');
+    read.problem(
+      'FEE_RECEIVER_ADDRESS',
+      'belongs to a published development key; fees sent there can be taken by anyone',
+    );
   } else if (deniedAddresses.has(address)) {
     read.problem('FEE_RECEIVER_ADDRESS', 'is listed in DEV_KEY_DENYLIST (directly or by its key)');
   }
@@ -649,7 +804,15 @@ function checkDevKeys(read: EnvReader, secrets: Secrets, feeReceiverAddress: Hex
 
 function checkProduction(
   read: EnvReader,
-  values: Pick<ConfigFields, 'databaseUrl' | 'migrationDatabaseUrl' | 'funding' | 'settlement' | 'feeReceiverAddress' | 'secrets'> & {
+  values: Pick<
+    ConfigFields,
+    | 'databaseUrl'
+    | 'migrationDatabaseUrl'
+    | 'funding'
+    | 'settlement'
+    | 'feeReceiverAddress'
+    | 'secrets'
+  > & {
     consumerAuthRequired: boolean;
   },
 ): void {
@@ -673,14 +836,24 @@ function checkProduction(
   const reported = new Set(read.problems.map((problem) => problem.slice(0, problem.indexOf(':'))));
   for (const [name, value] of required) {
     if (value === null && read.raw(name) === undefined && !reported.has(name)) {
-      read.problem(name, 'is required when NODE_ENV=production (no devnet or embedded defaults there)');
+      read.problem(
+        name,
+        'is required when NODE_ENV=production (no devnet or embedded defaults there)',
+      );
     }
   }
   if (!values.consumerAuthRequired) {
     read.problem('CONSUMER_AUTH_REQUIRED', 'cannot be turned off when NODE_ENV=production');
   }
-  if (values.databaseUrl !== null && values.migrationDatabaseUrl !== null && loginOf(values.databaseUrl) === loginOf(values.migrationDatabaseUrl)) {
-    read.problem('MIGRATION_DATABASE_URL', 'logs in as the same role as DATABASE_URL; the service must run as a role that owns nothing');
+  if (
+    values.databaseUrl !== null &&
+    values.migrationDatabaseUrl !== null &&
+    loginOf(values.databaseUrl) === loginOf(values.migrationDatabaseUrl)
+  ) {
+    read.problem(
+      'MIGRATION_DATABASE_URL',
+      'logs in as the same role as DATABASE_URL; the service must run as a role that owns nothing',
+    );
   }
 }
 
@@ -717,9 +890,20 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
     settlement: { ...config.settlement, rpcUrl: redactUrl(config.settlement.rpcUrl, false) },
     escalations: {
       ...config.escalations,
-      telegram: config.escalations.telegram && { ...config.escalations.telegram, botToken: REDACTED, webhookSecret: REDACTED },
-      slack: config.escalations.slack && { ...config.escalations.slack, botToken: REDACTED, signingSecret: REDACTED },
-      smtp: config.escalations.smtp && { ...config.escalations.smtp, url: redactUrl(config.escalations.smtp.url, true) },
+      telegram: config.escalations.telegram && {
+        ...config.escalations.telegram,
+        botToken: REDACTED,
+        webhookSecret: REDACTED,
+      },
+      slack: config.escalations.slack && {
+        ...config.escalations.slack,
+        botToken: REDACTED,
+        signingSecret: REDACTED,
+      },
+      smtp: config.escalations.smtp && {
+        ...config.escalations.smtp,
+        url: redactUrl(config.escalations.smtp.url, true),
+      },
     },
     providerUrls: { domains: redactUrl(config.providerUrls.domains, true) },
     secrets: {
@@ -734,7 +918,13 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
 }
 
 function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value) || Object.isFrozen(value)) return value;
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    Buffer.isBuffer(value) ||
+    Object.isFrozen(value)
+  )
+    return value;
   for (const child of Object.values(value)) deepFreeze(child);
   return Object.freeze(value);
 }
@@ -747,11 +937,15 @@ function sealConfig(fields: ConfigFields): Config {
   const redactSecrets = () => redactedView(fields).secrets;
   Object.defineProperties(fields.secrets, {
     toJSON: { value: redactSecrets },
-    [inspect.custom]: { value: (_depth: number, options: object) => inspect(redactSecrets(), options) },
+    [inspect.custom]: {
+      value: (_depth: number, options: object) => inspect(redactSecrets(), options),
+    },
   });
   Object.defineProperties(fields, {
     toJSON: { value: () => redactedView(fields) },
-    [inspect.custom]: { value: (_depth: number, options: object) => inspect(redactedView(fields), options) },
+    [inspect.custom]: {
+      value: (_depth: number, options: object) => inspect(redactedView(fields), options),
+    },
   });
   return deepFreeze(fields as Config);
 }
@@ -826,10 +1020,15 @@ export async function prepareLocalSecrets(config: Config): Promise<LocalSecrets>
   let adminTokenHashes = secrets.adminTokenHashes;
   if (adminTokenHashes.length === 0) {
     const file = path.join(config.dataDir, 'admin-token');
-    result.generatedAdminToken = createOnce(file, `${randomBytes(GENERATED_TOKEN_BYTES).toString('base64url')}\n`);
+    result.generatedAdminToken = createOnce(
+      file,
+      `${randomBytes(GENERATED_TOKEN_BYTES).toString('base64url')}\n`,
+    );
     const token = readPrivateFile(file);
     if (token.length < MIN_ADMIN_TOKEN_CHARS || /\s/.test(token)) {
-      throw new ConfigError([`${file}: must hold one token of at least ${MIN_ADMIN_TOKEN_CHARS} characters; delete it to generate one`]);
+      throw new ConfigError([
+        `${file}: must hold one token of at least ${MIN_ADMIN_TOKEN_CHARS} characters; delete it to generate one`,
+      ]);
     }
     adminTokenHashes = [sha256(token)];
     result.adminTokenFile = file;
@@ -838,7 +1037,10 @@ export async function prepareLocalSecrets(config: Config): Promise<LocalSecrets>
   let { sessionSecret, internalActorSecret } = secrets;
   if (sessionSecret === null || internalActorSecret === null) {
     const file = path.join(config.dataDir, 'secrets.json');
-    const generated = { sessionSecret: randomBytes(MIN_SECRET_BYTES).toString('hex'), internalActorSecret: randomBytes(MIN_SECRET_BYTES).toString('hex') };
+    const generated = {
+      sessionSecret: randomBytes(MIN_SECRET_BYTES).toString('hex'),
+      internalActorSecret: randomBytes(MIN_SECRET_BYTES).toString('hex'),
+    };
     createOnce(file, `${JSON.stringify(generated, null, 2)}\n`);
     const stored = parseSecretsFile(file, readPrivateFile(file));
     sessionSecret ??= stored.sessionSecret;
@@ -852,7 +1054,10 @@ export async function prepareLocalSecrets(config: Config): Promise<LocalSecrets>
   return { config: sealConfig(fields), ...result };
 }
 
-function parseSecretsFile(file: string, text: string): { sessionSecret: Buffer; internalActorSecret: Buffer } {
+function parseSecretsFile(
+  file: string,
+  text: string,
+): { sessionSecret: Buffer; internalActorSecret: Buffer } {
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
@@ -861,13 +1066,19 @@ function parseSecretsFile(file: string, text: string): { sessionSecret: Buffer; 
   }
   const read = new EnvReader({
     SESSION_SECRET: typeof parsed.sessionSecret === 'string' ? parsed.sessionSecret : undefined,
-    INTERNAL_ACTOR_SECRET: typeof parsed.internalActorSecret === 'string' ? parsed.internalActorSecret : undefined,
+    INTERNAL_ACTOR_SECRET:
+      typeof parsed.internalActorSecret === 'string' ? parsed.internalActorSecret : undefined,
   });
   const sessionSecret = read.secret('SESSION_SECRET');
   const internalActorSecret = read.secret('INTERNAL_ACTOR_SECRET');
   if (sessionSecret === null || internalActorSecret === null) {
-    const problems = read.problems.length > 0 ? read.problems : ['sessionSecret or internalActorSecret is missing'];
-    throw new ConfigError(problems.map((problem) => `${file}: ${problem}; delete it to generate new secrets`));
+    const problems =
+      read.problems.length > 0
+        ? read.problems
+        : ['sessionSecret or internalActorSecret is missing'];
+    throw new ConfigError(
+      problems.map((problem) => `${file}: ${problem}; delete it to generate new secrets`),
+    );
   }
   return { sessionSecret, internalActorSecret };
 }

@@ -9,8 +9,12 @@ describe('provider URLs', () => {
   });
 
   it('reads PROVIDER_DOMAINS_URL without its trailing slash and never prints its password', () => {
-    const config = loadConfig({ PROVIDER_DOMAINS_URL: 'https://buyer:merchant-password-value@domains.example/v1/' });
-    expect(config.providerUrls.domains).toBe('https://buyer:merchant-password-value@domains.example/v1');
+    const config = loadConfig({
+      PROVIDER_DOMAINS_URL: 'https://buyer:merchant-password-value@domains.example/v1/',
+    });
+    expect(config.providerUrls.domains).toBe(
+      'https://buyer:merchant-password-value@domains.example/v1',
+    );
     expect(JSON.stringify(config)).not.toContain('merchant-password-value');
     expect(inspect(config, { depth: 5 })).not.toContain('merchant-password-value');
     expect(JSON.stringify(config)).toContain('domains.example/v1');
@@ -21,7 +25,9 @@ describe('provider URLs', () => {
     try {
       loadConfig({ PROVIDER_DOMAINS_URL: value });
     } catch (error) {
-      expect((error as ConfigError).problems).toEqual([expect.stringMatching(/^PROVIDER_DOMAINS_URL: /)]);
+      expect((error as ConfigError).problems).toEqual([
+        expect.stringMatching(/^PROVIDER_DOMAINS_URL: /),
+      ]);
     }
   });
 });

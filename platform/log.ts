@@ -22,7 +22,9 @@ export const REDACTED_PATHS = [
   '*.signature',
 ];
 
-export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
+export function createLogger(
+  options: { level?: string; name?: string; destination?: pino.DestinationStream } = {},
+): Logger {
   return pino(
     {
       name: options.name ?? 'spend-control',

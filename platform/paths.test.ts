@@ -8,7 +8,9 @@ describe('projectRoot', () => {
   it('is the folder with this project’s package.json and the contracts sources', () => {
     const root = projectRoot();
     expect(path.isAbsolute(root)).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).name).toBe('agent-spend-control');
+    expect(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).name).toBe(
+      'agent-spend-control',
+    );
     expect(fs.existsSync(path.join(root, 'contracts', 'src', 'Eip3009Token.sol'))).toBe(true);
   });
 

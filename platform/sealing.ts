@@ -21,7 +21,9 @@ export class SealError extends Error {
 /** The sealing key of a deployment: HKDF-SHA256 of the actor secret with a fixed label. */
 export function deriveSealingKey(actorSecret: Buffer): Buffer {
   if (actorSecret.length < 32) throw new SealError('the actor secret is shorter than 32 bytes');
-  return Buffer.from(hkdfSync('sha256', actorSecret, Buffer.alloc(0), HKDF_INFO, SEALING_KEY_BYTES));
+  return Buffer.from(
+    hkdfSync('sha256', actorSecret, Buffer.alloc(0), HKDF_INFO, SEALING_KEY_BYTES),
+  );
 }
 
 export function seal(key: Buffer, plaintext: string): Buffer {
@@ -39,7 +41,10 @@ export function unseal(key: Buffer, sealed: Buffer): string {
   const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
   decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    return Buffer.concat([
+      decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)),
+      decipher.final(),
+    ]).toString('utf8');
   } catch {
     throw new SealError('authentication failed');
   }

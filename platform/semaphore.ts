@@ -6,9 +6,14 @@ export class Semaphore {
   private held = 0;
   private readonly waiting: Array<(release: Release) => void> = [];
 
-  constructor(private readonly permits: number, private readonly maxWaiting: number) {
-    if (!Number.isInteger(permits) || permits < 1) throw new RangeError('permits must be a positive integer');
-    if (!Number.isInteger(maxWaiting) || maxWaiting < 0) throw new RangeError('maxWaiting must be a non-negative integer');
+  constructor(
+    private readonly permits: number,
+    private readonly maxWaiting: number,
+  ) {
+    if (!Number.isInteger(permits) || permits < 1)
+      throw new RangeError('permits must be a positive integer');
+    if (!Number.isInteger(maxWaiting) || maxWaiting < 0)
+      throw new RangeError('maxWaiting must be a non-negative integer');
   }
 
   /** Resolves with a release function once a permit is free; null when the wait queue is full. */

@@ -34,7 +34,8 @@ export function canonicalSubgraphUrl(name: SubgraphName): string {
 export function subgraphModules(): SubgraphModule[] {
   return SUBGRAPH_NAMES.map((name) => {
     const module = SUBGRAPH_MODULES[name];
-    if (module.name !== name) throw new Error(`registry entry ${name} holds the ${module.name} module`);
+    if (module.name !== name)
+      throw new Error(`registry entry ${name} holds the ${module.name} module`);
     return module;
   });
 }

@@ -24,7 +24,10 @@ export default async function globalSetup(): Promise<void> {
   try {
     // Throwaway data: skip fsync, which is most of the start-up and CREATE DATABASE time.
     const server = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), durable: false });
-    (globalThis as Record<symbol, unknown>)[EMBEDDED_HANDLE] = { server, dir } satisfies EmbeddedForTests;
+    (globalThis as Record<symbol, unknown>)[EMBEDDED_HANDLE] = {
+      server,
+      dir,
+    } satisfies EmbeddedForTests;
     // testDb.ts creates each file's database from this URL; the maintenance database `postgres`
     // is the neutral place to run CREATE/DROP DATABASE from.
     process.env.DATABASE_URL = withDatabase(server.url, 'postgres');

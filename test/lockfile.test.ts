@@ -7,6 +7,8 @@ import { projectRoot } from '../platform/paths';
 describe('package-lock.json', () => {
   it('lists every optional platform package, so npm ci accepts it on a fresh machine', () => {
     const tool = path.join(projectRoot(), 'tools', 'complete-lockfile.js');
-    expect(() => execFileSync(process.execPath, [tool, '--check'], { stdio: 'pipe' })).not.toThrow();
+    expect(() =>
+      execFileSync(process.execPath, [tool, '--check'], { stdio: 'pipe' }),
+    ).not.toThrow();
   });
 });

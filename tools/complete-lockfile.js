@@ -10,7 +10,17 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const OS = ['darwin', 'linux', 'win32', 'android', 'freebsd', 'openharmony'];
-const CPU = { amd64: 'x64', x64: 'x64', arm64: 'arm64', arm: 'arm', ia32: 'ia32', ppc64: 'ppc64', riscv64: 'riscv64', s390x: 's390x', loong64: 'loong64' };
+const CPU = {
+  amd64: 'x64',
+  x64: 'x64',
+  arm64: 'arm64',
+  arm: 'arm',
+  ia32: 'ia32',
+  ppc64: 'ppc64',
+  riscv64: 'riscv64',
+  s390x: 's390x',
+  loong64: 'loong64',
+};
 
 function platformOf(name) {
   const parts = name.split('/').pop().split('-');
@@ -38,13 +48,17 @@ function main() {
   const missing = missingOptionals(lock);
   if (process.argv.includes('--check')) {
     if (missing.size === 0) return 0;
-    process.stderr.write(`package-lock.json lacks ${missing.size} optional platform packages (npm ci will refuse it): run node tools/complete-lockfile.js\n`);
+    process.stderr.write(
+      `package-lock.json lacks ${missing.size} optional platform packages (npm ci will refuse it): run node tools/complete-lockfile.js\n`,
+    );
     return 1;
   }
   for (const [name, { spec, dev, license }] of missing) {
     const platform = platformOf(name);
     if (!platform || !/^\d+\.\d+\.\d+/.test(spec)) {
-      process.stderr.write(`cannot tell the platform or exact version of ${name}@${spec}; add it by hand\n`);
+      process.stderr.write(
+        `cannot tell the platform or exact version of ${name}@${spec}; add it by hand\n`,
+      );
       return 1;
     }
     const entry = { version: spec, cpu: [platform.cpu] };
@@ -54,7 +68,9 @@ function main() {
     entry.os = [platform.os];
     lock.packages[`node_modules/${name}`] = entry;
   }
-  const sorted = Object.keys(lock.packages).sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+  const sorted = Object.keys(lock.packages).sort((a, b) =>
+    a === '' ? -1 : b === '' ? 1 : a < b ? -1 : a > b ? 1 : 0,
+  );
   lock.packages = Object.fromEntries(sorted.map((key) => [key, lock.packages[key]]));
   fs.writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
   process.stdout.write(`added ${missing.size} optional platform packages to package-lock.json\n`);

@@ -19,9 +19,30 @@ const ideaArb = fc.oneof(
   fc.string({ minLength: 1, maxLength: 500 }),
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 120 }),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }),
-  fc.array(fc.constantFrom('coffee', 'roaster', 'dog', 'walkers', 'the', 'app', 'cloud', 'café', 'ai', '42', 'x'), { minLength: 1, maxLength: 30 }).map((words) => words.join(' ')),
+  fc
+    .array(
+      fc.constantFrom(
+        'coffee',
+        'roaster',
+        'dog',
+        'walkers',
+        'the',
+        'app',
+        'cloud',
+        'café',
+        'ai',
+        '42',
+        'x',
+      ),
+      { minLength: 1, maxLength: 30 },
+    )
+    .map((words) => words.join(' ')),
 );
-const optionsArb = fc.record({ count: fc.integer({ min: 1, max: NAME_COUNT_MAX }), style: styleArb, seed: fc.integer({ min: 0, max: NAME_SEED_MAX }) });
+const optionsArb = fc.record({
+  count: fc.integer({ min: 1, max: NAME_COUNT_MAX }),
+  style: styleArb,
+  seed: fc.integer({ min: 0, max: NAME_SEED_MAX }),
+});
 
 describe('fallbackNames', () => {
   it('answers ten brandable names by default, built from the idea’s words', () => {
@@ -64,9 +85,13 @@ describe('fallbackNames', () => {
   });
 
   it('keeps each style’s shape: short ones at most 8 characters, descriptive ones with the idea’s whole words', () => {
-    expect(fallbackNames(IDEA, { style: 'short', count: 20 }).every((name) => name.length <= 8)).toBe(true);
+    expect(
+      fallbackNames(IDEA, { style: 'short', count: 20 }).every((name) => name.length <= 8),
+    ).toBe(true);
     const descriptive = fallbackNames('coffee roaster', { style: 'descriptive', count: 20 });
-    expect(descriptive.every((name) => name.includes('coffee') || name.includes('roaster'))).toBe(true);
+    expect(descriptive.every((name) => name.includes('coffee') || name.includes('roaster'))).toBe(
+      true,
+    );
   });
 
   it('reads only the idea’s words: case, punctuation and filler do not change the answer', () => {
@@ -85,7 +110,11 @@ describe('fallbackNames', () => {
   it('holds enough neutral names for the largest count in every style', () => {
     for (const style of NAME_STYLES) {
       const { min, max } = STYLE_LENGTHS[style];
-      const fitting = new Set(genericCandidates(style).filter((name) => isBuilderName(name) && name.length >= min && name.length <= max));
+      const fitting = new Set(
+        genericCandidates(style).filter(
+          (name) => isBuilderName(name) && name.length >= min && name.length <= max,
+        ),
+      );
       expect(fitting.size).toBeGreaterThanOrEqual(NAME_COUNT_MAX);
     }
   });

@@ -16,20 +16,69 @@ export const DEFAULT_NAME_SEED = 0;
 export const NAME_SEED_MAX = 0xffff_ffff;
 
 /** Length bounds per style, in characters; all within the 63 of a DNS label. */
-export const STYLE_LENGTHS: Readonly<Record<NameStyle, { readonly min: number; readonly max: number }>> = {
+export const STYLE_LENGTHS: Readonly<
+  Record<NameStyle, { readonly min: number; readonly max: number }>
+> = {
   brandable: { min: 4, max: 14 },
   descriptive: { min: 4, max: 24 },
   short: { min: 3, max: 8 },
 };
 
-const BRAND_SUFFIXES = ['ly', 'ify', 'io', 'o', 'a', 'ora', 'eo', 'ia', 'ix', 'ster', 'able', 'era'] as const;
-const DESCRIPTIVE_SUFFIXES = ['hub', 'lab', 'works', 'hq', 'kit', 'base', 'spot', 'now', 'direct', 'pro', 'zone'] as const;
+const BRAND_SUFFIXES = [
+  'ly',
+  'ify',
+  'io',
+  'o',
+  'a',
+  'ora',
+  'eo',
+  'ia',
+  'ix',
+  'ster',
+  'able',
+  'era',
+] as const;
+const DESCRIPTIVE_SUFFIXES = [
+  'hub',
+  'lab',
+  'works',
+  'hq',
+  'kit',
+  'base',
+  'spot',
+  'now',
+  'direct',
+  'pro',
+  'zone',
+] as const;
 const DESCRIPTIVE_PREFIXES = ['get', 'try', 'my', 'the', 'go', 'use', 'hey'] as const;
 const SHORT_SUFFIXES = ['o', 'a', 'i', 'ly', 'io', 'ix'] as const;
 /** Neutral roots for ideas with too few usable words (e.g. non-Latin script or only filler). */
 const GENERIC_ROOTS = [
-  'nova', 'lumen', 'vela', 'orbit', 'kite', 'pico', 'aria', 'zest', 'tidal', 'ember', 'quill', 'sol',
-  'haven', 'ply', 'mosa', 'vivo', 'kora', 'lyra', 'onyx', 'pax', 'rune', 'sage', 'tera', 'brio',
+  'nova',
+  'lumen',
+  'vela',
+  'orbit',
+  'kite',
+  'pico',
+  'aria',
+  'zest',
+  'tidal',
+  'ember',
+  'quill',
+  'sol',
+  'haven',
+  'ply',
+  'mosa',
+  'vivo',
+  'kora',
+  'lyra',
+  'onyx',
+  'pax',
+  'rune',
+  'sage',
+  'tera',
+  'brio',
 ] as const;
 
 export interface FallbackNameOptions {
@@ -42,19 +91,32 @@ export interface FallbackNameOptions {
 
 /** `count` distinct names for `idea`; throws RangeError on options outside their bounds. */
 export function fallbackNames(idea: string, options: FallbackNameOptions = {}): string[] {
-  const { count = DEFAULT_NAME_COUNT, style = DEFAULT_NAME_STYLE, seed = DEFAULT_NAME_SEED } = options;
+  const {
+    count = DEFAULT_NAME_COUNT,
+    style = DEFAULT_NAME_STYLE,
+    seed = DEFAULT_NAME_SEED,
+  } = options;
   if (!Number.isInteger(count) || count < NAME_COUNT_MIN || count > NAME_COUNT_MAX) {
     throw new RangeError(`count must be an integer in ${NAME_COUNT_MIN}..${NAME_COUNT_MAX}`);
   }
-  if (!(NAME_STYLES as readonly string[]).includes(style)) throw new RangeError(`style must be one of ${NAME_STYLES.join(', ')}`);
-  if (!Number.isInteger(seed) || seed < 0 || seed > NAME_SEED_MAX) throw new RangeError(`seed must be an integer in 0..${NAME_SEED_MAX}`);
+  if (!(NAME_STYLES as readonly string[]).includes(style))
+    throw new RangeError(`style must be one of ${NAME_STYLES.join(', ')}`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > NAME_SEED_MAX)
+    throw new RangeError(`seed must be an integer in 0..${NAME_SEED_MAX}`);
   const words = ideaWords(idea);
   const random = seededRandom(`${style}|${seed}|${words.join(' ')}`);
   const picked = new Set<string>();
-  const fits = (name: string): boolean => isBuilderName(name) && name.length >= STYLE_LENGTHS[style].min && name.length <= STYLE_LENGTHS[style].max;
+  const fits = (name: string): boolean =>
+    isBuilderName(name) &&
+    name.length >= STYLE_LENGTHS[style].min &&
+    name.length <= STYLE_LENGTHS[style].max;
   // Tiers in order of how much they say about the idea; each tier is shuffled by the seed.
   const stems = [...new Set(words.map(stem))];
-  const tiers = [ideaCandidates(words, stems, style), rootCandidates(stems, style), genericCandidates(style)];
+  const tiers = [
+    ideaCandidates(words, stems, style),
+    rootCandidates(stems, style),
+    genericCandidates(style),
+  ];
   for (const tier of tiers) {
     for (const name of shuffled(tier, random)) {
       if (fits(name)) picked.add(name);
@@ -65,7 +127,11 @@ export function fallbackNames(idea: string, options: FallbackNameOptions = {}): 
   throw new Error(`the generic roots gave only ${picked.size} of ${count} ${style} names`);
 }
 
-function ideaCandidates(words: readonly string[], stems: readonly string[], style: NameStyle): string[] {
+function ideaCandidates(
+  words: readonly string[],
+  stems: readonly string[],
+  style: NameStyle,
+): string[] {
   if (style === 'brandable') return brandableCandidates(stems);
   if (style === 'descriptive') return descriptiveCandidates(words);
   return shortCandidates(words, stems);
@@ -96,10 +162,15 @@ function descriptiveCandidates(words: readonly string[]): string[] {
 
 function shortCandidates(words: readonly string[], stems: readonly string[]): string[] {
   const names: string[] = [...stems];
-  for (const base of stems) for (const suffix of SHORT_SUFFIXES) names.push(join(head(base), suffix));
-  for (const [left, right] of orderedPairs(stems)) names.push(head(left) + head(right).slice(0, 2), head(left) + right[0]);
+  for (const base of stems)
+    for (const suffix of SHORT_SUFFIXES) names.push(join(head(base), suffix));
+  for (const [left, right] of orderedPairs(stems))
+    names.push(head(left) + head(right).slice(0, 2), head(left) + right[0]);
   if (words.length >= 2) {
-    const initials = words.map((word) => word[0]).join('').slice(0, 4);
+    const initials = words
+      .map((word) => word[0])
+      .join('')
+      .slice(0, 4);
     for (const suffix of SHORT_SUFFIXES) names.push(initials + suffix);
   }
   return names;
@@ -107,14 +178,25 @@ function shortCandidates(words: readonly string[], stems: readonly string[]): st
 
 /** The idea's stems with neutral roots, for ideas that gave too few names of their own. */
 function rootCandidates(stems: readonly string[], style: NameStyle): string[] {
-  return stems.flatMap((base) => GENERIC_ROOTS.flatMap((root) => (style === 'short' ? [head(base) + root.slice(0, 2)] : [join(base, root), join(root, base)])));
+  return stems.flatMap((base) =>
+    GENERIC_ROOTS.flatMap((root) =>
+      style === 'short' ? [head(base) + root.slice(0, 2)] : [join(base, root), join(root, base)],
+    ),
+  );
 }
 
 export function genericCandidates(style: NameStyle): string[] {
-  const suffixes = style === 'descriptive' ? DESCRIPTIVE_SUFFIXES : style === 'short' ? SHORT_SUFFIXES : BRAND_SUFFIXES;
+  const suffixes =
+    style === 'descriptive'
+      ? DESCRIPTIVE_SUFFIXES
+      : style === 'short'
+        ? SHORT_SUFFIXES
+        : BRAND_SUFFIXES;
   return GENERIC_ROOTS.flatMap((root) => [root, ...suffixes.map((suffix) => join(root, suffix))]);
 }
 
 function orderedPairs(items: readonly string[]): (readonly [string, string])[] {
-  return items.flatMap((left) => items.filter((right) => right !== left).map((right) => [left, right] as const));
+  return items.flatMap((left) =>
+    items.filter((right) => right !== left).map((right) => [left, right] as const),
+  );
 }

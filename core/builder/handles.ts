@@ -2,7 +2,8 @@
 // handle rule (characters, length). Nothing here asks a platform whether a handle is free: these
 // are items for a person to check, and every answer says so.
 
-export const HANDLES_NOTE = 'Not checked: this service asked no platform; look each handle up before you announce the name.';
+export const HANDLES_NOTE =
+  'Not checked: this service asked no platform; look each handle up before you announce the name.';
 
 interface HandleRule {
   readonly platform: string;
@@ -14,12 +15,42 @@ interface HandleRule {
 
 const HANDLE_RULES: readonly HandleRule[] = [
   { platform: 'x', maxChars: 15, hyphenAs: '_', profileUrl: (handle) => `https://x.com/${handle}` },
-  { platform: 'instagram', maxChars: 30, hyphenAs: '_', profileUrl: (handle) => `https://www.instagram.com/${handle}/` },
-  { platform: 'tiktok', maxChars: 24, hyphenAs: '_', profileUrl: (handle) => `https://www.tiktok.com/@${handle}` },
-  { platform: 'youtube', maxChars: 30, hyphenAs: null, profileUrl: (handle) => `https://www.youtube.com/@${handle}` },
-  { platform: 'github', maxChars: 39, hyphenAs: null, profileUrl: (handle) => `https://github.com/${handle}` },
-  { platform: 'linkedin', maxChars: 100, hyphenAs: null, profileUrl: (handle) => `https://www.linkedin.com/company/${handle}/` },
-  { platform: 'bluesky', maxChars: 18, hyphenAs: null, profileUrl: (handle) => `https://bsky.app/profile/${handle}.bsky.social` },
+  {
+    platform: 'instagram',
+    maxChars: 30,
+    hyphenAs: '_',
+    profileUrl: (handle) => `https://www.instagram.com/${handle}/`,
+  },
+  {
+    platform: 'tiktok',
+    maxChars: 24,
+    hyphenAs: '_',
+    profileUrl: (handle) => `https://www.tiktok.com/@${handle}`,
+  },
+  {
+    platform: 'youtube',
+    maxChars: 30,
+    hyphenAs: null,
+    profileUrl: (handle) => `https://www.youtube.com/@${handle}`,
+  },
+  {
+    platform: 'github',
+    maxChars: 39,
+    hyphenAs: null,
+    profileUrl: (handle) => `https://github.com/${handle}`,
+  },
+  {
+    platform: 'linkedin',
+    maxChars: 100,
+    hyphenAs: null,
+    profileUrl: (handle) => `https://www.linkedin.com/company/${handle}/`,
+  },
+  {
+    platform: 'bluesky',
+    maxChars: 18,
+    hyphenAs: null,
+    profileUrl: (handle) => `https://bsky.app/profile/${handle}.bsky.social`,
+  },
 ];
 
 export interface HandleToCheck {
@@ -40,9 +71,15 @@ export interface HandleChecklist {
 export function handlesToCheck(name: string): HandleChecklist {
   const items = HANDLE_RULES.map((rule) => {
     // GitHub refuses consecutive hyphens; no platform here takes a trailing one after a cut.
-    let handle = rule.hyphenAs === null ? name.replace(/-{2,}/g, '-') : name.replace(/-/g, rule.hyphenAs);
+    let handle =
+      rule.hyphenAs === null ? name.replace(/-{2,}/g, '-') : name.replace(/-/g, rule.hyphenAs);
     handle = handle.slice(0, rule.maxChars).replace(/[-_]+$/, '');
-    return { platform: rule.platform, handle, profileUrl: rule.profileUrl(handle), adjusted: handle !== name };
+    return {
+      platform: rule.platform,
+      handle,
+      profileUrl: rule.profileUrl(handle),
+      adjusted: handle !== name,
+    };
   });
   return { checked: false, note: HANDLES_NOTE, items };
 }

@@ -26,7 +26,17 @@ export interface PronounceabilityCounts {
   readonly excessVowels: number;
 }
 
-const CONSONANT_DIGRAPHS: ReadonlySet<string> = new Set(['ch', 'ck', 'gh', 'ng', 'ph', 'qu', 'sh', 'th', 'wh']);
+const CONSONANT_DIGRAPHS: ReadonlySet<string> = new Set([
+  'ch',
+  'ck',
+  'gh',
+  'ng',
+  'ph',
+  'qu',
+  'sh',
+  'th',
+  'wh',
+]);
 
 /** 'v' / 'c' per sound of a segment of a-z letters. */
 export function soundKinds(segment: string): string {
@@ -70,7 +80,12 @@ export function pronounceabilityCounts(name: string): PronounceabilityCounts {
 export function pronounceabilityPoints(name: string): number {
   const counts = pronounceabilityCounts(name);
   if (counts.vowels === 0) return 0;
-  const alternation = counts.pairs === 0 ? 0 : Math.floor((ALTERNATION_MAX_POINTS * counts.switches) / counts.pairs);
-  const points = BASE_POINTS + alternation - CONSONANT_EXCESS_PENALTY * counts.excessConsonants - VOWEL_EXCESS_PENALTY * counts.excessVowels;
+  const alternation =
+    counts.pairs === 0 ? 0 : Math.floor((ALTERNATION_MAX_POINTS * counts.switches) / counts.pairs);
+  const points =
+    BASE_POINTS +
+    alternation -
+    CONSONANT_EXCESS_PENALTY * counts.excessConsonants -
+    VOWEL_EXCESS_PENALTY * counts.excessVowels;
   return Math.min(PRONOUNCEABILITY_MAX_POINTS, Math.max(0, points));
 }

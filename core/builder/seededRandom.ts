@@ -34,7 +34,8 @@ export function seededRandom(key: string): SeededRandom {
   return {
     nextUint32,
     below(bound) {
-      if (!Number.isInteger(bound) || bound < 1 || bound > 2 ** 32) throw new RangeError('bound must be an integer in 1..2^32');
+      if (!Number.isInteger(bound) || bound < 1 || bound > 2 ** 32)
+        throw new RangeError('bound must be an integer in 1..2^32');
       return nextUint32() % bound;
     },
   };

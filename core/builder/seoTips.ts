@@ -38,26 +38,49 @@ export interface SeoTips {
 export function seoTips(name: string, idea?: string): SeoTips {
   const display = displayName(name);
   const summary = idea === undefined ? null : firstSentence(cleanText(idea));
-  const title = fitted(summary === null ? `${display} — Official site` : `${display} — ${summary}`, TITLE_MAX_CHARS);
-  const description = summary === null
-    ? `${display} is launching soon. Find out what ${display} offers and be among the first to try it.`
-    : `${display}: ${cleanText(idea!)}`;
+  const title = fitted(
+    summary === null ? `${display} — Official site` : `${display} — ${summary}`,
+    TITLE_MAX_CHARS,
+  );
+  const description =
+    summary === null
+      ? `${display} is launching soon. Find out what ${display} offers and be among the first to try it.`
+      : `${display}: ${cleanText(idea!)}`;
   const metaDescription = fitted(description, META_DESCRIPTION_MAX_CHARS);
-  const keywords = [...new Set([...name.split('-').filter((part) => part.length > 0), ...(idea === undefined ? [] : ideaWords(idea))])]
-    .slice(0, MAX_KEYWORDS);
+  const keywords = [
+    ...new Set([
+      ...name.split('-').filter((part) => part.length > 0),
+      ...(idea === undefined ? [] : ideaWords(idea)),
+    ]),
+  ].slice(0, MAX_KEYWORDS);
   const slug = slugFor(name, idea === undefined ? [] : ideaWords(idea));
   const handles = handlesToCheck(name);
-  return { name, title, metaDescription, slug, keywords, handles, checklist: checklist(name, title, metaDescription, slug, keywords) };
+  return {
+    name,
+    title,
+    metaDescription,
+    slug,
+    keywords,
+    handles,
+    checklist: checklist(name, title, metaDescription, slug, keywords),
+  };
 }
 
 /** "dog-walkr" → "Dog Walkr". */
 export function displayName(name: string): string {
-  return name.split('-').filter((part) => part.length > 0).map((part) => part[0].toUpperCase() + part.slice(1)).join(' ');
+  return name
+    .split('-')
+    .filter((part) => part.length > 0)
+    .map((part) => part[0].toUpperCase() + part.slice(1))
+    .join(' ');
 }
 
 /** Control characters removed, whitespace runs made one space, trimmed. */
 function cleanText(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function firstSentence(text: string): string {
@@ -87,18 +110,68 @@ function slugFor(name: string, words: readonly string[]): string {
   return slug;
 }
 
-function checklist(name: string, title: SuggestedText, meta: SuggestedText, slug: string, keywords: readonly string[]): ChecklistItem[] {
+function checklist(
+  name: string,
+  title: SuggestedText,
+  meta: SuggestedText,
+  slug: string,
+  keywords: readonly string[],
+): ChecklistItem[] {
   return [
-    { id: 'domain', title: 'Secure the domain', detail: `Check ${name} with POST /builder/check_domains, then register it with a registrar; this service neither buys nor reserves domains.` },
-    { id: 'handles', title: 'Claim the handles', detail: 'Look up and claim the handle on each platform under handles; none of them was checked.' },
-    { id: 'title', title: `Set the page title (at most ${title.maxLength} characters)`, detail: title.suggested },
-    { id: 'meta-description', title: `Write the meta description (at most ${meta.maxLength} characters)`, detail: meta.suggested },
+    {
+      id: 'domain',
+      title: 'Secure the domain',
+      detail: `Check ${name} with POST /builder/check_domains, then register it with a registrar; this service neither buys nor reserves domains.`,
+    },
+    {
+      id: 'handles',
+      title: 'Claim the handles',
+      detail:
+        'Look up and claim the handle on each platform under handles; none of them was checked.',
+    },
+    {
+      id: 'title',
+      title: `Set the page title (at most ${title.maxLength} characters)`,
+      detail: title.suggested,
+    },
+    {
+      id: 'meta-description',
+      title: `Write the meta description (at most ${meta.maxLength} characters)`,
+      detail: meta.suggested,
+    },
     { id: 'slug', title: 'Use a short, readable slug for the launch page', detail: `/${slug}` },
-    { id: 'keywords', title: 'Use the keywords in the first heading and the first paragraph', detail: keywords.join(', ') },
-    { id: 'social-cards', title: 'Add Open Graph and X card tags', detail: 'og:title, og:description and a 1200×630 og:image; twitter:card summary_large_image.' },
-    { id: 'favicon', title: 'Add a favicon and an apple-touch-icon', detail: 'A 32×32 favicon and a 180×180 apple-touch-icon.' },
-    { id: 'sitemap-robots', title: 'Publish a sitemap and robots.txt', detail: '/sitemap.xml listing the public pages and a /robots.txt that points to it without blocking them.' },
-    { id: 'canonical-https', title: 'Serve one canonical host over HTTPS', detail: 'Redirect http:// and the www or bare variant to the one canonical URL, and declare it with rel="canonical".' },
-    { id: 'search-console', title: 'Verify the site with the search engines', detail: 'Verify the domain in Google Search Console and Bing Webmaster Tools, then submit the sitemap.' },
+    {
+      id: 'keywords',
+      title: 'Use the keywords in the first heading and the first paragraph',
+      detail: keywords.join(', '),
+    },
+    {
+      id: 'social-cards',
+      title: 'Add Open Graph and X card tags',
+      detail: 'og:title, og:description and a 1200×630 og:image; twitter:card summary_large_image.',
+    },
+    {
+      id: 'favicon',
+      title: 'Add a favicon and an apple-touch-icon',
+      detail: 'A 32×32 favicon and a 180×180 apple-touch-icon.',
+    },
+    {
+      id: 'sitemap-robots',
+      title: 'Publish a sitemap and robots.txt',
+      detail:
+        '/sitemap.xml listing the public pages and a /robots.txt that points to it without blocking them.',
+    },
+    {
+      id: 'canonical-https',
+      title: 'Serve one canonical host over HTTPS',
+      detail:
+        'Redirect http:// and the www or bare variant to the one canonical URL, and declare it with rel="canonical".',
+    },
+    {
+      id: 'search-console',
+      title: 'Verify the site with the search engines',
+      detail:
+        'Verify the domain in Google Search Console and Bing Webmaster Tools, then submit the sitemap.',
+    },
   ];
 }

@@ -2,8 +2,23 @@
 // their bounds before anything runs. Every problem is collected as a `{field, reason}`, so a caller
 // fixes a request in one round trip; the route answers REQUEST_INVALID (400) with that list.
 import { AppError, type FieldError } from '../errors';
-import { fieldPath, has as hasKey, integerInRange, isPlainObject, rejectUnknownKeys, ROOT_FIELD, type FieldErrors } from '../validation/fields';
-import { DEFAULT_NAME_COUNT, DEFAULT_NAME_STYLE, NAME_COUNT_MAX, NAME_COUNT_MIN, NAME_STYLES, type NameStyle } from './fallbackNames';
+import {
+  fieldPath,
+  has as hasKey,
+  integerInRange,
+  isPlainObject,
+  rejectUnknownKeys,
+  ROOT_FIELD,
+  type FieldErrors,
+} from '../validation/fields';
+import {
+  DEFAULT_NAME_COUNT,
+  DEFAULT_NAME_STYLE,
+  NAME_COUNT_MAX,
+  NAME_COUNT_MIN,
+  NAME_STYLES,
+  type NameStyle,
+} from './fallbackNames';
 import { BUILDER_NAME_MAX_CHARS, isBuilderName } from './names';
 
 export const IDEA_MAX_CHARS = 500;
@@ -46,7 +61,11 @@ export function validateSuggestNamesInput(raw: unknown): BuilderValidation<Sugge
     let count = DEFAULT_NAME_COUNT;
     if (has(body, 'count')) {
       if (integerInRange(body.count, NAME_COUNT_MIN, NAME_COUNT_MAX)) count = body.count;
-      else errors.push({ field: 'count', reason: `must be an integer in ${NAME_COUNT_MIN}..${NAME_COUNT_MAX}` });
+      else
+        errors.push({
+          field: 'count',
+          reason: `must be an integer in ${NAME_COUNT_MIN}..${NAME_COUNT_MAX}`,
+        });
     }
     let style: NameStyle = DEFAULT_NAME_STYLE;
     if (has(body, 'style')) {
@@ -62,8 +81,10 @@ export function validateRankOptionsInput(raw: unknown): BuilderValidation<RankOp
   return readObject(raw, ['names'], (body, errors) => {
     const names = body.names;
     if (!has(body, 'names')) errors.push({ field: 'names', reason: 'required' });
-    else if (!Array.isArray(names)) errors.push({ field: 'names', reason: 'must be an array of strings' });
-    else if (names.length < 1 || names.length > RANK_NAMES_MAX) errors.push({ field: 'names', reason: `must hold 1-${RANK_NAMES_MAX} names` });
+    else if (!Array.isArray(names))
+      errors.push({ field: 'names', reason: 'must be an array of strings' });
+    else if (names.length < 1 || names.length > RANK_NAMES_MAX)
+      errors.push({ field: 'names', reason: `must hold 1-${RANK_NAMES_MAX} names` });
     else checkNames(names, errors);
     return { names: names as string[] };
   });
@@ -80,15 +101,25 @@ export function validateSeoTipsInput(raw: unknown): BuilderValidation<SeoTipsInp
 }
 
 /** An idea: a string of 1-500 code points with a non-space character and no control characters but tab and line breaks. */
-export function readIdea(body: Record<string, unknown>, field: string, required: boolean, errors: FieldErrors): string | undefined {
+export function readIdea(
+  body: Record<string, unknown>,
+  field: string,
+  required: boolean,
+  errors: FieldErrors,
+): string | undefined {
   if (!has(body, field)) {
     if (required) errors.push({ field, reason: 'required' });
     return undefined;
   }
   const value = body[field];
   if (typeof value !== 'string') errors.push({ field, reason: 'must be a string' });
-  else if (value.trim().length === 0 || [...value].length > IDEA_MAX_CHARS) errors.push({ field, reason: `must be 1-${IDEA_MAX_CHARS} characters, not only spaces` });
-  else if (CONTROL_CHARACTERS.test(value)) errors.push({ field, reason: 'must not contain control characters other than tab and line breaks' });
+  else if (value.trim().length === 0 || [...value].length > IDEA_MAX_CHARS)
+    errors.push({ field, reason: `must be 1-${IDEA_MAX_CHARS} characters, not only spaces` });
+  else if (CONTROL_CHARACTERS.test(value))
+    errors.push({
+      field,
+      reason: 'must not contain control characters other than tab and line breaks',
+    });
   else return value;
   return undefined;
 }
@@ -108,8 +139,13 @@ function checkNames(names: readonly unknown[], errors: FieldErrors): void {
 }
 
 /** A JSON object with only `allowed` keys, read by `read`; ok only when no problem was found. */
-function readObject<T>(raw: unknown, allowed: readonly string[], read: (body: Record<string, unknown>, errors: FieldErrors) => T): BuilderValidation<T> {
-  if (!isPlainObject(raw)) return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
+function readObject<T>(
+  raw: unknown,
+  allowed: readonly string[],
+  read: (body: Record<string, unknown>, errors: FieldErrors) => T,
+): BuilderValidation<T> {
+  if (!isPlainObject(raw))
+    return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
   const errors: FieldErrors = [];
   rejectUnknownKeys(raw, new Set(allowed), '', errors);
   const value = read(raw, errors);

@@ -32,14 +32,20 @@ describe('canonicalEndpoint', () => {
   it('is idempotent and ignores query order', () => {
     const param = fc.tuple(fc.stringMatching(/^[a-z]{1,4}$/), fc.stringMatching(/^[a-z0-9]{0,4}$/));
     fc.assert(
-      fc.property(fc.uniqueArray(param, { maxLength: 6, selector: ([key]) => key }), fc.boolean(), (params, upperHost) => {
-        const query = params.map(([k, v]) => `${k}=${v}`);
-        const host = upperHost ? 'API.VENDOR.EXAMPLE' : 'api.vendor.example';
-        const forward = canonicalEndpoint(`https://${host}/p?${query.join('&')}`);
-        const backward = canonicalEndpoint(`https://api.vendor.example:443/p?${[...query].reverse().join('&')}#f`);
-        expect(backward).toBe(forward);
-        expect(canonicalEndpoint(forward)).toBe(forward);
-      }),
+      fc.property(
+        fc.uniqueArray(param, { maxLength: 6, selector: ([key]) => key }),
+        fc.boolean(),
+        (params, upperHost) => {
+          const query = params.map(([k, v]) => `${k}=${v}`);
+          const host = upperHost ? 'API.VENDOR.EXAMPLE' : 'api.vendor.example';
+          const forward = canonicalEndpoint(`https://${host}/p?${query.join('&')}`);
+          const backward = canonicalEndpoint(
+            `https://api.vendor.example:443/p?${[...query].reverse().join('&')}#f`,
+          );
+          expect(backward).toBe(forward);
+          expect(canonicalEndpoint(forward)).toBe(forward);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

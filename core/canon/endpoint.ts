@@ -30,14 +30,17 @@ export function canonicalEndpoint(raw: string): string {
   } catch {
     throw new EndpointError('is not an absolute URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EndpointError('must use http or https');
-  if (url.username !== '' || url.password !== '') throw new EndpointError('must not carry credentials');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new EndpointError('must use http or https');
+  if (url.username !== '' || url.password !== '')
+    throw new EndpointError('must not carry credentials');
   if (url.hostname === '') throw new EndpointError('must name a host');
   url.hash = '';
   url.searchParams.sort();
   // An empty query after sorting leaves a bare "?", which is not a second spelling we want.
   if (url.searchParams.toString() === '') url.search = '';
   const canonical = url.toString();
-  if (canonical.length > MAX_ENDPOINT_LENGTH) throw new EndpointError(`is longer than ${MAX_ENDPOINT_LENGTH} characters once canonical`);
+  if (canonical.length > MAX_ENDPOINT_LENGTH)
+    throw new EndpointError(`is longer than ${MAX_ENDPOINT_LENGTH} characters once canonical`);
   return canonical;
 }

@@ -24,7 +24,10 @@ export const ID_SHAPES = {
 export type IdKind = keyof typeof ID_SHAPES;
 
 const PATTERNS: Record<IdKind, RegExp> = Object.fromEntries(
-  Object.entries(ID_SHAPES).map(([kind, shape]) => [kind, new RegExp(`^${shape.prefix}[0-9a-f]{${shape.hexChars}}$`)]),
+  Object.entries(ID_SHAPES).map(([kind, shape]) => [
+    kind,
+    new RegExp(`^${shape.prefix}[0-9a-f]{${shape.hexChars}}$`),
+  ]),
 ) as Record<IdKind, RegExp>;
 
 /** Exact match: the prefix, then exactly the right number of lowercase hex characters. */
@@ -32,14 +35,21 @@ export function isIdOfKind(kind: IdKind, value: unknown): value is string {
   return typeof value === 'string' && PATTERNS[kind].test(value);
 }
 
-export const isConsumerIntentId = (value: unknown): value is string => isIdOfKind('consumerIntent', value);
-export const isEscalationPollRef = (value: unknown): value is string => isIdOfKind('escalationPollRef', value);
-export const isChannelBindingId = (value: unknown): value is string => isIdOfKind('channelBinding', value);
-export const isReservationId = (value: unknown): value is string => isIdOfKind('reservation', value);
-export const isLedgerGroupId = (value: unknown): value is string => isIdOfKind('ledgerGroup', value);
+export const isConsumerIntentId = (value: unknown): value is string =>
+  isIdOfKind('consumerIntent', value);
+export const isEscalationPollRef = (value: unknown): value is string =>
+  isIdOfKind('escalationPollRef', value);
+export const isChannelBindingId = (value: unknown): value is string =>
+  isIdOfKind('channelBinding', value);
+export const isReservationId = (value: unknown): value is string =>
+  isIdOfKind('reservation', value);
+export const isLedgerGroupId = (value: unknown): value is string =>
+  isIdOfKind('ledgerGroup', value);
 export const isQuoteId = (value: unknown): value is string => isIdOfKind('quote', value);
 export const isCapabilityId = (value: unknown): value is string => isIdOfKind('capability', value);
 export const isReceiptId = (value: unknown): value is string => isIdOfKind('receipt', value);
-export const isCorrelationId = (value: unknown): value is string => isIdOfKind('correlation', value);
-export const isServicePaymentId = (value: unknown): value is string => isIdOfKind('servicePayment', value);
+export const isCorrelationId = (value: unknown): value is string =>
+  isIdOfKind('correlation', value);
+export const isServicePaymentId = (value: unknown): value is string =>
+  isIdOfKind('servicePayment', value);
 export const isCafeOrderId = (value: unknown): value is string => isIdOfKind('cafeOrder', value);

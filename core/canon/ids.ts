@@ -37,17 +37,29 @@ export function newId(kind: IdKind, randomBytes: RandomBytesSource = defaultRand
   if (!(bytes instanceof Uint8Array) || bytes.length !== size) {
     throw new RangeError(`random source returned ${bytes?.length ?? 'no'} bytes, expected ${size}`);
   }
-  return shape.prefix + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+  return (
+    shape.prefix + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
+  );
 }
 
-export const newConsumerIntentId = (randomBytes?: RandomBytesSource): string => newId('consumerIntent', randomBytes);
-export const newEscalationPollRef = (randomBytes?: RandomBytesSource): string => newId('escalationPollRef', randomBytes);
-export const newChannelBindingId = (randomBytes?: RandomBytesSource): string => newId('channelBinding', randomBytes);
-export const newReservationId = (randomBytes?: RandomBytesSource): string => newId('reservation', randomBytes);
-export const newLedgerGroupId = (randomBytes?: RandomBytesSource): string => newId('ledgerGroup', randomBytes);
+export const newConsumerIntentId = (randomBytes?: RandomBytesSource): string =>
+  newId('consumerIntent', randomBytes);
+export const newEscalationPollRef = (randomBytes?: RandomBytesSource): string =>
+  newId('escalationPollRef', randomBytes);
+export const newChannelBindingId = (randomBytes?: RandomBytesSource): string =>
+  newId('channelBinding', randomBytes);
+export const newReservationId = (randomBytes?: RandomBytesSource): string =>
+  newId('reservation', randomBytes);
+export const newLedgerGroupId = (randomBytes?: RandomBytesSource): string =>
+  newId('ledgerGroup', randomBytes);
 export const newQuoteId = (randomBytes?: RandomBytesSource): string => newId('quote', randomBytes);
-export const newCapabilityId = (randomBytes?: RandomBytesSource): string => newId('capability', randomBytes);
-export const newReceiptId = (randomBytes?: RandomBytesSource): string => newId('receipt', randomBytes);
-export const newCorrelationId = (randomBytes?: RandomBytesSource): string => newId('correlation', randomBytes);
-export const newServicePaymentId = (randomBytes?: RandomBytesSource): string => newId('servicePayment', randomBytes);
-export const newCafeOrderId = (randomBytes?: RandomBytesSource): string => newId('cafeOrder', randomBytes);
+export const newCapabilityId = (randomBytes?: RandomBytesSource): string =>
+  newId('capability', randomBytes);
+export const newReceiptId = (randomBytes?: RandomBytesSource): string =>
+  newId('receipt', randomBytes);
+export const newCorrelationId = (randomBytes?: RandomBytesSource): string =>
+  newId('correlation', randomBytes);
+export const newServicePaymentId = (randomBytes?: RandomBytesSource): string =>
+  newId('servicePayment', randomBytes);
+export const newCafeOrderId = (randomBytes?: RandomBytesSource): string =>
+  newId('cafeOrder', randomBytes);

@@ -66,7 +66,9 @@ function digestByHand(message: SpendIntentMessage): Hex {
   const members = DECISIONS_TYPE_STRING.slice('SpendIntent('.length, -1)
     .split(',')
     .map((member) => member.split(' ') as [string, string]);
-  const encoded = members.map(([type, name]) => encodeField(type, (message as unknown as Record<string, unknown>)[name]));
+  const encoded = members.map(([type, name]) =>
+    encodeField(type, (message as unknown as Record<string, unknown>)[name]),
+  );
   const structHash = hashBytes(Buffer.concat([hashText(DECISIONS_TYPE_STRING), ...encoded]));
   const domainSeparator = hashBytes(
     Buffer.concat([
@@ -110,7 +112,12 @@ describe('intentHash', () => {
         fc.string({ maxLength: 40 }),
         fc.uint8Array({ minLength: 20, maxLength: 20 }),
         (amountAtomic, agentId, recipientBytes) => {
-          const fields = { ...FIELDS, amountAtomic, agentId, recipient: `0x${Buffer.from(recipientBytes).toString('hex')}` };
+          const fields = {
+            ...FIELDS,
+            amountAtomic,
+            agentId,
+            recipient: `0x${Buffer.from(recipientBytes).toString('hex')}`,
+          };
           expect(intentHash(fields)).toBe(digestByHand(spendIntentMessage(fields)));
         },
       ),
@@ -118,19 +125,35 @@ describe('intentHash', () => {
     );
   });
 
-  it('equals viem\'s generic hashTypedData over the wallet typed data, for any message', () => {
-    const word = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((value) => `0x${Buffer.from(value).toString('hex')}` as Hex);
+  it("equals viem's generic hashTypedData over the wallet typed data, for any message", () => {
+    const word = (bytes: number) =>
+      fc
+        .uint8Array({ minLength: bytes, maxLength: bytes })
+        .map((value) => `0x${Buffer.from(value).toString('hex')}` as Hex);
     const uint256 = fc.bigInt({ min: 0n, max: (1n << 256n) - 1n });
     const text = fc.string({ unit: 'grapheme', maxLength: 60 });
     fc.assert(
       fc.property(
         fc.record({
-          policyId: uint256, policyHash: word(32), agentId: text, category: text, provider: text, capability: text,
-          itemHash: word(32), recipient: word(20), network: text, token: word(20), amount: uint256, deadline: uint256,
-          nonce: uint256, endpoint: text,
+          policyId: uint256,
+          policyHash: word(32),
+          agentId: text,
+          category: text,
+          provider: text,
+          capability: text,
+          itemHash: word(32),
+          recipient: word(20),
+          network: text,
+          token: word(20),
+          amount: uint256,
+          deadline: uint256,
+          nonce: uint256,
+          endpoint: text,
         }),
         (message) => {
-          expect(hashSpendIntentMessage(message as SpendIntentMessage)).toBe(hashTypedData(spendIntentTypedData(message as SpendIntentMessage)));
+          expect(hashSpendIntentMessage(message as SpendIntentMessage)).toBe(
+            hashTypedData(spendIntentTypedData(message as SpendIntentMessage)),
+          );
         },
       ),
       { numRuns: 1_000 },
@@ -139,19 +162,33 @@ describe('intentHash', () => {
 
   it('refuses a message whose words do not fit their EIP-712 types', () => {
     const message = spendIntentMessage(FIELDS);
-    expect(() => hashSpendIntentMessage({ ...message, amount: 1n << 256n })).toThrow('amount is not a uint256');
-    expect(() => hashSpendIntentMessage({ ...message, nonce: -1n })).toThrow('nonce is not a uint256');
-    expect(() => hashSpendIntentMessage({ ...message, policyHash: '0x1234' })).toThrow('policyHash is not a bytes32');
-    expect(() => hashSpendIntentMessage({ ...message, recipient: '0x12' })).toThrow('recipient is not an address');
+    expect(() => hashSpendIntentMessage({ ...message, amount: 1n << 256n })).toThrow(
+      'amount is not a uint256',
+    );
+    expect(() => hashSpendIntentMessage({ ...message, nonce: -1n })).toThrow(
+      'nonce is not a uint256',
+    );
+    expect(() => hashSpendIntentMessage({ ...message, policyHash: '0x1234' })).toThrow(
+      'policyHash is not a bytes32',
+    );
+    expect(() => hashSpendIntentMessage({ ...message, recipient: '0x12' })).toThrow(
+      'recipient is not an address',
+    );
   });
 
   it('stays pinned for the reference intent (any drift here breaks every stored approval)', () => {
     expect(intentHash(FIELDS)).toBe(digestByHand(spendIntentMessage(FIELDS)));
-    expect(intentHash(FIELDS)).toBe('0xa63609a48ea22f1e23fffa4e8522cca1ab26ae9a76f533081ee7c752f4fc52cb');
+    expect(intentHash(FIELDS)).toBe(
+      '0xa63609a48ea22f1e23fffa4e8522cca1ab26ae9a76f533081ee7c752f4fc52cb',
+    );
   });
 
   it('does not depend on the spelling of the endpoint or address case', () => {
-    const respelled = { ...FIELDS, endpoint: 'https://api.vendor.example/candles?a=1&b=2', token: FIELDS.token.toLowerCase() };
+    const respelled = {
+      ...FIELDS,
+      endpoint: 'https://api.vendor.example/candles?a=1&b=2',
+      token: FIELDS.token.toLowerCase(),
+    };
     expect(intentHash(respelled)).toBe(intentHash(FIELDS));
   });
 
@@ -166,11 +203,21 @@ describe('intentHash', () => {
   describe('binds amount, recipient, item and deadline', () => {
     const baseHash = intentHash(FIELDS);
     const baseItem = canonicalJson(ITEM);
-    const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${Buffer.from(b).toString('hex')}`);
+    const address = fc
+      .uint8Array({ minLength: 20, maxLength: 20 })
+      .map((b) => `0x${Buffer.from(b).toString('hex')}`);
     const change = fc.oneof(
-      fc.bigInt({ min: 1n, max: 10n ** 30n - 1n }).filter((a) => a !== FIELDS.amountAtomic).map((amountAtomic) => ({ amountAtomic })),
-      address.filter((a) => a !== FIELDS.recipient.toLowerCase()).map((recipient) => ({ recipient })),
-      fc.integer({ min: 1, max: 2 ** 40 }).filter((d) => d !== FIELDS.deadlineUnixSeconds).map((deadlineUnixSeconds) => ({ deadlineUnixSeconds })),
+      fc
+        .bigInt({ min: 1n, max: 10n ** 30n - 1n })
+        .filter((a) => a !== FIELDS.amountAtomic)
+        .map((amountAtomic) => ({ amountAtomic })),
+      address
+        .filter((a) => a !== FIELDS.recipient.toLowerCase())
+        .map((recipient) => ({ recipient })),
+      fc
+        .integer({ min: 1, max: 2 ** 40 })
+        .filter((d) => d !== FIELDS.deadlineUnixSeconds)
+        .map((deadlineUnixSeconds) => ({ deadlineUnixSeconds })),
       fc
         .dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
         .filter((item) => canonicalJson(item) !== baseItem)

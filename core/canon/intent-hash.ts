@@ -6,7 +6,11 @@ import { canonicalEndpoint } from './endpoint';
 import { hashJson } from './jcs';
 import { keccak256Bytes, keccak256Hex } from './keccak';
 
-export const SPEND_INTENT_DOMAIN = { name: 'AgentSpendControl', version: '1', chainId: 196 } as const;
+export const SPEND_INTENT_DOMAIN = {
+  name: 'AgentSpendControl',
+  version: '1',
+  chainId: 196,
+} as const;
 
 export const SPEND_INTENT_PRIMARY_TYPE = 'SpendIntent';
 
@@ -131,7 +135,8 @@ class SpendIntentEncoding {
   }
 
   uint256(name: string, value: bigint): this {
-    if (typeof value !== 'bigint' || value < 0n || value >= UINT256_LIMIT) throw new RangeError(`${name} is not a uint256`);
+    if (typeof value !== 'bigint' || value < 0n || value >= UINT256_LIMIT)
+      throw new RangeError(`${name} is not a uint256`);
     this.words.write(value.toString(16).padStart(64, '0'), this.offset, 32, 'hex');
     this.offset += 32;
     return this;

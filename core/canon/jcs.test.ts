@@ -97,7 +97,9 @@ describe('canonicalJson (RFC 8785)', () => {
   });
 
   it('names the path of the offending value', () => {
-    expect(() => canonicalJson({ a: [1, { b: Number.NaN }] })).toThrow('a[1].b is not a finite number');
+    expect(() => canonicalJson({ a: [1, { b: Number.NaN }] })).toThrow(
+      'a[1].b is not a finite number',
+    );
   });
 
   it('ignores key order and whitespace of the source text', () => {

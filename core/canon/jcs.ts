@@ -6,7 +6,8 @@ import type { Hex } from 'viem';
 import { keccak256Hex } from './keccak';
 
 export type JsonPrimitive = string | number | boolean | null;
-export type JsonValue = JsonPrimitive | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+export type JsonValue =
+  JsonPrimitive | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
 /** Deep enough for any document we sign; deeper input is an attack, not data. */
 export const MAX_JSON_DEPTH = 64;
@@ -25,7 +26,8 @@ export class CanonicalJsonError extends Error {
 // The cheap test runs on every string; the exact one only on the rare string with a surrogate.
 const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-export const hasLoneSurrogate = (text: string): boolean => ANY_SURROGATE.test(text) && LONE_SURROGATE.test(text);
+export const hasLoneSurrogate = (text: string): boolean =>
+  ANY_SURROGATE.test(text) && LONE_SURROGATE.test(text);
 
 // Paths are only built when a value is refused: the first pass runs with `path` null and
 // bails out at the first problem; a second pass with paths then names it.

@@ -8,7 +8,9 @@ import type { Hex } from 'viem';
 
 /** keccak256 of bytes, or of a string's UTF-8, as 32 bytes. */
 export function keccak256Bytes(data: Uint8Array | string): Uint8Array {
-  return new Uint8Array(keccak.arrayBuffer(typeof data === 'string' ? Buffer.from(data, 'utf8') : data));
+  return new Uint8Array(
+    keccak.arrayBuffer(typeof data === 'string' ? Buffer.from(data, 'utf8') : data),
+  );
 }
 
 /** keccak256 of bytes, or of a string's UTF-8, as 0x-prefixed lowercase hex. */

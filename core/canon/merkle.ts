@@ -62,7 +62,8 @@ export function buildMerkleTree(hash: MerkleHash, leaves: readonly Uint8Array[])
   const levels: Uint8Array[][] = [leaves.map((data) => leafHash(hash, data))];
   for (let level = levels[0]; level.length > 1; level = levels[levels.length - 1]) {
     const parents: Uint8Array[] = [];
-    for (let i = 0; i + 1 < level.length; i += 2) parents.push(nodeHash(hash, level[i], level[i + 1]));
+    for (let i = 0; i + 1 < level.length; i += 2)
+      parents.push(nodeHash(hash, level[i], level[i + 1]));
     if (level.length % 2 === 1) parents.push(level[level.length - 1]);
     levels.push(parents);
   }
@@ -90,7 +91,11 @@ export function merkleRoot(hash: MerkleHash, leaves: readonly Uint8Array[]): Uin
   return buildMerkleTree(hash, leaves).root;
 }
 
-export function inclusionProof(hash: MerkleHash, leaves: readonly Uint8Array[], index: number): Uint8Array[] {
+export function inclusionProof(
+  hash: MerkleHash,
+  leaves: readonly Uint8Array[],
+  index: number,
+): Uint8Array[] {
   return buildMerkleTree(hash, leaves).inclusionProof(index);
 }
 
@@ -152,9 +157,14 @@ export function verifyInclusion(
 
 /** The 64 leaf bytes of a receipt: its id, then its integrity digest, both 32-byte 0x-hex. */
 export function receiptLeafData(receiptId: Hex, integrityDigest: Hex): Uint8Array {
-  for (const [name, value] of [['receiptId', receiptId], ['integrityDigest', integrityDigest]] as const) {
+  for (const [name, value] of [
+    ['receiptId', receiptId],
+    ['integrityDigest', integrityDigest],
+  ] as const) {
     if (!isHex(value, { strict: true }) || value.length !== 2 + 2 * RECEIPT_PART_BYTES) {
-      throw new TypeError(`${name} must be ${RECEIPT_PART_BYTES} bytes of 0x-hex, got ${String(value)}`);
+      throw new TypeError(
+        `${name} must be ${RECEIPT_PART_BYTES} bytes of 0x-hex, got ${String(value)}`,
+      );
     }
   }
   const data = new Uint8Array(2 * RECEIPT_PART_BYTES);

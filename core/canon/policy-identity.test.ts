@@ -6,7 +6,10 @@ const OWNER = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 
 // abi.encodePacked(address, uint256): 20 address bytes then a 32-byte big-endian word.
 function policyIdByHand(owner: string, nonce: bigint): string {
-  const packed = Buffer.concat([Buffer.from(owner.slice(2), 'hex'), Buffer.from(nonce.toString(16).padStart(64, '0'), 'hex')]);
+  const packed = Buffer.concat([
+    Buffer.from(owner.slice(2), 'hex'),
+    Buffer.from(nonce.toString(16).padStart(64, '0'), 'hex'),
+  ]);
   expect(packed.length).toBe(52);
   return BigInt(keccak256(packed)).toString(10);
 }

@@ -10,10 +10,12 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** Decimal uint256(keccak256(abi.encodePacked(address owner, uint256 ownerNonce))). */
 export function policyIdFor(owner: Address | string, ownerNonce: bigint | number): string {
-  if (typeof owner !== 'string' || !ADDRESS.test(owner)) throw new TypeError('owner must be 0x + 40 hex');
+  if (typeof owner !== 'string' || !ADDRESS.test(owner))
+    throw new TypeError('owner must be 0x + 40 hex');
   const nonce = typeof ownerNonce === 'number' ? toBigIntExactly(ownerNonce) : ownerNonce;
   // Nonces count from 1 per owner; 0 would be an id no registration ever produces.
-  if (typeof nonce !== 'bigint' || nonce < 1n || nonce > UINT256_MAX) throw new RangeError('ownerNonce must be 1…2^256-1');
+  if (typeof nonce !== 'bigint' || nonce < 1n || nonce > UINT256_MAX)
+    throw new RangeError('ownerNonce must be 1…2^256-1');
   const packed = encodePacked(['address', 'uint256'], [owner.toLowerCase() as Address, nonce]);
   return hexToBigInt(keccak256(packed)).toString(10);
 }

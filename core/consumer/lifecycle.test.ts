@@ -20,7 +20,8 @@ const DECISIONS_TABLE: Record<string, string> = {
   CREATED: 'DISCOVERING, QUOTED, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
   DISCOVERING: 'QUOTED, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
   QUOTED: 'POLICY_CHECKING, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
-  POLICY_CHECKING: 'BLOCKED, AWAITING_APPROVAL, APPROVED, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
+  POLICY_CHECKING:
+    'BLOCKED, AWAITING_APPROVAL, APPROVED, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
   AWAITING_APPROVAL: 'APPROVED, BLOCKED, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
   APPROVED: 'AWAITING_FUNDING, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
   AWAITING_FUNDING: 'FUNDED, FAILED_BEFORE_PAYMENT, CANCELLED, EXPIRED',
@@ -40,7 +41,10 @@ const DECISIONS_TERMINAL = ['BLOCKED', 'COMPLETED', 'REFUNDED', 'EXPIRED', 'CANC
 
 const state = fc.constantFrom(...CONSUMER_INTENT_STATES);
 
-function reachableFrom(start: ConsumerIntentState, next: (s: ConsumerIntentState) => readonly ConsumerIntentState[]): Set<ConsumerIntentState> {
+function reachableFrom(
+  start: ConsumerIntentState,
+  next: (s: ConsumerIntentState) => readonly ConsumerIntentState[],
+): Set<ConsumerIntentState> {
   const seen = new Set<ConsumerIntentState>([start]);
   const queue = [start];
   while (queue.length > 0) {
@@ -60,7 +64,9 @@ describe('consumer intent lifecycle table', () => {
       Object.entries(DECISIONS_TABLE).map(([from, to]) => [from, to.split(', ')]),
     );
     for (const terminal of DECISIONS_TERMINAL) expected[terminal] = [];
-    expect(Object.fromEntries(Object.entries(TRANSITIONS).map(([from, to]) => [from, [...to]]))).toEqual(expected);
+    expect(
+      Object.fromEntries(Object.entries(TRANSITIONS).map(([from, to]) => [from, [...to]])),
+    ).toEqual(expected);
     expect([...CONSUMER_INTENT_STATES].sort()).toEqual(Object.keys(expected).sort());
     expect(CONSUMER_INTENT_STATES.filter(isTerminal)).toEqual(DECISIONS_TERMINAL);
   });
@@ -68,7 +74,9 @@ describe('consumer intent lifecycle table', () => {
   it('cannot be changed at run time', () => {
     expect(Object.isFrozen(TRANSITIONS)).toBe(true);
     for (const targets of Object.values(TRANSITIONS)) expect(Object.isFrozen(targets)).toBe(true);
-    expect(() => (TRANSITIONS.COMPLETED as ConsumerIntentState[]).push('CREATED')).toThrow(TypeError);
+    expect(() => (TRANSITIONS.COMPLETED as ConsumerIntentState[]).push('CREATED')).toThrow(
+      TypeError,
+    );
   });
 
   it('allows a listed move and refuses others with 409 ILLEGAL_STATE_TRANSITION naming both states', () => {
@@ -83,12 +91,26 @@ describe('consumer intent lifecycle table', () => {
     }
     expect(thrown).toBeInstanceOf(AppError);
     const appError = thrown as AppError;
-    expect([appError.code, appError.status, appError.retryable]).toEqual(['ILLEGAL_STATE_TRANSITION', 409, false]);
-    expect(appError.details).toEqual({ from: 'PROVIDER_PAID', to: 'FUNDED', allowed: ['PROVIDER_ACKNOWLEDGED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'] });
+    expect([appError.code, appError.status, appError.retryable]).toEqual([
+      'ILLEGAL_STATE_TRANSITION',
+      409,
+      false,
+    ]);
+    expect(appError.details).toEqual({
+      from: 'PROVIDER_PAID',
+      to: 'FUNDED',
+      allowed: ['PROVIDER_ACKNOWLEDGED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
+    });
   });
 
   it('refuses unknown state names on either side, including prototype keys', () => {
-    for (const [from, to] of [['CREATED', 'NOPE'], ['NOPE', 'CREATED'], ['created', 'quoted'], ['toString', 'CREATED'], ['CREATED', 'constructor']]) {
+    for (const [from, to] of [
+      ['CREATED', 'NOPE'],
+      ['NOPE', 'CREATED'],
+      ['created', 'quoted'],
+      ['toString', 'CREATED'],
+      ['CREATED', 'constructor'],
+    ]) {
       expect(canTransition(from, to)).toBe(false);
       expect(() => assertTransition(from, to)).toThrow(AppError);
     }
@@ -100,7 +122,9 @@ describe('consumer intent lifecycle table', () => {
   });
 
   it('reaches every state from CREATED', () => {
-    expect([...reachableFrom('CREATED', (s) => TRANSITIONS[s])].sort()).toEqual([...CONSUMER_INTENT_STATES].sort());
+    expect([...reachableFrom('CREATED', (s) => TRANSITIONS[s])].sort()).toEqual(
+      [...CONSUMER_INTENT_STATES].sort(),
+    );
   });
 
   it('lets every state reach a terminal state (no state where an intent is stuck for good)', () => {
@@ -123,10 +147,14 @@ describe('consumer intent lifecycle table', () => {
 
   it('property: nothing leaves a terminal state', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...CONSUMER_INTENT_STATES.filter(isTerminal)), state, (from, to) => {
-        expect(canTransition(from, to)).toBe(false);
-        expect(() => assertTransition(from, to)).toThrow(AppError);
-      }),
+      fc.property(
+        fc.constantFrom(...CONSUMER_INTENT_STATES.filter(isTerminal)),
+        state,
+        (from, to) => {
+          expect(canTransition(from, to)).toBe(false);
+          expect(() => assertTransition(from, to)).toThrow(AppError);
+        },
+      ),
     );
   });
 
@@ -157,7 +185,10 @@ describe('consumer intent lifecycle table', () => {
     const parsed = [...rows.matchAll(/\('([A-Z_]+)','([A-Z_]+)'\)/g)].map((m) => [m[1], m[2]]);
     expect(parsed).toEqual(lifecycleEdges().map(([from, to]) => [from, to]));
     expect(rows).toBe(parsed.map(([from, to]) => `('${from}','${to}')`).join(', '));
-    const edgeCount = Object.values(DECISIONS_TABLE).reduce((sum, to) => sum + to.split(', ').length, 0);
+    const edgeCount = Object.values(DECISIONS_TABLE).reduce(
+      (sum, to) => sum + to.split(', ').length,
+      0,
+    );
     expect(parsed).toHaveLength(edgeCount);
   });
 });

@@ -43,15 +43,33 @@ export const TRANSITIONS: TransitionTable = freezeTable({
   CREATED: ['DISCOVERING', 'QUOTED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
   DISCOVERING: ['QUOTED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
   QUOTED: ['POLICY_CHECKING', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
-  POLICY_CHECKING: ['BLOCKED', 'AWAITING_APPROVAL', 'APPROVED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
+  POLICY_CHECKING: [
+    'BLOCKED',
+    'AWAITING_APPROVAL',
+    'APPROVED',
+    'FAILED_BEFORE_PAYMENT',
+    'CANCELLED',
+    'EXPIRED',
+  ],
   AWAITING_APPROVAL: ['APPROVED', 'BLOCKED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
   APPROVED: ['AWAITING_FUNDING', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
   AWAITING_FUNDING: ['FUNDED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
-  FUNDED: ['EXECUTION_QUEUED', 'AWAITING_FUNDING', 'FAILED_BEFORE_PAYMENT', 'REFUND_PENDING', 'CANCELLED'],
+  FUNDED: [
+    'EXECUTION_QUEUED',
+    'AWAITING_FUNDING',
+    'FAILED_BEFORE_PAYMENT',
+    'REFUND_PENDING',
+    'CANCELLED',
+  ],
   EXECUTION_QUEUED: ['PROVIDER_PAYMENT_PENDING', 'FAILED_BEFORE_PAYMENT', 'MANUAL_REVIEW'],
   PROVIDER_PAYMENT_PENDING: ['PROVIDER_PAID', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
   PROVIDER_PAID: ['PROVIDER_ACKNOWLEDGED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
-  PROVIDER_ACKNOWLEDGED: ['DELIVERY_PENDING', 'DELIVERY_VERIFIED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
+  PROVIDER_ACKNOWLEDGED: [
+    'DELIVERY_PENDING',
+    'DELIVERY_VERIFIED',
+    'FAILED_AFTER_PAYMENT',
+    'MANUAL_REVIEW',
+  ],
   DELIVERY_PENDING: ['DELIVERY_VERIFIED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
   DELIVERY_VERIFIED: ['COMPLETED', 'MANUAL_REVIEW'],
   FAILED_BEFORE_PAYMENT: ['REFUND_PENDING', 'REFUNDED', 'MANUAL_REVIEW'],
@@ -84,7 +102,11 @@ export function canTransition(from: string, to: string): boolean {
 export function assertTransition(from: string, to: string): void {
   if (canTransition(from, to)) return;
   const allowed = isConsumerIntentState(from) ? TRANSITIONS[from] : [];
-  throw new AppError('ILLEGAL_STATE_TRANSITION', `A consumer intent cannot move from ${from} to ${to}.`, { from, to, allowed });
+  throw new AppError(
+    'ILLEGAL_STATE_TRANSITION',
+    `A consumer intent cannot move from ${from} to ${to}.`,
+    { from, to, allowed },
+  );
 }
 
 /** A terminal state has no way out: BLOCKED, COMPLETED, REFUNDED, EXPIRED, CANCELLED. */
@@ -94,7 +116,9 @@ export function isTerminal(state: ConsumerIntentState): boolean {
 
 /** Every legal move as a `[from, to]` pair, in table order. */
 export function lifecycleEdges(): Array<readonly [ConsumerIntentState, ConsumerIntentState]> {
-  return CONSUMER_INTENT_STATES.flatMap((from) => TRANSITIONS[from].map((to) => [from, to] as const));
+  return CONSUMER_INTENT_STATES.flatMap((from) =>
+    TRANSITIONS[from].map((to) => [from, to] as const),
+  );
 }
 
 /**
@@ -105,7 +129,8 @@ export function lifecycleEdges(): Array<readonly [ConsumerIntentState, ConsumerI
 export function lifecycleSqlRows(): string {
   return lifecycleEdges()
     .map(([from, to]) => {
-      if (!/^[A-Z_]+$/.test(from) || !/^[A-Z_]+$/.test(to)) throw new Error(`state name unsafe for SQL: ${from} ${to}`);
+      if (!/^[A-Z_]+$/.test(from) || !/^[A-Z_]+$/.test(to))
+        throw new Error(`state name unsafe for SQL: ${from} ${to}`);
       return `('${from}','${to}')`;
     })
     .join(', ');

@@ -90,7 +90,12 @@ export interface TransferAuthorization {
 
 /** Exactly what was checked, rebuilt from values read once: the signer signs this, not its input. */
 export interface CheckedTypedData {
-  readonly domain: { readonly name: string; readonly version: string; readonly chainId: number; readonly verifyingContract: HexAddress };
+  readonly domain: {
+    readonly name: string;
+    readonly version: string;
+    readonly chainId: number;
+    readonly verifyingContract: HexAddress;
+  };
   readonly types: { readonly TransferWithAuthorization: typeof TRANSFER_WITH_AUTHORIZATION };
   readonly primaryType: 'TransferWithAuthorization';
   readonly message: TransferAuthorization;
@@ -115,7 +120,11 @@ const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 const NETWORK = /^eip155:([1-9][0-9]{0,14})$/;
 
 type Refusal = Extract<AuthorizationCheck, { ok: false }>;
-const refuse = (reason: CapabilityRefusalReason, detail: string): Refusal => ({ ok: false, reason, detail });
+const refuse = (reason: CapabilityRefusalReason, detail: string): Refusal => ({
+  ok: false,
+  reason,
+  detail,
+});
 
 /**
  * Accepts only `{domain, types, primaryType, message}` for TransferWithAuthorization on the
@@ -124,69 +133,117 @@ const refuse = (reason: CapabilityRefusalReason, detail: string): Refusal => ({ 
  * the capability's expiry. The capability itself must be well formed, redeemed and unexpired.
  * Every refusal names its reason; nothing is normalised or repaired.
  */
-export function authorizeTypedData(capability: PaymentCapability, typedData: unknown, now: Date): AuthorizationCheck {
+export function authorizeTypedData(
+  capability: PaymentCapability,
+  typedData: unknown,
+  now: Date,
+): AuthorizationCheck {
   const nowMs = now instanceof Date ? now.getTime() : Number.NaN;
   if (!Number.isFinite(nowMs)) throw new RangeError('now must be a valid Date');
   const problem = capabilityProblem(capability);
   if (problem !== null) return refuse('CAPABILITY_MALFORMED', problem);
-  if (capability.redeemedAt === null) return refuse('CAPABILITY_NOT_REDEEMED', 'redeem the capability before signing');
-  if (nowMs >= capability.expiresAt.getTime()) return refuse('CAPABILITY_EXPIRED', `expired at ${capability.expiresAt.toISOString()}`);
+  if (capability.redeemedAt === null)
+    return refuse('CAPABILITY_NOT_REDEEMED', 'redeem the capability before signing');
+  if (nowMs >= capability.expiresAt.getTime())
+    return refuse('CAPABILITY_EXPIRED', `expired at ${capability.expiresAt.toISOString()}`);
   if (!hasExactKeys(typedData, ['domain', 'types', 'primaryType', 'message'])) {
-    return refuse('TYPED_DATA_MALFORMED', 'typed data is exactly {domain, types, primaryType, message}');
+    return refuse(
+      'TYPED_DATA_MALFORMED',
+      'typed data is exactly {domain, types, primaryType, message}',
+    );
   }
   // Each part is copied once and only the copies are checked and returned, so a getter cannot
   // show the check one value and the signer another.
   const { domain, types, primaryType, message } = typedData;
-  if (primaryType !== 'TransferWithAuthorization') return refuse('PRIMARY_TYPE_NOT_ALLOWED', String(primaryType));
-  if (!isTransferWithAuthorizationTypes(types)) return refuse('TYPES_NOT_EIP3009', 'types are exactly EIP-3009 TransferWithAuthorization');
+  if (primaryType !== 'TransferWithAuthorization')
+    return refuse('PRIMARY_TYPE_NOT_ALLOWED', String(primaryType));
+  if (!isTransferWithAuthorizationTypes(types))
+    return refuse('TYPES_NOT_EIP3009', 'types are exactly EIP-3009 TransferWithAuthorization');
   if (!hasExactKeys(domain, ['name', 'version', 'chainId', 'verifyingContract'])) {
-    return refuse('DOMAIN_MALFORMED', 'domain is exactly {name, version, chainId, verifyingContract}');
+    return refuse(
+      'DOMAIN_MALFORMED',
+      'domain is exactly {name, version, chainId, verifyingContract}',
+    );
   }
   const domainRefusal = checkDomain(capability, { ...domain });
   if (domainRefusal !== null) return domainRefusal;
   if (!hasExactKeys(message, ['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'])) {
-    return refuse('MESSAGE_MALFORMED', 'message is exactly {from, to, value, validAfter, validBefore, nonce}');
+    return refuse(
+      'MESSAGE_MALFORMED',
+      'message is exactly {from, to, value, validAfter, validBefore, nonce}',
+    );
   }
   const authorization = { ...message };
-  if (!isTransferAuthorization(authorization)) return refuse('MESSAGE_MALFORMED', 'message fields have the EIP-3009 types');
+  if (!isTransferAuthorization(authorization))
+    return refuse('MESSAGE_MALFORMED', 'message fields have the EIP-3009 types');
   const refusal = checkMessage(capability, authorization, BigInt(Math.floor(nowMs / 1000)));
   if (refusal !== null) return refusal;
   return { ok: true, typedData: signableTypedData(capability, authorization) };
 }
 
-function signableTypedData(capability: PaymentCapability, authorization: TransferAuthorization): CheckedTypedData {
+function signableTypedData(
+  capability: PaymentCapability,
+  authorization: TransferAuthorization,
+): CheckedTypedData {
   const { name, version, token } = capability.asset;
   return Object.freeze({
-    domain: Object.freeze({ name, version, chainId: Number(chainIdOf(capability.network)), verifyingContract: token }),
+    domain: Object.freeze({
+      name,
+      version,
+      chainId: Number(chainIdOf(capability.network)),
+      verifyingContract: token,
+    }),
     types: Object.freeze({ TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION }),
     primaryType: 'TransferWithAuthorization',
     message: Object.freeze(authorization),
   });
 }
 
-function checkDomain(capability: PaymentCapability, domain: Record<'name' | 'version' | 'chainId' | 'verifyingContract', unknown>): Refusal | null {
-  if (domain.name !== capability.asset.name) return refuse('DOMAIN_NAME_MISMATCH', `expected ${capability.asset.name}`);
-  if (domain.version !== capability.asset.version) return refuse('DOMAIN_VERSION_MISMATCH', `expected ${capability.asset.version}`);
+function checkDomain(
+  capability: PaymentCapability,
+  domain: Record<'name' | 'version' | 'chainId' | 'verifyingContract', unknown>,
+): Refusal | null {
+  if (domain.name !== capability.asset.name)
+    return refuse('DOMAIN_NAME_MISMATCH', `expected ${capability.asset.name}`);
+  if (domain.version !== capability.asset.version)
+    return refuse('DOMAIN_VERSION_MISMATCH', `expected ${capability.asset.version}`);
   const chainId = chainIdOf(capability.network);
   const given = domain.chainId;
-  const matches = (typeof given === 'number' && Number.isSafeInteger(given) && BigInt(given) === chainId) || given === chainId;
+  const matches =
+    (typeof given === 'number' && Number.isSafeInteger(given) && BigInt(given) === chainId) ||
+    given === chainId;
   if (!matches) return refuse('CHAIN_ID_MISMATCH', `expected chain ${chainId}`);
-  if (!sameAddress(domain.verifyingContract, capability.asset.token)) return refuse('TOKEN_MISMATCH', `expected ${capability.asset.token}`);
+  if (!sameAddress(domain.verifyingContract, capability.asset.token))
+    return refuse('TOKEN_MISMATCH', `expected ${capability.asset.token}`);
   return null;
 }
 
-function checkMessage(capability: PaymentCapability, message: TransferAuthorization, nowSeconds: bigint): Refusal | null {
-  if (!sameAddress(message.from, capability.payer)) return refuse('PAYER_MISMATCH', 'from must be the settlement treasury');
+function checkMessage(
+  capability: PaymentCapability,
+  message: TransferAuthorization,
+  nowSeconds: bigint,
+): Refusal | null {
+  if (!sameAddress(message.from, capability.payer))
+    return refuse('PAYER_MISMATCH', 'from must be the settlement treasury');
   if (!capability.recipients.some((recipient) => sameAddress(message.to, recipient))) {
     return refuse('RECIPIENT_NOT_ALLOWED', `${message.to} is not on the capability's allowlist`);
   }
   if (message.value === 0n) return refuse('VALUE_ZERO', 'an authorization moves at least one unit');
-  if (message.value > capability.ceilingAtomic) return refuse('VALUE_ABOVE_CEILING', `ceiling ${capability.ceilingAtomic}`);
-  if (message.validAfter > nowSeconds) return refuse('NOT_YET_VALID', `validAfter ${message.validAfter} is after now (${nowSeconds})`);
-  if (message.validBefore <= nowSeconds) return refuse('VALID_BEFORE_PASSED', `validBefore ${message.validBefore} is not after now (${nowSeconds})`);
+  if (message.value > capability.ceilingAtomic)
+    return refuse('VALUE_ABOVE_CEILING', `ceiling ${capability.ceilingAtomic}`);
+  if (message.validAfter > nowSeconds)
+    return refuse('NOT_YET_VALID', `validAfter ${message.validAfter} is after now (${nowSeconds})`);
+  if (message.validBefore <= nowSeconds)
+    return refuse(
+      'VALID_BEFORE_PASSED',
+      `validBefore ${message.validBefore} is not after now (${nowSeconds})`,
+    );
   const expirySeconds = BigInt(Math.floor(capability.expiresAt.getTime() / 1000));
   if (message.validBefore > expirySeconds) {
-    return refuse('VALID_BEFORE_AFTER_EXPIRY', `validBefore ${message.validBefore} is after the capability's expiry (${expirySeconds})`);
+    return refuse(
+      'VALID_BEFORE_AFTER_EXPIRY',
+      `validBefore ${message.validBefore} is after the capability's expiry (${expirySeconds})`,
+    );
   }
   return null;
 }
@@ -196,17 +253,23 @@ export function capabilityProblem(capability: PaymentCapability): string | null 
   if (typeof capability !== 'object' || capability === null) return 'not an object';
   if (!isCapabilityId(capability.capabilityId)) return 'capabilityId is not cap_ + 24 hex';
   if (!isConsumerIntentId(capability.intentId)) return 'intentId is not ci_ + 24 hex';
-  if (typeof capability.network !== 'string' || !NETWORK.test(capability.network)) return 'network is not eip155:<chain id>';
+  if (typeof capability.network !== 'string' || !NETWORK.test(capability.network))
+    return 'network is not eip155:<chain id>';
   const asset = capability.asset as Partial<PaymentCapability['asset']> | null;
-  if (asset === null || typeof asset !== 'object' || !isAddress(asset.token)) return 'asset.token is not an address';
-  if (!isNonEmptyString(asset.name) || !isNonEmptyString(asset.version)) return 'asset name and version are required';
+  if (asset === null || typeof asset !== 'object' || !isAddress(asset.token))
+    return 'asset.token is not an address';
+  if (!isNonEmptyString(asset.name) || !isNonEmptyString(asset.version))
+    return 'asset name and version are required';
   if (!isAddress(capability.payer)) return 'payer is not an address';
   const ceiling = capability.ceilingAtomic;
-  if (typeof ceiling !== 'bigint' || ceiling <= 0n || ceiling > UINT256_MAX) return 'ceilingAtomic is not 1..uint256 max';
+  if (typeof ceiling !== 'bigint' || ceiling <= 0n || ceiling > UINT256_MAX)
+    return 'ceilingAtomic is not 1..uint256 max';
   const recipients = capability.recipients;
-  if (!Array.isArray(recipients) || recipients.length === 0 || !recipients.every(isAddress)) return 'recipients is not a non-empty address list';
+  if (!Array.isArray(recipients) || recipients.length === 0 || !recipients.every(isAddress))
+    return 'recipients is not a non-empty address list';
   if (!isValidDate(capability.expiresAt)) return 'expiresAt is not a valid Date';
-  if (capability.redeemedAt !== null && !isValidDate(capability.redeemedAt)) return 'redeemedAt is neither null nor a valid Date';
+  if (capability.redeemedAt !== null && !isValidDate(capability.redeemedAt))
+    return 'redeemedAt is neither null nor a valid Date';
   return null;
 }
 
@@ -216,11 +279,18 @@ function isTransferWithAuthorizationTypes(types: unknown): boolean {
   return (
     Array.isArray(fields) &&
     fields.length === TRANSFER_WITH_AUTHORIZATION.length &&
-    fields.every((field, i) => hasExactKeys(field, ['name', 'type']) && field.name === TRANSFER_WITH_AUTHORIZATION[i].name && field.type === TRANSFER_WITH_AUTHORIZATION[i].type)
+    fields.every(
+      (field, i) =>
+        hasExactKeys(field, ['name', 'type']) &&
+        field.name === TRANSFER_WITH_AUTHORIZATION[i].name &&
+        field.type === TRANSFER_WITH_AUTHORIZATION[i].type,
+    )
   );
 }
 
-function isTransferAuthorization(message: Record<keyof TransferAuthorization, unknown>): message is TransferAuthorization {
+function isTransferAuthorization(
+  message: Record<keyof TransferAuthorization, unknown>,
+): message is TransferAuthorization {
   return (
     isAddress(message.from) &&
     isAddress(message.to) &&
@@ -233,20 +303,31 @@ function isTransferAuthorization(message: Record<keyof TransferAuthorization, un
 }
 
 /** A plain object whose own enumerable keys are exactly `keys` (no more, no fewer). */
-function hasExactKeys<K extends string>(value: unknown, keys: readonly K[]): value is Record<K, unknown> {
+function hasExactKeys<K extends string>(
+  value: unknown,
+  keys: readonly K[],
+): value is Record<K, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return false;
   const own = Reflect.ownKeys(value);
-  return own.length === keys.length && keys.every((key) => Object.prototype.propertyIsEnumerable.call(value, key));
+  return (
+    own.length === keys.length &&
+    keys.every((key) => Object.prototype.propertyIsEnumerable.call(value, key))
+  );
 }
 
 function chainIdOf(network: string): bigint {
   return BigInt(NETWORK.exec(network)![1]);
 }
 
-const isAddress = (value: unknown): value is HexAddress => typeof value === 'string' && ADDRESS.test(value);
-const sameAddress = (a: unknown, b: string): boolean => isAddress(a) && a.toLowerCase() === b.toLowerCase();
-const isUint256 = (value: unknown): value is bigint => typeof value === 'bigint' && value >= 0n && value <= UINT256_MAX;
-const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
-const isValidDate = (value: unknown): value is Date => value instanceof Date && Number.isFinite(value.getTime());
+const isAddress = (value: unknown): value is HexAddress =>
+  typeof value === 'string' && ADDRESS.test(value);
+const sameAddress = (a: unknown, b: string): boolean =>
+  isAddress(a) && a.toLowerCase() === b.toLowerCase();
+const isUint256 = (value: unknown): value is bigint =>
+  typeof value === 'bigint' && value >= 0n && value <= UINT256_MAX;
+const isNonEmptyString = (value: unknown): value is string =>
+  typeof value === 'string' && value.length > 0;
+const isValidDate = (value: unknown): value is Date =>
+  value instanceof Date && Number.isFinite(value.getTime());

@@ -7,7 +7,20 @@ import ts from 'typescript';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const ROOTS = ['core/consumer', 'core/trust'];
-const FORBIDDEN_GLOBALS = new Set(['process', 'performance', 'setTimeout', 'setInterval', 'fetch', 'crypto', 'require', 'globalThis', 'global', 'eval', 'Function', 'console']);
+const FORBIDDEN_GLOBALS = new Set([
+  'process',
+  'performance',
+  'setTimeout',
+  'setInterval',
+  'fetch',
+  'crypto',
+  'require',
+  'globalThis',
+  'global',
+  'eval',
+  'Function',
+  'console',
+]);
 
 const sources = (dir: string): string[] =>
   readdirSync(resolve(REPO_ROOT, dir))
@@ -17,20 +30,34 @@ const sources = (dir: string): string[] =>
 function problemsOf(file: ts.SourceFile, imports: string[]): string[] {
   const problems: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       imports.push(node.moduleSpecifier.text);
     }
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) problems.push('dynamic import');
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword)
+      problems.push('dynamic import');
     if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text)) {
       const parent = node.parent;
-      const isMemberName = (ts.isPropertyAccessExpression(parent) || ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent)) && parent.name === node;
+      const isMemberName =
+        (ts.isPropertyAccessExpression(parent) ||
+          ts.isPropertyAssignment(parent) ||
+          ts.isPropertySignature(parent)) &&
+        parent.name === node;
       if (!isMemberName) problems.push(`uses ${node.text}`);
     }
     if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
       const name = `${node.expression.text}.${node.name.text}`;
       if (name === 'Date.now' || name === 'Math.random') problems.push(`uses ${name}`);
     }
-    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === 'Date' && (node.arguments?.length ?? 0) === 0) {
+    if (
+      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'Date' &&
+      (node.arguments?.length ?? 0) === 0
+    ) {
       problems.push('reads the clock with Date()');
     }
     ts.forEachChild(node, visit);
@@ -49,7 +76,12 @@ function walk(entries: string[]): { reached: string[]; problems: string[] } {
     seen.add(path);
     const name = relative(REPO_ROOT, path);
     const imports: string[] = [];
-    const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
+    const file = ts.createSourceFile(
+      path,
+      readFileSync(path, 'utf8'),
+      ts.ScriptTarget.ES2022,
+      true,
+    );
     for (const problem of problemsOf(file, imports)) problems.push(`${name}: ${problem}`);
     for (const specifier of imports) {
       if (!specifier.startsWith('.')) {
@@ -57,7 +89,9 @@ function walk(entries: string[]): { reached: string[]; problems: string[] } {
         continue;
       }
       const base = resolve(dirname(path), specifier);
-      const target = [`${base}.ts`, join(base, 'index.ts')].find((candidate) => existsSync(candidate));
+      const target = [`${base}.ts`, join(base, 'index.ts')].find((candidate) =>
+        existsSync(candidate),
+      );
       if (target === undefined) problems.push(`${name}: cannot resolve ${specifier}`);
       else queue.push(target);
     }
@@ -69,7 +103,14 @@ describe('consumer and trust purity (from the import graph)', () => {
   const { reached, problems } = walk(ROOTS.flatMap(sources));
 
   it('finds the modules it must check', () => {
-    expect(reached).toEqual(expect.arrayContaining(['core/consumer/lifecycle.ts', 'core/consumer/quote.ts', 'core/consumer/paymentCapability.ts', 'core/trust/score.ts']));
+    expect(reached).toEqual(
+      expect.arrayContaining([
+        'core/consumer/lifecycle.ts',
+        'core/consumer/quote.ts',
+        'core/consumer/paymentCapability.ts',
+        'core/trust/score.ts',
+      ]),
+    );
   });
 
   it('reaches no package, clock, randomness or process global, and stays inside core/ without the id generator', () => {
@@ -80,9 +121,21 @@ describe('consumer and trust purity (from the import graph)', () => {
 
   it('would catch a clock read, randomness and a package import (checked on known-impure code)', () => {
     const imports: string[] = [];
-    const sample = ts.createSourceFile('s.ts', "import x from 'node:crypto'; const a = Date.now(); const b = new Date(); Math.random(); process.env.X;", ts.ScriptTarget.ES2022, true);
-    expect(problemsOf(sample, imports)).toEqual(['uses Date.now', 'reads the clock with Date()', 'uses Math.random', 'uses process']);
+    const sample = ts.createSourceFile(
+      's.ts',
+      "import x from 'node:crypto'; const a = Date.now(); const b = new Date(); Math.random(); process.env.X;",
+      ts.ScriptTarget.ES2022,
+      true,
+    );
+    expect(problemsOf(sample, imports)).toEqual([
+      'uses Date.now',
+      'reads the clock with Date()',
+      'uses Math.random',
+      'uses process',
+    ]);
     expect(imports).toEqual(['node:crypto']);
-    expect(walk([resolve(REPO_ROOT, 'core/canon/ids.ts')]).problems).toContain('core/canon/ids.ts: imports node:crypto');
+    expect(walk([resolve(REPO_ROOT, 'core/canon/ids.ts')]).problems).toContain(
+      'core/canon/ids.ts: imports node:crypto',
+    );
   });
 });

@@ -43,21 +43,35 @@ describe('quoteFunding', () => {
       spreadAtomic: 1n,
       fundingAtomic: 3n,
     });
-    expect(quoteFunding({ providerCostAtomic: 7n, feeBps: 0n, spreadBps: 0n }).fundingAtomic).toBe(7n);
-    expect(quoteFunding({ providerCostAtomic: 7n, feeBps: 10_000n, spreadBps: 10_000n }).fundingAtomic).toBe(21n);
+    expect(quoteFunding({ providerCostAtomic: 7n, feeBps: 0n, spreadBps: 0n }).fundingAtomic).toBe(
+      7n,
+    );
+    expect(
+      quoteFunding({ providerCostAtomic: 7n, feeBps: 10_000n, spreadBps: 10_000n }).fundingAtomic,
+    ).toBe(21n);
   });
 
   it('refuses a zero, negative, non-bigint or over-uint256 cost and basis points outside 0–10 000', () => {
     expect(() => quoteFunding({ providerCostAtomic: 0n, feeBps: 0n })).toThrow(RangeError);
     expect(() => quoteFunding({ providerCostAtomic: -1n, feeBps: 0n })).toThrow(RangeError);
     expect(() => quoteFunding({ providerCostAtomic: 2n ** 256n, feeBps: 0n })).toThrow(RangeError);
-    expect(() => quoteFunding({ providerCostAtomic: 50_000 as unknown as bigint, feeBps: 0n })).toThrow(TypeError);
+    expect(() =>
+      quoteFunding({ providerCostAtomic: 50_000 as unknown as bigint, feeBps: 0n }),
+    ).toThrow(TypeError);
     expect(() => quoteFunding({ providerCostAtomic: 50_000n, feeBps: -1n })).toThrow(RangeError);
-    expect(() => quoteFunding({ providerCostAtomic: 50_000n, feeBps: 10_001n })).toThrow(RangeError);
-    expect(() => quoteFunding({ providerCostAtomic: 50_000n, feeBps: 0n, spreadBps: 10_001n })).toThrow(RangeError);
-    expect(() => quoteFunding({ providerCostAtomic: 50_000n, feeBps: 30 as unknown as bigint })).toThrow(TypeError);
+    expect(() => quoteFunding({ providerCostAtomic: 50_000n, feeBps: 10_001n })).toThrow(
+      RangeError,
+    );
+    expect(() =>
+      quoteFunding({ providerCostAtomic: 50_000n, feeBps: 0n, spreadBps: 10_001n }),
+    ).toThrow(RangeError);
+    expect(() =>
+      quoteFunding({ providerCostAtomic: 50_000n, feeBps: 30 as unknown as bigint }),
+    ).toThrow(TypeError);
     // A cost that fits but whose funding amount would not fit a uint256.
-    expect(() => quoteFunding({ providerCostAtomic: 2n ** 256n - 1n, feeBps: 0n })).toThrow(RangeError);
+    expect(() => quoteFunding({ providerCostAtomic: 2n ** 256n - 1n, feeBps: 0n })).toThrow(
+      RangeError,
+    );
   });
 
   it('property: funding = cost + fee + spread, each charge the exact ceiling, never short of the exact value', () => {
@@ -108,17 +122,22 @@ describe('settlementToFundingAtomic', () => {
 
   it('property: whatever it answers converts back exactly; what it refuses had digits below the funding unit', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 1n, max: 10n ** 30n }), fc.integer({ min: 0, max: 24 }), fc.integer({ min: 0, max: 24 }), (amount, from, to) => {
-        let converted: bigint;
-        try {
-          converted = settlementToFundingAtomic(amount, from, to);
-        } catch (error) {
-          expect(error).toBeInstanceOf(RailScalingError);
-          expect(to < from && amount % 10n ** BigInt(from - to) !== 0n).toBe(true);
-          return;
-        }
-        expect(settlementToFundingAtomic(converted, to, from)).toBe(amount);
-      }),
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 30n }),
+        fc.integer({ min: 0, max: 24 }),
+        fc.integer({ min: 0, max: 24 }),
+        (amount, from, to) => {
+          let converted: bigint;
+          try {
+            converted = settlementToFundingAtomic(amount, from, to);
+          } catch (error) {
+            expect(error).toBeInstanceOf(RailScalingError);
+            expect(to < from && amount % 10n ** BigInt(from - to) !== 0n).toBe(true);
+            return;
+          }
+          expect(settlementToFundingAtomic(converted, to, from)).toBe(amount);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -126,7 +145,14 @@ describe('settlementToFundingAtomic', () => {
 
 describe('quoteCrossRailFunding', () => {
   it('quotes DECISIONS’ example across rails and keeps what the merchant is paid', () => {
-    expect(quoteCrossRailFunding({ settlementCostAtomic: 50_000n, settlementDecimals: 6, fundingDecimals: 6, feeBps: 0n })).toEqual({
+    expect(
+      quoteCrossRailFunding({
+        settlementCostAtomic: 50_000n,
+        settlementDecimals: 6,
+        fundingDecimals: 6,
+        feeBps: 0n,
+      }),
+    ).toEqual({
       settlementCostAtomic: 50_000n,
       providerCostAtomic: 50_000n,
       feeAtomic: 0n,
@@ -136,7 +162,12 @@ describe('quoteCrossRailFunding', () => {
   });
 
   it('moves the cost into the funding unit before charging, so the charges round in the finer unit', () => {
-    const quote = quoteCrossRailFunding({ settlementCostAtomic: 50_001n, settlementDecimals: 6, fundingDecimals: 8, feeBps: 0n });
+    const quote = quoteCrossRailFunding({
+      settlementCostAtomic: 50_001n,
+      settlementDecimals: 6,
+      fundingDecimals: 8,
+      feeBps: 0n,
+    });
     expect(quote).toEqual({
       settlementCostAtomic: 50_001n,
       providerCostAtomic: 5_000_100n,
@@ -144,7 +175,14 @@ describe('quoteCrossRailFunding', () => {
       spreadAtomic: 25_001n,
       fundingAtomic: 5_025_101n,
     });
-    expect(() => quoteCrossRailFunding({ settlementCostAtomic: 50_001n, settlementDecimals: 6, fundingDecimals: 4, feeBps: 0n })).toThrow(RailScalingError);
+    expect(() =>
+      quoteCrossRailFunding({
+        settlementCostAtomic: 50_001n,
+        settlementDecimals: 6,
+        fundingDecimals: 4,
+        feeBps: 0n,
+      }),
+    ).toThrow(RailScalingError);
   });
 });
 
@@ -153,8 +191,17 @@ describe('quote id and expiry', () => {
 
   it('accepts cq_ + 18 lowercase hex only', () => {
     expect(() => assertQuoteId('cq_0123456789abcdef01')).not.toThrow();
-    for (const bad of ['cq_0123456789abcdef0', 'cq_0123456789abcdef012', 'cq_0123456789ABCDEF01', 'ci_0123456789abcdef01', ' cq_0123456789abcdef01', 7]) {
-      expect(() => assertQuoteId(bad)).toThrow(expect.objectContaining({ code: 'REQUEST_INVALID' }));
+    for (const bad of [
+      'cq_0123456789abcdef0',
+      'cq_0123456789abcdef012',
+      'cq_0123456789ABCDEF01',
+      'ci_0123456789abcdef01',
+      ' cq_0123456789abcdef01',
+      7,
+    ]) {
+      expect(() => assertQuoteId(bad)).toThrow(
+        expect.objectContaining({ code: 'REQUEST_INVALID' }),
+      );
     }
   });
 
@@ -178,13 +225,22 @@ describe('quote id and expiry', () => {
     }
     expect(thrown).toBeInstanceOf(AppError);
     const appError = thrown as AppError;
-    expect([appError.code, appError.status, appError.retryable]).toEqual(['QUOTE_EXPIRED', 409, false]);
-    expect(appError.details).toEqual({ quoteId: 'cq_0123456789abcdef01', expiresAt: '2026-11-22T10:05:00.000Z' });
+    expect([appError.code, appError.status, appError.retryable]).toEqual([
+      'QUOTE_EXPIRED',
+      409,
+      false,
+    ]);
+    expect(appError.details).toEqual({
+      quoteId: 'cq_0123456789abcdef01',
+      expiresAt: '2026-11-22T10:05:00.000Z',
+    });
   });
 
   it('treats an invalid instant as a bug, not as fresh', () => {
     expect(() => isQuoteFresh(new Date(Number.NaN), quotedAt)).toThrow(RangeError);
-    expect(() => isQuoteFresh(quoteExpiresAt(quotedAt), new Date('not a date'))).toThrow(RangeError);
+    expect(() => isQuoteFresh(quoteExpiresAt(quotedAt), new Date('not a date'))).toThrow(
+      RangeError,
+    );
     expect(() => quoteExpiresAt(new Date(Number.NaN))).toThrow(RangeError);
   });
 });

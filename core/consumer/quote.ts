@@ -39,8 +39,10 @@ export interface FundingQuote {
  */
 export function quoteFunding(input: FundingQuoteInput): FundingQuote {
   const providerCostAtomic = input.providerCostAtomic;
-  if (typeof providerCostAtomic !== 'bigint') throw new TypeError('providerCostAtomic must be a bigint');
-  if (providerCostAtomic <= 0n || providerCostAtomic > UINT256_MAX) throw new RangeError('providerCostAtomic must be 1 to uint256 max');
+  if (typeof providerCostAtomic !== 'bigint')
+    throw new TypeError('providerCostAtomic must be a bigint');
+  if (providerCostAtomic <= 0n || providerCostAtomic > UINT256_MAX)
+    throw new RangeError('providerCostAtomic must be 1 to uint256 max');
   const feeBps = quoteBps('feeBps', input.feeBps);
   const spreadBps = quoteBps('spreadBps', input.spreadBps ?? DEFAULT_SPREAD_BPS);
   const feeAtomic = applyBps(providerCostAtomic, feeBps, 'CEIL');
@@ -68,7 +70,9 @@ export class RailScalingError extends Error {
     readonly fromDecimals: number,
     readonly toDecimals: number,
   ) {
-    super(`${amountAtomic} at ${fromDecimals} decimals has no exact value at ${toDecimals} decimals`);
+    super(
+      `${amountAtomic} at ${fromDecimals} decimals has no exact value at ${toDecimals} decimals`,
+    );
     this.name = 'RailScalingError';
   }
 }
@@ -81,14 +85,20 @@ export class RailScalingError extends Error {
  * (always when the funding asset has more decimals; when it has fewer, only if nothing would be
  * cut off), otherwise RailScalingError.
  */
-export function settlementToFundingAtomic(amountAtomic: bigint, settlementDecimals: number, fundingDecimals: number): bigint {
+export function settlementToFundingAtomic(
+  amountAtomic: bigint,
+  settlementDecimals: number,
+  fundingDecimals: number,
+): bigint {
   if (typeof amountAtomic !== 'bigint') throw new TypeError('amountAtomic must be a bigint');
   assertAssetDecimals(settlementDecimals);
   assertAssetDecimals(fundingDecimals);
   if (fundingDecimals === settlementDecimals) return amountAtomic;
-  if (fundingDecimals > settlementDecimals) return amountAtomic * 10n ** BigInt(fundingDecimals - settlementDecimals);
+  if (fundingDecimals > settlementDecimals)
+    return amountAtomic * 10n ** BigInt(fundingDecimals - settlementDecimals);
   const divisor = 10n ** BigInt(settlementDecimals - fundingDecimals);
-  if (amountAtomic % divisor !== 0n) throw new RailScalingError(amountAtomic, settlementDecimals, fundingDecimals);
+  if (amountAtomic % divisor !== 0n)
+    throw new RailScalingError(amountAtomic, settlementDecimals, fundingDecimals);
   return amountAtomic / divisor;
 }
 
@@ -107,14 +117,26 @@ export interface CrossRailQuote extends FundingQuote {
 }
 
 export function quoteCrossRailFunding(input: CrossRailQuoteInput): CrossRailQuote {
-  const providerCostAtomic = settlementToFundingAtomic(input.settlementCostAtomic, input.settlementDecimals, input.fundingDecimals);
-  const quote = quoteFunding({ providerCostAtomic, feeBps: input.feeBps, spreadBps: input.spreadBps });
+  const providerCostAtomic = settlementToFundingAtomic(
+    input.settlementCostAtomic,
+    input.settlementDecimals,
+    input.fundingDecimals,
+  );
+  const quote = quoteFunding({
+    providerCostAtomic,
+    feeBps: input.feeBps,
+    spreadBps: input.spreadBps,
+  });
   return { settlementCostAtomic: input.settlementCostAtomic, ...quote };
 }
 
 /** A quote id from a request or a row: `cq_` + 18 lowercase hex, or 400 REQUEST_INVALID. */
 export function assertQuoteId(value: unknown): asserts value is string {
-  if (!isQuoteId(value)) throw new AppError('REQUEST_INVALID', 'A quoteId is cq_ followed by 18 lowercase hex characters.');
+  if (!isQuoteId(value))
+    throw new AppError(
+      'REQUEST_INVALID',
+      'A quoteId is cq_ followed by 18 lowercase hex characters.',
+    );
 }
 
 /** The instant a quote made at `quotedAt` stops being usable. */
@@ -128,10 +150,16 @@ export function isQuoteFresh(expiresAt: Date, now: Date): boolean {
 }
 
 /** 409 QUOTE_EXPIRED unless fresh; the details name the quote and when it expired. */
-export function assertQuoteFresh(quote: { readonly quoteId: string; readonly expiresAt: Date }, now: Date): void {
+export function assertQuoteFresh(
+  quote: { readonly quoteId: string; readonly expiresAt: Date },
+  now: Date,
+): void {
   assertQuoteId(quote.quoteId);
   if (isQuoteFresh(quote.expiresAt, now)) return;
-  throw new AppError('QUOTE_EXPIRED', undefined, { quoteId: quote.quoteId, expiresAt: quote.expiresAt.toISOString() });
+  throw new AppError('QUOTE_EXPIRED', undefined, {
+    quoteId: quote.quoteId,
+    expiresAt: quote.expiresAt.toISOString(),
+  });
 }
 
 function instantMs(name: string, value: Date): number {

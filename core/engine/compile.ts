@@ -4,7 +4,13 @@
 import { keccak256, stringToBytes, type Hex } from 'viem';
 import { canonicalJson } from '../canon/jcs';
 import { parseDisplayAmount } from '../money/amount';
-import { validatePolicy, type BudgetWindow, type CapVerdict, type NormalisedPolicyRules, type UnavailableVerdict } from '../validation/policy';
+import {
+  validatePolicy,
+  type BudgetWindow,
+  type CapVerdict,
+  type NormalisedPolicyRules,
+  type UnavailableVerdict,
+} from '../validation/policy';
 import { parseIsoTimestamp } from '../validation/timestamp';
 
 const MS_PER_MINUTE = 60_000;
@@ -74,7 +80,8 @@ export class PolicyCompileError extends Error {
 const cache = new WeakMap<object, CompiledPolicy | PolicyCompileError>();
 
 export function compilePolicy(rules: NormalisedPolicyRules): CompiledPolicy {
-  if (typeof rules !== 'object' || rules === null) throw new PolicyCompileError('RULES_NOT_AN_OBJECT');
+  if (typeof rules !== 'object' || rules === null)
+    throw new PolicyCompileError('RULES_NOT_AN_OBJECT');
   let compiled = cache.get(rules);
   if (compiled === undefined) {
     compiled = compileUncached(rules);
@@ -95,7 +102,8 @@ function compileUncached(rules: NormalisedPolicyRules): CompiledPolicy | PolicyC
   }
   // Rules equal to their own normal form are what policyHash was computed over; anything else
   // (a raw document, a hand-edited row) would make the trace cite a hash it was not judged by.
-  if (canonicalJson(validated.rules) !== canonical) return new PolicyCompileError('RULES_NOT_NORMALISED');
+  if (canonicalJson(validated.rules) !== canonical)
+    return new PolicyCompileError('RULES_NOT_NORMALISED');
   return build(validated.rules, keccak256(stringToBytes(canonical)));
 }
 

@@ -18,7 +18,14 @@ import { formatIsoSeconds } from '../validation/timestamp';
 import type { SpendIntent } from '../validation/intent';
 import { evaluate } from './evaluate';
 import { explainDecision } from './explain';
-import { RULE_IDS, type DecisionCode, type EngineInput, type LedgerWindow, type PolicySnapshot, type RuleResult } from './types';
+import {
+  RULE_IDS,
+  type DecisionCode,
+  type EngineInput,
+  type LedgerWindow,
+  type PolicySnapshot,
+  type RuleResult,
+} from './types';
 
 const RUNS = { numRuns: 10_000 };
 const AMOUNT = 1_500_000n;
@@ -51,7 +58,15 @@ interface Scenario {
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc
   .record({
-    binding: fc.constantFrom('pass', 'pass', 'pass', 'paused', 'expired', 'hashMismatch', 'idMismatch'),
+    binding: fc.constantFrom(
+      'pass',
+      'pass',
+      'pass',
+      'paused',
+      'expired',
+      'hashMismatch',
+      'idMismatch',
+    ),
     deadline: fc.constantFrom('pass', 'pass', 'passed', 'tooFar'),
     asset: fc.constantFrom('pass', 'pass', 'otherToken'),
     category: fc.constantFrom('pass', 'pass', 'denied', 'notAllowed'),
@@ -78,10 +93,20 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
 const snapshots = new Map<string, PolicySnapshot>();
 function policyFor(s: Scenario): PolicySnapshot {
   const status = s.binding === 'paused' || s.binding === 'expired' ? s.binding : 'active';
-  const key = JSON.stringify([status, s.deadline === 'tooFar', s.onBelow, s.onUnavailable, s.hardCap, s.perCall, s.perCallVerdict, s.threshold]);
+  const key = JSON.stringify([
+    status,
+    s.deadline === 'tooFar',
+    s.onBelow,
+    s.onUnavailable,
+    s.hardCap,
+    s.perCall,
+    s.perCallVerdict,
+    s.threshold,
+  ]);
   let snapshot = snapshots.get(key);
   if (snapshot === undefined) {
-    const atomic = (value: bigint) => `${value / 1_000_000n}.${(value % 1_000_000n).toString().padStart(6, '0')}`;
+    const atomic = (value: bigint) =>
+      `${value / 1_000_000n}.${(value % 1_000_000n).toString().padStart(6, '0')}`;
     const rules = rulesOf(
       policyDocument({
         dailyBudget: atomic(DAILY_BUDGET),
@@ -118,7 +143,9 @@ function intentFor(s: Scenario, policy: PolicySnapshot): SpendIntent {
     policyHash: s.binding === 'hashMismatch' ? `0x${'ee'.repeat(32)}` : policy.policyHash,
     token: s.asset === 'otherToken' ? (OTHER_ADDRESS as SpendIntent['token']) : baseIntent.token,
     category: { pass: 'market-data', denied: 'gambling', notAllowed: 'travel' }[s.category],
-    recipient: ({ pass: RECIPIENT, denied: DENIED_RECIPIENT, notAllowed: OTHER_ADDRESS } as const)[s.recipient],
+    recipient: ({ pass: RECIPIENT, denied: DENIED_RECIPIENT, notAllowed: OTHER_ADDRESS } as const)[
+      s.recipient
+    ],
     agentId: { pass: 'research-bot-1', denied: 'rogue-bot', notAllowed: 'other-bot' }[s.agent],
   };
 }
@@ -145,22 +172,33 @@ function inputFor(s: Scenario): EngineInput {
     vendorScore: { atFloor: 50, below: 49, unavailable: null }[s.vendor],
   };
   const approval =
-    s.approval === 'none' ? null : { pollRef: POLL_REF, intentHash: s.approval === 'thisIntent' ? intent.intentHash : `0x${'0f'.repeat(32)}` };
+    s.approval === 'none'
+      ? null
+      : {
+          pollRef: POLL_REF,
+          intentHash: s.approval === 'thisIntent' ? intent.intentHash : `0x${'0f'.repeat(32)}`,
+        };
   return { intent, policy, window, now: nowMs, approval };
 }
 
 /** What each rule must say, and with which code, derived from the scenario alone. */
 function expectedEntries(s: Scenario): Array<[RuleResult, DecisionCode | null]> {
   const approved = s.approval === 'thisIntent';
-  const escalation = (code: DecisionCode): [RuleResult, DecisionCode | null] => (approved ? ['PASS', null] : ['ESCALATE', code]);
-  const fails = (failed: boolean, code: DecisionCode): [RuleResult, DecisionCode | null] => (failed ? ['BLOCK', code] : ['PASS', null]);
+  const escalation = (code: DecisionCode): [RuleResult, DecisionCode | null] =>
+    approved ? ['PASS', null] : ['ESCALATE', code];
+  const fails = (failed: boolean, code: DecisionCode): [RuleResult, DecisionCode | null] =>
+    failed ? ['BLOCK', code] : ['PASS', null];
   const vendor = (): [RuleResult, DecisionCode | null] => {
-    const verdict = s.vendor === 'below' ? s.onBelow : s.vendor === 'unavailable' ? s.onUnavailable : 'ALLOW';
+    const verdict =
+      s.vendor === 'below' ? s.onBelow : s.vendor === 'unavailable' ? s.onUnavailable : 'ALLOW';
     if (verdict === 'ALLOW') return ['PASS', null];
     if (verdict === 'BLOCK') return ['BLOCK', 'BLOCKED_VENDOR_RISK'];
     return escalation('ESCALATED_VENDOR_RISK');
   };
-  const bindingCode: DecisionCode = s.binding === 'paused' || s.binding === 'expired' ? 'BLOCKED_POLICY_INACTIVE' : 'BLOCKED_POLICY_MISMATCH';
+  const bindingCode: DecisionCode =
+    s.binding === 'paused' || s.binding === 'expired'
+      ? 'BLOCKED_POLICY_INACTIVE'
+      : 'BLOCKED_POLICY_MISMATCH';
   return [
     fails(s.binding !== 'pass', bindingCode),
     fails(s.deadline !== 'pass', 'BLOCKED_DEADLINE'),
@@ -173,7 +211,11 @@ function expectedEntries(s: Scenario): Array<[RuleResult, DecisionCode | null]> 
     fails(s.cooldown, 'BLOCKED_COOLDOWN'),
     fails(s.rate, 'BLOCKED_RATE'),
     fails(s.hardCap, 'BLOCKED_HARD_CAP'),
-    !s.perCall ? ['PASS', null] : s.perCallVerdict === 'BLOCK' ? ['BLOCK', 'BLOCKED_PER_CALL_CAP'] : escalation('ESCALATED_PER_CALL_CAP'),
+    !s.perCall
+      ? ['PASS', null]
+      : s.perCallVerdict === 'BLOCK'
+        ? ['BLOCK', 'BLOCKED_PER_CALL_CAP']
+        : escalation('ESCALATED_PER_CALL_CAP'),
     fails(s.budget, 'BLOCKED_BUDGET'),
     s.threshold ? escalation('ESCALATED_THRESHOLD') : ['PASS', null],
   ];
@@ -185,13 +227,17 @@ describe('engine properties', () => {
       fc.property(scenarioArb, (s) => {
         const decision = evaluate(inputFor(s));
         const expected = expectedEntries(s);
-        expect(decision.ruleTrace.map((e) => e.result).join()).toBe(expected.map(([result]) => result).join());
+        expect(decision.ruleTrace.map((e) => e.result).join()).toBe(
+          expected.map(([result]) => result).join(),
+        );
         const firstBlock = expected.findIndex(([result]) => result === 'BLOCK');
         const firstEscalate = expected.findIndex(([result]) => result === 'ESCALATE');
         const deciding = firstBlock >= 0 ? firstBlock : firstEscalate;
         expect(decision.decision).toBe(deciding >= 0 ? expected[deciding]![1] : 'APPROVED');
         expect(decision.decidingRule).toBe(deciding >= 0 ? RULE_IDS[deciding] : null);
-        expect(decision.outcome).toBe(firstBlock >= 0 ? 'BLOCKED' : firstEscalate >= 0 ? 'ESCALATED' : 'APPROVED');
+        expect(decision.outcome).toBe(
+          firstBlock >= 0 ? 'BLOCKED' : firstEscalate >= 0 ? 'ESCALATED' : 'APPROVED',
+        );
       }),
       RUNS,
     );
@@ -204,13 +250,18 @@ describe('engine properties', () => {
         // A deep copy shares no object with the original (rules excepted: see the next test).
         const copy: EngineInput = {
           ...structuredClone({ ...original, policy: null }),
-          policy: original.policy && { ...original.policy, expiresAt: original.policy.expiresAt && new Date(Number(original.policy.expiresAt)) },
+          policy: original.policy && {
+            ...original.policy,
+            expiresAt: original.policy.expiresAt && new Date(Number(original.policy.expiresAt)),
+          },
         };
         const first = evaluate(original);
         const second = evaluate(copy);
         expect(JSON.stringify(second)).toBe(JSON.stringify(first));
         const asset = { symbol: 'USDT0', decimals: 6 };
-        expect(explainDecision(second, asset).join('\n')).toBe(explainDecision(first, asset).join('\n'));
+        expect(explainDecision(second, asset).join('\n')).toBe(
+          explainDecision(first, asset).join('\n'),
+        );
       }),
       RUNS,
     );
@@ -222,7 +273,9 @@ describe('engine properties', () => {
         const original = inputFor(s);
         const policy = original.policy!;
         const reparsed = { ...policy, rules: JSON.parse(JSON.stringify(policy.rules)) };
-        expect(JSON.stringify(evaluate({ ...original, policy: reparsed }))).toBe(JSON.stringify(evaluate(original)));
+        expect(JSON.stringify(evaluate({ ...original, policy: reparsed }))).toBe(
+          JSON.stringify(evaluate(original)),
+        );
       }),
       { numRuns: 300 },
     );
@@ -232,32 +285,103 @@ describe('engine properties', () => {
     type Corruption = (w: Record<string, unknown>) => void;
     const numberLike = fc.constantFrom(Number.NaN, -1, Number.POSITIVE_INFINITY, 1.5, -0.5);
     const corruption: fc.Arbitrary<Corruption> = fc.oneof(
-      fc.constantFrom('settledTodayAtomic', 'reservedTodayAtomic', 'approvedCallsLastHour', 'recentApproved', 'lastApprovedAtMsByProvider', 'vendorScore')
-        .map((field): Corruption => (w) => delete w[field]),
+      fc
+        .constantFrom(
+          'settledTodayAtomic',
+          'reservedTodayAtomic',
+          'approvedCallsLastHour',
+          'recentApproved',
+          'lastApprovedAtMsByProvider',
+          'vendorScore',
+        )
+        .map(
+          (field): Corruption =>
+            (w) =>
+              delete w[field],
+        ),
       fc.constantFrom('settledTodayAtomic', 'reservedTodayAtomic').chain((field) =>
         fc.oneof(
-          fc.bigInt({ max: -1n }).map((v): Corruption => (w) => (w[field] = v)),
-          fc.oneof(numberLike, fc.integer({ min: 0 })).map((v): Corruption => (w) => (w[field] = v)),
-          fc.constantFrom('100', null, undefined).map((v): Corruption => (w) => (w[field] = v)),
+          fc.bigInt({ max: -1n }).map(
+            (v): Corruption =>
+              (w) =>
+                (w[field] = v),
+          ),
+          fc.oneof(numberLike, fc.integer({ min: 0 })).map(
+            (v): Corruption =>
+              (w) =>
+                (w[field] = v),
+          ),
+          fc.constantFrom('100', null, undefined).map(
+            (v): Corruption =>
+              (w) =>
+                (w[field] = v),
+          ),
         ),
       ),
-      fc.oneof(numberLike, fc.constant(2 ** 53), fc.constant('3')).map((v): Corruption => (w) => (w.approvedCallsLastHour = v)),
-      fc.oneof(fc.constantFrom(Number.NaN, -1, 100.5, 1e9, Number.NEGATIVE_INFINITY), fc.constant('80')).map((v): Corruption => (w) => (w.vendorScore = v)),
-      fc.constantFrom(null, {}, 'x').map((v): Corruption => (w) => (w.recentApproved = v)),
-      fc.constantFrom('approvedAtMs', 'amountAtomic', 'intentHash', 'recipient', 'itemHash', 'capability', 'provider', 'agentId', 'endpoint').chain((field) =>
-        // Free-text fields may hold any string; the others have a shape that 'X' breaks.
-        fc.constantFrom(...(['capability', 'provider', 'agentId', 'endpoint'].includes(field) ? [undefined, Number.NaN, -5n, null] : [undefined, Number.NaN, -5n, 'X', null])).map((v): Corruption => (w) => {
-          const entries = w.recentApproved as Array<Record<string, unknown>>;
-          entries.push({ ...entries[0]!, [field]: v });
-        }),
+      fc.oneof(numberLike, fc.constant(2 ** 53), fc.constant('3')).map(
+        (v): Corruption =>
+          (w) =>
+            (w.approvedCallsLastHour = v),
       ),
-      fc.constantFrom(Number.NaN, -1, '1', null).map((v): Corruption => (w) => ((w.lastApprovedAtMsByProvider as Record<string, unknown>)['api.vendor.example'] = v)),
-      fc.constantFrom(null, 'window', 7).map((v): Corruption => (w) => Object.assign(w, { __replace: v })),
+      fc
+        .oneof(
+          fc.constantFrom(Number.NaN, -1, 100.5, 1e9, Number.NEGATIVE_INFINITY),
+          fc.constant('80'),
+        )
+        .map(
+          (v): Corruption =>
+            (w) =>
+              (w.vendorScore = v),
+        ),
+      fc.constantFrom(null, {}, 'x').map(
+        (v): Corruption =>
+          (w) =>
+            (w.recentApproved = v),
+      ),
+      fc
+        .constantFrom(
+          'approvedAtMs',
+          'amountAtomic',
+          'intentHash',
+          'recipient',
+          'itemHash',
+          'capability',
+          'provider',
+          'agentId',
+          'endpoint',
+        )
+        .chain((field) =>
+          // Free-text fields may hold any string; the others have a shape that 'X' breaks.
+          fc
+            .constantFrom(
+              ...(['capability', 'provider', 'agentId', 'endpoint'].includes(field)
+                ? [undefined, Number.NaN, -5n, null]
+                : [undefined, Number.NaN, -5n, 'X', null]),
+            )
+            .map((v): Corruption => (w) => {
+              const entries = w.recentApproved as Array<Record<string, unknown>>;
+              entries.push({ ...entries[0]!, [field]: v });
+            }),
+        ),
+      fc.constantFrom(Number.NaN, -1, '1', null).map(
+        (v): Corruption =>
+          (w) =>
+            ((w.lastApprovedAtMsByProvider as Record<string, unknown>)['api.vendor.example'] = v),
+      ),
+      fc.constantFrom(null, 'window', 7).map(
+        (v): Corruption =>
+          (w) =>
+            Object.assign(w, { __replace: v }),
+      ),
     );
     fc.assert(
       fc.property(scenarioArb, corruption, (s, corrupt) => {
         const input = inputFor(s);
-        const window = { ...input.window, recentApproved: [...input.window.recentApproved], lastApprovedAtMsByProvider: { ...input.window.lastApprovedAtMsByProvider } } as Record<string, unknown>;
+        const window = {
+          ...input.window,
+          recentApproved: [...input.window.recentApproved],
+          lastApprovedAtMsByProvider: { ...input.window.lastApprovedAtMsByProvider },
+        } as Record<string, unknown>;
         corrupt(window);
         const replaced = '__replace' in window ? window.__replace : window;
         const decision = evaluate({ ...input, window: replaced as unknown as LedgerWindow });

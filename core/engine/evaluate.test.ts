@@ -18,7 +18,14 @@ import { RULE_IDS, type EngineInput, type LedgerWindow, type PolicySnapshot } fr
 const POLL_REF = 'esc_0123456789abcdef01234567';
 const policy = policySnapshot();
 
-function input(parts: { policy?: PolicySnapshot | null; intent?: Record<string, unknown>; window?: Partial<LedgerWindow>; now?: Date | number } = {}): EngineInput {
+function input(
+  parts: {
+    policy?: PolicySnapshot | null;
+    intent?: Record<string, unknown>;
+    window?: Partial<LedgerWindow>;
+    now?: Date | number;
+  } = {},
+): EngineInput {
   const snapshot = parts.policy === undefined ? policy : parts.policy;
   return {
     intent: spendIntent(snapshot ?? policy, parts.intent ?? {}),
@@ -48,47 +55,82 @@ describe('evaluate', () => {
     });
     expect(RULES.map((r) => r.id)).toEqual([...RULE_IDS]);
     expect(RULE_IDS).toEqual([
-      'policy.binding', 'intent.deadline', 'asset.allowed', 'category.allow', 'recipient.allowDeny', 'agent.allowDeny',
-      'vendor.riskFloor', 'duplicate.window', 'cooldown.sameService', 'rate.limit', 'hardCap.absolute', 'perCall.cap',
-      'budget.daily', 'escalate.aboveThreshold',
+      'policy.binding',
+      'intent.deadline',
+      'asset.allowed',
+      'category.allow',
+      'recipient.allowDeny',
+      'agent.allowDeny',
+      'vendor.riskFloor',
+      'duplicate.window',
+      'cooldown.sameService',
+      'rate.limit',
+      'hardCap.absolute',
+      'perCall.cap',
+      'budget.daily',
+      'escalate.aboveThreshold',
     ]);
   });
 
   it('accepts now as a Date or as unix milliseconds alike', () => {
-    expect(JSON.stringify(evaluate(input({ now: new Date(NOW_MS) })))).toBe(JSON.stringify(evaluate(input({ now: NOW_MS }))));
+    expect(JSON.stringify(evaluate(input({ now: new Date(NOW_MS) })))).toBe(
+      JSON.stringify(evaluate(input({ now: NOW_MS }))),
+    );
   });
 
   it('serialises to JSON with money as atomic strings', () => {
-    const json = JSON.parse(JSON.stringify(evaluate(input({ window: { settledTodayAtomic: 1_000_000n } }))));
-    expect(json.ruleTrace[12]).toEqual({ rule: 'budget.daily', result: 'PASS', observed: '1050000', limit: '25000000', note: 'UTC_DAY:2026-11-22' });
+    const json = JSON.parse(
+      JSON.stringify(evaluate(input({ window: { settledTodayAtomic: 1_000_000n } }))),
+    );
+    expect(json.ruleTrace[12]).toEqual({
+      rule: 'budget.daily',
+      result: 'PASS',
+      observed: '1050000',
+      limit: '25000000',
+      note: 'UTC_DAY:2026-11-22',
+    });
   });
 
   describe('precedence', () => {
     it('of two blocking rules, the earlier one decides and both are in the trace', () => {
-      const decision = evaluate(input({ intent: { category: 'travel' }, window: { approvedCallsLastHour: 60 } }));
+      const decision = evaluate(
+        input({ intent: { category: 'travel' }, window: { approvedCallsLastHour: 60 } }),
+      );
       expect(decision.decision).toBe('BLOCKED_CATEGORY');
       expect(decision.decidingRule).toBe('category.allow');
-      expect(decision.ruleTrace[9]).toMatchObject({ rule: 'rate.limit', result: 'BLOCK', note: 'BLOCKED_RATE' });
+      expect(decision.ruleTrace[9]).toMatchObject({
+        rule: 'rate.limit',
+        result: 'BLOCK',
+        note: 'BLOCKED_RATE',
+      });
     });
 
     it('a later BLOCK beats an earlier ESCALATE: the owner is never asked about a spend that would be blocked', () => {
       // Vendor score below the floor escalates (rule 7); the budget is exhausted (rule 13).
-      const decision = evaluate(input({ window: { vendorScore: 10, settledTodayAtomic: 25_000_000n } }));
+      const decision = evaluate(
+        input({ window: { vendorScore: 10, settledTodayAtomic: 25_000_000n } }),
+      );
       expect(decision.ruleTrace[6]!.result).toBe('ESCALATE');
       expect(decision.decision).toBe('BLOCKED_BUDGET');
       expect(decision.outcome).toBe('BLOCKED');
     });
 
     it('of two escalating rules, the earlier one decides', () => {
-      const decision = evaluate(input({ intent: { amount: '1500000' }, window: { vendorScore: 10 } }));
+      const decision = evaluate(
+        input({ intent: { amount: '1500000' }, window: { vendorScore: 10 } }),
+      );
       expect(decision.decision).toBe('ESCALATED_VENDOR_RISK');
       expect(decision.decidingRule).toBe('vendor.riskFloor');
       expect(decision.ruleTrace[13]!.result).toBe('ESCALATE');
     });
 
     it('amounts over perCallCap under the example policy block, and over escalateAbove escalate', () => {
-      expect(evaluate(input({ intent: { amount: '2000001' } })).decision).toBe('BLOCKED_PER_CALL_CAP');
-      expect(evaluate(input({ intent: { amount: '2000000' } })).decision).toBe('ESCALATED_THRESHOLD');
+      expect(evaluate(input({ intent: { amount: '2000001' } })).decision).toBe(
+        'BLOCKED_PER_CALL_CAP',
+      );
+      expect(evaluate(input({ intent: { amount: '2000000' } })).decision).toBe(
+        'ESCALATED_THRESHOLD',
+      );
       expect(evaluate(input({ intent: { amount: '1000000' } })).decision).toBe('APPROVED');
     });
   });
@@ -97,27 +139,44 @@ describe('evaluate', () => {
     const above = input({ intent: { amount: '1500000' }, window: { vendorScore: 10 } });
 
     it('turns every ESCALATE for this exact intentHash into PASS, noting the pollRef', () => {
-      const decision = evaluate({ ...above, approval: { pollRef: POLL_REF, intentHash: above.intent.intentHash } });
+      const decision = evaluate({
+        ...above,
+        approval: { pollRef: POLL_REF, intentHash: above.intent.intentHash },
+      });
       expect(decision.decision).toBe('APPROVED');
-      expect(decision.ruleTrace[6]).toMatchObject({ result: 'PASS', note: `OWNER_APPROVED:${POLL_REF}` });
-      expect(decision.ruleTrace[13]).toMatchObject({ result: 'PASS', note: `OWNER_APPROVED:${POLL_REF}` });
+      expect(decision.ruleTrace[6]).toMatchObject({
+        result: 'PASS',
+        note: `OWNER_APPROVED:${POLL_REF}`,
+      });
+      expect(decision.ruleTrace[13]).toMatchObject({
+        result: 'PASS',
+        note: `OWNER_APPROVED:${POLL_REF}`,
+      });
     });
 
     it('matches the intentHash regardless of hex case', () => {
       const upper = `0x${above.intent.intentHash.slice(2).toUpperCase()}`;
-      expect(evaluate({ ...above, approval: { pollRef: POLL_REF, intentHash: upper } }).decision).toBe('APPROVED');
+      expect(
+        evaluate({ ...above, approval: { pollRef: POLL_REF, intentHash: upper } }).decision,
+      ).toBe('APPROVED');
     });
 
     it('does nothing for another intent, e.g. the same spend with a changed amount', () => {
       const changed = input({ intent: { amount: '1500001' }, window: { vendorScore: 10 } });
       expect(changed.intent.intentHash).not.toBe(above.intent.intentHash);
-      const decision = evaluate({ ...changed, approval: { pollRef: POLL_REF, intentHash: above.intent.intentHash } });
+      const decision = evaluate({
+        ...changed,
+        approval: { pollRef: POLL_REF, intentHash: above.intent.intentHash },
+      });
       expect(decision.decision).toBe('ESCALATED_VENDOR_RISK');
     });
 
     it('never overrides a BLOCK', () => {
       const blocked = input({ intent: { amount: '2000001' } });
-      const decision = evaluate({ ...blocked, approval: { pollRef: POLL_REF, intentHash: blocked.intent.intentHash } });
+      const decision = evaluate({
+        ...blocked,
+        approval: { pollRef: POLL_REF, intentHash: blocked.intent.intentHash },
+      });
       expect(decision.decision).toBe('BLOCKED_PER_CALL_CAP');
     });
   });
@@ -127,7 +186,11 @@ describe('evaluate', () => {
       const decision = evaluate(input({ policy: null }));
       expect(decision.decision).toBe('BLOCKED_POLICY_INACTIVE');
       expect(decision.ruleTrace).toHaveLength(14);
-      expect(decision.ruleTrace.slice(1).every((e) => e.note === 'NOT_EVALUATED:NO_POLICY' && e.result === 'BLOCK')).toBe(true);
+      expect(
+        decision.ruleTrace
+          .slice(1)
+          .every((e) => e.note === 'NOT_EVALUATED:NO_POLICY' && e.result === 'BLOCK'),
+      ).toBe(true);
     });
 
     it('an intent bound to the previous version of the policy is BLOCKED_POLICY_MISMATCH', () => {
@@ -143,12 +206,36 @@ describe('evaluate', () => {
     it.each<[string, Partial<EngineInput>, string]>([
       ['a NaN clock', { now: Number.NaN }, 'NOW_MALFORMED'],
       ['an invalid Date', { now: new Date('nope') }, 'NOW_MALFORMED'],
-      ['a negative settled total', { window: emptyWindow({ settledTodayAtomic: -1n }) }, 'WINDOW_MALFORMED:settledTodayAtomic'],
-      ['a number instead of a bigint', { window: emptyWindow({ reservedTodayAtomic: 5 as unknown as bigint }) }, 'WINDOW_MALFORMED:reservedTodayAtomic'],
-      ['a NaN call count', { window: emptyWindow({ approvedCallsLastHour: Number.NaN }) }, 'WINDOW_MALFORMED:approvedCallsLastHour'],
-      ['a vendor score above 100', { window: emptyWindow({ vendorScore: 101 }) }, 'WINDOW_MALFORMED:vendorScore'],
-      ['a missing window', { window: undefined as unknown as LedgerWindow }, 'WINDOW_MALFORMED:window'],
-      ['a malformed approval', { approval: { pollRef: 'esc_nothex', intentHash: `0x${'0'.repeat(64)}` } }, 'APPROVAL_MALFORMED:pollRef'],
+      [
+        'a negative settled total',
+        { window: emptyWindow({ settledTodayAtomic: -1n }) },
+        'WINDOW_MALFORMED:settledTodayAtomic',
+      ],
+      [
+        'a number instead of a bigint',
+        { window: emptyWindow({ reservedTodayAtomic: 5 as unknown as bigint }) },
+        'WINDOW_MALFORMED:reservedTodayAtomic',
+      ],
+      [
+        'a NaN call count',
+        { window: emptyWindow({ approvedCallsLastHour: Number.NaN }) },
+        'WINDOW_MALFORMED:approvedCallsLastHour',
+      ],
+      [
+        'a vendor score above 100',
+        { window: emptyWindow({ vendorScore: 101 }) },
+        'WINDOW_MALFORMED:vendorScore',
+      ],
+      [
+        'a missing window',
+        { window: undefined as unknown as LedgerWindow },
+        'WINDOW_MALFORMED:window',
+      ],
+      [
+        'a malformed approval',
+        { approval: { pollRef: 'esc_nothex', intentHash: `0x${'0'.repeat(64)}` } },
+        'APPROVAL_MALFORMED:pollRef',
+      ],
     ])('on %s', (_label, change, reason) => {
       const decision = evaluate({ ...base, ...change });
       expect(decision).toEqual({
@@ -163,12 +250,19 @@ describe('evaluate', () => {
 
     it('on a recent approval whose hashes are not hash-shaped', () => {
       const prior = recentApprovalOf(base.intent, NOW_MS - 1000);
-      const window = emptyWindow({ recentApproved: [{ ...prior, itemHash: prior.itemHash.slice(0, 40) }] });
-      expect(evaluate({ ...base, window }).failClosedReason).toBe('WINDOW_MALFORMED:recentApproved[0]');
+      const window = emptyWindow({
+        recentApproved: [{ ...prior, itemHash: prior.itemHash.slice(0, 40) }],
+      });
+      expect(evaluate({ ...base, window }).failClosedReason).toBe(
+        'WINDOW_MALFORMED:recentApproved[0]',
+      );
     });
 
     it('on a snapshot whose rules do not hash to its policyHash', () => {
-      const decision = evaluate({ ...base, policy: { ...policy, policyHash: `0x${'cd'.repeat(32)}` } });
+      const decision = evaluate({
+        ...base,
+        policy: { ...policy, policyHash: `0x${'cd'.repeat(32)}` },
+      });
       expect(decision.failClosedReason).toBe('POLICY_MALFORMED:POLICY_HASH_DOES_NOT_MATCH_RULES');
     });
 
@@ -185,7 +279,9 @@ describe('evaluate', () => {
 
     it('on rules that are not a valid policy at all', () => {
       const broken = { ...policy.rules, dailyBudget: 'lots' };
-      expect(evaluate({ ...base, policy: { ...policy, rules: broken } }).failClosedReason).toBe('POLICY_MALFORMED:RULES_INVALID:dailyBudget');
+      expect(evaluate({ ...base, policy: { ...policy, rules: broken } }).failClosedReason).toBe(
+        'POLICY_MALFORMED:RULES_INVALID:dailyBudget',
+      );
     });
 
     it('on a malformed intent', () => {
@@ -203,7 +299,10 @@ describe('evaluate', () => {
           return Reflect.get(target, key, receiver);
         },
       });
-      const decision = evaluate({ ...base, window: emptyWindow({ recentApproved: [treacherous] }) });
+      const decision = evaluate({
+        ...base,
+        window: emptyWindow({ recentApproved: [treacherous] }),
+      });
       expect(decision.failClosedReason).toBe('RULE_EXCEPTION:duplicate.window');
     });
 

@@ -2,7 +2,13 @@
 // its inputs, runs all fourteen rules in order, and decides first BLOCK, else first ESCALATE,
 // else APPROVED. Anything unexpected, including a rule throwing, is BLOCKED_FAIL_CLOSED.
 import { compilePolicy, PolicyCompileError, type CompiledPolicy } from './compile';
-import { approvalProblem, intentProblem, nowMsOf, snapshotProblem, windowProblem } from './input-checks';
+import {
+  approvalProblem,
+  intentProblem,
+  nowMsOf,
+  snapshotProblem,
+  windowProblem,
+} from './input-checks';
 import { ENGINE_INFO, RULE_COUNT } from './manifest';
 import { policyBinding } from './rules/01-policy-binding';
 import { intentDeadline } from './rules/02-intent-deadline';
@@ -38,7 +44,9 @@ export function evaluate(input: EngineInput): Decision {
   try {
     return evaluateChecked(input);
   } catch (error) {
-    return failClosed(error instanceof PolicyCompileError ? `POLICY_MALFORMED:${error.reason}` : 'ENGINE_EXCEPTION');
+    return failClosed(
+      error instanceof PolicyCompileError ? `POLICY_MALFORMED:${error.reason}` : 'ENGINE_EXCEPTION',
+    );
   }
 }
 
@@ -59,7 +67,10 @@ function evaluateChecked(input: EngineInput): Decision {
   }
 
   const approval = input.approval;
-  const approved = approval !== undefined && approval !== null && approval.intentHash.toLowerCase() === intent.intentHash.toLowerCase();
+  const approved =
+    approval !== undefined &&
+    approval !== null &&
+    approval.intentHash.toLowerCase() === intent.intentHash.toLowerCase();
   const ctx: RuleContext = {
     intent,
     policy,
@@ -123,11 +134,23 @@ function evaluateChecked(input: EngineInput): Decision {
 
   if (firstBlock >= 0) return decided(trace, firstBlock, BLOCK_CODE_SET, 'BLOCKED');
   if (firstEscalate >= 0) return decided(trace, firstEscalate, ESCALATE_CODE_SET, 'ESCALATED');
-  return { decision: 'APPROVED', outcome: 'APPROVED', decidingRule: null, ruleTrace: trace, engine: ENGINE_INFO, failClosedReason: null };
+  return {
+    decision: 'APPROVED',
+    outcome: 'APPROVED',
+    decidingRule: null,
+    ruleTrace: trace,
+    engine: ENGINE_INFO,
+    failClosedReason: null,
+  };
 }
 
 /** The deciding entry's note starts with its decision code; an unknown code is a bug: fail closed. */
-function decided(trace: TraceEntry[], index: number, allowed: ReadonlySet<string>, outcome: 'BLOCKED' | 'ESCALATED'): Decision {
+function decided(
+  trace: TraceEntry[],
+  index: number,
+  allowed: ReadonlySet<string>,
+  outcome: 'BLOCKED' | 'ESCALATED',
+): Decision {
   const entry = trace[index]!;
   const note = entry.note ?? '';
   const colon = note.indexOf(':');

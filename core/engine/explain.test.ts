@@ -1,6 +1,12 @@
 // The explainer: one deterministic plain-English line per rule that did not pass, with amounts in
 // the policy's asset.
-import { emptyWindow, NOW_MS, policySnapshot, recentApprovalOf, spendIntent } from '../test-support/spend-fixtures';
+import {
+  emptyWindow,
+  NOW_MS,
+  policySnapshot,
+  recentApprovalOf,
+  spendIntent,
+} from '../test-support/spend-fixtures';
 import { evaluate } from './evaluate';
 import { explainDecision } from './explain';
 import type { EngineInput, LedgerWindow, PolicySnapshot } from './types';
@@ -8,7 +14,14 @@ import type { EngineInput, LedgerWindow, PolicySnapshot } from './types';
 const USDT0 = { symbol: 'USDT0', decimals: 6 };
 const policy = policySnapshot();
 
-function explain(parts: { policy?: PolicySnapshot | null; intent?: Record<string, unknown>; window?: Partial<LedgerWindow>; approval?: boolean } = {}) {
+function explain(
+  parts: {
+    policy?: PolicySnapshot | null;
+    intent?: Record<string, unknown>;
+    window?: Partial<LedgerWindow>;
+    approval?: boolean;
+  } = {},
+) {
   const snapshot = parts.policy === undefined ? policy : parts.policy;
   const intent = spendIntent(snapshot ?? policy, parts.intent ?? {});
   const input: EngineInput = {
@@ -16,7 +29,9 @@ function explain(parts: { policy?: PolicySnapshot | null; intent?: Record<string
     policy: snapshot,
     window: emptyWindow(parts.window),
     now: NOW_MS,
-    approval: parts.approval ? { pollRef: 'esc_0123456789abcdef01234567', intentHash: intent.intentHash } : null,
+    approval: parts.approval
+      ? { pollRef: 'esc_0123456789abcdef01234567', intentHash: intent.intentHash }
+      : null,
   };
   return explainDecision(evaluate(input), snapshot === null ? null : USDT0);
 }
@@ -38,7 +53,11 @@ describe('explainDecision', () => {
     expect(
       explain({
         intent: { amount: '26000000', category: 'travel' },
-        window: { vendorScore: 20, approvedCallsLastHour: 60, recentApproved: [{ ...prior, intentHash: `0x${'ab'.repeat(32)}` }] },
+        window: {
+          vendorScore: 20,
+          approvedCallsLastHour: 60,
+          recentApproved: [{ ...prior, intentHash: `0x${'ab'.repeat(32)}` }],
+        },
       }),
     ).toEqual([
       'The category "travel" is not on the policy\'s allow list.',
@@ -77,12 +96,19 @@ describe('explainDecision', () => {
     expect(explain({ intent: { policyHash: stale } })).toEqual([
       `The intent was written against policy hash ${stale}, but the policy's current hash is ${policy.policyHash}; create the intent again.`,
     ]);
-    expect(explain({ policy: { ...policy, status: 'PAUSED' } })).toEqual(['The policy is paused; its owner must make it active before any spend.']);
+    expect(explain({ policy: { ...policy, status: 'PAUSED' } })).toEqual([
+      'The policy is paused; its owner must make it active before any spend.',
+    ]);
   });
 
   it('explains a fail-closed decision by its reason', () => {
     const intent = spendIntent(policy);
-    const decision = evaluate({ intent, policy, window: emptyWindow({ settledTodayAtomic: -1n }), now: NOW_MS });
+    const decision = evaluate({
+      intent,
+      policy,
+      window: emptyWindow({ settledTodayAtomic: -1n }),
+      now: NOW_MS,
+    });
     expect(explainDecision(decision, USDT0)).toEqual([
       'The engine could not evaluate this spend safely (WINDOW_MALFORMED:settledTodayAtomic), so it is blocked.',
     ]);
@@ -91,6 +117,8 @@ describe('explainDecision', () => {
   it('shows atomic units when no asset is known', () => {
     const intent = spendIntent(policy, { amount: '2500000' });
     const decision = evaluate({ intent, policy, window: emptyWindow(), now: NOW_MS });
-    expect(explainDecision(decision, null)[0]).toBe('The amount 2500000 atomic units is above the per-call cap of 2000000 atomic units.');
+    expect(explainDecision(decision, null)[0]).toBe(
+      'The amount 2500000 atomic units is above the per-call cap of 2000000 atomic units.',
+    );
   });
 });

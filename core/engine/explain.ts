@@ -20,7 +20,9 @@ const RULE_NAMES: Record<string, string> = {
 
 export function explainDecision(decision: Decision, asset: ExplainAsset | null): string[] {
   if (decision.decision === 'BLOCKED_FAIL_CLOSED') {
-    return [`The engine could not evaluate this spend safely (${decision.failClosedReason ?? 'unknown reason'}), so it is blocked.`];
+    return [
+      `The engine could not evaluate this spend safely (${decision.failClosedReason ?? 'unknown reason'}), so it is blocked.`,
+    ];
   }
   const lines: string[] = [];
   let notEvaluated = 0;
@@ -32,7 +34,8 @@ export function explainDecision(decision: Decision, asset: ExplainAsset | null):
     const line = explainEntry(entry, asset);
     if (line !== null) lines.push(line);
   }
-  if (notEvaluated > 0) lines.push(`The other ${notEvaluated} rules could not be checked without a policy.`);
+  if (notEvaluated > 0)
+    lines.push(`The other ${notEvaluated} rules could not be checked without a policy.`);
   return lines;
 }
 

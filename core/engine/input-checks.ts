@@ -22,20 +22,25 @@ export function nowMsOf(now: unknown): number | null {
   return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : null;
 }
 
-const isCount = (value: unknown): boolean => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-const isInstantMs = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+const isCount = (value: unknown): boolean =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+const isInstantMs = (value: unknown): boolean =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0;
 const isNonNegativeAtomic = (value: unknown): boolean => typeof value === 'bigint' && value >= 0n;
 
 /** Null when the window is well formed, else `WINDOW_MALFORMED:<field>`. */
 export function windowProblem(window: LedgerWindow): string | null {
   if (typeof window !== 'object' || window === null) return 'WINDOW_MALFORMED:window';
   if (!isNonNegativeAtomic(window.settledTodayAtomic)) return 'WINDOW_MALFORMED:settledTodayAtomic';
-  if (!isNonNegativeAtomic(window.reservedTodayAtomic)) return 'WINDOW_MALFORMED:reservedTodayAtomic';
+  if (!isNonNegativeAtomic(window.reservedTodayAtomic))
+    return 'WINDOW_MALFORMED:reservedTodayAtomic';
   if (!isCount(window.approvedCallsLastHour)) return 'WINDOW_MALFORMED:approvedCallsLastHour';
   const score = window.vendorScore;
-  if (score !== null && !(typeof score === 'number' && score >= 0 && score <= 100)) return 'WINDOW_MALFORMED:vendorScore';
+  if (score !== null && !(typeof score === 'number' && score >= 0 && score <= 100))
+    return 'WINDOW_MALFORMED:vendorScore';
   const recent = window.recentApproved;
-  if (!Array.isArray(recent) || recent.length > MAX_RECENT_APPROVED) return 'WINDOW_MALFORMED:recentApproved';
+  if (!Array.isArray(recent) || recent.length > MAX_RECENT_APPROVED)
+    return 'WINDOW_MALFORMED:recentApproved';
   for (let i = 0; i < recent.length; i += 1) {
     if (!isRecentApproval(recent[i])) return `WINDOW_MALFORMED:recentApproved[${i}]`;
   }
@@ -73,8 +78,10 @@ function isRecentApproval(entry: unknown): boolean {
  */
 export function intentProblem(intent: SpendIntent): string | null {
   if (typeof intent !== 'object' || intent === null) return 'INTENT_MALFORMED:intent';
-  if (typeof intent.amountAtomic !== 'bigint' || intent.amountAtomic <= 0n) return 'INTENT_MALFORMED:amountAtomic';
-  if (!Number.isSafeInteger(intent.deadlineUnixSeconds)) return 'INTENT_MALFORMED:deadlineUnixSeconds';
+  if (typeof intent.amountAtomic !== 'bigint' || intent.amountAtomic <= 0n)
+    return 'INTENT_MALFORMED:amountAtomic';
+  if (!Number.isSafeInteger(intent.deadlineUnixSeconds))
+    return 'INTENT_MALFORMED:deadlineUnixSeconds';
   if (
     typeof intent.policyId !== 'string' ||
     typeof intent.policyHash !== 'string' ||
@@ -108,13 +115,19 @@ export function approvalProblem(approval: OwnerApproval | null | undefined): str
 /** The snapshot must agree with its own rules: same hash, same expiry, a known status. */
 export function snapshotProblem(policy: PolicySnapshot, compiled: CompiledPolicy): string | null {
   if (typeof policy.policyId !== 'string') return 'POLICY_MALFORMED:policyId';
-  if (!Number.isSafeInteger(policy.version) || policy.version < 1) return 'POLICY_MALFORMED:version';
+  if (!Number.isSafeInteger(policy.version) || policy.version < 1)
+    return 'POLICY_MALFORMED:version';
   if (policy.status !== 'ACTIVE' && policy.status !== 'PAUSED') return 'POLICY_MALFORMED:status';
-  if (policy.policyHash !== compiled.policyHash && String(policy.policyHash).toLowerCase() !== compiled.policyHash) {
+  if (
+    policy.policyHash !== compiled.policyHash &&
+    String(policy.policyHash).toLowerCase() !== compiled.policyHash
+  ) {
     return 'POLICY_MALFORMED:POLICY_HASH_DOES_NOT_MATCH_RULES';
   }
   const expiresAt = policy.expiresAt;
-  const expiresAtMs = expiresAt === null ? null : expiresAt instanceof Date ? expiresAt.getTime() : expiresAt;
-  if (expiresAtMs !== compiled.expiresAtMs) return 'POLICY_MALFORMED:EXPIRES_AT_DOES_NOT_MATCH_RULES';
+  const expiresAtMs =
+    expiresAt === null ? null : expiresAt instanceof Date ? expiresAt.getTime() : expiresAt;
+  if (expiresAtMs !== compiled.expiresAtMs)
+    return 'POLICY_MALFORMED:EXPIRES_AT_DOES_NOT_MATCH_RULES';
   return null;
 }

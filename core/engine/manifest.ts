@@ -38,13 +38,16 @@ export const RULES: readonly Rule[] = Object.freeze([
 
 // The order is the contract (DECISIONS table); a reordering here must not go unnoticed.
 RULES.forEach((rule, index) => {
-  if (rule.id !== RULE_IDS[index]) throw new Error(`rule ${index + 1} is ${rule.id}, expected ${RULE_IDS[index]}`);
+  if (rule.id !== RULE_IDS[index])
+    throw new Error(`rule ${index + 1} is ${rule.id}, expected ${RULE_IDS[index]}`);
 });
 
 export const RULE_COUNT = 14;
 
 /** keccak256(utf8(rule ids joined by "\n")). */
-export const RULE_MANIFEST_HASH: Hex = keccak256(stringToBytes(RULES.map((rule) => rule.id).join('\n')));
+export const RULE_MANIFEST_HASH: Hex = keccak256(
+  stringToBytes(RULES.map((rule) => rule.id).join('\n')),
+);
 
 export const ENGINE_INFO: EngineInfo = Object.freeze({
   version: ENGINE_VERSION,

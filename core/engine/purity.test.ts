@@ -10,15 +10,37 @@ const ENGINE_DIR = resolve(__dirname);
 
 /** External modules the engine may reach, and exactly which bindings of each. */
 const ALLOWED_EXTERNALS: Record<string, ReadonlySet<string>> = {
-  viem: new Set(['keccak256', 'stringToBytes', 'encodePacked', 'hexToBigInt', 'hashTypedData', 'Hex', 'Address']),
+  viem: new Set([
+    'keccak256',
+    'stringToBytes',
+    'encodePacked',
+    'hexToBigInt',
+    'hashTypedData',
+    'Hex',
+    'Address',
+  ]),
   canonicalize: new Set(['default']),
   'js-sha3': new Set(['keccak256']),
 };
 
 /** Globals that read the outside world; calling or touching any of them makes code impure. */
 const FORBIDDEN_GLOBALS = new Set([
-  'process', 'performance', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'fetch', 'XMLHttpRequest',
-  'WebSocket', 'crypto', 'require', 'globalThis', 'global', 'eval', 'Function', 'console',
+  'process',
+  'performance',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'queueMicrotask',
+  'fetch',
+  'XMLHttpRequest',
+  'WebSocket',
+  'crypto',
+  'require',
+  'globalThis',
+  'global',
+  'eval',
+  'Function',
+  'console',
 ]);
 
 interface Violation {
@@ -36,7 +58,8 @@ function sourceFiles(dir: string): string[] {
 
 function resolveLocal(fromFile: string, specifier: string): string {
   const base = resolve(dirname(fromFile), specifier);
-  for (const candidate of [`${base}.ts`, join(base, 'index.ts')]) if (existsSync(candidate)) return candidate;
+  for (const candidate of [`${base}.ts`, join(base, 'index.ts')])
+    if (existsSync(candidate)) return candidate;
   throw new Error(`cannot resolve ${specifier} from ${fromFile}`);
 }
 
@@ -54,18 +77,32 @@ function importsOf(file: ts.SourceFile): ImportEdge[] {
       if (clause?.name) bindings.push('default');
       const named = clause?.namedBindings;
       if (named && ts.isNamespaceImport(named)) bindings.push('*');
-      if (named && ts.isNamedImports(named)) for (const e of named.elements) bindings.push((e.propertyName ?? e.name).text);
+      if (named && ts.isNamedImports(named))
+        for (const e of named.elements) bindings.push((e.propertyName ?? e.name).text);
       edges.push({ specifier: node.moduleSpecifier.text, bindings });
-    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    } else if (
+      ts.isExportDeclaration(node) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       const clause = node.exportClause;
-      const bindings = clause && ts.isNamedExports(clause) ? clause.elements.map((e) => (e.propertyName ?? e.name).text) : ['*'];
+      const bindings =
+        clause && ts.isNamedExports(clause)
+          ? clause.elements.map((e) => (e.propertyName ?? e.name).text)
+          : ['*'];
       edges.push({ specifier: node.moduleSpecifier.text, bindings });
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference)
+    ) {
       const expr = node.moduleReference.expression;
       if (ts.isStringLiteral(expr)) edges.push({ specifier: expr.text, bindings: ['*'] });
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
-      edges.push({ specifier: arg && ts.isStringLiteral(arg) ? arg.text : '<dynamic>', bindings: ['*'] });
+      edges.push({
+        specifier: arg && ts.isStringLiteral(arg) ? arg.text : '<dynamic>',
+        bindings: ['*'],
+      });
     }
     ts.forEachChild(node, visit);
   };
@@ -80,7 +117,8 @@ function impureCode(file: ts.SourceFile): string[] {
       const parent = node.parent;
       // A property name (`x.process`) or a declared name is not a reference to the global.
       const isPropertyName = ts.isPropertyAccessExpression(parent) && parent.name === node;
-      const isDeclarationName = (ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent)) && parent.name === node;
+      const isDeclarationName =
+        (ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent)) && parent.name === node;
       if (!isPropertyName && !isDeclarationName) problems.push(`uses ${node.text}`);
     }
     if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
@@ -88,7 +126,11 @@ function impureCode(file: ts.SourceFile): string[] {
       if (name === 'Date.now' || name === 'Math.random') problems.push(`uses ${name}`);
     }
     // new Date() and Date() without an argument read the clock; new Date(x) does not.
-    if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === 'Date') {
+    if (
+      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'Date'
+    ) {
       if ((node.arguments?.length ?? 0) === 0) problems.push('reads the clock with Date()');
     }
     ts.forEachChild(node, visit);
@@ -107,8 +149,14 @@ function walk(entries: string[]): { reached: string[]; violations: Violation[] }
     if (seen.has(path)) continue;
     seen.add(path);
     const name = relative(REPO_ROOT, path);
-    if (!path.startsWith(REPO_ROOT)) violations.push({ file: name, problem: 'leaves the repository' });
-    const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
+    if (!path.startsWith(REPO_ROOT))
+      violations.push({ file: name, problem: 'leaves the repository' });
+    const file = ts.createSourceFile(
+      path,
+      readFileSync(path, 'utf8'),
+      ts.ScriptTarget.ES2022,
+      true,
+    );
     for (const problem of impureCode(file)) violations.push({ file: name, problem });
     for (const edge of importsOf(file)) {
       if (edge.specifier.startsWith('.')) {
@@ -121,7 +169,8 @@ function walk(entries: string[]): { reached: string[]; violations: Violation[] }
         continue;
       }
       for (const binding of edge.bindings) {
-        if (!allowed.has(binding)) violations.push({ file: name, problem: `imports ${binding} from ${edge.specifier}` });
+        if (!allowed.has(binding))
+          violations.push({ file: name, problem: `imports ${binding} from ${edge.specifier}` });
       }
     }
   }
@@ -134,7 +183,13 @@ describe('engine purity (from the import graph)', () => {
 
   it('finds the engine and the rule modules it must check', () => {
     expect(engineFiles.length).toBeGreaterThanOrEqual(14 + 5);
-    expect(reached).toEqual(expect.arrayContaining(['core/engine/evaluate.ts', 'core/engine/rules/13-budget-daily.ts', 'core/canon/jcs.ts']));
+    expect(reached).toEqual(
+      expect.arrayContaining([
+        'core/engine/evaluate.ts',
+        'core/engine/rules/13-budget-daily.ts',
+        'core/canon/jcs.ts',
+      ]),
+    );
   });
 
   it('reaches nothing that does I/O, reads a clock or draws randomness', () => {
@@ -151,13 +206,21 @@ describe('engine purity (from the import graph)', () => {
 
   it('would catch an impure import or a clock read (checked on known-impure code)', () => {
     const ids = walk([resolve(REPO_ROOT, 'core/canon/ids.ts')]);
-    expect(ids.violations).toContainEqual({ file: 'core/canon/ids.ts', problem: 'imports node:crypto' });
+    expect(ids.violations).toContainEqual({
+      file: 'core/canon/ids.ts',
+      problem: 'imports node:crypto',
+    });
     const sample = ts.createSourceFile(
       'sample.ts',
       'const a = Date.now(); const b = new Date(); const c = Math.random(); process.env.X; const d = new Date(5);',
       ts.ScriptTarget.ES2022,
       true,
     );
-    expect(impureCode(sample)).toEqual(['uses Date.now', 'reads the clock with Date()', 'uses Math.random', 'uses process']);
+    expect(impureCode(sample)).toEqual([
+      'uses Date.now',
+      'reads the clock with Date()',
+      'uses Math.random',
+      'uses process',
+    ]);
   });
 });

@@ -2,15 +2,30 @@
 // be checked (no policy) is not a pass: it is reported as BLOCK with note NOT_EVALUATED:NO_POLICY.
 import type { RuleId, TraceEntry } from './types';
 
-export function pass(rule: RuleId, observed: string | null, limit: string | null, note: string | null = null): TraceEntry {
+export function pass(
+  rule: RuleId,
+  observed: string | null,
+  limit: string | null,
+  note: string | null = null,
+): TraceEntry {
   return { rule, result: 'PASS', observed, limit, note };
 }
 
-export function block(rule: RuleId, observed: string | null, limit: string | null, note: string): TraceEntry {
+export function block(
+  rule: RuleId,
+  observed: string | null,
+  limit: string | null,
+  note: string,
+): TraceEntry {
   return { rule, result: 'BLOCK', observed, limit, note };
 }
 
-export function escalate(rule: RuleId, observed: string | null, limit: string | null, note: string): TraceEntry {
+export function escalate(
+  rule: RuleId,
+  observed: string | null,
+  limit: string | null,
+  note: string,
+): TraceEntry {
   return { rule, result: 'ESCALATE', observed, limit, note };
 }
 

@@ -115,7 +115,11 @@ export const BLOCK_CODES = [
   'BLOCKED_FAIL_CLOSED',
 ] as const;
 
-export const ESCALATE_CODES = ['ESCALATED_VENDOR_RISK', 'ESCALATED_PER_CALL_CAP', 'ESCALATED_THRESHOLD'] as const;
+export const ESCALATE_CODES = [
+  'ESCALATED_VENDOR_RISK',
+  'ESCALATED_PER_CALL_CAP',
+  'ESCALATED_THRESHOLD',
+] as const;
 
 export type BlockCode = (typeof BLOCK_CODES)[number];
 export type EscalateCode = (typeof ESCALATE_CODES)[number];

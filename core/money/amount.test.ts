@@ -1,7 +1,14 @@
 // Exact money parsing and formatting: every refused spelling has a named reason, and formatting
 // round-trips through parsing for any amount and decimals.
 import fc from 'fast-check';
-import { AmountFormatError, assetAmount, formatAmount, parseAtomicAmount, parseDisplayAmount, UINT256_MAX } from './amount';
+import {
+  AmountFormatError,
+  assetAmount,
+  formatAmount,
+  parseAtomicAmount,
+  parseDisplayAmount,
+  UINT256_MAX,
+} from './amount';
 
 function reasonOf(fn: () => unknown): string {
   try {
@@ -56,7 +63,9 @@ describe('parseDisplayAmount', () => {
   });
 
   it('refuses magnitudes beyond uint256', () => {
-    expect(reasonOf(() => parseDisplayAmount((UINT256_MAX + 1n).toString(), 0))).toBe('OUT_OF_RANGE');
+    expect(reasonOf(() => parseDisplayAmount((UINT256_MAX + 1n).toString(), 0))).toBe(
+      'OUT_OF_RANGE',
+    );
     expect(parseDisplayAmount(UINT256_MAX.toString(), 0)).toBe(UINT256_MAX);
   });
 });
@@ -100,9 +109,13 @@ describe('formatAmount', () => {
 
   it('round-trips through parseDisplayAmount for any amount and decimals', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: UINT256_MAX }), fc.integer({ min: 0, max: 36 }), (amount, decimals) => {
-        expect(parseDisplayAmount(formatAmount(amount, decimals), decimals)).toBe(amount);
-      }),
+      fc.property(
+        fc.bigInt({ min: 0n, max: UINT256_MAX }),
+        fc.integer({ min: 0, max: 36 }),
+        (amount, decimals) => {
+          expect(parseDisplayAmount(formatAmount(amount, decimals), decimals)).toBe(amount);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

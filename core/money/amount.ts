@@ -80,7 +80,11 @@ export interface DisplayParseOptions {
  * "25.00" with decimals 6 → 25000000n. Exact or refused: no exponent, no separators, no "+",
  * no bare ".", no more fractional digits than the asset has, at most a uint256 in magnitude.
  */
-export function parseDisplayAmount(text: unknown, decimals: number, options: DisplayParseOptions = {}): bigint {
+export function parseDisplayAmount(
+  text: unknown,
+  decimals: number,
+  options: DisplayParseOptions = {},
+): bigint {
   assertAssetDecimals(decimals);
   if (typeof text !== 'string') throw new AmountFormatError('NOT_A_STRING');
   if (text.length === 0) throw new AmountFormatError('EMPTY');

@@ -28,14 +28,18 @@ describe('applyBps', () => {
 
   it('CEIL and FLOOR bracket the exact value and differ by at most one unit', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), fc.integer({ min: 0, max: 100_000 }), (amount, bps) => {
-        const up = applyBps(amount, bps, 'CEIL');
-        const down = applyBps(amount, bps, 'FLOOR');
-        const exactTimes10k = amount * BigInt(bps);
-        expect(down * 10_000n <= exactTimes10k).toBe(true);
-        expect(up * 10_000n >= exactTimes10k).toBe(true);
-        expect(up - down === 0n || up - down === 1n).toBe(true);
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }),
+        fc.integer({ min: 0, max: 100_000 }),
+        (amount, bps) => {
+          const up = applyBps(amount, bps, 'CEIL');
+          const down = applyBps(amount, bps, 'FLOOR');
+          const exactTimes10k = amount * BigInt(bps);
+          expect(down * 10_000n <= exactTimes10k).toBe(true);
+          expect(up * 10_000n >= exactTimes10k).toBe(true);
+          expect(up - down === 0n || up - down === 1n).toBe(true);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -1,5 +1,11 @@
 import { hashJson } from '../canon/jcs';
-import { ibanValid, luhnValid, REDACTION_MARKERS as M, redactPaymentMetadata, redactString } from './redact';
+import {
+  ibanValid,
+  luhnValid,
+  REDACTION_MARKERS as M,
+  redactPaymentMetadata,
+  redactString,
+} from './redact';
 
 test('Luhn and IBAN checks', () => {
   expect(luhnValid('4111 1111 1111 1111')).toBe(true);
@@ -46,19 +52,31 @@ test('walks objects and arrays, keeps keys and non-strings, and hashes the resul
     note: null,
   });
   expect(result.metadataHash).toBe(hashJson(result.redacted));
-  expect(redactPaymentMetadata({ customer: { email: 'eve@other.example', tags: ['vip', 'card 4000056655665556'] }, amount: 12, paid: true, note: null }).metadataHash).toBe(
-    result.metadataHash,
-  );
+  expect(
+    redactPaymentMetadata({
+      customer: { email: 'eve@other.example', tags: ['vip', 'card 4000056655665556'] },
+      amount: 12,
+      paid: true,
+      note: null,
+    }).metadataHash,
+  ).toBe(result.metadataHash);
 });
 
 test('a "__proto__" key from JSON stays an own key of the copy, redacted inside, and the copy keeps its prototype', () => {
-  const metadata = JSON.parse('{"a":{"__proto__":{"email":"bob@shop.example","isAdmin":true}},"__proto__":"x"}');
+  const metadata = JSON.parse(
+    '{"a":{"__proto__":{"email":"bob@shop.example","isAdmin":true}},"__proto__":"x"}',
+  );
   const result = redactPaymentMetadata(metadata);
   const redacted = result.redacted as Record<string, Record<string, unknown>>;
   expect(Object.keys(redacted)).toEqual(['a', '__proto__']);
   expect(Object.getPrototypeOf(redacted.a)).toBe(Object.prototype);
-  expect(Object.getOwnPropertyDescriptor(redacted.a, '__proto__')?.value).toEqual({ email: M.email, isAdmin: true });
+  expect(Object.getOwnPropertyDescriptor(redacted.a, '__proto__')?.value).toEqual({
+    email: M.email,
+    isAdmin: true,
+  });
   expect((redacted.a as { isAdmin?: unknown }).isAdmin).toBeUndefined();
-  expect(JSON.stringify(result.redacted)).toBe('{"a":{"__proto__":{"email":"[REDACTED:EMAIL]","isAdmin":true}},"__proto__":"x"}');
+  expect(JSON.stringify(result.redacted)).toBe(
+    '{"a":{"__proto__":{"email":"[REDACTED:EMAIL]","isAdmin":true}},"__proto__":"x"}',
+  );
   expect(result.metadataHash).toBe(hashJson(result.redacted));
 });

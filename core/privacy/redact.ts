@@ -50,10 +50,13 @@ export function ibanValid(text: string): boolean {
 }
 
 const BEARER = /\bBearer\s+[A-Za-z0-9\-._~+/]+=*/gi;
-const EMAIL = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g;
+const EMAIL =
+  /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+/g;
 // Vendor-prefixed keys (sk_live_…, pk_test_…, sk-…, AKIA…, ghp_…, xox?-…) and `api_key=…`-style pairs.
-const API_KEY_PREFIXED = /\b(?:(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,})/g;
-const API_KEY_ASSIGNMENT = /\b((?:api[_-]?key|apikey|secret|access[_-]?token|token|x-api-key)\s*[:=]\s*)["']?[A-Za-z0-9\-._~+/]{8,}["']?/gi;
+const API_KEY_PREFIXED =
+  /\b(?:(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,})/g;
+const API_KEY_ASSIGNMENT =
+  /\b((?:api[_-]?key|apikey|secret|access[_-]?token|token|x-api-key)\s*[:=]\s*)["']?[A-Za-z0-9\-._~+/]{8,}["']?/gi;
 const IBAN_CANDIDATE = /\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b/gi;
 const CARD_CANDIDATE = /\b[0-9](?:[ -]?[0-9]){12,18}\b/g;
 // International or grouped national numbers: + and 7–15 digits, or 3-3-4 style groups.
@@ -67,7 +70,9 @@ export function redactString(text: string): string {
     .replace(API_KEY_ASSIGNMENT, (_match, prefix: string) => `${prefix}${REDACTION_MARKERS.apiKey}`)
     .replace(IBAN_CANDIDATE, (match) => (ibanValid(match) ? REDACTION_MARKERS.iban : match))
     .replace(CARD_CANDIDATE, (match) => (luhnValid(match) ? REDACTION_MARKERS.card : match))
-    .replace(PHONE, (match) => (match.replace(/[^0-9]/g, '').length >= 7 ? REDACTION_MARKERS.phone : match));
+    .replace(PHONE, (match) =>
+      match.replace(/[^0-9]/g, '').length >= 7 ? REDACTION_MARKERS.phone : match,
+    );
 }
 
 function redactValue(value: unknown, depth: number): JsonValue {
@@ -80,7 +85,12 @@ function redactValue(value: unknown, depth: number): JsonValue {
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       // Defined, not assigned: a "__proto__" key stays an own key, as JSON.parse made it, instead
       // of replacing the copy's prototype (which lost the key and broke the answer).
-      Object.defineProperty(out, key, { value: redactValue(item, depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, {
+        value: redactValue(item, depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }

@@ -72,7 +72,10 @@ export interface NamedPolicy {
   readonly policyHash: string;
 }
 
-export function wireIntent(policy: NamedPolicy, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function wireIntent(
+  policy: NamedPolicy,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     policyId: policy.policyId,
     policyHash: policy.policyHash,
@@ -102,7 +105,10 @@ export function freshWireIntent(
   policy: NamedPolicy,
   nowMs: number,
   overrides: Record<string, unknown> = {},
-  item: { description: string; params: Record<string, unknown> } = { description: 'EURUSD 1m candles, 24h', params: { pair: 'EURUSD' } },
+  item: { description: string; params: Record<string, unknown> } = {
+    description: 'EURUSD 1m candles, 24h',
+    params: { pair: 'EURUSD' },
+  },
 ): Record<string, unknown> {
   freshNonce += 1;
   return wireIntent(policy, {
@@ -113,7 +119,10 @@ export function freshWireIntent(
   });
 }
 
-export function spendIntent(policy: PolicySnapshot, overrides: Record<string, unknown> = {}): SpendIntent {
+export function spendIntent(
+  policy: PolicySnapshot,
+  overrides: Record<string, unknown> = {},
+): SpendIntent {
   const result = validateSpendIntent(wireIntent(policy, overrides), NOW_MS);
   if (!result.ok) throw new Error(`fixture intent invalid: ${JSON.stringify(result.errors)}`);
   return result.intent;
@@ -160,7 +169,8 @@ export function ruleContext(parts: {
     compiled: parts.policy === null ? null : compilePolicy(parts.policy.rules),
     window: parts.window ?? emptyWindow(),
     nowMs: parts.nowMs ?? NOW_MS,
-    approvalNote: parts.approvalPollRef === undefined ? null : `OWNER_APPROVED:${parts.approvalPollRef}`,
+    approvalNote:
+      parts.approvalPollRef === undefined ? null : `OWNER_APPROVED:${parts.approvalPollRef}`,
     amountText: parts.intent.amountAtomic.toString(),
   };
 }

@@ -3,7 +3,14 @@
 // and that a little good history never outranks a lot of equally good history.
 import fc from 'fast-check';
 import { ERROR_CODES } from '../errors';
-import { confidenceOfZ, DEFAULT_MIN_OBSERVATIONS, DEFAULT_Z, vendorScore, wilsonLowerBound, type OutcomeCounts } from './score';
+import {
+  confidenceOfZ,
+  DEFAULT_MIN_OBSERVATIONS,
+  DEFAULT_Z,
+  vendorScore,
+  wilsonLowerBound,
+  type OutcomeCounts,
+} from './score';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 const DAY_AGO = new Date('2026-11-21T10:00:00.000Z');
@@ -14,7 +21,11 @@ function independentLowerBound(s: number, f: number, z: number): number {
   return (2 * s + z * z - z * Math.sqrt(z * z + (4 * s * f) / n)) / (2 * (n + z * z));
 }
 
-const counts = (verified: number, failed = 0, rest: Partial<OutcomeCounts> = {}): OutcomeCounts => ({
+const counts = (
+  verified: number,
+  failed = 0,
+  rest: Partial<OutcomeCounts> = {},
+): OutcomeCounts => ({
   verified,
   failed,
   disputed: 0,
@@ -40,16 +51,25 @@ describe('wilsonLowerBound', () => {
 
   it('matches the independent formula across many histories', () => {
     fc.assert(
-      fc.property(fc.nat(100_000), fc.nat(100_000), fc.double({ min: 0.5, max: 4, noNaN: true }), (s, f, z) => {
-        fc.pre(s + f > 0);
-        expect(wilsonLowerBound(s, s + f, z)).toBeCloseTo(Math.max(0, independentLowerBound(s, f, z)), 10);
-      }),
+      fc.property(
+        fc.nat(100_000),
+        fc.nat(100_000),
+        fc.double({ min: 0.5, max: 4, noNaN: true }),
+        (s, f, z) => {
+          fc.pre(s + f > 0);
+          expect(wilsonLowerBound(s, s + f, z)).toBeCloseTo(
+            Math.max(0, independentLowerBound(s, f, z)),
+            10,
+          );
+        },
+      ),
       { numRuns: 2000 },
     );
   });
 
   it('is exactly 0 when nothing succeeded, never a rounding error either side', () => {
-    for (const n of [1, 2, 3, 7, 10, 874, 1000, 3427, 123_457]) expect(wilsonLowerBound(0, n, 1.96)).toBe(0);
+    for (const n of [1, 2, 3, 7, 10, 874, 1000, 3427, 123_457])
+      expect(wilsonLowerBound(0, n, 1.96)).toBe(0);
   });
 
   it('refuses impossible inputs', () => {
@@ -70,7 +90,15 @@ describe('vendorScore', () => {
       score: 72,
       confidence: 0.95,
       lowerBound: wilsonLowerBound(10, 10, DEFAULT_Z),
-      basis: { verified: 10, failed: 0, disputed: 0, refunds: 0, ambiguous: 0, observations: 10, ageSeconds: 86_400 },
+      basis: {
+        verified: 10,
+        failed: 0,
+        disputed: 0,
+        refunds: 0,
+        ambiguous: 0,
+        observations: 10,
+        ageSeconds: 86_400,
+      },
     });
   });
 
@@ -82,9 +110,19 @@ describe('vendorScore', () => {
       code: 'SCORE_INSUFFICIENT_HISTORY',
       observations: 0,
       minObservations: 5,
-      basis: { verified: 0, failed: 0, disputed: 0, refunds: 0, ambiguous: 0, observations: 0, ageSeconds: null },
+      basis: {
+        verified: 0,
+        failed: 0,
+        disputed: 0,
+        refunds: 0,
+        ambiguous: 0,
+        observations: 0,
+        ageSeconds: null,
+      },
     });
-    expect(vendorScore(counts(0, 0, { firstSeenAt: null }), NOW, { minObservations: 1 }).ok).toBe(false);
+    expect(vendorScore(counts(0, 0, { firstSeenAt: null }), NOW, { minObservations: 1 }).ok).toBe(
+      false,
+    );
     expect(vendorScore(counts(3, 1), NOW).ok).toBe(false);
     expect(vendorScore(counts(3, 2), NOW).ok).toBe(true);
     expect(ERROR_CODES.SCORE_INSUFFICIENT_HISTORY.status).toBe(422);
@@ -101,9 +139,15 @@ describe('vendorScore', () => {
   });
 
   it('reports the age of the history without weighting it, and refuses a first outcome after now', () => {
-    expect(scored(counts(10, 0, { firstSeenAt: new Date('2020-01-01T00:00:00Z') })).lowerBound).toBe(scored(counts(10)).lowerBound);
-    expect(scored(counts(10, 0, { firstSeenAt: new Date(NOW.getTime() - 1999) })).basis.ageSeconds).toBe(1);
-    expect(() => vendorScore(counts(10, 0, { firstSeenAt: new Date(NOW.getTime() + 1) }), NOW)).toThrow(RangeError);
+    expect(
+      scored(counts(10, 0, { firstSeenAt: new Date('2020-01-01T00:00:00Z') })).lowerBound,
+    ).toBe(scored(counts(10)).lowerBound);
+    expect(
+      scored(counts(10, 0, { firstSeenAt: new Date(NOW.getTime() - 1999) })).basis.ageSeconds,
+    ).toBe(1);
+    expect(() =>
+      vendorScore(counts(10, 0, { firstSeenAt: new Date(NOW.getTime() + 1) }), NOW),
+    ).toThrow(RangeError);
     expect(() => vendorScore(counts(10), new Date(Number.NaN))).toThrow(RangeError);
     expect(() => vendorScore(counts(-1), NOW)).toThrow(RangeError);
   });
@@ -113,7 +157,10 @@ describe('vendorScore', () => {
     expect(confidenceOfZ(1.6449)).toBe(0.9);
     expect(confidenceOfZ(2.5758)).toBe(0.99);
     expect(confidenceOfZ(1)).toBe(0.6827);
-    expect(vendorScore(counts(10), NOW, { z: 2.5758 })).toMatchObject({ ok: true, confidence: 0.99 });
+    expect(vendorScore(counts(10), NOW, { z: 2.5758 })).toMatchObject({
+      ok: true,
+      confidence: 0.99,
+    });
   });
 
   it('never lets three good outcomes outrank three hundred', () => {

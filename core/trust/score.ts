@@ -76,7 +76,8 @@ export function wilsonLowerBound(successes: number, trials: number, z: number): 
   assertCount('successes', successes);
   assertCount('trials', trials);
   assertZ(z);
-  if (trials === 0 || successes > trials) throw new RangeError('need 0 ≤ successes ≤ trials and trials ≥ 1');
+  if (trials === 0 || successes > trials)
+    throw new RangeError('need 0 ≤ successes ≤ trials and trials ≥ 1');
   if (successes === 0) return 0;
   const n = trials;
   const p = successes / n;
@@ -92,14 +93,25 @@ export function wilsonLowerBound(successes: number, trials: number, z: number): 
  * finished outcomes (0/0 is always refused: minObservations is at least 1). See OutcomeCounts for
  * what counts as success and failure.
  */
-export function vendorScore(counts: OutcomeCounts, now: Date, options: ScoreOptions = {}): ScoreResult {
+export function vendorScore(
+  counts: OutcomeCounts,
+  now: Date,
+  options: ScoreOptions = {},
+): ScoreResult {
   const z = options.z ?? DEFAULT_Z;
   const minObservations = options.minObservations ?? DEFAULT_MIN_OBSERVATIONS;
   assertZ(z);
-  if (!Number.isSafeInteger(minObservations) || minObservations < 1) throw new RangeError('minObservations must be an integer ≥ 1');
+  if (!Number.isSafeInteger(minObservations) || minObservations < 1)
+    throw new RangeError('minObservations must be an integer ≥ 1');
   const basis = basisOf(counts, now);
   if (basis.observations < minObservations) {
-    return { ok: false, code: 'SCORE_INSUFFICIENT_HISTORY', observations: basis.observations, minObservations, basis };
+    return {
+      ok: false,
+      code: 'SCORE_INSUFFICIENT_HISTORY',
+      observations: basis.observations,
+      minObservations,
+      basis,
+    };
   }
   const lowerBound = wilsonLowerBound(basis.verified, basis.observations, z);
   const score = Math.min(100, Math.max(0, Math.floor(lowerBound * 100)));
@@ -108,7 +120,8 @@ export function vendorScore(counts: OutcomeCounts, now: Date, options: ScoreOpti
 
 function basisOf(counts: OutcomeCounts, now: Date): ScoreBasis {
   const { verified, failed, disputed, refunds, ambiguous, firstSeenAt } = counts;
-  for (const [name, value] of Object.entries({ verified, failed, disputed, refunds, ambiguous })) assertCount(name, value);
+  for (const [name, value] of Object.entries({ verified, failed, disputed, refunds, ambiguous }))
+    assertCount(name, value);
   const observations = verified + failed + disputed + refunds + ambiguous;
   assertCount('observations', observations);
   const nowMs = now instanceof Date ? now.getTime() : Number.NaN;
@@ -116,7 +129,8 @@ function basisOf(counts: OutcomeCounts, now: Date): ScoreBasis {
   let ageSeconds: number | null = null;
   if (firstSeenAt !== null) {
     const firstMs = firstSeenAt instanceof Date ? firstSeenAt.getTime() : Number.NaN;
-    if (!Number.isFinite(firstMs) || firstMs > nowMs) throw new RangeError('firstSeenAt must be a valid Date no later than now');
+    if (!Number.isFinite(firstMs) || firstMs > nowMs)
+      throw new RangeError('firstSeenAt must be a valid Date no later than now');
     ageSeconds = Math.floor((nowMs - firstMs) / 1000);
   }
   return { verified, failed, disputed, refunds, ambiguous, observations, ageSeconds };
@@ -141,9 +155,11 @@ export function confidenceOfZ(z: number): number {
 }
 
 function assertCount(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${name} must be a whole number ≥ 0`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a whole number ≥ 0`);
 }
 
 function assertZ(z: number): void {
-  if (typeof z !== 'number' || !Number.isFinite(z) || z <= 0 || z > MAX_Z) throw new RangeError(`z must be a number in (0, ${MAX_Z}]`);
+  if (typeof z !== 'number' || !Number.isFinite(z) || z <= 0 || z > MAX_Z)
+    throw new RangeError(`z must be a number in (0, ${MAX_Z}]`);
 }

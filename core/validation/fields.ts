@@ -26,7 +26,8 @@ export function rejectUnknownKeys(
   errors: FieldErrors,
 ): void {
   for (const key of Object.keys(value)) {
-    if (!allowed.has(key)) errors.push({ field: fieldPath(parent, key), reason: 'is not a known field' });
+    if (!allowed.has(key))
+      errors.push({ field: fieldPath(parent, key), reason: 'is not a known field' });
   }
 }
 

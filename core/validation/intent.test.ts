@@ -1,7 +1,14 @@
 // validateSpendIntent against every bound of DECISIONS "SpendIntent (wire)", each accepted at its
 // edge and refused one step past it.
 import { intentHash, itemHash } from '../canon/intent-hash';
-import { NOW_MS, NOW_SECONDS, policySnapshot, RECIPIENT, TOKEN, wireIntent } from '../test-support/spend-fixtures';
+import {
+  NOW_MS,
+  NOW_SECONDS,
+  policySnapshot,
+  RECIPIENT,
+  TOKEN,
+  wireIntent,
+} from '../test-support/spend-fixtures';
 import { spendIntentErrors, spendIntentToWire, validateSpendIntent } from './intent';
 
 const policy = policySnapshot();
@@ -19,7 +26,10 @@ function fieldsIn(overrides: Record<string, unknown>): string[] {
 describe('validateSpendIntent', () => {
   it('accepts the DECISIONS example and returns it in domain units with both hashes', () => {
     const result = validateSpendIntent(
-      wireIntent(policy, { recipient: `0x${RECIPIENT.slice(2).toUpperCase()}`, endpoint: 'HTTPS://API.vendor.example:443/candles#x' }),
+      wireIntent(policy, {
+        recipient: `0x${RECIPIENT.slice(2).toUpperCase()}`,
+        endpoint: 'HTTPS://API.vendor.example:443/candles#x',
+      }),
       NOW_MS,
     );
     expect(result.ok).toBe(true);
@@ -31,7 +41,9 @@ describe('validateSpendIntent', () => {
     expect(intent.recipient).toBe(RECIPIENT);
     expect(intent.token).toBe(TOKEN);
     expect(intent.endpoint).toBe('https://api.vendor.example/candles');
-    expect(intent.itemHash).toBe(itemHash({ params: { pair: 'EURUSD' }, description: 'EURUSD 1m candles, 24h' }));
+    expect(intent.itemHash).toBe(
+      itemHash({ params: { pair: 'EURUSD' }, description: 'EURUSD 1m candles, 24h' }),
+    );
     expect(intent.intentHash).toBe(intentHash(intent));
   });
 
@@ -43,12 +55,17 @@ describe('validateSpendIntent', () => {
   });
 
   it('refuses a non-object', () => {
-    expect(validateSpendIntent('{}', NOW_MS)).toEqual({ ok: false, errors: [{ field: '(root)', reason: 'must be a JSON object' }] });
+    expect(validateSpendIntent('{}', NOW_MS)).toEqual({
+      ok: false,
+      errors: [{ field: '(root)', reason: 'must be a JSON object' }],
+    });
     expect(validateSpendIntent([], NOW_MS).ok).toBe(false);
   });
 
   it('refuses unknown top-level fields', () => {
-    expect(errorsFor({ amountUsd: '1.00' })).toEqual([{ field: 'amountUsd', reason: 'is not a known field' }]);
+    expect(errorsFor({ amountUsd: '1.00' })).toEqual([
+      { field: 'amountUsd', reason: 'is not a known field' },
+    ]);
   });
 
   it('lists every missing field', () => {
@@ -56,13 +73,29 @@ describe('validateSpendIntent', () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.errors.map((e) => e.field)).toEqual([
-      'policyId', 'policyHash', 'agentId', 'category', 'provider', 'capability', 'item',
-      'recipient', 'network', 'token', 'amount', 'deadline', 'nonce', 'endpoint',
+      'policyId',
+      'policyHash',
+      'agentId',
+      'category',
+      'provider',
+      'capability',
+      'item',
+      'recipient',
+      'network',
+      'token',
+      'amount',
+      'deadline',
+      'nonce',
+      'endpoint',
     ]);
   });
 
   it('reports all problems at once', () => {
-    expect(fieldsIn({ amount: '0', category: 'Market', nonce: '-1' })).toEqual(['category', 'amount', 'nonce']);
+    expect(fieldsIn({ amount: '0', category: 'Market', nonce: '-1' })).toEqual([
+      'category',
+      'amount',
+      'nonce',
+    ]);
   });
 
   describe('bounds', () => {
@@ -90,20 +123,29 @@ describe('validateSpendIntent', () => {
       ['policyId', '0', '-1'],
       ['policyHash', `0x${'A'.repeat(64)}`, `0x${'a'.repeat(63)}`],
       ['endpoint', 'http://api.vendor.example/x', 'ftp://api.vendor.example/x'],
-      ['endpoint', `https://a.example/${'x'.repeat(2048 - 18)}`, `https://a.example/${'x'.repeat(2048 - 17)}`],
+      [
+        'endpoint',
+        `https://a.example/${'x'.repeat(2048 - 18)}`,
+        `https://a.example/${'x'.repeat(2048 - 17)}`,
+      ],
     ])('%s: accepts %j, refuses %j', (field, good, bad) => {
       expect(validateSpendIntent(wireIntent(policy, { [field]: good }), NOW_MS).ok).toBe(true);
       expect(fieldsIn({ [field]: bad })).toEqual([field]);
     });
 
     it('item: description up to 500 characters', () => {
-      expect(validateSpendIntent(wireIntent(policy, { item: { description: 'd'.repeat(500) } }), NOW_MS).ok).toBe(true);
+      expect(
+        validateSpendIntent(wireIntent(policy, { item: { description: 'd'.repeat(500) } }), NOW_MS)
+          .ok,
+      ).toBe(true);
       expect(fieldsIn({ item: { description: 'd'.repeat(501) } })).toEqual(['item.description']);
     });
 
     it('item: canonical JSON up to 4096 bytes', () => {
       // {"p":"…"} is 8 bytes of frame around the value.
-      expect(validateSpendIntent(wireIntent(policy, { item: { p: 'x'.repeat(4088) } }), NOW_MS).ok).toBe(true);
+      expect(
+        validateSpendIntent(wireIntent(policy, { item: { p: 'x'.repeat(4088) } }), NOW_MS).ok,
+      ).toBe(true);
       expect(fieldsIn({ item: { p: 'x'.repeat(4089) } })).toEqual(['item']);
       // Multi-byte characters count as their UTF-8 bytes.
       expect(fieldsIn({ item: { p: '€'.repeat(1400) } })).toEqual(['item']);
@@ -116,10 +158,17 @@ describe('validateSpendIntent', () => {
 
     it('deadline: parseable and strictly in the future of the given now', () => {
       expect(fieldsIn({ deadline: 'soon' })).toEqual(['deadline']);
-      expect(errorsFor({ deadline: '2026-11-22T09:00:00Z' })).toEqual([{ field: 'deadline', reason: 'must be in the future' }]);
-      expect(validateSpendIntent(wireIntent(policy, { deadline: '2026-11-22T09:00:01Z' }), NOW_MS).ok).toBe(true);
+      expect(errorsFor({ deadline: '2026-11-22T09:00:00Z' })).toEqual([
+        { field: 'deadline', reason: 'must be in the future' },
+      ]);
+      expect(
+        validateSpendIntent(wireIntent(policy, { deadline: '2026-11-22T09:00:01Z' }), NOW_MS).ok,
+      ).toBe(true);
       // The same intent is refused once the caller's clock has passed its deadline.
-      expect(validateSpendIntent(wireIntent(policy, { deadline: '2026-11-22T09:00:01Z' }), NOW_MS + 1000).ok).toBe(false);
+      expect(
+        validateSpendIntent(wireIntent(policy, { deadline: '2026-11-22T09:00:01Z' }), NOW_MS + 1000)
+          .ok,
+      ).toBe(false);
     });
   });
 

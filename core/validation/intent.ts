@@ -96,10 +96,12 @@ export interface SpendIntent {
   readonly intentHash: Hex;
 }
 
-export type SpendIntentValidation = { ok: true; intent: SpendIntent } | { ok: false; errors: FieldError[] };
+export type SpendIntentValidation =
+  { ok: true; intent: SpendIntent } | { ok: false; errors: FieldError[] };
 
 type HashedFields = Omit<SpendIntent, 'item' | 'intentHash'>;
-type WireReading = { ok: true; fields: HashedFields; item: JsonObject } | { ok: false; errors: FieldError[] };
+type WireReading =
+  { ok: true; fields: HashedFields; item: JsonObject } | { ok: false; errors: FieldError[] };
 
 /**
  * Checks every bound and returns either the domain intent or every field error found.
@@ -143,8 +145,10 @@ export function spendIntentErrors(raw: unknown, now: Date | number): FieldError[
 
 function readWireIntent(raw: unknown, now: Date | number): WireReading {
   const nowMs = now instanceof Date ? now.getTime() : now;
-  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError('now must be a Date or unix milliseconds');
-  if (!isPlainObject(raw)) return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs))
+    throw new TypeError('now must be a Date or unix milliseconds');
+  if (!isPlainObject(raw))
+    return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
   const errors: FieldErrors = [];
   rejectUnknownKeys(raw, KNOWN_FIELDS, '', errors);
   for (const field of SPEND_INTENT_WIRE_FIELDS) {
@@ -162,14 +166,30 @@ function readWireIntent(raw: unknown, now: Date | number): WireReading {
   };
 
   const policyId = text('policyId', UINT256_DECIMAL_PATTERN, 'must be a uint256 decimal string');
-  if (policyId !== undefined && BigInt(policyId) > UINT256_MAX) errors.push({ field: 'policyId', reason: 'must be a uint256 decimal string' });
+  if (policyId !== undefined && BigInt(policyId) > UINT256_MAX)
+    errors.push({ field: 'policyId', reason: 'must be a uint256 decimal string' });
   const policyHash = text('policyHash', HASH_PATTERN, 'must be 0x followed by 64 hex characters');
-  const agentId = text('agentId', AGENT_ID_PATTERN, 'must be 1–128 characters of A–Z a–z 0–9 . _ : -');
+  const agentId = text(
+    'agentId',
+    AGENT_ID_PATTERN,
+    'must be 1–128 characters of A–Z a–z 0–9 . _ : -',
+  );
   const category = text('category', CATEGORY_PATTERN, 'must be 1–64 characters of a–z 0–9 . -');
-  const provider = text('provider', PROVIDER_PATTERN, 'must be 1–253 printable characters without spaces');
-  let capability = text('capability', CAPABILITY_PATTERN, 'must match ^[a-z][a-z0-9_]*(\\.[a-z0-9_*]+)*$');
+  const provider = text(
+    'provider',
+    PROVIDER_PATTERN,
+    'must be 1–253 printable characters without spaces',
+  );
+  let capability = text(
+    'capability',
+    CAPABILITY_PATTERN,
+    'must match ^[a-z][a-z0-9_]*(\\.[a-z0-9_*]+)*$',
+  );
   if (capability !== undefined && capability.length > CAPABILITY_MAX_CHARS) {
-    errors.push({ field: 'capability', reason: `must be at most ${CAPABILITY_MAX_CHARS} characters` });
+    errors.push({
+      field: 'capability',
+      reason: `must be at most ${CAPABILITY_MAX_CHARS} characters`,
+    });
     capability = undefined;
   }
   const recipient = text('recipient', ADDRESS_PATTERN, 'must be 0x followed by 40 hex characters');
@@ -207,7 +227,10 @@ function readAmount(value: unknown, errors: FieldErrors): bigint | undefined {
     return parseAtomicAmount(value, { allowZero: false });
   } catch (error) {
     if (!(error instanceof AmountFormatError)) throw error;
-    errors.push({ field: 'amount', reason: `must match ^[1-9][0-9]{0,29}$ (atomic units): ${error.message}` });
+    errors.push({
+      field: 'amount',
+      reason: `must match ^[1-9][0-9]{0,29}$ (atomic units): ${error.message}`,
+    });
     return undefined;
   }
 }
@@ -228,7 +251,11 @@ function readDeadline(value: unknown, nowMs: number, errors: FieldErrors): numbe
 
 function readNonce(value: unknown, errors: FieldErrors): bigint | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !UINT256_DECIMAL_PATTERN.test(value) || BigInt(value) > UINT256_MAX) {
+  if (
+    typeof value !== 'string' ||
+    !UINT256_DECIMAL_PATTERN.test(value) ||
+    BigInt(value) > UINT256_MAX
+  ) {
     errors.push({ field: 'nonce', reason: 'must be a uint256 decimal string' });
     return undefined;
   }
@@ -241,12 +268,18 @@ function readEndpoint(value: unknown, errors: FieldErrors): string | undefined {
     return canonicalEndpoint(value as string);
   } catch (error) {
     if (!(error instanceof EndpointError)) throw error;
-    errors.push({ field: 'endpoint', reason: `must be an absolute http(s) URL of at most ${MAX_ENDPOINT_LENGTH} characters: ${error.message}` });
+    errors.push({
+      field: 'endpoint',
+      reason: `must be an absolute http(s) URL of at most ${MAX_ENDPOINT_LENGTH} characters: ${error.message}`,
+    });
     return undefined;
   }
 }
 
-function readItem(value: unknown, errors: FieldErrors): { value: JsonObject; itemHash: Hex } | undefined {
+function readItem(
+  value: unknown,
+  errors: FieldErrors,
+): { value: JsonObject; itemHash: Hex } | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value)) {
     errors.push({ field: 'item', reason: 'must be a JSON object' });
@@ -254,8 +287,14 @@ function readItem(value: unknown, errors: FieldErrors): { value: JsonObject; ite
   }
   if (has(value, 'description')) {
     const description = value.description;
-    if (typeof description !== 'string' || description.length > INTENT_BOUNDS.itemDescriptionMaxChars) {
-      errors.push({ field: fieldPath('item', 'description'), reason: `must be a string of at most ${INTENT_BOUNDS.itemDescriptionMaxChars} characters` });
+    if (
+      typeof description !== 'string' ||
+      description.length > INTENT_BOUNDS.itemDescriptionMaxChars
+    ) {
+      errors.push({
+        field: fieldPath('item', 'description'),
+        reason: `must be a string of at most ${INTENT_BOUNDS.itemDescriptionMaxChars} characters`,
+      });
       return undefined;
     }
   }
@@ -264,12 +303,18 @@ function readItem(value: unknown, errors: FieldErrors): { value: JsonObject; ite
     canonical = canonicalJson(value);
   } catch (error) {
     if (!(error instanceof CanonicalJsonError)) throw error;
-    errors.push({ field: error.path === '' ? 'item' : fieldPath('item', error.path), reason: error.message });
+    errors.push({
+      field: error.path === '' ? 'item' : fieldPath('item', error.path),
+      reason: error.message,
+    });
     return undefined;
   }
   const bytes = stringToBytes(canonical);
   if (bytes.length > INTENT_BOUNDS.canonicalItemMaxBytes) {
-    errors.push({ field: 'item', reason: `must be at most ${INTENT_BOUNDS.canonicalItemMaxBytes} bytes as canonical JSON` });
+    errors.push({
+      field: 'item',
+      reason: `must be at most ${INTENT_BOUNDS.canonicalItemMaxBytes} bytes as canonical JSON`,
+    });
     return undefined;
   }
   // Same bytes as itemHash(item) would hash; computed here to avoid canonicalising twice. The

@@ -3,7 +3,12 @@
 import fc from 'fast-check';
 import { policyHash } from '../canon/policy-identity';
 import { OWNER, policyDocument, TOKEN } from '../test-support/spend-fixtures';
-import { DUPLICATE_KEYS, ESCALATION_CHANNELS, validatePolicy, type NormalisedPolicyRules } from './policy';
+import {
+  DUPLICATE_KEYS,
+  ESCALATION_CHANNELS,
+  validatePolicy,
+  type NormalisedPolicyRules,
+} from './policy';
 
 const MINIMAL = {
   owner: OWNER,
@@ -77,15 +82,22 @@ describe('validatePolicy', () => {
     expect(rules({ ...MINIMAL, onPerCallCapExceeded: 'ESCALATE' }).hardCap).toBe('25.00');
   });
 
-  it.each(['owner', 'asset', 'dailyBudget', 'perCallCap', 'escalateAbove', 'categories'])('requires %s', (field) => {
-    const document: Record<string, unknown> = { ...MINIMAL };
-    delete document[field];
-    expect(errors(document)).toContainEqual({ field, reason: 'is required' });
-  });
+  it.each(['owner', 'asset', 'dailyBudget', 'perCallCap', 'escalateAbove', 'categories'])(
+    'requires %s',
+    (field) => {
+      const document: Record<string, unknown> = { ...MINIMAL };
+      delete document[field];
+      expect(errors(document)).toContainEqual({ field, reason: 'is required' });
+    },
+  );
 
   it('requires a non-empty categories.allow', () => {
-    expect(errors({ ...MINIMAL, categories: { deny: ['x'] } })).toEqual([{ field: 'categories.allow', reason: 'is required' }]);
-    expect(errors({ ...MINIMAL, categories: { allow: [] } })).toEqual([{ field: 'categories.allow', reason: 'must list at least one category' }]);
+    expect(errors({ ...MINIMAL, categories: { deny: ['x'] } })).toEqual([
+      { field: 'categories.allow', reason: 'is required' },
+    ]);
+    expect(errors({ ...MINIMAL, categories: { allow: [] } })).toEqual([
+      { field: 'categories.allow', reason: 'must list at least one category' },
+    ]);
   });
 
   it('refuses unknown fields at every level, naming their path', () => {
@@ -102,10 +114,22 @@ describe('validatePolicy', () => {
       recipients: { allowed: [] },
       agents: { denied: [] },
     };
-    expect(errors(document).map((e) => e.field).sort()).toEqual(
+    expect(
+      errors(document)
+        .map((e) => e.field)
+        .sort(),
+    ).toEqual(
       [
-        'perCallCapp', 'asset.chain', 'categories.block', 'vendorRisk.floor', 'duplicates.window', 'cooldowns.minutes',
-        'rateLimit.perHour', 'escalation.timeout', 'recipients.allowed', 'agents.denied',
+        'perCallCapp',
+        'asset.chain',
+        'categories.block',
+        'vendorRisk.floor',
+        'duplicates.window',
+        'cooldowns.minutes',
+        'rateLimit.perHour',
+        'escalation.timeout',
+        'recipients.allowed',
+        'agents.denied',
       ].sort(),
     );
   });
@@ -123,19 +147,28 @@ describe('validatePolicy', () => {
     });
 
     it('refuses JSON numbers: limits are written as decimal strings', () => {
-      expect(errors({ ...MINIMAL, dailyBudget: 25 })).toEqual([{ field: 'dailyBudget', reason: 'must be a decimal string like "25.00", not a number' }]);
+      expect(errors({ ...MINIMAL, dailyBudget: 25 })).toEqual([
+        { field: 'dailyBudget', reason: 'must be a decimal string like "25.00", not a number' },
+      ]);
     });
 
     it('checks perCallCap ≤ dailyBudget at the exact boundary', () => {
       expect(rules({ ...MINIMAL, perCallCap: '25.00' }).perCallCap).toBe('25.00');
-      expect(errors({ ...MINIMAL, perCallCap: '25.000001' })).toEqual([{ field: 'perCallCap', reason: 'must not exceed dailyBudget' }]);
+      expect(errors({ ...MINIMAL, perCallCap: '25.000001' })).toEqual([
+        { field: 'perCallCap', reason: 'must not exceed dailyBudget' },
+      ]);
     });
 
     it('checks escalateAbove ≤ hardCap, also against the defaulted hardCap', () => {
       expect(rules({ ...MINIMAL, hardCap: '1.00' }).escalateAbove).toBe('1.00');
-      expect(errors({ ...MINIMAL, hardCap: '0.999999' })).toEqual([{ field: 'escalateAbove', reason: 'must not exceed hardCap' }]);
+      expect(errors({ ...MINIMAL, hardCap: '0.999999' })).toEqual([
+        { field: 'escalateAbove', reason: 'must not exceed hardCap' },
+      ]);
       expect(errors({ ...MINIMAL, escalateAbove: '2.01' })).toEqual([
-        { field: 'escalateAbove', reason: 'must not exceed hardCap (hardCap defaults to perCallCap)' },
+        {
+          field: 'escalateAbove',
+          reason: 'must not exceed hardCap (hardCap defaults to perCallCap)',
+        },
       ]);
     });
 
@@ -157,26 +190,44 @@ describe('validatePolicy', () => {
     });
 
     it('keeps agent ids case-sensitive', () => {
-      expect(rules({ ...MINIMAL, agents: { allow: ['bot', 'Bot', 'bot'] } }).agents.allow).toEqual(['Bot', 'bot']);
+      expect(rules({ ...MINIMAL, agents: { allow: ['bot', 'Bot', 'bot'] } }).agents.allow).toEqual([
+        'Bot',
+        'bot',
+      ]);
     });
 
     it('names the failing item by index', () => {
       expect(errors({ ...MINIMAL, categories: { allow: ['ok', 'not ok'] } })).toEqual([
         { field: 'categories.allow[1]', reason: 'must be 1–64 characters of a–z 0–9 . -' },
       ]);
-      expect(errors({ ...MINIMAL, recipients: { deny: ['0x12'] } }).map((e) => e.field)).toEqual(['recipients.deny[0]']);
-      expect(errors({ ...MINIMAL, agents: { allow: ['ok', 'no spaces'] } }).map((e) => e.field)).toEqual(['agents.allow[1]']);
+      expect(errors({ ...MINIMAL, recipients: { deny: ['0x12'] } }).map((e) => e.field)).toEqual([
+        'recipients.deny[0]',
+      ]);
+      expect(
+        errors({ ...MINIMAL, agents: { allow: ['ok', 'no spaces'] } }).map((e) => e.field),
+      ).toEqual(['agents.allow[1]']);
     });
 
     it('accepts only known duplicate keys and escalation channels, sorted', () => {
-      expect(rules({ ...MINIMAL, duplicates: { keys: [...DUPLICATE_KEYS].reverse() } }).duplicates.keys).toEqual([...DUPLICATE_KEYS]);
-      expect(rules({ ...MINIMAL, escalation: { channels: ['webhook', 'email', 'dashboard'] } }).escalation.channels).toEqual([
-        'dashboard', 'email', 'webhook',
+      expect(
+        rules({ ...MINIMAL, duplicates: { keys: [...DUPLICATE_KEYS].reverse() } }).duplicates.keys,
+      ).toEqual([...DUPLICATE_KEYS]);
+      expect(
+        rules({ ...MINIMAL, escalation: { channels: ['webhook', 'email', 'dashboard'] } })
+          .escalation.channels,
+      ).toEqual(['dashboard', 'email', 'webhook']);
+      expect(
+        errors({ ...MINIMAL, duplicates: { keys: ['amount', 'price'] } }).map((e) => e.field),
+      ).toEqual(['duplicates.keys[1]']);
+      expect(errors({ ...MINIMAL, duplicates: { keys: [] } }).map((e) => e.field)).toEqual([
+        'duplicates.keys',
       ]);
-      expect(errors({ ...MINIMAL, duplicates: { keys: ['amount', 'price'] } }).map((e) => e.field)).toEqual(['duplicates.keys[1]']);
-      expect(errors({ ...MINIMAL, duplicates: { keys: [] } }).map((e) => e.field)).toEqual(['duplicates.keys']);
-      expect(errors({ ...MINIMAL, escalation: { channels: ['sms'] } }).map((e) => e.field)).toEqual(['escalation.channels[0]']);
-      expect(errors({ ...MINIMAL, escalation: { channels: [] } }).map((e) => e.field)).toEqual(['escalation.channels']);
+      expect(errors({ ...MINIMAL, escalation: { channels: ['sms'] } }).map((e) => e.field)).toEqual(
+        ['escalation.channels[0]'],
+      );
+      expect(errors({ ...MINIMAL, escalation: { channels: [] } }).map((e) => e.field)).toEqual([
+        'escalation.channels',
+      ]);
       expect(ESCALATION_CHANNELS).toEqual(['dashboard', 'email', 'slack', 'telegram', 'webhook']);
     });
   });
@@ -203,14 +254,20 @@ describe('validatePolicy', () => {
       expect(rules({ ...MINIMAL, budgetWindow: 'UTC_DAY' })).toEqual(rules(MINIMAL));
       expect('budgetWindow' in rules({ ...MINIMAL, budgetWindow: 'UTC_DAY' })).toBe(false);
       for (const wrong of ['utc_day', 'ROLLING_1H', '', null, 24, ['UTC_DAY']]) {
-        expect(errors({ ...MINIMAL, budgetWindow: wrong })).toEqual([{ field: 'budgetWindow', reason: 'must be one of UTC_DAY, ROLLING_24H' }]);
+        expect(errors({ ...MINIMAL, budgetWindow: wrong })).toEqual([
+          { field: 'budgetWindow', reason: 'must be one of UTC_DAY, ROLLING_24H' },
+        ]);
       }
     });
 
     it('maxDeadlineMinutes accepts 1–43200', () => {
       expect(rules({ ...MINIMAL, maxDeadlineMinutes: 43_200 }).maxDeadlineMinutes).toBe(43_200);
-      expect(errors({ ...MINIMAL, maxDeadlineMinutes: 0 }).map((e) => e.field)).toEqual(['maxDeadlineMinutes']);
-      expect(errors({ ...MINIMAL, maxDeadlineMinutes: 43_201 }).map((e) => e.field)).toEqual(['maxDeadlineMinutes']);
+      expect(errors({ ...MINIMAL, maxDeadlineMinutes: 0 }).map((e) => e.field)).toEqual([
+        'maxDeadlineMinutes',
+      ]);
+      expect(errors({ ...MINIMAL, maxDeadlineMinutes: 43_201 }).map((e) => e.field)).toEqual([
+        'maxDeadlineMinutes',
+      ]);
     });
 
     it.each([
@@ -221,22 +278,44 @@ describe('validatePolicy', () => {
     });
 
     it('vendorRisk.onBelow is BLOCK|ESCALATE and onUnavailable is ALLOW|BLOCK|ESCALATE', () => {
-      expect(rules({ ...MINIMAL, vendorRisk: { onBelow: 'BLOCK', onUnavailable: 'ESCALATE' } }).vendorRisk).toEqual({
-        minScore: 50, onBelow: 'BLOCK', onUnavailable: 'ESCALATE',
+      expect(
+        rules({ ...MINIMAL, vendorRisk: { onBelow: 'BLOCK', onUnavailable: 'ESCALATE' } })
+          .vendorRisk,
+      ).toEqual({
+        minScore: 50,
+        onBelow: 'BLOCK',
+        onUnavailable: 'ESCALATE',
       });
-      expect(errors({ ...MINIMAL, vendorRisk: { onBelow: 'ALLOW' } }).map((e) => e.field)).toEqual(['vendorRisk.onBelow']);
-      expect(errors({ ...MINIMAL, vendorRisk: { onUnavailable: 'IGNORE' } }).map((e) => e.field)).toEqual(['vendorRisk.onUnavailable']);
+      expect(errors({ ...MINIMAL, vendorRisk: { onBelow: 'ALLOW' } }).map((e) => e.field)).toEqual([
+        'vendorRisk.onBelow',
+      ]);
+      expect(
+        errors({ ...MINIMAL, vendorRisk: { onUnavailable: 'IGNORE' } }).map((e) => e.field),
+      ).toEqual(['vendorRisk.onUnavailable']);
     });
 
     it('expiresAt: ISO-8601, stored as whole-second UTC', () => {
-      expect(rules({ ...MINIMAL, expiresAt: '2027-12-31T02:00:00.000+02:00' }).expiresAt).toBe('2027-12-31T00:00:00Z');
-      expect(errors({ ...MINIMAL, expiresAt: '31/12/2027' }).map((e) => e.field)).toEqual(['expiresAt']);
+      expect(rules({ ...MINIMAL, expiresAt: '2027-12-31T02:00:00.000+02:00' }).expiresAt).toBe(
+        '2027-12-31T00:00:00Z',
+      );
+      expect(errors({ ...MINIMAL, expiresAt: '31/12/2027' }).map((e) => e.field)).toEqual([
+        'expiresAt',
+      ]);
     });
 
     it('asset: network, token, symbol and decimals are all required and bounded', () => {
-      expect(errors({ ...MINIMAL, asset: {} }).map((e) => e.field)).toEqual(['asset.network', 'asset.token', 'asset.symbol', 'asset.decimals']);
-      expect(errors({ ...MINIMAL, asset: { ...MINIMAL.asset, decimals: 37 } }).map((e) => e.field)).toEqual(['asset.decimals']);
-      expect(errors({ ...MINIMAL, asset: { ...MINIMAL.asset, symbol: 'US DT' } }).map((e) => e.field)).toEqual(['asset.symbol']);
+      expect(errors({ ...MINIMAL, asset: {} }).map((e) => e.field)).toEqual([
+        'asset.network',
+        'asset.token',
+        'asset.symbol',
+        'asset.decimals',
+      ]);
+      expect(
+        errors({ ...MINIMAL, asset: { ...MINIMAL.asset, decimals: 37 } }).map((e) => e.field),
+      ).toEqual(['asset.decimals']);
+      expect(
+        errors({ ...MINIMAL, asset: { ...MINIMAL.asset, symbol: 'US DT' } }).map((e) => e.field),
+      ).toEqual(['asset.symbol']);
     });
   });
 });
@@ -269,11 +348,12 @@ function randomCase(rng: Rng, text: string): string {
   for (let i = 0; i < text.length; i += 1) {
     if (i % 30 === 0) bits = Math.floor(rng() * 2 ** 30);
     const c = text[i]!;
-    out += (bits >> i % 30) & 1 ? c.toUpperCase() : c.toLowerCase();
+    out += (bits >> (i % 30)) & 1 ? c.toUpperCase() : c.toLowerCase();
   }
   return out;
 }
-const respellAddress = (rng: Rng, address: string): string => `0x${randomCase(rng, address.slice(2))}`;
+const respellAddress = (rng: Rng, address: string): string =>
+  `0x${randomCase(rng, address.slice(2))}`;
 
 /** Any spelling of an atomic amount: optional trailing zeros, up to the asset's decimals. */
 function spellAmount(rng: Rng, atomic: bigint, decimals: number): string {
@@ -285,13 +365,23 @@ function spellAmount(rng: Rng, atomic: bigint, decimals: number): string {
 }
 
 /** Lists with shuffled order, mixed case and repeated entries. */
-function spellList(rng: Rng, items: readonly string[], respell: (item: string) => string): string[] {
+function spellList(
+  rng: Rng,
+  items: readonly string[],
+  respell: (item: string) => string,
+): string[] {
   const withRepeats = items.flatMap((item) => (rng() < 0.3 ? [item, item] : [item]));
   return shuffled(rng, withRepeats).map(respell);
 }
 
 /** Leave out a value equal to its default, or spell it out; both must mean the same. */
-function optional(rng: Rng, target: Record<string, unknown>, key: string, value: unknown, isDefault: boolean): void {
+function optional(
+  rng: Rng,
+  target: Record<string, unknown>,
+  key: string,
+  value: unknown,
+  isDefault: boolean,
+): void {
   if (isDefault && rng() < 0.5) return;
   target[key] = value;
 }
@@ -299,7 +389,9 @@ function optional(rng: Rng, target: Record<string, unknown>, key: string, value:
 function shuffleKeys(rng: Rng, value: unknown): unknown {
   if (Array.isArray(value)) return value.map((v) => shuffleKeys(rng, v));
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(shuffled(rng, Object.entries(value)).map(([k, v]) => [k, shuffleKeys(rng, v)]));
+  return Object.fromEntries(
+    shuffled(rng, Object.entries(value)).map(([k, v]) => [k, shuffleKeys(rng, v)]),
+  );
 }
 
 interface PolicyParams {
@@ -322,10 +414,20 @@ interface PolicyParams {
   expiresAtSeconds: number | null;
 }
 
-const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${Buffer.from(b).toString('hex')}`);
+const address = fc
+  .uint8Array({ minLength: 20, maxLength: 20 })
+  .map((b) => `0x${Buffer.from(b).toString('hex')}`);
 const chars = (alphabet: string) => fc.constantFrom(...alphabet);
-const category = fc.string({ unit: chars('abcdefghijklmnopqrstuvwxyz0123456789.-'), minLength: 1, maxLength: 12 });
-const agentId = fc.string({ unit: chars('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-'), minLength: 1, maxLength: 10 });
+const category = fc.string({
+  unit: chars('abcdefghijklmnopqrstuvwxyz0123456789.-'),
+  minLength: 1,
+  maxLength: 12,
+});
+const agentId = fc.string({
+  unit: chars('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-'),
+  minLength: 1,
+  maxLength: 10,
+});
 const policyParams: fc.Arbitrary<PolicyParams> = fc
   .record({
     owner: address,
@@ -350,8 +452,10 @@ const policyParams: fc.Arbitrary<PolicyParams> = fc
     const scale = 10n ** BigInt(p.decimals);
     const dailyBudget = p.budgetUnits * scale;
     const perCallCap = (dailyBudget * p.capShare) / 1000n;
-    const hardCap = p.hardCapMode === 'absent' ? null : p.hardCapMode === 'equal' ? perCallCap : dailyBudget;
-    const effectiveHardCap = hardCap ?? (p.onPerCallCapExceeded === 'ESCALATE' ? dailyBudget : perCallCap);
+    const hardCap =
+      p.hardCapMode === 'absent' ? null : p.hardCapMode === 'equal' ? perCallCap : dailyBudget;
+    const effectiveHardCap =
+      hardCap ?? (p.onPerCallCapExceeded === 'ESCALATE' ? dailyBudget : perCallCap);
     const escalateAbove = (effectiveHardCap * p.escalateShare) / 1000n;
     return { ...p, dailyBudget, perCallCap, hardCap, escalateAbove };
   });
@@ -361,17 +465,46 @@ function spellPolicy(params: PolicyParams, seed: number): Record<string, unknown
   const d = params.decimals;
   const doc: Record<string, unknown> = {
     owner: respellAddress(rng, params.owner),
-    asset: { network: 'eip155:196', token: respellAddress(rng, TOKEN), symbol: 'USDT0', decimals: d },
+    asset: {
+      network: 'eip155:196',
+      token: respellAddress(rng, TOKEN),
+      symbol: 'USDT0',
+      decimals: d,
+    },
     dailyBudget: spellAmount(rng, params.dailyBudget, d),
     perCallCap: spellAmount(rng, params.perCallCap, d),
     escalateAbove: spellAmount(rng, params.escalateAbove, d),
     categories: { allow: spellList(rng, params.allow, (c) => randomCase(rng, c)) },
   };
   if (params.hardCap !== null) doc.hardCap = spellAmount(rng, params.hardCap, d);
-  optional(rng, doc, 'onPerCallCapExceeded', params.onPerCallCapExceeded, params.onPerCallCapExceeded === 'BLOCK');
-  optional(rng, doc.categories as Record<string, unknown>, 'deny', spellList(rng, params.deny, (c) => randomCase(rng, c)), params.deny.length === 0);
-  optional(rng, doc, 'recipients', { deny: spellList(rng, params.recipients, (a) => respellAddress(rng, a)) }, params.recipients.length === 0);
-  optional(rng, doc, 'agents', { allow: spellList(rng, params.agents, (a) => a) }, params.agents.length === 0);
+  optional(
+    rng,
+    doc,
+    'onPerCallCapExceeded',
+    params.onPerCallCapExceeded,
+    params.onPerCallCapExceeded === 'BLOCK',
+  );
+  optional(
+    rng,
+    doc.categories as Record<string, unknown>,
+    'deny',
+    spellList(rng, params.deny, (c) => randomCase(rng, c)),
+    params.deny.length === 0,
+  );
+  optional(
+    rng,
+    doc,
+    'recipients',
+    { deny: spellList(rng, params.recipients, (a) => respellAddress(rng, a)) },
+    params.recipients.length === 0,
+  );
+  optional(
+    rng,
+    doc,
+    'agents',
+    { allow: spellList(rng, params.agents, (a) => a) },
+    params.agents.length === 0,
+  );
   const vendorRisk: Record<string, unknown> = {};
   optional(rng, vendorRisk, 'minScore', params.minScore, params.minScore === 50);
   optional(rng, vendorRisk, 'onBelow', 'ESCALATE', true);
@@ -380,16 +513,33 @@ function spellPolicy(params: PolicyParams, seed: number): Record<string, unknown
   optional(rng, duplicates, 'windowMinutes', params.windowMinutes, params.windowMinutes === 60);
   const defaultKeys = ['amount', 'capability', 'itemHash', 'recipient'];
   const keysAreDefault = [...params.keys].sort().join() === defaultKeys.join();
-  optional(rng, duplicates, 'keys', spellList(rng, params.keys, (k) => k), keysAreDefault);
+  optional(
+    rng,
+    duplicates,
+    'keys',
+    spellList(rng, params.keys, (k) => k),
+    keysAreDefault,
+  );
   optional(rng, doc, 'duplicates', duplicates, Object.keys(duplicates).length === 0);
-  optional(rng, doc, 'escalation', { channels: spellList(rng, params.channels, (c) => c) }, params.channels.join() === 'webhook');
+  optional(
+    rng,
+    doc,
+    'escalation',
+    { channels: spellList(rng, params.channels, (c) => c) },
+    params.channels.join() === 'webhook',
+  );
   optional(rng, doc, 'budgetWindow', params.budgetWindow, params.budgetWindow === 'UTC_DAY');
   optional(rng, doc, 'maxDeadlineMinutes', 1440, true);
   if (params.expiresAtSeconds === null) optional(rng, doc, 'expiresAt', null, true);
   else {
     const offsetHours = pick(rng, [0, 2, -5]);
-    const local = new Date((params.expiresAtSeconds + offsetHours * 3600) * 1000).toISOString().slice(0, 19);
-    const zone = offsetHours === 0 ? pick(rng, ['Z', '.000Z', '+00:00']) : `${offsetHours > 0 ? '+' : '-'}0${Math.abs(offsetHours)}:00`;
+    const local = new Date((params.expiresAtSeconds + offsetHours * 3600) * 1000)
+      .toISOString()
+      .slice(0, 19);
+    const zone =
+      offsetHours === 0
+        ? pick(rng, ['Z', '.000Z', '+00:00'])
+        : `${offsetHours > 0 ? '+' : '-'}0${Math.abs(offsetHours)}:00`;
     doc.expiresAt = local + zone;
   }
   return shuffleKeys(rng, doc) as Record<string, unknown>;
@@ -432,7 +582,12 @@ describe('policy normal form', () => {
 
   it('a different limit gives a different policyHash', () => {
     const base = rules(policyDocument());
-    for (const change of [{ dailyBudget: '25.000001' }, { perCallCap: '1.99' }, { hardCap: '9.99' }, { escalateAbove: '0.5' }]) {
+    for (const change of [
+      { dailyBudget: '25.000001' },
+      { perCallCap: '1.99' },
+      { hardCap: '9.99' },
+      { escalateAbove: '0.5' },
+    ]) {
       expect(policyHash(rules(policyDocument(change)))).not.toBe(policyHash(base));
     }
   });

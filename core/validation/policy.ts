@@ -3,7 +3,12 @@
 // amounts in one spelling. Two spellings of one policy give identical rules, hence one policyHash.
 import type { Address } from 'viem';
 import type { FieldError } from '../errors';
-import { AmountFormatError, formatAmount, MAX_ASSET_DECIMALS, parseDisplayAmount } from '../money/amount';
+import {
+  AmountFormatError,
+  formatAmount,
+  MAX_ASSET_DECIMALS,
+  parseDisplayAmount,
+} from '../money/amount';
 import {
   ADDRESS_PATTERN,
   AGENT_ID_PATTERN,
@@ -30,7 +35,15 @@ export const BUDGET_WINDOWS = ['UTC_DAY', 'ROLLING_24H'] as const;
 export type BudgetWindow = (typeof BUDGET_WINDOWS)[number];
 
 /** The intent fields a duplicate check may compare, in normalised (sorted) order. */
-export const DUPLICATE_KEYS = ['agentId', 'amount', 'capability', 'endpoint', 'itemHash', 'provider', 'recipient'] as const;
+export const DUPLICATE_KEYS = [
+  'agentId',
+  'amount',
+  'capability',
+  'endpoint',
+  'itemHash',
+  'provider',
+  'recipient',
+] as const;
 export type DuplicateKey = (typeof DUPLICATE_KEYS)[number];
 
 export const ESCALATION_CHANNELS = ['dashboard', 'email', 'slack', 'telegram', 'webhook'] as const;
@@ -58,7 +71,12 @@ export const POLICY_BOUNDS = {
 export interface NormalisedPolicyRules {
   readonly owner: Address;
   readonly name: string;
-  readonly asset: { readonly network: string; readonly token: Address; readonly symbol: string; readonly decimals: number };
+  readonly asset: {
+    readonly network: string;
+    readonly token: Address;
+    readonly symbol: string;
+    readonly decimals: number;
+  };
   /** Display amounts in the asset, in formatAmount's one spelling ("25.00"). */
   readonly dailyBudget: string;
   readonly perCallCap: string;
@@ -68,11 +86,18 @@ export interface NormalisedPolicyRules {
   readonly categories: { readonly allow: readonly string[]; readonly deny: readonly string[] };
   readonly recipients: { readonly allow: readonly Address[]; readonly deny: readonly Address[] };
   readonly agents: { readonly allow: readonly string[]; readonly deny: readonly string[] };
-  readonly vendorRisk: { readonly minScore: number; readonly onBelow: CapVerdict; readonly onUnavailable: UnavailableVerdict };
+  readonly vendorRisk: {
+    readonly minScore: number;
+    readonly onBelow: CapVerdict;
+    readonly onUnavailable: UnavailableVerdict;
+  };
   readonly duplicates: { readonly windowMinutes: number; readonly keys: readonly DuplicateKey[] };
   readonly cooldowns: { readonly sameServiceMinutes: number };
   readonly rateLimit: { readonly callsPerHour: number };
-  readonly escalation: { readonly timeoutMinutes: number; readonly channels: readonly EscalationChannel[] };
+  readonly escalation: {
+    readonly timeoutMinutes: number;
+    readonly channels: readonly EscalationChannel[];
+  };
   /**
    * Present only as ROLLING_24H: the default UTC_DAY is left out of the normal form, so every
    * policy written before this option existed keeps its rules and its policyHash.
@@ -90,8 +115,15 @@ export interface NormalisedPolicyRules {
 export const POLICY_DEFAULTS = {
   name: '',
   onPerCallCapExceeded: 'BLOCK' as CapVerdict,
-  vendorRisk: { minScore: 50, onBelow: 'ESCALATE' as CapVerdict, onUnavailable: 'ALLOW' as UnavailableVerdict },
-  duplicates: { windowMinutes: 60, keys: ['amount', 'capability', 'itemHash', 'recipient'] as DuplicateKey[] },
+  vendorRisk: {
+    minScore: 50,
+    onBelow: 'ESCALATE' as CapVerdict,
+    onUnavailable: 'ALLOW' as UnavailableVerdict,
+  },
+  duplicates: {
+    windowMinutes: 60,
+    keys: ['amount', 'capability', 'itemHash', 'recipient'] as DuplicateKey[],
+  },
   cooldowns: { sameServiceMinutes: 0 },
   rateLimit: { callsPerHour: 60 },
   escalation: { timeoutMinutes: 30, channels: ['webhook'] as EscalationChannel[] },
@@ -100,12 +132,29 @@ export const POLICY_DEFAULTS = {
   expiresAt: null as string | null,
 } as const;
 
-export type PolicyValidation = { ok: true; rules: NormalisedPolicyRules } | { ok: false; errors: FieldError[] };
+export type PolicyValidation =
+  { ok: true; rules: NormalisedPolicyRules } | { ok: false; errors: FieldError[] };
 
 const TOP_FIELDS = new Set([
-  'owner', 'name', 'asset', 'dailyBudget', 'perCallCap', 'onPerCallCapExceeded', 'hardCap', 'escalateAbove',
-  'categories', 'recipients', 'agents', 'vendorRisk', 'duplicates', 'cooldowns', 'rateLimit', 'escalation',
-  'budgetWindow', 'maxDeadlineMinutes', 'expiresAt',
+  'owner',
+  'name',
+  'asset',
+  'dailyBudget',
+  'perCallCap',
+  'onPerCallCapExceeded',
+  'hardCap',
+  'escalateAbove',
+  'categories',
+  'recipients',
+  'agents',
+  'vendorRisk',
+  'duplicates',
+  'cooldowns',
+  'rateLimit',
+  'escalation',
+  'budgetWindow',
+  'maxDeadlineMinutes',
+  'expiresAt',
 ]);
 const ASSET_FIELDS = new Set(['network', 'token', 'symbol', 'decimals']);
 const ALLOW_DENY_FIELDS = new Set(['allow', 'deny']);
@@ -121,7 +170,8 @@ const NAME_FORBIDDEN = /\p{C}/u;
 
 /** Checks a policy document and returns its normalised rules, or every field error found. */
 export function validatePolicy(raw: unknown): PolicyValidation {
-  if (!isPlainObject(raw)) return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
+  if (!isPlainObject(raw))
+    return { ok: false, errors: [{ field: ROOT_FIELD, reason: 'must be a JSON object' }] };
   const errors: FieldErrors = [];
   const reader = new PolicyReader(raw, errors);
   const rules = reader.read();
@@ -147,18 +197,41 @@ class PolicyReader {
     const dailyBudget = this.amount(raw.dailyBudget, 'dailyBudget', decimals, true);
     const perCallCap = this.amount(raw.perCallCap, 'perCallCap', decimals, true);
     const escalateAbove = this.amount(raw.escalateAbove, 'escalateAbove', decimals, true);
-    const explicitHardCap = raw.hardCap === null ? undefined : this.amount(raw.hardCap, 'hardCap', decimals, false);
-    const onPerCallCapExceeded = this.choice(raw.onPerCallCapExceeded, 'onPerCallCapExceeded', ['BLOCK', 'ESCALATE'] as const, POLICY_DEFAULTS.onPerCallCapExceeded);
+    const explicitHardCap =
+      raw.hardCap === null ? undefined : this.amount(raw.hardCap, 'hardCap', decimals, false);
+    const onPerCallCapExceeded = this.choice(
+      raw.onPerCallCapExceeded,
+      'onPerCallCapExceeded',
+      ['BLOCK', 'ESCALATE'] as const,
+      POLICY_DEFAULTS.onPerCallCapExceeded,
+    );
     const categories = this.categories(raw.categories);
-    const recipients = this.allowDeny(raw.recipients, 'recipients', POLICY_BOUNDS.recipientsMaxItems, (v, f) => this.address(v, f, true));
-    const agents = this.allowDeny(raw.agents, 'agents', POLICY_BOUNDS.agentsMaxItems, (v, f) => this.agentId(v, f));
+    const recipients = this.allowDeny(
+      raw.recipients,
+      'recipients',
+      POLICY_BOUNDS.recipientsMaxItems,
+      (v, f) => this.address(v, f, true),
+    );
+    const agents = this.allowDeny(raw.agents, 'agents', POLICY_BOUNDS.agentsMaxItems, (v, f) =>
+      this.agentId(v, f),
+    );
     const vendorRisk = this.vendorRisk(raw.vendorRisk);
     const duplicates = this.duplicates(raw.duplicates);
     const cooldowns = this.cooldowns(raw.cooldowns);
     const rateLimit = this.rateLimit(raw.rateLimit);
     const escalation = this.escalation(raw.escalation);
-    const budgetWindow = this.choice(raw.budgetWindow, 'budgetWindow', BUDGET_WINDOWS, POLICY_DEFAULTS.budgetWindow);
-    const maxDeadlineMinutes = this.integer(raw.maxDeadlineMinutes, 'maxDeadlineMinutes', POLICY_BOUNDS.maxDeadlineMinutes, POLICY_DEFAULTS.maxDeadlineMinutes);
+    const budgetWindow = this.choice(
+      raw.budgetWindow,
+      'budgetWindow',
+      BUDGET_WINDOWS,
+      POLICY_DEFAULTS.budgetWindow,
+    );
+    const maxDeadlineMinutes = this.integer(
+      raw.maxDeadlineMinutes,
+      'maxDeadlineMinutes',
+      POLICY_BOUNDS.maxDeadlineMinutes,
+      POLICY_DEFAULTS.maxDeadlineMinutes,
+    );
     const expiresAt = this.expiresAt(raw.expiresAt);
 
     if (dailyBudget !== undefined && perCallCap !== undefined && perCallCap > dailyBudget) {
@@ -169,7 +242,10 @@ class PolicyReader {
     const hardCap =
       explicitHardCap ?? (onPerCallCapExceeded === 'ESCALATE' ? dailyBudget : perCallCap);
     if (escalateAbove !== undefined && hardCap !== undefined && escalateAbove > hardCap) {
-      const why = explicitHardCap === undefined ? ` (hardCap defaults to ${onPerCallCapExceeded === 'ESCALATE' ? 'dailyBudget' : 'perCallCap'})` : '';
+      const why =
+        explicitHardCap === undefined
+          ? ` (hardCap defaults to ${onPerCallCapExceeded === 'ESCALATE' ? 'dailyBudget' : 'perCallCap'})`
+          : '';
       this.errors.push({ field: 'escalateAbove', reason: `must not exceed hardCap${why}` });
     }
 
@@ -205,14 +281,22 @@ class PolicyReader {
 
   private address(value: unknown, field: string, required: boolean): Address | undefined {
     if (value === undefined) return required ? this.fail(field, 'is required') : undefined;
-    if (typeof value !== 'string' || !ADDRESS_PATTERN.test(value)) return this.fail(field, 'must be 0x followed by 40 hex characters');
+    if (typeof value !== 'string' || !ADDRESS_PATTERN.test(value))
+      return this.fail(field, 'must be 0x followed by 40 hex characters');
     return value.toLowerCase() as Address;
   }
 
   private name(value: unknown): string | undefined {
     if (value === undefined) return POLICY_DEFAULTS.name;
-    if (typeof value !== 'string' || value.length > POLICY_BOUNDS.nameMaxChars || NAME_FORBIDDEN.test(value)) {
-      return this.fail('name', `must be a string of at most ${POLICY_BOUNDS.nameMaxChars} characters without control characters`);
+    if (
+      typeof value !== 'string' ||
+      value.length > POLICY_BOUNDS.nameMaxChars ||
+      NAME_FORBIDDEN.test(value)
+    ) {
+      return this.fail(
+        'name',
+        `must be a string of at most ${POLICY_BOUNDS.nameMaxChars} characters without control characters`,
+      );
     }
     return value;
   }
@@ -223,47 +307,83 @@ class PolicyReader {
     const before = this.errors.length;
     rejectUnknownKeys(value, ASSET_FIELDS, 'asset', this.errors);
     const network = value.network;
-    if (typeof network !== 'string' || !NETWORK_PATTERN.test(network)) this.fail('asset.network', 'must be a CAIP-2 network like eip155:196');
+    if (typeof network !== 'string' || !NETWORK_PATTERN.test(network))
+      this.fail('asset.network', 'must be a CAIP-2 network like eip155:196');
     const token = this.address(value.token, 'asset.token', true);
     const symbol = value.symbol;
     if (typeof symbol !== 'string' || !SYMBOL_PATTERN.test(symbol)) {
       this.fail('asset.symbol', `must be 1–${POLICY_BOUNDS.symbolMaxChars} visible characters`);
     }
     const decimals = value.decimals;
-    if (!integerInRange(decimals, 0, MAX_ASSET_DECIMALS)) this.fail('asset.decimals', `must be an integer 0–${MAX_ASSET_DECIMALS}`);
+    if (!integerInRange(decimals, 0, MAX_ASSET_DECIMALS))
+      this.fail('asset.decimals', `must be an integer 0–${MAX_ASSET_DECIMALS}`);
     if (this.errors.length > before) return undefined;
-    return { network: network as string, token: token!, symbol: symbol as string, decimals: decimals as number };
+    return {
+      network: network as string,
+      token: token!,
+      symbol: symbol as string,
+      decimals: decimals as number,
+    };
   }
 
-  private amount(value: unknown, field: string, decimals: number, required: boolean): bigint | undefined {
+  private amount(
+    value: unknown,
+    field: string,
+    decimals: number,
+    required: boolean,
+  ): bigint | undefined {
     if (value === undefined) return required ? this.fail(field, 'is required') : undefined;
-    if (typeof value !== 'string') return this.fail(field, 'must be a decimal string like "25.00", not a number');
+    if (typeof value !== 'string')
+      return this.fail(field, 'must be a decimal string like "25.00", not a number');
     try {
       return parseDisplayAmount(value, decimals);
     } catch (error) {
       if (!(error instanceof AmountFormatError)) throw error;
-      const reason = error.reason === 'TOO_MANY_DECIMALS' ? `has more fractional digits than the asset's ${decimals} decimals` : error.message;
+      const reason =
+        error.reason === 'TOO_MANY_DECIMALS'
+          ? `has more fractional digits than the asset's ${decimals} decimals`
+          : error.message;
       return this.fail(field, reason);
     }
   }
 
-  private choice<T extends string>(value: unknown, field: string, options: readonly T[], fallback: T): T | undefined {
+  private choice<T extends string>(
+    value: unknown,
+    field: string,
+    options: readonly T[],
+    fallback: T,
+  ): T | undefined {
     if (value === undefined) return fallback;
     return this.member(value, field, options);
   }
 
-  private member<T extends string>(value: unknown, field: string, options: readonly T[]): T | undefined {
-    if (typeof value !== 'string' || !options.includes(value as T)) return this.fail(field, `must be one of ${options.join(', ')}`);
+  private member<T extends string>(
+    value: unknown,
+    field: string,
+    options: readonly T[],
+  ): T | undefined {
+    if (typeof value !== 'string' || !options.includes(value as T))
+      return this.fail(field, `must be one of ${options.join(', ')}`);
     return value as T;
   }
 
-  private integer(value: unknown, field: string, bounds: { min: number; max: number }, fallback: number): number | undefined {
+  private integer(
+    value: unknown,
+    field: string,
+    bounds: { min: number; max: number },
+    fallback: number,
+  ): number | undefined {
     if (value === undefined) return fallback;
-    if (!integerInRange(value, bounds.min, bounds.max)) return this.fail(field, `must be an integer ${bounds.min}–${bounds.max}`);
+    if (!integerInRange(value, bounds.min, bounds.max))
+      return this.fail(field, `must be an integer ${bounds.min}–${bounds.max}`);
     return value;
   }
 
-  private section(value: unknown, field: string, known: ReadonlySet<string>): Record<string, unknown> | undefined {
+  private section(
+    value: unknown,
+    field: string,
+    known: ReadonlySet<string>,
+  ): Record<string, unknown> | undefined {
     if (value === undefined) return {};
     if (!isPlainObject(value)) return this.fail(field, 'must be an object');
     rejectUnknownKeys(value, known, field, this.errors);
@@ -293,13 +413,15 @@ class PolicyReader {
 
   private category(value: unknown, field: string): string | undefined {
     const lowered = typeof value === 'string' ? value.toLowerCase() : undefined;
-    if (lowered === undefined || !CATEGORY_PATTERN.test(lowered)) return this.fail(field, 'must be 1–64 characters of a–z 0–9 . -');
+    if (lowered === undefined || !CATEGORY_PATTERN.test(lowered))
+      return this.fail(field, 'must be 1–64 characters of a–z 0–9 . -');
     return lowered;
   }
 
   private agentId(value: unknown, field: string): string | undefined {
     // Agent ids are case-sensitive: "Bot" and "bot" may be different agents.
-    if (typeof value !== 'string' || !AGENT_ID_PATTERN.test(value)) return this.fail(field, 'must be 1–128 characters of A–Z a–z 0–9 . _ : -');
+    if (typeof value !== 'string' || !AGENT_ID_PATTERN.test(value))
+      return this.fail(field, 'must be 1–128 characters of A–Z a–z 0–9 . _ : -');
     return value;
   }
 
@@ -308,9 +430,20 @@ class PolicyReader {
     const section = this.section(value, 'categories', ALLOW_DENY_FIELDS);
     if (section === undefined) return undefined;
     if (section.allow === undefined) return this.fail('categories.allow', 'is required');
-    const allow = this.list(section.allow, 'categories.allow', POLICY_BOUNDS.categoriesMaxItems, (v, f) => this.category(v, f));
-    const deny = this.list(section.deny, 'categories.deny', POLICY_BOUNDS.categoriesMaxItems, (v, f) => this.category(v, f));
-    if (allow !== undefined && allow.length === 0) return this.fail('categories.allow', 'must list at least one category');
+    const allow = this.list(
+      section.allow,
+      'categories.allow',
+      POLICY_BOUNDS.categoriesMaxItems,
+      (v, f) => this.category(v, f),
+    );
+    const deny = this.list(
+      section.deny,
+      'categories.deny',
+      POLICY_BOUNDS.categoriesMaxItems,
+      (v, f) => this.category(v, f),
+    );
+    if (allow !== undefined && allow.length === 0)
+      return this.fail('categories.allow', 'must list at least one category');
     if (allow === undefined || deny === undefined) return undefined;
     return { allow, deny };
   }
@@ -333,10 +466,26 @@ class PolicyReader {
     const section = this.section(value, 'vendorRisk', VENDOR_RISK_FIELDS);
     if (section === undefined) return undefined;
     const defaults = POLICY_DEFAULTS.vendorRisk;
-    const minScore = this.integer(section.minScore, 'vendorRisk.minScore', POLICY_BOUNDS.minScore, defaults.minScore);
-    const onBelow = this.choice(section.onBelow, 'vendorRisk.onBelow', ['BLOCK', 'ESCALATE'] as const, defaults.onBelow);
-    const onUnavailable = this.choice(section.onUnavailable, 'vendorRisk.onUnavailable', ['ALLOW', 'BLOCK', 'ESCALATE'] as const, defaults.onUnavailable);
-    if (minScore === undefined || onBelow === undefined || onUnavailable === undefined) return undefined;
+    const minScore = this.integer(
+      section.minScore,
+      'vendorRisk.minScore',
+      POLICY_BOUNDS.minScore,
+      defaults.minScore,
+    );
+    const onBelow = this.choice(
+      section.onBelow,
+      'vendorRisk.onBelow',
+      ['BLOCK', 'ESCALATE'] as const,
+      defaults.onBelow,
+    );
+    const onUnavailable = this.choice(
+      section.onUnavailable,
+      'vendorRisk.onUnavailable',
+      ['ALLOW', 'BLOCK', 'ESCALATE'] as const,
+      defaults.onUnavailable,
+    );
+    if (minScore === undefined || onBelow === undefined || onUnavailable === undefined)
+      return undefined;
     return { minScore, onBelow, onUnavailable };
   }
 
@@ -344,13 +493,24 @@ class PolicyReader {
     const section = this.section(value, 'duplicates', DUPLICATES_FIELDS);
     if (section === undefined) return undefined;
     const defaults = POLICY_DEFAULTS.duplicates;
-    const windowMinutes = this.integer(section.windowMinutes, 'duplicates.windowMinutes', POLICY_BOUNDS.duplicateWindowMinutes, defaults.windowMinutes);
+    const windowMinutes = this.integer(
+      section.windowMinutes,
+      'duplicates.windowMinutes',
+      POLICY_BOUNDS.duplicateWindowMinutes,
+      defaults.windowMinutes,
+    );
     const keys =
       section.keys === undefined
         ? [...defaults.keys]
-        : this.list(section.keys, 'duplicates.keys', POLICY_BOUNDS.duplicateKeysMaxItems, (v, f) => this.member(v, f, DUPLICATE_KEYS));
+        : this.list(section.keys, 'duplicates.keys', POLICY_BOUNDS.duplicateKeysMaxItems, (v, f) =>
+            this.member(v, f, DUPLICATE_KEYS),
+          );
     // An empty key tuple would make every recent approval a "duplicate" of every intent.
-    if (keys !== undefined && keys.length === 0) return this.fail('duplicates.keys', 'must list at least one key (set windowMinutes to 0 to disable)');
+    if (keys !== undefined && keys.length === 0)
+      return this.fail(
+        'duplicates.keys',
+        'must list at least one key (set windowMinutes to 0 to disable)',
+      );
     if (windowMinutes === undefined || keys === undefined) return undefined;
     return { windowMinutes, keys };
   }
@@ -358,14 +518,24 @@ class PolicyReader {
   private cooldowns(value: unknown): NormalisedPolicyRules['cooldowns'] | undefined {
     const section = this.section(value, 'cooldowns', COOLDOWNS_FIELDS);
     if (section === undefined) return undefined;
-    const sameServiceMinutes = this.integer(section.sameServiceMinutes, 'cooldowns.sameServiceMinutes', POLICY_BOUNDS.sameServiceMinutes, POLICY_DEFAULTS.cooldowns.sameServiceMinutes);
+    const sameServiceMinutes = this.integer(
+      section.sameServiceMinutes,
+      'cooldowns.sameServiceMinutes',
+      POLICY_BOUNDS.sameServiceMinutes,
+      POLICY_DEFAULTS.cooldowns.sameServiceMinutes,
+    );
     return sameServiceMinutes === undefined ? undefined : { sameServiceMinutes };
   }
 
   private rateLimit(value: unknown): NormalisedPolicyRules['rateLimit'] | undefined {
     const section = this.section(value, 'rateLimit', RATE_LIMIT_FIELDS);
     if (section === undefined) return undefined;
-    const callsPerHour = this.integer(section.callsPerHour, 'rateLimit.callsPerHour', POLICY_BOUNDS.callsPerHour, POLICY_DEFAULTS.rateLimit.callsPerHour);
+    const callsPerHour = this.integer(
+      section.callsPerHour,
+      'rateLimit.callsPerHour',
+      POLICY_BOUNDS.callsPerHour,
+      POLICY_DEFAULTS.rateLimit.callsPerHour,
+    );
     return callsPerHour === undefined ? undefined : { callsPerHour };
   }
 
@@ -373,13 +543,24 @@ class PolicyReader {
     const section = this.section(value, 'escalation', ESCALATION_FIELDS);
     if (section === undefined) return undefined;
     const defaults = POLICY_DEFAULTS.escalation;
-    const timeoutMinutes = this.integer(section.timeoutMinutes, 'escalation.timeoutMinutes', POLICY_BOUNDS.escalationTimeoutMinutes, defaults.timeoutMinutes);
+    const timeoutMinutes = this.integer(
+      section.timeoutMinutes,
+      'escalation.timeoutMinutes',
+      POLICY_BOUNDS.escalationTimeoutMinutes,
+      defaults.timeoutMinutes,
+    );
     const channels =
       section.channels === undefined
         ? [...defaults.channels]
-        : this.list(section.channels, 'escalation.channels', POLICY_BOUNDS.escalationChannelsMaxItems, (v, f) => this.member(v, f, ESCALATION_CHANNELS));
+        : this.list(
+            section.channels,
+            'escalation.channels',
+            POLICY_BOUNDS.escalationChannelsMaxItems,
+            (v, f) => this.member(v, f, ESCALATION_CHANNELS),
+          );
     // With no channel an escalation could reach nobody and would only ever time out.
-    if (channels !== undefined && channels.length === 0) return this.fail('escalation.channels', 'must list at least one channel');
+    if (channels !== undefined && channels.length === 0)
+      return this.fail('escalation.channels', 'must list at least one channel');
     if (timeoutMinutes === undefined || channels === undefined) return undefined;
     return { timeoutMinutes, channels };
   }

@@ -11,7 +11,12 @@ function nested(levels: number): unknown {
 
 describe('wireJsonProblem', () => {
   it('accepts ordinary JSON, paired surrogates and the deepest allowed nesting', () => {
-    expect(wireJsonProblem({ policyId: '1', intent: { amount: '1.00', tags: ['a', 'b'], n: 1.5, ok: true, none: null } })).toBeNull();
+    expect(
+      wireJsonProblem({
+        policyId: '1',
+        intent: { amount: '1.00', tags: ['a', 'b'], n: 1.5, ok: true, none: null },
+      }),
+    ).toBeNull();
     expect(wireJsonProblem({ emoji: '\ud83d\ude00', '\ud83d\ude00': 'key' })).toBeNull();
     expect(wireJsonProblem(nested(MAX_WIRE_JSON_DEPTH))).toBeNull();
     expect(wireJsonProblem(undefined)).toBeNull();
@@ -33,29 +38,38 @@ describe('wireJsonProblem', () => {
   });
 
   it('refuses nesting one level deeper than the limit, however deep, without recursion', () => {
-    expect(wireJsonProblem(nested(MAX_WIRE_JSON_DEPTH + 1))?.reason).toMatch(/nests deeper than 32/);
+    expect(wireJsonProblem(nested(MAX_WIRE_JSON_DEPTH + 1))?.reason).toMatch(
+      /nests deeper than 32/,
+    );
     const deep = JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`);
     expect(wireJsonProblem({ metadata: deep })?.reason).toMatch(/nests deeper/);
   });
 
   it('prefixes the source of a query or path value', () => {
-    expect(wireJsonProblem({ policyId: 'x\u0000' }, 'query')).toEqual({ field: 'query.policyId', reason: 'contains a NUL character' });
+    expect(wireJsonProblem({ policyId: 'x\u0000' }, 'query')).toEqual({
+      field: 'query.policyId',
+      reason: 'contains a NUL character',
+    });
   });
 
   it('passes exactly the values the canonical form can carry, NUL aside', () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.string({ unit: 'binary', maxLength: 4 }), (value, text) => {
-        const sample = { value, text };
-        const problem = wireJsonProblem(sample);
-        let canonical = true;
-        try {
-          canonicalJson(sample);
-        } catch {
-          canonical = false;
-        }
-        if (JSON.stringify(sample).includes('\\u0000')) expect(problem).not.toBeNull();
-        else expect(problem === null).toBe(canonical);
-      }),
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.string({ unit: 'binary', maxLength: 4 }),
+        (value, text) => {
+          const sample = { value, text };
+          const problem = wireJsonProblem(sample);
+          let canonical = true;
+          try {
+            canonicalJson(sample);
+          } catch {
+            canonical = false;
+          }
+          if (JSON.stringify(sample).includes('\\u0000')) expect(problem).not.toBeNull();
+          else expect(problem === null).toBe(canonical);
+        },
+      ),
     );
   });
 });

@@ -28,7 +28,10 @@ interface Pending {
  */
 export function wireJsonProblem(value: unknown, prefix = ''): FieldError | null {
   const pending: Pending[] = [{ value, path: prefix, depth: 0 }];
-  const problem = (path: string, reason: string): FieldError => ({ field: path === '' ? ROOT_FIELD : path, reason });
+  const problem = (path: string, reason: string): FieldError => ({
+    field: path === '' ? ROOT_FIELD : path,
+    reason,
+  });
   while (pending.length > 0) {
     const { value: current, path, depth } = pending.pop()!;
     if (typeof current === 'string') {
@@ -37,7 +40,8 @@ export function wireJsonProblem(value: unknown, prefix = ''): FieldError | null 
     } else if (typeof current === 'number') {
       if (!Number.isFinite(current)) return problem(path, 'is not a finite number');
     } else if (typeof current === 'object' && current !== null) {
-      if (depth + 1 > MAX_WIRE_JSON_DEPTH) return problem(path, `nests deeper than ${MAX_WIRE_JSON_DEPTH} levels`);
+      if (depth + 1 > MAX_WIRE_JSON_DEPTH)
+        return problem(path, `nests deeper than ${MAX_WIRE_JSON_DEPTH} levels`);
       if (Array.isArray(current)) {
         for (let index = current.length - 1; index >= 0; index -= 1) {
           pending.push({ value: current[index], path: fieldPath(path, index), depth: depth + 1 });
@@ -48,7 +52,11 @@ export function wireJsonProblem(value: unknown, prefix = ''): FieldError | null 
           const key = keys[index]!;
           const reason = stringProblem(key);
           if (reason !== null) return problem(path, `has a key that ${reason}`);
-          pending.push({ value: (current as Record<string, unknown>)[key], path: fieldPath(path, key), depth: depth + 1 });
+          pending.push({
+            value: (current as Record<string, unknown>)[key],
+            path: fieldPath(path, key),
+            depth: depth + 1,
+          });
         }
       }
     }

@@ -67,7 +67,10 @@ export interface DevnetLlm {
   readonly apiKey: string;
   /** Every request to a completions path, oldest first (the most recent 1,000). */
   readonly requests: readonly LlmRequestSeen[];
-  waitForRequest(predicate?: (request: LlmRequestSeen) => boolean, timeoutMs?: number): Promise<LlmRequestSeen>;
+  waitForRequest(
+    predicate?: (request: LlmRequestSeen) => boolean,
+    timeoutMs?: number,
+  ): Promise<LlmRequestSeen>;
   readonly faults: LlmFaults;
   /** Changes the named switches and keeps the others. */
   setFaults(faults: Partial<LlmFaults>): void;
@@ -77,15 +80,24 @@ export interface DevnetLlm {
 
 export async function startDevnetLlm(options: LlmStandInOptions = {}): Promise<DevnetLlm> {
   const apiKey = options.apiKey ?? DEFAULT_STAND_IN_API_KEY;
-  if (!/^[\x21-\x7e]{1,1024}$/.test(apiKey)) throw new RangeError('apiKey must be 1-1024 printable ASCII characters without spaces');
-  const state: StandInState = { apiKey, now: options.now ?? (() => new Date()), faults: NO_LLM_FAULTS, seen: new Inbox('LLM request'), timers: new Set(), sequence: 0 };
+  if (!/^[\x21-\x7e]{1,1024}$/.test(apiKey))
+    throw new RangeError('apiKey must be 1-1024 printable ASCII characters without spaces');
+  const state: StandInState = {
+    apiKey,
+    now: options.now ?? (() => new Date()),
+    faults: NO_LLM_FAULTS,
+    seen: new Inbox('LLM request'),
+    timers: new Set(),
+    sequence: 0,
+  };
   const server = await serveOnLoopback(standInApp(state), options.port ?? 0);
   return {
     url: server.url,
     baseUrl: `${server.url}/v1`,
     apiKey,
     requests: state.seen.items,
-    waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => state.seen.waitFor(predicate, timeoutMs),
+    waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      state.seen.waitFor(predicate, timeoutMs),
     get faults() {
       return state.faults;
     },
@@ -119,7 +131,12 @@ function standInApp(state: StandInState): express.Express {
   app.use(express.json({ limit: MAX_BODY_BYTES }));
   const completions = (req: Request, res: Response): void => {
     const question = readQuestion(req.body);
-    state.seen.record({ path: req.path, authorization: req.get('authorization') ?? null, body: req.body ?? null, idea: question?.idea ?? null });
+    state.seen.record({
+      path: req.path,
+      authorization: req.get('authorization') ?? null,
+      body: req.body ?? null,
+      idea: question?.idea ?? null,
+    });
     if (state.faults.delayMs === 0) return answer(state, req, res, question);
     const timer = setTimeout(() => {
       state.timers.delete(timer);
@@ -130,10 +147,20 @@ function standInApp(state: StandInState): express.Express {
   app.post('/v1/chat/completions', completions);
   app.post('/chat/completions', completions);
   app.use((_req: Request, res: Response) => {
-    res.status(404).json(openAiError('Unknown request URL.', 'invalid_request_error', 'unknown_url'));
+    res
+      .status(404)
+      .json(openAiError('Unknown request URL.', 'invalid_request_error', 'unknown_url'));
   });
   app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    res.status(400).json(openAiError('We could not parse the JSON body of your request.', 'invalid_request_error', null));
+    res
+      .status(400)
+      .json(
+        openAiError(
+          'We could not parse the JSON body of your request.',
+          'invalid_request_error',
+          null,
+        ),
+      );
   });
   return app;
 }
@@ -146,17 +173,32 @@ interface Question {
 
 /** The request as a names question, or null when it is not a valid json_schema chat request. */
 function readQuestion(body: unknown): Question | null {
-  if (!isRecord(body) || typeof body.model !== 'string' || !Array.isArray(body.messages)) return null;
+  if (!isRecord(body) || typeof body.model !== 'string' || !Array.isArray(body.messages))
+    return null;
   const format = body.response_format;
-  if (!isRecord(format) || format.type !== 'json_schema' || !isRecord(format.json_schema) || !isRecord(format.json_schema.schema)) return null;
-  const user = body.messages.filter((message) => isRecord(message) && message.role === 'user' && typeof message.content === 'string').at(-1) as
-    | { content: string }
-    | undefined;
+  if (
+    !isRecord(format) ||
+    format.type !== 'json_schema' ||
+    !isRecord(format.json_schema) ||
+    !isRecord(format.json_schema.schema)
+  )
+    return null;
+  const user = body.messages
+    .filter(
+      (message) =>
+        isRecord(message) && message.role === 'user' && typeof message.content === 'string',
+    )
+    .at(-1) as { content: string } | undefined;
   if (user === undefined) return null;
   const lines = user.content.split('\n');
-  const idea = lines.find((line) => line.startsWith(PROMPT_LINES.idea))?.slice(PROMPT_LINES.idea.length) ?? user.content;
-  const wanted = Number(lines.find((line) => line.startsWith(PROMPT_LINES.count))?.slice(PROMPT_LINES.count.length));
-  const count = Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, MAX_COUNT) : DEFAULT_COUNT;
+  const idea =
+    lines.find((line) => line.startsWith(PROMPT_LINES.idea))?.slice(PROMPT_LINES.idea.length) ??
+    user.content;
+  const wanted = Number(
+    lines.find((line) => line.startsWith(PROMPT_LINES.count))?.slice(PROMPT_LINES.count.length),
+  );
+  const count =
+    Number.isInteger(wanted) && wanted >= 1 ? Math.min(wanted, MAX_COUNT) : DEFAULT_COUNT;
   return { model: body.model, idea, count };
 }
 
@@ -164,7 +206,15 @@ function answer(state: StandInState, req: Request, res: Response, question: Ques
   const presented = req.get('authorization') ?? '';
   if (presented !== `Bearer ${state.apiKey}`) {
     // As the real API does, the refusal quotes the key presented: a client must never pass it on.
-    res.status(401).json(openAiError(`Incorrect API key provided: ${presented.replace(/^Bearer /, '')}.`, 'invalid_request_error', 'invalid_api_key'));
+    res
+      .status(401)
+      .json(
+        openAiError(
+          `Incorrect API key provided: ${presented.replace(/^Bearer /, '')}.`,
+          'invalid_request_error',
+          'invalid_api_key',
+        ),
+      );
     return;
   }
   const { answer: fault } = state.faults;
@@ -173,15 +223,34 @@ function answer(state: StandInState, req: Request, res: Response, question: Ques
     return;
   }
   if (fault === 'HTTP_500') {
-    res.status(500).json(openAiError(`The server had an error processing the request (authorization: ${presented}).`, 'server_error', null));
+    res
+      .status(500)
+      .json(
+        openAiError(
+          `The server had an error processing the request (authorization: ${presented}).`,
+          'server_error',
+          null,
+        ),
+      );
     return;
   }
   if (question === null) {
-    res.status(400).json(openAiError('Expected model, messages with a user message, and response_format json_schema.', 'invalid_request_error', null));
+    res
+      .status(400)
+      .json(
+        openAiError(
+          'Expected model, messages with a user message, and response_format json_schema.',
+          'invalid_request_error',
+          null,
+        ),
+      );
     return;
   }
   if (fault === 'MALFORMED_JSON') {
-    res.status(200).type('application/json').send('{"id": "chatcmpl-devnet", "choices": [{"message": ');
+    res
+      .status(200)
+      .type('application/json')
+      .send('{"id": "chatcmpl-devnet", "choices": [{"message": ');
     return;
   }
   if (fault === 'OVERSIZED') return sendOversized(res);
@@ -189,12 +258,35 @@ function answer(state: StandInState, req: Request, res: Response, question: Ques
   res.status(200).json(completion(state, question, fault));
 }
 
-function completion(state: StandInState, question: Question, fault: LlmFaultAnswer): Record<string, unknown> {
+function completion(
+  state: StandInState,
+  question: Question,
+  fault: LlmFaultAnswer,
+): Record<string, unknown> {
   const names = standInNames(question.idea, question.count);
   const contentByFault: Partial<Record<LlmFaultAnswer, string>> = {
     MALFORMED_CONTENT: 'Here are some names: ' + names.join(', '),
-    INVALID_NAMES: JSON.stringify({ names: ['Not A Label', '-leading', 'trailing-', 'dotted.name', 'x'.repeat(64), 'ab--cd', 42, null] }),
-    MIXED_NAMES: JSON.stringify({ names: ['Bad Name!', ...names.map((name) => name.toUpperCase()), ...names, 'tail-', ...standInNames(`${question.idea} extra`, question.count)] }),
+    INVALID_NAMES: JSON.stringify({
+      names: [
+        'Not A Label',
+        '-leading',
+        'trailing-',
+        'dotted.name',
+        'x'.repeat(64),
+        'ab--cd',
+        42,
+        null,
+      ],
+    }),
+    MIXED_NAMES: JSON.stringify({
+      names: [
+        'Bad Name!',
+        ...names.map((name) => name.toUpperCase()),
+        ...names,
+        'tail-',
+        ...standInNames(`${question.idea} extra`, question.count),
+      ],
+    }),
   };
   const refusal = fault === 'REFUSAL' ? 'I can’t help with that request.' : null;
   const content = refusal === null ? (contentByFault[fault] ?? JSON.stringify({ names })) : null;
@@ -203,7 +295,14 @@ function completion(state: StandInState, question: Question, fault: LlmFaultAnsw
     object: 'chat.completion',
     created: Math.floor(state.now().getTime() / 1000),
     model: question.model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content, refusal },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
   };
 }
@@ -223,9 +322,14 @@ function openAiError(message: string, type: string, code: string | null): Record
 
 function checkFaults(candidate: Record<string, unknown>): LlmFaults {
   const { delayMs, answer: fault } = candidate;
-  if (!Number.isInteger(delayMs) || (delayMs as number) < 0 || (delayMs as number) > MAX_LLM_FAULT_DELAY_MS) {
+  if (
+    !Number.isInteger(delayMs) ||
+    (delayMs as number) < 0 ||
+    (delayMs as number) > MAX_LLM_FAULT_DELAY_MS
+  ) {
     throw new RangeError(`delayMs must be an integer in 0..${MAX_LLM_FAULT_DELAY_MS}`);
   }
-  if (!(LLM_FAULT_ANSWERS as readonly unknown[]).includes(fault)) throw new RangeError(`answer must be one of ${LLM_FAULT_ANSWERS.join(', ')}`);
+  if (!(LLM_FAULT_ANSWERS as readonly unknown[]).includes(fault))
+    throw new RangeError(`answer must be one of ${LLM_FAULT_ANSWERS.join(', ')}`);
   return { delayMs: delayMs as number, answer: fault as LlmFaultAnswer };
 }

@@ -23,14 +23,22 @@ export interface MerchantFacilitatorOptions {
 export function createMerchantFacilitator(options: MerchantFacilitatorOptions): FacilitatorClient {
   const wallet = withChainReads(
     createChainWalletClient(options.chain, options.relayer, {
-      ...(options.pollingIntervalMs !== undefined ? { pollingIntervalMs: options.pollingIntervalMs } : {}),
+      ...(options.pollingIntervalMs !== undefined
+        ? { pollingIntervalMs: options.pollingIntervalMs }
+        : {}),
     }),
   );
-  const signer = createFacilitatorSigner(wallet, options.relayer.address, { confirmationTimeoutMs: options.confirmationTimeoutMs });
+  const signer = createFacilitatorSigner(wallet, options.relayer.address, {
+    confirmationTimeoutMs: options.confirmationTimeoutMs,
+  });
   const facilitator = new x402Facilitator();
   // Simulating again at settle time refuses an authorization spent since verify (a replay racing
   // its original) without sending a transaction that can only revert.
-  registerExactEvmScheme(facilitator, { signer, networks: caip2Of(options.chain.chainId), simulateInSettle: true });
+  registerExactEvmScheme(facilitator, {
+    signer,
+    networks: caip2Of(options.chain.chainId),
+    simulateInSettle: true,
+  });
   return {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),

@@ -3,7 +3,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KeyFileError, KeyFilePermissionsError, PublishedDevKeyError } from '../../platform/chain/errors';
+import {
+  KeyFileError,
+  KeyFilePermissionsError,
+  PublishedDevKeyError,
+} from '../../platform/chain/errors';
 import { loadOrCreateMerchantKeys } from './keys';
 
 // Account 0 of the published test mnemonic, which anvil prints on start.
@@ -30,9 +34,13 @@ describe('merchant keys', () => {
     expect(again.payTo).toBe(created.payTo);
     expect(created.payTo).not.toBe(created.relayer.address);
     // What the merchant holds in memory never prints a secret.
-    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, { privateKey: string }>;
+    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<
+      string,
+      { privateKey: string }
+    >;
     const printed = JSON.stringify(created).toLowerCase();
-    for (const entry of Object.values(stored)) expect(printed).not.toContain(entry.privateKey.slice(2));
+    for (const entry of Object.values(stored))
+      expect(printed).not.toContain(entry.privateKey.slice(2));
   });
 
   it('gives fresh keys without a file, different every time', () => {
@@ -44,10 +52,20 @@ describe('merchant keys', () => {
 
   it('refuses a published development key, a readable file and an edited address', () => {
     loadOrCreateMerchantKeys(file);
-    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, { address: string; privateKey: string }>;
-    const rewrite = (body: unknown) => fs.writeFileSync(file, JSON.stringify(body), { mode: 0o600 });
+    const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<
+      string,
+      { address: string; privateKey: string }
+    >;
+    const rewrite = (body: unknown) =>
+      fs.writeFileSync(file, JSON.stringify(body), { mode: 0o600 });
 
-    rewrite({ ...stored, relayer: { address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', privateKey: ANVIL_DEV_KEY_0 } });
+    rewrite({
+      ...stored,
+      relayer: {
+        address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+        privateKey: ANVIL_DEV_KEY_0,
+      },
+    });
     expect(() => loadOrCreateMerchantKeys(file)).toThrow(PublishedDevKeyError);
 
     rewrite({ ...stored, payTo: { ...stored.payTo, address: stored.relayer.address } });

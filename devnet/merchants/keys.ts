@@ -8,7 +8,12 @@ import path from 'node:path';
 import { type Address, type Hex, bytesToHex } from 'viem';
 import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { isPublishedDevKey } from '../../platform/chain/devKeys';
-import { InvalidPrivateKeyError, KeyFileError, KeyFilePermissionsError, PublishedDevKeyError } from '../../platform/chain/errors';
+import {
+  InvalidPrivateKeyError,
+  KeyFileError,
+  KeyFilePermissionsError,
+  PublishedDevKeyError,
+} from '../../platform/chain/errors';
 import { KEY_FILE_MODE } from '../../platform/chain/keys';
 
 const MERCHANT_KEY_NAMES = ['relayer', 'payTo'] as const;
@@ -45,7 +50,8 @@ function keysFrom(secrets: Record<MerchantKeyName, Hex>): MerchantKeys {
 
 function writeKeyFile(filePath: string, secrets: Record<MerchantKeyName, Hex>): void {
   const body: Record<string, { address: Address; privateKey: Hex }> = {};
-  for (const name of MERCHANT_KEY_NAMES) body[name] = { address: privateKeyToAccount(secrets[name]).address, privateKey: secrets[name] };
+  for (const name of MERCHANT_KEY_NAMES)
+    body[name] = { address: privateKeyToAccount(secrets[name]).address, privateKey: secrets[name] };
   fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o755 });
   const tempPath = `${filePath}.${process.pid}.tmp`;
   fs.rmSync(tempPath, { force: true });
@@ -63,7 +69,8 @@ function writeKeyFile(filePath: string, secrets: Record<MerchantKeyName, Hex>): 
 function readKeyFile(filePath: string): Record<MerchantKeyName, Hex> {
   const stat = fs.statSync(filePath);
   if ((stat.mode & 0o077) !== 0) throw new KeyFilePermissionsError(filePath, stat.mode);
-  if (stat.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
+  if (stat.size > MAX_KEY_FILE_BYTES)
+    throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
   let parsed: Record<string, { address?: unknown; privateKey?: unknown } | undefined>;
   try {
     parsed = JSON.parse(fs.readFileSync(filePath, 'utf8')) as typeof parsed;
@@ -74,11 +81,18 @@ function readKeyFile(filePath: string): Record<MerchantKeyName, Hex> {
   for (const name of MERCHANT_KEY_NAMES) {
     const entry = parsed?.[name];
     const key = typeof entry?.privateKey === 'string' ? entry.privateKey.toLowerCase() : '';
-    if (!PRIVATE_KEY_PATTERN.test(key)) throw new KeyFileError(filePath, `${name}.privateKey is missing or not 32 bytes of hex`);
+    if (!PRIVATE_KEY_PATTERN.test(key))
+      throw new KeyFileError(filePath, `${name}.privateKey is missing or not 32 bytes of hex`);
     if (isPublishedDevKey(key)) throw new PublishedDevKeyError(`merchant ${name}`);
     const address = privateKeyToAccount(key as Hex).address;
-    if (typeof entry?.address !== 'string' || entry.address.toLowerCase() !== address.toLowerCase()) {
-      throw new KeyFileError(filePath, `${name}.address does not match its private key (edited or corrupted file)`);
+    if (
+      typeof entry?.address !== 'string' ||
+      entry.address.toLowerCase() !== address.toLowerCase()
+    ) {
+      throw new KeyFileError(
+        filePath,
+        `${name}.address does not match its private key (edited or corrupted file)`,
+      );
     }
     secrets[name] = key as Hex;
   }

@@ -7,8 +7,10 @@ export class FailureSwitch {
   private pending: { status: number; remaining: number } | null = null;
 
   arm(status: number, times = 1): void {
-    if (!Number.isInteger(status) || status < 400 || status > 599) throw new RangeError('status must be 400..599');
-    if (!Number.isInteger(times) || times < 1 || times > MAX_INBOX_ITEMS) throw new RangeError(`times must be 1..${MAX_INBOX_ITEMS}`);
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      throw new RangeError('status must be 400..599');
+    if (!Number.isInteger(times) || times < 1 || times > MAX_INBOX_ITEMS)
+      throw new RangeError(`times must be 1..${MAX_INBOX_ITEMS}`);
     this.pending = { status, remaining: times };
   }
 

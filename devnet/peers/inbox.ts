@@ -22,20 +22,25 @@ export class Inbox<T> {
 
   record(item: T): void {
     this.items.push(item);
-    if (this.items.length > MAX_INBOX_ITEMS) this.items.splice(0, this.items.length - MAX_INBOX_ITEMS);
+    if (this.items.length > MAX_INBOX_ITEMS)
+      this.items.splice(0, this.items.length - MAX_INBOX_ITEMS);
     for (const waiter of this.waiters) {
       if (waiter.predicate(item)) this.settle(waiter, () => waiter.resolve(item));
     }
   }
 
   /** The first item already received or still to come that matches. */
-  waitFor(predicate: (item: T) => boolean = () => true, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS): Promise<T> {
+  waitFor(
+    predicate: (item: T) => boolean = () => true,
+    timeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
+  ): Promise<T> {
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_WAIT_TIMEOUT_MS) {
       throw new RangeError(`timeoutMs must be an integer in 1..${MAX_WAIT_TIMEOUT_MS}`);
     }
     const found = this.items.find(predicate);
     if (found !== undefined) return Promise.resolve(found);
-    if (this.closed) return Promise.reject(new Error(`no matching ${this.what}: the stand-in is stopped`));
+    if (this.closed)
+      return Promise.reject(new Error(`no matching ${this.what}: the stand-in is stopped`));
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter<T> = {
         predicate,
@@ -43,7 +48,11 @@ export class Inbox<T> {
         reject,
         timer: setTimeout(() => {
           this.settle(waiter, () =>
-            reject(new Error(`no matching ${this.what} within ${timeoutMs} ms (${this.items.length} received)`)),
+            reject(
+              new Error(
+                `no matching ${this.what} within ${timeoutMs} ms (${this.items.length} received)`,
+              ),
+            ),
           );
         }, timeoutMs),
       };
@@ -55,7 +64,9 @@ export class Inbox<T> {
   close(): void {
     this.closed = true;
     for (const waiter of this.waiters) {
-      this.settle(waiter, () => waiter.reject(new Error(`no matching ${this.what}: the stand-in stopped`)));
+      this.settle(waiter, () =>
+        waiter.reject(new Error(`no matching ${this.what}: the stand-in stopped`)),
+      );
     }
   }
 

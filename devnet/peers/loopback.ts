@@ -11,8 +11,12 @@ export interface LoopbackServer {
   stop(): Promise<void>;
 }
 
-export async function serveOnLoopback(handler: http.RequestListener, port = 0): Promise<LoopbackServer> {
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError('port must be 0..65535');
+export async function serveOnLoopback(
+  handler: http.RequestListener,
+  port = 0,
+): Promise<LoopbackServer> {
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new RangeError('port must be 0..65535');
   const server = http.createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

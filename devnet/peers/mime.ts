@@ -81,7 +81,12 @@ function decodeTransfer(encoding: string, body: string): Buffer {
 }
 
 function decodeQuotedPrintable(text: string): Buffer {
-  return Buffer.from(text.replace(/=([0-9A-Fa-f]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+  return Buffer.from(
+    text.replace(/=([0-9A-Fa-f]{2})/g, (_match, hex: string) =>
+      String.fromCharCode(parseInt(hex, 16)),
+    ),
+    'latin1',
+  );
 }
 
 function decodeCharset(bytes: Buffer, charset: string): string {
@@ -97,11 +102,16 @@ function decodeEncodedWords(value: string): string {
   const header = Buffer.from(value, 'latin1').toString('utf8');
   return header
     .replace(/(\?=)\s+(=\?)/g, '$1$2')
-    .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_match, charset: string, encoding: string, text: string) => {
-      const bytes =
-        encoding.toUpperCase() === 'B' ? Buffer.from(text, 'base64') : decodeQuotedPrintable(text.replace(/_/g, ' '));
-      return decodeCharset(bytes, charset);
-    });
+    .replace(
+      /=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g,
+      (_match, charset: string, encoding: string, text: string) => {
+        const bytes =
+          encoding.toUpperCase() === 'B'
+            ? Buffer.from(text, 'base64')
+            : decodeQuotedPrintable(text.replace(/_/g, ' '));
+        return decodeCharset(bytes, charset);
+      },
+    );
 }
 
 function escapeRegExp(text: string): string {

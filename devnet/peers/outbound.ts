@@ -7,13 +7,20 @@ export function isLoopbackHttpUrl(text: unknown): text is string {
   if (typeof text !== 'string') return false;
   try {
     const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTNAMES.has(url.hostname);
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      LOOPBACK_HOSTNAMES.has(url.hostname)
+    );
   } catch {
     return false;
   }
 }
 
-export async function postToService(url: string, headers: Record<string, string>, body: string): Promise<number> {
+export async function postToService(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> {
   if (!isLoopbackHttpUrl(url)) throw new RangeError('devnet stand-ins call loopback URLs only');
   const response = await fetch(url, {
     method: 'POST',

@@ -12,10 +12,17 @@ describe('Slack stand-in', () => {
   let slack: SlackStandIn;
   let service: WebhookReceiver;
 
-  const post = async (body: unknown, authorization: string | null = `Bearer ${TOKEN}`): Promise<{ status: number; body: any }> => {
+  const post = async (
+    body: unknown,
+    authorization: string | null = `Bearer ${TOKEN}`,
+  ): Promise<{ status: number; body: any }> => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (authorization !== null) headers.authorization = authorization;
-    const response = await fetch(`${slack.url}/chat.postMessage`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const response = await fetch(`${slack.url}/chat.postMessage`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     return { status: response.status, body: await response.json() };
   };
 
@@ -24,7 +31,14 @@ describe('Slack stand-in', () => {
     {
       type: 'actions',
       block_id: 'decision',
-      elements: [{ type: 'button', action_id: 'approve', text: { type: 'plain_text', text: 'Approve' }, value: 'APPROVE 1' }],
+      elements: [
+        {
+          type: 'button',
+          action_id: 'approve',
+          text: { type: 'plain_text', text: 'Approve' },
+          value: 'APPROVE 1',
+        },
+      ],
     },
   ];
 
@@ -46,29 +60,56 @@ describe('Slack stand-in', () => {
     const answer = await post({ channel: 'C0TEST', text: 'notice', blocks });
     expect(answer).toEqual({
       status: 200,
-      body: { ok: true, channel: 'C0TEST', ts: expect.stringMatching(/^[0-9]+\.[0-9]{6}$/), message: expect.objectContaining({ text: 'notice', blocks }) },
+      body: {
+        ok: true,
+        channel: 'C0TEST',
+        ts: expect.stringMatching(/^[0-9]+\.[0-9]{6}$/),
+        message: expect.objectContaining({ text: 'notice', blocks }),
+      },
     });
-    expect(await slack.waitForMessage((message) => message.ts === answer.body.ts)).toEqual({ channel: 'C0TEST', text: 'notice', blocks, ts: answer.body.ts });
+    expect(await slack.waitForMessage((message) => message.ts === answer.body.ts)).toEqual({
+      channel: 'C0TEST',
+      text: 'notice',
+      blocks,
+      ts: answer.body.ts,
+    });
   });
 
   it('refuses a missing or wrong token with HTTP 200 and ok:false, recording nothing', async () => {
     const before = slack.sent.length;
-    expect(await post({ channel: 'C0TEST', text: 'x' }, null)).toEqual({ status: 200, body: { ok: false, error: 'not_authed' } });
-    expect(await post({ channel: 'C0TEST', text: 'x' }, 'Bearer xoxb-wrong')).toEqual({ status: 200, body: { ok: false, error: 'invalid_auth' } });
-    expect(await post({ channel: 'nope', text: 'x' })).toEqual({ status: 200, body: { ok: false, error: 'channel_not_found' } });
-    expect(await post({ channel: 'C0TEST' })).toEqual({ status: 200, body: { ok: false, error: 'no_text' } });
+    expect(await post({ channel: 'C0TEST', text: 'x' }, null)).toEqual({
+      status: 200,
+      body: { ok: false, error: 'not_authed' },
+    });
+    expect(await post({ channel: 'C0TEST', text: 'x' }, 'Bearer xoxb-wrong')).toEqual({
+      status: 200,
+      body: { ok: false, error: 'invalid_auth' },
+    });
+    expect(await post({ channel: 'nope', text: 'x' })).toEqual({
+      status: 200,
+      body: { ok: false, error: 'channel_not_found' },
+    });
+    expect(await post({ channel: 'C0TEST' })).toEqual({
+      status: 200,
+      body: { ok: false, error: 'no_text' },
+    });
     expect(slack.sent.length).toBe(before);
   });
 
   it('fails the next call on request', async () => {
     slack.failNext(503);
-    expect(await post({ channel: 'C0TEST', text: 'x' })).toEqual({ status: 503, body: { ok: false, error: 'internal_error' } });
+    expect(await post({ channel: 'C0TEST', text: 'x' })).toEqual({
+      status: 503,
+      body: { ok: false, error: 'internal_error' },
+    });
   });
 
   it('delivers a click as a signed block_actions interaction', async () => {
     slack.setInteractivityUrl(`${service.url}/slack/interactions`);
     const posted = await post({ channel: 'C0CLICK', text: 'notice', blocks });
-    expect(await slack.clickButton({ userId: 'U0OWNER', channelId: 'C0CLICK', value: 'APPROVE 1' })).toBe(200);
+    expect(
+      await slack.clickButton({ userId: 'U0OWNER', channelId: 'C0CLICK', value: 'APPROVE 1' }),
+    ).toBe(200);
 
     const request = await service.waitForRequest((req) => req.path === '/slack/interactions');
     expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
@@ -95,7 +136,9 @@ describe('Slack stand-in', () => {
   });
 
   it('cannot click a button that was never posted to that channel, nor call outside loopback', async () => {
-    await expect(slack.clickButton({ userId: 'U0OWNER', channelId: 'C0OTHER', value: 'APPROVE 1' })).rejects.toThrow(/no message in C0OTHER/);
+    await expect(
+      slack.clickButton({ userId: 'U0OWNER', channelId: 'C0OTHER', value: 'APPROVE 1' }),
+    ).rejects.toThrow(/no message in C0OTHER/);
     expect(() => slack.setInteractivityUrl('https://example.com/slack')).toThrow(RangeError);
   });
 });

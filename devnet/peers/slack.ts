@@ -43,8 +43,14 @@ export interface SlackStandIn {
   readonly sent: readonly SlackPostedMessage[];
   readonly responses: readonly SlackResponseUrlPost[];
   readonly interactivityUrl: string | null;
-  waitForMessage(predicate?: (message: SlackPostedMessage) => boolean, timeoutMs?: number): Promise<SlackPostedMessage>;
-  waitForResponse(predicate?: (post: SlackResponseUrlPost) => boolean, timeoutMs?: number): Promise<SlackResponseUrlPost>;
+  waitForMessage(
+    predicate?: (message: SlackPostedMessage) => boolean,
+    timeoutMs?: number,
+  ): Promise<SlackPostedMessage>;
+  waitForResponse(
+    predicate?: (post: SlackResponseUrlPost) => boolean,
+    timeoutMs?: number,
+  ): Promise<SlackResponseUrlPost>;
   /** The next `times` API calls answer HTTP `status` (429 with Retry-After: 1). */
   failNext(status: number, times?: number): void;
   /** The app's Interactivity Request URL; loopback only. */
@@ -60,8 +66,10 @@ export interface SlackStandIn {
 
 export async function startSlackStandIn(options: SlackStandInOptions): Promise<SlackStandIn> {
   const { botToken, signingSecret } = options;
-  if (typeof botToken !== 'string' || !/^[A-Za-z0-9-]{1,256}$/.test(botToken)) throw new RangeError('botToken must be 1-256 of A-Z a-z 0-9 -');
-  if (typeof signingSecret !== 'string' || signingSecret.length === 0) throw new RangeError('signingSecret must not be empty');
+  if (typeof botToken !== 'string' || !/^[A-Za-z0-9-]{1,256}$/.test(botToken))
+    throw new RangeError('botToken must be 1-256 of A-Z a-z 0-9 -');
+  if (typeof signingSecret !== 'string' || signingSecret.length === 0)
+    throw new RangeError('signingSecret must not be empty');
   const now = options.now ?? (() => new Date());
   const sent = new Inbox<SlackPostedMessage>('Slack message');
   const responses = new Inbox<SlackResponseUrlPost>('Slack response_url post');
@@ -69,14 +77,18 @@ export async function startSlackStandIn(options: SlackStandInOptions): Promise<S
   let interactivityUrl: string | null = null;
   let sequence = 0;
 
-  const nextTs = (): string => `${Math.floor(now().getTime() / 1000)}.${String(++sequence % 1_000_000).padStart(6, '0')}`;
+  const nextTs = (): string =>
+    `${Math.floor(now().getTime() / 1000)}.${String(++sequence % 1_000_000).padStart(6, '0')}`;
 
   const postMessage = (req: Request): Record<string, unknown> => {
     const body: Record<string, unknown> = isRecord(req.body) ? req.body : {};
-    const bearer = /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? (typeof body.token === 'string' ? body.token : null);
+    const bearer =
+      /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ??
+      (typeof body.token === 'string' ? body.token : null);
     if (bearer === null) return { ok: false, error: 'not_authed' };
     if (bearer !== botToken) return { ok: false, error: 'invalid_auth' };
-    if (typeof body.channel !== 'string' || !/^[CDGUW][A-Z0-9]{2,31}$/.test(body.channel)) return { ok: false, error: 'channel_not_found' };
+    if (typeof body.channel !== 'string' || !/^[CDGUW][A-Z0-9]{2,31}$/.test(body.channel))
+      return { ok: false, error: 'channel_not_found' };
     const blocks = typeof body.blocks === 'string' ? parseJson(body.blocks) : (body.blocks ?? null);
     if (blocks !== null && !Array.isArray(blocks)) return { ok: false, error: 'invalid_blocks' };
     const text = typeof body.text === 'string' && body.text.length > 0 ? body.text : null;
@@ -94,7 +106,9 @@ export async function startSlackStandIn(options: SlackStandInOptions): Promise<S
     const injected = failures.take();
     if (injected !== null) {
       if (injected === 429) res.set('retry-after', '1');
-      res.status(injected).json({ ok: false, error: injected === 429 ? 'ratelimited' : 'internal_error' });
+      res
+        .status(injected)
+        .json({ ok: false, error: injected === 429 ? 'ratelimited' : 'internal_error' });
       return;
     }
     res.status(200).json(postMessage(req));
@@ -118,25 +132,37 @@ export async function startSlackStandIn(options: SlackStandInOptions): Promise<S
     get interactivityUrl() {
       return interactivityUrl;
     },
-    waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => sent.waitFor(predicate, timeoutMs),
-    waitForResponse: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => responses.waitFor(predicate, timeoutMs),
+    waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      sent.waitFor(predicate, timeoutMs),
+    waitForResponse: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      responses.waitFor(predicate, timeoutMs),
     failNext: (status, times = 1) => failures.arm(status, times),
     setInteractivityUrl(url) {
-      if (!isLoopbackHttpUrl(url)) throw new RangeError('the devnet stand-in delivers to loopback http(s) URLs only');
+      if (!isLoopbackHttpUrl(url))
+        throw new RangeError('the devnet stand-in delivers to loopback http(s) URLs only');
       interactivityUrl = url;
     },
     async clickButton({ userId, channelId, value }) {
-      if (interactivityUrl === null) throw new Error('no interactivity URL is set: call setInteractivityUrl first');
-      const found = [...sent.items].reverse().map((message) => ({ message, button: findButton(message.blocks, value) }))
+      if (interactivityUrl === null)
+        throw new Error('no interactivity URL is set: call setInteractivityUrl first');
+      const found = [...sent.items]
+        .reverse()
+        .map((message) => ({ message, button: findButton(message.blocks, value) }))
         .find((candidate) => candidate.message.channel === channelId && candidate.button !== null);
-      if (found === undefined || found.button === null) throw new Error(`no message in ${channelId} has a button with this value`);
+      if (found === undefined || found.button === null)
+        throw new Error(`no message in ${channelId} has a button with this value`);
       const actionTs = nextTs();
       const payload = {
         type: 'block_actions',
         user: { id: userId, username: 'owner', name: 'owner', team_id: TEAM.id },
         api_app_id: 'A0DEVNET01',
         token: 'devnet-verification-token',
-        container: { type: 'message', message_ts: found.message.ts, channel_id: channelId, is_ephemeral: false },
+        container: {
+          type: 'message',
+          message_ts: found.message.ts,
+          channel_id: channelId,
+          is_ephemeral: false,
+        },
         trigger_id: `${Date.now()}.${randomBytes(6).toString('hex')}`,
         team: TEAM,
         enterprise: null,
@@ -191,7 +217,10 @@ function findButton(blocks: unknown, value: string): FoundButton | null {
     if (!isRecord(block) || block.type !== 'actions' || !Array.isArray(block.elements)) continue;
     for (const element of block.elements) {
       if (isRecord(element) && element.type === 'button' && element.value === value) {
-        return { blockId: typeof block.block_id === 'string' ? block.block_id : null, button: element };
+        return {
+          blockId: typeof block.block_id === 'string' ? block.block_id : null,
+          button: element,
+        };
       }
     }
   }

@@ -2,7 +2,12 @@
 // and keeps what arrived: the envelope, Subject/From/To and the text body, read with the minimal
 // MIME reader beside it. Never relays anything anywhere.
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import {
+  SMTPServer,
+  type SMTPServerAddress,
+  type SMTPServerDataStream,
+  type SMTPServerSession,
+} from 'smtp-server';
 import { DEFAULT_WAIT_TIMEOUT_MS, Inbox } from './inbox';
 import { LOOPBACK_HOST } from './loopback';
 import { parseMimeMessage } from './mime';
@@ -36,15 +41,21 @@ export interface SmtpSink {
   readonly port: number;
   /** Every accepted message, in order. */
   readonly messages: readonly ReceivedMail[];
-  waitForMessage(predicate?: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
+  waitForMessage(
+    predicate?: (mail: ReceivedMail) => boolean,
+    timeoutMs?: number,
+  ): Promise<ReceivedMail>;
   stop(): Promise<void>;
 }
 
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError('port must be 0..65535');
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new RangeError('port must be 0..65535');
   const messages = new Inbox<ReceivedMail>('mail');
-  const rejected = new Set((options.rejectRecipients ?? []).map((address) => address.toLowerCase()));
+  const rejected = new Set(
+    (options.rejectRecipients ?? []).map((address) => address.toLowerCase()),
+  );
   const server = new SMTPServer({
     secure: false,
     authOptional: true,
@@ -52,17 +63,27 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     logger: false,
     banner: 'spend-control devnet SMTP sink',
     size: MAX_MAIL_BYTES,
-    onRcptTo(address: SMTPServerAddress, _session: SMTPServerSession, callback: (error?: Error | null) => void) {
+    onRcptTo(
+      address: SMTPServerAddress,
+      _session: SMTPServerSession,
+      callback: (error?: Error | null) => void,
+    ) {
       if (!rejected.has(address.address.toLowerCase())) return callback();
       callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
     },
-    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (error?: Error | null) => void) {
+    onData(
+      stream: SMTPServerDataStream,
+      session: SMTPServerSession,
+      callback: (error?: Error | null) => void,
+    ) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('error', (error: Error) => callback(error));
       stream.on('end', () => {
         if (stream.sizeExceeded) {
-          callback(Object.assign(new Error('message exceeds the sink size limit'), { responseCode: 552 }));
+          callback(
+            Object.assign(new Error('message exceeds the sink size limit'), { responseCode: 552 }),
+          );
           return;
         }
         messages.record(readMail(Buffer.concat(chunks), session));
@@ -85,7 +106,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     url: `smtp://${LOOPBACK_HOST}:${bound}`,
     port: bound,
     messages: messages.items,
-    waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => messages.waitFor(predicate, timeoutMs),
+    waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      messages.waitFor(predicate, timeoutMs),
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         messages.close();
@@ -101,7 +123,8 @@ function readMail(raw: Buffer, session: SMTPServerSession): ReceivedMail {
   // The CRLF before the terminating "." belongs to the SMTP DATA framing, not to the message text.
   const ends = raw.length >= 2 && raw[raw.length - 2] === 0x0d && raw[raw.length - 1] === 0x0a;
   const parsed = parseMimeMessage(ends ? raw.subarray(0, raw.length - 2) : raw);
-  const envelopeFrom = session.envelope.mailFrom === false ? null : session.envelope.mailFrom.address;
+  const envelopeFrom =
+    session.envelope.mailFrom === false ? null : session.envelope.mailFrom.address;
   return {
     envelopeFrom,
     envelopeTo: session.envelope.rcptTo.map((recipient) => recipient.address),

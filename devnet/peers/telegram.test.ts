@@ -11,7 +11,11 @@ describe('Telegram stand-in', () => {
   let telegram: TelegramStandIn;
   let service: WebhookReceiver;
 
-  const call = async (method: string, body: unknown, token = TOKEN): Promise<{ status: number; body: any }> => {
+  const call = async (
+    method: string,
+    body: unknown,
+    token = TOKEN,
+  ): Promise<{ status: number; body: any }> => {
     const response = await fetch(`${telegram.url}/bot${token}/${method}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -36,7 +40,11 @@ describe('Telegram stand-in', () => {
 
   it('answers sendMessage with the sent Message and records it', async () => {
     const keyboard = { inline_keyboard: [[{ text: 'Approve', callback_data: 'APPROVE 1' }]] };
-    const answer = await call('sendMessage', { chat_id: 4242, text: 'hello', reply_markup: keyboard });
+    const answer = await call('sendMessage', {
+      chat_id: 4242,
+      text: 'hello',
+      reply_markup: keyboard,
+    });
     expect(answer).toEqual({
       status: 200,
       body: {
@@ -70,9 +78,18 @@ describe('Telegram stand-in', () => {
   });
 
   it('answers a missing chat_id or text with 400', async () => {
-    expect(await call('sendMessage', { text: 'x' })).toMatchObject({ status: 400, body: { ok: false, error_code: 400 } });
-    expect(await call('sendMessage', { chat_id: 1 })).toMatchObject({ status: 400, body: { ok: false, description: 'Bad Request: message text is empty' } });
-    expect(await call('noSuchMethod', {})).toMatchObject({ status: 404, body: { ok: false, error_code: 404 } });
+    expect(await call('sendMessage', { text: 'x' })).toMatchObject({
+      status: 400,
+      body: { ok: false, error_code: 400 },
+    });
+    expect(await call('sendMessage', { chat_id: 1 })).toMatchObject({
+      status: 400,
+      body: { ok: false, description: 'Bad Request: message text is empty' },
+    });
+    expect(await call('noSuchMethod', {})).toMatchObject({
+      status: 404,
+      body: { ok: false, error_code: 404 },
+    });
   });
 
   it('fails the next calls on request, with Telegram error bodies', async () => {
@@ -83,13 +100,19 @@ describe('Telegram stand-in', () => {
   });
 
   it('refuses a webhook outside loopback and a malformed secret token', async () => {
-    expect(await call('setWebhook', { url: 'https://example.com/hook' })).toMatchObject({ status: 400 });
-    expect(await call('setWebhook', { url: `${service.url}/tg`, secret_token: 'has space' })).toMatchObject({ status: 400 });
+    expect(await call('setWebhook', { url: 'https://example.com/hook' })).toMatchObject({
+      status: 400,
+    });
+    expect(
+      await call('setWebhook', { url: `${service.url}/tg`, secret_token: 'has space' }),
+    ).toMatchObject({ status: 400 });
   });
 
   describe('with a webhook set', () => {
     beforeAll(async () => {
-      expect(await call('setWebhook', { url: `${service.url}/tg`, secret_token: 'tg_secret-1' })).toMatchObject({ status: 200, body: { ok: true, result: true } });
+      expect(
+        await call('setWebhook', { url: `${service.url}/tg`, secret_token: 'tg_secret-1' }),
+      ).toMatchObject({ status: 200, body: { ok: true, result: true } });
       expect(telegram.webhook).toEqual({ url: `${service.url}/tg`, secretToken: 'tg_secret-1' });
     });
 
@@ -111,27 +134,50 @@ describe('Telegram stand-in', () => {
 
     it('delivers a button press as a callback_query on the message that has the button', async () => {
       const keyboard = { inline_keyboard: [[{ text: 'Approve', callback_data: 'APPROVE 77' }]] };
-      const sent = await call('sendMessage', { chat_id: '-100200', text: 'group notice', reply_markup: keyboard });
-      expect(await telegram.pressButton({ chatId: '-100200', userId: 31337, data: 'APPROVE 77' })).toBe(200);
+      const sent = await call('sendMessage', {
+        chat_id: '-100200',
+        text: 'group notice',
+        reply_markup: keyboard,
+      });
+      expect(
+        await telegram.pressButton({ chatId: '-100200', userId: 31337, data: 'APPROVE 77' }),
+      ).toBe(200);
 
       const request = await service.waitForRequest((req) => req.rawBody.includes('callback_query'));
       const update = JSON.parse(request.rawBody);
       expect(update.callback_query).toEqual({
         id: expect.stringMatching(/^[0-9]+$/),
         from: { id: 31337, is_bot: false, first_name: 'Owner', language_code: 'en' },
-        message: expect.objectContaining({ message_id: sent.body.result.message_id, chat: { id: -100200, title: 'Spend approvals', type: 'group' } }),
+        message: expect.objectContaining({
+          message_id: sent.body.result.message_id,
+          chat: { id: -100200, title: 'Spend approvals', type: 'group' },
+        }),
         chat_instance: expect.stringMatching(/^-?[0-9]+$/),
         data: 'APPROVE 77',
       });
 
-      expect(await call('answerCallbackQuery', { callback_query_id: update.callback_query.id, text: 'ok' })).toMatchObject({ status: 200, body: { ok: true } });
-      expect(await call('answerCallbackQuery', { callback_query_id: update.callback_query.id })).toMatchObject({ status: 400 });
-      expect(telegram.callbackAnswers).toContainEqual({ callbackQueryId: update.callback_query.id, text: 'ok' });
+      expect(
+        await call('answerCallbackQuery', {
+          callback_query_id: update.callback_query.id,
+          text: 'ok',
+        }),
+      ).toMatchObject({ status: 200, body: { ok: true } });
+      expect(
+        await call('answerCallbackQuery', { callback_query_id: update.callback_query.id }),
+      ).toMatchObject({ status: 400 });
+      expect(telegram.callbackAnswers).toContainEqual({
+        callbackQueryId: update.callback_query.id,
+        text: 'ok',
+      });
     });
 
     it('cannot press a button that was never sent to that chat', async () => {
-      await expect(telegram.pressButton({ chatId: 4242, userId: 4242, data: 'APPROVE never-sent' })).rejects.toThrow(/no message in chat 4242/);
-      await expect(telegram.pressButton({ chatId: 999, userId: 999, data: 'APPROVE 77' })).rejects.toThrow(/no message in chat 999/);
+      await expect(
+        telegram.pressButton({ chatId: 4242, userId: 4242, data: 'APPROVE never-sent' }),
+      ).rejects.toThrow(/no message in chat 4242/);
+      await expect(
+        telegram.pressButton({ chatId: 999, userId: 999, data: 'APPROVE 77' }),
+      ).rejects.toThrow(/no message in chat 999/);
     });
 
     it('passes on the status the service answered', async () => {

@@ -48,22 +48,38 @@ export interface TelegramStandIn {
   readonly callbackAnswers: readonly TelegramCallbackAnswer[];
   /** What setWebhook registered last, or null. */
   readonly webhook: TelegramWebhook | null;
-  waitForMessage(predicate?: (message: TelegramSentMessage) => boolean, timeoutMs?: number): Promise<TelegramSentMessage>;
-  waitForCallbackAnswer(predicate?: (answer: TelegramCallbackAnswer) => boolean, timeoutMs?: number): Promise<TelegramCallbackAnswer>;
+  waitForMessage(
+    predicate?: (message: TelegramSentMessage) => boolean,
+    timeoutMs?: number,
+  ): Promise<TelegramSentMessage>;
+  waitForCallbackAnswer(
+    predicate?: (answer: TelegramCallbackAnswer) => boolean,
+    timeoutMs?: number,
+  ): Promise<TelegramCallbackAnswer>;
   /** The next `times` API calls answer `status` with Telegram's error body. */
   failNext(status: number, times?: number): void;
   /** The owner types `text` in chat `chatId`: a message Update to the webhook. Answers the HTTP status. */
-  replyText(reply: { chatId: string | number; userId: string | number; text: string }): Promise<number>;
+  replyText(reply: {
+    chatId: string | number;
+    userId: string | number;
+    text: string;
+  }): Promise<number>;
   /**
    * The owner presses the inline button with callback_data `data` on the latest message in chat
    * `chatId` that has one: a callback_query Update to the webhook. Throws when no such button was
    * sent (Telegram offers no way to press a button that does not exist).
    */
-  pressButton(press: { chatId: string | number; userId: string | number; data: string }): Promise<number>;
+  pressButton(press: {
+    chatId: string | number;
+    userId: string | number;
+    data: string;
+  }): Promise<number>;
   stop(): Promise<void>;
 }
 
-export async function startTelegramStandIn(options: TelegramStandInOptions): Promise<TelegramStandIn> {
+export async function startTelegramStandIn(
+  options: TelegramStandInOptions,
+): Promise<TelegramStandIn> {
   const { botToken } = options;
   if (typeof botToken !== 'string' || !/^[A-Za-z0-9:_-]{1,128}$/.test(botToken)) {
     throw new RangeError('botToken must be 1-128 of A-Z a-z 0-9 : _ -');
@@ -71,7 +87,12 @@ export async function startTelegramStandIn(options: TelegramStandInOptions): Pro
   const now = options.now ?? (() => new Date());
   const dateNow = (): number => Math.floor(now().getTime() / 1000);
   const botId = Number(/^([0-9]{1,15}):/.exec(botToken)?.[1] ?? 7000000001);
-  const bot = { id: botId, is_bot: true, first_name: 'Spend Control', username: 'spend_control_devnet_bot' };
+  const bot = {
+    id: botId,
+    is_bot: true,
+    first_name: 'Spend Control',
+    username: 'spend_control_devnet_bot',
+  };
   const sent = new Inbox<TelegramSentMessage>('Telegram message');
   const callbackAnswers = new Inbox<TelegramCallbackAnswer>('Telegram callback answer');
   const failures = new FailureSwitch();
@@ -84,10 +105,20 @@ export async function startTelegramStandIn(options: TelegramStandInOptions): Pro
     sendMessage(params) {
       const chatId = chatIdText(params.chat_id);
       if (chatId === null) return badRequest('chat_id is empty');
-      if (typeof params.text !== 'string' || params.text.length === 0) return badRequest('message text is empty');
+      if (typeof params.text !== 'string' || params.text.length === 0)
+        return badRequest('message text is empty');
       if (params.text.length > MAX_TEXT_CHARS) return badRequest('message is too long');
-      const replyMarkup = typeof params.reply_markup === 'string' ? parseJson(params.reply_markup) : (params.reply_markup ?? null);
-      const message: TelegramSentMessage = { messageId: nextMessageId++, chatId, text: params.text, replyMarkup, date: dateNow() };
+      const replyMarkup =
+        typeof params.reply_markup === 'string'
+          ? parseJson(params.reply_markup)
+          : (params.reply_markup ?? null);
+      const message: TelegramSentMessage = {
+        messageId: nextMessageId++,
+        chatId,
+        text: params.text,
+        replyMarkup,
+        date: dateNow(),
+      };
       sent.record(message);
       return ok(messageJson(message));
     },
@@ -96,15 +127,23 @@ export async function startTelegramStandIn(options: TelegramStandInOptions): Pro
       if (id === null || !openCallbackQueries.delete(id)) {
         return badRequest('query is too old and response timeout expired or query ID is invalid');
       }
-      callbackAnswers.record({ callbackQueryId: id, text: typeof params.text === 'string' ? params.text : null });
+      callbackAnswers.record({
+        callbackQueryId: id,
+        text: typeof params.text === 'string' ? params.text : null,
+      });
       return ok(true);
     },
     setWebhook(params) {
       if (typeof params.url !== 'string' || !isLoopbackHttpUrl(params.url)) {
-        return badRequest('bad webhook: the devnet stand-in delivers to loopback http(s) URLs only');
+        return badRequest(
+          'bad webhook: the devnet stand-in delivers to loopback http(s) URLs only',
+        );
       }
       const secret = params.secret_token;
-      if (secret !== undefined && (typeof secret !== 'string' || !SECRET_TOKEN_PATTERN.test(secret))) {
+      if (
+        secret !== undefined &&
+        (typeof secret !== 'string' || !SECRET_TOKEN_PATTERN.test(secret))
+      ) {
         return badRequest('secret token contains unallowed characters');
       }
       webhook = { url: params.url, secretToken: typeof secret === 'string' ? secret : null };
@@ -137,19 +176,28 @@ export async function startTelegramStandIn(options: TelegramStandInOptions): Pro
       return;
     }
     const method = methods[match[2]];
-    const answer = method ? method(isRecord(req.body) ? req.body : {}) : { status: 404, body: telegramError(404) };
+    const answer = method
+      ? method(isRecord(req.body) ? req.body : {})
+      : { status: 404, body: telegramError(404) };
     res.status(answer.status).json(answer.body);
   });
   app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    res.status(400).json({ ok: false, error_code: 400, description: "Bad Request: can't parse request body" });
+    res
+      .status(400)
+      .json({ ok: false, error_code: 400, description: "Bad Request: can't parse request body" });
   });
   const server = await serveOnLoopback(app, options.port ?? 0);
 
   const deliverUpdate = async (update: Record<string, unknown>): Promise<number> => {
     if (webhook === null) throw new Error('no webhook is set: call setWebhook first');
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (webhook.secretToken !== null) headers['X-Telegram-Bot-Api-Secret-Token'] = webhook.secretToken;
-    return postToService(webhook.url, headers, JSON.stringify({ update_id: nextUpdateId++, ...update }));
+    if (webhook.secretToken !== null)
+      headers['X-Telegram-Bot-Api-Secret-Token'] = webhook.secretToken;
+    return postToService(
+      webhook.url,
+      headers,
+      JSON.stringify({ update_id: nextUpdateId++, ...update }),
+    );
   };
 
   return {
@@ -159,17 +207,28 @@ export async function startTelegramStandIn(options: TelegramStandInOptions): Pro
     get webhook() {
       return webhook;
     },
-    waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => sent.waitFor(predicate, timeoutMs),
-    waitForCallbackAnswer: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => callbackAnswers.waitFor(predicate, timeoutMs),
+    waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      sent.waitFor(predicate, timeoutMs),
+    waitForCallbackAnswer: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      callbackAnswers.waitFor(predicate, timeoutMs),
     failNext: (status, times = 1) => failures.arm(status, times),
     async replyText({ chatId, userId, text }) {
       return deliverUpdate({
-        message: { message_id: nextMessageId++, from: userJson(userId), chat: chatJson(String(chatId)), date: dateNow(), text },
+        message: {
+          message_id: nextMessageId++,
+          from: userJson(userId),
+          chat: chatJson(String(chatId)),
+          date: dateNow(),
+          text,
+        },
       });
     },
     async pressButton({ chatId, userId, data }) {
-      const message = [...sent.items].reverse().find((item) => item.chatId === String(chatId) && hasButton(item.replyMarkup, data));
-      if (message === undefined) throw new Error(`no message in chat ${chatId} has a button with this callback_data`);
+      const message = [...sent.items]
+        .reverse()
+        .find((item) => item.chatId === String(chatId) && hasButton(item.replyMarkup, data));
+      if (message === undefined)
+        throw new Error(`no message in chat ${chatId} has a button with this callback_data`);
       const id = BigInt(`0x${randomBytes(7).toString('hex')}`).toString();
       openCallbackQueries.add(id);
       return deliverUpdate({
@@ -207,7 +266,8 @@ function telegramError(status: number): Record<string, unknown> {
   return {
     ok: false,
     error_code: status,
-    description: ERROR_DESCRIPTIONS[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request'),
+    description:
+      ERROR_DESCRIPTIONS[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request'),
     ...(status === 429 ? { parameters: { retry_after: 1 } } : {}),
   };
 }
@@ -217,12 +277,16 @@ function ok(result: unknown): TelegramAnswer {
 }
 
 function badRequest(description: string): TelegramAnswer {
-  return { status: 400, body: { ok: false, error_code: 400, description: `Bad Request: ${description}` } };
+  return {
+    status: 400,
+    body: { ok: false, error_code: 400, description: `Bad Request: ${description}` },
+  };
 }
 
 function chatIdText(value: unknown): string | null {
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  if (typeof value === 'string' && /^(-?[0-9]{1,20}|@[A-Za-z0-9_]{5,32})$/.test(value)) return value;
+  if (typeof value === 'string' && /^(-?[0-9]{1,20}|@[A-Za-z0-9_]{5,32})$/.test(value))
+    return value;
   return null;
 }
 
@@ -244,5 +308,12 @@ function userJson(userId: string | number): Record<string, unknown> {
 
 function hasButton(replyMarkup: unknown, data: string): boolean {
   const rows = isRecord(replyMarkup) ? replyMarkup.inline_keyboard : undefined;
-  return Array.isArray(rows) && rows.some((row) => Array.isArray(row) && row.some((button) => isRecord(button) && button.callback_data === data));
+  return (
+    Array.isArray(rows) &&
+    rows.some(
+      (row) =>
+        Array.isArray(row) &&
+        row.some((button) => isRecord(button) && button.callback_data === data),
+    )
+  );
 }

@@ -15,7 +15,11 @@ describe('webhook receiver', () => {
 
   it('records method, path, headers and the raw body, and answers 200', async () => {
     const rawBody = '{"b": 1,  "a": 2}';
-    const response = await fetch(`${receiver.url}/hooks/x?y=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-extra': 'v' }, body: rawBody });
+    const response = await fetch(`${receiver.url}/hooks/x?y=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-extra': 'v' },
+      body: rawBody,
+    });
     expect(response.status).toBe(200);
     expect(await receiver.waitForRequest((req) => req.path === '/hooks/x?y=1')).toMatchObject({
       method: 'POST',
@@ -34,11 +38,15 @@ describe('webhook receiver', () => {
     receiver.failNext(500, 1);
     expect((await fetch(`${receiver.url}/fail`, { method: 'POST', body: 'x' })).status).toBe(500);
     expect((await fetch(`${receiver.url}/fail`, { method: 'POST', body: 'y' })).status).toBe(200);
-    expect(receiver.requests.filter((req) => req.path === '/fail').map((req) => req.rawBody)).toEqual(['x', 'y']);
+    expect(
+      receiver.requests.filter((req) => req.path === '/fail').map((req) => req.rawBody),
+    ).toEqual(['x', 'y']);
   });
 
   it('rejects a wait when nothing matching arrives', async () => {
-    await expect(receiver.waitForRequest((req) => req.path === '/never', 20)).rejects.toThrow(/no matching webhook request within 20 ms/);
+    await expect(receiver.waitForRequest((req) => req.path === '/never', 20)).rejects.toThrow(
+      /no matching webhook request within 20 ms/,
+    );
   });
 
   it('rejects pending waits and closes every socket on stop', async () => {

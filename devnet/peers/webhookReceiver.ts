@@ -27,13 +27,18 @@ export interface WebhookReceiver {
   /** http://127.0.0.1:<port>; any path under it is recorded. */
   readonly url: string;
   readonly requests: readonly ReceivedRequest[];
-  waitForRequest(predicate?: (request: ReceivedRequest) => boolean, timeoutMs?: number): Promise<ReceivedRequest>;
+  waitForRequest(
+    predicate?: (request: ReceivedRequest) => boolean,
+    timeoutMs?: number,
+  ): Promise<ReceivedRequest>;
   /** The next `times` requests are recorded and answered with HTTP `status`. */
   failNext(status: number, times?: number): void;
   stop(): Promise<void>;
 }
 
-export async function startWebhookReceiver(options: WebhookReceiverOptions = {}): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  options: WebhookReceiverOptions = {},
+): Promise<WebhookReceiver> {
   const requests = new Inbox<ReceivedRequest>('webhook request');
   const failures = new FailureSwitch();
   const app = express();
@@ -41,7 +46,12 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   app.use(express.raw({ type: () => true, limit: WEBHOOK_RECEIVER_MAX_BODY_BYTES }));
   app.use((req: Request, res: Response) => {
     const rawBody = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
-    requests.record({ method: req.method, path: req.originalUrl, headers: { ...req.headers }, rawBody });
+    requests.record({
+      method: req.method,
+      path: req.originalUrl,
+      headers: { ...req.headers },
+      rawBody,
+    });
     const status = failures.take();
     res.status(status ?? 200).json(status === null ? { ok: true } : { ok: false });
   });
@@ -49,7 +59,8 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   return {
     url: server.url,
     requests: requests.items,
-    waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => requests.waitFor(predicate, timeoutMs),
+    waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      requests.waitFor(predicate, timeoutMs),
     failNext: (status, times = 1) => failures.arm(status, times),
     async stop() {
       requests.close();

@@ -21,8 +21,12 @@ describe('devnet RDAP registry', () => {
     registry.clearFaults();
   });
 
-  const get = async (path: string): Promise<{ status: number; type: string | null; body: any; headers: Headers }> => {
-    const response = await fetch(`${registry.url}${path}`, { headers: { accept: 'application/rdap+json' } });
+  const get = async (
+    path: string,
+  ): Promise<{ status: number; type: string | null; body: any; headers: Headers }> => {
+    const response = await fetch(`${registry.url}${path}`, {
+      headers: { accept: 'application/rdap+json' },
+    });
     const text = await response.text();
     let body: unknown = text;
     try {
@@ -30,7 +34,12 @@ describe('devnet RDAP registry', () => {
     } catch {
       // malformed on purpose in the fault tests; the raw text is the body then
     }
-    return { status: response.status, type: response.headers.get('content-type'), body, headers: response.headers };
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      body,
+      headers: response.headers,
+    };
   };
 
   it('listens on 127.0.0.1 and serves an RFC 9224 bootstrap pointing the devnet TLDs at itself', async () => {
@@ -55,19 +64,28 @@ describe('devnet RDAP registry', () => {
       objectClassName: 'domain',
       ldhName: 'taken.test',
       status: ['active', 'client transfer prohibited'],
-      events: expect.arrayContaining([{ eventAction: 'registration', eventDate: '2025-03-14T09:00:00.000Z' }]),
+      events: expect.arrayContaining([
+        { eventAction: 'registration', eventDate: '2025-03-14T09:00:00.000Z' },
+      ]),
       entities: [expect.objectContaining({ objectClassName: 'entity', roles: ['registrar'] })],
       links: [expect.objectContaining({ rel: 'self', href: `${registry.url}/domain/taken.test` })],
     });
     expect(answer.body.rdapConformance).toContain('rdap_level_0');
-    expect((await get(`/domain/${encodeURIComponent('münchen.test')}`)).body.ldhName).toBe('xn--mnchen-3ya.test');
+    expect((await get(`/domain/${encodeURIComponent('münchen.test')}`)).body.ldhName).toBe(
+      'xn--mnchen-3ya.test',
+    );
   });
 
   it('answers 404 with an RFC 9083 error object for a name it does not hold, and 400 for a non-name', async () => {
     const missing = await get('/domain/free-name.test');
     expect(missing.status).toBe(404);
     expect(missing.type).toMatch(/^application\/rdap\+json/);
-    expect(missing.body).toEqual({ rdapConformance: ['rdap_level_0'], errorCode: 404, title: 'Not Found', description: [expect.stringContaining('free-name.test')] });
+    expect(missing.body).toEqual({
+      rdapConformance: ['rdap_level_0'],
+      errorCode: 404,
+      title: 'Not Found',
+      description: [expect.stringContaining('free-name.test')],
+    });
     const bad = await get('/domain/not_a_name');
     expect(bad.status).toBe(400);
     expect(bad.body.errorCode).toBe(400);
@@ -91,7 +109,9 @@ describe('devnet RDAP registry', () => {
     registry.setFaults({ answer: 'RESET' });
     await expect(fetch(`${registry.url}/domain/taken.test`)).rejects.toThrow('fetch failed');
     registry.setFaults({ answer: 'NORMAL', delayMs: 2_000 });
-    await expect(fetch(`${registry.url}/domain/taken.test`, { signal: AbortSignal.timeout(200) })).rejects.toThrow(/timeout/i);
+    await expect(
+      fetch(`${registry.url}/domain/taken.test`, { signal: AbortSignal.timeout(200) }),
+    ).rejects.toThrow(/timeout/i);
   });
 
   it('counts requests and the most it had in flight at once, and records the Accept header', async () => {
@@ -99,13 +119,26 @@ describe('devnet RDAP registry', () => {
     registry.setFaults({ delayMs: 300 });
     await Promise.all(['a.test', 'b.test', 'c.test'].map((name) => get(`/domain/${name}`)));
     await get('/dns.json');
-    expect(registry.stats).toEqual({ bootstrapRequests: 1, domainRequests: 3, inFlight: 0, maxInFlight: 3 });
-    expect(registry.requests.map((seen) => seen.accept)).toEqual(['application/rdap+json', 'application/rdap+json', 'application/rdap+json']);
+    expect(registry.stats).toEqual({
+      bootstrapRequests: 1,
+      domainRequests: 3,
+      inFlight: 0,
+      maxInFlight: 3,
+    });
+    expect(registry.requests.map((seen) => seen.accept)).toEqual([
+      'application/rdap+json',
+      'application/rdap+json',
+      'application/rdap+json',
+    ]);
   });
 
   it('takes fault switches on its loopback admin endpoint and refuses bad ones', async () => {
     const put = (body: unknown) =>
-      fetch(`${registry.url}/_admin/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${registry.url}/_admin/faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const set = await put({ answer: 'HTTP_500' });
     expect(await set.json()).toEqual({ delayMs: 0, answer: 'HTTP_500', retryAfterSeconds: 1 });
     expect((await get('/domain/taken.test')).status).toBe(500);
@@ -116,11 +149,17 @@ describe('devnet RDAP registry', () => {
     expect(registry.faults).toEqual({ delayMs: 0, answer: 'HTTP_500', retryAfterSeconds: 1 });
     await put({ answer: 'NORMAL' });
     const stats = await (await fetch(`${registry.url}/_admin/stats`)).json();
-    expect(stats).toEqual(expect.objectContaining({ inFlight: 0, domainRequests: expect.any(Number) }));
+    expect(stats).toEqual(
+      expect.objectContaining({ inFlight: 0, domainRequests: expect.any(Number) }),
+    );
   });
 
   it('refuses to hold a name under a TLD its bootstrap does not point at it', async () => {
-    await expect(startDevnetRdapRegistry({ registeredNames: ['taken.com'] })).rejects.toThrow(/not under a served TLD/);
-    await expect(startDevnetRdapRegistry({ registeredNames: ['bad_name.test'] })).rejects.toThrow(/invalid domain name/);
+    await expect(startDevnetRdapRegistry({ registeredNames: ['taken.com'] })).rejects.toThrow(
+      /not under a served TLD/,
+    );
+    await expect(startDevnetRdapRegistry({ registeredNames: ['bad_name.test'] })).rejects.toThrow(
+      /invalid domain name/,
+    );
   });
 });

@@ -63,7 +63,10 @@ export interface DevnetRdapRegistry {
   readonly stats: RdapRegistryStats;
   /** Every /domain/ request, oldest first (the most recent 1,000). */
   readonly requests: readonly RdapRequestSeen[];
-  waitForRequest(predicate?: (request: RdapRequestSeen) => boolean, timeoutMs?: number): Promise<RdapRequestSeen>;
+  waitForRequest(
+    predicate?: (request: RdapRequestSeen) => boolean,
+    timeoutMs?: number,
+  ): Promise<RdapRequestSeen>;
   /** Changes the named switches and keeps the others. */
   setFaults(faults: Partial<RdapFaults>): void;
   clearFaults(): void;
@@ -71,7 +74,9 @@ export interface DevnetRdapRegistry {
   stop(): Promise<void>;
 }
 
-export async function startDevnetRdapRegistry(options: DevnetRdapRegistryOptions = {}): Promise<DevnetRdapRegistry> {
+export async function startDevnetRdapRegistry(
+  options: DevnetRdapRegistryOptions = {},
+): Promise<DevnetRdapRegistry> {
   const state = new RegistryState(options);
   const server = await serveOnLoopback(registryApp(state), options.port ?? 0);
   state.baseUrl = server.url;
@@ -86,7 +91,8 @@ export async function startDevnetRdapRegistry(options: DevnetRdapRegistryOptions
       return { ...state.stats };
     },
     requests: state.seen.items,
-    waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) => state.seen.waitFor(predicate, timeoutMs),
+    waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
+      state.seen.waitFor(predicate, timeoutMs),
     setFaults: (changes) => {
       state.faults = checkFaults({ ...state.faults, ...changes });
     },
@@ -117,18 +123,29 @@ class RegistryState {
   baseUrl = '';
 
   constructor(options: DevnetRdapRegistryOptions) {
-    this.tlds = (options.tlds ?? DEVNET_RDAP_TLDS).map((tld) => normaliseDomainName(`x.${tld}`).slice(2));
-    this.registered = new Set((options.registeredNames ?? DEVNET_REGISTERED_NAMES).map((name) => normaliseDomainName(name)));
+    this.tlds = (options.tlds ?? DEVNET_RDAP_TLDS).map((tld) =>
+      normaliseDomainName(`x.${tld}`).slice(2),
+    );
+    this.registered = new Set(
+      (options.registeredNames ?? DEVNET_REGISTERED_NAMES).map((name) => normaliseDomainName(name)),
+    );
     for (const name of this.registered) {
-      if (!this.tlds.some((tld) => name.endsWith(`.${tld}`))) throw new RangeError(`${name} is not under a served TLD (${this.tlds.join(', ')})`);
+      if (!this.tlds.some((tld) => name.endsWith(`.${tld}`)))
+        throw new RangeError(`${name} is not under a served TLD (${this.tlds.join(', ')})`);
     }
     this.maxAgeSeconds = options.bootstrapMaxAgeSeconds ?? DEFAULT_BOOTSTRAP_MAX_AGE_SECONDS;
-    if (!Number.isInteger(this.maxAgeSeconds) || this.maxAgeSeconds < 0) throw new RangeError('bootstrapMaxAgeSeconds must be a non-negative integer');
+    if (!Number.isInteger(this.maxAgeSeconds) || this.maxAgeSeconds < 0)
+      throw new RangeError('bootstrapMaxAgeSeconds must be a non-negative integer');
     this.startedAt = (options.now ?? (() => new Date()))();
   }
 
   resetStats(): void {
-    this.stats = { bootstrapRequests: 0, domainRequests: 0, inFlight: this.stats.inFlight, maxInFlight: this.stats.inFlight };
+    this.stats = {
+      bootstrapRequests: 0,
+      domainRequests: 0,
+      inFlight: this.stats.inFlight,
+      maxInFlight: this.stats.inFlight,
+    };
     this.seen.items.length = 0;
   }
 }
@@ -139,8 +156,16 @@ function registryApp(state: RegistryState): express.Express {
   app.get('/dns.json', (_req: Request, res: Response) => {
     state.stats.bootstrapRequests += 1;
     const services = [[state.tlds, [`${state.baseUrl}/`]]];
-    const bootstrap = { version: '1.0', publication: state.startedAt.toISOString(), description: 'spend-control devnet RDAP bootstrap', services };
-    res.set('cache-control', `public, max-age=${state.maxAgeSeconds}`).type('application/json').send(JSON.stringify(bootstrap));
+    const bootstrap = {
+      version: '1.0',
+      publication: state.startedAt.toISOString(),
+      description: 'spend-control devnet RDAP bootstrap',
+      services,
+    };
+    res
+      .set('cache-control', `public, max-age=${state.maxAgeSeconds}`)
+      .type('application/json')
+      .send(JSON.stringify(bootstrap));
   });
   app.get('/domain/:name', (req: Request, res: Response) => {
     const { stats } = state;
@@ -158,9 +183,18 @@ function registryApp(state: RegistryState): express.Express {
     }, state.faults.delayMs);
     state.timers.add(timer);
   });
-  app.use('/_admin', adminRoutes({ get: () => state.faults, set: (next) => (state.faults = next) }, () => state.stats));
+  app.use(
+    '/_admin',
+    adminRoutes(
+      { get: () => state.faults, set: (next) => (state.faults = next) },
+      () => state.stats,
+    ),
+  );
   app.use((_req: Request, res: Response) => {
-    res.status(404).type(RDAP_CONTENT_TYPE).send(errorObject(404, 'Not Found', 'no such RDAP path'));
+    res
+      .status(404)
+      .type(RDAP_CONTENT_TYPE)
+      .send(errorObject(404, 'Not Found', 'no such RDAP path'));
   });
   return app;
 }
@@ -173,9 +207,15 @@ function answerDomain(state: RegistryState, req: Request, res: Response): void {
     return;
   }
   res.type(RDAP_CONTENT_TYPE);
-  if (answer === 'HTTP_500') res.status(500).send(errorObject(500, 'Internal Server Error', 'devnet fault switch: 500'));
-  else if (answer === 'HTTP_429') res.status(429).set('retry-after', String(retryAfterSeconds)).send(errorObject(429, 'Too Many Requests', 'devnet fault switch: rate limited'));
-  else if (answer === 'MALFORMED_JSON') res.status(200).send('{"objectClassName": "domain", "ldhName": ');
+  if (answer === 'HTTP_500')
+    res.status(500).send(errorObject(500, 'Internal Server Error', 'devnet fault switch: 500'));
+  else if (answer === 'HTTP_429')
+    res
+      .status(429)
+      .set('retry-after', String(retryAfterSeconds))
+      .send(errorObject(429, 'Too Many Requests', 'devnet fault switch: rate limited'));
+  else if (answer === 'MALFORMED_JSON')
+    res.status(200).send('{"objectClassName": "domain", "ldhName": ');
   else answerLookup(state, String(req.params.name), res);
 }
 
@@ -196,7 +236,10 @@ function answerLookup(state: RegistryState, raw: string, res: Response): void {
 }
 
 /** GET/PUT /_admin/faults (a partial RdapFaults as JSON), GET /_admin/stats; loopback callers only. */
-function adminRoutes(faults: { get(): RdapFaults; set(next: RdapFaults): void }, stats: () => RdapRegistryStats): express.Router {
+function adminRoutes(
+  faults: { get(): RdapFaults; set(next: RdapFaults): void },
+  stats: () => RdapRegistryStats,
+): express.Router {
   const router = express.Router();
   router.use((req: Request, res: Response, next: NextFunction) => {
     const remote = req.socket.remoteAddress ?? '';
@@ -224,12 +267,25 @@ function adminRoutes(faults: { get(): RdapFaults; set(next: RdapFaults): void },
 
 function checkFaults(candidate: Record<string, unknown>): RdapFaults {
   const { delayMs, answer, retryAfterSeconds } = candidate;
-  if (!Number.isInteger(delayMs) || (delayMs as number) < 0 || (delayMs as number) > MAX_FAULT_DELAY_MS) {
+  if (
+    !Number.isInteger(delayMs) ||
+    (delayMs as number) < 0 ||
+    (delayMs as number) > MAX_FAULT_DELAY_MS
+  ) {
     throw new RangeError(`delayMs must be an integer in 0..${MAX_FAULT_DELAY_MS}`);
   }
-  if (!(FAULT_ANSWERS as readonly unknown[]).includes(answer)) throw new RangeError(`answer must be one of ${FAULT_ANSWERS.join(', ')}`);
-  if (!Number.isInteger(retryAfterSeconds) || (retryAfterSeconds as number) < 0 || (retryAfterSeconds as number) > 86_400) {
+  if (!(FAULT_ANSWERS as readonly unknown[]).includes(answer))
+    throw new RangeError(`answer must be one of ${FAULT_ANSWERS.join(', ')}`);
+  if (
+    !Number.isInteger(retryAfterSeconds) ||
+    (retryAfterSeconds as number) < 0 ||
+    (retryAfterSeconds as number) > 86_400
+  ) {
     throw new RangeError('retryAfterSeconds must be an integer in 0..86400');
   }
-  return { delayMs: delayMs as number, answer: answer as FaultAnswer, retryAfterSeconds: retryAfterSeconds as number };
+  return {
+    delayMs: delayMs as number,
+    answer: answer as FaultAnswer,
+    retryAfterSeconds: retryAfterSeconds as number,
+  };
 }

@@ -5,7 +5,9 @@ import { Authenticator, adminTokenVerifier, bearerToken } from './credentials';
 const sha256 = (token: string) => createHash('sha256').update(token).digest();
 
 describe('credentials', () => {
-  const authenticator = new Authenticator([adminTokenVerifier([sha256('first-admin-token'), sha256('second-admin-token')])]);
+  const authenticator = new Authenticator([
+    adminTokenVerifier([sha256('first-admin-token'), sha256('second-admin-token')]),
+  ]);
 
   it('recognises every configured admin token by its sha256', () => {
     expect(authenticator.authenticate('Bearer first-admin-token')).toEqual({ kind: 'admin' });
@@ -18,7 +20,12 @@ describe('credentials', () => {
   });
 
   it('refuses an unknown token and a malformed header with SESSION_INVALID', () => {
-    for (const header of ['Bearer not-a-token', 'Basic abc', 'Bearer', `Bearer ${'x'.repeat(5000)}`]) {
+    for (const header of [
+      'Bearer not-a-token',
+      'Basic abc',
+      'Bearer',
+      `Bearer ${'x'.repeat(5000)}`,
+    ]) {
       expect(() => authenticator.authenticate(header)).toThrow(AppError);
       try {
         authenticator.authenticate(header);

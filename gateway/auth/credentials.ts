@@ -25,8 +25,10 @@ export function adminTokenVerifier(adminTokenHashes: readonly Buffer[]): BearerV
 export function bearerToken(authorization: string | undefined): string | null {
   if (authorization === undefined || authorization === '') return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw new AppError('SESSION_INVALID', 'The Authorization header must be "Bearer <token>".');
-  if (match[1].length > MAX_BEARER_LENGTH) throw new AppError('SESSION_INVALID', 'The bearer token is too long.');
+  if (!match)
+    throw new AppError('SESSION_INVALID', 'The Authorization header must be "Bearer <token>".');
+  if (match[1].length > MAX_BEARER_LENGTH)
+    throw new AppError('SESSION_INVALID', 'The bearer token is too long.');
   return match[1];
 }
 

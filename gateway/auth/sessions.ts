@@ -55,22 +55,37 @@ function mac(secret: Buffer, payload: string): Buffer {
 
 function assertSecret(secret: Buffer): void {
   if (!Buffer.isBuffer(secret) || secret.length < MIN_SESSION_SECRET_BYTES) {
-    throw new Error(`the session secret must be a Buffer of at least ${MIN_SESSION_SECRET_BYTES} bytes`);
+    throw new Error(
+      `the session secret must be a Buffer of at least ${MIN_SESSION_SECRET_BYTES} bytes`,
+    );
   }
 }
 
 /** Mints bearers; the lifetime is capped at 30 minutes from now whatever the claims say. */
-export function sessionIssuer(secret: Buffer, now: () => Date): (claims: SessionClaims) => IssuedSession {
+export function sessionIssuer(
+  secret: Buffer,
+  now: () => Date,
+): (claims: SessionClaims) => IssuedSession {
   assertSecret(secret);
   return (claims) => {
     const address = claims.address.toLowerCase();
     if (!ADDRESS.test(address)) throw new Error('session claims carry no valid address');
-    if (claims.policyId !== null && !POLICY_ID.test(claims.policyId)) throw new Error('session claims carry a malformed policyId');
+    if (claims.policyId !== null && !POLICY_ID.test(claims.policyId))
+      throw new Error('session claims carry a malformed policyId');
     const iat = Math.floor(now().getTime() / 1000);
-    const exp = Math.min(Math.floor(claims.expiresAt.getTime() / 1000), iat + SESSION_LIFETIME_SECONDS);
+    const exp = Math.min(
+      Math.floor(claims.expiresAt.getTime() / 1000),
+      iat + SESSION_LIFETIME_SECONDS,
+    );
     if (!(exp > iat)) throw new Error('session claims are already expired');
     const typ: SessionKind = claims.policyId === null ? 'owner' : 'consumer';
-    const body: SessionPayload = { typ, sub: address, ...(claims.policyId !== null ? { pid: claims.policyId } : {}), iat, exp };
+    const body: SessionPayload = {
+      typ,
+      sub: address,
+      ...(claims.policyId !== null ? { pid: claims.policyId } : {}),
+      iat,
+      exp,
+    };
     const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
     return {
       accessToken: `${SESSION_TOKEN_PREFIX}.${payload}.${mac(secret, payload).toString('base64url')}`,
@@ -91,7 +106,9 @@ function invalid(message: string): AppError {
 function parsePayload(payload: string): SessionPayload {
   let decoded: Partial<SessionPayload>;
   try {
-    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<SessionPayload>;
+    decoded = JSON.parse(
+      Buffer.from(payload, 'base64url').toString('utf8'),
+    ) as Partial<SessionPayload>;
   } catch {
     throw invalid('The session token is malformed; sign in again.');
   }
@@ -99,7 +116,9 @@ function parsePayload(payload: string): SessionPayload {
     (decoded.typ === 'consumer' || decoded.typ === 'owner') &&
     typeof decoded.sub === 'string' &&
     ADDRESS.test(decoded.sub) &&
-    (decoded.typ === 'owner' ? decoded.pid === undefined : typeof decoded.pid === 'string' && POLICY_ID.test(decoded.pid)) &&
+    (decoded.typ === 'owner'
+      ? decoded.pid === undefined
+      : typeof decoded.pid === 'string' && POLICY_ID.test(decoded.pid)) &&
     Number.isSafeInteger(decoded.iat) &&
     Number.isSafeInteger(decoded.exp);
   if (!shapeOk) throw invalid('The session token is malformed; sign in again.');
@@ -124,7 +143,10 @@ export function sessionVerifier(secret: Buffer, now: () => Date): BearerVerifier
     }
     const claims = parsePayload(payload);
     const nowSeconds = now().getTime() / 1000;
-    if (claims.exp - claims.iat > SESSION_LIFETIME_SECONDS || claims.iat > nowSeconds + ISSUED_AT_SKEW_SECONDS) {
+    if (
+      claims.exp - claims.iat > SESSION_LIFETIME_SECONDS ||
+      claims.iat > nowSeconds + ISSUED_AT_SKEW_SECONDS
+    ) {
       throw invalid('The session token has an impossible lifetime; sign in again.');
     }
     if (nowSeconds >= claims.exp) throw invalid('The session expired; sign in again.');

@@ -5,7 +5,11 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { ERROR_CODES, isErrorCode, type ErrorCode } from '../../core/errors';
 
 /** A refusal raised in the gateway's own pipeline, with the HTTP status Apollo answers it with. */
-export function gatewayGraphQLError(code: ErrorCode, message?: string, details?: unknown): GraphQLError {
+export function gatewayGraphQLError(
+  code: ErrorCode,
+  message?: string,
+  details?: unknown,
+): GraphQLError {
   const spec = ERROR_CODES[code];
   return new GraphQLError(message ?? spec.message, {
     extensions: {
@@ -43,26 +47,42 @@ export interface GatewayErrorFormat {
 
 /** The HTTP status Apollo answers an error of its own with (405 for a mutation sent by GET). */
 function httpStatusOf(error: unknown): number | undefined {
-  const http = error instanceof GraphQLError ? (error.extensions.http as { status?: unknown } | undefined) : undefined;
+  const http =
+    error instanceof GraphQLError
+      ? (error.extensions.http as { status?: unknown } | undefined)
+      : undefined;
   return typeof http?.status === 'number' ? http.status : undefined;
 }
 
-function registryCodeOf(formatted: GraphQLFormattedError, error: unknown): { code: ErrorCode; details?: unknown } | null {
+function registryCodeOf(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+): { code: ErrorCode; details?: unknown } | null {
   const code = formatted.extensions?.code;
   if (code === 'GRAPHQL_PARSE_FAILED') {
     const tokens = TOKEN_LIMIT.exec(formatted.message);
-    if (tokens) return { code: 'GRAPHQL_QUERY_TOO_LARGE', details: { limit: 'tokens', max: Number(tokens[1]) } };
+    if (tokens)
+      return {
+        code: 'GRAPHQL_QUERY_TOO_LARGE',
+        details: { limit: 'tokens', max: Number(tokens[1]) },
+      };
   }
   if (code === 'BAD_REQUEST' && httpStatusOf(error) === 405) return { code: 'METHOD_NOT_ALLOWED' };
-  if (typeof code === 'string' && APOLLO_REQUEST_CODES[code] !== undefined) return { code: APOLLO_REQUEST_CODES[code] };
+  if (typeof code === 'string' && APOLLO_REQUEST_CODES[code] !== undefined)
+    return { code: APOLLO_REQUEST_CODES[code] };
   if (isErrorCode(code)) return { code };
   return null;
 }
 
 /** Apollo Server's formatError for the gateway: the only shape in which a GraphQL error leaves it. */
-export function formatGatewayError(formatted: GraphQLFormattedError, error: unknown, format: GatewayErrorFormat): GraphQLFormattedError {
+export function formatGatewayError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+  format: GatewayErrorFormat,
+): GraphQLFormattedError {
   const code = formatted.extensions?.code;
-  if (typeof code === 'string' && APQ_CODES.has(code)) return { message: formatted.message, extensions: { code } };
+  if (typeof code === 'string' && APQ_CODES.has(code))
+    return { message: formatted.message, extensions: { code } };
   const registered = registryCodeOf(formatted, error);
   if (registered === null) {
     const spec = ERROR_CODES.INTERNAL_ERROR;
@@ -73,8 +93,14 @@ export function formatGatewayError(formatted: GraphQLFormattedError, error: unkn
     };
   }
   const spec = ERROR_CODES[registered.code];
-  const message = format.hideSchemaDetails ? formatted.message.replace(SUGGESTION, '') : formatted.message;
-  const { stacktrace: _stacktrace, exception: _exception, ...extensions } = formatted.extensions ?? {};
+  const message = format.hideSchemaDetails
+    ? formatted.message.replace(SUGGESTION, '')
+    : formatted.message;
+  const {
+    stacktrace: _stacktrace,
+    exception: _exception,
+    ...extensions
+  } = formatted.extensions ?? {};
   return {
     ...formatted,
     message,

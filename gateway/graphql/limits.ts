@@ -82,7 +82,10 @@ function returnsList(type: GraphQLOutputType): boolean {
 }
 
 /** `first`/`limit` as a literal or a variable of this request; else DEFAULT_LIST_SIZE. */
-function pageSize(args: readonly ArgumentNode[], variables: Readonly<Record<string, unknown>>): number {
+function pageSize(
+  args: readonly ArgumentNode[],
+  variables: Readonly<Record<string, unknown>>,
+): number {
   for (const arg of args) {
     if (arg.name.value !== 'first' && arg.name.value !== 'limit') continue;
     if (arg.value.kind === Kind.INT) return Math.max(1, Number.parseInt(arg.value.value, 10));
@@ -105,7 +108,8 @@ class OperationMeter {
     private readonly variables: Readonly<Record<string, unknown>>,
   ) {
     for (const definition of document.definitions) {
-      if (definition.kind === Kind.FRAGMENT_DEFINITION) this.fragments.set(definition.name.value, definition);
+      if (definition.kind === Kind.FRAGMENT_DEFINITION)
+        this.fragments.set(definition.name.value, definition);
     }
   }
 
@@ -118,7 +122,8 @@ class OperationMeter {
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const typeName = selection.typeCondition?.name.value;
         const type = typeName ? this.schema.getType(typeName) : parent;
-        if (type && isCompositeType(type)) merge(summary, this.selections(selection.selectionSet, type, flat));
+        if (type && isCompositeType(type))
+          merge(summary, this.selections(selection.selectionSet, type, flat));
       } else {
         merge(summary, this.fragment(selection.name.value, flat));
       }
@@ -128,12 +133,21 @@ class OperationMeter {
 
   private field(node: FieldNode, parent: GraphQLCompositeType, flat: boolean): Summary {
     const name = node.name.value;
-    const introspection = Object.hasOwn(INTROSPECTION_ROOTS, name) ? INTROSPECTION_ROOTS[name] : undefined;
-    const definition = introspection ?? ('getFields' in parent ? parent.getFields()[name] : undefined);
+    const introspection = Object.hasOwn(INTROSPECTION_ROOTS, name)
+      ? INTROSPECTION_ROOTS[name]
+      : undefined;
+    const definition =
+      introspection ?? ('getFields' in parent ? parent.getFields()[name] : undefined);
     const childFlat = flat || introspection !== undefined;
     const named = definition ? getNamedType(definition.type) : undefined;
-    const child = node.selectionSet && named && isCompositeType(named) ? this.selections(node.selectionSet, named, childFlat) : empty();
-    const multiplier = !childFlat && definition && returnsList(definition.type) ? pageSize(node.arguments ?? [], this.variables) : 1;
+    const child =
+      node.selectionSet && named && isCompositeType(named)
+        ? this.selections(node.selectionSet, named, childFlat)
+        : empty();
+    const multiplier =
+      !childFlat && definition && returnsList(definition.type)
+        ? pageSize(node.arguments ?? [], this.variables)
+        : 1;
     return {
       cost: 1 + multiplier * child.cost,
       depth: 1 + (childFlat ? 0 : child.depth),
@@ -171,8 +185,13 @@ export function measureOperation(
   variables: Readonly<Record<string, unknown>> = {},
 ): OperationMeasure {
   const root = rootTypeOf(schema, operation);
-  if (!root) return { depth: 0, cost: 0, fields: 0, aliases: 0, rootFields: 0, rootFieldNames: new Set() };
-  const summary = new OperationMeter(schema, document, variables).selections(operation.selectionSet, root, false);
+  if (!root)
+    return { depth: 0, cost: 0, fields: 0, aliases: 0, rootFields: 0, rootFieldNames: new Set() };
+  const summary = new OperationMeter(schema, document, variables).selections(
+    operation.selectionSet,
+    root,
+    false,
+  );
   return {
     depth: summary.depth,
     cost: summary.cost,
@@ -184,27 +203,58 @@ export function measureOperation(
 }
 
 function tooLarge(limit: string, max: number, actual: number, what: string): GraphQLError {
-  return gatewayGraphQLError('GRAPHQL_QUERY_TOO_LARGE', `The query ${what}; the limit is ${max}.`, { limit, max, actual });
+  return gatewayGraphQLError('GRAPHQL_QUERY_TOO_LARGE', `The query ${what}; the limit is ${max}.`, {
+    limit,
+    max,
+    actual,
+  });
 }
 
 /**
  * The first limit the operation breaks, as the error to answer, or null. A mutation runs one root
  * field per request: aliases would repeat a state change (and its side effects) many times over.
  */
-export function limitRefusal(measure: OperationMeasure, operationType: string, limits: OperationLimits): GraphQLError | null {
+export function limitRefusal(
+  measure: OperationMeasure,
+  operationType: string,
+  limits: OperationLimits,
+): GraphQLError | null {
   if (operationType === 'mutation' && measure.rootFields > 1) {
-    return tooLarge('mutations', 1, measure.rootFields, `runs ${measure.rootFields} mutation fields`);
+    return tooLarge(
+      'mutations',
+      1,
+      measure.rootFields,
+      `runs ${measure.rootFields} mutation fields`,
+    );
   }
   if (measure.rootFields > limits.maxRootFields) {
-    return tooLarge('rootFields', limits.maxRootFields, measure.rootFields, `selects ${measure.rootFields} root fields`);
+    return tooLarge(
+      'rootFields',
+      limits.maxRootFields,
+      measure.rootFields,
+      `selects ${measure.rootFields} root fields`,
+    );
   }
-  if (measure.aliases > limits.maxAliases) return tooLarge('aliases', limits.maxAliases, measure.aliases, `uses ${measure.aliases} aliases`);
-  if (measure.fields > limits.maxFields) return tooLarge('fields', limits.maxFields, measure.fields, `selects ${measure.fields} fields`);
+  if (measure.aliases > limits.maxAliases)
+    return tooLarge(
+      'aliases',
+      limits.maxAliases,
+      measure.aliases,
+      `uses ${measure.aliases} aliases`,
+    );
+  if (measure.fields > limits.maxFields)
+    return tooLarge('fields', limits.maxFields, measure.fields, `selects ${measure.fields} fields`);
   if (measure.depth > limits.maxDepth) {
-    return gatewayGraphQLError('GRAPHQL_QUERY_TOO_DEEP', `The query nests ${measure.depth} levels; the limit is ${limits.maxDepth}.`);
+    return gatewayGraphQLError(
+      'GRAPHQL_QUERY_TOO_DEEP',
+      `The query nests ${measure.depth} levels; the limit is ${limits.maxDepth}.`,
+    );
   }
   if (measure.cost > limits.maxCost) {
-    return gatewayGraphQLError('GRAPHQL_QUERY_TOO_COSTLY', `The query costs ${measure.cost}; the limit is ${limits.maxCost}.`);
+    return gatewayGraphQLError(
+      'GRAPHQL_QUERY_TOO_COSTLY',
+      `The query costs ${measure.cost}; the limit is ${limits.maxCost}.`,
+    );
   }
   return null;
 }

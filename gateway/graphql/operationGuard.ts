@@ -17,10 +17,14 @@ function operationNotFound(operationName: string | undefined): Error {
     operationName === undefined
       ? 'The document holds several operations; name the one to run in operationName.'
       : `The document holds no operation named "${operationName}".`;
-  return gatewayGraphQLError('GRAPHQL_OPERATION_NOT_FOUND', message, { operationName: operationName ?? null });
+  return gatewayGraphQLError('GRAPHQL_OPERATION_NOT_FOUND', message, {
+    operationName: operationName ?? null,
+  });
 }
 
-export function operationGuardPlugin(options: OperationGuardOptions): ApolloServerPlugin<GatewayContext> {
+export function operationGuardPlugin(
+  options: OperationGuardOptions,
+): ApolloServerPlugin<GatewayContext> {
   return {
     async requestDidStart() {
       return {
@@ -35,7 +39,12 @@ export function operationGuardPlugin(options: OperationGuardOptions): ApolloServ
           const measure = measureOperation(schema, document, operation, request.variables ?? {});
           const refusal = limitRefusal(measure, operation.operation, options.limits);
           if (refusal) throw refusal;
-          assertPaidFieldsAllowed(options.paidFields, operation.operation, measure.rootFieldNames, contextValue.paidRoute);
+          assertPaidFieldsAllowed(
+            options.paidFields,
+            operation.operation,
+            measure.rootFieldNames,
+            contextValue.paidRoute,
+          );
         },
       };
     },

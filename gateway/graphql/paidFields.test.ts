@@ -6,7 +6,12 @@ import { assertPaidFieldsAllowed, paidFieldsOf, routeRootFields } from './paidFi
 
 const documents = loadPersistedDocuments();
 
-function route(path: string, price: RouteDefinition['price'], document: string, operationName: string): RouteDefinition {
+function route(
+  path: string,
+  price: RouteDefinition['price'],
+  document: string,
+  operationName: string,
+): RouteDefinition {
   return {
     method: 'POST',
     path,
@@ -14,7 +19,12 @@ function route(path: string, price: RouteDefinition['price'], document: string, 
     group: 'control-plane',
     auth: 'public',
     price,
-    operation: { document, operationName, variables: () => ({}), respond: () => ({ status: 200, body: {} }) },
+    operation: {
+      document,
+      operationName,
+      variables: () => ({}),
+      respond: () => ({ status: 200, body: {} }),
+    },
   };
 }
 
@@ -28,21 +38,45 @@ describe('paid fields', () => {
   });
 
   it('follows fragment spreads at the root of a document', () => {
-    const source = 'query Q { ...Roots } fragment Roots on Query { a: detectDuplicate(policyId: "1") ... on Query { catalog { maturityOrder } } }';
+    const source =
+      'query Q { ...Roots } fragment Roots on Query { a: detectDuplicate(policyId: "1") ... on Query { catalog { maturityOrder } } }';
     const fields = routeRootFields(route('/q', FREE, 'q', 'Q'), new Map([['q', source]]));
     expect(fields.sort()).toEqual(['Query.catalog', 'Query.detectDuplicate']);
   });
 
   it('refuses a route table that gives a sold field away on a free route', () => {
-    const routes = [route('/sold', usdt0('0.05'), 'preflightPayment', 'PreflightPayment'), route('/free', FREE, 'preflightPayment', 'PreflightPayment')];
-    expect(() => paidFieldsOf(routes, documents)).toThrow('route POST /free runs Mutation.preflightPayment, which POST /sold sells');
+    const routes = [
+      route('/sold', usdt0('0.05'), 'preflightPayment', 'PreflightPayment'),
+      route('/free', FREE, 'preflightPayment', 'PreflightPayment'),
+    ];
+    expect(() => paidFieldsOf(routes, documents)).toThrow(
+      'route POST /free runs Mutation.preflightPayment, which POST /sold sells',
+    );
   });
 
   it('admits a paid field only on a paid call of a route that sells it', () => {
     const paid = paidFieldsOf(buildRoutes(), documents);
-    expect(() => assertPaidFieldsAllowed(paid, OperationTypeNode.MUTATION, ['preflightPayment'], 'POST /preflight_payment')).not.toThrow();
-    expect(() => assertPaidFieldsAllowed(paid, OperationTypeNode.MUTATION, ['preflightPayment'], 'POST /detect_duplicate')).toThrow(/runs only through POST \/preflight_payment/);
-    expect(() => assertPaidFieldsAllowed(paid, OperationTypeNode.MUTATION, ['preflightPayment'], undefined)).toThrow();
-    expect(() => assertPaidFieldsAllowed(paid, OperationTypeNode.QUERY, ['catalog'], undefined)).not.toThrow();
+    expect(() =>
+      assertPaidFieldsAllowed(
+        paid,
+        OperationTypeNode.MUTATION,
+        ['preflightPayment'],
+        'POST /preflight_payment',
+      ),
+    ).not.toThrow();
+    expect(() =>
+      assertPaidFieldsAllowed(
+        paid,
+        OperationTypeNode.MUTATION,
+        ['preflightPayment'],
+        'POST /detect_duplicate',
+      ),
+    ).toThrow(/runs only through POST \/preflight_payment/);
+    expect(() =>
+      assertPaidFieldsAllowed(paid, OperationTypeNode.MUTATION, ['preflightPayment'], undefined),
+    ).toThrow();
+    expect(() =>
+      assertPaidFieldsAllowed(paid, OperationTypeNode.QUERY, ['catalog'], undefined),
+    ).not.toThrow();
   });
 });

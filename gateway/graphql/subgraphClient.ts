@@ -4,7 +4,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import type { Fetcher, FetcherHeaders, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
+import type {
+  Fetcher,
+  FetcherHeaders,
+  FetcherRequestInit,
+  FetcherResponse,
+} from '@apollo/utils.fetcher';
 import { ACTOR_HEADER, CORRELATION_HEADER } from '../../platform/actor';
 import type { GatewayContext } from './context';
 
@@ -65,12 +70,20 @@ class BufferedResponse implements FetcherResponse {
 
   clone(): FetcherResponse {
     if (this.used) throw new TypeError('Body has already been consumed.');
-    return new BufferedResponse(this.url, this.status, this.statusText, new Headers(this.headers as unknown as Headers), this.body);
+    return new BufferedResponse(
+      this.url,
+      this.status,
+      this.statusText,
+      new Headers(this.headers as unknown as Headers),
+      this.body,
+    );
   }
 }
 
 /** A Fetcher over node:http with keep-alive; resolves with the whole body buffered. */
-export function createKeepAliveFetcher(options: { timeoutMs?: number; maxResponseBytes?: number } = {}): {
+export function createKeepAliveFetcher(
+  options: { timeoutMs?: number; maxResponseBytes?: number } = {},
+): {
   fetcher: Fetcher;
   close(): void;
 } {
@@ -84,9 +97,17 @@ export function createKeepAliveFetcher(options: { timeoutMs?: number; maxRespons
       const target = new URL(url);
       const transport = target.protocol === 'https:' ? https : http;
       // With a content-length the request goes out in one write (headers and body), not as chunks.
-      const body = init.body === undefined ? undefined : typeof init.body === 'string' ? Buffer.from(init.body, 'utf8') : init.body;
+      const body =
+        init.body === undefined
+          ? undefined
+          : typeof init.body === 'string'
+            ? Buffer.from(init.body, 'utf8')
+            : init.body;
       const headers: Record<string, string> = { ...init.headers };
-      if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')) {
+      if (
+        body !== undefined &&
+        !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')
+      ) {
         headers['content-length'] = String(body.length);
       }
       const request = transport.request(
@@ -103,7 +124,9 @@ export function createKeepAliveFetcher(options: { timeoutMs?: number; maxRespons
           response.on('data', (chunk: Buffer) => {
             size += chunk.length;
             if (size > maxBytes) {
-              request.destroy(new SubgraphTransportError(`subgraph response over ${maxBytes} bytes`));
+              request.destroy(
+                new SubgraphTransportError(`subgraph response over ${maxBytes} bytes`),
+              );
               return;
             }
             chunks.push(chunk);
@@ -127,7 +150,9 @@ export function createKeepAliveFetcher(options: { timeoutMs?: number; maxRespons
           response.on('error', reject);
         },
       );
-      request.on('timeout', () => request.destroy(new SubgraphTransportError(`subgraph timed out after ${timeoutMs} ms`)));
+      request.on('timeout', () =>
+        request.destroy(new SubgraphTransportError(`subgraph timed out after ${timeoutMs} ms`)),
+      );
       request.on('error', reject);
       request.end(body);
     });
@@ -146,6 +171,7 @@ export class SignedRemoteDataSource extends RemoteGraphQLDataSource<GatewayConte
   override willSendRequest(options: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     const context = options.context as Partial<GatewayContext>;
     if (context.signedActor) options.request.http?.headers.set(ACTOR_HEADER, context.signedActor);
-    if (context.correlationId) options.request.http?.headers.set(CORRELATION_HEADER, context.correlationId);
+    if (context.correlationId)
+      options.request.http?.headers.set(CORRELATION_HEADER, context.correlationId);
   }
 }

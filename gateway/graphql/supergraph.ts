@@ -3,7 +3,11 @@
 // in-process. Either way the subgraph receives the same signed actor.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApolloGateway, type GraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import {
+  ApolloGateway,
+  type GraphQLDataSource,
+  type GraphQLDataSourceProcessOptions,
+} from '@apollo/gateway';
 import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import { projectRoot } from '../../platform/paths';
 import type { Logger } from '../../platform/log';
@@ -30,12 +34,18 @@ export function loadSupergraphSdl(file: string = supergraphPath()): string {
 class InProcessDataSource implements GraphQLDataSource<GatewayContext> {
   constructor(private readonly subgraph: InProcessSubgraph) {}
 
-  async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
+  async process(
+    options: GraphQLDataSourceProcessOptions<GatewayContext>,
+  ): Promise<GatewayGraphQLResponse> {
     const context = options.context as Partial<GatewayContext>;
     const { query, variables, operationName } = options.request;
     if (!query) throw new Error('in-process subgraph request without a query');
     return this.subgraph.execute(
-      { query, variables: variables as Record<string, unknown> | undefined, operationName: operationName ?? undefined },
+      {
+        query,
+        variables: variables as Record<string, unknown> | undefined,
+        operationName: operationName ?? undefined,
+      },
       { signedActor: context.signedActor ?? '', correlationId: context.correlationId ?? '' },
     );
   }

@@ -40,12 +40,18 @@ export function levelAt(level: BucketLevel | undefined, limit: BucketLimit, nowM
   const capacity = capacityUnits(limit);
   if (level === undefined) return capacity;
   // Past the time it takes to refill from empty, more elapsed time changes nothing (and stays exact).
-  const elapsedMs = Math.min(Math.max(0, nowMs - level.atMs), Math.ceil(capacity / limit.perMinute));
+  const elapsedMs = Math.min(
+    Math.max(0, nowMs - level.atMs),
+    Math.ceil(capacity / limit.perMinute),
+  );
   return Math.min(capacity, level.units + elapsedMs * limit.perMinute);
 }
 
 /** Takes one token from every bucket, or from none when any of them holds less than one. */
-export function takeToken(buckets: ReadonlyArray<{ limit: BucketLimit; level: BucketLevel | undefined }>, nowMs: number): TakeOutcome {
+export function takeToken(
+  buckets: ReadonlyArray<{ limit: BucketLimit; level: BucketLevel | undefined }>,
+  nowMs: number,
+): TakeOutcome {
   const { granted, retryAfterMs, levels } = takeTokens(buckets, 1, nowMs);
   return { admitted: granted === 1, retryAfterMs, levels };
 }
@@ -62,14 +68,22 @@ export interface BatchOutcome {
  * `count` requests charged to the same buckets at the same instant, one after the other: each
  * takes one token from every bucket while every bucket holds one. Exactly takeToken `count` times.
  */
-export function takeTokens(buckets: ReadonlyArray<{ limit: BucketLimit; level: BucketLevel | undefined }>, count: number, nowMs: number): BatchOutcome {
+export function takeTokens(
+  buckets: ReadonlyArray<{ limit: BucketLimit; level: BucketLevel | undefined }>,
+  count: number,
+  nowMs: number,
+): BatchOutcome {
   const current = buckets.map(({ limit, level }) => levelAt(level, limit, nowMs));
   const granted = Math.min(count, ...current.map((units) => Math.floor(units / TOKEN_UNITS)));
   let retryAfterMs = 0;
   if (granted < count) {
     current.forEach((units, index) => {
       const left = units - granted * TOKEN_UNITS;
-      if (left < TOKEN_UNITS) retryAfterMs = Math.max(retryAfterMs, Math.ceil((TOKEN_UNITS - left) / buckets[index]!.limit.perMinute));
+      if (left < TOKEN_UNITS)
+        retryAfterMs = Math.max(
+          retryAfterMs,
+          Math.ceil((TOKEN_UNITS - left) / buckets[index]!.limit.perMinute),
+        );
     });
   }
   const levels = current.map((units, index) => ({

@@ -42,26 +42,43 @@ describe('client bucket ids', () => {
 
 describe('payerOf', () => {
   it('reads the authorization’s from, lowercase', () => {
-    expect(payerOf(header({ x402Version: 2, payload: { authorization: { from: PAYER }, signature: '0x' } }))).toBe(PAYER.toLowerCase());
+    expect(
+      payerOf(
+        header({ x402Version: 2, payload: { authorization: { from: PAYER }, signature: '0x' } }),
+      ),
+    ).toBe(PAYER.toLowerCase());
   });
 
-  it.each([['not base64 json'], [header({ x402Version: 2 })], [header({ payload: { authorization: { from: '0x1234' } } })], [header(null)]])(
-    'names nobody for %s',
-    (value) => {
-      expect(payerOf(value)).toBeNull();
-    },
-  );
+  it.each([
+    ['not base64 json'],
+    [header({ x402Version: 2 })],
+    [header({ payload: { authorization: { from: '0x1234' } } })],
+    [header(null)],
+  ])('names nobody for %s', (value) => {
+    expect(payerOf(value)).toBeNull();
+  });
 });
 
 describe('chargesFor', () => {
   it('charges a free route, a 402 challenge and an unknown path to the client’s IP bucket', () => {
-    for (const route of [routeFor('GET', '/catalog'), routeFor('POST', '/preflight_payment'), routeFor('GET', '/no/such/path')]) {
-      expect(chargesFor({ client: '198.51.100.1', route, payer: null }, LIMITS)).toEqual([{ key: 'ip:198.51.100.1', limit: LIMITS.ip }]);
+    for (const route of [
+      routeFor('GET', '/catalog'),
+      routeFor('POST', '/preflight_payment'),
+      routeFor('GET', '/no/such/path'),
+    ]) {
+      expect(chargesFor({ client: '198.51.100.1', route, payer: null }, LIMITS)).toEqual([
+        { key: 'ip:198.51.100.1', limit: LIMITS.ip },
+      ]);
     }
   });
 
   it('charges a paid call to its payer and, beside it, the paid calls of its IP', () => {
-    expect(chargesFor({ client: '198.51.100.1', route: routeFor('POST', '/preflight_payment'), payer: '0xab' }, LIMITS)).toEqual([
+    expect(
+      chargesFor(
+        { client: '198.51.100.1', route: routeFor('POST', '/preflight_payment'), payer: '0xab' },
+        LIMITS,
+      ),
+    ).toEqual([
       { key: 'payer:0xab', limit: LIMITS.payer },
       { key: 'paid-ip:198.51.100.1', limit: LIMITS.paidIp },
     ]);
@@ -74,7 +91,9 @@ describe('chargesFor', () => {
       ['POST', '/consumer/auth/verify'],
       ['POST', '/owner/auth/verify'],
     ] as const) {
-      expect(chargesFor({ client: 'c', route: routeFor(method, path), payer: null }, LIMITS)).toEqual([
+      expect(
+        chargesFor({ client: 'c', route: routeFor(method, path), payer: null }, LIMITS),
+      ).toEqual([
         { key: 'ip:c', limit: LIMITS.ip },
         { key: 'sign-in:c', limit: LIMITS.signIn },
       ]);
@@ -82,7 +101,12 @@ describe('chargesFor', () => {
   });
 
   it('adds the outbound bucket to routes that call a third party', () => {
-    expect(chargesFor({ client: 'c', route: routeFor('POST', '/sync_policy_registration'), payer: null }, LIMITS)).toEqual([
+    expect(
+      chargesFor(
+        { client: 'c', route: routeFor('POST', '/sync_policy_registration'), payer: null },
+        LIMITS,
+      ),
+    ).toEqual([
       { key: 'ip:c', limit: LIMITS.ip },
       { key: 'outbound:ip:c', limit: LIMITS.outbound },
     ]);

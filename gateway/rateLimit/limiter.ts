@@ -29,7 +29,9 @@ export interface RateLimits {
 }
 
 /** The same limit for every bucket: tests and benchmarks that must not be limited use the largest. */
-export function uniformLimits(limit: BucketLimit = { perMinute: MAX_BUCKET_SETTING, burst: MAX_BUCKET_SETTING }): RateLimits {
+export function uniformLimits(
+  limit: BucketLimit = { perMinute: MAX_BUCKET_SETTING, burst: MAX_BUCKET_SETTING },
+): RateLimits {
   return { ip: limit, payer: limit, paidIp: limit, signIn: limit, outbound: limit };
 }
 
@@ -52,8 +54,10 @@ export function chargesFor(request: ChargedRequest, limits: RateLimits): BucketC
           { key: subject, limit: limits.payer },
           { key: `paid-ip:${request.client}`, limit: limits.paidIp },
         ];
-  if (request.route?.rateLimit === 'sign-in') charges.push({ key: `sign-in:${request.client}`, limit: limits.signIn });
-  if (request.route?.rateLimit === 'outbound') charges.push({ key: `outbound:${subject}`, limit: limits.outbound });
+  if (request.route?.rateLimit === 'sign-in')
+    charges.push({ key: `sign-in:${request.client}`, limit: limits.signIn });
+  if (request.route?.rateLimit === 'outbound')
+    charges.push({ key: `outbound:${subject}`, limit: limits.outbound });
   return charges;
 }
 
@@ -62,7 +66,9 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /** The `from` of the EIP-3009 authorization in an x402 payment header, lowercase; null when it names none. */
 export function payerOf(header: string): string | null {
   try {
-    const payload = decodePaymentSignatureHeader(header) as { payload?: { authorization?: { from?: unknown } } };
+    const payload = decodePaymentSignatureHeader(header) as {
+      payload?: { authorization?: { from?: unknown } };
+    };
     const from = payload?.payload?.authorization?.from;
     return typeof from === 'string' && ADDRESS.test(from) ? from.toLowerCase() : null;
   } catch {
@@ -92,8 +98,14 @@ export function rateLimiter(options: RateLimiterOptions): RequestHandler {
   let lastErrorLogMs = 0;
   return (req: Request, _res: Response, next: NextFunction) => {
     const route = routeFor(req.method, req.path);
-    const header = options.payments && route?.price.kind === 'paid' && req.method !== 'HEAD' ? paymentHeader(req) : null;
-    const charges = chargesFor({ client: clientBucketId(req.ip), route, payer: header === null ? null : payerOf(header) }, options.limits);
+    const header =
+      options.payments && route?.price.kind === 'paid' && req.method !== 'HEAD'
+        ? paymentHeader(req)
+        : null;
+    const charges = chargesFor(
+      { client: clientBucketId(req.ip), route, payer: header === null ? null : payerOf(header) },
+      options.limits,
+    );
     options.store.take(charges).then(
       (waitMs) => {
         if (waitMs === 0) {
@@ -101,12 +113,19 @@ export function rateLimiter(options: RateLimiterOptions): RequestHandler {
           return;
         }
         const seconds = retryAfterSeconds(waitMs);
-        next(new AppError('RATE_LIMITED', `Too many requests; retry in ${seconds} s.`, { retryAfterSeconds: seconds }));
+        next(
+          new AppError('RATE_LIMITED', `Too many requests; retry in ${seconds} s.`, {
+            retryAfterSeconds: seconds,
+          }),
+        );
       },
       (error: unknown) => {
         if (Date.now() - lastErrorLogMs >= STORE_ERROR_LOG_INTERVAL_MS) {
           lastErrorLogMs = Date.now();
-          options.log.error({ err: error }, 'rate-limit store failed; requests pass unchecked until it answers');
+          options.log.error(
+            { err: error },
+            'rate-limit store failed; requests pass unchecked until it answers',
+          );
         }
         next();
       },

@@ -25,7 +25,8 @@ export const SWEEP_INTERVAL_MS = 60_000;
 /** Connections of the PostgreSQL store's own pool: each check is one short function call. */
 export const STORE_POOL_SIZE = 4;
 
-const TAKE_STATEMENT = 'SELECT granted, wait_ms FROM gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[], $4::integer)';
+const TAKE_STATEMENT =
+  'SELECT granted, wait_ms FROM gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[], $4::integer)';
 /** Most checks sent in one call. */
 export const MAX_CHECKS_PER_CALL = 1_000;
 
@@ -52,9 +53,17 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   async take(charges: readonly BucketCharge[]): Promise<number> {
     const now = this.nowMs();
-    const outcome = takeToken(charges.map((charge) => ({ limit: charge.limit, level: this.buckets.get(charge.key)?.level })), now);
+    const outcome = takeToken(
+      charges.map((charge) => ({
+        limit: charge.limit,
+        level: this.buckets.get(charge.key)?.level,
+      })),
+      now,
+    );
     if (!outcome.admitted) return outcome.retryAfterMs;
-    charges.forEach((charge, index) => this.buckets.set(charge.key, { level: outcome.levels[index]!, limit: charge.limit }));
+    charges.forEach((charge, index) =>
+      this.buckets.set(charge.key, { level: outcome.levels[index]!, limit: charge.limit }),
+    );
     return 0;
   }
 
@@ -94,7 +103,9 @@ export class PostgresRateLimitStore implements RateLimitStore {
       queue = { charges, waiting: [], inFlight: false };
       this.queues.set(key, queue);
     }
-    const settled = new Promise<number>((resolve, reject) => queue.waiting.push({ resolve, reject }));
+    const settled = new Promise<number>((resolve, reject) =>
+      queue.waiting.push({ resolve, reject }),
+    );
     this.flush(key, queue);
     return settled;
   }
@@ -108,20 +119,31 @@ export class PostgresRateLimitStore implements RateLimitStore {
     }
     const batch = queue.waiting.splice(0, MAX_CHECKS_PER_CALL);
     queue.inFlight = true;
-    this.call(queue.charges, batch.length).then(
-      ({ granted, waitMs }) => batch.forEach((check, index) => check.resolve(index < granted ? 0 : waitMs)),
-      (error: unknown) => batch.forEach((check) => check.reject(error)),
-    ).finally(() => {
-      queue.inFlight = false;
-      this.flush(key, queue);
-    });
+    this.call(queue.charges, batch.length)
+      .then(
+        ({ granted, waitMs }) =>
+          batch.forEach((check, index) => check.resolve(index < granted ? 0 : waitMs)),
+        (error: unknown) => batch.forEach((check) => check.reject(error)),
+      )
+      .finally(() => {
+        queue.inFlight = false;
+        this.flush(key, queue);
+      });
   }
 
-  private async call(charges: readonly BucketCharge[], count: number): Promise<{ granted: number; waitMs: number }> {
+  private async call(
+    charges: readonly BucketCharge[],
+    count: number,
+  ): Promise<{ granted: number; waitMs: number }> {
     const result = await this.pool.query<{ granted: number; wait_ms: string }>({
       name: 'gateway_take_rate_tokens',
       text: TAKE_STATEMENT,
-      values: [charges.map((charge) => charge.key), charges.map((charge) => capacityUnits(charge.limit)), charges.map((charge) => charge.limit.perMinute), count],
+      values: [
+        charges.map((charge) => charge.key),
+        charges.map((charge) => capacityUnits(charge.limit)),
+        charges.map((charge) => charge.limit.perMinute),
+        count,
+      ],
     });
     return { granted: result.rows[0]!.granted, waitMs: Number(result.rows[0]!.wait_ms) };
   }
@@ -142,5 +164,13 @@ export function openRateLimitStore(
 ): RateLimitStore {
   if (kind === 'memory') return new MemoryRateLimitStore();
   if (databaseUrl === null) throw new Error('RATE_LIMIT_STORE=postgres needs the database URL');
-  return new PostgresRateLimitStore(createPool(databaseUrl, { max: STORE_POOL_SIZE, applicationName: 'spend-control-rate-limit', onIdleError: onError }), true, onError);
+  return new PostgresRateLimitStore(
+    createPool(databaseUrl, {
+      max: STORE_POOL_SIZE,
+      applicationName: 'spend-control-rate-limit',
+      onIdleError: onError,
+    }),
+    true,
+    onError,
+  );
 }

@@ -31,7 +31,11 @@ export function cafeMenu(latte: RoutePrice, service: RestServiceInfo): RestResul
             currency: service.payment.assetSymbol,
             network: service.payment.network,
           },
-          order: { method: 'POST', path: '/cafe/order/latte', body: { cupName: `optional string, at most ${MAX_CUP_NAME_CHARS} characters` } },
+          order: {
+            method: 'POST',
+            path: '/cafe/order/latte',
+            body: { cupName: `optional string, at most ${MAX_CUP_NAME_CHARS} characters` },
+          },
         },
       ],
     },
@@ -41,7 +45,10 @@ export function cafeMenu(latte: RoutePrice, service: RestServiceInfo): RestResul
 /** The order body: nothing, or a name for the cup. */
 export function validateLatteOrder(input: RestInput): void {
   const { cupName } = stringFields(input, [{ name: 'cupName', required: false }]);
-  if (cupName !== undefined && (cupName.trim() === '' || [...cupName].length > MAX_CUP_NAME_CHARS)) {
+  if (
+    cupName !== undefined &&
+    (cupName.trim() === '' || [...cupName].length > MAX_CUP_NAME_CHARS)
+  ) {
     throw new AppError('REQUEST_INVALID', 'The request body is invalid.', [
       { field: 'cupName', reason: `must be 1 to ${MAX_CUP_NAME_CHARS} characters` },
     ]);
@@ -54,7 +61,11 @@ function voucherCode(): string {
   return `LATTE-${chars.slice(0, 5).join('')}-${chars.slice(5).join('')}`;
 }
 
-export function orderLatte(input: RestInput, latte: RoutePrice, service: RestServiceInfo): RestResult {
+export function orderLatte(
+  input: RestInput,
+  latte: RoutePrice,
+  service: RestServiceInfo,
+): RestResult {
   const { cupName } = stringFields(input, [{ name: 'cupName', required: false }]);
   const price = latte.kind === 'paid' ? latte.amountAtomic : 0n;
   return {

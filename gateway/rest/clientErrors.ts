@@ -25,13 +25,22 @@ function isHeadRequest(error: ClientError): boolean {
 function refusalOf(error: ClientError): { code: ErrorCode; message: string } {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { code: 'REQUEST_HEADERS_TOO_LARGE', message: `The request line and headers are larger than ${MAX_HEADER_BYTES} bytes.` };
+      return {
+        code: 'REQUEST_HEADERS_TOO_LARGE',
+        message: `The request line and headers are larger than ${MAX_HEADER_BYTES} bytes.`,
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { code: 'REQUEST_TIMEOUT', message: ERROR_CODES.REQUEST_TIMEOUT.message };
     case 'HPE_INVALID_METHOD':
-      return { code: 'REQUEST_INVALID', message: 'The request uses an HTTP method this server does not know.' };
+      return {
+        code: 'REQUEST_INVALID',
+        message: 'The request uses an HTTP method this server does not know.',
+      };
     default:
-      return { code: 'REQUEST_INVALID', message: `The request is not valid HTTP/1.1 (${error.code ?? 'unreadable'}).` };
+      return {
+        code: 'REQUEST_INVALID',
+        message: `The request is not valid HTTP/1.1 (${error.code ?? 'unreadable'}).`,
+      };
   }
 }
 
@@ -52,7 +61,9 @@ function answerOnSocket(
 ): void {
   const correlationId = newCorrelationId();
   const status = ERROR_CODES[code].status;
-  const body = JSON.stringify(errorBody(code, { message, correlationId, docsBaseUrl: options.docsBaseUrl }));
+  const body = JSON.stringify(
+    errorBody(code, { message, correlationId, docsBaseUrl: options.docsBaseUrl }),
+  );
   options.log.info({ correlationId, status, ...detail }, 'request refused by the HTTP layer');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
@@ -76,10 +87,23 @@ export function answerClientErrors(server: Server, options: RawAnswerOptions): v
       return;
     }
     const { code, message } = refusalOf(error);
-    answerOnSocket(socket, code, message, options, { parserError: error.code }, isHeadRequest(error));
+    answerOnSocket(
+      socket,
+      code,
+      message,
+      options,
+      { parserError: error.code },
+      isHeadRequest(error),
+    );
   });
   // Without a listener Node closes a CONNECT request's connection without a word.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    answerOnSocket(socket, 'REQUEST_INVALID', 'CONNECT (a proxy tunnel) is not served here.', options, { method: 'CONNECT' });
+    answerOnSocket(
+      socket,
+      'REQUEST_INVALID',
+      'CONNECT (a proxy tunnel) is not served here.',
+      options,
+      { method: 'CONNECT' },
+    );
   });
 }

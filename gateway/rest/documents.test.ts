@@ -12,7 +12,9 @@ describe('persisted documents', () => {
     const source = withSharedFragments('query Q { t { ...A ... on T { id } } }', fragments);
     const names = parse(source)
       .definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)
-      .map((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? definition.name.value : ''));
+      .map((definition) =>
+        definition.kind === Kind.FRAGMENT_DEFINITION ? definition.name.value : '',
+      );
     expect(names).toEqual(['A', 'B']);
   });
 
@@ -25,7 +27,9 @@ describe('persisted documents', () => {
     const documents = loadPersistedDocuments();
     expect(documents.get('pausePolicy')).toMatch(/fragment OperatorPolicy on Policy/);
     for (const [name, source] of documents) {
-      const operations = parse(source).definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+      const operations = parse(source).definitions.filter(
+        (definition) => definition.kind === Kind.OPERATION_DEFINITION,
+      );
       expect([name, operations.length]).toEqual([name, 1]);
     }
   });

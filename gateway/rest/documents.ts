@@ -30,7 +30,8 @@ export function loadSharedFragments(dir: string): ReadonlyMap<string, string> {
         throw new Error(`fragments/${file}: holds something other than fragment definitions`);
       }
       const name = definition.name.value;
-      if (fragments.has(name)) throw new Error(`fragments/${file}: fragment ${name} is defined twice`);
+      if (fragments.has(name))
+        throw new Error(`fragments/${file}: fragment ${name} is defined twice`);
       fragments.set(name, source.slice(definition.loc.start, definition.loc.end));
     }
   }
@@ -38,8 +39,13 @@ export function loadSharedFragments(dir: string): ReadonlyMap<string, string> {
 }
 
 /** The document with every shared fragment it spreads (and they spread) appended, once each. */
-export function withSharedFragments(source: string, fragments: ReadonlyMap<string, string>): string {
-  const defined = new Set([...source.matchAll(/\bfragment\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map((match) => match[1]));
+export function withSharedFragments(
+  source: string,
+  fragments: ReadonlyMap<string, string>,
+): string {
+  const defined = new Set(
+    [...source.matchAll(/\bfragment\s+([_A-Za-z][_0-9A-Za-z]*)/g)].map((match) => match[1]),
+  );
   const appended: string[] = [];
   const pending = spreadNames(source);
   while (pending.length > 0) {
@@ -55,16 +61,26 @@ export function withSharedFragments(source: string, fragments: ReadonlyMap<strin
 }
 
 /** Every persisted document as `{file, source}`, shared fragments included, in file order. */
-export function readPersistedDocuments(dir: string = documentsDir()): Array<{ file: string; source: string }> {
+export function readPersistedDocuments(
+  dir: string = documentsDir(),
+): Array<{ file: string; source: string }> {
   if (!existsSync(dir)) return [];
   const fragments = loadSharedFragments(dir);
   return readdirSync(dir)
     .filter((file) => file.endsWith('.graphql'))
     .sort()
-    .map((file) => ({ file, source: withSharedFragments(readFileSync(path.join(dir, file), 'utf8'), fragments) }));
+    .map((file) => ({
+      file,
+      source: withSharedFragments(readFileSync(path.join(dir, file), 'utf8'), fragments),
+    }));
 }
 
 /** Document name (file name without .graphql) → the source the gateway executes. */
 export function loadPersistedDocuments(dir: string = documentsDir()): ReadonlyMap<string, string> {
-  return new Map(readPersistedDocuments(dir).map(({ file, source }) => [file.slice(0, -'.graphql'.length), source]));
+  return new Map(
+    readPersistedDocuments(dir).map(({ file, source }) => [
+      file.slice(0, -'.graphql'.length),
+      source,
+    ]),
+  );
 }

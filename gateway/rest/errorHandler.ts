@@ -14,14 +14,24 @@ export function unmatchedRequest(routes: readonly RouteDefinition[]): RequestHan
   return (req: Request, _res: Response, next: NextFunction) => {
     const methods = allowedMethods(routes, req.path);
     if (methods.length > 0) {
-      next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(', ')}.`, { allow: methods }));
+      next(
+        new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${req.method} is not allowed on ${req.path}; use ${methods.join(', ')}.`,
+          { allow: methods },
+        ),
+      );
       return;
     }
     next(new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`));
   };
 }
 
-export function restErrorHandler(options: { log: Logger; bodyLimitBytes: number; docsBaseUrl: string | null }): ErrorRequestHandler {
+export function restErrorHandler(options: {
+  log: Logger;
+  bodyLimitBytes: number;
+  docsBaseUrl: string | null;
+}): ErrorRequestHandler {
   const { log } = options;
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const correlationId = String(res.locals.correlationId ?? newCorrelationId());
@@ -37,17 +47,24 @@ export function restErrorHandler(options: { log: Logger; bodyLimitBytes: number;
       ({ code, message } = layer);
     } else {
       code = 'INTERNAL_ERROR';
-      log.error({ correlationId, err: error, method: req.method, path: req.path }, 'unhandled error');
+      log.error(
+        { correlationId, err: error, method: req.method, path: req.path },
+        'unhandled error',
+      );
     }
     if (code === 'INTERNAL_ERROR' && error instanceof AppError && error.cause) {
-      log.error({ correlationId, err: error.cause, method: req.method, path: req.path }, 'internal error');
+      log.error(
+        { correlationId, err: error.cause, method: req.method, path: req.path },
+        'internal error',
+      );
     }
     if (code === 'METHOD_NOT_ALLOWED') {
       const allow = (details as { allow?: string[] } | undefined)?.allow ?? [];
       res.setHeader('Allow', allow.join(', '));
     }
     const retryAfter = (details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
-    if (typeof retryAfter === 'number' && ERROR_CODES[code].retryable) res.setHeader('Retry-After', String(retryAfter));
+    if (typeof retryAfter === 'number' && ERROR_CODES[code].retryable)
+      res.setHeader('Retry-After', String(retryAfter));
     if (code === 'INTERNAL_ERROR') {
       message = undefined;
       details = undefined;
@@ -57,6 +74,8 @@ export function restErrorHandler(options: { log: Logger; bodyLimitBytes: number;
       res.destroy();
       return;
     }
-    res.status(ERROR_CODES[code].status).json(errorBody(code, { message, details, correlationId, docsBaseUrl: options.docsBaseUrl }));
+    res
+      .status(ERROR_CODES[code].status)
+      .json(errorBody(code, { message, details, correlationId, docsBaseUrl: options.docsBaseUrl }));
   };
 }

@@ -12,14 +12,20 @@ function openapiPath(path: string): { path: string; params: string[] } {
   return { path: converted, params };
 }
 
-const errorResponse = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+const errorResponse = {
+  description: 'Error',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+};
 
 export function openApiDocument(service: RestServiceInfo, routes: readonly RouteDefinition[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const { path, params } = openapiPath(route.path);
     const responses: Record<string, unknown> = {
-      '200': { description: 'Success', content: { 'application/json': { schema: { type: 'object' } } } },
+      '200': {
+        description: 'Success',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
       '400': errorResponse,
       '404': errorResponse,
       '429': errorResponse,
@@ -31,13 +37,19 @@ export function openApiDocument(service: RestServiceInfo, routes: readonly Route
     }
     if (route.price.kind === 'paid') {
       responses['402'] = {
-        description: 'Payment required: the x402 v2 challenge is in the payment-required header; the body is {}',
-        headers: { 'payment-required': { schema: { type: 'string', description: 'base64 JSON PaymentRequired' } } },
+        description:
+          'Payment required: the x402 v2 challenge is in the payment-required header; the body is {}',
+        headers: {
+          'payment-required': {
+            schema: { type: 'string', description: 'base64 JSON PaymentRequired' },
+          },
+        },
         content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
       };
       responses['503'] = {
         ...errorResponse,
-        description: 'PAYMENT_SETTLEMENT_PENDING: the payment is sent and unconfirmed; present the same PAYMENT-SIGNATURE again (Retry-After)',
+        description:
+          'PAYMENT_SETTLEMENT_PENDING: the payment is sent and unconfirmed; present the same PAYMENT-SIGNATURE again (Retry-After)',
       };
     }
     paths[path] ??= {};
@@ -45,9 +57,19 @@ export function openApiDocument(service: RestServiceInfo, routes: readonly Route
       summary: route.purpose,
       tags: [route.group],
       'x-price': describePrice(route.price, service),
-      parameters: params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+      parameters: params.map((name) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      })),
       ...(route.method === 'POST'
-        ? { requestBody: { required: false, content: { 'application/json': { schema: { type: 'object' } } } } }
+        ? {
+            requestBody: {
+              required: false,
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+          }
         : {}),
       ...(route.auth === 'admin' ? { security: [{ adminBearer: [] }] } : {}),
       ...(route.auth === 'consumer' ? { security: [{ sessionBearer: [] }] } : {}),
@@ -56,13 +78,21 @@ export function openApiDocument(service: RestServiceInfo, routes: readonly Route
   }
   return {
     openapi: '3.1.0',
-    info: { title: service.serviceName, description: service.serviceDescription, version: service.version },
+    info: {
+      title: service.serviceName,
+      description: service.serviceDescription,
+      version: service.version,
+    },
     servers: [{ url: service.publicUrl }],
     paths,
     components: {
       securitySchemes: {
         adminBearer: { type: 'http', scheme: 'bearer' },
-        sessionBearer: { type: 'http', scheme: 'bearer', description: 'owner or consumer session from /consumer/auth/verify or /owner/auth/verify' },
+        sessionBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'owner or consumer session from /consumer/auth/verify or /owner/auth/verify',
+        },
       },
       schemas: {
         ErrorBody: {

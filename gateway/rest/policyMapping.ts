@@ -39,7 +39,8 @@ interface ConsumerPolicyData {
 }
 
 export function consumerPolicyBody(policy: unknown): Json {
-  const { id, version, status, state, policyHash, expiresAt, limits } = policy as ConsumerPolicyData;
+  const { id, version, status, state, policyHash, expiresAt, limits } =
+    policy as ConsumerPolicyData;
   return { policyId: id, version, status, state, policyHash, expiresAt, limits };
 }
 
@@ -56,6 +57,10 @@ export function sessionBody(data: unknown, expected: 'CONSUMER' | 'OWNER', edge:
   if (claims.session !== expected || (expected === 'CONSUMER') !== (claims.policyId !== null)) {
     throw new AppError('INTERNAL_ERROR', 'The sign-in claims do not match the route.');
   }
-  const sessionClaims: SessionClaims = { address: claims.address, policyId: claims.policyId, expiresAt: new Date(claims.expiresAt) };
+  const sessionClaims: SessionClaims = {
+    address: claims.address,
+    policyId: claims.policyId,
+    expiresAt: new Date(claims.expiresAt),
+  };
   return { ...edge.issueSession(sessionClaims) };
 }

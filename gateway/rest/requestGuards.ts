@@ -14,8 +14,15 @@ const SHOWN_MEDIA_TYPE_CHARS = 80;
  * body, so the server leaves it to this middleware.
  */
 export function requireHostHeader(req: Request, _res: Response, next: NextFunction): void {
-  const missing = req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && (req.headers.host === undefined || req.headers.host === '');
-  next(missing ? new AppError('REQUEST_INVALID', 'An HTTP/1.1 request needs a Host header.') : undefined);
+  const missing =
+    req.httpVersionMajor === 1 &&
+    req.httpVersionMinor >= 1 &&
+    (req.headers.host === undefined || req.headers.host === '');
+  next(
+    missing
+      ? new AppError('REQUEST_INVALID', 'An HTTP/1.1 request needs a Host header.')
+      : undefined,
+  );
 }
 
 /** Content-Length above zero, or a chunked body: something to parse. */
@@ -27,15 +34,22 @@ export function hasRequestBody(req: Request): boolean {
 
 /** Null when `header` is application/json with no charset or charset utf-8; else why not. */
 export function jsonMediaTypeProblem(header: string | undefined): string | null {
-  if (header === undefined || header.trim() === '') return 'the request has a body but no Content-Type';
+  if (header === undefined || header.trim() === '')
+    return 'the request has a body but no Content-Type';
   const [type, ...parameters] = header.split(';');
   const mediaType = type!.trim().toLowerCase();
-  if (mediaType !== JSON_MEDIA_TYPE) return `the body was sent as ${JSON.stringify(mediaType.slice(0, SHOWN_MEDIA_TYPE_CHARS))}`;
+  if (mediaType !== JSON_MEDIA_TYPE)
+    return `the body was sent as ${JSON.stringify(mediaType.slice(0, SHOWN_MEDIA_TYPE_CHARS))}`;
   for (const parameter of parameters) {
     const [name, ...rest] = parameter.split('=');
     if (name!.trim().toLowerCase() !== 'charset') continue;
-    const charset = rest.join('=').trim().replace(/^"(.*)"$/, '$1').toLowerCase();
-    if (charset !== 'utf-8') return `charset ${JSON.stringify(charset.slice(0, SHOWN_MEDIA_TYPE_CHARS))} is not utf-8`;
+    const charset = rest
+      .join('=')
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    if (charset !== 'utf-8')
+      return `charset ${JSON.stringify(charset.slice(0, SHOWN_MEDIA_TYPE_CHARS))} is not utf-8`;
   }
   return null;
 }
@@ -47,19 +61,39 @@ export function requireJsonMediaType(req: Request, _res: Response, next: NextFun
     return;
   }
   const problem = jsonMediaTypeProblem(req.headers['content-type']);
-  next(problem === null ? undefined : new AppError('UNSUPPORTED_MEDIA_TYPE', `Send the body as application/json (UTF-8): ${problem}.`));
+  next(
+    problem === null
+      ? undefined
+      : new AppError(
+          'UNSUPPORTED_MEDIA_TYPE',
+          `Send the body as application/json (UTF-8): ${problem}.`,
+        ),
+  );
 }
 
 /** 400 REQUEST_INVALID naming the field when the parsed body holds what the service cannot carry. */
 export function checkWireBody(req: Request, _res: Response, next: NextFunction): void {
   const problem = wireJsonProblem(req.body);
-  next(problem === null ? undefined : new AppError('REQUEST_INVALID', `The body cannot be accepted: ${problem.field} ${problem.reason}.`, [problem]));
+  next(
+    problem === null
+      ? undefined
+      : new AppError(
+          'REQUEST_INVALID',
+          `The body cannot be accepted: ${problem.field} ${problem.reason}.`,
+          [problem],
+        ),
+  );
 }
 
 /** The same check on a route's query and path parameters (percent-decoded by then). */
 export function checkWireParameters(params: unknown, query: unknown): void {
   const problem = wireJsonProblem(params, 'path') ?? wireJsonProblem(query, 'query');
-  if (problem !== null) throw new AppError('REQUEST_INVALID', `The request cannot be accepted: ${problem.field} ${problem.reason}.`, [problem]);
+  if (problem !== null)
+    throw new AppError(
+      'REQUEST_INVALID',
+      `The request cannot be accepted: ${problem.field} ${problem.reason}.`,
+      [problem],
+    );
 }
 
 interface HttpLayerError {
@@ -71,12 +105,19 @@ interface HttpLayerError {
  * The registry code for an error thrown by Express's own layers (body-parser, path decoding), or
  * null for anything else (an internal error). Client faults keep their 4xx.
  */
-export function httpLayerError(error: unknown, bodyLimitBytes: number): { code: ErrorCode; message?: string } | null {
-  if (error instanceof URIError) return { code: 'REQUEST_INVALID', message: 'The path holds invalid percent-encoding.' };
+export function httpLayerError(
+  error: unknown,
+  bodyLimitBytes: number,
+): { code: ErrorCode; message?: string } | null {
+  if (error instanceof URIError)
+    return { code: 'REQUEST_INVALID', message: 'The path holds invalid percent-encoding.' };
   const layer = (typeof error === 'object' && error !== null ? error : {}) as HttpLayerError;
   switch (layer.type) {
     case 'entity.too.large':
-      return { code: 'BODY_TOO_LARGE', message: `The request body is larger than ${bodyLimitBytes} bytes.` };
+      return {
+        code: 'BODY_TOO_LARGE',
+        message: `The request body is larger than ${bodyLimitBytes} bytes.`,
+      };
     case 'entity.parse.failed':
       return { code: 'BODY_NOT_JSON' };
     case 'encoding.unsupported':

@@ -23,7 +23,12 @@ export interface RestRouterDeps {
   readonly service: RestServiceInfo;
   readonly documents: ReadonlyMap<string, string>;
   /** Runs a persisted document through the gateway's ApolloServer. */
-  execute(query: string, operationName: string, variables: Record<string, unknown>, context: GatewayContext): Promise<OperationResult>;
+  execute(
+    query: string,
+    operationName: string,
+    variables: Record<string, unknown>,
+    context: GatewayContext,
+  ): Promise<OperationResult>;
   /** Builds the operation context from the request; throws AppError for a bad credential. */
   contextFor(req: Request): GatewayContext;
   /** The same caller as a paid call of this priced route: the only context its operation runs in. */
@@ -38,24 +43,38 @@ export interface RestRouterDeps {
 }
 
 /** Route-level authentication; what each actor may see is the subgraph's decision. */
-function checkRouteAuth(route: RouteDefinition, input: RestInput, consumerAuthRequired: boolean): void {
-  if (route.auth === 'admin' && input.actor.kind !== 'admin') throw new AppError('ADMIN_AUTH_REQUIRED');
+function checkRouteAuth(
+  route: RouteDefinition,
+  input: RestInput,
+  consumerAuthRequired: boolean,
+): void {
+  if (route.auth === 'admin' && input.actor.kind !== 'admin')
+    throw new AppError('ADMIN_AUTH_REQUIRED');
   if (route.auth === 'consumer' && input.actor.kind === 'anonymous') {
     const namesPolicy = typeof input.query.policyId === 'string' && input.query.policyId !== '';
     if (consumerAuthRequired || !namesPolicy) {
-      throw new AppError('AUTH_REQUIRED', 'This route needs a session bearer (sign in at /consumer/auth/nonce and /consumer/auth/verify).');
+      throw new AppError(
+        'AUTH_REQUIRED',
+        'This route needs a session bearer (sign in at /consumer/auth/nonce and /consumer/auth/verify).',
+      );
     }
   }
 }
 
 function send(res: Response, result: RestResult): void {
-  if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  if (result.headers)
+    for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
   res.status(result.status).json(result.body);
 }
 
 /** What one authorization pays for: this method, path, query and body, byte-for-byte canonical. */
 export function requestDigest(req: Request): string {
-  const request = { method: req.method, path: req.path, query: req.query ?? {}, body: req.body ?? null };
+  const request = {
+    method: req.method,
+    path: req.path,
+    query: req.query ?? {},
+    body: req.body ?? null,
+  };
   return createHash('sha256').update(canonicalJson(request)).digest('hex');
 }
 
@@ -70,7 +89,9 @@ export function paymentHeader(req: Request): string | null {
 
 function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   if (route.operation && !deps.documents.has(route.operation.document)) {
-    throw new Error(`route ${route.method} ${route.path}: no persisted document ${route.operation.document}.graphql`);
+    throw new Error(
+      `route ${route.method} ${route.path}: no persisted document ${route.operation.document}.graphql`,
+    );
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
@@ -91,8 +112,14 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
         if (route.handler) return route.handler(input, deps.service, deps.routes);
         const operation = route.operation!;
         // Reached only past the paywall (or with none, in development): the priced fields admit nothing else.
-        const runAs = route.price.kind === 'paid' ? deps.paidContext(context, routeKey(route)) : context;
-        const result = await deps.execute(deps.documents.get(operation.document)!, operation.operationName, variables!, runAs);
+        const runAs =
+          route.price.kind === 'paid' ? deps.paidContext(context, routeKey(route)) : context;
+        const result = await deps.execute(
+          deps.documents.get(operation.document)!,
+          operation.operationName,
+          variables!,
+          runAs,
+        );
         if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
         if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
         return operation.respond(result.data, input, deps.edge);
@@ -104,7 +131,11 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
       const result = await deps.paywall.serve(
         {
           route: `${route.method} ${route.path}`,
-          resource: { url: `${deps.service.publicUrl}${req.path}`, description: route.purpose, mimeType: 'application/json' },
+          resource: {
+            url: `${deps.service.publicUrl}${req.path}`,
+            description: route.purpose,
+            mimeType: 'application/json',
+          },
           amountAtomic: route.price.amountAtomic,
           requestDigest: requestDigest(req),
           // HEAD shows the challenge and never pays: its answer would have no body to deliver.
@@ -119,7 +150,12 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
             const correlationId = String(res.locals.correlationId ?? '');
             return {
               status: error.status,
-              body: errorBody(error.code, { message: error.message, details: error.details, correlationId, docsBaseUrl: deps.service.docsBaseUrl }),
+              body: errorBody(error.code, {
+                message: error.message,
+                details: error.details,
+                correlationId,
+                docsBaseUrl: deps.service.docsBaseUrl,
+              }),
             };
           }
         },
@@ -145,16 +181,23 @@ export function createRestRouter(deps: RestRouterDeps): express.Router {
 export function routePattern(path: string): RegExp {
   const segments = path
     .split('/')
-    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    .map((segment) =>
+      segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    );
   return new RegExp(`^${segments.join('/')}/?$`, 'i');
 }
 
 /** Finds the route Express will run for a request (HEAD runs the GET route), before it runs; null for none. */
-export function routeMatcher(routes: readonly RouteDefinition[]): (method: string, path: string) => RouteDefinition | null {
+export function routeMatcher(
+  routes: readonly RouteDefinition[],
+): (method: string, path: string) => RouteDefinition | null {
   const table = routes.map((route) => ({ route, pattern: routePattern(route.path) }));
   return (method, path) => {
     const wanted = method === 'HEAD' ? 'GET' : method;
-    return table.find((entry) => entry.route.method === wanted && entry.pattern.test(path))?.route ?? null;
+    return (
+      table.find((entry) => entry.route.method === wanted && entry.pattern.test(path))?.route ??
+      null
+    );
   };
 }
 

@@ -83,7 +83,12 @@ const SIGN_IN_FIELDS: readonly BodyField[] = [
 ];
 
 function noInput(input: RestInput): Record<string, never> {
-  if (input.body !== undefined && input.body !== null && typeof input.body === 'object' && Object.keys(input.body).length > 0) {
+  if (
+    input.body !== undefined &&
+    input.body !== null &&
+    typeof input.body === 'object' &&
+    Object.keys(input.body).length > 0
+  ) {
     throw new AppError('REQUEST_INVALID', 'This route takes no request body.');
   }
   return {};
@@ -91,7 +96,8 @@ function noInput(input: RestInput): Record<string, never> {
 
 /** A receiptId is 0x + 64 hex; anything else is RECEIPT_ID_INVALID before any lookup. */
 function receiptIdParam(value: unknown): string {
-  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(value)) throw new AppError('RECEIPT_ID_INVALID', undefined, { receiptId: value ?? null });
+  if (typeof value !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(value))
+    throw new AppError('RECEIPT_ID_INVALID', undefined, { receiptId: value ?? null });
   return value;
 }
 
@@ -99,7 +105,8 @@ const LATTE_PRICE = usdt0('0.04');
 
 /** A pollRef is esc_ + 24 hex; anything else is ESCALATION_NOT_FOUND before any lookup. */
 function escalationPollRefParam(value: unknown): string {
-  if (typeof value !== 'string' || !/^esc_[0-9a-f]{24}$/.test(value)) throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: value ?? null });
+  if (typeof value !== 'string' || !/^esc_[0-9a-f]{24}$/.test(value))
+    throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: value ?? null });
   return value;
 }
 
@@ -115,7 +122,10 @@ export function buildRoutes(): RouteDefinition[] {
       validate: (input) => {
         noInput(input);
       },
-      handler: () => ({ status: 200, body: { ok: true, tool: 'ping_service', ts: new Date().toISOString() } }),
+      handler: () => ({
+        status: 200,
+        body: { ok: true, tool: 'ping_service', ts: new Date().toISOString() },
+      }),
     },
     {
       method: 'GET',
@@ -129,7 +139,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'GET',
       path: '/consumer/catalog',
-      purpose: 'live catalog of providers and capabilities with maturities and the execution object',
+      purpose:
+        'live catalog of providers and capabilities with maturities and the execution object',
       group: 'consumer',
       auth: 'public',
       price: FREE,
@@ -137,13 +148,17 @@ export function buildRoutes(): RouteDefinition[] {
         document: 'catalog',
         operationName: 'Catalog',
         variables: noInput,
-        respond: (data) => ({ status: 200, body: consumerCatalogBody(data as unknown as CatalogData) }),
+        respond: (data) => ({
+          status: 200,
+          body: consumerCatalogBody(data as unknown as CatalogData),
+        }),
       },
     },
     {
       method: 'GET',
       path: '/consumer/policy',
-      purpose: 'the session’s bound policy: id, version, status, policyHash and limits (?policyId= without a session only where CONSUMER_AUTH_REQUIRED=0)',
+      purpose:
+        'the session’s bound policy: id, version, status, policyHash and limits (?policyId= without a session only where CONSUMER_AUTH_REQUIRED=0)',
       group: 'consumer',
       auth: 'consumer',
       price: FREE,
@@ -157,7 +172,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/consumer/auth/nonce',
-      purpose: 'a server-generated, single-use sign-in nonce (10 minutes) with the domain, chain id and resource format the SIWE message must name',
+      purpose:
+        'a server-generated, single-use sign-in nonce (10 minutes) with the domain, chain id and resource format the SIWE message must name',
       group: 'consumer',
       auth: 'public',
       price: FREE,
@@ -172,7 +188,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/consumer/auth/verify',
-      purpose: 'verifies a signed SIWE message naming svc:policy:<policyId> and returns a 30-minute bearer bound to that one policy',
+      purpose:
+        'verifies a signed SIWE message naming svc:policy:<policyId> and returns a 30-minute bearer bound to that one policy',
       group: 'consumer',
       auth: 'public',
       price: FREE,
@@ -181,13 +198,17 @@ export function buildRoutes(): RouteDefinition[] {
         document: 'verifySignIn',
         operationName: 'VerifySignIn',
         variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'CONSUMER' }),
-        respond: (data, _input, edge) => ({ status: 200, body: sessionBody(data.verifySignIn, 'CONSUMER', edge) }),
+        respond: (data, _input, edge) => ({
+          status: 200,
+          body: sessionBody(data.verifySignIn, 'CONSUMER', edge),
+        }),
       },
     },
     {
       method: 'POST',
       path: '/owner/auth/verify',
-      purpose: 'the dashboard sign-in: verifies a signed SIWE message naming no policy and returns a 30-minute owner bearer for every policy the address owns',
+      purpose:
+        'the dashboard sign-in: verifies a signed SIWE message naming no policy and returns a 30-minute owner bearer for every policy the address owns',
       group: 'owner',
       auth: 'public',
       price: FREE,
@@ -196,13 +217,17 @@ export function buildRoutes(): RouteDefinition[] {
         document: 'verifySignIn',
         operationName: 'VerifySignIn',
         variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'OWNER' }),
-        respond: (data, _input, edge) => ({ status: 200, body: sessionBody(data.verifySignIn, 'OWNER', edge) }),
+        respond: (data, _input, edge) => ({
+          status: 200,
+          body: sessionBody(data.verifySignIn, 'OWNER', edge),
+        }),
       },
     },
     {
       method: 'POST',
       path: '/create_spend_intent',
-      purpose: 'validate a SpendIntent (per-field INTENT_MALFORMED), bind it to the policy and store it; returns its intentHash and canonical form',
+      purpose:
+        'validate a SpendIntent (per-field INTENT_MALFORMED), bind it to the policy and store it; returns its intentHash and canonical form',
       group: 'control-plane',
       auth: 'public',
       price: BUNDLED,
@@ -216,7 +241,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/preflight_payment',
-      purpose: 'evaluate an intent (or a stored intentHash) against the policy: decision, 14-rule trace, reservation on APPROVED, receiptId',
+      purpose:
+        'evaluate an intent (or a stored intentHash) against the policy: decision, 14-rule trace, reservation on APPROVED, receiptId',
       group: 'control-plane',
       auth: 'public',
       price: usdt0('0.05'),
@@ -230,7 +256,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/detect_duplicate',
-      purpose: 'whether an approved intent with the same duplicate key tuple lies inside the policy’s window: prior intentHash, seconds left, keys matched',
+      purpose:
+        'whether an approved intent with the same duplicate key tuple lies inside the policy’s window: prior intentHash, seconds left, keys matched',
       group: 'control-plane',
       auth: 'public',
       price: usdt0('0.02'),
@@ -244,7 +271,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/get_ledger',
-      purpose: 'a policy’s spend window: settled and reserved today, effective usage, remaining budget, calls in the last hour, recent intents (admin, owner or the policy’s consumer session)',
+      purpose:
+        'a policy’s spend window: settled and reserved today, effective usage, remaining budget, calls in the last hour, recent intents (admin, owner or the policy’s consumer session)',
       group: 'control-plane',
       auth: 'consumer',
       price: FREE,
@@ -258,7 +286,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'GET',
       path: '/receipt_status/:receiptId',
-      purpose: 'the anchor object of a decision receipt: PENDING {receiptId}, or NOT_FOUND {receiptId} for an id never issued',
+      purpose:
+        'the anchor object of a decision receipt: PENDING {receiptId}, or NOT_FOUND {receiptId} for an id never issued',
       group: 'control-plane',
       auth: 'public',
       price: FREE,
@@ -272,7 +301,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'GET',
       path: '/escalation_status/:pollRef',
-      purpose: 'poll an escalation: PENDING, APPROVED, DENIED or EXPIRED (outcome DENIED, reason ESCALATION_EXPIRED_DEFAULT_DENY), with its intentHash, amount and times',
+      purpose:
+        'poll an escalation: PENDING, APPROVED, DENIED or EXPIRED (outcome DENIED, reason ESCALATION_EXPIRED_DEFAULT_DENY), with its intentHash, amount and times',
       group: 'control-plane',
       auth: 'public',
       price: FREE,
@@ -293,14 +323,19 @@ export function buildRoutes(): RouteDefinition[] {
       operation: {
         document: 'logReceipt',
         operationName: 'LogReceipt',
-        variables: (input) => ({ receiptId: receiptIdParam(bodyFields(input, [{ name: 'receiptId', required: false }]).receiptId) }),
+        variables: (input) => ({
+          receiptId: receiptIdParam(
+            bodyFields(input, [{ name: 'receiptId', required: false }]).receiptId,
+          ),
+        }),
         respond: (data) => ({ status: 200, body: data.logReceipt }),
       },
     },
     {
       method: 'POST',
       path: '/redact_payment_metadata',
-      purpose: 'strip emails, phone numbers, API keys, bearer tokens, card numbers and IBANs from metadata; returns it with its metadataHash (stores nothing)',
+      purpose:
+        'strip emails, phone numbers, API keys, bearer tokens, card numbers and IBANs from metadata; returns it with its metadataHash (stores nothing)',
       group: 'control-plane',
       auth: 'public',
       price: usdt0('0.02'),
@@ -308,35 +343,41 @@ export function buildRoutes(): RouteDefinition[] {
         bodyFields(input, [{ name: 'metadata', kind: 'object', required: true }]);
       },
       handler: (input) => {
-        const { metadata } = bodyFields(input, [{ name: 'metadata', kind: 'object', required: true }]);
+        const { metadata } = bodyFields(input, [
+          { name: 'metadata', kind: 'object', required: true },
+        ]);
         return { status: 200, body: redactPaymentMetadata(metadata) };
       },
     },
     {
       method: 'POST',
       path: '/create_spend_policy',
-      purpose: 'create a spend policy from its document (owner inside it): version 1, ACTIVE, policyId derived from owner and owner nonce',
+      purpose:
+        'create a spend policy from its document (owner inside it): version 1, ACTIVE, policyId derived from owner and owner nonce',
       group: 'operator',
       auth: 'admin',
       price: FREE,
       operation: {
         document: 'createSpendPolicy',
         operationName: 'CreateSpendPolicy',
-        variables: (input) => bodyFields(input, [{ name: 'policy', kind: 'object', required: true }]),
+        variables: (input) =>
+          bodyFields(input, [{ name: 'policy', kind: 'object', required: true }]),
         respond: (data) => ({ status: 201, body: operatorPolicyBody(data.createPolicy) }),
       },
     },
     {
       method: 'POST',
       path: '/update_policy',
-      purpose: 'replace a policy’s rules: a new version with a new policyHash; the old version stays readable',
+      purpose:
+        'replace a policy’s rules: a new version with a new policyHash; the old version stays readable',
       group: 'operator',
       auth: 'admin',
       price: FREE,
       operation: {
         document: 'updatePolicy',
         operationName: 'UpdatePolicy',
-        variables: (input) => bodyFields(input, [POLICY_ID_FIELD, { name: 'policy', kind: 'object', required: true }]),
+        variables: (input) =>
+          bodyFields(input, [POLICY_ID_FIELD, { name: 'policy', kind: 'object', required: true }]),
         respond: (data) => ({ status: 200, body: operatorPolicyBody(data.updatePolicy) }),
       },
     },
@@ -371,7 +412,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/sync_policy_registration',
-      purpose: 'record a confirmed on-chain PolicyRegistry registration (chain id, tx, block) after checking its policyHash',
+      purpose:
+        'record a confirmed on-chain PolicyRegistry registration (chain id, tx, block) after checking its policyHash',
       group: 'operator',
       auth: 'admin',
       price: FREE,
@@ -380,14 +422,16 @@ export function buildRoutes(): RouteDefinition[] {
       operation: {
         document: 'syncPolicyRegistration',
         operationName: 'SyncPolicyRegistration',
-        variables: (input) => bodyFields(input, [POLICY_ID_FIELD, { name: 'txHash', required: true }]),
+        variables: (input) =>
+          bodyFields(input, [POLICY_ID_FIELD, { name: 'txHash', required: true }]),
         respond: (data) => ({ status: 200, body: operatorPolicyBody(data.syncPolicyRegistration) }),
       },
     },
     {
       method: 'POST',
       path: '/ledger/treasury_transfer',
-      purpose: 'record a manual float replenishment between rails as a TREASURY_TRANSFER group pair (audited)',
+      purpose:
+        'record a manual float replenishment between rails as a TREASURY_TRANSFER group pair (audited)',
       group: 'operator',
       auth: 'admin',
       price: FREE,
@@ -410,7 +454,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'POST',
       path: '/ledger/reverse_group',
-      purpose: 'correct a posted ledger group with a visible REVERSAL group, with a reason (audited)',
+      purpose:
+        'correct a posted ledger group with a visible REVERSAL group, with a reason (audited)',
       group: 'operator',
       auth: 'admin',
       price: FREE,
@@ -448,7 +493,8 @@ export function buildRoutes(): RouteDefinition[] {
     {
       method: 'GET',
       path: '/.well-known/x402',
-      purpose: 'x402 discovery: every paid resource with its method, price, network and payment requirements',
+      purpose:
+        'x402 discovery: every paid resource with its method, price, network and payment requirements',
       group: 'service',
       auth: 'public',
       price: FREE,

@@ -22,7 +22,8 @@ export type RouteAuth = 'public' | 'admin' | 'consumer';
 
 export type RouteRateLimit = 'sign-in' | 'outbound';
 
-export type RouteGroup = 'control-plane' | 'operator' | 'consumer' | 'owner' | 'cafe' | 'builder' | 'identity' | 'service';
+export type RouteGroup =
+  'control-plane' | 'operator' | 'consumer' | 'owner' | 'cafe' | 'builder' | 'identity' | 'service';
 
 export interface RestInput {
   readonly params: Readonly<Record<string, string>>;
@@ -90,7 +91,11 @@ export interface RouteDefinition {
   readonly rateLimit?: RouteRateLimit;
   /** Checks a handler route's request before any payment is taken; throws AppError(REQUEST_INVALID). */
   readonly validate?: (input: RestInput) => void;
-  readonly handler?: (input: RestInput, service: RestServiceInfo, routes: readonly RouteDefinition[]) => RestResult | Promise<RestResult>;
+  readonly handler?: (
+    input: RestInput,
+    service: RestServiceInfo,
+    routes: readonly RouteDefinition[],
+  ) => RestResult | Promise<RestResult>;
 }
 
 export const FREE: RoutePrice = { kind: 'free' };

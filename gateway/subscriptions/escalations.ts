@@ -14,7 +14,13 @@ export const ESCALATION_CHANNEL = 'escalation_updated';
 
 /** What the NOTIFY payload carries; RESYNC after a lost LISTEN connection. */
 export type EscalationNotification =
-  | { readonly kind: 'CHANGED'; readonly pollRef: string; readonly policyId: string; readonly owner: string; readonly state: string }
+  | {
+      readonly kind: 'CHANGED';
+      readonly pollRef: string;
+      readonly policyId: string;
+      readonly owner: string;
+      readonly state: string;
+    }
   | { readonly kind: 'RESYNC' };
 
 /** Runs a GraphQL operation on the gateway as `actor`; the subscription reads current state with it. */
@@ -40,7 +46,8 @@ export interface EscalationUpdate {
   resolvedVia: string | null;
 }
 
-const FIELDS = 'pollRef state outcome reason intentHash policyId decision amountAtomic recipient createdAt expiresAt resolvedAt resolvedVia';
+const FIELDS =
+  'pollRef state outcome reason intentHash policyId decision amountAtomic recipient createdAt expiresAt resolvedAt resolvedVia';
 const ONE = `query EscalationUpdateOne($pollRef: ID!) { escalation(pollRef: $pollRef) { ${FIELDS} } }`;
 const OPEN = `query EscalationUpdateOpen($policyId: ID, $first: Int) { escalations(policyId: $policyId, state: PENDING, first: $first) { nodes { ${FIELDS} } } }`;
 /** The snapshot of open escalations a subscription starts with. */
@@ -64,7 +71,10 @@ export interface EscalationFeedArgs {
   readonly policyId: string | null;
 }
 
-function refuse(code: 'AUTH_REQUIRED' | 'FORBIDDEN' | 'REQUEST_INVALID', message: string): GraphQLError {
+function refuse(
+  code: 'AUTH_REQUIRED' | 'FORBIDDEN' | 'REQUEST_INVALID',
+  message: string,
+): GraphQLError {
   return new GraphQLError(message, { extensions: { code } });
 }
 
@@ -73,18 +83,28 @@ async function dataOf(read: ReturnType<GatewayExecutor>): Promise<Record<string,
   const result = await read;
   const [first] = result.errors ?? [];
   if (first !== undefined || !result.data) {
-    const extensions = (first as { extensions?: Record<string, unknown> } | undefined)?.extensions ?? { code: 'INTERNAL_ERROR' };
-    throw new GraphQLError(first?.message ?? 'The current state could not be read.', { extensions });
+    const extensions = (first as { extensions?: Record<string, unknown> } | undefined)
+      ?.extensions ?? { code: 'INTERNAL_ERROR' };
+    throw new GraphQLError(first?.message ?? 'The current state could not be read.', {
+      extensions,
+    });
   }
   return result.data;
 }
 
 /** Who may subscribe: an owner session (their policies) or an admin (all). */
 export function checkSubscriber(actor: Actor, args: EscalationFeedArgs): void {
-  if (actor.kind === 'anonymous') throw refuse('AUTH_REQUIRED', 'Sign in as the owner (connectionParams.authorization) to follow escalations.');
-  if (actor.kind !== 'owner' && actor.kind !== 'admin') throw refuse('FORBIDDEN', 'Only owner sessions and admins follow escalations.');
-  if (args.pollRef !== null && !POLL_REF.test(args.pollRef)) throw refuse('REQUEST_INVALID', 'pollRef is esc_ + 24 hex.');
-  if (args.policyId !== null && !POLICY_ID.test(args.policyId)) throw refuse('REQUEST_INVALID', 'policyId is a uint256 decimal string.');
+  if (actor.kind === 'anonymous')
+    throw refuse(
+      'AUTH_REQUIRED',
+      'Sign in as the owner (connectionParams.authorization) to follow escalations.',
+    );
+  if (actor.kind !== 'owner' && actor.kind !== 'admin')
+    throw refuse('FORBIDDEN', 'Only owner sessions and admins follow escalations.');
+  if (args.pollRef !== null && !POLL_REF.test(args.pollRef))
+    throw refuse('REQUEST_INVALID', 'pollRef is esc_ + 24 hex.');
+  if (args.policyId !== null && !POLICY_ID.test(args.policyId))
+    throw refuse('REQUEST_INVALID', 'policyId is a uint256 decimal string.');
 }
 
 /**
@@ -100,7 +120,9 @@ export function escalationFeed(
 ): AsyncIterableIterator<EscalationUpdate> {
   checkSubscriber(actor, args);
   // Subscribed before the snapshot is read, so no change between the two is lost.
-  const events = fanout.subscribe(ESCALATION_TOPIC) as AsyncIterableIterator<EscalationNotification>;
+  const events = fanout.subscribe(
+    ESCALATION_TOPIC,
+  ) as AsyncIterableIterator<EscalationNotification>;
   const queue: EscalationUpdate[] = [];
   let snapshotDue = true;
 
@@ -111,10 +133,15 @@ export function escalationFeed(
   const readSnapshot = async (): Promise<EscalationUpdate[]> => {
     if (args.pollRef !== null) {
       const one = await readOne(args.pollRef);
-      if (one === null) throw new GraphQLError('No escalation with this pollRef.', { extensions: { code: 'ESCALATION_NOT_FOUND' } });
+      if (one === null)
+        throw new GraphQLError('No escalation with this pollRef.', {
+          extensions: { code: 'ESCALATION_NOT_FOUND' },
+        });
       return [one];
     }
-    const data = await dataOf(execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS }));
+    const data = await dataOf(
+      execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS }),
+    );
     const nodes = (data.escalations as { nodes?: EscalationUpdate[] } | null)?.nodes ?? [];
     return [...nodes].reverse();
   };

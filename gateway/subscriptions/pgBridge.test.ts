@@ -38,9 +38,16 @@ describe('PgNotifyBridge', () => {
   });
 
   it('delivers a NOTIFY sent inside a committed transaction, parsed as JSON', async () => {
-    await db.pool.query(`SELECT pg_notify('catalog_changed', '{"id":"domains.check","maturity":"verified"}')`);
-    const event = await waitFor(() => received.find((r) => (r.payload as { id?: string }).id === 'domains.check'));
-    expect(event).toEqual({ channel: 'catalog_changed', payload: { id: 'domains.check', maturity: 'verified' } });
+    await db.pool.query(
+      `SELECT pg_notify('catalog_changed', '{"id":"domains.check","maturity":"verified"}')`,
+    );
+    const event = await waitFor(() =>
+      received.find((r) => (r.payload as { id?: string }).id === 'domains.check'),
+    );
+    expect(event).toEqual({
+      channel: 'catalog_changed',
+      payload: { id: 'domains.check', maturity: 'verified' },
+    });
   });
 
   it('never delivers a NOTIFY from a rolled-back transaction', async () => {
@@ -53,7 +60,9 @@ describe('PgNotifyBridge', () => {
       client.release();
     }
     await db.pool.query(`SELECT pg_notify('catalog_changed', '{"id":"after-rollback"}')`);
-    await waitFor(() => received.find((r) => (r.payload as { id?: string }).id === 'after-rollback'));
+    await waitFor(() =>
+      received.find((r) => (r.payload as { id?: string }).id === 'after-rollback'),
+    );
     expect(received.some((r) => (r.payload as { id?: string }).id === 'rolled-back')).toBe(false);
   });
 
@@ -63,7 +72,9 @@ describe('PgNotifyBridge', () => {
     );
     await waitFor(() => (resyncs > 0 && bridge.connected ? true : undefined), 10_000);
     await db.pool.query(`SELECT pg_notify('catalog_changed', '{"id":"after-reconnect"}')`);
-    await waitFor(() => received.find((r) => (r.payload as { id?: string }).id === 'after-reconnect'));
+    await waitFor(() =>
+      received.find((r) => (r.payload as { id?: string }).id === 'after-reconnect'),
+    );
     expect(resyncs).toBe(1);
   });
 });

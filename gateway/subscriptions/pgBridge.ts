@@ -24,7 +24,8 @@ export class PgNotifyBridge {
 
   constructor(private readonly options: PgNotifyBridgeOptions) {
     for (const channel of options.channels) {
-      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid NOTIFY channel name ${channel}`);
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel))
+        throw new Error(`invalid NOTIFY channel name ${channel}`);
     }
   }
 
@@ -33,7 +34,10 @@ export class PgNotifyBridge {
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.options.connectionString, application_name: 'gateway-listen' });
+    const client = new Client({
+      connectionString: this.options.connectionString,
+      application_name: 'gateway-listen',
+    });
     client.on('notification', (message) => {
       let payload: unknown = message.payload;
       try {

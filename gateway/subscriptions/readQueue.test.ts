@@ -20,7 +20,9 @@ test('runs at most `concurrency` reads, queues up to the bound in order, and ref
       return index;
     }),
   );
-  await expect(queue.run(async () => 'too many')).rejects.toMatchObject({ extensions: { code: 'SERVICE_UNAVAILABLE', retryable: true } });
+  await expect(queue.run(async () => 'too many')).rejects.toMatchObject({
+    extensions: { code: 'SERVICE_UNAVAILABLE', retryable: true },
+  });
   await new Promise((resolve) => setImmediate(resolve));
   expect(started).toEqual([0, 1]);
   gates[1].open();
@@ -34,6 +36,8 @@ test('runs at most `concurrency` reads, queues up to the bound in order, and ref
 
 test('a read that fails passes its error on and frees its slot', async () => {
   const queue = new ReadQueue(1, 1);
-  await expect(queue.run(async () => Promise.reject(new Error('database went away')))).rejects.toThrow('database went away');
+  await expect(
+    queue.run(async () => Promise.reject(new Error('database went away'))),
+  ).rejects.toThrow('database went away');
   await expect(queue.run(async () => 'next')).resolves.toBe('next');
 });

@@ -29,7 +29,14 @@ export class ReadQueue {
  * Made once: refusing a burst of reads must not cost an error object each. Its stack would only
  * show module loading, yet graphql-ws reads it when it wraps the error: a plain one costs nothing.
  */
-const QUEUE_FULL = new GraphQLError('Too many subscription reads are waiting; subscribe again shortly.', {
-  extensions: { code: 'SERVICE_UNAVAILABLE', status: ERROR_CODES.SERVICE_UNAVAILABLE.status, retryable: ERROR_CODES.SERVICE_UNAVAILABLE.retryable },
-});
+const QUEUE_FULL = new GraphQLError(
+  'Too many subscription reads are waiting; subscribe again shortly.',
+  {
+    extensions: {
+      code: 'SERVICE_UNAVAILABLE',
+      status: ERROR_CODES.SERVICE_UNAVAILABLE.status,
+      retryable: ERROR_CODES.SERVICE_UNAVAILABLE.retryable,
+    },
+  },
+);
 QUEUE_FULL.stack = `GraphQLError: ${QUEUE_FULL.message}`;

@@ -38,7 +38,10 @@ export interface SubscriptionContext {
   actor: Actor;
 }
 
-export const TOPICS = { catalogChanged: 'catalogChanged', escalationUpdated: ESCALATION_TOPIC } as const;
+export const TOPICS = {
+  catalogChanged: 'catalogChanged',
+  escalationUpdated: ESCALATION_TOPIC,
+} as const;
 /** The NOTIFY channels the gateway LISTENs on. */
 export const NOTIFY_CHANNELS = ['catalog_changed', ESCALATION_CHANNEL] as const;
 
@@ -67,7 +70,10 @@ export function eventFromNotification(channel: string, payload: unknown): Subscr
 
 export function resyncEvents(now: Date): SubscriptionEvent[] {
   return [
-    { topic: 'catalogChanged', event: { kind: 'RESYNC', id: null, maturity: null, changedAt: now.toISOString() } },
+    {
+      topic: 'catalogChanged',
+      event: { kind: 'RESYNC', id: null, maturity: null, changedAt: now.toISOString() },
+    },
     { topic: 'escalationUpdated', event: { kind: 'RESYNC' } },
   ];
 }
@@ -79,9 +85,14 @@ export interface SubscriptionReadLimits {
 }
 
 /** `execute` reads current state for escalationUpdated; without it the field refuses every subscriber. */
-export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute: GatewayExecutor | undefined, limits: SubscriptionReadLimits): GraphQLSchema {
+export function buildSubscriptionSchema(
+  fanout: Fanout<unknown>,
+  execute: GatewayExecutor | undefined,
+  limits: SubscriptionReadLimits,
+): GraphQLSchema {
   const reads = new ReadQueue(limits.readConcurrency, limits.readQueueLength);
-  const queuedExecute: GatewayExecutor | undefined = execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
+  const queuedExecute: GatewayExecutor | undefined =
+    execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
   const escalationUpdate = new GraphQLObjectType({
     name: 'EscalationUpdate',
     description: 'The current state of one escalation, as its owner sees it (Query.escalation).',
@@ -89,10 +100,16 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute: Gatewa
       pollRef: { type: new GraphQLNonNull(GraphQLID) },
       state: {
         type: new GraphQLNonNull(
-          new GraphQLEnumType({ name: 'EscalationState', values: { PENDING: {}, APPROVED: {}, DENIED: {}, EXPIRED: {} } }),
+          new GraphQLEnumType({
+            name: 'EscalationState',
+            values: { PENDING: {}, APPROVED: {}, DENIED: {}, EXPIRED: {} },
+          }),
         ),
       },
-      outcome: { type: GraphQLString, description: 'APPROVED or DENIED once resolved (EXPIRED reports DENIED).' },
+      outcome: {
+        type: GraphQLString,
+        description: 'APPROVED or DENIED once resolved (EXPIRED reports DENIED).',
+      },
       reason: { type: GraphQLString },
       intentHash: { type: new GraphQLNonNull(GraphQLString) },
       policyId: { type: new GraphQLNonNull(GraphQLID) },
@@ -102,34 +119,52 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute: Gatewa
       createdAt: { type: new GraphQLNonNull(GraphQLString) },
       expiresAt: { type: new GraphQLNonNull(GraphQLString) },
       resolvedAt: { type: GraphQLString },
-      resolvedVia: { type: GraphQLString, description: 'The deciding channel (owners only see their own).' },
+      resolvedVia: {
+        type: GraphQLString,
+        description: 'The deciding channel (owners only see their own).',
+      },
     },
   });
   const catalogChange = new GraphQLObjectType({
     name: 'CatalogChange',
-    description: 'A maturity change in the catalog. RESYNC means events may have been missed: re-read the catalog.',
+    description:
+      'A maturity change in the catalog. RESYNC means events may have been missed: re-read the catalog.',
     fields: {
       kind: {
         type: new GraphQLNonNull(
-          new GraphQLEnumType({ name: 'CatalogChangeKind', values: { PROVIDER: {}, CAPABILITY: {}, RESYNC: {} } }),
+          new GraphQLEnumType({
+            name: 'CatalogChangeKind',
+            values: { PROVIDER: {}, CAPABILITY: {}, RESYNC: {} },
+          }),
         ),
       },
       id: { type: GraphQLID },
       maturity: {
-        type: new GraphQLEnumType({ name: 'Maturity', values: { EXPERIMENTAL: {}, SANDBOX: {}, VERIFIED: {} } }),
+        type: new GraphQLEnumType({
+          name: 'Maturity',
+          values: { EXPERIMENTAL: {}, SANDBOX: {}, VERIFIED: {} },
+        }),
       },
       changedAt: { type: new GraphQLNonNull(GraphQLString) },
     },
   });
-  const escalationUpdatedField: GraphQLFieldConfig<EscalationUpdate, SubscriptionContext, { pollRef?: string | null; policyId?: string | null }> = {
+  const escalationUpdatedField: GraphQLFieldConfig<
+    EscalationUpdate,
+    SubscriptionContext,
+    { pollRef?: string | null; policyId?: string | null }
+  > = {
     type: new GraphQLNonNull(escalationUpdate),
     description:
       'The signed-in owner’s escalations (an admin’s: all). First the current state (the named escalation, or every open one), ' +
       'then each change as it commits.',
     args: { pollRef: { type: GraphQLID }, policyId: { type: GraphQLID } },
     subscribe: (_root, args, context) => {
-      if (queuedExecute === undefined) throw new Error('escalation subscriptions are not wired on this gateway');
-      return escalationFeed(fanout, queuedExecute, context.actor, { pollRef: args.pollRef ?? null, policyId: args.policyId ?? null });
+      if (queuedExecute === undefined)
+        throw new Error('escalation subscriptions are not wired on this gateway');
+      return escalationFeed(fanout, queuedExecute, context.actor, {
+        pollRef: args.pollRef ?? null,
+        policyId: args.policyId ?? null,
+      });
     },
     resolve: (update) => update,
   };
@@ -139,7 +174,8 @@ export function buildSubscriptionSchema(fanout: Fanout<unknown>, execute: Gatewa
       fields: {
         subscriptionTopics: {
           type: new GraphQLNonNull(GraphQLString),
-          description: 'Subscriptions are served here over graphql-ws; queries go to POST /graphql.',
+          description:
+            'Subscriptions are served here over graphql-ws; queries go to POST /graphql.',
           resolve: () => Object.keys(TOPICS).join(','),
         },
       },

@@ -5,8 +5,21 @@
 // nothing queues without limit. Only subscriptions are served (queries go to POST /graphql).
 import type { IncomingMessage, Server } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
-import { CloseCode, handleProtocols, makeServer, type Context, type Server as ProtocolServer } from 'graphql-ws';
+import {
+  GraphQLError,
+  parse,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+} from 'graphql';
+import {
+  CloseCode,
+  handleProtocols,
+  makeServer,
+  type Context,
+  type Server as ProtocolServer,
+} from 'graphql-ws';
 import { WebSocket, WebSocketServer } from 'ws';
 import { ERROR_CODES } from '../../core/errors';
 import type { Actor } from '../../platform/actor';
@@ -38,7 +51,10 @@ export const CLOSE_CODES = {
   slowConsumer: 4008,
 } as const;
 
-export type SocketLimits = Pick<SubscriptionLimits, 'maxSocketsPerSession' | 'maxSubscriptionsPerSocket' | 'maxBufferedBytes'>;
+export type SocketLimits = Pick<
+  SubscriptionLimits,
+  'maxSocketsPerSession' | 'maxSubscriptionsPerSocket' | 'maxBufferedBytes'
+>;
 
 export interface SubscriptionServerOptions {
   readonly httpServer: Server;
@@ -68,17 +84,26 @@ function limitErrorsFor(max: number): readonly GraphQLError[] {
   if (!errors) {
     const spec = ERROR_CODES.SUBSCRIPTION_LIMIT_REACHED;
     errors = [
-      new GraphQLError(`This socket already runs ${max} subscriptions; complete one first or open another socket.`, {
-        extensions: { code: 'SUBSCRIPTION_LIMIT_REACHED', status: spec.status, retryable: spec.retryable },
-      }),
+      new GraphQLError(
+        `This socket already runs ${max} subscriptions; complete one first or open another socket.`,
+        {
+          extensions: {
+            code: 'SUBSCRIPTION_LIMIT_REACHED',
+            status: spec.status,
+            retryable: spec.retryable,
+          },
+        },
+      ),
     ];
     limitErrors.set(max, errors);
   }
   return errors;
 }
 
-
-export function attachSubscriptionServer(options: SubscriptionServerOptions): { close(): Promise<void>; connectionCount(): number } {
+export function attachSubscriptionServer(options: SubscriptionServerOptions): {
+  close(): Promise<void>;
+  connectionCount(): number;
+} {
   const { log } = options;
   const wss = new WebSocketServer({
     server: options.httpServer,
@@ -86,8 +111,13 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
     maxPayload: WS_MAX_PAYLOAD_BYTES,
     handleProtocols: (protocols) => handleProtocols(protocols),
   });
-  const closeExpired = (socket: WebSocket): void => socket.close(CLOSE_CODES.forbidden, 'Session expired');
-  const sessions = new SocketSessions({ maxSocketsPerSession: options.limits.maxSocketsPerSession, now: options.now, onExpired: closeExpired });
+  const closeExpired = (socket: WebSocket): void =>
+    socket.close(CLOSE_CODES.forbidden, 'Session expired');
+  const sessions = new SocketSessions({
+    maxSocketsPerSession: options.limits.maxSocketsPerSession,
+    now: options.now,
+    onExpired: closeExpired,
+  });
 
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     schema: options.schema,
@@ -105,9 +135,16 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
         log.info('websocket connection refused: bad credential');
         return false;
       }
-      const session = sessions.open(ctx.extra.socket, actor, authorization ? options.sessionExpiresAt(authorization) : null);
+      const session = sessions.open(
+        ctx.extra.socket,
+        actor,
+        authorization ? options.sessionExpiresAt(authorization) : null,
+      );
       if (session === null) {
-        log.info({ actor: actor.kind }, 'websocket connection refused: too many sockets for this session');
+        log.info(
+          { actor: actor.kind },
+          'websocket connection refused: too many sockets for this session',
+        );
         ctx.extra.socket.close(CLOSE_CODES.tooManySockets, 'Too many connections for this session');
         return false;
       }
@@ -147,14 +184,22 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): { 
 function subscribeArgs(
   ctx: ConnectionContext,
   id: string,
-  payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+  payload: {
+    query: string;
+    operationName?: string | null;
+    variables?: Record<string, unknown> | null;
+  },
   options: SubscriptionServerOptions,
   sessions: SocketSessions,
 ): ExecutionArgs | readonly GraphQLError[] {
   const session = ctx.extra.session;
   if (!session || sessions.expired(session)) {
     ctx.extra.socket.close(CLOSE_CODES.forbidden, 'Session expired');
-    return [new GraphQLError('The session expired; sign in again.', { extensions: { code: 'SESSION_INVALID' } })];
+    return [
+      new GraphQLError('The session expired; sign in again.', {
+        extensions: { code: 'SESSION_INVALID' },
+      }),
+    ];
   }
   const max = options.limits.maxSubscriptionsPerSocket;
   if (session.running.size >= max) {
@@ -164,7 +209,12 @@ function subscribeArgs(
     if (session.refusedInARow > max) {
       session.cut = true;
       // Closed once the refusals already given are on their way (they are sent after this returns).
-      setImmediate(() => ctx.extra.socket.close(CLOSE_CODES.tooManySubscriptions, 'Too many subscriptions on this socket'));
+      setImmediate(() =>
+        ctx.extra.socket.close(
+          CLOSE_CODES.tooManySubscriptions,
+          'Too many subscriptions on this socket',
+        ),
+      );
     }
     return limitErrorsFor(max);
   }
@@ -182,7 +232,8 @@ function subscribeArgs(
   };
 }
 
-type CheckedDocument = { readonly document: DocumentNode } | { readonly errors: readonly GraphQLError[] };
+type CheckedDocument =
+  { readonly document: DocumentNode } | { readonly errors: readonly GraphQLError[] };
 const checkedBySchema = new WeakMap<GraphQLSchema, Map<string, CheckedDocument>>();
 
 /**
@@ -203,7 +254,8 @@ function checkedDocument(schema: GraphQLSchema, query: string): CheckedDocument 
   }
   const checked = checkDocument(schema, query);
   checkedDocuments.set(query, checked);
-  if (checkedDocuments.size > DOCUMENT_CACHE_SIZE) checkedDocuments.delete(checkedDocuments.keys().next().value as string);
+  if (checkedDocuments.size > DOCUMENT_CACHE_SIZE)
+    checkedDocuments.delete(checkedDocuments.keys().next().value as string);
   return checked;
 }
 
@@ -212,12 +264,25 @@ function checkDocument(schema: GraphQLSchema, query: string): CheckedDocument {
   try {
     document = parse(query);
   } catch (error) {
-    return { errors: [error instanceof GraphQLError ? error : new GraphQLError('unparseable document')] };
+    return {
+      errors: [error instanceof GraphQLError ? error : new GraphQLError('unparseable document')],
+    };
   }
   const errors = validate(schema, document);
   if (errors.length > 0) return { errors };
-  if (document.definitions.some((definition) => definition.kind === 'OperationDefinition' && definition.operation !== 'subscription')) {
-    return { errors: [new GraphQLError('Only subscriptions are served over the websocket; send queries and mutations to POST /graphql.')] };
+  if (
+    document.definitions.some(
+      (definition) =>
+        definition.kind === 'OperationDefinition' && definition.operation !== 'subscription',
+    )
+  ) {
+    return {
+      errors: [
+        new GraphQLError(
+          'Only subscriptions are served over the websocket; send queries and mutations to POST /graphql.',
+        ),
+      ],
+    };
   }
   return { document };
 }
@@ -262,16 +327,24 @@ function serveSocket(
   socket.once('close', (code, reason) => {
     stopKeepAlive();
     unregister(extra);
-    closed(code, String(reason)).catch((error: unknown) => log.error({ err: error }, 'websocket close handling failed'));
+    closed(code, String(reason)).catch((error: unknown) =>
+      log.error({ err: error }, 'websocket close handling failed'),
+    );
   });
 }
 
 /** Hands the socket's messages to graphql-ws one per turn of the event loop, in order. */
-function readOnePerTurn(socket: WebSocket, extra: Extra, receive: (message: string) => Promise<void>, log: Logger): void {
+function readOnePerTurn(
+  socket: WebSocket,
+  extra: Extra,
+  receive: (message: string) => Promise<void>,
+  log: Logger,
+): void {
   const inbox: string[] = [];
   let draining = false;
   // Frames still arriving on a socket being closed (a flood, say) are not worth handling.
-  const ignored = (): boolean => socket.readyState !== WebSocket.OPEN || extra.session?.cut === true;
+  const ignored = (): boolean =>
+    socket.readyState !== WebSocket.OPEN || extra.session?.cut === true;
   const drain = async (): Promise<void> => {
     draining = true;
     while (inbox.length > 0 && !ignored()) {

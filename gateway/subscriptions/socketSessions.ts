@@ -58,7 +58,16 @@ export class SocketSessions {
       if (held >= this.options.maxSocketsPerSession) return null;
       this.socketsPerPrincipal.set(principal, held + 1);
     }
-    const session: SocketSession = { socket, actor, principal, expiresAt, expiryTimer: null, running: new Set(), refusedInARow: 0, cut: false };
+    const session: SocketSession = {
+      socket,
+      actor,
+      principal,
+      expiresAt,
+      expiryTimer: null,
+      running: new Set(),
+      refusedInARow: 0,
+      cut: false,
+    };
     this.armExpiry(session);
     return session;
   }
@@ -73,13 +82,18 @@ export class SocketSessions {
 
   /** Whether the session has ended by the gateway's clock (which tests may move). */
   expired(session: SocketSession | undefined): boolean {
-    return session?.expiresAt != null && this.options.now().getTime() >= session.expiresAt.getTime();
+    return (
+      session?.expiresAt != null && this.options.now().getTime() >= session.expiresAt.getTime()
+    );
   }
 
   /** A timer at the session's end; if the clock says it is not over yet when it fires, another. */
   private armExpiry(session: SocketSession): void {
     if (session.expiresAt === null) return;
-    const delayMs = Math.max(0, Math.min(session.expiresAt.getTime() - this.options.now().getTime(), MAX_TIMER_MS));
+    const delayMs = Math.max(
+      0,
+      Math.min(session.expiresAt.getTime() - this.options.now().getTime(), MAX_TIMER_MS),
+    );
     session.expiryTimer = setTimeout(() => {
       if (this.expired(session)) this.options.onExpired(session.socket);
       else this.armExpiry(session);

@@ -3,7 +3,13 @@
 // disagree with the 402s the gateway sends.
 import { formatAmount } from '../../core/money/amount';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
-import { MAX_TIMEOUT_SECONDS, PAYMENT_HEADERS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, X402_VERSION } from './protocol';
+import {
+  MAX_TIMEOUT_SECONDS,
+  PAYMENT_HEADERS,
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  X402_VERSION,
+} from './protocol';
 
 export function x402Discovery(service: RestServiceInfo, routes: readonly RouteDefinition[]) {
   const { payment } = service;
@@ -39,7 +45,11 @@ export function x402Discovery(service: RestServiceInfo, routes: readonly RouteDe
   });
   return {
     x402Version: X402_VERSION,
-    service: { name: service.serviceName, baseUrl: service.publicUrl, docs: service.docsBaseUrl ? `${service.docsBaseUrl}/x402.md` : null },
+    service: {
+      name: service.serviceName,
+      baseUrl: service.publicUrl,
+      docs: service.docsBaseUrl ? `${service.docsBaseUrl}/x402.md` : null,
+    },
     transport: {
       challengeHeader: PAYMENT_REQUIRED_HEADER,
       challengeBody: {},

@@ -9,7 +9,12 @@
 // is refused only once the chain proves it can never arrive.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodePaymentResponseHeader } from '@x402/core/http';
-import type { PaymentPayload, PaymentRequirements, ResourceInfo, SettleResponse } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  ResourceInfo,
+  SettleResponse,
+} from '@x402/core/types';
 import type { Address, Hex } from 'viem';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
@@ -27,7 +32,15 @@ import {
   takeLapsedLease,
 } from '../../subgraphs/ledger/servicePayments';
 import type { RestResult } from '../rest/types';
-import { type Authorization, type PaymentTerms, PAYMENT_RESPONSE_HEADER, challenge, checkPayment, paymentRequired, requirementsFor } from './protocol';
+import {
+  type Authorization,
+  type PaymentTerms,
+  PAYMENT_RESPONSE_HEADER,
+  challenge,
+  checkPayment,
+  paymentRequired,
+  requirementsFor,
+} from './protocol';
 import type { SettlementRail } from './rail';
 import { type Reconciler, matchingTransfer } from './reconciler';
 
@@ -74,7 +87,8 @@ export class Paywall {
 
   async serve(request: PaidRequest, run: RunPaidCall): Promise<RestResult> {
     const offered = requirementsFor(this.options.terms, request.amountAtomic);
-    const refuse = (reason: string) => challenge(paymentRequired(request.resource, offered, reason));
+    const refuse = (reason: string) =>
+      challenge(paymentRequired(request.resource, offered, reason));
     if (request.paymentHeader === null) return refuse('Payment required');
 
     const nowS = BigInt(Math.floor(this.now().getTime() / 1000));
@@ -104,11 +118,18 @@ export class Paywall {
   }
 
   /** Another presentation owns (or owned) this authorization: replay, resume or wait. */
-  private async follow(first: ServicePayment, attempt: Attempt, deadline: number): Promise<RestResult | 'RECLAIM'> {
+  private async follow(
+    first: ServicePayment,
+    attempt: Attempt,
+    deadline: number,
+  ): Promise<RestResult | 'RECLAIM'> {
     let payment: ServicePayment | null = first;
     for (;;) {
       if (payment === null) return 'RECLAIM';
-      if (payment.requestDigest !== attempt.request.requestDigest || payment.route !== attempt.request.route) {
+      if (
+        payment.requestDigest !== attempt.request.requestDigest ||
+        payment.route !== attempt.request.route
+      ) {
         // The authorization already paid for a different request; it cannot pay for this one.
         return attempt.refuse(NONCE_USED);
       }
@@ -123,12 +144,22 @@ export class Paywall {
           break;
         }
         case 'SETTLED': {
-          const taken = await takeLapsedLease(this.options.db, payment.paymentId, 'SETTLED', this.options.leaseMs);
+          const taken = await takeLapsedLease(
+            this.options.db,
+            payment.paymentId,
+            'SETTLED',
+            this.options.leaseMs,
+          );
           if (taken) return this.runAndRecord(taken, attempt);
           break;
         }
         case 'SETTLING': {
-          const taken = await takeLapsedLease(this.options.db, payment.paymentId, 'SETTLING', this.options.leaseMs);
+          const taken = await takeLapsedLease(
+            this.options.db,
+            payment.paymentId,
+            'SETTLING',
+            this.options.leaseMs,
+          );
           if (taken) return this.settleAndRun(taken, attempt);
           break;
         }
@@ -143,10 +174,16 @@ export class Paywall {
    * Asks the chain about a parked payment: runs the call once it is paid, refuses it once it can
    * never be, answers 503 while it is open; null when another presentation took the paid call.
    */
-  private async resolveParked(payment: ServicePayment, attempt: Attempt): Promise<RestResult | null> {
-    const { payment: resolved, ownsLease } = await this.options.reconciler.resolve(payment, { leaseMs: this.options.leaseMs });
+  private async resolveParked(
+    payment: ServicePayment,
+    attempt: Attempt,
+  ): Promise<RestResult | null> {
+    const { payment: resolved, ownsLease } = await this.options.reconciler.resolve(payment, {
+      leaseMs: this.options.leaseMs,
+    });
     if (resolved && ownsLease) return this.runAndRecord(resolved, attempt);
-    if (resolved?.state === 'FAILED') return attempt.refuse(resolved.failureReason ?? 'invalid_transaction_state');
+    if (resolved?.state === 'FAILED')
+      return attempt.refuse(resolved.failureReason ?? 'invalid_transaction_state');
     if (resolved?.state === 'PENDING') throw this.pending(resolved);
     return null;
   }
@@ -161,7 +198,10 @@ export class Paywall {
       settlement = await rail.settle(payload, offered);
     } catch (error) {
       // Whether the transaction left is unknown: park it; the reconciler asks the chain.
-      this.options.log.error({ err: error, paymentId: payment.paymentId }, 'x402 settlement threw; parking the fee in SUSPENSE');
+      this.options.log.error(
+        { err: error, paymentId: payment.paymentId },
+        'x402 settlement threw; parking the fee in SUSPENSE',
+      );
       throw this.pending(await recordPending(db, payment, { txHash: null }));
     }
 
@@ -171,20 +211,33 @@ export class Paywall {
       if (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment)) {
         return this.runAndRecord(await recordSettled(db, payment, txHash), attempt);
       }
-      this.options.log.error({ paymentId: payment.paymentId, txHash, outcome: outcome.status }, 'x402 settlement reported success without a matching Transfer');
+      this.options.log.error(
+        { paymentId: payment.paymentId, txHash, outcome: outcome.status },
+        'x402 settlement reported success without a matching Transfer',
+      );
       throw this.pending(await recordPending(db, payment, { txHash }));
     }
     const reason = settlement.errorReason ?? 'unexpected_settle_error';
     if (reason === SETTLEMENT_PENDING) {
-      throw this.pending(await recordPending(db, payment, { txHash: settlement.transaction ? settlement.transaction : null }));
+      throw this.pending(
+        await recordPending(db, payment, {
+          txHash: settlement.transaction ? settlement.transaction : null,
+        }),
+      );
     }
     if (settlement.transaction) {
       // Mined and reverted (or without our Transfer): that transaction moved nothing to us, but the
       // signed authorization may still move money until validBefore (anyone holding it may submit
       // it). Park the fee and let the chain decide, now and on every later look.
       const revert = { paymentId: payment.paymentId, txHash: settlement.transaction, reason };
-      this.options.log.warn(revert, 'x402 settlement reverted; parked until the chain decides the authorization');
-      const parked = await recordPending(db, payment, { txHash: null, unpaidTxHash: settlement.transaction });
+      this.options.log.warn(
+        revert,
+        'x402 settlement reverted; parked until the chain decides the authorization',
+      );
+      const parked = await recordPending(db, payment, {
+        txHash: null,
+        unpaidTxHash: settlement.transaction,
+      });
       const result = await this.follow(parked, attempt, Date.now() + this.options.leaseMs);
       // A parked record is never deleted, so there is no claim to take again.
       if (result === 'RECLAIM') throw this.pending(parked);
@@ -202,10 +255,17 @@ export class Paywall {
     return attempt.refuse(refusal);
   }
 
-  private async bookEarlierUse(payment: ServicePayment, authorization: Authorization): Promise<ServicePayment | null> {
+  private async bookEarlierUse(
+    payment: ServicePayment,
+    authorization: Authorization,
+  ): Promise<ServicePayment | null> {
     const { rail, db } = this.options;
     const atBlock = await rail.latestBlockNumber();
-    const txHash = await rail.findAuthorizationTransaction(authorization.from, authorization.nonce, atBlock);
+    const txHash = await rail.findAuthorizationTransaction(
+      authorization.from,
+      authorization.nonce,
+      atBlock,
+    );
     if (!txHash) return null;
     const outcome = await rail.receipt(txHash, atBlock);
     if (outcome.status !== 'success' || !matchingTransfer(outcome.transfers, payment)) return null;
@@ -214,12 +274,15 @@ export class Paywall {
 
   /** The reference facilitator reports a bare simulation failure on chains without Multicall3; say why. */
   private async diagnose(reason: string, authorization: Authorization): Promise<string> {
-    if (reason !== SIMULATION_FAILED && reason !== 'invalid_exact_evm_transaction_failed') return reason;
+    if (reason !== SIMULATION_FAILED && reason !== 'invalid_exact_evm_transaction_failed')
+      return reason;
     const { rail } = this.options;
     try {
       const atBlock = await rail.latestBlockNumber();
-      if (await rail.authorizationUsed(authorization.from, authorization.nonce, atBlock)) return NONCE_USED;
-      if ((await rail.balanceOf(authorization.from as Address, atBlock)) < authorization.value) return 'invalid_exact_evm_insufficient_balance';
+      if (await rail.authorizationUsed(authorization.from, authorization.nonce, atBlock))
+        return NONCE_USED;
+      if ((await rail.balanceOf(authorization.from as Address, atBlock)) < authorization.value)
+        return 'invalid_exact_evm_insufficient_balance';
     } catch (error) {
       this.options.log.warn({ err: error }, 'x402 diagnosis read failed');
     }
@@ -235,12 +298,20 @@ export class Paywall {
       await releaseLease(this.options.db, payment.paymentId).catch(() => undefined);
       throw error;
     }
-    const answered = await recordAnswer(this.options.db, payment.paymentId, result.status, result.body);
+    const answered = await recordAnswer(
+      this.options.db,
+      payment.paymentId,
+      result.status,
+      result.body,
+    );
     return this.withReceipt({ ...result }, answered ?? payment);
   }
 
   private replay(payment: ServicePayment): RestResult {
-    return this.withReceipt({ status: payment.answerStatus ?? 200, body: payment.answerBody }, payment);
+    return this.withReceipt(
+      { status: payment.answerStatus ?? 200, body: payment.answerBody },
+      payment,
+    );
   }
 
   private withReceipt(result: RestResult, payment: ServicePayment): RestResult {

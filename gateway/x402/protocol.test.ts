@@ -1,7 +1,14 @@
 // The wire format of our 402 and the chain-free checks of a presented payment, one refusal each.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
-import { CLOCK_SKEW_ALLOWANCE_SECONDS, challenge, checkPayment, paymentRequired, requirementsFor, type PaymentTerms } from './protocol';
+import {
+  CLOCK_SKEW_ALLOWANCE_SECONDS,
+  challenge,
+  checkPayment,
+  paymentRequired,
+  requirementsFor,
+  type PaymentTerms,
+} from './protocol';
 
 const TERMS: PaymentTerms = {
   network: 'eip155:196',
@@ -14,7 +21,11 @@ const NOW_S = 1_800_000_000n;
 const PAYER = '0x2222222222222222222222222222222222222222';
 const offered = requirementsFor(TERMS, 10_000n);
 
-function header(accepted: Partial<PaymentRequirements> = {}, authorization: Record<string, string> = {}, extra: Record<string, unknown> = {}): string {
+function header(
+  accepted: Partial<PaymentRequirements> = {},
+  authorization: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): string {
   return encodePaymentSignatureHeader({
     x402Version: 2,
     resource: { url: 'http://127.0.0.1/ping_service' },
@@ -37,7 +48,13 @@ function header(accepted: Partial<PaymentRequirements> = {}, authorization: Reco
 
 describe('the challenge', () => {
   it('is 402 with body {} and the standard-base64 v2 PaymentRequired, UTF-8 token name intact', () => {
-    const result = challenge(paymentRequired({ url: 'http://127.0.0.1/ping_service', description: 'ping', mimeType: 'application/json' }, offered, 'Payment required'));
+    const result = challenge(
+      paymentRequired(
+        { url: 'http://127.0.0.1/ping_service', description: 'ping', mimeType: 'application/json' },
+        offered,
+        'Payment required',
+      ),
+    );
     expect(result.status).toBe(402);
     expect(result.body).toEqual({});
     const encoded = result.headers!['payment-required'];
@@ -46,7 +63,11 @@ describe('the challenge', () => {
     expect(decodePaymentRequiredHeader(encoded)).toEqual({
       x402Version: 2,
       error: 'Payment required',
-      resource: { url: 'http://127.0.0.1/ping_service', description: 'ping', mimeType: 'application/json' },
+      resource: {
+        url: 'http://127.0.0.1/ping_service',
+        description: 'ping',
+        mimeType: 'application/json',
+      },
       accepts: [
         {
           scheme: 'exact',
@@ -64,14 +85,38 @@ describe('the challenge', () => {
 
 describe('checkPayment', () => {
   it('accepts a payment that echoes the offer and authorizes exactly it (addresses in any case)', () => {
-    const check = checkPayment(header({ asset: TERMS.asset.toLowerCase(), payTo: TERMS.payTo.toUpperCase().replace('0X', '0x') }), offered, NOW_S);
+    const check = checkPayment(
+      header({
+        asset: TERMS.asset.toLowerCase(),
+        payTo: TERMS.payTo.toUpperCase().replace('0X', '0x'),
+      }),
+      offered,
+      NOW_S,
+    );
     expect(check.ok).toBe(true);
-    if (check.ok) expect(check.authorization).toMatchObject({ from: PAYER, value: 10_000n, validBefore: NOW_S + 300n });
+    if (check.ok)
+      expect(check.authorization).toMatchObject({
+        from: PAYER,
+        value: 10_000n,
+        validBefore: NOW_S + 300n,
+      });
   });
 
   it('accepts validBefore up to maxTimeoutSeconds plus the clock-skew allowance ahead, not a second more', () => {
-    expect(checkPayment(header({}, { validBefore: String(NOW_S + 300n + CLOCK_SKEW_ALLOWANCE_SECONDS) }), offered, NOW_S).ok).toBe(true);
-    expect(checkPayment(header({}, { validBefore: String(NOW_S + 301n + CLOCK_SKEW_ALLOWANCE_SECONDS) }), offered, NOW_S).ok).toBe(false);
+    expect(
+      checkPayment(
+        header({}, { validBefore: String(NOW_S + 300n + CLOCK_SKEW_ALLOWANCE_SECONDS) }),
+        offered,
+        NOW_S,
+      ).ok,
+    ).toBe(true);
+    expect(
+      checkPayment(
+        header({}, { validBefore: String(NOW_S + 301n + CLOCK_SKEW_ALLOWANCE_SECONDS) }),
+        offered,
+        NOW_S,
+      ).ok,
+    ).toBe(false);
   });
 
   it.each<[string, string, string]>([
@@ -81,15 +126,47 @@ describe('checkPayment', () => {
     ['another network', header({ network: 'eip155:8453' }), 'invalid_network'],
     ['another asset', header({ asset: PAYER }), 'invalid_payment_requirements'],
     ['another payTo', header({ payTo: PAYER }), 'invalid_exact_evm_recipient_mismatch'],
-    ['another amount', header({ amount: '9999' }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
+    [
+      'another amount',
+      header({ amount: '9999' }),
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+    ],
     ['another timeout', header({ maxTimeoutSeconds: 60 }), 'invalid_payment_requirements'],
-    ['another token domain', header({ extra: { name: 'USDT0', version: '1' } }), 'invalid_exact_evm_missing_eip712_domain'],
-    ['authorization to someone else', header({}, { to: PAYER }), 'invalid_exact_evm_recipient_mismatch'],
-    ['authorization for less', header({}, { value: '9999' }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
-    ['authorization expiring now', header({}, { validBefore: String(NOW_S + 5n) }), 'invalid_exact_evm_payload_authorization_valid_before'],
-    ['authorization valid past maxTimeoutSeconds + the clock allowance', header({}, { validBefore: String(NOW_S + 300n + 60n + 1n) }), 'invalid_exact_evm_payload_authorization_valid_before'],
-    ['authorization valid until 2^255', header({}, { validBefore: String(2n ** 255n) }), 'invalid_exact_evm_payload_authorization_valid_before'],
-    ['authorization not valid yet', header({}, { validAfter: String(NOW_S + 60n) }), 'invalid_exact_evm_payload_authorization_valid_after'],
+    [
+      'another token domain',
+      header({ extra: { name: 'USDT0', version: '1' } }),
+      'invalid_exact_evm_missing_eip712_domain',
+    ],
+    [
+      'authorization to someone else',
+      header({}, { to: PAYER }),
+      'invalid_exact_evm_recipient_mismatch',
+    ],
+    [
+      'authorization for less',
+      header({}, { value: '9999' }),
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+    ],
+    [
+      'authorization expiring now',
+      header({}, { validBefore: String(NOW_S + 5n) }),
+      'invalid_exact_evm_payload_authorization_valid_before',
+    ],
+    [
+      'authorization valid past maxTimeoutSeconds + the clock allowance',
+      header({}, { validBefore: String(NOW_S + 300n + 60n + 1n) }),
+      'invalid_exact_evm_payload_authorization_valid_before',
+    ],
+    [
+      'authorization valid until 2^255',
+      header({}, { validBefore: String(2n ** 255n) }),
+      'invalid_exact_evm_payload_authorization_valid_before',
+    ],
+    [
+      'authorization not valid yet',
+      header({}, { validAfter: String(NOW_S + 60n) }),
+      'invalid_exact_evm_payload_authorization_valid_after',
+    ],
     ['a malformed nonce', header({}, { nonce: '0x1234' }), 'invalid_payload'],
     ['a negative value', header({}, { value: '-1' }), 'invalid_payload'],
   ])('refuses %s', (_name, value, reason) => {

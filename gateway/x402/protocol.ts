@@ -3,7 +3,12 @@
 // the checks a presented PaymentPayload must pass before anything touches the chain. Encoding and
 // types are the official @x402/core ones; reasons use the protocol's vocabulary.
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from '@x402/core/http';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types';
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  ResourceInfo,
+} from '@x402/core/types';
 import type { Address } from 'viem';
 import type { RestResult } from '../rest/types';
 
@@ -45,8 +50,17 @@ export function requirementsFor(terms: PaymentTerms, amountAtomic: bigint): Paym
   };
 }
 
-export function paymentRequired(resource: ResourceInfo, requirements: PaymentRequirements, error?: string): PaymentRequired {
-  return { x402Version: X402_VERSION, ...(error ? { error } : {}), resource, accepts: [requirements] };
+export function paymentRequired(
+  resource: ResourceInfo,
+  requirements: PaymentRequirements,
+  error?: string,
+): PaymentRequired {
+  return {
+    x402Version: X402_VERSION,
+    ...(error ? { error } : {}),
+    resource,
+    accepts: [requirements],
+  };
 }
 
 /** HTTP 402, body exactly `{}`, the challenge in the header: the one answer without an error body. */
@@ -54,7 +68,10 @@ export function challenge(required: PaymentRequired): RestResult {
   return {
     status: 402,
     body: {},
-    headers: { [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(required), 'cache-control': 'no-store' },
+    headers: {
+      [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(required),
+      'cache-control': 'no-store',
+    },
   };
 }
 
@@ -88,8 +105,15 @@ function sameAddress(a: unknown, b: string): boolean {
 function parseAuthorization(raw: unknown): Authorization | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const { from, to, value, validAfter, validBefore, nonce } = raw as Record<string, unknown>;
-  if (typeof from !== 'string' || !ADDRESS.test(from) || typeof to !== 'string' || !ADDRESS.test(to)) return null;
-  for (const field of [value, validAfter, validBefore]) if (typeof field !== 'string' || !UINT.test(field)) return null;
+  if (
+    typeof from !== 'string' ||
+    !ADDRESS.test(from) ||
+    typeof to !== 'string' ||
+    !ADDRESS.test(to)
+  )
+    return null;
+  for (const field of [value, validAfter, validBefore])
+    if (typeof field !== 'string' || !UINT.test(field)) return null;
   if (typeof nonce !== 'string' || !NONCE.test(nonce)) return null;
   return {
     from: from as Address,
@@ -106,53 +130,91 @@ function parseAuthorization(raw: unknown): Authorization | null {
  * echo is what we offered, and the signed authorization pays exactly that to us within its window.
  * The signature, balance and nonce are the facilitator's and the chain's to judge.
  */
-export function checkPayment(header: string, offered: PaymentRequirements, nowS: bigint): PaymentCheck {
+export function checkPayment(
+  header: string,
+  offered: PaymentRequirements,
+  nowS: bigint,
+): PaymentCheck {
   let payload: PaymentPayload;
   try {
     payload = decodePaymentSignatureHeader(header);
   } catch {
-    return refuse('invalid_payload', 'the payment header is not base64 JSON of an x402 PaymentPayload');
+    return refuse(
+      'invalid_payload',
+      'the payment header is not base64 JSON of an x402 PaymentPayload',
+    );
   }
-  if (typeof payload !== 'object' || payload === null) return refuse('invalid_payload', 'the payment header holds no object');
-  if (payload.x402Version !== X402_VERSION) return refuse('invalid_x402_version', 'only x402Version 2 is accepted');
+  if (typeof payload !== 'object' || payload === null)
+    return refuse('invalid_payload', 'the payment header holds no object');
+  if (payload.x402Version !== X402_VERSION)
+    return refuse('invalid_x402_version', 'only x402Version 2 is accepted');
   const accepted = payload.accepted as Partial<PaymentRequirements> | undefined;
-  if (typeof accepted !== 'object' || accepted === null) return refuse('invalid_payload', 'the payload has no `accepted` requirements');
-  if (accepted.scheme !== offered.scheme) return refuse('invalid_scheme', `only the ${offered.scheme} scheme is accepted`);
-  if (accepted.network !== offered.network) return refuse('invalid_network', `payments are taken on ${offered.network}`);
-  if (!sameAddress(accepted.asset, offered.asset)) return refuse('invalid_payment_requirements', `the asset must be ${offered.asset}`);
-  if (!sameAddress(accepted.payTo, offered.payTo)) return refuse('invalid_exact_evm_recipient_mismatch', `payTo must be ${offered.payTo}`);
+  if (typeof accepted !== 'object' || accepted === null)
+    return refuse('invalid_payload', 'the payload has no `accepted` requirements');
+  if (accepted.scheme !== offered.scheme)
+    return refuse('invalid_scheme', `only the ${offered.scheme} scheme is accepted`);
+  if (accepted.network !== offered.network)
+    return refuse('invalid_network', `payments are taken on ${offered.network}`);
+  if (!sameAddress(accepted.asset, offered.asset))
+    return refuse('invalid_payment_requirements', `the asset must be ${offered.asset}`);
+  if (!sameAddress(accepted.payTo, offered.payTo))
+    return refuse('invalid_exact_evm_recipient_mismatch', `payTo must be ${offered.payTo}`);
   if (accepted.amount !== offered.amount) {
-    return refuse('invalid_exact_evm_payload_authorization_value_mismatch', `the price of this route is exactly ${offered.amount} atomic units`);
+    return refuse(
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+      `the price of this route is exactly ${offered.amount} atomic units`,
+    );
   }
   if (accepted.maxTimeoutSeconds !== offered.maxTimeoutSeconds) {
     return refuse('invalid_payment_requirements', 'maxTimeoutSeconds differs from the offer');
   }
   const extra = (accepted.extra ?? {}) as Record<string, unknown>;
   if (extra.name !== offered.extra.name || extra.version !== offered.extra.version) {
-    return refuse('invalid_exact_evm_missing_eip712_domain', 'extra.name and extra.version must be the token domain offered');
+    return refuse(
+      'invalid_exact_evm_missing_eip712_domain',
+      'extra.name and extra.version must be the token domain offered',
+    );
   }
   const inner = payload.payload as { authorization?: unknown; signature?: unknown } | undefined;
   const authorization = parseAuthorization(inner?.authorization);
   if (!authorization || typeof inner?.signature !== 'string' || !HEX.test(inner.signature)) {
-    return refuse('invalid_payload', 'payload.authorization and payload.signature must be an EIP-3009 authorization');
+    return refuse(
+      'invalid_payload',
+      'payload.authorization and payload.signature must be an EIP-3009 authorization',
+    );
   }
   if (!sameAddress(authorization.to, offered.payTo)) {
-    return refuse('invalid_exact_evm_recipient_mismatch', `the authorization must pay ${offered.payTo}`);
+    return refuse(
+      'invalid_exact_evm_recipient_mismatch',
+      `the authorization must pay ${offered.payTo}`,
+    );
   }
   if (authorization.value !== BigInt(offered.amount)) {
-    return refuse('invalid_exact_evm_payload_authorization_value_mismatch', `the authorization must be for exactly ${offered.amount}`);
+    return refuse(
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+      `the authorization must be for exactly ${offered.amount}`,
+    );
   }
   if (authorization.validBefore < nowS + VALID_BEFORE_MARGIN_SECONDS) {
-    return refuse('invalid_exact_evm_payload_authorization_valid_before', 'the authorization has expired (or expires within seconds)');
+    return refuse(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      'the authorization has expired (or expires within seconds)',
+    );
   }
-  if (authorization.validBefore > nowS + BigInt(offered.maxTimeoutSeconds) + CLOCK_SKEW_ALLOWANCE_SECONDS) {
+  if (
+    authorization.validBefore >
+    nowS + BigInt(offered.maxTimeoutSeconds) + CLOCK_SKEW_ALLOWANCE_SECONDS
+  ) {
     return refuse(
       'invalid_exact_evm_payload_authorization_valid_before',
       `validBefore is more than maxTimeoutSeconds (${offered.maxTimeoutSeconds} s) plus ${CLOCK_SKEW_ALLOWANCE_SECONDS} s of clock skew ahead`,
     );
   }
   if (authorization.validAfter > nowS) {
-    return refuse('invalid_exact_evm_payload_authorization_valid_after', 'the authorization is not valid yet');
+    return refuse(
+      'invalid_exact_evm_payload_authorization_valid_after',
+      'the authorization is not valid yet',
+    );
   }
   return { ok: true, payload, authorization };
 }

@@ -16,7 +16,12 @@ import {
 } from 'viem';
 import { type Account, nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
-import { caip2Of, createChainPublicClient, createChainWalletClient, type ChainPublicClient } from '../../platform/chain/clients';
+import {
+  caip2Of,
+  createChainPublicClient,
+  createChainWalletClient,
+  type ChainPublicClient,
+} from '../../platform/chain/clients';
 import { createFacilitatorSigner, withChainReads } from '../../platform/chain/facilitatorSigner';
 
 export interface RailOptions {
@@ -71,7 +76,11 @@ const DEFAULT_LOG_LOOKBACK_BLOCKS = 50_000n;
 const RECENT_RECEIPTS = 256;
 
 function transfersIn(logs: readonly Log[], token: Address): ObservedTransfer[] {
-  const events = parseEventLogs({ abi: eip3009TokenAbi, eventName: 'Transfer', logs: logs as Log[] });
+  const events = parseEventLogs({
+    abi: eip3009TokenAbi,
+    eventName: 'Transfer',
+    logs: logs as Log[],
+  });
   return events
     .filter((event) => getAddress(event.address) === token)
     .map((event) => {
@@ -95,7 +104,8 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const recentReceipts = new Map<Hex, TransactionReceipt>();
   const remember = (receipt: TransactionReceipt) => {
     recentReceipts.set(receipt.transactionHash, receipt);
-    if (recentReceipts.size > RECENT_RECEIPTS) recentReceipts.delete(recentReceipts.keys().next().value as Hex);
+    if (recentReceipts.size > RECENT_RECEIPTS)
+      recentReceipts.delete(recentReceipts.keys().next().value as Hex);
     return receipt;
   };
   const signer = createFacilitatorSigner(wallet, account.address, {
@@ -112,30 +122,54 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     latestBlockNumber: () => publicClient.getBlockNumber({ cacheTime: 0 }),
     async receipt(txHash, atBlock) {
       try {
-        const receipt = recentReceipts.get(txHash) ?? (await publicClient.getTransactionReceipt({ hash: txHash }));
+        const receipt =
+          recentReceipts.get(txHash) ??
+          (await publicClient.getTransactionReceipt({ hash: txHash }));
         recentReceipts.delete(txHash);
         if (atBlock !== undefined && receipt.blockNumber > atBlock) return { status: 'unknown' };
         if (receipt.status !== 'success') return { status: 'reverted' };
         return { status: 'success', transfers: transfersIn(receipt.logs, token) };
       } catch (error) {
-        if ((error as Error).name === 'TransactionReceiptNotFoundError') return { status: 'unknown' };
+        if ((error as Error).name === 'TransactionReceiptNotFoundError')
+          return { status: 'unknown' };
         throw error;
       }
     },
     authorizationUsed: (payer, nonce, blockNumber) =>
-      publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'authorizationState', args: [payer, nonce], blockNumber }),
+      publicClient.readContract({
+        address: token,
+        abi: eip3009TokenAbi,
+        functionName: 'authorizationState',
+        args: [payer, nonce],
+        blockNumber,
+      }),
     async findAuthorizationTransaction(payer, nonce, toBlock) {
       const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
       const range = { fromBlock: toBlock > lookback ? toBlock - lookback : 0n, toBlock };
       const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
-        publicClient.getContractEvents({ address: token, abi: eip3009TokenAbi, eventName, args: { authorizer: payer, nonce }, ...range });
+        publicClient.getContractEvents({
+          address: token,
+          abi: eip3009TokenAbi,
+          eventName,
+          args: { authorizer: payer, nonce },
+          ...range,
+        });
       // A nonce is spent once, by a transfer or a cancellation: at most one of these has an event.
-      const [used, canceled] = await Promise.all([search('AuthorizationUsed'), search('AuthorizationCanceled')]);
+      const [used, canceled] = await Promise.all([
+        search('AuthorizationUsed'),
+        search('AuthorizationCanceled'),
+      ]);
       const event = used[0] ?? canceled[0];
       return event ? (event.transactionHash as Hex) : null;
     },
     balanceOf: (owner, blockNumber) =>
-      publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'balanceOf', args: [owner], blockNumber }),
+      publicClient.readContract({
+        address: token,
+        abi: eip3009TokenAbi,
+        functionName: 'balanceOf',
+        args: [owner],
+        blockNumber,
+      }),
     async chainTimeS(blockNumber) {
       const block = await publicClient.getBlock({ blockNumber });
       return block.timestamp;

@@ -44,9 +44,15 @@ export interface SweepReport {
 }
 
 /** The Transfer that pays exactly this payment: payer → payTo, the price, on the token. */
-export function matchingTransfer(transfers: readonly ObservedTransfer[], payment: ServicePayment): boolean {
+export function matchingTransfer(
+  transfers: readonly ObservedTransfer[],
+  payment: ServicePayment,
+): boolean {
   return transfers.some(
-    (transfer) => transfer.from === payment.payer && transfer.to === payment.payTo && transfer.value === payment.amountAtomic,
+    (transfer) =>
+      transfer.from === payment.payer &&
+      transfer.to === payment.payTo &&
+      transfer.value === payment.amountAtomic,
   );
 }
 
@@ -74,7 +80,10 @@ export class Reconciler {
     if (verdict.kind === 'paid') return this.book(payment, verdict.txHash, leaseMs);
     if (verdict.kind === 'impossible') {
       const failed = await recordFailed(this.options.db, payment, verdict.evidence);
-      return { payment: failed ?? (await getPayment(this.options.db, payment.paymentId)), ownsLease: false };
+      return {
+        payment: failed ?? (await getPayment(this.options.db, payment.paymentId)),
+        ownsLease: false,
+      };
     }
     return { payment, ownsLease: false };
   }
@@ -89,24 +98,46 @@ export class Reconciler {
       // Unused at a block at or past validBefore: EIP-3009 refuses it from then on, for good.
       const chainTimeS = await rail.chainTimeS(atBlock);
       if (chainTimeS < payment.validBefore) return { kind: 'open' };
-      return { kind: 'impossible', evidence: { reason: 'invalid_exact_evm_payload_authorization_valid_before', blockNumber: atBlock, chainTimeS } };
+      return {
+        kind: 'impossible',
+        evidence: {
+          reason: 'invalid_exact_evm_payload_authorization_valid_before',
+          blockNumber: atBlock,
+          chainTimeS,
+        },
+      };
     }
     // Used: by the transaction its event names; beyond the log lookback, our recorded settlement may be it.
     const usedBy = await rail.findAuthorizationTransaction(payer, nonce, atBlock);
     const candidate = usedBy ?? (payment.txHash as Hex | null);
     const outcome = candidate ? await rail.receipt(candidate, atBlock) : null;
-    if (candidate && outcome?.status === 'success' && matchingTransfer(outcome.transfers, payment)) return { kind: 'paid', txHash: candidate };
+    if (candidate && outcome?.status === 'success' && matchingTransfer(outcome.transfers, payment))
+      return { kind: 'paid', txHash: candidate };
     if (usedBy && outcome?.status === 'success') {
       // The nonce is spent by a transaction without our Transfer (another transfer, a cancellation).
-      return { kind: 'impossible', evidence: { reason: 'invalid_exact_evm_nonce_already_used', blockNumber: atBlock, usedByTxHash: usedBy } };
+      return {
+        kind: 'impossible',
+        evidence: {
+          reason: 'invalid_exact_evm_nonce_already_used',
+          blockNumber: atBlock,
+          usedByTxHash: usedBy,
+        },
+      };
     }
     const facts = { paymentId: payment.paymentId, atBlock: atBlock.toString(), usedBy };
-    this.options.log.error(facts, 'x402 authorization used, but its transaction cannot be read; left pending');
+    this.options.log.error(
+      facts,
+      'x402 authorization used, but its transaction cannot be read; left pending',
+    );
     return { kind: 'open' };
   }
 
   /** The chain shows this payment's Transfer in `txHash`: book it (once) and say who runs the call. */
-  private async book(payment: ServicePayment, txHash: Hex, leaseMs: number | null): Promise<Resolution> {
+  private async book(
+    payment: ServicePayment,
+    txHash: Hex,
+    leaseMs: number | null,
+  ): Promise<Resolution> {
     const { db } = this.options;
     if (payment.state === 'PENDING') {
       const updated = await recordConfirmed(db, payment, txHash, leaseMs);
@@ -129,7 +160,8 @@ export class Reconciler {
    */
   async sweep(limit = 100): Promise<SweepReport> {
     const unresolved = await listUnresolved(this.options.db, limit, this.sweepAfter);
-    this.sweepAfter = unresolved.length < limit ? null : unresolved[unresolved.length - 1]!.paymentId;
+    this.sweepAfter =
+      unresolved.length < limit ? null : unresolved[unresolved.length - 1]!.paymentId;
     let confirmed = 0;
     let failed = 0;
     let pending = 0;
@@ -141,10 +173,19 @@ export class Reconciler {
         else pending += 1;
       } catch (error) {
         pending += 1;
-        this.options.log.warn({ err: error, paymentId: payment.paymentId }, 'x402 reconciliation failed; will retry');
+        this.options.log.warn(
+          { err: error, paymentId: payment.paymentId },
+          'x402 reconciliation failed; will retry',
+        );
       }
     }
-    return { examined: unresolved.length, paymentIds: unresolved.map((payment) => payment.paymentId), confirmed, failed, pending };
+    return {
+      examined: unresolved.length,
+      paymentIds: unresolved.map((payment) => payment.paymentId),
+      confirmed,
+      failed,
+      pending,
+    };
   }
 
   start(intervalMs: number): void {

@@ -39,7 +39,10 @@ describe('startAnvil', () => {
   });
 
   it('starts two chains on distinct free loopback ports with the requested chain ids', async () => {
-    const [funding, settlement] = await Promise.all([startAnvil({ chainId: 196 }), startAnvil({ chainId: 8453 })]);
+    const [funding, settlement] = await Promise.all([
+      startAnvil({ chainId: 196 }),
+      startAnvil({ chainId: 8453 }),
+    ]);
     started.push(funding, settlement);
 
     expect(funding.rpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -61,7 +64,9 @@ describe('startAnvil', () => {
     const lines: string[] = [];
     const node = await startAnvil({ chainId: 196, log: (line) => lines.push(line) });
     started.push(node);
-    expect(lines.some((line) => line.includes(`Listening on 127.0.0.1:${new URL(node.rpcUrl).port}`))).toBe(true);
+    expect(
+      lines.some((line) => line.includes(`Listening on 127.0.0.1:${new URL(node.rpcUrl).port}`)),
+    ).toBe(true);
     expect(lines.some((line) => line.trim() === '196')).toBe(true); // the "Chain ID" banner section
   });
 
@@ -100,7 +105,9 @@ describe('startAnvil', () => {
     const holder = await startAnvil({ chainId: 196 });
     started.push(holder);
     const port = Number(new URL(holder.rpcUrl).port);
-    const failure = await startAnvil({ chainId: 8453, port, startTimeoutMs: 5_000 }).catch((error: unknown) => error);
+    const failure = await startAnvil({ chainId: 8453, port, startTimeoutMs: 5_000 }).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(AnvilStartError);
     expect((failure as AnvilStartError).chainId).toBe(8453);
     expect((failure as AnvilStartError).message).toMatch(/Address already in use/);
@@ -113,8 +120,10 @@ describe('startAnvil', () => {
     await createAnvilTestClient(crashed).setBalance({ address: holder, value: 777n });
     const deadlineMs = Date.now() + 5_000;
     // Wait for the first periodic dump that holds the change (about a second), not for a fixed time.
-    const dumped = (): boolean => fs.existsSync(stateFile) && fs.readFileSync(stateFile, 'utf8').includes(holder);
-    while (!dumped() && Date.now() < deadlineMs) await new Promise((resolve) => setTimeout(resolve, 50));
+    const dumped = (): boolean =>
+      fs.existsSync(stateFile) && fs.readFileSync(stateFile, 'utf8').includes(holder);
+    while (!dumped() && Date.now() < deadlineMs)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     process.kill(crashed.pid, 'SIGKILL');
     await crashed.stop(); // returns once the killed child has been reaped
 

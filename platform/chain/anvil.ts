@@ -112,15 +112,25 @@ async function readChainId(rpcUrl: string): Promise<number | null> {
 
 function anvilArgs(options: StartAnvilOptions): string[] {
   const args = [
-    '--host', ANVIL_HOST,
-    '--port', String(options.port ?? 0),
-    '--chain-id', String(options.chainId),
-    '--hardfork', ANVIL_HARDFORK,
+    '--host',
+    ANVIL_HOST,
+    '--port',
+    String(options.port ?? 0),
+    '--chain-id',
+    String(options.chainId),
+    '--hardfork',
+    ANVIL_HARDFORK,
     // The service never uses anvil's published dev accounts; not creating them keeps them unfunded.
-    '--accounts', '0',
+    '--accounts',
+    '0',
   ];
   if (options.stateFile !== undefined) {
-    args.push('--state', options.stateFile, '--state-interval', String(options.stateIntervalS ?? DEFAULT_STATE_INTERVAL_S));
+    args.push(
+      '--state',
+      options.stateFile,
+      '--state-interval',
+      String(options.stateIntervalS ?? DEFAULT_STATE_INTERVAL_S),
+    );
   }
   return args;
 }
@@ -134,9 +144,14 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode>
   try {
     fs.accessSync(binary, fs.constants.X_OK);
   } catch (error) {
-    throw new AnvilStartError('binary missing or not executable (set ANVIL_BIN)', { binary, chainId }, { cause: error });
+    throw new AnvilStartError(
+      'binary missing or not executable (set ANVIL_BIN)',
+      { binary, chainId },
+      { cause: error },
+    );
   }
-  if (options.stateFile !== undefined) fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });
+  if (options.stateFile !== undefined)
+    fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });
 
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
@@ -170,7 +185,10 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode>
 
   const deadlineMs = Date.now() + startTimeoutMs;
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "Listening on" line within ${startTimeoutMs} ms`)), startTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no "Listening on" line within ${startTimeoutMs} ms`)),
+      startTimeoutMs,
+    );
     onListening = (listeningPort) => {
       clearTimeout(timer);
       onListening = null;
@@ -188,16 +206,22 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode>
 
   const rpcUrl = `http://${ANVIL_HOST}:${port}`;
   for (;;) {
-    if (hasExited(child)) return fail(`exited while starting (code ${child.exitCode}, signal ${child.signalCode})`);
+    if (hasExited(child))
+      return fail(`exited while starting (code ${child.exitCode}, signal ${child.signalCode})`);
     const answered = await readChainId(rpcUrl);
     if (answered !== null) {
       if (answered !== chainId) {
         await stop();
-        throw new ChainIdMismatchError({ rpcUrl, expectedChainId: chainId, actualChainId: answered });
+        throw new ChainIdMismatchError({
+          rpcUrl,
+          expectedChainId: chainId,
+          actualChainId: answered,
+        });
       }
       break;
     }
-    if (Date.now() > deadlineMs) return fail(`eth_chainId did not answer within ${startTimeoutMs} ms`);
+    if (Date.now() > deadlineMs)
+      return fail(`eth_chainId did not answer within ${startTimeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, READY_POLL_INTERVAL_MS));
   }
 

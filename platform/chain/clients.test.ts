@@ -33,7 +33,10 @@ describe('chain clients', () => {
 
   it('fails quickly when nothing listens at the RPC URL', async () => {
     const port = await closedLoopbackPort();
-    const client = createChainPublicClient({ chainId: 196, rpcUrl: `http://127.0.0.1:${port}` }, { retryCount: 0, timeoutMs: 1_000 });
+    const client = createChainPublicClient(
+      { chainId: 196, rpcUrl: `http://127.0.0.1:${port}` },
+      { retryCount: 0, timeoutMs: 1_000 },
+    );
     const startedMs = Date.now();
     await expect(client.getChainId()).rejects.toThrow(/HTTP request failed|fetch failed/);
     expect(Date.now() - startedMs).toBeLessThan(1_000);

@@ -70,11 +70,16 @@ function transportFor(endpoint: ChainEndpoint, options: ClientOptions): HttpTran
   });
 }
 
-export function createChainPublicClient(endpoint: ChainEndpoint, options: ClientOptions = {}): ChainPublicClient {
+export function createChainPublicClient(
+  endpoint: ChainEndpoint,
+  options: ClientOptions = {},
+): ChainPublicClient {
   return createPublicClient({
     chain: chainFor(endpoint),
     transport: transportFor(endpoint, options),
-    ...(options.pollingIntervalMs !== undefined ? { pollingInterval: options.pollingIntervalMs } : {}),
+    ...(options.pollingIntervalMs !== undefined
+      ? { pollingInterval: options.pollingIntervalMs }
+      : {}),
   });
 }
 
@@ -88,11 +93,20 @@ export function createChainWalletClient(
     account,
     chain: chainFor(endpoint),
     transport: transportFor(endpoint, options),
-    ...(options.pollingIntervalMs !== undefined ? { pollingInterval: options.pollingIntervalMs } : {}),
+    ...(options.pollingIntervalMs !== undefined
+      ? { pollingInterval: options.pollingIntervalMs }
+      : {}),
   });
 }
 
 /** anvil_* cheat codes (setBalance, time travel); only meaningful against a local anvil. */
-export function createAnvilTestClient(endpoint: ChainEndpoint, options: ClientOptions = {}): AnvilTestClient {
-  return createTestClient({ mode: 'anvil', chain: chainFor(endpoint), transport: transportFor(endpoint, options) });
+export function createAnvilTestClient(
+  endpoint: ChainEndpoint,
+  options: ClientOptions = {},
+): AnvilTestClient {
+  return createTestClient({
+    mode: 'anvil',
+    chain: chainFor(endpoint),
+    transport: transportFor(endpoint, options),
+  });
 }

@@ -25,7 +25,9 @@ export interface Deployment {
   readonly blockNumber: bigint;
 }
 
-export async function deployArtifact<const TAbi extends Abi>(params: DeployArtifactParameters<TAbi>): Promise<Deployment> {
+export async function deployArtifact<const TAbi extends Abi>(
+  params: DeployArtifactParameters<TAbi>,
+): Promise<Deployment> {
   const { publicClient, walletClient, contractName } = params;
   // The generic constructor-args type cannot be narrowed through viem's conditional parameter type.
   const txHash = await walletClient.deployContract({
@@ -37,13 +39,18 @@ export async function deployArtifact<const TAbi extends Abi>(params: DeployArtif
     hash: txHash,
     timeout: params.timeoutMs ?? DEFAULT_DEPLOY_TIMEOUT_MS,
   });
-  if (receipt.status !== 'success') throw new DeploymentFailedError(contractName, txHash, 'constructor reverted');
-  if (!receipt.contractAddress) throw new DeploymentFailedError(contractName, txHash, 'receipt has no contract address');
+  if (receipt.status !== 'success')
+    throw new DeploymentFailedError(contractName, txHash, 'constructor reverted');
+  if (!receipt.contractAddress)
+    throw new DeploymentFailedError(contractName, txHash, 'receipt has no contract address');
   // Receipts carry lowercase addresses; callers compare and record the EIP-55 form.
   return { address: getAddress(receipt.contractAddress), txHash, blockNumber: receipt.blockNumber };
 }
 
-export async function hasContractCode(publicClient: ChainPublicClient, address: Address): Promise<boolean> {
+export async function hasContractCode(
+  publicClient: ChainPublicClient,
+  address: Address,
+): Promise<boolean> {
   const code = await publicClient.getCode({ address });
   return code !== undefined && code !== '0x';
 }

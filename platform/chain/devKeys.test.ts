@@ -1,12 +1,21 @@
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { bytesToHex } from 'viem';
-import { PUBLISHED_DEV_ADDRESSES, PUBLISHED_DEV_MNEMONIC, isPublishedDevAddress, isPublishedDevKey } from './devKeys';
+import {
+  PUBLISHED_DEV_ADDRESSES,
+  PUBLISHED_DEV_MNEMONIC,
+  isPublishedDevAddress,
+  isPublishedDevKey,
+} from './devKeys';
 
 describe('published development keys', () => {
-  const derived = PUBLISHED_DEV_ADDRESSES.map((_address, index) => mnemonicToAccount(PUBLISHED_DEV_MNEMONIC, { addressIndex: index }));
+  const derived = PUBLISHED_DEV_ADDRESSES.map((_address, index) =>
+    mnemonicToAccount(PUBLISHED_DEV_MNEMONIC, { addressIndex: index }),
+  );
 
   it('lists exactly the first 30 accounts of the published mnemonic', () => {
-    expect(derived.map((account) => account.address.toLowerCase())).toEqual([...PUBLISHED_DEV_ADDRESSES]);
+    expect(derived.map((account) => account.address.toLowerCase())).toEqual([
+      ...PUBLISHED_DEV_ADDRESSES,
+    ]);
   });
 
   it('refuses every one of their private keys, in any spelling', () => {

@@ -59,7 +59,10 @@ function addressOf(privateKey: string): string | null {
  * True when the key belongs to a published development account or appears in `extraDenied`
  * (private keys or addresses, any case, with or without 0x).
  */
-export function isPublishedDevKey(privateKey: string, extraDenied: readonly string[] = []): boolean {
+export function isPublishedDevKey(
+  privateKey: string,
+  extraDenied: readonly string[] = [],
+): boolean {
   const key = normaliseHex(privateKey);
   const address = addressOf(key);
   if (address !== null && publishedAddresses.has(address)) return true;

@@ -21,7 +21,10 @@ export class AnvilStartError extends ChainLayerError {
     details: { binary: string; chainId: number; outputTail?: readonly string[] },
     options?: { cause?: unknown },
   ) {
-    const tail = details.outputTail && details.outputTail.length > 0 ? `\n${details.outputTail.join('\n')}` : '';
+    const tail =
+      details.outputTail && details.outputTail.length > 0
+        ? `\n${details.outputTail.join('\n')}`
+        : '';
     super(`anvil (chain ${details.chainId}, ${details.binary}): ${message}${tail}`, options);
     this.name = 'AnvilStartError';
     this.binary = details.binary;
@@ -36,7 +39,9 @@ export class ChainIdMismatchError extends ChainLayerError {
   readonly actualChainId: number;
 
   constructor(details: { rpcUrl: string; expectedChainId: number; actualChainId: number }) {
-    super(`${details.rpcUrl} answers chain id ${details.actualChainId}, expected ${details.expectedChainId}`);
+    super(
+      `${details.rpcUrl} answers chain id ${details.actualChainId}, expected ${details.expectedChainId}`,
+    );
     this.name = 'ChainIdMismatchError';
     this.rpcUrl = details.rpcUrl;
     this.expectedChainId = details.expectedChainId;
@@ -81,7 +86,10 @@ export class KeyFilePermissionsError extends KeyFileError {
   readonly mode: number;
 
   constructor(path: string, mode: number) {
-    super(path, `mode is ${formatMode(mode)}, but a key file must be readable by its owner only (chmod 600)`);
+    super(
+      path,
+      `mode is ${formatMode(mode)}, but a key file must be readable by its owner only (chmod 600)`,
+    );
     this.name = 'KeyFilePermissionsError';
     this.mode = mode;
   }

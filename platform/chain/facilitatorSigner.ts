@@ -2,7 +2,14 @@
 // wallet that pays the gas. Shared by the service's own rail (gateway/x402/rail.ts) and the devnet
 // merchants' facilitators, so both check signatures and send settlements the same way.
 import { toFacilitatorEvmSigner } from '@x402/evm';
-import { type Address, isAddressEqual, publicActions, recoverTypedDataAddress, size, type TransactionReceipt } from 'viem';
+import {
+  type Address,
+  isAddressEqual,
+  publicActions,
+  recoverTypedDataAddress,
+  size,
+  type TransactionReceipt,
+} from 'viem';
 import type { ChainWalletClient } from './clients';
 
 const ECDSA_SIGNATURE_BYTES = 65;
@@ -21,7 +28,11 @@ export interface FacilitatorSignerOptions {
   readonly onReceipt?: (receipt: TransactionReceipt) => void;
 }
 
-export function createFacilitatorSigner(wallet: RelayerWallet, relayer: Address, options: FacilitatorSignerOptions) {
+export function createFacilitatorSigner(
+  wallet: RelayerWallet,
+  relayer: Address,
+  options: FacilitatorSignerOptions,
+) {
   return toFacilitatorEvmSigner(
     {
       address: relayer,

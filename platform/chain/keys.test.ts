@@ -7,11 +7,18 @@ import { inspect } from 'node:util';
 import { mnemonicToAccount } from 'viem/accounts';
 import { bytesToHex } from 'viem';
 import { PUBLISHED_DEV_MNEMONIC } from './devKeys';
-import { InvalidPrivateKeyError, KeyFileError, KeyFilePermissionsError, PublishedDevKeyError } from './errors';
+import {
+  InvalidPrivateKeyError,
+  KeyFileError,
+  KeyFilePermissionsError,
+  PublishedDevKeyError,
+} from './errors';
 import { KEY_ROLES, RoleKey, generateKeyStore, loadKeyFile, saveKeyFile } from './keys';
 
 const publishedKey = (index: number): string =>
-  bytesToHex(mnemonicToAccount(PUBLISHED_DEV_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!);
+  bytesToHex(
+    mnemonicToAccount(PUBLISHED_DEV_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!,
+  );
 
 describe('key store', () => {
   let tempDir: string;
@@ -43,7 +50,10 @@ describe('key store', () => {
     expect(fs.statSync(filePath).mode & 0o777).toBe(0o600);
     const body = JSON.parse(fs.readFileSync(filePath, 'utf8'));
     expect(Object.keys(body)).toEqual(['deployer', 'treasury', 'relayer', 'feeReceiver']);
-    expect(body.treasury).toEqual({ address: store.treasury.address, privateKey: store.treasury.exportPrivateKey() });
+    expect(body.treasury).toEqual({
+      address: store.treasury.address,
+      privateKey: store.treasury.exportPrivateKey(),
+    });
 
     const loaded = loadKeyFile(filePath);
     for (const role of KEY_ROLES) {
@@ -64,7 +74,9 @@ describe('key store', () => {
 
   it('refuses a published development key and names the role', () => {
     expect(() => RoleKey.fromPrivateKey('treasury', publishedKey(0))).toThrow(PublishedDevKeyError);
-    expect(() => RoleKey.fromPrivateKey('treasury', publishedKey(0))).toThrow(/the treasury key is a published/);
+    expect(() => RoleKey.fromPrivateKey('treasury', publishedKey(0))).toThrow(
+      /the treasury key is a published/,
+    );
 
     const filePath = path.join(tempDir, 'keys.json');
     saveKeyFile(filePath, generateKeyStore());
@@ -87,9 +99,11 @@ describe('key store', () => {
 
   it('refuses keys on the operator deny list', () => {
     const leaked = generateKeyStore().deployer;
-    expect(() => RoleKey.fromPrivateKey('deployer', leaked.exportPrivateKey(), { extraDenied: [leaked.address] })).toThrow(
-      PublishedDevKeyError,
-    );
+    expect(() =>
+      RoleKey.fromPrivateKey('deployer', leaked.exportPrivateKey(), {
+        extraDenied: [leaked.address],
+      }),
+    ).toThrow(PublishedDevKeyError);
   });
 
   it('refuses a key file that others can read', () => {
@@ -106,7 +120,10 @@ describe('key store', () => {
     saveKeyFile(filePath, store);
     const body = JSON.parse(fs.readFileSync(filePath, 'utf8'));
 
-    fs.writeFileSync(filePath, JSON.stringify({ ...body, treasury: { ...body.treasury, address: store.relayer.address } }));
+    fs.writeFileSync(
+      filePath,
+      JSON.stringify({ ...body, treasury: { ...body.treasury, address: store.relayer.address } }),
+    );
     expect(() => loadKeyFile(filePath)).toThrow(/treasury\.address does not match/);
 
     const { feeReceiver: _dropped, ...withoutFeeReceiver } = body;
@@ -116,13 +133,20 @@ describe('key store', () => {
 
   it('rejects malformed private keys with the role in the message', () => {
     expect(() => RoleKey.fromPrivateKey('relayer', '0x1234')).toThrow(InvalidPrivateKeyError);
-    expect(() => RoleKey.fromPrivateKey('relayer', `0x${'0'.repeat(64)}`)).toThrow(/relayer private key is invalid/);
+    expect(() => RoleKey.fromPrivateKey('relayer', `0x${'0'.repeat(64)}`)).toThrow(
+      /relayer private key is invalid/,
+    );
   });
 
   it('never shows a private key through JSON, inspection or string conversion', () => {
     const store = generateKeyStore();
     const secrets = KEY_ROLES.map((role) => store[role].exportPrivateKey().slice(2));
-    const renderings = [JSON.stringify(store), inspect(store, { depth: 10 }), String(store.treasury), `${store.relayer}`];
+    const renderings = [
+      JSON.stringify(store),
+      inspect(store, { depth: 10 }),
+      String(store.treasury),
+      `${store.relayer}`,
+    ];
     for (const rendering of renderings) {
       for (const secret of secrets) expect(rendering).not.toContain(secret);
     }

@@ -107,15 +107,25 @@ export function keyStoreAddresses(store: KeyStore): Record<KeyRole, Address> {
  * through a temporary file, fsync and rename, so a crash never leaves a half-written key file.
  * Refuses to replace an existing file unless told to: losing a key loses what it holds.
  */
-export function saveKeyFile(filePath: string, store: KeyStore, options: { overwrite?: boolean } = {}): void {
+export function saveKeyFile(
+  filePath: string,
+  store: KeyStore,
+  options: { overwrite?: boolean } = {},
+): void {
   if (!options.overwrite && fs.existsSync(filePath)) {
-    throw new KeyFileError(filePath, 'already exists; refusing to replace keys (pass overwrite to force)');
+    throw new KeyFileError(
+      filePath,
+      'already exists; refusing to replace keys (pass overwrite to force)',
+    );
   }
   const body: Record<string, { address: Address; privateKey: Hex }> = {};
   for (const role of KEY_ROLES) {
     body[role] = { address: store[role].address, privateKey: store[role].exportPrivateKey() };
   }
-  const tempPath = path.join(path.dirname(filePath), `.${path.basename(filePath)}.${process.pid}.tmp`);
+  const tempPath = path.join(
+    path.dirname(filePath),
+    `.${path.basename(filePath)}.${process.pid}.tmp`,
+  );
   fs.rmSync(tempPath, { force: true }); // left over only if a previous save by this pid crashed
   const fd = fs.openSync(tempPath, 'wx', KEY_FILE_MODE);
   try {
@@ -129,7 +139,9 @@ export function saveKeyFile(filePath: string, store: KeyStore, options: { overwr
     fs.renameSync(tempPath, filePath);
   } catch (error) {
     fs.rmSync(tempPath, { force: true });
-    throw new KeyFileError(filePath, 'could not move the new key file into place', { cause: error });
+    throw new KeyFileError(filePath, 'could not move the new key file into place', {
+      cause: error,
+    });
   }
 }
 
@@ -142,7 +154,8 @@ export function loadKeyFile(filePath: string, policy: KeyPolicy = {}): KeyStore 
     throw new KeyFileError(filePath, 'cannot be read', { cause: error });
   }
   if ((stat.mode & 0o077) !== 0) throw new KeyFilePermissionsError(filePath, stat.mode);
-  if (stat.size > MAX_KEY_FILE_BYTES) throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
+  if (stat.size > MAX_KEY_FILE_BYTES)
+    throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
 
   let parsed: unknown;
   try {
@@ -154,8 +167,11 @@ export function loadKeyFile(filePath: string, policy: KeyPolicy = {}): KeyStore 
     throw new KeyFileError(filePath, `expected an object with ${KEY_ROLES.join(', ')}`);
   }
   const entries = parsed as Record<string, unknown>;
-  const unknownRoles = Object.keys(entries).filter((key) => !(KEY_ROLES as readonly string[]).includes(key));
-  if (unknownRoles.length > 0) throw new KeyFileError(filePath, `unknown roles: ${unknownRoles.join(', ')}`);
+  const unknownRoles = Object.keys(entries).filter(
+    (key) => !(KEY_ROLES as readonly string[]).includes(key),
+  );
+  if (unknownRoles.length > 0)
+    throw new KeyFileError(filePath, `unknown roles: ${unknownRoles.join(', ')}`);
 
   const store = {} as Record<KeyRole, RoleKey>;
   for (const role of KEY_ROLES) {
@@ -164,8 +180,14 @@ export function loadKeyFile(filePath: string, policy: KeyPolicy = {}): KeyStore 
       throw new KeyFileError(filePath, `missing ${role}.privateKey`);
     }
     const key = RoleKey.fromPrivateKey(role, entry.privateKey, policy);
-    if (typeof entry.address !== 'string' || entry.address.toLowerCase() !== key.address.toLowerCase()) {
-      throw new KeyFileError(filePath, `${role}.address does not match its private key (edited or corrupted file)`);
+    if (
+      typeof entry.address !== 'string' ||
+      entry.address.toLowerCase() !== key.address.toLowerCase()
+    ) {
+      throw new KeyFileError(
+        filePath,
+        `${role}.address does not match its private key (edited or corrupted file)`,
+      );
     }
     store[role] = key;
   }

@@ -44,8 +44,14 @@ export async function deployReceiptAnchor(
   config: ReceiptAnchorConfig,
 ): Promise<Deployment> {
   const { delaySeconds } = config;
-  if (!Number.isSafeInteger(delaySeconds) || delaySeconds < 1 || delaySeconds > MAX_WRITER_DELAY_SECONDS) {
-    throw new RangeError(`delaySeconds must be an integer in [1, ${MAX_WRITER_DELAY_SECONDS}], got ${delaySeconds}`);
+  if (
+    !Number.isSafeInteger(delaySeconds) ||
+    delaySeconds < 1 ||
+    delaySeconds > MAX_WRITER_DELAY_SECONDS
+  ) {
+    throw new RangeError(
+      `delaySeconds must be an integer in [1, ${MAX_WRITER_DELAY_SECONDS}], got ${delaySeconds}`,
+    );
   }
   return deployArtifact({
     publicClient,
@@ -85,7 +91,10 @@ async function send(
     account: sender.account,
   } as never);
   const txHash = await sender.writeContract(request);
-  const receipt = await publicClient.waitForTransactionReceipt({ hash: txHash, timeout: timeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS });
+  const receipt = await publicClient.waitForTransactionReceipt({
+    hash: txHash,
+    timeout: timeoutMs ?? DEFAULT_RECEIPT_TIMEOUT_MS,
+  });
   if (receipt.status !== 'success') throw new TransactionRevertedError(call.functionName, txHash);
   return { txHash, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed };
 }
@@ -93,11 +102,18 @@ async function send(
 /** One transaction for the whole batch; refused (NonContiguousBatch) if firstSeq was anchored already. */
 export async function anchorBatch(params: AnchorBatchParameters): Promise<MinedTransaction> {
   const { firstSeq, count } = params;
-  if (firstSeq < 0n || firstSeq > MAX_SEQ) throw new RangeError(`firstSeq must be a uint64, got ${firstSeq}`);
+  if (firstSeq < 0n || firstSeq > MAX_SEQ)
+    throw new RangeError(`firstSeq must be a uint64, got ${firstSeq}`);
   if (!Number.isSafeInteger(count) || count < 1 || count > MAX_BATCH_COUNT) {
     throw new RangeError(`count must be an integer in [1, ${MAX_BATCH_COUNT}], got ${count}`);
   }
-  return send(params.publicClient, params.writer, params.contract, { functionName: 'anchor', args: [params.root, firstSeq, count] }, params.timeoutMs);
+  return send(
+    params.publicClient,
+    params.writer,
+    params.contract,
+    { functionName: 'anchor', args: [params.root, firstSeq, count] },
+    params.timeoutMs,
+  );
 }
 
 export interface WriterChangeParameters {
@@ -109,18 +125,40 @@ export interface WriterChangeParameters {
   readonly timeoutMs?: number;
 }
 
-export function proposeWriter(params: WriterChangeParameters & { readonly allowed: boolean }): Promise<MinedTransaction> {
+export function proposeWriter(
+  params: WriterChangeParameters & { readonly allowed: boolean },
+): Promise<MinedTransaction> {
   const args = [params.account, params.allowed] as const;
-  return send(params.publicClient, params.sender, params.contract, { functionName: 'proposeWriter', args }, params.timeoutMs);
+  return send(
+    params.publicClient,
+    params.sender,
+    params.contract,
+    { functionName: 'proposeWriter', args },
+    params.timeoutMs,
+  );
 }
 
-export function executeWriter(params: WriterChangeParameters & { readonly allowed: boolean }): Promise<MinedTransaction> {
+export function executeWriter(
+  params: WriterChangeParameters & { readonly allowed: boolean },
+): Promise<MinedTransaction> {
   const args = [params.account, params.allowed] as const;
-  return send(params.publicClient, params.sender, params.contract, { functionName: 'executeWriter', args }, params.timeoutMs);
+  return send(
+    params.publicClient,
+    params.sender,
+    params.contract,
+    { functionName: 'executeWriter', args },
+    params.timeoutMs,
+  );
 }
 
 export function cancelWriterProposal(params: WriterChangeParameters): Promise<MinedTransaction> {
-  return send(params.publicClient, params.sender, params.contract, { functionName: 'cancelWriterProposal', args: [params.account] }, params.timeoutMs);
+  return send(
+    params.publicClient,
+    params.sender,
+    params.contract,
+    { functionName: 'cancelWriterProposal', args: [params.account] },
+    params.timeoutMs,
+  );
 }
 
 export interface WriterState {
@@ -129,13 +167,20 @@ export interface WriterState {
   readonly pending: { readonly allowed: boolean; readonly etaUnixS: bigint } | null;
 }
 
-export async function readWriterState(publicClient: ChainPublicClient, contract: Address, account: Address): Promise<WriterState> {
+export async function readWriterState(
+  publicClient: ChainPublicClient,
+  contract: Address,
+  account: Address,
+): Promise<WriterState> {
   const base = { address: contract, abi: receiptAnchorAbi } as const;
   const [isWriter, proposal] = await Promise.all([
     publicClient.readContract({ ...base, functionName: 'isWriter', args: [account] }),
     publicClient.readContract({ ...base, functionName: 'proposalOf', args: [account] }),
   ]);
-  return { isWriter, pending: proposal.eta === 0n ? null : { allowed: proposal.allowed, etaUnixS: proposal.eta } };
+  return {
+    isWriter,
+    pending: proposal.eta === 0n ? null : { allowed: proposal.allowed, etaUnixS: proposal.eta },
+  };
 }
 
 export interface AnchoredBatch {
@@ -154,9 +199,20 @@ export interface BatchRecord {
 }
 
 /** The contract's record of the batch under `root` (one eth_call, no log access), or null. */
-export async function readBatch(publicClient: ChainPublicClient, contract: Address, root: Hex): Promise<BatchRecord | null> {
-  const batch = await publicClient.readContract({ address: contract, abi: receiptAnchorAbi, functionName: 'batchOf', args: [root] });
-  return batch.count === 0 ? null : { firstSeq: batch.firstSeq, count: batch.count, blockNumber: batch.blockNumber };
+export async function readBatch(
+  publicClient: ChainPublicClient,
+  contract: Address,
+  root: Hex,
+): Promise<BatchRecord | null> {
+  const batch = await publicClient.readContract({
+    address: contract,
+    abi: receiptAnchorAbi,
+    functionName: 'batchOf',
+    args: [root],
+  });
+  return batch.count === 0
+    ? null
+    : { firstSeq: batch.firstSeq, count: batch.count, blockNumber: batch.blockNumber };
 }
 
 export type AnchoredBatchFilter = { readonly root: Hex } | { readonly firstSeq: bigint };
@@ -176,7 +232,10 @@ export async function readAnchoredEvent(
   filter: AnchoredBatchFilter,
   options: ReadAnchoredEventOptions = {},
 ): Promise<AnchoredBatch | null> {
-  let range: { fromBlock: bigint; toBlock: bigint | 'latest' } = { fromBlock: options.fromBlock ?? 0n, toBlock: 'latest' };
+  let range: { fromBlock: bigint; toBlock: bigint | 'latest' } = {
+    fromBlock: options.fromBlock ?? 0n,
+    toBlock: 'latest',
+  };
   if ('root' in filter) {
     const batch = await readBatch(publicClient, contract, filter.root);
     if (batch === null) return null;

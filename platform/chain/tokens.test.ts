@@ -70,7 +70,12 @@ async function setUpChain(chainId: number): Promise<TestChain> {
   };
 }
 
-async function deployToken(chain: TestChain, name: string, symbol: string, version: string): Promise<Address> {
+async function deployToken(
+  chain: TestChain,
+  name: string,
+  symbol: string,
+  version: string,
+): Promise<Address> {
   const { address } = await deployArtifact({
     publicClient: chain.publicClient,
     walletClient: chain.deployer,
@@ -79,7 +84,13 @@ async function deployToken(chain: TestChain, name: string, symbol: string, versi
     bytecode: eip3009TokenBytecode,
     args: [name, symbol, version],
   });
-  await mintToken({ publicClient: chain.publicClient, minter: chain.deployer, token: address, to: payer.address, amountAtomic: 100n * ONE_TOKEN_ATOMIC });
+  await mintToken({
+    publicClient: chain.publicClient,
+    minter: chain.deployer,
+    token: address,
+    to: payer.address,
+    amountAtomic: 100n * ONE_TOKEN_ATOMIC,
+  });
   return address;
 }
 
@@ -106,7 +117,11 @@ describe('EIP-3009 token on two anvil chains', () => {
     await Promise.all([funding?.node.stop(), settlement?.node.stop()]);
   });
 
-  const authorize = async (chain: TestChain, token: Address, overrides: { validAfterUnixS?: bigint; validBeforeUnixS?: bigint } = {}) =>
+  const authorize = async (
+    chain: TestChain,
+    token: Address,
+    overrides: { validAfterUnixS?: bigint; validBeforeUnixS?: bigint } = {},
+  ) =>
     signTransferWithAuthorization({
       publicClient: chain.publicClient,
       token,
@@ -114,11 +129,17 @@ describe('EIP-3009 token on two anvil chains', () => {
       to: payee,
       valueAtomic: ONE_TOKEN_ATOMIC,
       validBeforeUnixS: overrides.validBeforeUnixS ?? (await chainNowUnixS(chain)) + 600n,
-      ...(overrides.validAfterUnixS !== undefined ? { validAfterUnixS: overrides.validAfterUnixS } : {}),
+      ...(overrides.validAfterUnixS !== undefined
+        ? { validAfterUnixS: overrides.validAfterUnixS }
+        : {}),
     });
 
   const submit = (chain: TestChain, authorization: SignedTransferAuthorization) =>
-    submitTransferWithAuthorization({ publicClient: chain.publicClient, relayer: chain.relayer, authorization });
+    submitTransferWithAuthorization({
+      publicClient: chain.publicClient,
+      relayer: chain.relayer,
+      authorization,
+    });
 
   it('deploys tokens whose EIP-712 domain matches an independent computation', async () => {
     for (const [chain, token, name, version, chainId] of [
@@ -129,7 +150,11 @@ describe('EIP-3009 token on two anvil chains', () => {
       const domain = await readTokenDomain(chain.publicClient, token);
       expect(domain).toEqual({ name, version, chainId, verifyingContract: token });
 
-      const onChainSeparator = await chain.publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'DOMAIN_SEPARATOR' });
+      const onChainSeparator = await chain.publicClient.readContract({
+        address: token,
+        abi: eip3009TokenAbi,
+        functionName: 'DOMAIN_SEPARATOR',
+      });
       const viaViem = hashDomain({
         domain: { name, version, chainId: BigInt(chainId), verifyingContract: token },
         types: {
@@ -143,9 +168,19 @@ describe('EIP-3009 token on two anvil chains', () => {
       });
       const byHand = keccak256(
         encodeAbiParameters(
-          [{ type: 'bytes32' }, { type: 'bytes32' }, { type: 'bytes32' }, { type: 'uint256' }, { type: 'address' }],
           [
-            keccak256(stringToHex('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)')),
+            { type: 'bytes32' },
+            { type: 'bytes32' },
+            { type: 'bytes32' },
+            { type: 'uint256' },
+            { type: 'address' },
+          ],
+          [
+            keccak256(
+              stringToHex(
+                'EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)',
+              ),
+            ),
             keccak256(stringToHex(name)),
             keccak256(stringToHex(version)),
             BigInt(chainId),
@@ -156,7 +191,11 @@ describe('EIP-3009 token on two anvil chains', () => {
       expect(onChainSeparator).toBe(viaViem);
       expect(onChainSeparator).toBe(byHand);
     }
-    const decimals = await funding.publicClient.readContract({ address: usdt0, abi: eip3009TokenAbi, functionName: 'decimals' });
+    const decimals = await funding.publicClient.readContract({
+      address: usdt0,
+      abi: eip3009TokenAbi,
+      functionName: 'decimals',
+    });
     expect(decimals).toBe(6);
     expect(usdt0Twin).toBe(usdt0); // same deployer, same nonce: the address cannot tell the chains apart
   });
@@ -167,20 +206,43 @@ describe('EIP-3009 token on two anvil chains', () => {
     const payeeBefore = await readTokenBalance(funding.publicClient, usdt0, payee);
     const relayerBefore = await readTokenBalance(funding.publicClient, usdt0, keys.relayer.address);
     const authorization = await authorize(funding, usdt0);
-    expect(await readAuthorizationState(funding.publicClient, usdt0, payer.address, authorization.message.nonce)).toBe(false);
+    expect(
+      await readAuthorizationState(
+        funding.publicClient,
+        usdt0,
+        payer.address,
+        authorization.message.nonce,
+      ),
+    ).toBe(false);
 
     const mined = await submit(funding, authorization);
 
-    expect(await readTokenBalance(funding.publicClient, usdt0, payer.address)).toBe(payerBefore - ONE_TOKEN_ATOMIC);
-    expect(await readTokenBalance(funding.publicClient, usdt0, payee)).toBe(payeeBefore + ONE_TOKEN_ATOMIC);
-    expect(await readTokenBalance(funding.publicClient, usdt0, keys.relayer.address)).toBe(relayerBefore);
+    expect(await readTokenBalance(funding.publicClient, usdt0, payer.address)).toBe(
+      payerBefore - ONE_TOKEN_ATOMIC,
+    );
+    expect(await readTokenBalance(funding.publicClient, usdt0, payee)).toBe(
+      payeeBefore + ONE_TOKEN_ATOMIC,
+    );
+    expect(await readTokenBalance(funding.publicClient, usdt0, keys.relayer.address)).toBe(
+      relayerBefore,
+    );
     expect(await funding.publicClient.getBalance({ address: payer.address })).toBe(0n);
-    expect(await readAuthorizationState(funding.publicClient, usdt0, payer.address, authorization.message.nonce)).toBe(true);
+    expect(
+      await readAuthorizationState(
+        funding.publicClient,
+        usdt0,
+        payer.address,
+        authorization.message.nonce,
+      ),
+    ).toBe(true);
 
     const receipt = await funding.publicClient.getTransactionReceipt({ hash: mined.txHash });
     const events = parseEventLogs({ abi: eip3009TokenAbi, logs: receipt.logs });
     expect(events.map((event) => event.eventName)).toEqual(['AuthorizationUsed', 'Transfer']);
-    expect(events[0].args).toEqual({ authorizer: payer.address, nonce: authorization.message.nonce });
+    expect(events[0].args).toEqual({
+      authorizer: payer.address,
+      nonce: authorization.message.nonce,
+    });
     expect(receipt.from.toLowerCase()).toBe(keys.relayer.address.toLowerCase());
   });
 
@@ -201,42 +263,86 @@ describe('EIP-3009 token on two anvil chains', () => {
         args: [from, to, value, validAfter, validBefore, nonce, authorization.signature],
       }),
     });
-    expect((await funding.publicClient.waitForTransactionReceipt({ hash: forcedHash })).status).toBe('reverted');
-    expect(await readTokenBalance(funding.publicClient, usdt0, payer.address)).toBe(balanceAfterFirst);
+    expect(
+      (await funding.publicClient.waitForTransactionReceipt({ hash: forcedHash })).status,
+    ).toBe('reverted');
+    expect(await readTokenBalance(funding.publicClient, usdt0, payer.address)).toBe(
+      balanceAfterFirst,
+    );
   });
 
   it('refuses an expired authorization and one not valid yet', async () => {
     const now = await chainNowUnixS(funding);
-    expect(await failureOf(submit(funding, await authorize(funding, usdt0, { validBeforeUnixS: now - 1n })))).toBe(
-      'AuthorizationExpired',
-    );
     expect(
-      await failureOf(submit(funding, await authorize(funding, usdt0, { validAfterUnixS: now + 3_600n, validBeforeUnixS: now + 7_200n }))),
+      await failureOf(
+        submit(funding, await authorize(funding, usdt0, { validBeforeUnixS: now - 1n })),
+      ),
+    ).toBe('AuthorizationExpired');
+    expect(
+      await failureOf(
+        submit(
+          funding,
+          await authorize(funding, usdt0, {
+            validAfterUnixS: now + 3_600n,
+            validBeforeUnixS: now + 7_200n,
+          }),
+        ),
+      ),
     ).toBe('AuthorizationNotYetValid');
   });
 
   it('refuses a tampered value or recipient with InvalidSignature', async () => {
     const authorization = await authorize(funding, usdt0);
-    const moreValue = { ...authorization, message: { ...authorization.message, value: authorization.message.value + 1n } };
-    const otherPayee = { ...authorization, message: { ...authorization.message, to: keys.relayer.address } };
+    const moreValue = {
+      ...authorization,
+      message: { ...authorization.message, value: authorization.message.value + 1n },
+    };
+    const otherPayee = {
+      ...authorization,
+      message: { ...authorization.message, to: keys.relayer.address },
+    };
     expect(await failureOf(submit(funding, moreValue))).toBe('InvalidSignature');
     expect(await failureOf(submit(funding, otherPayee))).toBe('InvalidSignature');
-    expect(await readAuthorizationState(funding.publicClient, usdt0, payer.address, authorization.message.nonce)).toBe(false);
+    expect(
+      await readAuthorizationState(
+        funding.publicClient,
+        usdt0,
+        payer.address,
+        authorization.message.nonce,
+      ),
+    ).toBe(false);
   });
 
   it('refuses the same signature on the other chain, even on a twin token at the same address', async () => {
     const authorization = await authorize(funding, usdt0);
     expect(await failureOf(submit(settlement, authorization))).toBe('InvalidSignature'); // usdt0Twin
-    expect(await failureOf(submit(settlement, { ...authorization, token: usdc }))).toBe('InvalidSignature');
+    expect(await failureOf(submit(settlement, { ...authorization, token: usdc }))).toBe(
+      'InvalidSignature',
+    );
     await submit(funding, authorization); // still good where it was meant
   });
 
   it('accepts the bytes-signature form and shares its nonce space with (v, r, s)', async () => {
     const authorization = await authorize(settlement, usdc);
     const { from, to, value, validAfter, validBefore, nonce } = authorization.message;
-    const args = [from, to, value, validAfter, validBefore, nonce, authorization.signature] as const;
-    const txHash = await settlement.relayer.writeContract({ address: usdc, abi: eip3009TokenAbi, functionName: 'transferWithAuthorization', args });
-    expect((await settlement.publicClient.waitForTransactionReceipt({ hash: txHash })).status).toBe('success');
+    const args = [
+      from,
+      to,
+      value,
+      validAfter,
+      validBefore,
+      nonce,
+      authorization.signature,
+    ] as const;
+    const txHash = await settlement.relayer.writeContract({
+      address: usdc,
+      abi: eip3009TokenAbi,
+      functionName: 'transferWithAuthorization',
+      args,
+    });
+    expect((await settlement.publicClient.waitForTransactionReceipt({ hash: txHash })).status).toBe(
+      'success',
+    );
     expect(await failureOf(submit(settlement, authorization))).toBe('AuthorizationAlreadyUsed');
   });
 
@@ -245,7 +351,12 @@ describe('EIP-3009 token on two anvil chains', () => {
     const domain = await readTokenDomain(settlement.publicClient, usdc);
     const cancelSignature = await payer.signTypedData({
       domain,
-      types: { CancelAuthorization: [{ name: 'authorizer', type: 'address' }, { name: 'nonce', type: 'bytes32' }] },
+      types: {
+        CancelAuthorization: [
+          { name: 'authorizer', type: 'address' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
       primaryType: 'CancelAuthorization',
       message: { authorizer: payer.address, nonce: authorization.message.nonce },
     });
@@ -255,13 +366,22 @@ describe('EIP-3009 token on two anvil chains', () => {
       functionName: 'cancelAuthorization',
       args: [payer.address, authorization.message.nonce, cancelSignature],
     });
-    expect((await settlement.publicClient.waitForTransactionReceipt({ hash: txHash })).status).toBe('success');
+    expect((await settlement.publicClient.waitForTransactionReceipt({ hash: txHash })).status).toBe(
+      'success',
+    );
     expect(await failureOf(submit(settlement, authorization))).toBe('AuthorizationAlreadyUsed');
   });
 
   it('lets only the payee submit a receiveWithAuthorization', async () => {
     const now = await chainNowUnixS(funding);
-    const message = { from: payer.address, to: payee, value: ONE_TOKEN_ATOMIC, validAfter: 0n, validBefore: now + 600n, nonce: keccak256(stringToHex(`receive-${now}`)) as Hex };
+    const message = {
+      from: payer.address,
+      to: payee,
+      value: ONE_TOKEN_ATOMIC,
+      validAfter: 0n,
+      validBefore: now + 600n,
+      nonce: keccak256(stringToHex(`receive-${now}`)) as Hex,
+    };
     const signature = await payer.signTypedData({
       domain: await readTokenDomain(funding.publicClient, usdt0),
       types: {
@@ -275,14 +395,28 @@ describe('EIP-3009 token on two anvil chains', () => {
       address: usdt0,
       abi: eip3009TokenAbi,
       functionName: 'receiveWithAuthorization',
-      args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, signature],
+      args: [
+        message.from,
+        message.to,
+        message.value,
+        message.validAfter,
+        message.validBefore,
+        message.nonce,
+        signature,
+      ],
       account: keys.relayer.account,
     });
     expect(await failureOf(byRelayer)).toBe('CallerMustBePayee');
   });
 
   it('mints only for the deployer', async () => {
-    const notMinter = mintToken({ publicClient: funding.publicClient, minter: funding.relayer, token: usdt0, to: payee, amountAtomic: 1n });
+    const notMinter = mintToken({
+      publicClient: funding.publicClient,
+      minter: funding.relayer,
+      token: usdt0,
+      to: payee,
+      amountAtomic: 1n,
+    });
     expect(await failureOf(notMinter)).toBe('NotMinter');
   });
 });

@@ -55,8 +55,17 @@ export interface MinedTransaction {
   readonly gasUsed: bigint;
 }
 
-export function readTokenBalance(publicClient: ChainPublicClient, token: Address, owner: Address): Promise<bigint> {
-  return publicClient.readContract({ address: token, abi: eip3009TokenAbi, functionName: 'balanceOf', args: [owner] });
+export function readTokenBalance(
+  publicClient: ChainPublicClient,
+  token: Address,
+  owner: Address,
+): Promise<bigint> {
+  return publicClient.readContract({
+    address: token,
+    abi: eip3009TokenAbi,
+    functionName: 'balanceOf',
+    args: [owner],
+  });
 }
 
 export function readAuthorizationState(
@@ -74,7 +83,10 @@ export function readAuthorizationState(
 }
 
 /** The token's own EIP-712 domain (ERC-5267); never hard-coded, names differ per deployment. */
-export async function readTokenDomain(publicClient: ChainPublicClient, token: Address): Promise<TypedDataDomain> {
+export async function readTokenDomain(
+  publicClient: ChainPublicClient,
+  token: Address,
+): Promise<TypedDataDomain> {
   const { domain } = await getEip712Domain(publicClient, { address: token });
   return {
     name: domain.name,
@@ -104,8 +116,11 @@ export interface SignTransferParameters {
   readonly nonce?: Hex;
 }
 
-export async function signTransferWithAuthorization(params: SignTransferParameters): Promise<SignedTransferAuthorization> {
-  if (params.valueAtomic <= 0n) throw new RangeError(`valueAtomic must be positive, got ${params.valueAtomic}`);
+export async function signTransferWithAuthorization(
+  params: SignTransferParameters,
+): Promise<SignedTransferAuthorization> {
+  if (params.valueAtomic <= 0n)
+    throw new RangeError(`valueAtomic must be positive, got ${params.valueAtomic}`);
   const domain = await readTokenDomain(params.publicClient, params.token);
   const message: TransferAuthorizationMessage = {
     from: params.signer.address,
@@ -137,10 +152,16 @@ export interface SubmitTransferParameters {
  * decoded custom error and costs no gas; then sends and waits for the receipt. 65-byte signatures
  * use the (v, r, s) entry point that every USDC/USDT0 deployment has; others the `bytes` form.
  */
-export async function submitTransferWithAuthorization(params: SubmitTransferParameters): Promise<MinedTransaction> {
+export async function submitTransferWithAuthorization(
+  params: SubmitTransferParameters,
+): Promise<MinedTransaction> {
   const { publicClient, relayer, authorization } = params;
   const { from, to, value, validAfter, validBefore, nonce } = authorization.message;
-  const base = { address: authorization.token, abi: eip3009TokenAbi, functionName: 'transferWithAuthorization' } as const;
+  const base = {
+    address: authorization.token,
+    abi: eip3009TokenAbi,
+    functionName: 'transferWithAuthorization',
+  } as const;
   let txHash: Hex;
   if (size(authorization.signature) === ECDSA_SIGNATURE_BYTES) {
     const { r, s, yParity } = parseSignature(authorization.signature);
@@ -173,7 +194,8 @@ export interface MintParameters {
 
 /** Devnet only: real USDC/USDT0 have no such entry point for us. */
 export async function mintToken(params: MintParameters): Promise<MinedTransaction> {
-  if (params.amountAtomic <= 0n) throw new RangeError(`amountAtomic must be positive, got ${params.amountAtomic}`);
+  if (params.amountAtomic <= 0n)
+    throw new RangeError(`amountAtomic must be positive, got ${params.amountAtomic}`);
   const { request } = await params.publicClient.simulateContract({
     address: params.token,
     abi: eip3009TokenAbi,
@@ -206,5 +228,7 @@ async function waitForSuccess(
 export function revertErrorName(error: unknown): string | null {
   if (!(error instanceof BaseError)) return null;
   const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError);
-  return reverted instanceof ContractFunctionRevertedError ? (reverted.data?.errorName ?? null) : null;
+  return reverted instanceof ContractFunctionRevertedError
+    ? (reverted.data?.errorName ?? null)
+    : null;
 }

@@ -6,11 +6,17 @@ import { POOL_DEFAULTS, type PoolOptions } from './pool';
 export type EntityList = NonNullable<DataSourceOptions['entities']>;
 
 function reportPoolError(error: unknown): void {
-  process.stderr.write(`postgres pool (typeorm): ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `postgres pool (typeorm): ${error instanceof Error ? error.message : String(error)}\n`,
+  );
 }
 
 /** Not yet connected: call `initialize()` before use and `destroy()` when done. */
-export function createDataSource(url: string, entities: EntityList, options: PoolOptions = {}): DataSource {
+export function createDataSource(
+  url: string,
+  entities: EntityList,
+  options: PoolOptions = {},
+): DataSource {
   return new DataSource({
     type: 'postgres',
     url,

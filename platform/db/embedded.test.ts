@@ -2,12 +2,26 @@
 // same data, recover after its owner was SIGKILLed (orphaned server, then a stale pid file), refuse
 // unreachable or busy directories, and leave no server process behind after stop.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { projectRoot } from '../paths';
-import { EmbeddedPostgresError, isRunning, startEmbeddedPostgres, type RunningEmbeddedPostgres } from './embedded';
+import {
+  EmbeddedPostgresError,
+  isRunning,
+  startEmbeddedPostgres,
+  type RunningEmbeddedPostgres,
+} from './embedded';
 
 const isRoot = process.getuid?.() === 0;
 let workDir: string;
@@ -20,7 +34,11 @@ async function start(dataDir: string, durable = false): Promise<RunningEmbeddedP
   return server;
 }
 
-async function query<T extends object>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+async function query<T extends object>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
@@ -60,11 +78,15 @@ async function startInChildProcess(dataDir: string): Promise<{ child: ChildProce
       .startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, durable: false })
       .then((pg) => process.stdout.write(JSON.stringify({ url: pg.url }) + '\\n'))
       .catch((error) => { console.error(error); process.exit(1); });`;
-  const child = spawn(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), '-e', script], {
-    cwd: projectRoot(),
-    env: { ...process.env, TS_NODE_PROJECT: path.join(projectRoot(), 'tsconfig.json') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', require.resolve('ts-node/register/transpile-only'), '-e', script],
+    {
+      cwd: projectRoot(),
+      env: { ...process.env, TS_NODE_PROJECT: path.join(projectRoot(), 'tsconfig.json') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -74,7 +96,9 @@ async function startInChildProcess(dataDir: string): Promise<{ child: ChildProce
       const line = stdout.split('\n').find((candidate) => candidate.startsWith('{'));
       if (line) resolve((JSON.parse(line) as { url: string }).url);
     });
-    child.on('exit', (code) => reject(new Error(`child exited (${code}) before reporting a URL: ${stderr}`)));
+    child.on('exit', (code) =>
+      reject(new Error(`child exited (${code}) before reporting a URL: ${stderr}`)),
+    );
   });
   return { child, url };
 }
@@ -105,9 +129,12 @@ test('starts on a fresh directory, answers SELECT 1, and listens on 127.0.0.1 on
   expect(new URL(server.url).hostname).toBe('127.0.0.1');
   expect(new URL(server.url).pathname).toBe('/spend_control');
   expect(await query(server.url, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
-  expect(await query(server.url, "SELECT current_setting('listen_addresses') AS l, current_setting('unix_socket_directories') AS u")).toEqual([
-    { l: '127.0.0.1', u: '' },
-  ]);
+  expect(
+    await query(
+      server.url,
+      "SELECT current_setting('listen_addresses') AS l, current_setting('unix_socket_directories') AS u",
+    ),
+  ).toEqual([{ l: '127.0.0.1', u: '' }]);
   if (isRoot) {
     // PostgreSQL refuses root; the wrapper hands the directory and the server to `postgres`.
     expect(statSync(dataDir).uid).not.toBe(0);
@@ -160,7 +187,9 @@ test('recovers from a stale postmaster.pid whose server is gone too', async () =
   await query(url, 'INSERT INTO kept VALUES ($1)', ['survives a crash']);
 
   await sigkill(child);
-  const postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postmaster = Number(
+    readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+  );
   process.kill(postmaster, 'SIGKILL');
   await waitUntil(() => serverProcessesFor(dataDir).length === 0, 10_000);
   expect(existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(true);
@@ -172,7 +201,9 @@ test('recovers from a stale postmaster.pid whose server is gone too', async () =
 test('refuses a data directory that a live server of this process holds', async () => {
   const dataDir = path.join(workDir, 'busy');
   const server = await start(dataDir);
-  await expect(startEmbeddedPostgres({ dataDir, durable: false })).rejects.toThrow(/is in use by a PostgreSQL server/);
+  await expect(startEmbeddedPostgres({ dataDir, durable: false })).rejects.toThrow(
+    /is in use by a PostgreSQL server/,
+  );
   // The refusal did not disturb the running server.
   expect(await query(server.url, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
 });

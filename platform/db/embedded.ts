@@ -121,9 +121,15 @@ function spawnAs(command: string, args: readonly string[], user: ServerUser): Ch
   });
 }
 
-async function run(command: string, args: readonly string[], user: ServerUser | null): Promise<{ code: number | null; output: string }> {
+async function run(
+  command: string,
+  args: readonly string[],
+  user: ServerUser | null,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = user ? spawnAs(command, args, user) : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = user
+      ? spawnAs(command, args, user)
+      : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -133,9 +139,18 @@ async function run(command: string, args: readonly string[], user: ServerUser | 
 }
 
 async function lookupUser(name: string): Promise<ServerUser | null> {
-  const [uid, gid] = await Promise.all([run('id', ['-u', name], null), run('id', ['-g', name], null)]);
+  const [uid, gid] = await Promise.all([
+    run('id', ['-u', name], null),
+    run('id', ['-g', name], null),
+  ]);
   if (uid.code !== 0 || gid.code !== 0) return null;
-  return { uid: Number(uid.output), gid: Number(gid.output), groups: [Number(gid.output)], name, switchTo: true };
+  return {
+    uid: Number(uid.output),
+    gid: Number(gid.output),
+    groups: [Number(gid.output)],
+    name,
+    switchTo: true,
+  };
 }
 
 /**
@@ -156,11 +171,22 @@ async function serverUser(): Promise<ServerUser> {
   if (existing) return existing;
   const created = await run(
     'useradd',
-    ['--system', '--user-group', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', SUPERUSER],
+    [
+      '--system',
+      '--user-group',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      SUPERUSER,
+    ],
     null,
   );
   const user = await lookupUser(SUPERUSER);
-  if (!user) throw new EmbeddedPostgresError(`could not create the '${SUPERUSER}' OS user to run PostgreSQL: ${created.output}`);
+  if (!user)
+    throw new EmbeddedPostgresError(
+      `could not create the '${SUPERUSER}' OS user to run PostgreSQL: ${created.output}`,
+    );
   return user;
 }
 
@@ -195,7 +221,9 @@ function assertReachable(target: string, user: ServerUser, want: number, what: s
     }
     current = path.join(current, part);
     if (index === parts.length - 1 && !allowed(current, user, want)) {
-      throw new EmbeddedPostgresError(`${what}: user '${user.name}' (uid ${user.uid}) lacks access to ${current} (mode ${modeOf(current)})`);
+      throw new EmbeddedPostgresError(
+        `${what}: user '${user.name}' (uid ${user.uid}) lacks access to ${current} (mode ${modeOf(current)})`,
+      );
     }
   }
 }
@@ -205,7 +233,12 @@ function checkPermissions(bin: Binaries, dataDir: string, user: ServerUser): voi
     assertReachable(binary, user, fsConstants.X_OK, 'PostgreSQL binaries');
   }
   for (const dir of ['lib', 'share']) {
-    assertReachable(path.join(bin.nativeDir, dir), user, fsConstants.R_OK | fsConstants.X_OK, 'PostgreSQL binaries');
+    assertReachable(
+      path.join(bin.nativeDir, dir),
+      user,
+      fsConstants.R_OK | fsConstants.X_OK,
+      'PostgreSQL binaries',
+    );
   }
   assertReachable(path.dirname(dataDir), user, fsConstants.X_OK, 'PostgreSQL data directory');
 }
@@ -218,11 +251,12 @@ function freeLoopbackPort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new EmbeddedPostgresError('no free loopback port'))));
+      server.close(() =>
+        port > 0 ? resolve(port) : reject(new EmbeddedPostgresError('no free loopback port')),
+      );
     });
   });
 }
-
 
 /** State and parent pid from /proc (Linux); null where /proc is unavailable or the pid is gone. */
 function procStat(pid: number): { state: string; ppid: number } | null {
@@ -259,12 +293,19 @@ function readPidFile(file: string): number | null {
  * crash or SIGKILL orphaned it), it is stopped with pg_ctl as the server's user. If its owner is
  * alive, the directory is in use and we refuse: two servers must never share a data directory.
  */
-async function recoverLeftoverServer(dataDir: string, bin: Binaries, user: ServerUser): Promise<void> {
+async function recoverLeftoverServer(
+  dataDir: string,
+  bin: Binaries,
+  user: ServerUser,
+): Promise<void> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const postmaster = readPidFile(pidFile);
   // pg_ctl runs as the server's user, so a pid reused by another user's process reads as stopped.
-  const status = postmaster !== null && isRunning(postmaster) ? await run(bin.pg_ctl, ['-D', dataDir, 'status'], user) : null;
+  const status =
+    postmaster !== null && isRunning(postmaster)
+      ? await run(bin.pg_ctl, ['-D', dataDir, 'status'], user)
+      : null;
   if (postmaster === null || status?.code !== 0) {
     rmSync(pidFile, { force: true });
     return;
@@ -280,14 +321,26 @@ async function recoverLeftoverServer(dataDir: string, bin: Binaries, user: Serve
     }
   }
   const stopSeconds = String(STOP_TIMEOUT_MS / 1000);
-  const stopped = await run(bin.pg_ctl, ['-D', dataDir, 'stop', '-m', 'fast', '-w', '-t', stopSeconds], user);
+  const stopped = await run(
+    bin.pg_ctl,
+    ['-D', dataDir, 'stop', '-m', 'fast', '-w', '-t', stopSeconds],
+    user,
+  );
   if (stopped.code !== 0) {
-    throw new EmbeddedPostgresError(`could not stop the orphaned PostgreSQL server on ${dataDir}: ${stopped.output}`);
+    throw new EmbeddedPostgresError(
+      `could not stop the orphaned PostgreSQL server on ${dataDir}: ${stopped.output}`,
+    );
   }
 }
 
 /** Creates the cluster; the superuser password reaches initdb through a file only it can read. */
-async function initialise(dataDir: string, bin: Binaries, user: ServerUser, password: string, durable: boolean): Promise<void> {
+async function initialise(
+  dataDir: string,
+  bin: Binaries,
+  user: ServerUser,
+  password: string,
+  durable: boolean,
+): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'spend-control-initdb-'));
   const pwfile = path.join(scratch, 'pwfile');
@@ -310,7 +363,10 @@ async function initialise(dataDir: string, bin: Binaries, user: ServerUser, pass
       ],
       user,
     );
-    if (init.code !== 0) throw new EmbeddedPostgresError(`initdb failed on ${dataDir} (exit ${init.code}):\n${init.output}`);
+    if (init.code !== 0)
+      throw new EmbeddedPostgresError(
+        `initdb failed on ${dataDir} (exit ${init.code}):\n${init.output}`,
+      );
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -338,7 +394,16 @@ function launch(
   onLine: (line: string) => void,
 ): Promise<ChildProcess> {
   // Never a wildcard address, and no Unix socket: nothing but 127.0.0.1 can reach it.
-  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+  ];
   if (!durable) args.push('-c', 'fsync=off', '-c', 'full_page_writes=off');
   const child = spawnAs(bin.postgres, args, user);
   let pending = '';
@@ -370,7 +435,12 @@ function launch(
     });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      if (!ready) reject(new EmbeddedPostgresError(`PostgreSQL exited during start (code ${code}, signal ${signal})`));
+      if (!ready)
+        reject(
+          new EmbeddedPostgresError(
+            `PostgreSQL exited during start (code ${code}, signal ${signal})`,
+          ),
+        );
     });
   });
 }
@@ -378,21 +448,35 @@ function launch(
 /** The service login's password, generated into the data directory on first use. */
 function servicePassword(dataDir: string): string {
   const file = path.join(dataDir, SERVICE_PASSWORD_FILE);
-  if (!existsSync(file)) writeFileSync(file, `${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
+  if (!existsSync(file))
+    writeFileSync(file, `${randomBytes(24).toString('hex')}\n`, { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
 }
 
 async function superuserClient(port: number, password: string, database: string): Promise<Client> {
-  const client = new Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new Client({
+    host: '127.0.0.1',
+    port,
+    user: SUPERUSER,
+    password,
+    database,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
   await client.connect();
   return client;
 }
 
 /** The app database, the two group roles and the service's login (all idempotent). */
-async function prepareAppDatabase(port: number, password: string, serviceLoginPassword: string): Promise<void> {
+async function prepareAppDatabase(
+  port: number,
+  password: string,
+  serviceLoginPassword: string,
+): Promise<void> {
   const maintenance = await superuserClient(port, password, 'postgres');
   try {
-    const found = await maintenance.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE_NAME]);
+    const found = await maintenance.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+      EMBEDDED_DATABASE_NAME,
+    ]);
     if (found.rowCount === 0) await maintenance.query(`CREATE DATABASE ${EMBEDDED_DATABASE_NAME}`);
   } finally {
     await maintenance.end();
@@ -407,7 +491,9 @@ async function prepareAppDatabase(port: number, password: string, serviceLoginPa
 }
 
 /** Starts (initialising on first use) a server on `dataDir` and returns the app database's URL. */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<RunningEmbeddedPostgres> {
   const dataDir = path.resolve(options.dataDir);
   const durable = options.durable ?? true;
   const bin = binaries();
@@ -437,20 +523,30 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       return await afterStart(dataDir, port, password, child);
     } catch (error) {
       // Another process may take the port between our probe and the server's bind: try another.
-      const portTaken = logTail.some((line) => line.includes('could not bind') || line.includes('already in use'));
+      const portTaken = logTail.some(
+        (line) => line.includes('could not bind') || line.includes('already in use'),
+      );
       if (portTaken && options.port === undefined && attempt < START_ATTEMPTS) {
         logTail.length = 0;
         continue;
       }
       const reason = error instanceof Error ? error.message : String(error);
-      throw new EmbeddedPostgresError(`PostgreSQL did not start on ${dataDir} (port ${port}): ${reason}\n${logTail.join('\n')}`, {
-        cause: error,
-      });
+      throw new EmbeddedPostgresError(
+        `PostgreSQL did not start on ${dataDir} (port ${port}): ${reason}\n${logTail.join('\n')}`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 }
 
-async function afterStart(dataDir: string, port: number, password: string, child: ChildProcess): Promise<RunningEmbeddedPostgres> {
+async function afterStart(
+  dataDir: string,
+  port: number,
+  password: string,
+  child: ChildProcess,
+): Promise<RunningEmbeddedPostgres> {
   writeFileSync(path.join(dataDir, OWNER_FILE), `${process.pid}\n`, { mode: 0o600 });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();

@@ -30,7 +30,10 @@ beforeEach(async () => {
   owner = new Pool({ connectionString: db.ownerUrl, max: 2 });
   rootDir = mkdtempSync(path.join(os.tmpdir(), 'migrations-'));
   // Not idempotent on purpose: a second application would fail or duplicate the row.
-  writeMigration('0001_items.sql', 'CREATE SCHEMA catalog; CREATE TABLE catalog.items (id int PRIMARY KEY, name text NOT NULL);');
+  writeMigration(
+    '0001_items.sql',
+    'CREATE SCHEMA catalog; CREATE TABLE catalog.items (id int PRIMARY KEY, name text NOT NULL);',
+  );
   writeMigration('0002_seed.sql', "INSERT INTO catalog.items VALUES (1, 'first');");
 });
 
@@ -55,7 +58,10 @@ test('applies pending migrations in order, and a second run is a no-op', async (
 
 test('two concurrent runs on one fresh database apply each migration exactly once', async () => {
   // The sleep keeps the first runner inside the lock while the second one arrives.
-  writeMigration('0001_items.sql', 'SELECT pg_sleep(0.3); CREATE SCHEMA catalog; CREATE TABLE catalog.items (id int PRIMARY KEY, name text NOT NULL);');
+  writeMigration(
+    '0001_items.sql',
+    'SELECT pg_sleep(0.3); CREATE SCHEMA catalog; CREATE TABLE catalog.items (id int PRIMARY KEY, name text NOT NULL);',
+  );
   const other = new Pool({ connectionString: db.ownerUrl, max: 2 });
   try {
     const results = await Promise.all([
@@ -79,7 +85,9 @@ test('refuses a migration that was edited after it ran', async () => {
 
   const run = migrate(owner, { subgraphs: ['catalog'], rootDir });
   await expect(run).rejects.toThrow(MigrationError);
-  await expect(migrate(owner, { subgraphs: ['catalog'], rootDir })).rejects.toThrow(/catalog migration 2 \(seed\) changed after it was applied/);
+  await expect(migrate(owner, { subgraphs: ['catalog'], rootDir })).rejects.toThrow(
+    /catalog migration 2 \(seed\) changed after it was applied/,
+  );
   expect((await db.pool.query('SELECT name FROM catalog.items')).rows).toEqual([{ name: 'first' }]);
 });
 
@@ -95,7 +103,9 @@ test('a failing migration rolls back completely and is not recorded; fixed, it a
   writeMigration('0003_broken.sql', 'CREATE TABLE catalog.partial (id int);');
   const fixed = await migrate(owner, { subgraphs: ['catalog'], rootDir });
   expect(fixed.applied.map((m) => m.version)).toEqual([3]);
-  expect((await db.pool.query("SELECT to_regclass('catalog.partial') AS t")).rows[0].t).toBe('catalog.partial');
+  expect((await db.pool.query("SELECT to_regclass('catalog.partial') AS t")).rows[0].t).toBe(
+    'catalog.partial',
+  );
 });
 
 test('the advisory lock is released after a failure, so the next run is not blocked', async () => {

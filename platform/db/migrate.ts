@@ -39,20 +39,26 @@ export class MigrationError extends Error {
 
 /** `rootDir` (default `<projectRoot>/subgraphs`, the gateway's at the project root) lets tests run throwaway migration folders. */
 export function migrationsDir(subgraph: MigrationSet, rootDir?: string): string {
-  const root = rootDir ?? (subgraph === 'gateway' ? projectRoot() : path.join(projectRoot(), 'subgraphs'));
+  const root =
+    rootDir ?? (subgraph === 'gateway' ? projectRoot() : path.join(projectRoot(), 'subgraphs'));
   return path.join(root, subgraph, 'migrations');
 }
 
 export function readMigrations(subgraph: MigrationSet, rootDir?: string): MigrationFile[] {
   const dir = migrationsDir(subgraph, rootDir);
   if (!existsSync(dir)) return [];
-  const files = readdirSync(dir).filter((file) => file.endsWith('.sql')).sort();
+  const files = readdirSync(dir)
+    .filter((file) => file.endsWith('.sql'))
+    .sort();
   return files.map((file, index) => {
     const match = MIGRATION_FILE.exec(file);
-    if (!match) throw new MigrationError(`${subgraph}/migrations/${file}: name must be NNNN_name.sql`);
+    if (!match)
+      throw new MigrationError(`${subgraph}/migrations/${file}: name must be NNNN_name.sql`);
     const version = Number(match[1]);
     if (version !== index + 1) {
-      throw new MigrationError(`${subgraph}/migrations/${file}: expected version ${index + 1}, versions must be contiguous`);
+      throw new MigrationError(
+        `${subgraph}/migrations/${file}: expected version ${index + 1}, versions must be contiguous`,
+      );
     }
     const sql = readFileSync(path.join(dir, file), 'utf8');
     const checksum = createHash('sha256').update(sql).digest('hex');
@@ -67,7 +73,11 @@ export interface MigrateResult {
 /** Applies every pending migration of the given sets (default: all) and returns what ran. */
 export async function migrate(
   pool: Pool,
-  options: { subgraphs?: readonly MigrationSet[]; onApplied?: (m: MigrationFile) => void; rootDir?: string } = {},
+  options: {
+    subgraphs?: readonly MigrationSet[];
+    onApplied?: (m: MigrationFile) => void;
+    rootDir?: string;
+  } = {},
 ): Promise<MigrateResult> {
   const subgraphs = options.subgraphs ?? MIGRATION_SETS;
   const client = await pool.connect();
@@ -121,8 +131,13 @@ export async function migrate(
     }
     await client.query(fireTriggersAlwaysSql());
   } finally {
-    const reset = await client.query('RESET ROLE').then(() => true, () => false);
-    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
+    const reset = await client.query('RESET ROLE').then(
+      () => true,
+      () => false,
+    );
+    await client
+      .query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()])
+      .catch(() => undefined);
     // A connection that could not drop the owner's identity must not serve anyone else.
     client.release(!reset);
   }
@@ -135,7 +150,9 @@ export async function migrate(
  * the owner. The default privileges grant the service role what it needs on objects to come.
  */
 async function actAsOwner(client: PoolClient): Promise<void> {
-  const { rows } = await client.query<{ rolsuper: boolean }>('SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user');
+  const { rows } = await client.query<{ rolsuper: boolean }>(
+    'SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user',
+  );
   if (rows[0]?.rolsuper) {
     await prepareDatabaseRoles(client);
     await adoptObjects(client, SUBGRAPH_NAMES);
@@ -149,7 +166,9 @@ async function actAsOwner(client: PoolClient): Promise<void> {
     );
   }
   for (const grant of DEFAULT_PRIVILEGES) {
-    await client.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${OWNER_ROLE} ${grant} TO ${SERVICE_ROLE}`);
+    await client.query(
+      `ALTER DEFAULT PRIVILEGES FOR ROLE ${OWNER_ROLE} ${grant} TO ${SERVICE_ROLE}`,
+    );
   }
 }
 

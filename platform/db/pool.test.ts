@@ -30,14 +30,21 @@ test('every pooled connection carries the statement and idle-transaction timeout
 
 test('an idle connection killed by the server is reported and the pool keeps working', async () => {
   const errors: Error[] = [];
-  const pool = createPool(db.url, { max: 1, applicationName: 'pool-victim', onIdleError: (error) => errors.push(error) });
+  const pool = createPool(db.url, {
+    max: 1,
+    applicationName: 'pool-victim',
+    onIdleError: (error) => errors.push(error),
+  });
   try {
     await pool.query('SELECT 1');
     const killer = createPool(db.url, { max: 1 });
-    await killer.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pool-victim'");
+    await killer.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pool-victim'",
+    );
     await killer.end();
     const deadline = Date.now() + 5000;
-    while (errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (errors.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
 
     expect(errors).toHaveLength(1);
     expect((await pool.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
@@ -68,7 +75,9 @@ test('the DataSource uses tables made by SQL and never synchronises the schema',
   await db.adminPool.query(
     'CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL); GRANT SELECT, INSERT ON notes TO spend_control_service',
   );
-  const dataSource = createDataSource(db.url, [NoteEntity, MissingEntity], { applicationName: 'typeorm-test' });
+  const dataSource = createDataSource(db.url, [NoteEntity, MissingEntity], {
+    applicationName: 'typeorm-test',
+  });
   await dataSource.initialize();
   try {
     const notes = dataSource.getRepository(NoteEntity);

@@ -51,7 +51,13 @@ async function answeredPayment(): Promise<string> {
 beforeAll(async () => {
   db = await createTestDatabase();
   await registerRails(db.pool);
-  await postFunding(db.pool, { asset: USDT0, amountAtomic: 500n, policyId: '7', intentRef: `ci_${'0'.repeat(23)}1`, idempotencyKey: 'roles:funding' });
+  await postFunding(db.pool, {
+    asset: USDT0,
+    amountAtomic: 500n,
+    policyId: '7',
+    intentRef: `ci_${'0'.repeat(23)}1`,
+    idempotencyKey: 'roles:funding',
+  });
   paymentId = await answeredPayment();
 });
 
@@ -115,9 +121,15 @@ describe('connected as the service role', () => {
       'UPDATE ledger.service_payments SET tx_hash = NULL WHERE payment_id = $1',
       'DELETE FROM ledger.service_payments WHERE payment_id = $1',
     ]) {
-      expect({ statement, sqlstate: await sqlstateOf(db.pool.query(statement, [paymentId])) }).toEqual({ statement, sqlstate: 'LG006' });
+      expect({
+        statement,
+        sqlstate: await sqlstateOf(db.pool.query(statement, [paymentId])),
+      }).toEqual({ statement, sqlstate: 'LG006' });
     }
-    const { rows } = await db.pool.query('SELECT state FROM ledger.service_payments WHERE payment_id = $1', [paymentId]);
+    const { rows } = await db.pool.query(
+      'SELECT state FROM ledger.service_payments WHERE payment_id = $1',
+      [paymentId],
+    );
     expect(rows).toEqual([{ state: 'ANSWERED' }]);
   });
 
@@ -140,11 +152,15 @@ describe('connected as the service role', () => {
     expect(await serviceRoleProblems(db.pool)).toEqual([]);
     const owner = new Pool({ connectionString: db.ownerUrl, max: 1 });
     try {
-      expect(await serviceRoleProblems(owner)).toEqual([expect.stringMatching(/owns \(or may act as the owner of\) schema /)]);
+      expect(await serviceRoleProblems(owner)).toEqual([
+        expect.stringMatching(/owns \(or may act as the owner of\) schema /),
+      ]);
     } finally {
       await owner.end();
     }
-    expect(await serviceRoleProblems(db.adminPool)).toContainEqual(expect.stringMatching(/is a superuser$/));
+    expect(await serviceRoleProblems(db.adminPool)).toContainEqual(
+      expect.stringMatching(/is a superuser$/),
+    );
   });
 });
 
@@ -157,19 +173,39 @@ describe('the schema as the owner left it', () => {
       [SUBGRAPH_NAMES],
     );
     expect(rows.map((row) => row.trigger)).toEqual(
-      expect.arrayContaining(['ledger.entries.entries_append_only', 'ledger.service_payments.service_payments_delete', 'intent.reservations.reservations_guard', 'policy.escalation_events.escalation_events_append_only']),
+      expect.arrayContaining([
+        'ledger.entries.entries_append_only',
+        'ledger.service_payments.service_payments_delete',
+        'intent.reservations.reservations_guard',
+        'policy.escalation_events.escalation_events_append_only',
+      ]),
     );
     expect(rows.filter((row) => row.enabled !== 'A')).toEqual([]);
   });
 
   it('so a superuser in replica mode is refused by the guards too', async () => {
-    await db.adminPool.query("INSERT INTO policy.policy_changes (policy_id, version, change, actor, at) VALUES (1, 1, 'CREATED', 'test', now())");
+    await db.adminPool.query(
+      "INSERT INTO policy.policy_changes (policy_id, version, change, actor, at) VALUES (1, 1, 'CREATED', 'test', now())",
+    );
     const client = await db.adminPool.connect();
     try {
       await client.query('SET session_replication_role = replica');
-      expect(await sqlstateOf(client.query('DELETE FROM ledger.service_payments WHERE payment_id = $1', [paymentId]))).toBe('LG006');
-      expect(await sqlstateOf(client.query("UPDATE ledger.service_payments SET state = 'FAILED' WHERE payment_id = $1", [paymentId]))).toBe('LG006');
-      expect(await sqlstateOf(client.query("UPDATE policy.policy_changes SET actor = 'x'"))).toBe('P0001');
+      expect(
+        await sqlstateOf(
+          client.query('DELETE FROM ledger.service_payments WHERE payment_id = $1', [paymentId]),
+        ),
+      ).toBe('LG006');
+      expect(
+        await sqlstateOf(
+          client.query(
+            "UPDATE ledger.service_payments SET state = 'FAILED' WHERE payment_id = $1",
+            [paymentId],
+          ),
+        ),
+      ).toBe('LG006');
+      expect(await sqlstateOf(client.query("UPDATE policy.policy_changes SET actor = 'x'"))).toBe(
+        'P0001',
+      );
       expect(await sqlstateOf(client.query('DELETE FROM ledger.entries'))).toBe('LG006');
     } finally {
       await client.query('RESET session_replication_role');
@@ -178,15 +214,28 @@ describe('the schema as the owner left it', () => {
   });
 
   it('has every SECURITY DEFINER function owned by the owner role with its search_path pinned', async () => {
-    const { rows } = await db.adminPool.query<{ fn: string; owner: string; config: string[] | null }>(
+    const { rows } = await db.adminPool.query<{
+      fn: string;
+      owner: string;
+      config: string[] | null;
+    }>(
       `SELECT p.oid::regprocedure::text AS fn, pg_get_userbyid(p.proowner) AS owner, p.proconfig AS config
          FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
         WHERE p.prosecdef AND n.nspname = ANY ($1) ORDER BY 1`,
       [SUBGRAPH_NAMES],
     );
-    expect(rows.map((row) => row.fn)).toEqual(expect.arrayContaining(['ledger.post_group(text,text,jsonb,text,text,text,text)', 'intent.count_reservation()']));
+    expect(rows.map((row) => row.fn)).toEqual(
+      expect.arrayContaining([
+        'ledger.post_group(text,text,jsonb,text,text,text,text)',
+        'intent.count_reservation()',
+      ]),
+    );
     for (const row of rows) {
-      expect({ fn: row.fn, owner: row.owner, searchPath: row.config?.find((setting) => setting.startsWith('search_path=')) }).toEqual({
+      expect({
+        fn: row.fn,
+        owner: row.owner,
+        searchPath: row.config?.find((setting) => setting.startsWith('search_path=')),
+      }).toEqual({
         fn: row.fn,
         owner: OWNER_ROLE,
         searchPath: 'search_path=pg_catalog, pg_temp',
@@ -230,12 +279,26 @@ describe('a migration to come', () => {
     await db.pool.query("INSERT INTO buckets.tokens (client, tokens) VALUES ('a', 5), ('b', 7)");
     await db.pool.query("UPDATE buckets.tokens SET tokens = tokens - 1 WHERE client = 'a'");
     await db.pool.query("DELETE FROM buckets.tokens WHERE client = 'b'");
-    expect((await db.pool.query('SELECT buckets.total()::int AS total')).rows).toEqual([{ total: 4 }]);
-    expect(await sqlstateOf(db.pool.query("UPDATE buckets.tokens SET tokens = -1 WHERE client = 'a'"))).toBe('BK001');
-    for (const statement of ['ALTER TABLE buckets.tokens DISABLE TRIGGER tokens_guard', 'TRUNCATE buckets.tokens', 'DROP TABLE buckets.tokens', 'CREATE TABLE buckets.more (x int)']) {
-      expect({ statement, sqlstate: await sqlstateOf(db.pool.query(statement)) }).toEqual({ statement, sqlstate: '42501' });
+    expect((await db.pool.query('SELECT buckets.total()::int AS total')).rows).toEqual([
+      { total: 4 },
+    ]);
+    expect(
+      await sqlstateOf(db.pool.query("UPDATE buckets.tokens SET tokens = -1 WHERE client = 'a'")),
+    ).toBe('BK001');
+    for (const statement of [
+      'ALTER TABLE buckets.tokens DISABLE TRIGGER tokens_guard',
+      'TRUNCATE buckets.tokens',
+      'DROP TABLE buckets.tokens',
+      'CREATE TABLE buckets.more (x int)',
+    ]) {
+      expect({ statement, sqlstate: await sqlstateOf(db.pool.query(statement)) }).toEqual({
+        statement,
+        sqlstate: '42501',
+      });
     }
-    const trigger = await db.adminPool.query("SELECT tgenabled FROM pg_trigger WHERE tgname = 'tokens_guard'");
+    const trigger = await db.adminPool.query(
+      "SELECT tgenabled FROM pg_trigger WHERE tgname = 'tokens_guard'",
+    );
     expect(trigger.rows).toEqual([{ tgenabled: 'A' }]);
   });
 });
@@ -249,13 +312,22 @@ describe('role setup', () => {
     } finally {
       await Promise.all(clients.map((client) => client.end()));
     }
-    const databases = await Promise.all(Array.from({ length: 3 }, () => createTestDatabase({ subgraphs: ['catalog'] })));
-    const logins = databases.flatMap((database) => [database.logins.owner, database.logins.service]);
+    const databases = await Promise.all(
+      Array.from({ length: 3 }, () => createTestDatabase({ subgraphs: ['catalog'] })),
+    );
+    const logins = databases.flatMap((database) => [
+      database.logins.owner,
+      database.logins.service,
+    ]);
     for (const database of databases) {
-      expect((await database.pool.query('SELECT count(*)::int AS n FROM catalog.providers')).rows).toEqual([{ n: 5 }]);
+      expect(
+        (await database.pool.query('SELECT count(*)::int AS n FROM catalog.providers')).rows,
+      ).toEqual([{ n: 5 }]);
       await database.drop();
     }
-    const left = await db.adminPool.query('SELECT rolname FROM pg_roles WHERE rolname = ANY ($1)', [logins]);
+    const left = await db.adminPool.query('SELECT rolname FROM pg_roles WHERE rolname = ANY ($1)', [
+      logins,
+    ]);
     expect(left.rows).toEqual([]);
   });
 
@@ -269,21 +341,28 @@ describe('role setup', () => {
       );
       for (const subgraph of SUBGRAPH_NAMES) {
         const migrations = readMigrations(subgraph);
-        const before = migrations.slice(0, Math.max(0, migrations.findIndex((migration) => migration.name === 'service_role')));
+        const before = migrations.slice(
+          0,
+          Math.max(
+            0,
+            migrations.findIndex((migration) => migration.name === 'service_role'),
+          ),
+        );
         for (const migration of before) {
           await old.adminPool.query(migration.sql);
-          await old.adminPool.query('INSERT INTO public.schema_migrations (subgraph, version, name, checksum) VALUES ($1, $2, $3, $4)', [
-            subgraph,
-            migration.version,
-            migration.name,
-            migration.checksum,
-          ]);
+          await old.adminPool.query(
+            'INSERT INTO public.schema_migrations (subgraph, version, name, checksum) VALUES ($1, $2, $3, $4)',
+            [subgraph, migration.version, migration.name, migration.checksum],
+          );
         }
       }
       const result = await migrate(old.adminPool);
-      expect(result.applied.filter((migration) => migration.name === 'service_role').map((migration) => migration.subgraph).sort()).toEqual(
-        ['catalog', 'intent', 'ledger', 'policy'],
-      );
+      expect(
+        result.applied
+          .filter((migration) => migration.name === 'service_role')
+          .map((migration) => migration.subgraph)
+          .sort(),
+      ).toEqual(['catalog', 'intent', 'ledger', 'policy']);
       const strangers = await old.adminPool.query(
         `SELECT 'relation ' || c.oid::regclass AS object FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
           WHERE (n.nspname = ANY ($1) OR c.oid = 'public.schema_migrations'::regclass) AND c.relowner <> $2::regrole
@@ -299,10 +378,20 @@ describe('role setup', () => {
       );
       expect(strangers.rows).toEqual([]);
       await registerRails(old.pool);
-      await postFunding(old.pool, { asset: USDT0, amountAtomic: 5n, policyId: '7', intentRef: `ci_${'0'.repeat(23)}2`, idempotencyKey: 'adopted:funding' });
-      await old.pool.query("UPDATE catalog.providers SET maturity = 'sandbox', updated_at = now() WHERE id = 'spendctl-gifts'");
+      await postFunding(old.pool, {
+        asset: USDT0,
+        amountAtomic: 5n,
+        policyId: '7',
+        intentRef: `ci_${'0'.repeat(23)}2`,
+        idempotencyKey: 'adopted:funding',
+      });
+      await old.pool.query(
+        "UPDATE catalog.providers SET maturity = 'sandbox', updated_at = now() WHERE id = 'spendctl-gifts'",
+      );
       expect(await serviceRoleProblems(old.pool)).toEqual([]);
-      expect(await sqlstateOf(old.pool.query('ALTER TABLE ledger.entries DISABLE TRIGGER ALL'))).toBe('42501');
+      expect(
+        await sqlstateOf(old.pool.query('ALTER TABLE ledger.entries DISABLE TRIGGER ALL')),
+      ).toBe('42501');
     } finally {
       await old.drop();
     }

@@ -38,10 +38,17 @@ export async function ensureGroupRoles(client: Queryable): Promise<void> {
 }
 
 /** A login that is a member of `group` (OWNER_ROLE or SERVICE_ROLE), with this password. Idempotent. */
-export async function ensureLoginRole(client: Queryable, name: string, password: string, group: string): Promise<void> {
+export async function ensureLoginRole(
+  client: Queryable,
+  name: string,
+  password: string,
+  group: string,
+): Promise<void> {
   const login = roleName(name);
-  if (group !== OWNER_ROLE && group !== SERVICE_ROLE) throw new Error(`unknown group role ${group}`);
-  if (!PASSWORD.test(password)) throw new Error('role passwords are 32-128 lowercase hex characters');
+  if (group !== OWNER_ROLE && group !== SERVICE_ROLE)
+    throw new Error(`unknown group role ${group}`);
+  if (!PASSWORD.test(password))
+    throw new Error('role passwords are 32-128 lowercase hex characters');
   await client.query(`
     DO $$
     BEGIN
@@ -155,7 +162,9 @@ export async function serviceRoleProblems(client: Queryable): Promise<string[]> 
   const problems: string[] = [];
   if (role.rolsuper) problems.push(`${role.user} is a superuser`);
   if (role.rolbypassrls) problems.push(`${role.user} bypasses row-level security (BYPASSRLS)`);
-  if (role.rolcreaterole) problems.push(`${role.user} may create roles and grant itself others (CREATEROLE)`);
-  if (role.owns !== null) problems.push(`${role.user} owns (or may act as the owner of) ${role.owns}`);
+  if (role.rolcreaterole)
+    problems.push(`${role.user} may create roles and grant itself others (CREATEROLE)`);
+  if (role.owns !== null)
+    problems.push(`${role.user} owns (or may act as the owner of) ${role.owns}`);
   return problems;
 }

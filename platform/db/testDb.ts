@@ -5,7 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import { migrate, type MigrationSet } from './migrate';
-import { OWNER_ROLE, SERVICE_ROLE, dropLoginRole, ensureGroupRoles, ensureLoginRole, prepareDatabaseRoles } from './roles';
+import {
+  OWNER_ROLE,
+  SERVICE_ROLE,
+  dropLoginRole,
+  ensureGroupRoles,
+  ensureLoginRole,
+  prepareDatabaseRoles,
+} from './roles';
 
 export interface TestDatabase {
   /** The service role's URL: what the service connects with. */
@@ -32,7 +39,9 @@ export const ROLE_LIFECYCLE_LOCK_KEY = 7_302_114_565_012n;
 export function serverUrl(): string {
   const url = process.env.DATABASE_URL;
   if (!url) {
-    throw new Error('DATABASE_URL is not set: run tests through jest (its global setup starts an embedded PostgreSQL)');
+    throw new Error(
+      'DATABASE_URL is not set: run tests through jest (its global setup starts an embedded PostgreSQL)',
+    );
   }
   return url;
 }
@@ -67,7 +76,10 @@ export async function createTestDatabase(
   const server = serverUrl();
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const logins = { owner: `${name}_owner`, service: `${name}_service` };
-  const passwords = { owner: randomBytes(16).toString('hex'), service: randomBytes(16).toString('hex') };
+  const passwords = {
+    owner: randomBytes(16).toString('hex'),
+    service: randomBytes(16).toString('hex'),
+  };
   const adminUrl = withDatabase(server, name);
   await onServer(server, async (client) => {
     await client.query('SELECT pg_advisory_lock_shared($1)', [ROLE_LIFECYCLE_LOCK_KEY.toString()]);
@@ -126,7 +138,10 @@ export async function createTestDatabase(
  */
 export async function dropGroupRolesIfUnused(server: string): Promise<void> {
   await onServer(server, async (client) => {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [ROLE_LIFECYCLE_LOCK_KEY.toString()]);
+    const { rows } = await client.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock($1) AS locked',
+      [ROLE_LIFECYCLE_LOCK_KEY.toString()],
+    );
     if (!rows[0].locked) return;
     try {
       await client.query(`DROP ROLE IF EXISTS ${SERVICE_ROLE}, ${OWNER_ROLE}`);

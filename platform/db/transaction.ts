@@ -3,7 +3,10 @@
 // an unknown state and is destroyed instead of going back to the pool.
 import type { Pool, PoolClient } from 'pg';
 
-export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {

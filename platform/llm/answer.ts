@@ -46,12 +46,23 @@ export function readNamesAnswer(body: string, count: number, askedModel: string)
   const choice = Array.isArray(envelope.choices) ? envelope.choices[0] : undefined;
   const message = isRecord(choice) ? choice.message : undefined;
   if (!isRecord(message)) return malformed('the answer has no choices[0].message');
-  if (typeof message.refusal === 'string' && message.refusal.length > 0) return { ok: false, reason: 'REFUSED', detail: 'the model refused the request' };
-  if (typeof message.content !== 'string') return malformed('choices[0].message.content is not a string');
+  if (typeof message.refusal === 'string' && message.refusal.length > 0)
+    return { ok: false, reason: 'REFUSED', detail: 'the model refused the request' };
+  if (typeof message.content !== 'string')
+    return malformed('choices[0].message.content is not a string');
   const content = parseJson(message.content);
-  if (!isRecord(content) || !Array.isArray(content.names)) return malformed('the message is not JSON of the form {"names": [...]}');
+  if (!isRecord(content) || !Array.isArray(content.names))
+    return malformed('the message is not JSON of the form {"names": [...]}');
   const names = distinctBuilderNames(content.names, count);
-  if (names.length === 0) return { ok: false, reason: 'NO_VALID_NAMES', detail: 'no name in the answer is a valid DNS label' };
-  const model = typeof envelope.model === 'string' && MODEL_ID.test(envelope.model) ? envelope.model : askedModel;
+  if (names.length === 0)
+    return {
+      ok: false,
+      reason: 'NO_VALID_NAMES',
+      detail: 'no name in the answer is a valid DNS label',
+    };
+  const model =
+    typeof envelope.model === 'string' && MODEL_ID.test(envelope.model)
+      ? envelope.model
+      : askedModel;
   return { ok: true, model, names };
 }

@@ -22,7 +22,11 @@ export function createLlmClient(options: LlmOptions): LlmClient {
   const post = async (question: NamesQuestion): Promise<LlmNamesResult> => {
     const response = await fetch(endpoint, {
       method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
       body: JSON.stringify(chatCompletionRequest(model, question)),
       redirect: 'error',
       signal: AbortSignal.timeout(timeoutMs),
@@ -49,14 +53,21 @@ export function createLlmClient(options: LlmOptions): LlmClient {
 }
 
 function statusFailure(status: number): LlmNamesResult {
-  if (status === 401 || status === 403) return { ok: false, reason: 'AUTH_REJECTED', detail: `HTTP ${status}: the key was refused` };
+  if (status === 401 || status === 403)
+    return { ok: false, reason: 'AUTH_REJECTED', detail: `HTTP ${status}: the key was refused` };
   if (status === 429) return { ok: false, reason: 'RATE_LIMITED', detail: 'HTTP 429' };
   return { ok: false, reason: 'HTTP_ERROR', detail: `HTTP ${status}` };
 }
 
 /** By error class and system code only: a transport error's message may quote the URL or headers. */
 function transportFailure(error: unknown, timeoutMs: number): LlmNamesResult {
-  if (error instanceof AnswerTooLargeError) return { ok: false, reason: 'RESPONSE_TOO_LARGE', detail: `the answer is larger than ${error.maxBytes} bytes` };
-  if (isTimeout(error)) return { ok: false, reason: 'TIMEOUT', detail: `no complete answer within ${timeoutMs} ms` };
+  if (error instanceof AnswerTooLargeError)
+    return {
+      ok: false,
+      reason: 'RESPONSE_TOO_LARGE',
+      detail: `the answer is larger than ${error.maxBytes} bytes`,
+    };
+  if (isTimeout(error))
+    return { ok: false, reason: 'TIMEOUT', detail: `no complete answer within ${timeoutMs} ms` };
   return { ok: false, reason: 'NETWORK', detail: networkCode(error) };
 }

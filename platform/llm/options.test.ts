@@ -2,7 +2,12 @@
 // the key.
 import { checkLlmOptions, LlmConfigError, type LlmOptions } from './options';
 
-const GOOD: LlmOptions = { apiKey: 'sk-abc-SECRET', baseUrl: 'https://api.example.com/v1/', model: 'gpt-4o-mini', timeoutMs: 8_000 };
+const GOOD: LlmOptions = {
+  apiKey: 'sk-abc-SECRET',
+  baseUrl: 'https://api.example.com/v1/',
+  model: 'gpt-4o-mini',
+  timeoutMs: 8_000,
+};
 
 describe('LLM options', () => {
   it('accepts good options and trims the base URL’s trailing slash', () => {
@@ -14,7 +19,11 @@ describe('LLM options', () => {
     ['a key with a line break', { apiKey: 'sk-abc-SECRET\r\nX-Injected: 1' }, 'apiKey'],
     ['a key with a space', { apiKey: 'sk abc SECRET' }, 'apiKey'],
     ['a non-http base URL', { baseUrl: 'ftp://api.example.com' }, 'baseUrl'],
-    ['a base URL with credentials', { baseUrl: 'https://user:sk-SECRET@api.example.com/v1' }, 'baseUrl'],
+    [
+      'a base URL with credentials',
+      { baseUrl: 'https://user:sk-SECRET@api.example.com/v1' },
+      'baseUrl',
+    ],
     ['a base URL with a query', { baseUrl: 'https://api.example.com/v1?key=SECRET' }, 'baseUrl'],
     ['a relative base URL', { baseUrl: '/v1' }, 'baseUrl'],
     ['an empty model', { model: '' }, 'model'],

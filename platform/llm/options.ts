@@ -23,7 +23,10 @@ const MAX_BASE_URL_CHARS = 2_048;
 const PRINTABLE_NO_SPACE = /^[\x21-\x7e]+$/;
 
 export class LlmConfigError extends RangeError {
-  constructor(readonly field: keyof LlmOptions, reason: string) {
+  constructor(
+    readonly field: keyof LlmOptions,
+    reason: string,
+  ) {
     super(`LLM ${field} ${reason}`);
     this.name = 'LlmConfigError';
   }
@@ -32,23 +35,53 @@ export class LlmConfigError extends RangeError {
 /** The options with the base URL's trailing slashes removed; LlmConfigError names the bad field, never its value. */
 export function checkLlmOptions(options: LlmOptions): LlmOptions {
   const { apiKey, baseUrl, model, timeoutMs } = options;
-  if (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > MAX_API_KEY_CHARS || !PRINTABLE_NO_SPACE.test(apiKey)) {
-    throw new LlmConfigError('apiKey', `must be 1-${MAX_API_KEY_CHARS} printable ASCII characters without spaces`);
+  if (
+    typeof apiKey !== 'string' ||
+    apiKey.length === 0 ||
+    apiKey.length > MAX_API_KEY_CHARS ||
+    !PRINTABLE_NO_SPACE.test(apiKey)
+  ) {
+    throw new LlmConfigError(
+      'apiKey',
+      `must be 1-${MAX_API_KEY_CHARS} printable ASCII characters without spaces`,
+    );
   }
-  if (typeof model !== 'string' || model.length === 0 || model.length > MAX_MODEL_CHARS || !PRINTABLE_NO_SPACE.test(model)) {
-    throw new LlmConfigError('model', `must be 1-${MAX_MODEL_CHARS} printable ASCII characters without spaces`);
+  if (
+    typeof model !== 'string' ||
+    model.length === 0 ||
+    model.length > MAX_MODEL_CHARS ||
+    !PRINTABLE_NO_SPACE.test(model)
+  ) {
+    throw new LlmConfigError(
+      'model',
+      `must be 1-${MAX_MODEL_CHARS} printable ASCII characters without spaces`,
+    );
   }
-  if (!Number.isInteger(timeoutMs) || timeoutMs < LLM_TIMEOUT_BOUNDS_MS.min || timeoutMs > LLM_TIMEOUT_BOUNDS_MS.max) {
-    throw new LlmConfigError('timeoutMs', `must be an integer in ${LLM_TIMEOUT_BOUNDS_MS.min}..${LLM_TIMEOUT_BOUNDS_MS.max}`);
+  if (
+    !Number.isInteger(timeoutMs) ||
+    timeoutMs < LLM_TIMEOUT_BOUNDS_MS.min ||
+    timeoutMs > LLM_TIMEOUT_BOUNDS_MS.max
+  ) {
+    throw new LlmConfigError(
+      'timeoutMs',
+      `must be an integer in ${LLM_TIMEOUT_BOUNDS_MS.min}..${LLM_TIMEOUT_BOUNDS_MS.max}`,
+    );
   }
   return { apiKey, model, timeoutMs, baseUrl: checkBaseUrl(baseUrl) };
 }
 
 function checkBaseUrl(baseUrl: unknown): string {
   const reason = 'must be an absolute http(s) URL without credentials, query or fragment';
-  if (typeof baseUrl !== 'string' || baseUrl.length > MAX_BASE_URL_CHARS || !URL.canParse(baseUrl)) throw new LlmConfigError('baseUrl', reason);
+  if (typeof baseUrl !== 'string' || baseUrl.length > MAX_BASE_URL_CHARS || !URL.canParse(baseUrl))
+    throw new LlmConfigError('baseUrl', reason);
   const url = new URL(baseUrl);
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
     throw new LlmConfigError('baseUrl', reason);
   }
   return url.href.replace(/\/+$/, '');

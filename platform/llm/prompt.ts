@@ -5,7 +5,11 @@
 import type { NameStyle } from '../../core/builder';
 
 /** The user message's lines start with these; the devnet stand-in reads them back. */
-export const PROMPT_LINES = { idea: 'Business idea: ', count: 'Names wanted: ', style: 'Style: ' } as const;
+export const PROMPT_LINES = {
+  idea: 'Business idea: ',
+  count: 'Names wanted: ',
+  style: 'Style: ',
+} as const;
 export const NAMES_SCHEMA_NAME = 'business_names';
 
 const STYLE_HINTS: Readonly<Record<NameStyle, string>> = {
@@ -20,7 +24,10 @@ export interface NamesQuestion {
   readonly style: NameStyle;
 }
 
-export function chatCompletionRequest(model: string, question: NamesQuestion): Record<string, unknown> {
+export function chatCompletionRequest(
+  model: string,
+  question: NamesQuestion,
+): Record<string, unknown> {
   const system = [
     'You suggest names for a new business.',
     'Each name must be usable as a domain label: 1 to 63 characters, only lowercase letters a-z, digits 0-9 and hyphens,',
@@ -29,7 +36,11 @@ export function chatCompletionRequest(model: string, question: NamesQuestion): R
   ].join(' ');
   // One line: a line break in the idea must not start a line the reader takes for another field.
   const idea = question.idea.replace(/\s+/g, ' ').trim();
-  const user = [`${PROMPT_LINES.idea}${idea}`, `${PROMPT_LINES.count}${question.count}`, `${PROMPT_LINES.style}${STYLE_HINTS[question.style]}`].join('\n');
+  const user = [
+    `${PROMPT_LINES.idea}${idea}`,
+    `${PROMPT_LINES.count}${question.count}`,
+    `${PROMPT_LINES.style}${STYLE_HINTS[question.style]}`,
+  ].join('\n');
   return {
     model,
     messages: [
@@ -43,7 +54,13 @@ export function chatCompletionRequest(model: string, question: NamesQuestion): R
         strict: true,
         schema: {
           type: 'object',
-          properties: { names: { type: 'array', items: { type: 'string' }, description: 'distinct lowercase domain labels' } },
+          properties: {
+            names: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'distinct lowercase domain labels',
+            },
+          },
           required: ['names'],
           additionalProperties: false,
         },

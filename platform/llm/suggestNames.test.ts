@@ -13,7 +13,12 @@ describe('suggestNames', () => {
 
   beforeAll(async () => {
     llm = await startDevnetLlm();
-    client = createLlmClient({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, model: 'devnet-names', timeoutMs: 2_000 });
+    client = createLlmClient({
+      apiKey: llm.apiKey,
+      baseUrl: llm.baseUrl,
+      model: 'devnet-names',
+      timeoutMs: 2_000,
+    });
   });
 
   afterEach(() => llm.clearFaults());
@@ -47,18 +52,26 @@ describe('suggestNames', () => {
     ['MALFORMED_JSON', 'MALFORMED_RESPONSE'],
     ['INVALID_NAMES', 'NO_VALID_NAMES'],
     ['RESET', 'NETWORK'],
-  ] as const)('answers from the fallback when the model fails (%s → %s)', async (answer, fallbackReason) => {
-    llm.setFaults({ answer });
-    expect(await suggestNames(IDEA, { count: 4, style: 'descriptive' }, client)).toEqual({
-      source: 'fallback',
-      names: fallbackNames(IDEA, { count: 4, style: 'descriptive' }),
-      fallbackReason,
-    });
-  });
+  ] as const)(
+    'answers from the fallback when the model fails (%s → %s)',
+    async (answer, fallbackReason) => {
+      llm.setFaults({ answer });
+      expect(await suggestNames(IDEA, { count: 4, style: 'descriptive' }, client)).toEqual({
+        source: 'fallback',
+        names: fallbackNames(IDEA, { count: 4, style: 'descriptive' }),
+        fallbackReason,
+      });
+    },
+  );
 
   it('answers from the fallback when the model is down', async () => {
     const down = await startDevnetLlm();
-    const orphan = createLlmClient({ apiKey: down.apiKey, baseUrl: down.baseUrl, model: 'm', timeoutMs: 2_000 });
+    const orphan = createLlmClient({
+      apiKey: down.apiKey,
+      baseUrl: down.baseUrl,
+      model: 'm',
+      timeoutMs: 2_000,
+    });
     await down.stop();
     expect(await suggestNames(IDEA, { count: 3, style: 'brandable' }, orphan)).toEqual({
       source: 'fallback',
@@ -69,7 +82,15 @@ describe('suggestNames', () => {
 
   it('answers from the fallback when the model is slower than the timeout', async () => {
     llm.setFaults({ delayMs: 5_000 });
-    const impatient = createLlmClient({ apiKey: llm.apiKey, baseUrl: llm.baseUrl, model: 'm', timeoutMs: 150 });
-    expect(await suggestNames(IDEA, { count: 3, style: 'brandable' }, impatient)).toMatchObject({ source: 'fallback', fallbackReason: 'TIMEOUT' });
+    const impatient = createLlmClient({
+      apiKey: llm.apiKey,
+      baseUrl: llm.baseUrl,
+      model: 'm',
+      timeoutMs: 150,
+    });
+    expect(await suggestNames(IDEA, { count: 3, style: 'brandable' }, impatient)).toMatchObject({
+      source: 'fallback',
+      fallbackReason: 'TIMEOUT',
+    });
   });
 });

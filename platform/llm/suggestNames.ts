@@ -9,7 +9,11 @@ export type FallbackReason = 'NOT_CONFIGURED' | LlmFailureReason;
 
 export type NameSuggestions =
   | { readonly source: 'model'; readonly model: string; readonly names: readonly string[] }
-  | { readonly source: 'fallback'; readonly names: readonly string[]; readonly fallbackReason: FallbackReason };
+  | {
+      readonly source: 'fallback';
+      readonly names: readonly string[];
+      readonly fallbackReason: FallbackReason;
+    };
 
 export interface SuggestNamesOptions {
   /** 1-20 (validated by validateSuggestNamesInput). */
@@ -20,7 +24,11 @@ export interface SuggestNamesOptions {
 }
 
 /** `llm` is null when no model is configured. A model answer holds 1..count names, the fallback exactly count. */
-export async function suggestNames(idea: string, options: SuggestNamesOptions, llm: LlmClient | null): Promise<NameSuggestions> {
+export async function suggestNames(
+  idea: string,
+  options: SuggestNamesOptions,
+  llm: LlmClient | null,
+): Promise<NameSuggestions> {
   const fallback = (fallbackReason: FallbackReason): NameSuggestions => ({
     source: 'fallback',
     names: fallbackNames(idea, { count: options.count, style: options.style, seed: options.seed }),
@@ -28,5 +36,7 @@ export async function suggestNames(idea: string, options: SuggestNamesOptions, l
   });
   if (llm === null) return fallback('NOT_CONFIGURED');
   const answer = await llm.suggestNames({ idea, count: options.count, style: options.style });
-  return answer.ok ? { source: 'model', model: answer.model, names: answer.names } : fallback(answer.reason);
+  return answer.ok
+    ? { source: 'model', model: answer.model, names: answer.names }
+    : fallback(answer.reason);
 }

@@ -6,7 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type DevnetRdapRegistry, startDevnetRdapRegistry } from '../../devnet/rdap/registry';
-import { bootstrapTtlMs, BootstrapFormatError, findRdapBaseUrl, parseDnsBootstrap } from './bootstrap';
+import {
+  bootstrapTtlMs,
+  BootstrapFormatError,
+  findRdapBaseUrl,
+  parseDnsBootstrap,
+} from './bootstrap';
 import { BootstrapCache, BootstrapUnavailableError } from './bootstrapCache';
 import {
   BOOTSTRAP_RETRY_AFTER_FAILURE_MS,
@@ -20,7 +25,10 @@ const IANA_LIKE = {
   publication: '2026-03-01T00:00:00Z',
   description: 'RDAP bootstrap file for Domain Name System registrations',
   services: [
-    [['com', 'net'], ['http://rdap.verisign.example/com/v1/', 'https://rdap.verisign.com/com/v1/']],
+    [
+      ['com', 'net'],
+      ['http://rdap.verisign.example/com/v1/', 'https://rdap.verisign.com/com/v1/'],
+    ],
     [['uk'], ['https://rdap.nominet.uk/uk/']],
     [['co.uk'], ['https://rdap.nominet.uk/co.uk']],
     [['XN--P1AI', 'рф'], ['https://rdap.tcinet.ru/']],
@@ -42,7 +50,12 @@ describe('parseDnsBootstrap and findRdapBaseUrl', () => {
   it('prefers https, keeps loopback http, drops other plain http, and adds the missing "/"', () => {
     expect(findRdapBaseUrl(bootstrap, 'a.local')).toBe('https://rdap.local.example/');
     expect(findRdapBaseUrl(bootstrap, 'a.plain')).toBeNull();
-    expect(findRdapBaseUrl(parseDnsBootstrap({ version: '1.0', services: [[['test'], ['http://127.0.0.1:4/']]] }), 'a.test')).toBe('http://127.0.0.1:4/');
+    expect(
+      findRdapBaseUrl(
+        parseDnsBootstrap({ version: '1.0', services: [[['test'], ['http://127.0.0.1:4/']]] }),
+        'a.test',
+      ),
+    ).toBe('http://127.0.0.1:4/');
   });
 
   it('matches labels as A-labels, whatever case or script the file uses', () => {
@@ -67,9 +80,13 @@ describe('bootstrapTtlMs', () => {
   it('reads max-age less Age, then Expires against Date, else the default', () => {
     expect(ttl({ 'cache-control': 'public, max-age=7200' })).toBe(7_200_000);
     expect(ttl({ 'cache-control': 'max-age=7200', age: '600' })).toBe(6_600_000);
-    expect(ttl({ expires: 'Sat, 14 Mar 2026 12:00:00 GMT', date: 'Sat, 14 Mar 2026 10:00:00 GMT' })).toBe(7_200_000);
+    expect(
+      ttl({ expires: 'Sat, 14 Mar 2026 12:00:00 GMT', date: 'Sat, 14 Mar 2026 10:00:00 GMT' }),
+    ).toBe(7_200_000);
     expect(ttl({ expires: 'Sat, 14 Mar 2026 12:00:00 GMT' })).toBe(3 * 3_600_000);
-    expect(ttl({ 'cache-control': 'max-age=100', expires: 'Sat, 14 Mar 2026 12:00:00 GMT' })).toBe(MIN_BOOTSTRAP_TTL_MS + 40_000);
+    expect(ttl({ 'cache-control': 'max-age=100', expires: 'Sat, 14 Mar 2026 12:00:00 GMT' })).toBe(
+      MIN_BOOTSTRAP_TTL_MS + 40_000,
+    );
     expect(ttl({})).toBe(DEFAULT_BOOTSTRAP_TTL_MS);
   });
 
@@ -137,11 +154,15 @@ describe('BootstrapCache', () => {
       const cache = new BootstrapCache(file, now);
       // Answers (and so public receipts) name the file, never the server's path to it.
       expect(cache.source).toBe('file:dns.json');
-      await expect(cache.current()).rejects.toThrow('the RDAP bootstrap from file:dns.json is unavailable: could not read the file (ENOENT)');
+      await expect(cache.current()).rejects.toThrow(
+        'the RDAP bootstrap from file:dns.json is unavailable: could not read the file (ENOENT)',
+      );
       writeFileSync(file, JSON.stringify(IANA_LIKE));
       await expect(cache.current()).rejects.toThrow(BootstrapUnavailableError);
       advance(BOOTSTRAP_RETRY_AFTER_FAILURE_MS);
-      expect(findRdapBaseUrl(await cache.current(), 'a.com')).toBe('https://rdap.verisign.com/com/v1/');
+      expect(findRdapBaseUrl(await cache.current(), 'a.com')).toBe(
+        'https://rdap.verisign.com/com/v1/',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -153,10 +174,17 @@ describe('BootstrapCache', () => {
       const file = path.join(dir, 'dns.json');
       writeFileSync(file, JSON.stringify(IANA_LIKE));
       const cache = new BootstrapCache(pathToFileURL(file).href, now);
-      expect(findRdapBaseUrl(await cache.current(), 'a.net')).toBe('https://rdap.verisign.com/com/v1/');
-      writeFileSync(file, JSON.stringify({ version: '1.0', services: [[['net'], ['https://other.example/']]] }));
+      expect(findRdapBaseUrl(await cache.current(), 'a.net')).toBe(
+        'https://rdap.verisign.com/com/v1/',
+      );
+      writeFileSync(
+        file,
+        JSON.stringify({ version: '1.0', services: [[['net'], ['https://other.example/']]] }),
+      );
       advance(DEFAULT_BOOTSTRAP_TTL_MS - 1);
-      expect(findRdapBaseUrl(await cache.current(), 'a.net')).toBe('https://rdap.verisign.com/com/v1/');
+      expect(findRdapBaseUrl(await cache.current(), 'a.net')).toBe(
+        'https://rdap.verisign.com/com/v1/',
+      );
       advance(1);
       expect(findRdapBaseUrl(await cache.current(), 'a.net')).toBe('https://other.example/');
       writeFileSync(file, '{"version": "1.0", ');

@@ -20,13 +20,20 @@ export class BootstrapFormatError extends Error {
 
 /** Validates a parsed dns.json. Entries with no allowed base URL are left out (no server known). */
 export function parseDnsBootstrap(json: unknown): DnsBootstrap {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new BootstrapFormatError('not a JSON object');
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw new BootstrapFormatError('not a JSON object');
   const { version, publication, services } = json as Record<string, unknown>;
-  if (version !== '1.0') throw new BootstrapFormatError(`version ${JSON.stringify(version)} is not "1.0"`);
+  if (version !== '1.0')
+    throw new BootstrapFormatError(`version ${JSON.stringify(version)} is not "1.0"`);
   if (!Array.isArray(services)) throw new BootstrapFormatError('services is not an array');
   const map = new Map<string, string[]>();
   services.forEach((service: unknown, index) => {
-    if (!Array.isArray(service) || service.length < 2 || !Array.isArray(service[0]) || !Array.isArray(service[1])) {
+    if (
+      !Array.isArray(service) ||
+      service.length < 2 ||
+      !Array.isArray(service[0]) ||
+      !Array.isArray(service[1])
+    ) {
       throw new BootstrapFormatError(`services[${index}] is not [[labels], [urls]]`);
     }
     const urls = preferHttps(service[1]);
@@ -89,5 +96,8 @@ function preferHttps(urls: unknown[]): string[] {
     .map((text) => parseAllowedRdapUrl(text))
     .filter((url): url is URL => url !== null && url.search === '' && url.hash === '')
     .map((url) => (url.href.endsWith('/') ? url.href : `${url.href}/`));
-  return [...allowed.filter((url) => url.startsWith('https:')), ...allowed.filter((url) => url.startsWith('http:'))];
+  return [
+    ...allowed.filter((url) => url.startsWith('https:')),
+    ...allowed.filter((url) => url.startsWith('http:')),
+  ];
 }

@@ -4,7 +4,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootstrapTtlMs, BootstrapFormatError, type DnsBootstrap, parseDnsBootstrap } from './bootstrap';
+import {
+  bootstrapTtlMs,
+  BootstrapFormatError,
+  type DnsBootstrap,
+  parseDnsBootstrap,
+} from './bootstrap';
 import { isTimeout, networkCode, readBoundedText } from './http';
 import {
   BOOTSTRAP_FETCH_TIMEOUT_MS,
@@ -16,13 +21,17 @@ import {
 import { isAllowedRdapUrl } from './urlPolicy';
 
 export class BootstrapUnavailableError extends Error {
-  constructor(readonly source: string, reason: string) {
+  constructor(
+    readonly source: string,
+    reason: string,
+  ) {
     super(`the RDAP bootstrap from ${source} is unavailable: ${reason}`);
     this.name = 'BootstrapUnavailableError';
   }
 }
 
-type Location = { readonly kind: 'url'; readonly url: URL } | { readonly kind: 'file'; readonly path: string };
+type Location =
+  { readonly kind: 'url'; readonly url: URL } | { readonly kind: 'file'; readonly path: string };
 
 interface Copy {
   readonly bootstrap: DnsBootstrap;
@@ -45,7 +54,10 @@ export class BootstrapCache {
   /** `source`: an https URL, an http URL on loopback, a file: URL or an absolute file path. */
   constructor(source: string, now: () => Date = () => new Date()) {
     this.location = locate(source);
-    this.source = this.location.kind === 'url' ? this.location.url.href : `file:${basename(this.location.path)}`;
+    this.source =
+      this.location.kind === 'url'
+        ? this.location.url.href
+        : `file:${basename(this.location.path)}`;
     this.now = now;
   }
 
@@ -62,7 +74,9 @@ export class BootstrapCache {
 
   private async load(): Promise<DnsBootstrap> {
     try {
-      const { json, ttlMs } = await (this.location.kind === 'url' ? fetchJson(this.location.url, this.now) : readJson(this.location.path));
+      const { json, ttlMs } = await (this.location.kind === 'url'
+        ? fetchJson(this.location.url, this.now)
+        : readJson(this.location.path));
       const bootstrap = parseDnsBootstrap(json);
       this.copy = { bootstrap, expiresAtMs: this.now().getTime() + ttlMs };
       return bootstrap;
@@ -75,7 +89,8 @@ export class BootstrapCache {
   }
 
   private staleOrThrow(nowMs: number): DnsBootstrap {
-    if (this.copy !== null && nowMs < this.copy.expiresAtMs + MAX_BOOTSTRAP_TTL_MS) return this.copy.bootstrap;
+    if (this.copy !== null && nowMs < this.copy.expiresAtMs + MAX_BOOTSTRAP_TTL_MS)
+      return this.copy.bootstrap;
     throw new BootstrapUnavailableError(this.source, this.lastFailure);
   }
 }
@@ -86,16 +101,23 @@ function locate(source: string): Location {
   try {
     url = new URL(source);
   } catch {
-    throw new RangeError('the RDAP bootstrap source must be an https URL, a loopback http URL, a file: URL or an absolute path');
+    throw new RangeError(
+      'the RDAP bootstrap source must be an https URL, a loopback http URL, a file: URL or an absolute path',
+    );
   }
   if (url.protocol === 'file:') return { kind: 'file', path: fileURLToPath(url) };
-  if (!isAllowedRdapUrl(url)) throw new RangeError('the RDAP bootstrap URL must use https (plain http only on loopback)');
+  if (!isAllowedRdapUrl(url))
+    throw new RangeError('the RDAP bootstrap URL must use https (plain http only on loopback)');
   return { kind: 'url', url };
 }
 
 async function fetchJson(url: URL, now: () => Date): Promise<{ json: unknown; ttlMs: number }> {
   const signal = AbortSignal.timeout(BOOTSTRAP_FETCH_TIMEOUT_MS);
-  const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal });
+  const response = await fetch(url, {
+    headers: { accept: 'application/json' },
+    redirect: 'manual',
+    signal,
+  });
   if (response.status !== 200) {
     await response.body?.cancel();
     throw new Error(`HTTP ${response.status}`);
@@ -105,7 +127,8 @@ async function fetchJson(url: URL, now: () => Date): Promise<{ json: unknown; tt
 }
 
 async function readJson(path: string): Promise<{ json: unknown; ttlMs: number }> {
-  if ((await stat(path)).size > MAX_BOOTSTRAP_BYTES) throw new Error(`the file is larger than ${MAX_BOOTSTRAP_BYTES} bytes`);
+  if ((await stat(path)).size > MAX_BOOTSTRAP_BYTES)
+    throw new Error(`the file is larger than ${MAX_BOOTSTRAP_BYTES} bytes`);
   return { json: parseJsonText(await readFile(path, 'utf8')), ttlMs: DEFAULT_BOOTSTRAP_TTL_MS };
 }
 
@@ -120,7 +143,8 @@ function parseJsonText(text: string): unknown {
 function describe(error: unknown): string {
   if (isTimeout(error)) return `no answer within ${BOOTSTRAP_FETCH_TIMEOUT_MS} ms`;
   // By name: undici's TypeError may come from another realm (Jest's sandbox), failing instanceof.
-  if ((error as Error | null)?.name === 'TypeError') return `could not connect (${networkCode(error)})`;
+  if ((error as Error | null)?.name === 'TypeError')
+    return `could not connect (${networkCode(error)})`;
   const code = (error as NodeJS.ErrnoException).code;
   if (typeof code === 'string') return `could not read the file (${code})`;
   return error instanceof Error ? error.message : 'unknown failure';

@@ -33,15 +33,23 @@ describe('lookupDomain', () => {
     createRdapClient({ bootstrapSource: registry.bootstrapUrl, now: () => NOW, ...options });
 
   beforeAll(async () => {
-    registry = await startDevnetRdapRegistry({ registeredNames: [...DEVNET_REGISTERED_NAMES, 'held.hop.test'] });
+    registry = await startDevnetRdapRegistry({
+      registeredNames: [...DEVNET_REGISTERED_NAMES, 'held.hop.test'],
+    });
     // Each path prefix is one way a registry can answer a query it is asked.
     hops = await serveOnLoopback((req, res) => {
       const [, mode, , name] = (req.url ?? '').split('/');
-      if (mode === 'to-registry') res.writeHead(302, { location: `${registry.url}/domain/${name}` }).end();
+      if (mode === 'to-registry')
+        res.writeHead(302, { location: `${registry.url}/domain/${name}` }).end();
       else if (mode === 'loop') res.writeHead(301, { location: req.url }).end();
-      else if (mode === 'downgrade') res.writeHead(302, { location: `http://rdap.example.com/domain/${name}` }).end();
-      else if (mode === 'other-name') res.writeHead(200, { 'content-type': 'application/rdap+json' }).end(JSON.stringify({ objectClassName: 'domain', ldhName: 'someone-else.test' }));
-      else if (mode === 'huge') res.writeHead(200).end(`{"objectClassName":"domain","pad":"${'x'.repeat(1_100_000)}"}`);
+      else if (mode === 'downgrade')
+        res.writeHead(302, { location: `http://rdap.example.com/domain/${name}` }).end();
+      else if (mode === 'other-name')
+        res
+          .writeHead(200, { 'content-type': 'application/rdap+json' })
+          .end(JSON.stringify({ objectClassName: 'domain', ldhName: 'someone-else.test' }));
+      else if (mode === 'huge')
+        res.writeHead(200).end(`{"objectClassName":"domain","pad":"${'x'.repeat(1_100_000)}"}`);
       else if (mode === 'teapot') res.writeHead(418).end();
       else res.writeHead(500).end();
     });
@@ -49,19 +57,22 @@ describe('lookupDomain', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'rdap-lookup-'));
     fileBootstrap = path.join(dir, 'dns.json');
     const hop = (mode: string) => `${hops.url}/${mode}/`;
-    writeFileSync(fileBootstrap, JSON.stringify({
-      version: '1.0',
-      services: [
-        [['test'], [`${registry.url}/`]],
-        [['hop.test'], [hop('to-registry')]],
-        [['loop.test'], [hop('loop')]],
-        [['downgrade.test'], [hop('downgrade')]],
-        [['mismatch.test'], [hop('other-name')]],
-        [['huge.test'], [hop('huge')]],
-        [['teapot.test'], [hop('teapot')]],
-        [['refused.test'], [`http://127.0.0.1:${refusedPort}/`]],
-      ],
-    }));
+    writeFileSync(
+      fileBootstrap,
+      JSON.stringify({
+        version: '1.0',
+        services: [
+          [['test'], [`${registry.url}/`]],
+          [['hop.test'], [hop('to-registry')]],
+          [['loop.test'], [hop('loop')]],
+          [['downgrade.test'], [hop('downgrade')]],
+          [['mismatch.test'], [hop('other-name')]],
+          [['huge.test'], [hop('huge')]],
+          [['teapot.test'], [hop('teapot')]],
+          [['refused.test'], [`http://127.0.0.1:${refusedPort}/`]],
+        ],
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -83,20 +94,31 @@ describe('lookupDomain', () => {
       source: `${registry.url}/domain/taken.test`,
       checkedAt: NOW.toISOString(),
       attempts: 1,
-      detail: 'the registry holds a domain object for taken.test (status: active, client transfer prohibited)',
+      detail:
+        'the registry holds a domain object for taken.test (status: active, client transfer prohibited)',
     });
-    expect(registry.requests).toEqual([{ path: '/domain/taken.test', accept: 'application/rdap+json' }]);
+    expect(registry.requests).toEqual([
+      { path: '/domain/taken.test', accept: 'application/rdap+json' },
+    ]);
   });
 
   it('answers NOT_REGISTERED for a name the registry does not hold (404)', async () => {
     const lookup = await client().lookupDomain('free-name.example');
-    expect(lookup).toMatchObject({ status: 'NOT_REGISTERED', source: `${registry.url}/domain/free-name.example`, attempts: 1 });
+    expect(lookup).toMatchObject({
+      status: 'NOT_REGISTERED',
+      source: `${registry.url}/domain/free-name.example`,
+      attempts: 1,
+    });
     expect(lookup.reason).toBeUndefined();
   });
 
   it('asks for internationalised names as lowercase A-labels, trailing dot stripped', async () => {
     const lookup = await client().lookupDomain('MÜNCHEN.Test.');
-    expect(lookup).toMatchObject({ domain: 'xn--mnchen-3ya.test', status: 'REGISTERED', source: `${registry.url}/domain/xn--mnchen-3ya.test` });
+    expect(lookup).toMatchObject({
+      domain: 'xn--mnchen-3ya.test',
+      status: 'REGISTERED',
+      source: `${registry.url}/domain/xn--mnchen-3ya.test`,
+    });
     expect(registry.requests.map((seen) => seen.path)).toEqual(['/domain/xn--mnchen-3ya.test']);
   });
 
@@ -107,13 +129,23 @@ describe('lookupDomain', () => {
 
   it('answers UNKNOWN for a TLD the bootstrap names no registry for, naming the bootstrap as source', async () => {
     const lookup = await client().lookupDomain('example.org');
-    expect(lookup).toMatchObject({ status: 'UNKNOWN', reason: 'NO_RDAP_SERVER', source: registry.bootstrapUrl, attempts: 0 });
+    expect(lookup).toMatchObject({
+      status: 'UNKNOWN',
+      reason: 'NO_RDAP_SERVER',
+      source: registry.bootstrapUrl,
+      attempts: 0,
+    });
   });
 
   it('answers UNKNOWN when the bootstrap cannot be loaded', async () => {
     const source = `http://127.0.0.1:${refusedPort}/dns.json`;
     const lookup = await client({ bootstrapSource: source }).lookupDomain('taken.test');
-    expect(lookup).toMatchObject({ status: 'UNKNOWN', reason: 'BOOTSTRAP_UNAVAILABLE', source, detail: expect.stringContaining('ECONNREFUSED') });
+    expect(lookup).toMatchObject({
+      status: 'UNKNOWN',
+      reason: 'BOOTSTRAP_UNAVAILABLE',
+      source,
+      detail: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 
   it.each([
@@ -137,8 +169,15 @@ describe('lookupDomain', () => {
 
   it('retries a slow registry after each timeout, then answers UNKNOWN (TIMEOUT)', async () => {
     registry.setFaults({ delayMs: 2_000 });
-    const lookup = await client({ lookupTimeoutMs: 200, transportRetries: 1 }).lookupDomain('taken.test');
-    expect(lookup).toMatchObject({ status: 'UNKNOWN', reason: 'TIMEOUT', attempts: 2, detail: 'no complete answer within 200 ms' });
+    const lookup = await client({ lookupTimeoutMs: 200, transportRetries: 1 }).lookupDomain(
+      'taken.test',
+    );
+    expect(lookup).toMatchObject({
+      status: 'UNKNOWN',
+      reason: 'TIMEOUT',
+      attempts: 2,
+      detail: 'no complete answer within 200 ms',
+    });
     expect(registry.stats.domainRequests).toBe(2);
   });
 
@@ -153,8 +192,16 @@ describe('lookupDomain', () => {
   });
 
   it('retries a refused connection `transportRetries` times', async () => {
-    const lookup = await client({ bootstrapSource: fileBootstrap, transportRetries: 2 }).lookupDomain('a.refused.test');
-    expect(lookup).toMatchObject({ status: 'UNKNOWN', reason: 'NETWORK', attempts: 3, detail: expect.stringContaining('ECONNREFUSED') });
+    const lookup = await client({
+      bootstrapSource: fileBootstrap,
+      transportRetries: 2,
+    }).lookupDomain('a.refused.test');
+    expect(lookup).toMatchObject({
+      status: 'UNKNOWN',
+      reason: 'NETWORK',
+      attempts: 3,
+      detail: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 
   it('never has more requests in flight than the cap', async () => {
@@ -168,14 +215,25 @@ describe('lookupDomain', () => {
 
   it('follows a registry redirect (longest bootstrap suffix first) and names the URL first asked', async () => {
     const lookup = await client({ bootstrapSource: fileBootstrap }).lookupDomain('held.hop.test');
-    expect(lookup).toMatchObject({ status: 'REGISTERED', source: `${hops.url}/to-registry/domain/held.hop.test` });
+    expect(lookup).toMatchObject({
+      status: 'REGISTERED',
+      source: `${hops.url}/to-registry/domain/held.hop.test`,
+    });
     expect(registry.requests.map((seen) => seen.path)).toEqual(['/domain/held.hop.test']);
   });
 
   it.each([
     ['a.loop.test', 'TOO_MANY_REDIRECTS', `more than ${MAX_REDIRECTS} redirects`],
-    ['a.downgrade.test', 'REDIRECT_REFUSED', 'redirected to a URL that is not https (or loopback http)'],
-    ['a.mismatch.test', 'NAME_MISMATCH', 'the registry answered for another name than a.mismatch.test'],
+    [
+      'a.downgrade.test',
+      'REDIRECT_REFUSED',
+      'redirected to a URL that is not https (or loopback http)',
+    ],
+    [
+      'a.mismatch.test',
+      'NAME_MISMATCH',
+      'the registry answered for another name than a.mismatch.test',
+    ],
     ['a.huge.test', 'ANSWER_TOO_LARGE', 'the answer is larger than 1048576 bytes'],
     ['a.teapot.test', 'UNEXPECTED_STATUS', 'the registry answered HTTP 418'],
   ])('answers UNKNOWN for %s (%s), without retrying', async (name, reason, detail) => {

@@ -72,9 +72,24 @@ export interface RdapClient {
 
 export function createRdapClient(options: RdapClientOptions): RdapClient {
   const now = options.now ?? (() => new Date());
-  const timeoutMs = bounded('lookupTimeoutMs', options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS, MIN_LOOKUP_TIMEOUT_MS, MAX_LOOKUP_TIMEOUT_MS);
-  const retries = bounded('transportRetries', options.transportRetries ?? DEFAULT_TRANSPORT_RETRIES, 0, MAX_TRANSPORT_RETRIES);
-  const permits = bounded('maxConcurrentLookups', options.maxConcurrentLookups ?? DEFAULT_MAX_CONCURRENT_LOOKUPS, 1, MAX_CONCURRENT_LOOKUPS);
+  const timeoutMs = bounded(
+    'lookupTimeoutMs',
+    options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS,
+    MIN_LOOKUP_TIMEOUT_MS,
+    MAX_LOOKUP_TIMEOUT_MS,
+  );
+  const retries = bounded(
+    'transportRetries',
+    options.transportRetries ?? DEFAULT_TRANSPORT_RETRIES,
+    0,
+    MAX_TRANSPORT_RETRIES,
+  );
+  const permits = bounded(
+    'maxConcurrentLookups',
+    options.maxConcurrentLookups ?? DEFAULT_MAX_CONCURRENT_LOOKUPS,
+    1,
+    MAX_CONCURRENT_LOOKUPS,
+  );
   const bootstrap = new BootstrapCache(options.bootstrapSource, now);
   const slots = new Semaphore(permits, MAX_WAITING_LOOKUPS);
 
@@ -98,8 +113,19 @@ export function createRdapClient(options: RdapClientOptions): RdapClient {
     bootstrap,
     async lookupDomain(name) {
       const domain = normaliseDomainName(name);
-      const unknown = (source: string, attempts: number, reason: RdapFailureReason, detail: string): DomainLookup => ({
-        domain, status: 'UNKNOWN', source, checkedAt: now().toISOString(), attempts, reason, detail,
+      const unknown = (
+        source: string,
+        attempts: number,
+        reason: RdapFailureReason,
+        detail: string,
+      ): DomainLookup => ({
+        domain,
+        status: 'UNKNOWN',
+        source,
+        checkedAt: now().toISOString(),
+        attempts,
+        reason,
+        detail,
       });
       let baseUrl: string | null;
       try {
@@ -109,32 +135,70 @@ export function createRdapClient(options: RdapClientOptions): RdapClient {
         return unknown(bootstrap.source, 0, 'BOOTSTRAP_UNAVAILABLE', error.message);
       }
       if (baseUrl === null) {
-        return unknown(bootstrap.source, 0, 'NO_RDAP_SERVER', `the RDAP bootstrap names no registry for ${domain}`);
+        return unknown(
+          bootstrap.source,
+          0,
+          'NO_RDAP_SERVER',
+          `the RDAP bootstrap names no registry for ${domain}`,
+        );
       }
       const source = new URL(`domain/${domain}`, baseUrl).href;
       const { result, attempts } = await ask(source);
-      if (result === null) return unknown(source, attempts, 'OVERLOADED', `more than ${MAX_WAITING_LOOKUPS} lookups are waiting; not asked`);
+      if (result === null)
+        return unknown(
+          source,
+          attempts,
+          'OVERLOADED',
+          `more than ${MAX_WAITING_LOOKUPS} lookups are waiting; not asked`,
+        );
       if (result.kind !== 'answer') return unknown(source, attempts, result.reason, result.detail);
-      return { ...classifyAnswer(domain, result), domain, source, checkedAt: now().toISOString(), attempts };
+      return {
+        ...classifyAnswer(domain, result),
+        domain,
+        source,
+        checkedAt: now().toISOString(),
+        attempts,
+      };
     },
   };
 }
 
 type Classified = Pick<DomainLookup, 'status' | 'reason' | 'detail' | 'retryAfterSeconds'>;
 
-function classifyAnswer(domain: string, answer: Extract<QueryResult, { kind: 'answer' }>): Classified {
+function classifyAnswer(
+  domain: string,
+  answer: Extract<QueryResult, { kind: 'answer' }>,
+): Classified {
   const { status } = answer;
-  if (status === 404) return { status: 'NOT_REGISTERED', detail: `the registry has no domain object for ${domain} (HTTP 404); not a reservation` };
+  if (status === 404)
+    return {
+      status: 'NOT_REGISTERED',
+      detail: `the registry has no domain object for ${domain} (HTTP 404); not a reservation`,
+    };
   if (status === 200) return classifyDomainObject(domain, answer.text);
   if (status === 429) {
     const retryAfterSeconds = /^[0-9]{1,6}$/.test(answer.headers.get('retry-after')?.trim() ?? '')
       ? Number(answer.headers.get('retry-after')?.trim())
       : undefined;
     const after = retryAfterSeconds === undefined ? '' : `; Retry-After ${retryAfterSeconds} s`;
-    return { status: 'UNKNOWN', reason: 'RATE_LIMITED', detail: `the registry is rate limiting (HTTP 429${after})`, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+    return {
+      status: 'UNKNOWN',
+      reason: 'RATE_LIMITED',
+      detail: `the registry is rate limiting (HTTP 429${after})`,
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+    };
   }
-  if (status >= 500) return { status: 'UNKNOWN', reason: 'SERVER_ERROR', detail: `the registry failed (HTTP ${status})` };
-  return { status: 'UNKNOWN', reason: 'UNEXPECTED_STATUS', detail: `the registry answered HTTP ${status}` };
+  if (status >= 500)
+    return {
+      status: 'UNKNOWN',
+      reason: 'SERVER_ERROR',
+      detail: `the registry failed (HTTP ${status})`,
+    };
+  return {
+    status: 'UNKNOWN',
+    reason: 'UNEXPECTED_STATUS',
+    detail: `the registry answered HTTP ${status}`,
+  };
 }
 
 function classifyDomainObject(domain: string, text: string): Classified {
@@ -142,23 +206,50 @@ function classifyDomainObject(domain: string, text: string): Classified {
   try {
     json = JSON.parse(text);
   } catch {
-    return { status: 'UNKNOWN', reason: 'MALFORMED_ANSWER', detail: 'the registry answered 200 with invalid JSON' };
+    return {
+      status: 'UNKNOWN',
+      reason: 'MALFORMED_ANSWER',
+      detail: 'the registry answered 200 with invalid JSON',
+    };
   }
-  if (typeof json !== 'object' || json === null || (json as Record<string, unknown>).objectClassName !== 'domain') {
-    return { status: 'UNKNOWN', reason: 'MALFORMED_ANSWER', detail: 'the registry answered 200 without a domain object' };
+  if (
+    typeof json !== 'object' ||
+    json === null ||
+    (json as Record<string, unknown>).objectClassName !== 'domain'
+  ) {
+    return {
+      status: 'UNKNOWN',
+      reason: 'MALFORMED_ANSWER',
+      detail: 'the registry answered 200 without a domain object',
+    };
   }
   const { ldhName, status } = json as Record<string, unknown>;
   // An answer about another name is no answer about this one (a registrar redirect gone wrong, a cache).
-  if (ldhName !== undefined && (typeof ldhName !== 'string' || ldhName.toLowerCase().replace(/\.$/, '') !== domain)) {
-    return { status: 'UNKNOWN', reason: 'NAME_MISMATCH', detail: `the registry answered for another name than ${domain}` };
+  if (
+    ldhName !== undefined &&
+    (typeof ldhName !== 'string' || ldhName.toLowerCase().replace(/\.$/, '') !== domain)
+  ) {
+    return {
+      status: 'UNKNOWN',
+      reason: 'NAME_MISMATCH',
+      detail: `the registry answered for another name than ${domain}`,
+    };
   }
   // Only RFC 9083 §10.2.2-shaped values ("active", "client hold") reach the detail, and a receipt after it.
-  const statuses = Array.isArray(status) ? status.filter((item): item is string => typeof item === 'string' && /^[a-z ]{1,40}$/.test(item)).slice(0, 10) : [];
+  const statuses = Array.isArray(status)
+    ? status
+        .filter((item): item is string => typeof item === 'string' && /^[a-z ]{1,40}$/.test(item))
+        .slice(0, 10)
+    : [];
   const shown = statuses.length > 0 ? ` (status: ${statuses.join(', ')})` : '';
-  return { status: 'REGISTERED', detail: `the registry holds a domain object for ${domain}${shown}` };
+  return {
+    status: 'REGISTERED',
+    detail: `the registry holds a domain object for ${domain}${shown}`,
+  };
 }
 
 function bounded(name: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer in ${min}..${max}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new RangeError(`${name} must be an integer in ${min}..${max}`);
   return value;
 }

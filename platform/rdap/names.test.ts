@@ -48,10 +48,18 @@ describe('normaliseDomainName', () => {
     expect(() => normaliseDomainName(42)).toThrow('not a string');
   });
 
-  const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?$/).filter((text) => text.slice(2, 4) !== '--');
-  const unicodeLabel = fc.string({ unit: fc.constantFrom(...'abcdeéüßøλжあ漢0123456789'), minLength: 1, maxLength: 12 });
+  const label = fc
+    .stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,20}[a-z0-9])?$/)
+    .filter((text) => text.slice(2, 4) !== '--');
+  const unicodeLabel = fc.string({
+    unit: fc.constantFrom(...'abcdeéüßøλжあ漢0123456789'),
+    minLength: 1,
+    maxLength: 12,
+  });
   const tld = fc.stringMatching(/^[a-z]{2,10}$/);
-  const name = fc.tuple(fc.array(fc.oneof(label, unicodeLabel), { minLength: 1, maxLength: 4 }), tld).map(([labels, top]) => [...labels, top].join('.'));
+  const name = fc
+    .tuple(fc.array(fc.oneof(label, unicodeLabel), { minLength: 1, maxLength: 4 }), tld)
+    .map(([labels, top]) => [...labels, top].join('.'));
 
   it('is idempotent, yields lowercase LDH A-labels, and ignores case and one trailing dot', () => {
     fc.assert(
@@ -68,7 +76,9 @@ describe('normaliseDomainName', () => {
         expect(normal.length).toBeLessThanOrEqual(253);
         expect(normaliseDomainName(normal)).toBe(normal);
         // ASCII letters only: JavaScript upper-cases ß to SS, which IDNA rightly treats as another name.
-        expect(normaliseDomainName(`${input.replace(/[a-z]/g, (letter) => letter.toUpperCase())}.`)).toBe(normal);
+        expect(
+          normaliseDomainName(`${input.replace(/[a-z]/g, (letter) => letter.toUpperCase())}.`),
+        ).toBe(normal);
         expect(normaliseDomainName(domainToUnicode(normal))).toBe(normal);
       }),
       { numRuns: 500 },

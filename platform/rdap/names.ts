@@ -25,22 +25,27 @@ export function normaliseDomainName(input: unknown): string {
   if (input.length === 0 || input.length > MAX_DOMAIN_INPUT_CHARS) {
     throw new InvalidDomainNameError(`must be 1..${MAX_DOMAIN_INPUT_CHARS} characters`);
   }
-  if (ASCII_OUTSIDE_LDH.test(input)) throw new InvalidDomainNameError('only letters, digits, hyphens and dots are allowed');
+  if (ASCII_OUTSIDE_LDH.test(input))
+    throw new InvalidDomainNameError('only letters, digits, hyphens and dots are allowed');
   const ascii = domainToASCII(input);
   if (ascii === '') throw new InvalidDomainNameError('not a valid internationalised domain name');
   const name = ascii.endsWith('.') ? ascii.slice(0, -1) : ascii;
-  if (name.length > MAX_DOMAIN_NAME_OCTETS) throw new InvalidDomainNameError(`longer than ${MAX_DOMAIN_NAME_OCTETS} octets`);
+  if (name.length > MAX_DOMAIN_NAME_OCTETS)
+    throw new InvalidDomainNameError(`longer than ${MAX_DOMAIN_NAME_OCTETS} octets`);
   const labels = name.split('.');
   if (labels.length < 2) throw new InvalidDomainNameError('needs a name and a top-level domain');
   for (const label of labels) checkLabel(label);
-  if (/^[0-9]+$/.test(labels[labels.length - 1])) throw new InvalidDomainNameError('the top-level domain is numeric');
+  if (/^[0-9]+$/.test(labels[labels.length - 1]))
+    throw new InvalidDomainNameError('the top-level domain is numeric');
   return name;
 }
 
 function checkLabel(label: string): void {
   if (label.length === 0) throw new InvalidDomainNameError('has an empty label');
-  if (label.length > MAX_LABEL_OCTETS) throw new InvalidDomainNameError(`has a label longer than ${MAX_LABEL_OCTETS} octets`);
-  if (!LDH_LABEL.test(label)) throw new InvalidDomainNameError('a label must be letters, digits and inner hyphens');
+  if (label.length > MAX_LABEL_OCTETS)
+    throw new InvalidDomainNameError(`has a label longer than ${MAX_LABEL_OCTETS} octets`);
+  if (!LDH_LABEL.test(label))
+    throw new InvalidDomainNameError('a label must be letters, digits and inner hyphens');
   // "ab--cd" is reserved for encodings (RFC 5891 §4.2.3.1); only valid xn-- labels get this far.
   if (label.slice(2, 4) === '--' && !label.startsWith('xn--')) {
     throw new InvalidDomainNameError('a label with "--" in positions 3-4 must be an xn-- A-label');

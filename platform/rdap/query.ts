@@ -10,9 +10,18 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export type QueryResult =
   /** The final answer; `text` is read only for 200 (the one answer whose body matters). */
-  | { readonly kind: 'answer'; readonly status: number; readonly headers: Headers; readonly text: string }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly headers: Headers;
+      readonly text: string;
+    }
   /** The client declined to go on; asking again would end the same way. */
-  | { readonly kind: 'refused'; readonly reason: 'REDIRECT_REFUSED' | 'TOO_MANY_REDIRECTS' | 'ANSWER_TOO_LARGE'; readonly detail: string }
+  | {
+      readonly kind: 'refused';
+      readonly reason: 'REDIRECT_REFUSED' | 'TOO_MANY_REDIRECTS' | 'ANSWER_TOO_LARGE';
+      readonly detail: string;
+    }
   /** No HTTP answer: refused or reset connection, or the time ran out. The only kind worth retrying. */
   | { readonly kind: 'transport'; readonly reason: 'TIMEOUT' | 'NETWORK'; readonly detail: string };
 
@@ -21,22 +30,49 @@ export async function queryRdap(url: string, timeoutMs: number): Promise<QueryRe
   let current = url;
   try {
     for (let hop = 0; ; hop += 1) {
-      const response = await fetch(current, { headers: { accept: RDAP_MEDIA_TYPE }, redirect: 'manual', signal });
+      const response = await fetch(current, {
+        headers: { accept: RDAP_MEDIA_TYPE },
+        redirect: 'manual',
+        signal,
+      });
       const location = response.headers.get('location');
       if (!REDIRECT_STATUSES.has(response.status) || location === null) {
-        const text = response.status === 200 ? await readBoundedText(response, MAX_ANSWER_BYTES) : await discard(response);
+        const text =
+          response.status === 200
+            ? await readBoundedText(response, MAX_ANSWER_BYTES)
+            : await discard(response);
         return { kind: 'answer', status: response.status, headers: response.headers, text };
       }
       await discard(response);
       const next = parseAllowedRdapUrl(location, current);
-      if (next === null) return { kind: 'refused', reason: 'REDIRECT_REFUSED', detail: 'redirected to a URL that is not https (or loopback http)' };
-      if (hop + 1 > MAX_REDIRECTS) return { kind: 'refused', reason: 'TOO_MANY_REDIRECTS', detail: `more than ${MAX_REDIRECTS} redirects` };
+      if (next === null)
+        return {
+          kind: 'refused',
+          reason: 'REDIRECT_REFUSED',
+          detail: 'redirected to a URL that is not https (or loopback http)',
+        };
+      if (hop + 1 > MAX_REDIRECTS)
+        return {
+          kind: 'refused',
+          reason: 'TOO_MANY_REDIRECTS',
+          detail: `more than ${MAX_REDIRECTS} redirects`,
+        };
       current = next.href;
     }
   } catch (error) {
-    if (error instanceof AnswerTooLargeError) return { kind: 'refused', reason: 'ANSWER_TOO_LARGE', detail: error.message };
-    if (isTimeout(error) || signal.aborted) return { kind: 'transport', reason: 'TIMEOUT', detail: `no complete answer within ${timeoutMs} ms` };
-    return { kind: 'transport', reason: 'NETWORK', detail: `could not reach ${hostOf(current)} (${networkCode(error)})` };
+    if (error instanceof AnswerTooLargeError)
+      return { kind: 'refused', reason: 'ANSWER_TOO_LARGE', detail: error.message };
+    if (isTimeout(error) || signal.aborted)
+      return {
+        kind: 'transport',
+        reason: 'TIMEOUT',
+        detail: `no complete answer within ${timeoutMs} ms`,
+      };
+    return {
+      kind: 'transport',
+      reason: 'NETWORK',
+      detail: `could not reach ${hostOf(current)} (${networkCode(error)})`,
+    };
   }
 }
 

@@ -40,12 +40,19 @@ export async function verifyDomainsCheck(
   now: () => Date = () => new Date(),
 ): Promise<DomainsCheckVerification> {
   const unverifiable = (detail: string): DomainsCheckVerification => ({
-    serviceVerified: { verified: false, method: 'RDAP', source: rdap.bootstrap.source, checkedAt: now().toISOString(), detail: `not verified: ${detail}` },
+    serviceVerified: {
+      verified: false,
+      method: 'RDAP',
+      source: rdap.bootstrap.source,
+      checkedAt: now().toISOString(),
+      detail: `not verified: ${detail}`,
+    },
     finding: 'UNVERIFIED',
     lookup: null,
   });
   // The claim comes from a merchant's answer: check its shape rather than trust the type.
-  if (typeof claim.available !== 'boolean') return unverifiable('the merchant did not say whether the name is available');
+  if (typeof claim.available !== 'boolean')
+    return unverifiable('the merchant did not say whether the name is available');
   let lookup: DomainLookup;
   try {
     lookup = await rdap.lookupDomain(claim.domain);
@@ -56,16 +63,28 @@ export async function verifyDomainsCheck(
   const { source, checkedAt } = lookup;
   if (lookup.status === 'UNKNOWN') {
     const detail = `not verified: the RDAP lookup failed (${lookup.reason}): ${lookup.detail}`;
-    return { serviceVerified: { verified: false, method: 'RDAP', source, checkedAt, detail }, finding: 'UNVERIFIED', lookup };
+    return {
+      serviceVerified: { verified: false, method: 'RDAP', source, checkedAt, detail },
+      finding: 'UNVERIFIED',
+      lookup,
+    };
   }
   const registryAvailable = lookup.status === 'NOT_REGISTERED';
   const merchantSaid = `the merchant said ${lookup.domain} is ${claim.available ? 'available' : 'taken'}`;
   if (registryAvailable === claim.available) {
     const detail = `the registry agrees with the merchant (${merchantSaid}): ${lookup.detail}`;
-    return { serviceVerified: { verified: true, method: 'RDAP', source, checkedAt, detail }, finding: 'CONFIRMED', lookup };
+    return {
+      serviceVerified: { verified: true, method: 'RDAP', source, checkedAt, detail },
+      finding: 'CONFIRMED',
+      lookup,
+    };
   }
   const detail = `the registry contradicts the merchant (${merchantSaid}): ${lookup.detail}`;
-  return { serviceVerified: { verified: false, method: 'RDAP', source, checkedAt, detail }, finding: 'CONTRADICTED', lookup };
+  return {
+    serviceVerified: { verified: false, method: 'RDAP', source, checkedAt, detail },
+    finding: 'CONTRADICTED',
+    lookup,
+  };
 }
 
 /**
@@ -77,9 +96,14 @@ export function providerAttestationOnly(
   now: () => Date = () => new Date(),
 ): ServiceVerified {
   const { capability, attestedBy } = input;
-  if (typeof capability !== 'string' || !CAPABILITY_PATTERN.test(capability)) throw new RangeError('capability must be a capability name such as "domains.check"');
-  if (capability === DOMAINS_CHECK_CAPABILITY) throw new RangeError('domains.check is verified over RDAP (verifyDomainsCheck), not by provider attestation');
-  if (typeof attestedBy !== 'string' || attestedBy.length === 0 || attestedBy.length > 2048) throw new RangeError('attestedBy must be 1..2048 characters');
+  if (typeof capability !== 'string' || !CAPABILITY_PATTERN.test(capability))
+    throw new RangeError('capability must be a capability name such as "domains.check"');
+  if (capability === DOMAINS_CHECK_CAPABILITY)
+    throw new RangeError(
+      'domains.check is verified over RDAP (verifyDomainsCheck), not by provider attestation',
+    );
+  if (typeof attestedBy !== 'string' || attestedBy.length === 0 || attestedBy.length > 2048)
+    throw new RangeError('attestedBy must be 1..2048 characters');
   return {
     verified: false,
     method: 'PROVIDER_ATTESTATION',

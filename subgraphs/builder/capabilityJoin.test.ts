@@ -6,7 +6,12 @@ import { ApolloServer } from '@apollo/server';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { projectRoot } from '../../platform/paths';
 import { composeSupergraph } from '../../cli/compose';
-import { createSubgraphServer, startSubgraphHttp, type SubgraphContext, type SubgraphHttpHandle } from '../kit';
+import {
+  createSubgraphServer,
+  startSubgraphHttp,
+  type SubgraphContext,
+  type SubgraphHttpHandle,
+} from '../kit';
 import { SUBGRAPH_MODULES } from '../registry';
 
 const SECRET = randomBytes(32);
@@ -24,7 +29,10 @@ beforeAll(async () => {
   db = await createTestDatabase({ subgraphs: ['catalog'] });
   const urls: Record<string, string> = {};
   for (const name of ['catalog', 'builder'] as const) {
-    const server = await createSubgraphServer(SUBGRAPH_MODULES[name], { db: db.pool, actorSecret: SECRET });
+    const server = await createSubgraphServer(SUBGRAPH_MODULES[name], {
+      db: db.pool,
+      actorSecret: SECRET,
+    });
     subgraphServers.push(server);
     const listener = await startSubgraphHttp(server, { host: '127.0.0.1', port: 0 });
     listeners.push(listener);
@@ -83,17 +91,28 @@ test('capability(id) joins the catalogâ€™s effective maturity with the builderâ€
 test('a list of capabilities is joined in one batched entity fetch', async () => {
   const result = await execute('{ catalog { capabilities { id builderTools { path } } } }');
   expect(result.errors).toBeUndefined();
-  const capabilities = (result.data as { catalog: { capabilities: Array<{ id: string; builderTools: unknown[] }> } }).catalog.capabilities;
+  const capabilities = (
+    result.data as { catalog: { capabilities: Array<{ id: string; builderTools: unknown[] }> } }
+  ).catalog.capabilities;
   expect(capabilities).toHaveLength(10);
-  expect(capabilities.filter((c) => c.builderTools.length > 0).map((c) => c.id)).toEqual(['domains.check']);
+  expect(capabilities.filter((c) => c.builderTools.length > 0).map((c) => c.id)).toEqual([
+    'domains.check',
+  ]);
   expect(subgraphRequests).toEqual(['catalog', 'builder']);
 });
 
 test('the persisted catalog document runs through the gateway from the catalog subgraph alone', async () => {
-  const document = readFileSync(path.join(projectRoot(), 'gateway', 'rest', 'documents', 'catalog.graphql'), 'utf8');
+  const document = readFileSync(
+    path.join(projectRoot(), 'gateway', 'rest', 'documents', 'catalog.graphql'),
+    'utf8',
+  );
   const result = await execute(document);
   expect(result.errors).toBeUndefined();
-  const catalog = (result.data as { catalog: { execution: { providersExecutableToday: string[] }; gatedRails: unknown[] } }).catalog;
+  const catalog = (
+    result.data as {
+      catalog: { execution: { providersExecutableToday: string[] }; gatedRails: unknown[] };
+    }
+  ).catalog;
   expect(catalog.execution.providersExecutableToday).toEqual(['spendctl-domains']);
   expect(catalog.gatedRails).toHaveLength(2);
   expect(subgraphRequests).toEqual(['catalog']);

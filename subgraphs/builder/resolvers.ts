@@ -7,9 +7,15 @@ import { builderToolsFor } from './tools';
 
 @Resolver(() => CapabilityBuilderTools)
 export class CapabilityBuilderToolsResolver {
-  @FieldResolver(() => [BuilderTool], { description: 'Builder routes that rely on this capability.' })
+  @FieldResolver(() => [BuilderTool], {
+    description: 'Builder routes that rely on this capability.',
+  })
   builderTools(@Root() capability: CapabilityBuilderTools): BuilderTool[] {
-    return builderToolsFor(capability.id).map(({ path, method, purpose }) => ({ path, method, purpose }));
+    return builderToolsFor(capability.id).map(({ path, method, purpose }) => ({
+      path,
+      method,
+      purpose,
+    }));
   }
 }
 

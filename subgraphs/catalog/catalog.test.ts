@@ -16,7 +16,11 @@ let server: ApolloServer<SubgraphContext>;
 
 beforeAll(async () => {
   db = await createTestDatabase({ subgraphs: ['catalog'] });
-  server = await createSubgraphServer(catalogSubgraph, { db: db.pool, actorSecret: SECRET, now: () => NOW });
+  server = await createSubgraphServer(catalogSubgraph, {
+    db: db.pool,
+    actorSecret: SECRET,
+    now: () => NOW,
+  });
 });
 
 afterAll(async () => {
@@ -57,7 +61,12 @@ const CATALOG = `query {
 
 type CatalogData = {
   catalog: {
-    providers: Array<{ id: string; maturity: string; executableToday: boolean; capabilities: Array<{ id: string }> }>;
+    providers: Array<{
+      id: string;
+      maturity: string;
+      executableToday: boolean;
+      capabilities: Array<{ id: string }>;
+    }>;
     capabilities: Array<{
       id: string;
       provider: { id: string };
@@ -111,7 +120,9 @@ describe('catalog reads (anonymous)', () => {
       { rail: 'tempo', refusalCode: 'TEMPO_SETTLEMENT_GATED' },
     ]);
     expect(catalog.maturityOrder).toEqual(['EXPERIMENTAL', 'SANDBOX', 'VERIFIED']);
-    expect(catalog.providers.find((p) => p.id === 'spendctl-domains')?.capabilities.map((c) => c.id)).toEqual([
+    expect(
+      catalog.providers.find((p) => p.id === 'spendctl-domains')?.capabilities.map((c) => c.id),
+    ).toEqual([
       'domains.check',
       'domains.dns',
       'domains.quote',
@@ -122,25 +133,107 @@ describe('catalog reads (anonymous)', () => {
 
   test('derives effective maturity, refusal and executability for every capability', async () => {
     const catalog = await readCatalog();
-    const rows = catalog.capabilities.map((c) => [c.id, c.provider.id, c.maturity, c.effectiveMaturity, c.refusalCode, c.executable, c.movesMoney]);
+    const rows = catalog.capabilities.map((c) => [
+      c.id,
+      c.provider.id,
+      c.maturity,
+      c.effectiveMaturity,
+      c.refusalCode,
+      c.executable,
+      c.movesMoney,
+    ]);
     expect(rows).toEqual([
       ['domains.check', 'spendctl-domains', 'VERIFIED', 'VERIFIED', null, true, true],
-      ['domains.dns', 'spendctl-domains', 'EXPERIMENTAL', 'EXPERIMENTAL', 'CAPABILITY_NOT_VERIFIED', false, false],
-      ['domains.quote', 'spendctl-domains', 'SANDBOX', 'SANDBOX', 'CAPABILITY_NOT_VERIFIED', false, false],
-      ['domains.register', 'spendctl-domains', 'SANDBOX', 'SANDBOX', 'DOMAIN_REGISTRATION_GATED', false, false],
-      ['domains.renew', 'spendctl-domains', 'SANDBOX', 'SANDBOX', 'DOMAIN_REGISTRATION_GATED', false, false],
-      ['gifts.*', 'spendctl-gifts', 'EXPERIMENTAL', 'EXPERIMENTAL', 'GIFT_ORDERING_GATED', false, false],
-      ['notify.*', 'spendctl-email', 'SANDBOX', 'SANDBOX', 'NOTIFICATION_SENDING_GATED', false, false],
-      ['shop.*', 'spendctl-shopping', 'EXPERIMENTAL', 'EXPERIMENTAL', 'SHOPPING_GATED', false, false],
-      ['travel.compare', 'spendctl-travel', 'SANDBOX', 'SANDBOX', 'TRAVEL_BOOKING_GATED', false, false],
-      ['travel.search', 'spendctl-travel', 'SANDBOX', 'SANDBOX', 'TRAVEL_BOOKING_GATED', false, false],
+      [
+        'domains.dns',
+        'spendctl-domains',
+        'EXPERIMENTAL',
+        'EXPERIMENTAL',
+        'CAPABILITY_NOT_VERIFIED',
+        false,
+        false,
+      ],
+      [
+        'domains.quote',
+        'spendctl-domains',
+        'SANDBOX',
+        'SANDBOX',
+        'CAPABILITY_NOT_VERIFIED',
+        false,
+        false,
+      ],
+      [
+        'domains.register',
+        'spendctl-domains',
+        'SANDBOX',
+        'SANDBOX',
+        'DOMAIN_REGISTRATION_GATED',
+        false,
+        false,
+      ],
+      [
+        'domains.renew',
+        'spendctl-domains',
+        'SANDBOX',
+        'SANDBOX',
+        'DOMAIN_REGISTRATION_GATED',
+        false,
+        false,
+      ],
+      [
+        'gifts.*',
+        'spendctl-gifts',
+        'EXPERIMENTAL',
+        'EXPERIMENTAL',
+        'GIFT_ORDERING_GATED',
+        false,
+        false,
+      ],
+      [
+        'notify.*',
+        'spendctl-email',
+        'SANDBOX',
+        'SANDBOX',
+        'NOTIFICATION_SENDING_GATED',
+        false,
+        false,
+      ],
+      [
+        'shop.*',
+        'spendctl-shopping',
+        'EXPERIMENTAL',
+        'EXPERIMENTAL',
+        'SHOPPING_GATED',
+        false,
+        false,
+      ],
+      [
+        'travel.compare',
+        'spendctl-travel',
+        'SANDBOX',
+        'SANDBOX',
+        'TRAVEL_BOOKING_GATED',
+        false,
+        false,
+      ],
+      [
+        'travel.search',
+        'spendctl-travel',
+        'SANDBOX',
+        'SANDBOX',
+        'TRAVEL_BOOKING_GATED',
+        false,
+        false,
+      ],
     ]);
   });
 
   test('lists exactly the domains provider as executable today', async () => {
     const catalog = await readCatalog();
     expect(catalog.execution.providersExecutableToday).toEqual(['spendctl-domains']);
-    expect(catalog.providers.filter((p) => p.executableToday).map((p) => p.id)).toEqual(['spendctl-domains']);
+    expect(catalog.providers.filter((p) => p.executableToday).map((p) => p.id)).toEqual([
+      'spendctl-domains',
+    ]);
   });
 
   test('answers single providers and capabilities by id, and null for unknown ids', async () => {
@@ -152,8 +245,16 @@ describe('catalog reads (anonymous)', () => {
     }`);
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
-      provider: { id: 'spendctl-travel', maturity: 'SANDBOX', capabilities: [{ id: 'travel.compare' }, { id: 'travel.search' }] },
-      capability: { id: 'domains.check', effectiveMaturity: 'VERIFIED', provider: { id: 'spendctl-domains', maturity: 'VERIFIED' } },
+      provider: {
+        id: 'spendctl-travel',
+        maturity: 'SANDBOX',
+        capabilities: [{ id: 'travel.compare' }, { id: 'travel.search' }],
+      },
+      capability: {
+        id: 'domains.check',
+        effectiveMaturity: 'VERIFIED',
+        provider: { id: 'spendctl-domains', maturity: 'VERIFIED' },
+      },
       unknownProvider: null,
       unknownCapability: null,
     });
@@ -188,13 +289,24 @@ describe('catalog reads (anonymous)', () => {
 
 describe('maturity changes (admin)', () => {
   test('promoting the travel provider to verified leaves its capabilities’ own maturity and refusals unchanged', async () => {
-    const result = await run(SET_PROVIDER, { id: 'spendctl-travel', maturity: 'VERIFIED', reason: 'travel provider audited' }, ADMIN);
+    const result = await run(
+      SET_PROVIDER,
+      { id: 'spendctl-travel', maturity: 'VERIFIED', reason: 'travel provider audited' },
+      ADMIN,
+    );
     expect(result.errors).toBeUndefined();
-    expect(result.data).toEqual({ setProviderMaturity: { id: 'spendctl-travel', maturity: 'VERIFIED', executableToday: false } });
+    expect(result.data).toEqual({
+      setProviderMaturity: { id: 'spendctl-travel', maturity: 'VERIFIED', executableToday: false },
+    });
 
     const catalog = await readCatalog();
     const search = catalog.capabilities.find((c) => c.id === 'travel.search');
-    expect(search).toMatchObject({ maturity: 'SANDBOX', effectiveMaturity: 'SANDBOX', executable: false, refusalCode: 'TRAVEL_BOOKING_GATED' });
+    expect(search).toMatchObject({
+      maturity: 'SANDBOX',
+      effectiveMaturity: 'SANDBOX',
+      executable: false,
+      refusalCode: 'TRAVEL_BOOKING_GATED',
+    });
     expect(catalog.execution.providersExecutableToday).toEqual(['spendctl-domains']);
     expect(await auditRows()).toEqual([
       {
@@ -210,7 +322,11 @@ describe('maturity changes (admin)', () => {
   });
 
   test('demoting domains.check removes the domains provider from providersExecutableToday', async () => {
-    const result = await run(SET_CAPABILITY, { id: 'domains.check', maturity: 'SANDBOX', reason: 'RDAP source under review' }, ADMIN);
+    const result = await run(
+      SET_CAPABILITY,
+      { id: 'domains.check', maturity: 'SANDBOX', reason: 'RDAP source under review' },
+      ADMIN,
+    );
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({
       setCapabilityMaturity: {
@@ -226,10 +342,19 @@ describe('maturity changes (admin)', () => {
   });
 
   test('a change to the same level is allowed and audited', async () => {
-    const result = await run(SET_CAPABILITY, { id: 'domains.check', maturity: 'VERIFIED', reason: 're-confirmed' }, ADMIN);
+    const result = await run(
+      SET_CAPABILITY,
+      { id: 'domains.check', maturity: 'VERIFIED', reason: 're-confirmed' },
+      ADMIN,
+    );
     expect(result.errors).toBeUndefined();
     expect(await auditRows()).toEqual([
-      expect.objectContaining({ subject_id: 'domains.check', from_maturity: 'verified', to_maturity: 'verified', reason: 're-confirmed' }),
+      expect.objectContaining({
+        subject_id: 'domains.check',
+        from_maturity: 'verified',
+        to_maturity: 'verified',
+        reason: 're-confirmed',
+      }),
     ]);
   });
 
@@ -237,28 +362,54 @@ describe('maturity changes (admin)', () => {
     ['an owner', OWNER, 'FORBIDDEN', 403],
     ['an anonymous caller', undefined, 'AUTH_REQUIRED', 401],
   ])('%s may not change a maturity, and nothing is written', async (_who, actor, code, status) => {
-    const result = await run(SET_PROVIDER, { id: 'spendctl-travel', maturity: 'VERIFIED', reason: 'sneaky' }, actor);
+    const result = await run(
+      SET_PROVIDER,
+      { id: 'spendctl-travel', maturity: 'VERIFIED', reason: 'sneaky' },
+      actor,
+    );
     expect(result.data).toBeNull();
     expect(result.errors?.[0].extensions).toEqual({ code, status, retryable: false });
     expect(await auditRows()).toEqual([]);
-    expect((await readCatalog()).providers.find((p) => p.id === 'spendctl-travel')?.maturity).toBe('SANDBOX');
+    expect((await readCatalog()).providers.find((p) => p.id === 'spendctl-travel')?.maturity).toBe(
+      'SANDBOX',
+    );
   });
 
   test('an unknown id answers PROVIDER_NOT_FOUND or CAPABILITY_NOT_FOUND and audits nothing', async () => {
-    const provider = await run(SET_PROVIDER, { id: 'acme-travel', maturity: 'VERIFIED', reason: 'x' }, ADMIN);
+    const provider = await run(
+      SET_PROVIDER,
+      { id: 'acme-travel', maturity: 'VERIFIED', reason: 'x' },
+      ADMIN,
+    );
     expect(provider.errors?.[0]).toMatchObject({
       message: 'No provider with this id.',
       path: ['setProviderMaturity'],
       extensions: { code: 'PROVIDER_NOT_FOUND', status: 404, retryable: false },
     });
-    const capability = await run(SET_CAPABILITY, { id: 'domains.transfer', maturity: 'VERIFIED', reason: 'x' }, ADMIN);
-    expect(capability.errors?.[0].extensions).toEqual({ code: 'CAPABILITY_NOT_FOUND', status: 404, retryable: false });
+    const capability = await run(
+      SET_CAPABILITY,
+      { id: 'domains.transfer', maturity: 'VERIFIED', reason: 'x' },
+      ADMIN,
+    );
+    expect(capability.errors?.[0].extensions).toEqual({
+      code: 'CAPABILITY_NOT_FOUND',
+      status: 404,
+      retryable: false,
+    });
     expect(await auditRows()).toEqual([]);
   });
 
   test('a blank reason is refused as REQUEST_INVALID naming the field', async () => {
-    const result = await run(SET_PROVIDER, { id: 'spendctl-travel', maturity: 'VERIFIED', reason: '   ' }, ADMIN);
-    expect(result.errors?.[0].extensions).toMatchObject({ code: 'REQUEST_INVALID', status: 400, details: [{ field: 'reason' }] });
+    const result = await run(
+      SET_PROVIDER,
+      { id: 'spendctl-travel', maturity: 'VERIFIED', reason: '   ' },
+      ADMIN,
+    );
+    expect(result.errors?.[0].extensions).toMatchObject({
+      code: 'REQUEST_INVALID',
+      status: 400,
+      details: [{ field: 'reason' }],
+    });
     expect(await auditRows()).toEqual([]);
   });
 });
@@ -306,7 +457,10 @@ describe('catalog_changed notifications', () => {
     await writer.connect();
     try {
       await writer.query('BEGIN');
-      await writer.query(`UPDATE catalog.capabilities SET maturity = 'verified', updated_at = $1 WHERE id = 'domains.quote'`, [NOW]);
+      await writer.query(
+        `UPDATE catalog.capabilities SET maturity = 'verified', updated_at = $1 WHERE id = 'domains.quote'`,
+        [NOW],
+      );
       await settle();
       expect(about('domains.quote')).toEqual([]);
       await writer.query('COMMIT');
@@ -328,7 +482,9 @@ describe('catalog_changed notifications', () => {
     await writer.connect();
     try {
       await writer.query('BEGIN');
-      await writer.query(`UPDATE catalog.providers SET maturity = 'verified' WHERE id = 'spendctl-gifts'`);
+      await writer.query(
+        `UPDATE catalog.providers SET maturity = 'verified' WHERE id = 'spendctl-gifts'`,
+      );
       await writer.query('ROLLBACK');
     } finally {
       await writer.end();
@@ -338,7 +494,11 @@ describe('catalog_changed notifications', () => {
   });
 
   test('a change to the same level is audited but not announced', async () => {
-    const result = await run(SET_PROVIDER, { id: 'spendctl-domains', maturity: 'VERIFIED', reason: 're-confirmed' }, ADMIN);
+    const result = await run(
+      SET_PROVIDER,
+      { id: 'spendctl-domains', maturity: 'VERIFIED', reason: 're-confirmed' },
+      ADMIN,
+    );
     expect(result.errors).toBeUndefined();
     await settle(300);
     expect(about('spendctl-domains')).toEqual([]);
@@ -346,7 +506,11 @@ describe('catalog_changed notifications', () => {
   });
 
   test('the admin mutation announces the provider change', async () => {
-    const result = await run(SET_PROVIDER, { id: 'spendctl-email', maturity: 'EXPERIMENTAL', reason: 'bounce rate' }, ADMIN);
+    const result = await run(
+      SET_PROVIDER,
+      { id: 'spendctl-email', maturity: 'EXPERIMENTAL', reason: 'bounce rate' },
+      ADMIN,
+    );
     expect(result.errors).toBeUndefined();
     const notification = await waitForNotification('spendctl-email');
     expect(JSON.parse(notification.payload ?? '')).toEqual({

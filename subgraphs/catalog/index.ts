@@ -6,5 +6,6 @@ import { CatalogResolver } from './resolvers';
 
 export const catalogSubgraph: SubgraphModule = {
   name: 'catalog',
-  buildSchema: () => buildFederatedSchema({ resolvers: [CatalogResolver] }, catalogReferenceResolvers),
+  buildSchema: () =>
+    buildFederatedSchema({ resolvers: [CatalogResolver] }, catalogReferenceResolvers),
 };

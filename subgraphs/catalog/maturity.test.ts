@@ -17,7 +17,8 @@ describe('maturity order', () => {
 
   test('recognises exactly the three stored words', () => {
     for (const level of LEVELS) expect(isMaturityLevel(level)).toBe(true);
-    for (const other of ['VERIFIED', 'production', '', null, 2]) expect(isMaturityLevel(other)).toBe(false);
+    for (const other of ['VERIFIED', 'production', '', null, 2])
+      expect(isMaturityLevel(other)).toBe(false);
   });
 });
 
@@ -49,18 +50,30 @@ describe('effective maturity', () => {
 
 describe('refusal code', () => {
   test('a gated capability refuses with its gate even when everything is verified', () => {
-    const standing = { providerMaturity: 'verified', maturity: 'verified', gateCode: 'SHOPPING_GATED' } as const;
+    const standing = {
+      providerMaturity: 'verified',
+      maturity: 'verified',
+      gateCode: 'SHOPPING_GATED',
+    } as const;
     expect(refusalCode(standing)).toBe('SHOPPING_GATED');
     expect(isExecutable(standing)).toBe(false);
   });
 
   test('an ungated capability below verified refuses with CAPABILITY_NOT_VERIFIED', () => {
-    expect(refusalCode({ providerMaturity: 'verified', maturity: 'sandbox', gateCode: null })).toBe('CAPABILITY_NOT_VERIFIED');
-    expect(refusalCode({ providerMaturity: 'sandbox', maturity: 'verified', gateCode: null })).toBe('CAPABILITY_NOT_VERIFIED');
+    expect(refusalCode({ providerMaturity: 'verified', maturity: 'sandbox', gateCode: null })).toBe(
+      'CAPABILITY_NOT_VERIFIED',
+    );
+    expect(refusalCode({ providerMaturity: 'sandbox', maturity: 'verified', gateCode: null })).toBe(
+      'CAPABILITY_NOT_VERIFIED',
+    );
   });
 
   test('a verified, ungated capability of a verified provider has no refusal and executes', () => {
-    const standing = { providerMaturity: 'verified', maturity: 'verified', gateCode: null } as const;
+    const standing = {
+      providerMaturity: 'verified',
+      maturity: 'verified',
+      gateCode: null,
+    } as const;
     expect(refusalCode(standing)).toBeNull();
     expect(isExecutable(standing)).toBe(true);
   });
@@ -84,12 +97,18 @@ describe('providers executable today', () => {
   });
 
   test('is empty when no capability is verified', () => {
-    expect(providersExecutableToday(providers, [{ providerId: 'spendctl-domains', maturity: 'sandbox', gateCode: null }])).toEqual([]);
+    expect(
+      providersExecutableToday(providers, [
+        { providerId: 'spendctl-domains', maturity: 'sandbox', gateCode: null },
+      ]),
+    ).toEqual([]);
   });
 
   test('refuses a capability whose provider is unknown', () => {
-    expect(() => providersExecutableToday(providers, [{ providerId: 'nobody', maturity: 'verified', gateCode: null }])).toThrow(
-      /unknown provider nobody/,
-    );
+    expect(() =>
+      providersExecutableToday(providers, [
+        { providerId: 'nobody', maturity: 'verified', gateCode: null },
+      ]),
+    ).toThrow(/unknown provider nobody/);
   });
 });

@@ -8,7 +8,11 @@ export const MATURITY_ORDER = ['experimental', 'sandbox', 'verified'] as const;
 export type MaturityLevel = (typeof MATURITY_ORDER)[number];
 
 /** GraphQL enum names to the stored words (`VERIFIED` is stored as `verified`). */
-export const MATURITY = { EXPERIMENTAL: 'experimental', SANDBOX: 'sandbox', VERIFIED: 'verified' } as const;
+export const MATURITY = {
+  EXPERIMENTAL: 'experimental',
+  SANDBOX: 'sandbox',
+  VERIFIED: 'verified',
+} as const;
 
 export function isMaturityLevel(value: unknown): value is MaturityLevel {
   return typeof value === 'string' && (MATURITY_ORDER as readonly string[]).includes(value);
@@ -19,7 +23,10 @@ export function maturityRank(level: MaturityLevel): number {
 }
 
 /** Promoting a provider never raises a capability above the capability's own maturity. */
-export function effectiveMaturity(provider: MaturityLevel, capability: MaturityLevel): MaturityLevel {
+export function effectiveMaturity(
+  provider: MaturityLevel,
+  capability: MaturityLevel,
+): MaturityLevel {
   return maturityRank(provider) <= maturityRank(capability) ? provider : capability;
 }
 
@@ -33,7 +40,8 @@ export interface CapabilityStanding {
 /** A gate names the refusal first; otherwise anything below verified is CAPABILITY_NOT_VERIFIED. */
 export function refusalCode(standing: CapabilityStanding): ErrorCode | null {
   if (standing.gateCode !== null) return standing.gateCode;
-  if (effectiveMaturity(standing.providerMaturity, standing.maturity) !== 'verified') return 'CAPABILITY_NOT_VERIFIED';
+  if (effectiveMaturity(standing.providerMaturity, standing.maturity) !== 'verified')
+    return 'CAPABILITY_NOT_VERIFIED';
   return null;
 }
 
@@ -54,8 +62,15 @@ export function providersExecutableToday(
   const executable = new Set<string>();
   for (const capability of capabilities) {
     const providerMaturity = maturityById.get(capability.providerId);
-    if (providerMaturity === undefined) throw new Error(`capability names unknown provider ${capability.providerId}`);
-    if (isExecutable({ providerMaturity, maturity: capability.maturity, gateCode: capability.gateCode })) {
+    if (providerMaturity === undefined)
+      throw new Error(`capability names unknown provider ${capability.providerId}`);
+    if (
+      isExecutable({
+        providerMaturity,
+        maturity: capability.maturity,
+        gateCode: capability.gateCode,
+      })
+    ) {
       executable.add(capability.providerId);
     }
   }

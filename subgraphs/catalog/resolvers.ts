@@ -7,7 +7,13 @@ import { describeActor, requireAdmin, type SubgraphContext } from '../kit';
 import { MATURITY, type MaturityLevel } from './maturity';
 import { Capability, Catalog, Provider } from './schema';
 import { MAX_REASON_LENGTH, type MaturitySubject, setMaturity } from './store';
-import { type CapabilityView, type CatalogView, catalogFor, type ProviderView, refreshCatalog } from './view';
+import {
+  type CapabilityView,
+  type CatalogView,
+  catalogFor,
+  type ProviderView,
+  refreshCatalog,
+} from './view';
 
 function validReason(reason: string): string {
   const trimmed = reason.trim();
@@ -27,9 +33,17 @@ async function changeMaturity(
   reason: string,
 ): Promise<CatalogView> {
   const admin = requireAdmin(ctx);
-  const change = { subject, id, maturity, reason: validReason(reason), actor: describeActor(admin), at: ctx.now() };
+  const change = {
+    subject,
+    id,
+    maturity,
+    reason: validReason(reason),
+    actor: describeActor(admin),
+    at: ctx.now(),
+  };
   const previous = await setMaturity(ctx.db, change);
-  if (previous === null) throw new AppError(subject === 'provider' ? 'PROVIDER_NOT_FOUND' : 'CAPABILITY_NOT_FOUND');
+  if (previous === null)
+    throw new AppError(subject === 'provider' ? 'PROVIDER_NOT_FOUND' : 'CAPABILITY_NOT_FOUND');
   return refreshCatalog(ctx);
 }
 
@@ -47,29 +61,43 @@ class SetMaturityArgs {
 
 @Resolver()
 export class CatalogResolver {
-  @Query(() => Catalog, { description: 'The live catalog with maturities and the execution object. Public.' })
+  @Query(() => Catalog, {
+    description: 'The live catalog with maturities and the execution object. Public.',
+  })
   async catalog(@Ctx() ctx: SubgraphContext): Promise<CatalogView> {
     return catalogFor(ctx);
   }
 
   @Query(() => Provider, { nullable: true })
-  async provider(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<ProviderView | null> {
+  async provider(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<ProviderView | null> {
     return (await catalogFor(ctx)).providerById.get(id) ?? null;
   }
 
-  @Query(() => Capability, { nullable: true, description: 'Exact id; a family entry is asked for by its own id, e.g. "shop.*".' })
-  async capability(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<CapabilityView | null> {
+  @Query(() => Capability, {
+    nullable: true,
+    description: 'Exact id; a family entry is asked for by its own id, e.g. "shop.*".',
+  })
+  async capability(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<CapabilityView | null> {
     return (await catalogFor(ctx)).capabilityById.get(id) ?? null;
   }
 
-  @Mutation(() => Provider, { description: 'Admin only. Audited; changes no capability’s own maturity.' })
+  @Mutation(() => Provider, {
+    description: 'Admin only. Audited; changes no capability’s own maturity.',
+  })
   async setProviderMaturity(
     @Args() { id, maturity, reason }: SetMaturityArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<ProviderView> {
     const view = await changeMaturity(ctx, 'provider', id, maturity, reason);
     const provider = view.providerById.get(id);
-    if (provider === undefined) throw new Error(`provider ${id} vanished after its maturity changed`);
+    if (provider === undefined)
+      throw new Error(`provider ${id} vanished after its maturity changed`);
     return provider;
   }
 
@@ -80,7 +108,8 @@ export class CatalogResolver {
   ): Promise<CapabilityView> {
     const view = await changeMaturity(ctx, 'capability', id, maturity, reason);
     const capability = view.capabilityById.get(id);
-    if (capability === undefined) throw new Error(`capability ${id} vanished after its maturity changed`);
+    if (capability === undefined)
+      throw new Error(`capability ${id} vanished after its maturity changed`);
     return capability;
   }
 }

@@ -6,7 +6,8 @@ import { MATURITY, type MaturityLevel } from './maturity';
 
 registerEnumType(MATURITY, {
   name: 'Maturity',
-  description: 'Maturity of a provider or capability, lowest first: EXPERIMENTAL < SANDBOX < VERIFIED. Only VERIFIED executes.',
+  description:
+    'Maturity of a provider or capability, lowest first: EXPERIMENTAL < SANDBOX < VERIFIED. Only VERIFIED executes.',
 });
 
 @Directive('@key(fields: "id")')
@@ -21,7 +22,9 @@ export class Provider {
   @Field({ description: 'What the provider sells: domains, travel, email, shopping, gifts.' })
   kind!: string;
 
-  @Field(() => MATURITY, { description: 'The provider’s own maturity; promoting it promotes no capability.' })
+  @Field(() => MATURITY, {
+    description: 'The provider’s own maturity; promoting it promotes no capability.',
+  })
   maturity!: MaturityLevel;
 
   @Field(() => [Capability])
@@ -36,7 +39,8 @@ export class Provider {
 
 @Directive('@key(fields: "id")')
 @ObjectType({
-  description: 'Something a provider can do, e.g. domains.check. An id ending in ".*" covers every capability under that prefix.',
+  description:
+    'Something a provider can do, e.g. domains.check. An id ending in ".*" covers every capability under that prefix.',
 })
 export class Capability {
   @Field(() => ID)
@@ -48,29 +52,39 @@ export class Capability {
   @Field(() => MATURITY, { description: 'The capability’s own maturity.' })
   maturity!: MaturityLevel;
 
-  @Field(() => MATURITY, { description: 'The lower of the provider’s and the capability’s maturity.' })
+  @Field(() => MATURITY, {
+    description: 'The lower of the provider’s and the capability’s maturity.',
+  })
   effectiveMaturity!: MaturityLevel;
 
   @Field({ description: 'Whether executing it pays a merchant.' })
   movesMoney!: boolean;
 
-  @Field(() => String, { nullable: true, description: 'The named refusal of a gated capability; null when not gated.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The named refusal of a gated capability; null when not gated.',
+  })
   gateCode!: string | null;
 
   @Field(() => String, {
     nullable: true,
-    description: 'The code an execution attempt is refused with today: the gate code, else CAPABILITY_NOT_VERIFIED below VERIFIED, else null.',
+    description:
+      'The code an execution attempt is refused with today: the gate code, else CAPABILITY_NOT_VERIFIED below VERIFIED, else null.',
   })
   refusalCode!: string | null;
 
-  @Field({ description: 'True when effective maturity is VERIFIED and the capability is not gated.' })
+  @Field({
+    description: 'True when effective maturity is VERIFIED and the capability is not gated.',
+  })
   executable!: boolean;
 
   @Field()
   updatedAt!: Date;
 }
 
-@ObjectType({ description: 'A settlement rail that exists but refuses to settle, with its named refusal.' })
+@ObjectType({
+  description: 'A settlement rail that exists but refuses to settle, with its named refusal.',
+})
 export class GatedRail {
   @Field()
   rail!: string;

@@ -68,12 +68,16 @@ class CatalogDataError extends Error {
 }
 
 function maturityOf(value: unknown, where: string): MaturityLevel {
-  if (!isMaturityLevel(value)) throw new CatalogDataError(`${where} has unknown maturity ${String(value)}`);
+  if (!isMaturityLevel(value))
+    throw new CatalogDataError(`${where} has unknown maturity ${String(value)}`);
   return value;
 }
 
 function codeOf(value: unknown, where: string): ErrorCode {
-  if (!isErrorCode(value)) throw new CatalogDataError(`${where} names ${String(value)}, which is not a registered error code`);
+  if (!isErrorCode(value))
+    throw new CatalogDataError(
+      `${where} names ${String(value)}, which is not a registered error code`,
+    );
   return value;
 }
 
@@ -87,7 +91,11 @@ function bounded<T>(rows: T[], table: string): T[] {
 type JsonRow = Record<string, unknown>;
 
 export async function readCatalog(db: Pool): Promise<CatalogRows> {
-  const result = await db.query<{ providers: JsonRow[]; capabilities: JsonRow[]; gated_rails: JsonRow[] }>(READ_CATALOG);
+  const result = await db.query<{
+    providers: JsonRow[];
+    capabilities: JsonRow[];
+    gated_rails: JsonRow[];
+  }>(READ_CATALOG);
   const row = result.rows[0];
   return {
     providers: bounded(row.providers, 'providers').map((p) => ({
@@ -126,19 +134,29 @@ export interface MaturityChange {
  * Sets the maturity and audits it in one transaction; a change to the same level is allowed and
  * audited too. Returns the previous level, or null when no row has this id (nothing is written).
  */
-export async function setMaturity(db: Pool, change: MaturityChange): Promise<{ from: MaturityLevel } | null> {
+export async function setMaturity(
+  db: Pool,
+  change: MaturityChange,
+): Promise<{ from: MaturityLevel } | null> {
   const table = SUBJECT_TABLES[change.subject];
   const client = await db.connect();
   let broken = false;
   try {
     await client.query('BEGIN');
-    const current = await client.query<{ maturity: string }>(`SELECT maturity FROM ${table} WHERE id = $1 FOR UPDATE`, [change.id]);
+    const current = await client.query<{ maturity: string }>(
+      `SELECT maturity FROM ${table} WHERE id = $1 FOR UPDATE`,
+      [change.id],
+    );
     if (current.rows.length === 0) {
       await client.query('ROLLBACK');
       return null;
     }
     const from = maturityOf(current.rows[0].maturity, `${change.subject} ${change.id}`);
-    await client.query(`UPDATE ${table} SET maturity = $2, updated_at = $3 WHERE id = $1`, [change.id, change.maturity, change.at]);
+    await client.query(`UPDATE ${table} SET maturity = $2, updated_at = $3 WHERE id = $1`, [
+      change.id,
+      change.maturity,
+      change.at,
+    ]);
     await client.query(
       `INSERT INTO catalog.maturity_changes (subject_kind, subject_id, from_maturity, to_maturity, reason, actor, changed_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -148,7 +166,10 @@ export async function setMaturity(db: Pool, change: MaturityChange): Promise<{ f
     return { from };
   } catch (error) {
     // A connection whose ROLLBACK failed is in an unknown state: destroy it instead of pooling it.
-    broken = await client.query('ROLLBACK').then(() => false, () => true);
+    broken = await client.query('ROLLBACK').then(
+      () => false,
+      () => true,
+    );
     throw error;
   } finally {
     client.release(broken);

@@ -49,13 +49,24 @@ export function buildCatalogView(rows: CatalogRows): CatalogView {
   const executableProviders = providersExecutableToday(rows.providers, rows.capabilities);
   const providerById = new Map<string, ProviderView>();
   for (const row of rows.providers) {
-    providerById.set(row.id, { ...row, executableToday: executableProviders.includes(row.id), capabilities: [] });
+    providerById.set(row.id, {
+      ...row,
+      executableToday: executableProviders.includes(row.id),
+      capabilities: [],
+    });
   }
   const capabilityById = new Map<string, CapabilityView>();
   for (const row of rows.capabilities) {
     const provider = providerById.get(row.providerId);
-    if (provider === undefined) throw new Error(`catalog data: capability ${row.id} names unknown provider ${row.providerId}`);
-    const standing = { providerMaturity: provider.maturity, maturity: row.maturity, gateCode: row.gateCode };
+    if (provider === undefined)
+      throw new Error(
+        `catalog data: capability ${row.id} names unknown provider ${row.providerId}`,
+      );
+    const standing = {
+      providerMaturity: provider.maturity,
+      maturity: row.maturity,
+      gateCode: row.gateCode,
+    };
     const capability: CapabilityView = {
       id: row.id,
       provider,

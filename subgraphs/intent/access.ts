@@ -4,7 +4,10 @@
 import type { SubgraphContext } from '../kit';
 import { INTENT_HASH, readSpendIntent, type SpendIntentRow } from './store';
 
-export async function readableSpendIntent(ctx: SubgraphContext, intentHash: string): Promise<SpendIntentRow | null> {
+export async function readableSpendIntent(
+  ctx: SubgraphContext,
+  intentHash: string,
+): Promise<SpendIntentRow | null> {
   if (ctx.actor.kind !== 'admin') return null;
   const normalised = intentHash.toLowerCase();
   if (!INTENT_HASH.test(normalised)) return null;

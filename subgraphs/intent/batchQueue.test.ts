@@ -18,7 +18,10 @@ function controlledRunner() {
     new Promise<Array<Settled<number>>>((resolve, reject) => {
       batches.push({
         requests: [...requests],
-        finish: (outcome) => (outcome ? reject(outcome) : resolve(requests.map((request) => ({ ok: true, value: request.id })))),
+        finish: (outcome) =>
+          outcome
+            ? reject(outcome)
+            : resolve(requests.map((request) => ({ ok: true, value: request.id }))),
       });
     });
   return { batches, run };
@@ -34,7 +37,10 @@ describe('KeyedBatchQueue', () => {
     expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([[1]]);
     batches[0]!.finish();
     await tick();
-    expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([[1], [2, 3, 4]]);
+    expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([
+      [1],
+      [2, 3, 4],
+    ]);
     batches[1]!.finish();
     await expect(Promise.all(answers)).resolves.toEqual([1, 2, 3, 4]);
     expect(queue.stats).toEqual({ batches: 2, requests: 4, retriedAlone: 0 });
@@ -53,10 +59,19 @@ describe('KeyedBatchQueue', () => {
     expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([[1], [3]]);
     batches[0]!.finish();
     await tick();
-    expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([[1], [3], [2]]);
+    expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([
+      [1],
+      [3],
+      [2],
+    ]);
     batches[2]!.finish();
     await tick();
-    expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([[1], [3], [2], [4]]);
+    expect(batches.map((batch) => batch.requests.map((request) => request.id))).toEqual([
+      [1],
+      [3],
+      [2],
+      [4],
+    ]);
     batches[1]!.finish();
     batches[3]!.finish();
     await expect(Promise.all(answers)).resolves.toEqual([1, 2, 3, 4]);
@@ -80,7 +95,7 @@ describe('KeyedBatchQueue', () => {
     await expect(Promise.all(answers)).resolves.toEqual([0, 1, 2, 3, 4]);
   });
 
-  it('retries a key\'s requests one after the other, in order, when their batch rolled back', async () => {
+  it("retries a key's requests one after the other, in order, when their batch rolled back", async () => {
     const runs: number[][] = [];
     let running = 0;
     let overlapped = false;
@@ -122,18 +137,28 @@ describe('KeyedBatchQueue', () => {
     const queue = new KeyedBatchQueue<Request, number>(
       async (requests) => {
         runs.push(requests.map((request) => request.id));
-        if (requests.some((request) => request.id === 2)) throw new BatchNotCommitted(Object.assign(new Error('duplicate key'), { code: '23505' }));
+        if (requests.some((request) => request.id === 2))
+          throw new BatchNotCommitted(Object.assign(new Error('duplicate key'), { code: '23505' }));
         return requests.map((request) => ({ ok: true as const, value: request.id * 10 }));
       },
       { maxItems: 10, maxInFlight: 1 },
       keyOf,
     );
     const blocker = queue.submit({ key: 'a', id: 0 });
-    const answers = [1, 2, 3].map((id) => queue.submit({ key: `k${id}`, id }).then((value) => ({ value }), (error: unknown) => ({ error })));
+    const answers = [1, 2, 3].map((id) =>
+      queue.submit({ key: `k${id}`, id }).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+    );
     await blocker;
     const settled = await Promise.all(answers);
     expect(runs).toEqual([[0], [1, 2, 3], [1], [2], [3]]);
-    expect(settled).toEqual([{ value: 10 }, { error: expect.objectContaining({ code: '23505' }) }, { value: 30 }]);
+    expect(settled).toEqual([
+      { value: 10 },
+      { error: expect.objectContaining({ code: '23505' }) },
+      { value: 30 },
+    ]);
     expect(queue.stats.retriedAlone).toBe(3);
   });
 
@@ -157,11 +182,21 @@ describe('KeyedBatchQueue', () => {
 
   it('hands each request its own settled outcome', async () => {
     const queue = new KeyedBatchQueue<Request, number>(
-      async (requests) => requests.map((request) => (request.id % 2 === 0 ? { ok: true as const, value: request.id } : { ok: false as const, error: new Error(`odd ${request.id}`) })),
+      async (requests) =>
+        requests.map((request) =>
+          request.id % 2 === 0
+            ? { ok: true as const, value: request.id }
+            : { ok: false as const, error: new Error(`odd ${request.id}`) },
+        ),
       { maxItems: 10, maxInFlight: 1 },
       keyOf,
     );
-    const answers = [1, 2, 3, 4].map((id) => queue.submit({ key: `k${id}`, id }).then((value) => value, (error: Error) => error.message));
+    const answers = [1, 2, 3, 4].map((id) =>
+      queue.submit({ key: `k${id}`, id }).then(
+        (value) => value,
+        (error: Error) => error.message,
+      ),
+    );
     await expect(Promise.all(answers)).resolves.toEqual(['odd 1', 2, 'odd 3', 4]);
   });
 
@@ -169,9 +204,17 @@ describe('KeyedBatchQueue', () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
     try {
       const { batches, run } = controlledRunner();
-      const queue = new KeyedBatchQueue(run, { maxItems: 10, maxInFlight: 2, spareAfterMs: 20 }, keyOf);
+      const queue = new KeyedBatchQueue(
+        run,
+        { maxItems: 10, maxInFlight: 2, spareAfterMs: 20 },
+        keyOf,
+      );
       const ids = () => batches.map((batch) => batch.requests.map((request) => request.id));
-      const answers = [queue.submit({ key: 'a', id: 1 }), queue.submit({ key: 'b', id: 2 }), queue.submit({ key: 'c', id: 3 })];
+      const answers = [
+        queue.submit({ key: 'a', id: 1 }),
+        queue.submit({ key: 'b', id: 2 }),
+        queue.submit({ key: 'c', id: 3 }),
+      ];
       expect(ids()).toEqual([[1]]); // a slot is free, but the running batch is younger than 20 ms
       batches[0]!.finish();
       await tick();
@@ -196,10 +239,18 @@ describe('KeyedBatchQueue', () => {
 
   it('refuses nonsense options', () => {
     const run = async () => [];
-    expect(() => new KeyedBatchQueue(run, { maxItems: 0, maxInFlight: 1 }, keyOf)).toThrow('maxItems');
-    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1.5 }, keyOf)).toThrow('maxInFlight');
-    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1, maxPerKey: 0 }, keyOf)).toThrow('maxPerKey');
-    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 2, spareAfterMs: -1 }, keyOf)).toThrow('spareAfterMs');
+    expect(() => new KeyedBatchQueue(run, { maxItems: 0, maxInFlight: 1 }, keyOf)).toThrow(
+      'maxItems',
+    );
+    expect(() => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1.5 }, keyOf)).toThrow(
+      'maxInFlight',
+    );
+    expect(
+      () => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 1, maxPerKey: 0 }, keyOf),
+    ).toThrow('maxPerKey');
+    expect(
+      () => new KeyedBatchQueue(run, { maxItems: 1, maxInFlight: 2, spareAfterMs: -1 }, keyOf),
+    ).toThrow('spareAfterMs');
   });
 
   it('property: every request is answered once, keys never overlap in flight, batches respect their caps, each key keeps its order', async () => {
@@ -218,10 +269,17 @@ describe('KeyedBatchQueue', () => {
               const batchKeys = requests.map((request) => request.key);
               const perKey = new Map<string, number>();
               for (const key of batchKeys) perKey.set(key, (perKey.get(key) ?? 0) + 1);
-              if (Math.max(...perKey.values()) > maxPerKey || batchKeys.some((key) => inFlight.has(key)) || requests.length > maxItems) overlap = true;
+              if (
+                Math.max(...perKey.values()) > maxPerKey ||
+                batchKeys.some((key) => inFlight.has(key)) ||
+                requests.length > maxItems
+              )
+                overlap = true;
               // Within a batch, each key's requests come in arrival order.
               for (const key of perKey.keys()) {
-                const ids = requests.filter((request) => request.key === key).map((request) => request.id);
+                const ids = requests
+                  .filter((request) => request.key === key)
+                  .map((request) => request.id);
                 if (ids.some((id, index) => index > 0 && id < ids[index - 1]!)) overlap = true;
               }
               for (const key of batchKeys) inFlight.add(key);
@@ -235,7 +293,9 @@ describe('KeyedBatchQueue', () => {
             { maxItems, maxInFlight, maxPerKey },
             keyOf,
           );
-          const answers = await Promise.all(keys.map((key, id) => queue.submit({ key: `k${key}`, id })));
+          const answers = await Promise.all(
+            keys.map((key, id) => queue.submit({ key: `k${key}`, id })),
+          );
           expect(answers).toEqual(keys.map((_key, id) => id));
           expect(overlap).toBe(false);
           for (const ids of order.values()) expect(ids).toEqual([...ids].sort((a, b) => a - b));

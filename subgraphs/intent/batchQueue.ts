@@ -11,7 +11,8 @@
 // others a retry, never their answer. Any other failure (a COMMIT whose outcome is unknown) is
 // every request's answer: running them again could decide twice.
 
-export type Settled<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
+export type Settled<R> =
+  { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
 
 /** Thrown by a batch runner when nothing of the batch was committed; `cause` is the failure. */
 export class BatchNotCommitted extends Error {
@@ -66,17 +67,28 @@ export class KeyedBatchQueue<T, R> {
   readonly stats: BatchQueueStats = { batches: 0, requests: 0, retriedAlone: 0 };
 
   constructor(
-    private readonly runBatch: (requests: readonly T[], signals: BatchSignals) => Promise<ReadonlyArray<Settled<R>>>,
+    private readonly runBatch: (
+      requests: readonly T[],
+      signals: BatchSignals,
+    ) => Promise<ReadonlyArray<Settled<R>>>,
     private readonly options: BatchQueueOptions,
     /** The key of a request (the policy). */
     private readonly keyOf: (request: T) => string,
   ) {
-    if (!Number.isInteger(options.maxItems) || options.maxItems < 1) throw new Error('maxItems must be a positive integer');
-    if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) throw new Error('maxInFlight must be a positive integer');
-    if (options.maxPerKey !== undefined && (!Number.isInteger(options.maxPerKey) || options.maxPerKey < 1)) {
+    if (!Number.isInteger(options.maxItems) || options.maxItems < 1)
+      throw new Error('maxItems must be a positive integer');
+    if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1)
+      throw new Error('maxInFlight must be a positive integer');
+    if (
+      options.maxPerKey !== undefined &&
+      (!Number.isInteger(options.maxPerKey) || options.maxPerKey < 1)
+    ) {
       throw new Error('maxPerKey must be a positive integer');
     }
-    if (options.spareAfterMs !== undefined && !(Number.isFinite(options.spareAfterMs) && options.spareAfterMs >= 0)) {
+    if (
+      options.spareAfterMs !== undefined &&
+      !(Number.isFinite(options.spareAfterMs) && options.spareAfterMs >= 0)
+    ) {
       throw new Error('spareAfterMs must be a non-negative number');
     }
   }
@@ -130,7 +142,8 @@ export class KeyedBatchQueue<T, R> {
     const spareAfterMs = this.options.spareAfterMs;
     if (spareAfterMs === undefined || this.inFlight === 0) return 0;
     let youngest = -Infinity; // the latest start among batches not yet committing
-    for (const started of this.running) if (!started.committing) youngest = Math.max(youngest, started.at);
+    for (const started of this.running)
+      if (!started.committing) youngest = Math.max(youngest, started.at);
     return Math.max(0, youngest + spareAfterMs - performance.now());
   }
 
@@ -159,9 +172,15 @@ export class KeyedBatchQueue<T, R> {
     this.stats.batches += 1;
     this.stats.requests += batch.length;
     try {
-      const settled = await this.runBatch(batch.map((entry) => entry.request), signals);
-      if (settled.length !== batch.length) throw new Error(`batch runner settled ${settled.length} of ${batch.length} requests`);
-      settled.forEach((outcome, index) => (outcome.ok ? batch[index]!.resolve(outcome.value) : batch[index]!.reject(outcome.error)));
+      const settled = await this.runBatch(
+        batch.map((entry) => entry.request),
+        signals,
+      );
+      if (settled.length !== batch.length)
+        throw new Error(`batch runner settled ${settled.length} of ${batch.length} requests`);
+      settled.forEach((outcome, index) =>
+        outcome.ok ? batch[index]!.resolve(outcome.value) : batch[index]!.reject(outcome.error),
+      );
     } catch (error) {
       if (error instanceof BatchNotCommitted && batch.length > 1) {
         // Alone, keys side by side, each key's requests still one after the other in their order.

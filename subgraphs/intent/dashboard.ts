@@ -2,7 +2,21 @@
 // newest first with opaque keyset cursors; one decision with its full trace; and `Policy.intents`
 // on the policy subgraph's entity. An admin sees every policy; an owner only the policies they own
 // (asked of the policy subgraph through its published `policy.policy_owner`); anyone else is refused.
-import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, ObjectType, Query, Resolver, Root, Directive } from 'type-graphql';
+import {
+  Arg,
+  Args,
+  ArgsType,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  Int,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+  Directive,
+} from 'type-graphql';
 import { AppError } from '../../core/errors';
 import { requireActor, type SubgraphContext } from '../kit';
 import { SpendIntent } from './schema';
@@ -17,7 +31,9 @@ export class RuleTraceEntry {
   @Field(() => String, { nullable: true }) note!: string | null;
 }
 
-@ObjectType({ description: 'A stored preflight decision with the engine that made it and its full trace.' })
+@ObjectType({
+  description: 'A stored preflight decision with the engine that made it and its full trace.',
+})
 export class SpendDecision {
   @Field(() => ID) id!: string;
   @Field(() => ID) intentHash!: string;
@@ -33,14 +49,23 @@ export class SpendDecision {
   @Field() ruleManifestHash!: string;
   @Field(() => [RuleTraceEntry]) ruleTrace!: RuleTraceEntry[];
   @Field(() => String, { nullable: true }) receiptId!: string | null;
-  @Field(() => String, { nullable: true, description: 'rsv_… for an APPROVED decision.' }) reservationId!: string | null;
-  @Field(() => String, { nullable: true, description: 'ACTIVE, CONSUMED, RELEASED or EXPIRED (an ACTIVE one past its deadline reads EXPIRED).' })
+  @Field(() => String, { nullable: true, description: 'rsv_… for an APPROVED decision.' })
+  reservationId!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'ACTIVE, CONSUMED, RELEASED or EXPIRED (an ACTIVE one past its deadline reads EXPIRED).',
+  })
   reservationState!: string | null;
 }
 
 @ObjectType()
 export class IntentPageInfo {
-  @Field(() => String, { nullable: true, description: 'Opaque; pass as `after` for the next page.' }) endCursor!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Opaque; pass as `after` for the next page.',
+  })
+  endCursor!: string | null;
   @Field() hasNextPage!: boolean;
 }
 
@@ -74,8 +99,16 @@ class PageArgs {
 @ArgsType()
 class DecisionArgs extends PageArgs {
   @Field(() => ID) policyId!: string;
-  @Field(() => String, { nullable: true, description: 'Only this decision code (e.g. BLOCKED_BUDGET).' }) decision?: string | null;
-  @Field(() => String, { nullable: true, description: 'Only this outcome (APPROVED, BLOCKED, ESCALATED).' }) outcome?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Only this decision code (e.g. BLOCKED_BUDGET).',
+  })
+  decision?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Only this outcome (APPROVED, BLOCKED, ESCALATED).',
+  })
+  outcome?: string | null;
 }
 
 @ArgsType()
@@ -89,13 +122,22 @@ const POLICY_ID = /^[0-9]{1,78}$/;
 export async function requirePolicyReader(ctx: SubgraphContext, policyId: string): Promise<void> {
   const actor = requireActor(ctx, ['admin', 'owner']);
   if (actor.kind === 'admin') return;
-  const owner = POLICY_ID.test(policyId) ? (await ctx.db.query<{ owner: string | null }>('SELECT policy.policy_owner($1) AS owner', [policyId])).rows[0]?.owner : null;
-  if (owner?.toLowerCase() !== actor.address.toLowerCase()) throw new AppError('FORBIDDEN', 'Only the policy’s owner sees its intents and decisions.');
+  const owner = POLICY_ID.test(policyId)
+    ? (
+        await ctx.db.query<{ owner: string | null }>('SELECT policy.policy_owner($1) AS owner', [
+          policyId,
+        ])
+      ).rows[0]?.owner
+    : null;
+  if (owner?.toLowerCase() !== actor.address.toLowerCase())
+    throw new AppError('FORBIDDEN', 'Only the policy’s owner sees its intents and decisions.');
 }
 
 function pageSize(first: number): number {
   if (!Number.isInteger(first) || first < 1 || first > 200) {
-    throw new AppError('REQUEST_INVALID', 'first must be 1–200.', [{ field: 'first', reason: 'must be 1–200' }]);
+    throw new AppError('REQUEST_INVALID', 'first must be 1–200.', [
+      { field: 'first', reason: 'must be 1–200' },
+    ]);
   }
   return first;
 }
@@ -107,7 +149,10 @@ function cursorOf(text: string): string {
 function decodeCursor(cursor: string | null | undefined, shape: RegExp): RegExpExecArray | null {
   if (cursor === null || cursor === undefined) return null;
   const match = shape.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null) throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [{ field: 'after', reason: 'unknown cursor' }]);
+  if (match === null)
+    throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [
+      { field: 'after', reason: 'unknown cursor' },
+    ]);
   return match;
 }
 
@@ -158,7 +203,10 @@ function decisionOf(row: DecisionRow): SpendDecision {
   };
 }
 
-export async function decisionsPage(ctx: SubgraphContext, args: DecisionArgs): Promise<SpendDecisionConnection> {
+export async function decisionsPage(
+  ctx: SubgraphContext,
+  args: DecisionArgs,
+): Promise<SpendDecisionConnection> {
   await requirePolicyReader(ctx, args.policyId);
   const first = pageSize(args.first);
   const after = decodeCursor(args.after, /^d:([0-9]{1,19})$/);
@@ -172,19 +220,37 @@ export async function decisionsPage(ctx: SubgraphContext, args: DecisionArgs): P
         AND ($7::bigint IS NULL OR d.decision_id < $7)
       ORDER BY d.decision_id DESC
       LIMIT $8`,
-    [ctx.now(), args.policyId, args.decision ?? null, args.outcome ?? null, args.from ?? null, args.to ?? null, after?.[1] ?? null, first + 1],
+    [
+      ctx.now(),
+      args.policyId,
+      args.decision ?? null,
+      args.outcome ?? null,
+      args.from ?? null,
+      args.to ?? null,
+      after?.[1] ?? null,
+      first + 1,
+    ],
   );
   const kept = result.rows.slice(0, first);
   const last = kept[kept.length - 1];
   return {
     nodes: kept.map(decisionOf),
-    pageInfo: { endCursor: last === undefined ? null : cursorOf(`d:${last.decision_id}`), hasNextPage: result.rows.length > first },
+    pageInfo: {
+      endCursor: last === undefined ? null : cursorOf(`d:${last.decision_id}`),
+      hasNextPage: result.rows.length > first,
+    },
   };
 }
 
-export async function decisionById(ctx: SubgraphContext, id: string): Promise<SpendDecision | null> {
+export async function decisionById(
+  ctx: SubgraphContext,
+  id: string,
+): Promise<SpendDecision | null> {
   if (!/^[0-9]{1,19}$/.test(id)) return null;
-  const result = await ctx.db.query<DecisionRow>(`${DECISION_SELECT} WHERE d.decision_id = $2`, [ctx.now(), id]);
+  const result = await ctx.db.query<DecisionRow>(`${DECISION_SELECT} WHERE d.decision_id = $2`, [
+    ctx.now(),
+    id,
+  ]);
   const row = result.rows[0];
   if (row === undefined) return null;
   try {
@@ -195,11 +261,22 @@ export async function decisionById(ctx: SubgraphContext, id: string): Promise<Sp
   return decisionOf(row);
 }
 
-export async function intentsPage(ctx: SubgraphContext, policyId: string, args: PageArgs): Promise<SpendIntentConnection> {
+export async function intentsPage(
+  ctx: SubgraphContext,
+  policyId: string,
+  args: PageArgs,
+): Promise<SpendIntentConnection> {
   await requirePolicyReader(ctx, policyId);
   const first = pageSize(args.first);
   const after = decodeCursor(args.after, /^i:([0-9]{1,16}):(0x[0-9a-f]{64})$/);
-  const result = await ctx.db.query<{ intent_hash: string; policy_id: string; agent_id: string; amount: string; created_at: Date; micros: string }>(
+  const result = await ctx.db.query<{
+    intent_hash: string;
+    policy_id: string;
+    agent_id: string;
+    amount: string;
+    created_at: Date;
+    micros: string;
+  }>(
     `SELECT intent_hash, policy_id::text AS policy_id, agent_id, amount::text AS amount, created_at,
             (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros
        FROM intent.spend_intents
@@ -209,38 +286,76 @@ export async function intentsPage(ctx: SubgraphContext, policyId: string, args: 
         AND ($4::bigint IS NULL OR ((extract(epoch FROM created_at) * 1000000)::bigint, intent_hash) < ($4::bigint, $5::text))
       ORDER BY created_at DESC, intent_hash DESC
       LIMIT $6`,
-    [policyId, args.from ?? null, args.to ?? null, after?.[1] ?? null, after?.[2] ?? null, first + 1],
+    [
+      policyId,
+      args.from ?? null,
+      args.to ?? null,
+      after?.[1] ?? null,
+      after?.[2] ?? null,
+      first + 1,
+    ],
   );
   const kept = result.rows.slice(0, first);
   const last = kept[kept.length - 1];
   return {
-    nodes: kept.map((row) => ({ intentHash: row.intent_hash, policyId: row.policy_id, agentId: row.agent_id, amountAtomic: row.amount, createdAt: row.created_at })),
-    pageInfo: { endCursor: last === undefined ? null : cursorOf(`i:${last.micros}:${last.intent_hash}`), hasNextPage: result.rows.length > first },
+    nodes: kept.map((row) => ({
+      intentHash: row.intent_hash,
+      policyId: row.policy_id,
+      agentId: row.agent_id,
+      amountAtomic: row.amount,
+      createdAt: row.created_at,
+    })),
+    pageInfo: {
+      endCursor: last === undefined ? null : cursorOf(`i:${last.micros}:${last.intent_hash}`),
+      hasNextPage: result.rows.length > first,
+    },
   };
 }
 
 @Resolver()
 export class DashboardResolver {
-  @Query(() => SpendDecisionConnection, { description: 'A policy’s decisions, newest first. Admin, or the policy’s owner.' })
-  async spendDecisions(@Args() args: DecisionArgs, @Ctx() ctx: SubgraphContext): Promise<SpendDecisionConnection> {
+  @Query(() => SpendDecisionConnection, {
+    description: 'A policy’s decisions, newest first. Admin, or the policy’s owner.',
+  })
+  async spendDecisions(
+    @Args() args: DecisionArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SpendDecisionConnection> {
     return decisionsPage(ctx, args);
   }
 
-  @Query(() => SpendDecision, { nullable: true, description: 'One decision with its full trace; null when absent or not the caller’s to see.' })
-  async spendDecision(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<SpendDecision | null> {
+  @Query(() => SpendDecision, {
+    nullable: true,
+    description: 'One decision with its full trace; null when absent or not the caller’s to see.',
+  })
+  async spendDecision(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SpendDecision | null> {
     return decisionById(ctx, id);
   }
 
-  @Query(() => SpendIntentConnection, { description: 'A policy’s bound intents, newest first. Admin, or the policy’s owner.' })
-  async spendIntents(@Args() args: IntentArgs, @Ctx() ctx: SubgraphContext): Promise<SpendIntentConnection> {
+  @Query(() => SpendIntentConnection, {
+    description: 'A policy’s bound intents, newest first. Admin, or the policy’s owner.',
+  })
+  async spendIntents(
+    @Args() args: IntentArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SpendIntentConnection> {
     return intentsPage(ctx, args.policyId, args);
   }
 }
 
 @Resolver(() => PolicyWithIntents)
 export class PolicyIntentsResolver {
-  @FieldResolver(() => SpendIntentConnection, { description: 'The intents bound to this policy, newest first: its owner and admins only.' })
-  async intents(@Root() policy: PolicyWithIntents, @Args() args: PageArgs, @Ctx() ctx: SubgraphContext): Promise<SpendIntentConnection> {
+  @FieldResolver(() => SpendIntentConnection, {
+    description: 'The intents bound to this policy, newest first: its owner and admins only.',
+  })
+  async intents(
+    @Root() policy: PolicyWithIntents,
+    @Args() args: PageArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SpendIntentConnection> {
     return intentsPage(ctx, policy.id, args);
   }
 }

@@ -53,9 +53,18 @@ export interface WireError {
  * message, and every answer a batch settles comes back in one (each message wakes the other thread,
  * which costs far more than cloning a few objects).
  */
-export type ThreadMessage = { readonly preflights: ReadonlyArray<{ readonly id: number; readonly preflight: WirePreflight }> } | { readonly stop: true };
+export type ThreadMessage =
+  | {
+      readonly preflights: ReadonlyArray<{
+        readonly id: number;
+        readonly preflight: WirePreflight;
+      }>;
+    }
+  | { readonly stop: true };
 /** An answer: the preflight response as JSON text, or the error. */
-export type ThreadAnswer = { readonly id: number; readonly ok: true; readonly valueJson: string } | { readonly id: number; readonly ok: false; readonly error: WireError };
+export type ThreadAnswer =
+  | { readonly id: number; readonly ok: true; readonly valueJson: string }
+  | { readonly id: number; readonly ok: false; readonly error: WireError };
 export type ThreadAnswers = { readonly answers: readonly ThreadAnswer[] };
 
 /** Collects items and hands them over together once the current turn of the event loop is done. */
@@ -84,12 +93,24 @@ export interface DecisionThreadOptions {
 }
 
 export interface DecisionThread {
-  submit(args: PreflightArguments, clock: () => Date, sealingKey: Buffer | undefined): Promise<Json>;
+  submit(
+    args: PreflightArguments,
+    clock: () => Date,
+    sealingKey: Buffer | undefined,
+  ): Promise<Json>;
   stop(): Promise<void>;
 }
 
 export function toWireError(error: unknown): WireError {
-  if (error instanceof AppError) return { app: true, name: error.name, message: error.message, code: error.code, details: error.details, stack: error.stack };
+  if (error instanceof AppError)
+    return {
+      app: true,
+      name: error.name,
+      message: error.message,
+      code: error.code,
+      details: error.details,
+      stack: error.stack,
+    };
   const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
   return {
     app: false,
@@ -110,7 +131,11 @@ export function fromWireError(wire: WireError): Error {
   const error = new Error(wire.message);
   error.name = wire.name;
   if (wire.stack !== undefined) error.stack = wire.stack;
-  return Object.assign(error, wire.code === undefined ? {} : { code: wire.code }, wire.severity === undefined ? {} : { severity: wire.severity });
+  return Object.assign(
+    error,
+    wire.code === undefined ? {} : { code: wire.code },
+    wire.severity === undefined ? {} : { severity: wire.severity },
+  );
 }
 
 /** The worker's entry beside this file: compiled JavaScript, or TypeScript through ts-node under jest. */
@@ -123,7 +148,10 @@ function workerEntry(): { file: string; execArgv: string[] } {
 }
 
 export function startDecisionThread(options: DecisionThreadOptions): DecisionThread {
-  const pending = new Map<number, { resolve: (value: Json) => void; reject: (error: Error) => void }>();
+  const pending = new Map<
+    number,
+    { resolve: (value: Json) => void; reject: (error: Error) => void }
+  >();
   let nextId = 1;
   let worker: Worker | null = null;
   let stopping: Promise<void> | null = null;
@@ -138,8 +166,15 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
   const spawn = (): Worker => {
     const entry = workerEntry();
     const spawned = new Worker(entry.file, {
-      execArgv: [...process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')), ...entry.execArgv],
-      workerData: { connectionString: options.connectionString, poolSize: options.poolSize ?? 4, applicationName: options.applicationName ?? 'spend-control-decisions' },
+      execArgv: [
+        ...process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')),
+        ...entry.execArgv,
+      ],
+      workerData: {
+        connectionString: options.connectionString,
+        poolSize: options.poolSize ?? 4,
+        applicationName: options.applicationName ?? 'spend-control-decisions',
+      },
     });
     spawned.on('message', ({ answers }: ThreadAnswers) => {
       for (const answer of answers) {
@@ -155,7 +190,14 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
       worker = null;
       if (stopping === null) options.onError?.(cause);
       // Sent, maybe committed: an unknown outcome is the answer, never a retry.
-      failPending(new AppError('INTERNAL_ERROR', 'The decision thread stopped; the outcome of this preflight is unknown.', undefined, { cause }));
+      failPending(
+        new AppError(
+          'INTERNAL_ERROR',
+          'The decision thread stopped; the outcome of this preflight is unknown.',
+          undefined,
+          { cause },
+        ),
+      );
     };
     spawned.on('error', died);
     spawned.on('exit', (code) => died(new Error(`decision thread exited with code ${code}`)));
@@ -169,7 +211,8 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
 
   return {
     submit(args, clock, sealingKey) {
-      if (stopping !== null) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down.'));
+      if (stopping !== null)
+        return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down.'));
       let preflight: WirePreflight;
       try {
         preflight = {
@@ -179,7 +222,11 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
           sealingKeyHex: sealingKey?.toString('hex') ?? null,
         };
       } catch (error) {
-        return Promise.reject(new AppError('REQUEST_INVALID', 'The arguments are not JSON.', undefined, { cause: error }));
+        return Promise.reject(
+          new AppError('REQUEST_INVALID', 'The arguments are not JSON.', undefined, {
+            cause: error,
+          }),
+        );
       }
       worker ??= spawn();
       const id = nextId++;

@@ -4,13 +4,27 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../../platform/clock';
 import { createPool } from '../../platform/db/pool';
-import { coalescing, toWireError, type PreflightArguments, type ThreadAnswer, type ThreadAnswers, type ThreadMessage } from './decisionThread';
+import {
+  coalescing,
+  toWireError,
+  type PreflightArguments,
+  type ThreadAnswer,
+  type ThreadAnswers,
+  type ThreadMessage,
+} from './decisionThread';
 import { preflightPaymentHere } from './preflight';
 
 const port = parentPort;
 if (port === null) throw new Error('decisionWorker runs only as a worker thread');
-const options = workerData as { connectionString: string; poolSize: number; applicationName: string };
-const pool = createPool(options.connectionString, { max: options.poolSize, applicationName: options.applicationName });
+const options = workerData as {
+  connectionString: string;
+  poolSize: number;
+  applicationName: string;
+};
+const pool = createPool(options.connectionString, {
+  max: options.poolSize,
+  applicationName: options.applicationName,
+});
 const sealingKeys = new Map<string, Buffer>();
 const held = new Set<Promise<void>>();
 
@@ -23,7 +37,9 @@ const post = coalescing<ThreadAnswer>((answers) => {
       try {
         port.postMessage({ answers: [answer] } satisfies ThreadAnswers);
       } catch (error) {
-        port.postMessage({ answers: [{ id: answer.id, ok: false, error: toWireError(error) }] } satisfies ThreadAnswers);
+        port.postMessage({
+          answers: [{ id: answer.id, ok: false, error: toWireError(error) }],
+        } satisfies ThreadAnswers);
       }
     }
   }
@@ -50,7 +66,12 @@ port.on('message', (message: ThreadMessage) => {
     const handedOver = new Date(preflight.nowMs);
     const clock = preflight.systemClock ? systemClock : () => handedOver;
     const args = JSON.parse(preflight.argumentsJson) as PreflightArguments;
-    const answered: Promise<void> = preflightPaymentHere({ db: pool, now: clock, sealingKey }, args.policyId, args.intent, args.intentHash)
+    const answered: Promise<void> = preflightPaymentHere(
+      { db: pool, now: clock, sealingKey },
+      args.policyId,
+      args.intent,
+      args.intentHash,
+    )
       .then(
         (value) => {
           let valueJson: string;

@@ -6,7 +6,12 @@
 // (or finds the open one) with a fresh single-use reply code, kept only as its sha256 plus a
 // sealed copy for the notices still to be delivered. This module prepares the arguments.
 import { newEscalationPollRef } from '../../core/canon/ids';
-import { type Decision, explainDecision, type OwnerApproval, type PolicySnapshot } from '../../core/engine';
+import {
+  type Decision,
+  explainDecision,
+  type OwnerApproval,
+  type PolicySnapshot,
+} from '../../core/engine';
 import { seal } from '../../platform/sealing';
 import { codeDigest, newReplyCode } from '../policy/escalationCode';
 
@@ -18,7 +23,10 @@ export interface PreflightEscalation {
 }
 
 /** True when the decision is an approval that the owner's approval made possible. */
-export function approvalWasUsed(decision: Decision, approval: OwnerApproval | null): approval is OwnerApproval {
+export function approvalWasUsed(
+  decision: Decision,
+  approval: OwnerApproval | null,
+): approval is OwnerApproval {
   if (approval === null || decision.outcome !== 'APPROVED') return false;
   const note = `OWNER_APPROVED:${approval.pollRef}`;
   return decision.ruleTrace.some((entry) => entry.note === note);
@@ -27,7 +35,10 @@ export function approvalWasUsed(decision: Decision, approval: OwnerApproval | nu
 function decidingReason(decision: Decision, policy: PolicySnapshot): string {
   const entry = decision.ruleTrace.find((candidate) => candidate.rule === decision.decidingRule);
   if (entry === undefined) return decision.decision;
-  const lines = explainDecision({ ...decision, ruleTrace: [entry] }, { symbol: policy.rules.asset.symbol, decimals: policy.rules.asset.decimals });
+  const lines = explainDecision(
+    { ...decision, ruleTrace: [entry] },
+    { symbol: policy.rules.asset.symbol, decimals: policy.rules.asset.decimals },
+  );
   return lines[0] ?? decision.decision;
 }
 
@@ -45,7 +56,11 @@ export interface EscalationToOpen {
   sealedCode: Buffer;
 }
 
-export function escalationToOpen(input: { policy: PolicySnapshot; decision: Decision; sealingKey: Buffer }): EscalationToOpen {
+export function escalationToOpen(input: {
+  policy: PolicySnapshot;
+  decision: Decision;
+  sealingKey: Buffer;
+}): EscalationToOpen {
   const code = newReplyCode();
   return {
     pollRef: newEscalationPollRef(),

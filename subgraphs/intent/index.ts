@@ -8,17 +8,28 @@ import { intentReferenceResolvers, SpendIntentResolver } from './resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
-  buildSchema: () => buildFederatedSchema(
+  buildSchema: () =>
+    buildFederatedSchema(
       {
-        resolvers: [SpendIntentResolver, IntentMutationResolver, IntentToolResolver, DashboardResolver, PolicyIntentsResolver],
+        resolvers: [
+          SpendIntentResolver,
+          IntentMutationResolver,
+          IntentToolResolver,
+          DashboardResolver,
+          PolicyIntentsResolver,
+        ],
         orphanedTypes: [PolicyWithIntents],
       },
       intentReferenceResolvers,
     ),
   startBeside({ db, databaseUrl, decisionThread, onError }) {
     if (!decisionThread) return { stop: async () => undefined };
-    if (databaseUrl === null) throw new Error('the decision thread needs the database URL to open its own connections');
-    const thread = startDecisionThread({ connectionString: databaseUrl, onError: (error) => onError(error, 'decision thread') });
+    if (databaseUrl === null)
+      throw new Error('the decision thread needs the database URL to open its own connections');
+    const thread = startDecisionThread({
+      connectionString: databaseUrl,
+      onError: (error) => onError(error, 'decision thread'),
+    });
     attachDecisionThread(db, thread);
     return {
       async stop() {

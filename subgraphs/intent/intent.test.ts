@@ -33,7 +33,8 @@ async function readIntent(intentHash: string, actor?: Actor) {
   const result = await executeInProcess(
     server,
     {
-      query: 'query ($h: ID!) { spendIntent(intentHash: $h) { intentHash policyId agentId amountAtomic createdAt } }',
+      query:
+        'query ($h: ID!) { spendIntent(intentHash: $h) { intentHash policyId agentId amountAtomic createdAt } }',
       variables: { h: intentHash },
     },
     { actorHeader: actor === undefined ? undefined : signActor(actor, SECRET) },
@@ -43,7 +44,9 @@ async function readIntent(intentHash: string, actor?: Actor) {
 }
 
 test('an admin reads a spend intent with its amount exact', async () => {
-  expect(await readIntent(INTENT_HASH.toUpperCase().replace('0X', '0x'), { kind: 'admin' })).toEqual({
+  expect(
+    await readIntent(INTENT_HASH.toUpperCase().replace('0X', '0x'), { kind: 'admin' }),
+  ).toEqual({
     intentHash: INTENT_HASH,
     policyId: '7',
     agentId: 'research-bot-1',

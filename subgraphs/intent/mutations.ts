@@ -10,7 +10,8 @@ import { detectDuplicate, getLedger, receiptAnchor } from './tools';
 @Resolver()
 export class IntentMutationResolver {
   @Mutation(() => GraphQLJSONObject, {
-    description: 'create_spend_intent: validate (INTENT_MALFORMED), bind to the policy, store (idempotent per intentHash).',
+    description:
+      'create_spend_intent: validate (INTENT_MALFORMED), bind to the policy, store (idempotent per intentHash).',
   })
   async createSpendIntent(
     @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
@@ -53,18 +54,36 @@ export class IntentToolResolver {
     return detectDuplicate(ctx, policyId, intent, intentHash);
   }
 
-  @Query(() => GraphQLJSONObject, { description: 'get_ledger: the policy’s window slice. Admin, the owner, or its consumer session.' })
-  async policyLedgerWindow(@Arg('policyId', () => ID, { nullable: true }) policyId: string | null, @Ctx() ctx: SubgraphContext): Promise<Json> {
+  @Query(() => GraphQLJSONObject, {
+    description:
+      'get_ledger: the policy’s window slice. Admin, the owner, or its consumer session.',
+  })
+  async policyLedgerWindow(
+    @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
     return getLedger(ctx, policyId);
   }
 
-  @Query(() => GraphQLJSONObject, { description: 'The anchor object of a decision receipt: PENDING {receiptId} or NOT_FOUND {receiptId}.' })
-  async receiptAnchor(@Arg('receiptId') receiptId: string, @Ctx() ctx: SubgraphContext): Promise<Json> {
+  @Query(() => GraphQLJSONObject, {
+    description:
+      'The anchor object of a decision receipt: PENDING {receiptId} or NOT_FOUND {receiptId}.',
+  })
+  async receiptAnchor(
+    @Arg('receiptId') receiptId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
     return receiptAnchor(ctx, receiptId);
   }
 
-  @Mutation(() => GraphQLJSONObject, { description: 'log_receipt: the anchor object of a decision receipt (anchoring batches arrive later).' })
-  async logReceipt(@Arg('receiptId') receiptId: string, @Ctx() ctx: SubgraphContext): Promise<Json> {
+  @Mutation(() => GraphQLJSONObject, {
+    description:
+      'log_receipt: the anchor object of a decision receipt (anchoring batches arrive later).',
+  })
+  async logReceipt(
+    @Arg('receiptId') receiptId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
     return receiptAnchor(ctx, receiptId);
   }
 }

@@ -10,8 +10,19 @@ import { evaluate } from '../../core/engine';
 import { AppError } from '../../core/errors';
 import { spendIntentToWire, type SpendIntent } from '../../core/validation/intent';
 import type { SubgraphContext } from '../kit';
-import { BatchNotCommitted, type BatchQueueOptions, type BatchSignals, KeyedBatchQueue, type Settled } from './batchQueue';
-import { approvalWasUsed, type EscalationToOpen, escalationToOpen, preflightEscalation } from './escalation';
+import {
+  BatchNotCommitted,
+  type BatchQueueOptions,
+  type BatchSignals,
+  KeyedBatchQueue,
+  type Settled,
+} from './batchQueue';
+import {
+  approvalWasUsed,
+  type EscalationToOpen,
+  escalationToOpen,
+  preflightEscalation,
+} from './escalation';
 import {
   type HeldRules,
   type Json,
@@ -43,13 +54,18 @@ interface DecidedPreflight {
 }
 
 /** Runs the engine on one request's reading at `now` and prepares its writes and its answer. */
-function decidePreflight(request: PreflightRequest, reading: PreflightReading, now: Date): DecidedPreflight {
+function decidePreflight(
+  request: PreflightRequest,
+  reading: PreflightReading,
+  now: Date,
+): DecidedPreflight {
   const { intent, policyId } = request;
   const { policy, window, approval } = reading;
   const decision = evaluate({ intent, policy, window, now, approval });
   let escalation: EscalationToOpen | null = null;
   if (decision.outcome === 'ESCALATED' && policy !== null) {
-    if (request.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
+    if (request.sealingKey === undefined)
+      throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
     escalation = escalationToOpen({ policy, decision, sealingKey: request.sealingKey });
   }
   // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
@@ -58,7 +74,8 @@ function decidePreflight(request: PreflightRequest, reading: PreflightReading, n
   const approved = decision.outcome === 'APPROVED' && policy !== null;
   const reservationId = approved ? newReservationId() : null;
   const reservationExpiresAt = new Date(intent.deadlineUnixSeconds * 1000);
-  const asset = policy === null ? null : `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
+  const asset =
+    policy === null ? null : `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
   const day = utcDay(now);
   const receiptId = newReceiptId();
   const record: Json = {
@@ -108,8 +125,18 @@ function decidePreflight(request: PreflightRequest, reading: PreflightReading, n
       reservation:
         reservationId === null
           ? null
-          : { reservationId, state: 'ACTIVE', amountAtomic: intent.amountAtomic.toString(), asset, day, expiresAt: reservationExpiresAt.toISOString() },
-      escalation: escalation === null ? null : preflightEscalation(row.escalation_poll_ref!, row.escalation_expires_at!),
+          : {
+              reservationId,
+              state: 'ACTIVE',
+              amountAtomic: intent.amountAtomic.toString(),
+              asset,
+              day,
+              expiresAt: reservationExpiresAt.toISOString(),
+            },
+      escalation:
+        escalation === null
+          ? null
+          : preflightEscalation(row.escalation_poll_ref!, row.escalation_expires_at!),
       receiptId,
     }),
   };
@@ -153,7 +180,11 @@ function abortedByServer(error: unknown): boolean {
 const APPROVAL_LOST = 'IN001';
 
 type WindowRow = PreflightWindowRow & { item: number };
-type RecordRow = { item: number; escalation_poll_ref: string | null; escalation_expires_at: Date | null };
+type RecordRow = {
+  item: number;
+  escalation_poll_ref: string | null;
+  escalation_expires_at: Date | null;
+};
 
 /** A batch's requests in rounds: round r holds the (r+1)-th request of each policy, by index. */
 function roundsOf(requests: readonly PreflightRequest[]): number[][] {
@@ -169,7 +200,11 @@ function roundsOf(requests: readonly PreflightRequest[]): number[][] {
 
 function notCommitted(cause: unknown): BatchNotCommitted {
   const code = (cause as { code?: unknown } | null)?.code;
-  return new BatchNotCommitted(code === APPROVAL_LOST ? new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.') : cause);
+  return new BatchNotCommitted(
+    code === APPROVAL_LOST
+      ? new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.')
+      : cause,
+  );
 }
 
 /**
@@ -184,8 +219,10 @@ export function dollarQuoted(text: string): string {
 }
 
 /** A statement with its one JSON argument inlined as a literal (for a multi-statement simple query). */
-const withJsonArgument = (fn: 'preflight_windows' | 'preflight_records', argument: Json[]): string =>
-  `SELECT * FROM intent.${fn}(${dollarQuoted(JSON.stringify(argument))}::jsonb)`;
+const withJsonArgument = (
+  fn: 'preflight_windows' | 'preflight_records',
+  argument: Json[],
+): string => `SELECT * FROM intent.${fn}(${dollarQuoted(JSON.stringify(argument))}::jsonb)`;
 
 /** Runs statements as one simple query on the batch's connection; each statement's result, in order. */
 type Runner = (statements: readonly string[]) => Promise<QueryResult[]>;
@@ -203,20 +240,41 @@ interface RoundReading {
  * again at it, under the locks already held (one more round trip, rare: a whole second or a
  * counted call's hour ended in between). Later rounds read their clocks under the locks already.
  */
-async function decisionTimes(run: Runner, round: readonly PreflightRequest[], known: Array<HeldRules | undefined>, rows: WindowRow[], readAt: Date[]): Promise<RoundReading> {
+async function decisionTimes(
+  run: Runner,
+  round: readonly PreflightRequest[],
+  known: Array<HeldRules | undefined>,
+  rows: WindowRow[],
+  readAt: Date[],
+): Promise<RoundReading> {
   const nows = round.map((request) => request.clock());
   const stale = rows.filter((row) => {
     const now = nows[row.item]!.getTime();
     return now < readAt[row.item]!.getTime() || now >= row.valid_until.getTime();
   });
   if (stale.length === 0) return { rows, nows };
-  const items = stale.map((row) => windowItem(round[row.item]!.policyId, round[row.item]!.intent, nows[row.item]!, known[row.item]));
+  const items = stale.map((row) =>
+    windowItem(
+      round[row.item]!.policyId,
+      round[row.item]!.intent,
+      nows[row.item]!,
+      known[row.item],
+    ),
+  );
   const results = await run([withJsonArgument('preflight_windows', items)]);
-  const fresh = new Map((results[0]!.rows as WindowRow[]).map((row) => [stale[row.item]!.item, { ...row, item: stale[row.item]!.item }]));
+  const fresh = new Map(
+    (results[0]!.rows as WindowRow[]).map((row) => [
+      stale[row.item]!.item,
+      { ...row, item: stale[row.item]!.item },
+    ]),
+  );
   return { rows: rows.map((row) => fresh.get(row.item) ?? row), nows };
 }
 
-type Recording = { decided: Array<{ index: number; decision: DecidedPreflight }>; rows: RecordRow[] };
+type Recording = {
+  decided: Array<{ index: number; decision: DecidedPreflight }>;
+  rows: RecordRow[];
+};
 
 /**
  * One batch of preflights in one transaction on one connection. Round by round (the first
@@ -233,7 +291,11 @@ type Recording = { decided: Array<{ index: number; decision: DecidedPreflight }>
  * queue runs each request again alone); a failure with an unknown outcome (the connection lost, a
  * FATAL) is every request's answer.
  */
-async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly PreflightRequest[], signals: BatchSignals): Promise<Array<Settled<Json>>> {
+async function runPreflightBatch(
+  pool: SubgraphContext['db'],
+  requests: readonly PreflightRequest[],
+  signals: BatchSignals,
+): Promise<Array<Settled<Json>>> {
   const settled: Array<Settled<Json>> = new Array(requests.length);
   const client = await pool.connect();
   let broken = false;
@@ -242,7 +304,10 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
     return Array.isArray(results) ? results : [results];
   };
   const rollback = async (): Promise<void> => {
-    broken = await client.query('ROLLBACK').then(() => false, () => true);
+    broken = await client.query('ROLLBACK').then(
+      () => false,
+      () => true,
+    );
   };
   try {
     let recordings: Recording[];
@@ -259,7 +324,15 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
       return settled;
     }
     try {
-      const write = last === null ? [] : [withJsonArgument('preflight_records', last.decided.map((entry) => entry.decision.record))];
+      const write =
+        last === null
+          ? []
+          : [
+              withJsonArgument(
+                'preflight_records',
+                last.decided.map((entry) => entry.decision.record),
+              ),
+            ];
       const committing = run([...write, 'COMMIT']);
       signals.committing(); // the next batch may read its windows while this one commits
       const results = await committing;
@@ -290,7 +363,11 @@ async function runPreflightBatch(pool: SubgraphContext['db'], requests: readonly
  * Answers repeats and engine refusals into `settled`; returns the rounds' decisions to write and
  * the last round's, still unwritten (it goes with the COMMIT; null when that round wrote nothing).
  */
-async function decideRounds(run: Runner, requests: readonly PreflightRequest[], settled: Array<Settled<Json>>): Promise<{ recordings: Recording[]; last: Recording | null }> {
+async function decideRounds(
+  run: Runner,
+  requests: readonly PreflightRequest[],
+  settled: Array<Settled<Json>>,
+): Promise<{ recordings: Recording[]; last: Recording | null }> {
   const recordings: Recording[] = [];
   let lead: string[] = ['BEGIN']; // sent ahead of the next read: BEGIN, then the last round's write
   let leadRecording: Recording | null = null;
@@ -299,18 +376,32 @@ async function decideRounds(run: Runner, requests: readonly PreflightRequest[], 
     const known = roundRequests.map((request) => knownRules(request.policyId));
     // Round 1 takes the locks in this round trip; later rounds hold them, so this reading is the decision's.
     const readAt = roundRequests.map((request) => request.clock());
-    const items = roundRequests.map((request, position) => windowItem(request.policyId, request.intent, readAt[position]!, known[position]));
+    const items = roundRequests.map((request, position) =>
+      windowItem(request.policyId, request.intent, readAt[position]!, known[position]),
+    );
     const results = await run([...lead, withJsonArgument('preflight_windows', items)]);
     if (leadRecording !== null) leadRecording.rows = results[0]!.rows as RecordRow[];
     const rows = results[results.length - 1]!.rows as WindowRow[];
-    const reading = number === 0 ? await decisionTimes(run, roundRequests, known, rows, readAt) : { rows, nows: readAt };
+    const reading =
+      number === 0
+        ? await decisionTimes(run, roundRequests, known, rows, readAt)
+        : { rows, nows: readAt };
     const decided: Recording['decided'] = [];
     for (const row of reading.rows) {
       const index = round[row.item]!;
       const request = requests[index]!;
       try {
-        if (row.replay !== null) settled[index] = { ok: true, value: replayAnswer(request, row.replay) };
-        else decided.push({ index, decision: decidePreflight(request, readingOf(row, request.policyId, request.intent, known[row.item]), reading.nows[row.item]!) });
+        if (row.replay !== null)
+          settled[index] = { ok: true, value: replayAnswer(request, row.replay) };
+        else
+          decided.push({
+            index,
+            decision: decidePreflight(
+              request,
+              readingOf(row, request.policyId, request.intent, known[row.item]),
+              reading.nows[row.item]!,
+            ),
+          });
       } catch (error) {
         settled[index] = { ok: false, error };
       }
@@ -320,7 +411,12 @@ async function decideRounds(run: Runner, requests: readonly PreflightRequest[], 
     if (decided.length > 0) {
       leadRecording = { decided, rows: [] };
       recordings.push(leadRecording);
-      lead = [withJsonArgument('preflight_records', decided.map((entry) => entry.decision.record))];
+      lead = [
+        withJsonArgument(
+          'preflight_records',
+          decided.map((entry) => entry.decision.record),
+        ),
+      ];
     }
   }
   return { recordings, last: leadRecording };
@@ -331,15 +427,29 @@ async function decideRounds(run: Runner, requests: readonly PreflightRequest[], 
  * committing or has run 20 ms, never more than two at once (measured on bench:preflight, see
  * docs/engine.md).
  */
-export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({ maxItems: 64, maxInFlight: 2, maxPerKey: 16, spareAfterMs: 20 });
+export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({
+  maxItems: 64,
+  maxInFlight: 2,
+  maxPerKey: 16,
+  spareAfterMs: 20,
+});
 
-const preflightQueues = new WeakMap<SubgraphContext['db'], KeyedBatchQueue<PreflightRequest, Json>>();
+const preflightQueues = new WeakMap<
+  SubgraphContext['db'],
+  KeyedBatchQueue<PreflightRequest, Json>
+>();
 
 /** The preflight queue of a pool (one per pool, so every context of a server shares it). */
-export function preflightQueue(pool: SubgraphContext['db']): KeyedBatchQueue<PreflightRequest, Json> {
+export function preflightQueue(
+  pool: SubgraphContext['db'],
+): KeyedBatchQueue<PreflightRequest, Json> {
   let queue = preflightQueues.get(pool);
   if (queue === undefined) {
-    queue = new KeyedBatchQueue((requests, signals) => runPreflightBatch(pool, requests, signals), PREFLIGHT_BATCH_OPTIONS, (request) => request.policyId);
+    queue = new KeyedBatchQueue(
+      (requests, signals) => runPreflightBatch(pool, requests, signals),
+      PREFLIGHT_BATCH_OPTIONS,
+      (request) => request.policyId,
+    );
     preflightQueues.set(pool, queue);
   }
   return queue;

@@ -4,7 +4,12 @@
 // `intent.preflight_window` (migration 0011), read under the per-policy decision lock. The
 // read-side tools read the same sums without the lock (`intent.window_sums`).
 import type { PoolClient } from 'pg';
-import type { LedgerWindow, OwnerApproval, PolicySnapshot, RecentApproval } from '../../core/engine';
+import type {
+  LedgerWindow,
+  OwnerApproval,
+  PolicySnapshot,
+  RecentApproval,
+} from '../../core/engine';
 import { AppError } from '../../core/errors';
 import type { SpendIntent } from '../../core/validation/intent';
 import type { NormalisedPolicyRules } from '../../core/validation/policy';
@@ -43,20 +48,30 @@ export function knownRules(policyId: string): HeldRules | undefined {
 
 function heldRules(policyId: string, version: number, policyHash: string): HeldRules | undefined {
   const held = rulesByPolicy.get(policyId);
-  return held !== undefined && held.version === version && held.policyHash === policyHash ? held : undefined;
+  return held !== undefined && held.version === version && held.policyHash === policyHash
+    ? held
+    : undefined;
 }
 
-function holdRules(policyId: string, version: number, policyHash: string, rules: NormalisedPolicyRules): NormalisedPolicyRules {
+function holdRules(
+  policyId: string,
+  version: number,
+  policyHash: string,
+  rules: NormalisedPolicyRules,
+): NormalisedPolicyRules {
   const held = heldRules(policyId, version, policyHash);
   if (held !== undefined) return held.rules;
   rulesByPolicy.delete(policyId);
-  if (rulesByPolicy.size >= RULES_CACHE_MAX_ENTRIES) rulesByPolicy.delete(rulesByPolicy.keys().next().value as string);
+  if (rulesByPolicy.size >= RULES_CACHE_MAX_ENTRIES)
+    rulesByPolicy.delete(rulesByPolicy.keys().next().value as string);
   rulesByPolicy.set(policyId, { version, policyHash, rules });
   return rules;
 }
 
 export async function currentPolicy(db: Db, policyId: string): Promise<PolicySnapshot | null> {
-  const result = await db.query<CurrentPolicyRow>('SELECT * FROM policy.current_policy($1)', [policyId]);
+  const result = await db.query<CurrentPolicyRow>('SELECT * FROM policy.current_policy($1)', [
+    policyId,
+  ]);
   const row = result.rows[0];
   if (row === undefined) return null;
   return {
@@ -91,10 +106,22 @@ function windowOf(
 }
 
 /** The policy's approved calls of the last `windowMinutes` before `now`, newest first (at most 100,000). */
-export async function recentApprovals(db: Db, policyId: string, now: Date, windowMinutes: number): Promise<RecentApproval[]> {
+export async function recentApprovals(
+  db: Db,
+  policyId: string,
+  now: Date,
+  windowMinutes: number,
+): Promise<RecentApproval[]> {
   const recent = await db.query<{
-    intent_hash: string; capability: string; recipient: string; amount: string; item_hash: string;
-    provider: string; agent_id: string; endpoint: string; approved_at: Date;
+    intent_hash: string;
+    capability: string;
+    recipient: string;
+    amount: string;
+    item_hash: string;
+    provider: string;
+    agent_id: string;
+    endpoint: string;
+    approved_at: Date;
   }>(
     `SELECT intent_hash, capability, recipient, amount::text AS amount, item_hash, provider, agent_id, endpoint, approved_at
        FROM intent.approved_calls
@@ -122,13 +149,19 @@ export async function recentApprovals(db: Db, policyId: string, now: Date, windo
  * intent.preflight_window runs) and, when the policy has a duplicate window, the approved calls
  * inside it, newest first. The last approval per provider (rule 9) is left out: no tool shows it.
  */
-export async function readToolWindow(db: Db, policyId: string, policy: PolicySnapshot | null, now: Date): Promise<LedgerWindow> {
+export async function readToolWindow(
+  db: Db,
+  policyId: string,
+  policy: PolicySnapshot | null,
+  now: Date,
+): Promise<LedgerWindow> {
   const sums = await db.query<{ settled: string; reserved: string; calls: string }>(
     'SELECT settled, reserved, calls::text AS calls FROM intent.window_sums($1, $2::date, $3, $4)',
     [policyId, utcDay(now), now, policy?.rules.budgetWindow ?? 'UTC_DAY'],
   );
   const windowMinutes = policy?.rules.duplicates.windowMinutes ?? 0;
-  const recentApproved = windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
+  const recentApproved =
+    windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
   return windowOf(sums.rows[0]!, recentApproved, {});
 }
 
@@ -170,7 +203,10 @@ export interface PreflightWindowRow {
 }
 
 // A named statement: parsed and planned once per connection.
-const PREFLIGHT_WINDOWS = { name: 'intent_preflight_windows_v2', text: 'SELECT * FROM intent.preflight_windows($1)' };
+const PREFLIGHT_WINDOWS = {
+  name: 'intent_preflight_windows_v2',
+  text: 'SELECT * FROM intent.preflight_windows($1)',
+};
 
 export interface PreflightReading {
   policy: PolicySnapshot | null;
@@ -178,7 +214,11 @@ export interface PreflightReading {
   approval: OwnerApproval | null;
 }
 
-function policyOf(row: PreflightWindowRow, policyId: string, known: HeldRules | undefined): PolicySnapshot | null {
+function policyOf(
+  row: PreflightWindowRow,
+  policyId: string,
+  known: HeldRules | undefined,
+): PolicySnapshot | null {
   if (!row.policy_found) return null;
   const version = row.version!;
   const policyHash = row.policy_hash!;
@@ -188,18 +228,33 @@ function policyOf(row: PreflightWindowRow, policyId: string, known: HeldRules | 
   } else {
     // Withheld only when it matched what we passed; `known` is the object we passed.
     if (known === undefined || known.version !== version || known.policyHash !== policyHash) {
-      throw new AppError('INTERNAL_ERROR', 'Policy rules were withheld for a version this process does not hold.');
+      throw new AppError(
+        'INTERNAL_ERROR',
+        'Policy rules were withheld for a version this process does not hold.',
+      );
     }
     rules = known.rules;
   }
-  return { policyId, version, status: row.status as PolicySnapshot['status'], policyHash: policyHash as PolicySnapshot['policyHash'], rules, expiresAt: row.expires_at };
+  return {
+    policyId,
+    version,
+    status: row.status as PolicySnapshot['status'],
+    policyHash: policyHash as PolicySnapshot['policyHash'],
+    rules,
+    expiresAt: row.expires_at,
+  };
 }
 
 /**
  * The engine's inputs from one preflight_window row. `known` is what this process held of the
  * policy's rules when it asked (the row leaves the rules out when they matched).
  */
-export function readingOf(row: PreflightWindowRow, policyId: string, intent: SpendIntent, known: HeldRules | undefined): PreflightReading {
+export function readingOf(
+  row: PreflightWindowRow,
+  policyId: string,
+  intent: SpendIntent,
+  known: HeldRules | undefined,
+): PreflightReading {
   const recentApproved: RecentApproval[] = (row.recent ?? []).map((entry) => ({
     intentHash: entry[0],
     capability: entry[1],
@@ -212,14 +267,21 @@ export function readingOf(row: PreflightWindowRow, policyId: string, intent: Spe
     approvedAtMs: entry[8],
   }));
   const lastApprovedAtMsByProvider: Record<string, number> = {};
-  if (row.provider_last_at !== null) lastApprovedAtMsByProvider[intent.provider] = row.provider_last_at.getTime();
+  if (row.provider_last_at !== null)
+    lastApprovedAtMsByProvider[intent.provider] = row.provider_last_at.getTime();
   const window = windowOf(row, recentApproved, lastApprovedAtMsByProvider);
-  const approval = row.approval === null ? null : { pollRef: row.approval, intentHash: intent.intentHash };
+  const approval =
+    row.approval === null ? null : { pollRef: row.approval, intentHash: intent.intentHash };
   return { policy: policyOf(row, policyId, known), window, approval };
 }
 
 /** One element of intent.preflight_windows' argument; `known` is the rules this process holds. */
-export function windowItem(policyId: string, intent: SpendIntent, now: Date, known: HeldRules | undefined): Json {
+export function windowItem(
+  policyId: string,
+  intent: SpendIntent,
+  now: Date,
+  known: HeldRules | undefined,
+): Json {
   return {
     policyId,
     intentHash: intent.intentHash,
@@ -237,8 +299,16 @@ export function windowItem(policyId: string, intent: SpendIntent, now: Date, kno
  * reads). The window is the raw sums' (intent/test-support.ts rawWindow); the last approved call
  * per provider is read only when rule 9 has a cooldown to check.
  */
-export async function lockAndReadPreflight(db: Db, policyId: string, intent: SpendIntent, now: Date): Promise<PreflightReading> {
+export async function lockAndReadPreflight(
+  db: Db,
+  policyId: string,
+  intent: SpendIntent,
+  now: Date,
+): Promise<PreflightReading> {
   const known = rulesByPolicy.get(policyId);
-  const result = await db.query<PreflightWindowRow>({ ...PREFLIGHT_WINDOWS, values: [JSON.stringify([windowItem(policyId, intent, now, known)])] });
+  const result = await db.query<PreflightWindowRow>({
+    ...PREFLIGHT_WINDOWS,
+    values: [JSON.stringify([windowItem(policyId, intent, now, known)])],
+  });
   return readingOf(result.rows[0]!, policyId, intent, known);
 }

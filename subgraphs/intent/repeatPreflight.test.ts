@@ -28,7 +28,8 @@ beforeEach(() => {
 });
 
 /** No duplicate window: before this change nothing else stopped a repeat from reserving again. */
-const noDuplicateWindow = (): Promise<CreatedPolicy> => kit.newPolicy({ duplicates: { windowMinutes: 0, keys: ['capability'] } });
+const noDuplicateWindow = (): Promise<CreatedPolicy> =>
+  kit.newPolicy({ duplicates: { windowMinutes: 0, keys: ['capability'] } });
 
 async function rowsOf(intentHash: string) {
   const result = await db.pool.query(
@@ -45,35 +46,72 @@ describe('a repeated preflight of one intent', () => {
   it('60 concurrent preflights of one intentHash: one decision, one ACTIVE reservation, every answer that approval', async () => {
     const policy = await noDuplicateWindow();
     const intent = kit.intentFor(policy);
-    const answers = await Promise.all(Array.from({ length: 60 }, () => preflightPayment(kit.ctx, policy.policyId, intent, null)));
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => preflightPayment(kit.ctx, policy.policyId, intent, null)),
+    );
     const intentHash = answers[0]!.intentHash as string;
-    expect(await rowsOf(intentHash)).toEqual({ active: 1, reservations: 1, decisions: 1, calls: 1 });
+    expect(await rowsOf(intentHash)).toEqual({
+      active: 1,
+      reservations: 1,
+      decisions: 1,
+      calls: 1,
+    });
     // Every answer is the first approval: same reservation, receipt, trace and time.
     for (const answer of answers) expect(answer).toEqual(answers[0]);
-    expect(answers[0]).toMatchObject({ decision: 'APPROVED', reservation: { state: 'ACTIVE', amountAtomic: '50000' } });
+    expect(answers[0]).toMatchObject({
+      decision: 'APPROVED',
+      reservation: { state: 'ACTIVE', amountAtomic: '50000' },
+    });
   });
 
   it('by its hash, later: the same answer, nothing written, the budget reserved once', async () => {
-    const policy = await kit.newPolicy({ dailyBudget: '0.10', perCallCap: '0.10', hardCap: '0.10', escalateAbove: '0.10', duplicates: { windowMinutes: 0, keys: ['capability'] } });
-    const first = await preflightPayment(kit.ctx, policy.policyId, kit.intentFor(policy, { amount: '100000' }), null);
+    const policy = await kit.newPolicy({
+      dailyBudget: '0.10',
+      perCallCap: '0.10',
+      hardCap: '0.10',
+      escalateAbove: '0.10',
+      duplicates: { windowMinutes: 0, keys: ['capability'] },
+    });
+    const first = await preflightPayment(
+      kit.ctx,
+      policy.policyId,
+      kit.intentFor(policy, { amount: '100000' }),
+      null,
+    );
     clockMs = NOW_MS + 60_000;
     const repeat = await preflightPayment(kit.ctx, policy.policyId, null, first.intentHash);
     expect(repeat).toEqual(first);
-    expect(await rowsOf(first.intentHash as string)).toEqual({ active: 1, reservations: 1, decisions: 1, calls: 1 });
+    expect(await rowsOf(first.intentHash as string)).toEqual({
+      active: 1,
+      reservations: 1,
+      decisions: 1,
+      calls: 1,
+    });
   });
 
   it('once its reservation is released, a repeat is decided afresh (and may reserve again)', async () => {
     const policy = await noDuplicateWindow();
     const intent = kit.intentFor(policy);
     const first = await preflightPayment(kit.ctx, policy.policyId, intent, null);
-    await releaseReservation(db.pool, (first.reservation as { reservationId: string }).reservationId, () => new Date(clockMs));
+    await releaseReservation(
+      db.pool,
+      (first.reservation as { reservationId: string }).reservationId,
+      () => new Date(clockMs),
+    );
     const second = await preflightPayment(kit.ctx, policy.policyId, intent, null);
     expect(second.decision).toBe('APPROVED');
-    expect((second.reservation as { reservationId: string }).reservationId).not.toBe((first.reservation as { reservationId: string }).reservationId);
-    expect(await rowsOf(first.intentHash as string)).toEqual({ active: 1, reservations: 2, decisions: 2, calls: 2 });
+    expect((second.reservation as { reservationId: string }).reservationId).not.toBe(
+      (first.reservation as { reservationId: string }).reservationId,
+    );
+    expect(await rowsOf(first.intentHash as string)).toEqual({
+      active: 1,
+      reservations: 2,
+      decisions: 2,
+      calls: 2,
+    });
   });
 
-  it('a repeat naming another policy is decided (and blocked), not answered with the other policy\'s approval', async () => {
+  it("a repeat naming another policy is decided (and blocked), not answered with the other policy's approval", async () => {
     const policy = await noDuplicateWindow();
     const other = await noDuplicateWindow();
     const intent = kit.intentFor(policy);
@@ -100,7 +138,10 @@ describe('a repeated preflight of one intent', () => {
          FROM intent.reservations WHERE reservation_id = $1`,
       [(first.reservation as { reservationId: string }).reservationId],
     );
-    await expect(copy).rejects.toMatchObject({ code: '23505', constraint: 'reservations_one_active_per_intent' });
+    await expect(copy).rejects.toMatchObject({
+      code: '23505',
+      constraint: 'reservations_one_active_per_intent',
+    });
   });
 });
 
@@ -111,9 +152,20 @@ describe('on the decision thread', () => {
     try {
       const policy = await noDuplicateWindow();
       const intent = kit.intentFor(policy);
-      const answers = await Promise.all(Array.from({ length: 40 }, () => preflightPayment(kit.ctx, policy.policyId, intent, null)));
-      expect(new Set(answers.map((answer) => (answer.reservation as { reservationId: string }).reservationId)).size).toBe(1);
-      expect(await rowsOf(answers[0]!.intentHash as string)).toEqual({ active: 1, reservations: 1, decisions: 1, calls: 1 });
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () => preflightPayment(kit.ctx, policy.policyId, intent, null)),
+      );
+      expect(
+        new Set(
+          answers.map((answer) => (answer.reservation as { reservationId: string }).reservationId),
+        ).size,
+      ).toBe(1);
+      expect(await rowsOf(answers[0]!.intentHash as string)).toEqual({
+        active: 1,
+        reservations: 1,
+        decisions: 1,
+        calls: 1,
+      });
     } finally {
       detachDecisionThread(db.pool, thread);
       await thread.stop();

@@ -5,10 +5,23 @@ import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { withTransaction } from '../../platform/db/transaction';
-import { lockPolicyDecisions, preflightPayment, readToolWindow, validIntent, lockAndReadPreflight } from './preflight';
+import {
+  lockPolicyDecisions,
+  preflightPayment,
+  readToolWindow,
+  validIntent,
+  lockAndReadPreflight,
+} from './preflight';
 import { sweepLapsedReservations } from './reservationJobs';
 import { consumeReservation, releaseReservation } from './settlement';
-import { fundingPosting, intentTestKit, rawWindow, registerFixtureAsset, type CreatedPolicy, type IntentTestKit } from './test-support';
+import {
+  fundingPosting,
+  intentTestKit,
+  rawWindow,
+  registerFixtureAsset,
+  type CreatedPolicy,
+  type IntentTestKit,
+} from './test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;
@@ -32,7 +45,12 @@ beforeEach(() => {
 async function reserve(policy: CreatedPolicy, deadlinesAfterSeconds: number[]): Promise<string[]> {
   const ids: string[] = [];
   for (const seconds of deadlinesAfterSeconds) {
-    const answer = await preflightPayment(kit.ctx, policy.policyId, kit.intentFor(policy, { deadline: formatIsoSeconds(Math.floor(NOW_MS / 1000) + seconds) }), null);
+    const answer = await preflightPayment(
+      kit.ctx,
+      policy.policyId,
+      kit.intentFor(policy, { deadline: formatIsoSeconds(Math.floor(NOW_MS / 1000) + seconds) }),
+      null,
+    );
     expect(answer.decision).toBe('APPROVED');
     ids.push((answer.reservation as { reservationId: string }).reservationId);
   }
@@ -40,7 +58,10 @@ async function reserve(policy: CreatedPolicy, deadlinesAfterSeconds: number[]): 
 }
 
 async function states(ids: string[]): Promise<string[]> {
-  const result = await db.pool.query<{ reservation_id: string; state: string }>('SELECT reservation_id, state FROM intent.reservations WHERE reservation_id = ANY($1)', [ids]);
+  const result = await db.pool.query<{ reservation_id: string; state: string }>(
+    'SELECT reservation_id, state FROM intent.reservations WHERE reservation_id = ANY($1)',
+    [ids],
+  );
   const byId = new Map(result.rows.map((row) => [row.reservation_id, row.state]));
   return ids.map((id) => byId.get(id)!);
 }
@@ -54,8 +75,14 @@ describe('sweepLapsedReservations', () => {
     const now = new Date(clockMs);
     const readWindows = async () => {
       const intent = validIntent(kit.intentFor(policy), now);
-      const decision = await withTransaction(db.pool, (client) => lockAndReadPreflight(client, policy.policyId, intent, now));
-      return { decision: decision.window, tools: await readToolWindow(db.pool, policy.policyId, decision.policy, now), raw: await rawWindow(db.pool, policy.policyId, decision.policy, now, intent.provider) };
+      const decision = await withTransaction(db.pool, (client) =>
+        lockAndReadPreflight(client, policy.policyId, intent, now),
+      );
+      return {
+        decision: decision.window,
+        tools: await readToolWindow(db.pool, policy.policyId, decision.policy, now),
+        raw: await rawWindow(db.pool, policy.policyId, decision.policy, now, intent.provider),
+      };
     };
     const before = await readWindows();
 
@@ -66,10 +93,19 @@ describe('sweepLapsedReservations', () => {
     const after = await readWindows();
     expect(after.decision.reservedTodayAtomic).toBe(before.decision.reservedTodayAtomic);
     // The decision's and the tools' window against the raw rows (the decision reads the last approval per provider only with a cooldown).
-    expect({ ...after.decision, lastApprovedAtMsByProvider: {} }).toEqual({ ...after.raw, lastApprovedAtMsByProvider: {} });
+    expect({ ...after.decision, lastApprovedAtMsByProvider: {} }).toEqual({
+      ...after.raw,
+      lastApprovedAtMsByProvider: {},
+    });
     expect(after.tools).toEqual({ ...after.raw, lastApprovedAtMsByProvider: {} });
-    const totals = await db.pool.query<{ active: string }>('SELECT active::text FROM intent.policy_day_totals WHERE policy_id = $1', [policy.policyId]);
-    const active = await db.pool.query<{ sum: string }>(`SELECT sum(amount)::text FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'`, [policy.policyId]);
+    const totals = await db.pool.query<{ active: string }>(
+      'SELECT active::text FROM intent.policy_day_totals WHERE policy_id = $1',
+      [policy.policyId],
+    );
+    const active = await db.pool.query<{ sum: string }>(
+      `SELECT sum(amount)::text FROM intent.reservations WHERE policy_id = $1 AND state = 'ACTIVE'`,
+      [policy.policyId],
+    );
     expect(totals.rows[0]!.active).toBe(active.rows[0]!.sum);
   });
 
@@ -77,18 +113,22 @@ describe('sweepLapsedReservations', () => {
     const policies = await Promise.all(Array.from({ length: 6 }, () => kit.newPolicy()));
     const ids = (await Promise.all(policies.map((policy) => reserve(policy, [30, 45, 90])))).flat();
     const now = new Date(NOW_MS + 3_600_000);
-    const counts = await Promise.all([sweepLapsedReservations(db.pool, now), sweepLapsedReservations(db.pool, now)]);
+    const counts = await Promise.all([
+      sweepLapsedReservations(db.pool, now),
+      sweepLapsedReservations(db.pool, now),
+    ]);
     expect(await states(ids)).toEqual(ids.map(() => 'EXPIRED'));
     // Moved once each: the two counts add up to them (other tests' lapsed ones may be in the counts
     // too), and each policy's running total of ACTIVE amounts is back to zero, not below.
     expect(counts[0]! + counts[1]!).toBeGreaterThanOrEqual(ids.length);
-    const totals = await db.pool.query<{ active: string }>('SELECT active::text FROM intent.policy_day_totals WHERE policy_id = ANY($1)', [
-      policies.map((policy) => policy.policyId),
-    ]);
+    const totals = await db.pool.query<{ active: string }>(
+      'SELECT active::text FROM intent.policy_day_totals WHERE policy_id = ANY($1)',
+      [policies.map((policy) => policy.policyId)],
+    );
     expect(totals.rows.map((row) => row.active)).toEqual(policies.map(() => '0'));
   });
 
-  it('waits for the policy\'s decision lock (a preflight or settlement in progress)', async () => {
+  it("waits for the policy's decision lock (a preflight or settlement in progress)", async () => {
     const policy = await kit.newPolicy();
     const [id] = await reserve(policy, [60]);
     const now = new Date(NOW_MS + 120_000);
@@ -112,8 +152,13 @@ describe('sweepLapsedReservations', () => {
     const [id] = await reserve(policy, [60]);
     const now = new Date(NOW_MS + 120_000);
     await sweepLapsedReservations(db.pool, now);
-    await expect(consumeReservation(db.pool, id!, [], () => now)).rejects.toMatchObject({ code: 'ILLEGAL_STATE_TRANSITION' });
-    await expect(releaseReservation(db.pool, id!, () => now)).resolves.toMatchObject({ reservationId: id, state: 'EXPIRED' });
+    await expect(consumeReservation(db.pool, id!, [], () => now)).rejects.toMatchObject({
+      code: 'ILLEGAL_STATE_TRANSITION',
+    });
+    await expect(releaseReservation(db.pool, id!, () => now)).resolves.toMatchObject({
+      reservationId: id,
+      state: 'EXPIRED',
+    });
   });
 });
 
@@ -123,22 +168,49 @@ describe('reservation transitions in the database (migration 0008)', () => {
     const ids = await reserve(policy, [3600, 3600, 3600]);
     const finals = ['CONSUMED', 'RELEASED', 'EXPIRED'] as const;
     // CONSUMED only with its ledger group (migration 0009, below); the others by any UPDATE.
-    await consumeReservation(db.pool, ids[0]!, [fundingPosting(policy.policyId, 50_000n, `funding:${ids[0]}`)], () => new Date(clockMs));
+    await consumeReservation(
+      db.pool,
+      ids[0]!,
+      [fundingPosting(policy.policyId, 50_000n, `funding:${ids[0]}`)],
+      () => new Date(clockMs),
+    );
     for (const [index, state] of finals.entries()) {
-      if (index > 0) await db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [ids[index], state]);
+      if (index > 0)
+        await db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [
+          ids[index],
+          state,
+        ]);
     }
     expect(await states(ids)).toEqual([...finals]);
     for (const [index, from] of finals.entries()) {
       for (const to of ['ACTIVE', ...finals.filter((state) => state !== from)]) {
-        await expect(db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [ids[index], to])).rejects.toMatchObject({ code: 'IN002' });
+        await expect(
+          db.pool.query('UPDATE intent.reservations SET state = $2 WHERE reservation_id = $1', [
+            ids[index],
+            to,
+          ]),
+        ).rejects.toMatchObject({ code: 'IN002' });
       }
     }
     const [fresh] = await reserve(policy, [3600]);
-    for (const change of ['amount = amount + 1', "policy_id = '1'", 'expires_at = expires_at + interval \'1 day\'', "day = day + 1", "intent_hash = '0x" + 'ab'.repeat(32) + "'"]) {
-      await expect(db.pool.query(`UPDATE intent.reservations SET ${change} WHERE reservation_id = $1`, [fresh])).rejects.toMatchObject({ code: 'IN002' });
+    for (const change of [
+      'amount = amount + 1',
+      "policy_id = '1'",
+      "expires_at = expires_at + interval '1 day'",
+      'day = day + 1',
+      "intent_hash = '0x" + 'ab'.repeat(32) + "'",
+    ]) {
+      await expect(
+        db.pool.query(`UPDATE intent.reservations SET ${change} WHERE reservation_id = $1`, [
+          fresh,
+        ]),
+      ).rejects.toMatchObject({ code: 'IN002' });
     }
     // Setting a final state again, and the settlement columns, stay allowed.
-    await db.pool.query(`UPDATE intent.reservations SET state = 'CONSUMED', updated_at = now() WHERE reservation_id = $1`, [ids[0]]);
+    await db.pool.query(
+      `UPDATE intent.reservations SET state = 'CONSUMED', updated_at = now() WHERE reservation_id = $1`,
+      [ids[0]],
+    );
     expect(await states([fresh!])).toEqual(['ACTIVE']);
   });
 });

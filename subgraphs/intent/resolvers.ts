@@ -8,8 +8,14 @@ import type { SpendIntentRow } from './store';
 
 @Resolver()
 export class SpendIntentResolver {
-  @Query(() => SpendIntent, { nullable: true, description: 'Admin only for now; null for anyone else.' })
-  async spendIntent(@Arg('intentHash', () => ID) intentHash: string, @Ctx() ctx: SubgraphContext): Promise<SpendIntentRow | null> {
+  @Query(() => SpendIntent, {
+    nullable: true,
+    description: 'Admin only for now; null for anyone else.',
+  })
+  async spendIntent(
+    @Arg('intentHash', () => ID) intentHash: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SpendIntentRow | null> {
     return readableSpendIntent(ctx, intentHash);
   }
 }

@@ -16,7 +16,8 @@ import { lockPolicyDecisions } from './preflight';
 
 /** One ledger group, as `ledger.post_group` takes it (see docs/ledger.md for the accounting). */
 export interface ReservationPosting {
-  readonly kind: 'FUNDING' | 'SETTLEMENT' | 'RECOGNITION' | 'SERVICE_FEE' | 'REFUND' | 'SUSPENSE_MOVE';
+  readonly kind:
+    'FUNDING' | 'SETTLEMENT' | 'RECOGNITION' | 'SERVICE_FEE' | 'REFUND' | 'SUSPENSE_MOVE';
   /** The ledger asset id (`<chain>|<token>`); it must be the reservation's asset. */
   readonly asset: string;
   readonly entries: ReadonlyArray<{ readonly account: string; readonly amountAtomic: bigint }>;
@@ -46,7 +47,8 @@ interface Row {
   settled_group_id: string | null;
 }
 
-const COLUMNS = 'reservation_id, state, intent_hash, policy_id, amount::text AS amount, settled_amount::text AS settled_amount, expires_at, settled_group_id';
+const COLUMNS =
+  'reservation_id, state, intent_hash, policy_id, amount::text AS amount, settled_amount::text AS settled_amount, expires_at, settled_group_id';
 
 /** What consume_reservation and the reservation guard raise (migrations 0008, 0009). */
 const RESERVATION_SQLSTATES: Readonly<Record<string, ErrorCode>> = {
@@ -75,11 +77,19 @@ function stateOf(row: Row): ReservationState {
 
 /** The reservation, locked: the per-policy decision lock first (as preflight takes it), then the row. */
 async function lockedReservation(client: PoolClient, reservationId: string): Promise<Row> {
-  if (!isReservationId(reservationId)) throw new AppError('REQUEST_INVALID', 'A reservationId is rsv_ followed by 24 hex characters.');
-  const policy = await client.query<{ policy_id: string }>('SELECT policy_id FROM intent.reservations WHERE reservation_id = $1', [reservationId]);
-  if (policy.rows[0] === undefined) throw new AppError('REQUEST_INVALID', 'No reservation with this id.', { reservationId });
+  if (!isReservationId(reservationId))
+    throw new AppError('REQUEST_INVALID', 'A reservationId is rsv_ followed by 24 hex characters.');
+  const policy = await client.query<{ policy_id: string }>(
+    'SELECT policy_id FROM intent.reservations WHERE reservation_id = $1',
+    [reservationId],
+  );
+  if (policy.rows[0] === undefined)
+    throw new AppError('REQUEST_INVALID', 'No reservation with this id.', { reservationId });
   await lockPolicyDecisions(client, policy.rows[0].policy_id);
-  const result = await client.query<Row>(`SELECT ${COLUMNS} FROM intent.reservations WHERE reservation_id = $1 FOR UPDATE`, [reservationId]);
+  const result = await client.query<Row>(
+    `SELECT ${COLUMNS} FROM intent.reservations WHERE reservation_id = $1 FOR UPDATE`,
+    [reservationId],
+  );
   return result.rows[0]!;
 }
 
@@ -101,13 +111,17 @@ export async function consumeReservation(
       const groups = postings.map((posting) => ({
         kind: posting.kind,
         asset: posting.asset,
-        entries: posting.entries.map((entry) => ({ account: entry.account, amount: entry.amountAtomic.toString() })),
+        entries: posting.entries.map((entry) => ({
+          account: entry.account,
+          amount: entry.amountAtomic.toString(),
+        })),
         idempotencyKey: posting.idempotencyKey,
         memo: posting.memo ?? null,
       }));
-      const consumed = await client.query<Row>(`SELECT ${COLUMNS} FROM intent.consume_reservation($1, $2::jsonb, $3)`, [
-        reservationId, JSON.stringify(groups), clock(),
-      ]);
+      const consumed = await client.query<Row>(
+        `SELECT ${COLUMNS} FROM intent.consume_reservation($1, $2::jsonb, $3)`,
+        [reservationId, JSON.stringify(groups), clock()],
+      );
       return stateOf(consumed.rows[0]!);
     });
   } catch (error) {
@@ -116,13 +130,21 @@ export async function consumeReservation(
 }
 
 /** Releases the reservation; `clock` is read once the decision lock is held. */
-export async function releaseReservation(pool: Pool, reservationId: string, clock: () => Date): Promise<ReservationState> {
+export async function releaseReservation(
+  pool: Pool,
+  reservationId: string,
+  clock: () => Date,
+): Promise<ReservationState> {
   return withTransaction(pool, async (client) => {
     const row = await lockedReservation(client, reservationId);
     // Released already, or expired by the sweep: it holds no authority to give back.
     if (row.state === 'RELEASED' || row.state === 'EXPIRED') return stateOf(row);
     if (row.state !== 'ACTIVE') {
-      throw new AppError('ILLEGAL_STATE_TRANSITION', `A ${row.state} reservation cannot be released.`, { reservationId, state: row.state });
+      throw new AppError(
+        'ILLEGAL_STATE_TRANSITION',
+        `A ${row.state} reservation cannot be released.`,
+        { reservationId, state: row.state },
+      );
     }
     const updated = await client.query<Row>(
       `UPDATE intent.reservations SET state = 'RELEASED', updated_at = $2 WHERE reservation_id = $1 RETURNING ${COLUMNS}`,

@@ -12,8 +12,17 @@ export interface SpendIntentRow {
 
 export const INTENT_HASH = /^0x[0-9a-f]{64}$/;
 
-export async function readSpendIntent(db: Pool, intentHash: string): Promise<SpendIntentRow | null> {
-  const result = await db.query<{ intent_hash: string; policy_id: string; agent_id: string; amount: string; created_at: Date }>(
+export async function readSpendIntent(
+  db: Pool,
+  intentHash: string,
+): Promise<SpendIntentRow | null> {
+  const result = await db.query<{
+    intent_hash: string;
+    policy_id: string;
+    agent_id: string;
+    amount: string;
+    created_at: Date;
+  }>(
     `SELECT intent_hash, policy_id::text AS policy_id, agent_id, amount::text AS amount, created_at
        FROM intent.spend_intents
       WHERE intent_hash = $1`,

@@ -6,7 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { LedgerWindow, PolicySnapshot } from '../../core/engine';
-import { freshWireIntent, policyDocument, rulesOf, TOKEN, type NamedPolicy } from '../../core/test-support/spend-fixtures';
+import {
+  freshWireIntent,
+  policyDocument,
+  rulesOf,
+  TOKEN,
+  type NamedPolicy,
+} from '../../core/test-support/spend-fixtures';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
@@ -39,8 +45,13 @@ export function intentTestKit(db: TestDatabase, nowMs: () => number): IntentTest
       sealingKey: deriveSealingKey(randomBytes(32)),
     },
     async newPolicy(overrides = {}) {
-      const rules = rulesOf(policyDocument({ owner: `0x${randomBytes(20).toString('hex')}`, ...overrides }));
-      const row = await createPolicy({ db: db.pool }, rules, { actor: 'admin', at: new Date(nowMs()) });
+      const rules = rulesOf(
+        policyDocument({ owner: `0x${randomBytes(20).toString('hex')}`, ...overrides }),
+      );
+      const row = await createPolicy({ db: db.pool }, rules, {
+        actor: 'admin',
+        at: new Date(nowMs()),
+      });
       return { policyId: row.id, policyHash: row.policyHash, version: row.version };
     },
     intentFor: (policy, overrides = {}) => freshWireIntent(policy, nowMs(), overrides),
@@ -52,7 +63,13 @@ export function intentTestKit(db: TestDatabase, nowMs: () => number): IntentTest
  * approved call of the hour, the last approval per provider): what the running totals of
  * migration 0005 must always equal.
  */
-export async function rawWindow(db: Pool, policyId: string, policy: PolicySnapshot | null, now: Date, provider: string | null): Promise<LedgerWindow> {
+export async function rawWindow(
+  db: Pool,
+  policyId: string,
+  policy: PolicySnapshot | null,
+  now: Date,
+  provider: string | null,
+): Promise<LedgerWindow> {
   // UTC_DAY: what was approved on the day, settled or still reserved. ROLLING_24H: what settled in
   // the 24 hours before now, and every reservation still active.
   const rolling = policy?.rules.budgetWindow === 'ROLLING_24H';
@@ -68,7 +85,8 @@ export async function rawWindow(db: Pool, policyId: string, policy: PolicySnapsh
     [policyId, utcDay(now), now, rolling],
   );
   const windowMinutes = policy?.rules.duplicates.windowMinutes ?? 0;
-  const recentApproved = windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
+  const recentApproved =
+    windowMinutes > 0 ? await recentApprovals(db, policyId, now, windowMinutes) : [];
   const lastApprovedAtMsByProvider: Record<string, number> = {};
   const last = await db.query<{ provider: string; at: Date }>(
     `SELECT provider, max(approved_at) AS at FROM intent.approved_calls
@@ -95,7 +113,12 @@ export async function registerFixtureAsset(db: Pool): Promise<void> {
 }
 
 /** A FUNDING group moving `amountAtomic` for the policy: what consuming a reservation posts here. */
-export function fundingPosting(policyId: string, amountAtomic: bigint, idempotencyKey: string, asset = FIXTURE_ASSET): ReservationPosting {
+export function fundingPosting(
+  policyId: string,
+  amountAtomic: bigint,
+  idempotencyKey: string,
+  asset = FIXTURE_ASSET,
+): ReservationPosting {
   return {
     kind: 'FUNDING',
     asset,

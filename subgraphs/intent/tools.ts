@@ -5,14 +5,32 @@ import { isReceiptId } from '../../core/canon/ids';
 import { AppError } from '../../core/errors';
 import { parseDisplayAmount } from '../../core/money/amount';
 import type { SubgraphContext } from '../kit';
-import { currentPolicy, readToolWindow, requirePolicyId, resolveIntent, utcDay, validIntent, type Json } from './preflight';
+import {
+  currentPolicy,
+  readToolWindow,
+  requirePolicyId,
+  resolveIntent,
+  utcDay,
+  validIntent,
+  type Json,
+} from './preflight';
 
-export async function detectDuplicate(ctx: SubgraphContext, policyIdRaw: unknown, raw: unknown, intentHashRaw: unknown): Promise<Json> {
+export async function detectDuplicate(
+  ctx: SubgraphContext,
+  policyIdRaw: unknown,
+  raw: unknown,
+  intentHashRaw: unknown,
+): Promise<Json> {
   const now = ctx.now();
   const given = raw !== undefined && raw !== null ? validIntent(raw, now) : null;
   const policyId = requirePolicyId(policyIdRaw);
   const intent = given ?? (await resolveIntent(ctx, null, intentHashRaw));
-  const none = { duplicate: false, priorIntentHash: null, windowRemainingSec: null, matchedOn: [] as string[] };
+  const none = {
+    duplicate: false,
+    priorIntentHash: null,
+    windowRemainingSec: null,
+    matchedOn: [] as string[],
+  };
   const policy = await currentPolicy(ctx.db, policyId);
   if (policy === null || policy.rules.duplicates.windowMinutes === 0) return none;
   const window = await readToolWindow(ctx.db, policyId, policy, now);
@@ -32,12 +50,17 @@ export async function detectDuplicate(ctx: SubgraphContext, policyIdRaw: unknown
       }
     });
   // recentApproved is newest first: the newest match leaves the longest window.
-  const prior = window.recentApproved.find((candidate) => candidate.approvedAtMs > now.getTime() - windowMs && same(candidate));
+  const prior = window.recentApproved.find(
+    (candidate) => candidate.approvedAtMs > now.getTime() - windowMs && same(candidate),
+  );
   if (prior === undefined) return none;
   return {
     duplicate: true,
     priorIntentHash: prior.intentHash,
-    windowRemainingSec: Math.max(0, Math.ceil((prior.approvedAtMs + windowMs - now.getTime()) / 1000)),
+    windowRemainingSec: Math.max(
+      0,
+      Math.ceil((prior.approvedAtMs + windowMs - now.getTime()) / 1000),
+    ),
     matchedOn: keys,
   };
 }
@@ -49,7 +72,10 @@ async function requireLedgerReader(ctx: SubgraphContext, policyId: string): Prom
   if (actor.kind === 'anonymous') throw new AppError('AUTH_REQUIRED');
   if (actor.kind === 'consumer' && actor.policyId === policyId) return;
   if (actor.kind === 'owner') {
-    const result = await ctx.db.query<{ owner: string | null }>('SELECT policy.policy_owner($1) AS owner', [policyId]);
+    const result = await ctx.db.query<{ owner: string | null }>(
+      'SELECT policy.policy_owner($1) AS owner',
+      [policyId],
+    );
     if (result.rows[0]?.owner?.toLowerCase() === actor.address.toLowerCase()) return;
   }
   throw new AppError('FORBIDDEN', 'This credential may not read this policy’s ledger.');
@@ -70,7 +96,12 @@ export async function getLedger(ctx: SubgraphContext, policyIdRaw: unknown): Pro
     policyVersion: policy.version,
     asOf: now.toISOString(),
     day: utcDay(now),
-    asset: { network: policy.rules.asset.network, token: policy.rules.asset.token, symbol: policy.rules.asset.symbol, decimals: policy.rules.asset.decimals },
+    asset: {
+      network: policy.rules.asset.network,
+      token: policy.rules.asset.token,
+      symbol: policy.rules.asset.symbol,
+      decimals: policy.rules.asset.decimals,
+    },
     dailyBudgetAtomic: budget.toString(),
     // What the two sums below cover: the UTC day `day`, or the 24 hours before asOf (docs/engine.md).
     budgetWindow: policy.rules.budgetWindow ?? 'UTC_DAY',
@@ -93,8 +124,12 @@ export async function getLedger(ctx: SubgraphContext, policyIdRaw: unknown): Pro
 /** The anchor object of DECISIONS "Receipts": PENDING for an issued receipt, NOT_FOUND otherwise. */
 export async function receiptAnchor(ctx: SubgraphContext, receiptIdRaw: unknown): Promise<Json> {
   const receiptId = typeof receiptIdRaw === 'string' ? receiptIdRaw.toLowerCase() : receiptIdRaw;
-  if (!isReceiptId(receiptId)) throw new AppError('RECEIPT_ID_INVALID', undefined, { receiptId: receiptIdRaw });
-  const result = await ctx.db.query<{ state: string }>('SELECT state FROM intent.decision_receipts WHERE receipt_id = $1', [receiptId]);
+  if (!isReceiptId(receiptId))
+    throw new AppError('RECEIPT_ID_INVALID', undefined, { receiptId: receiptIdRaw });
+  const result = await ctx.db.query<{ state: string }>(
+    'SELECT state FROM intent.decision_receipts WHERE receipt_id = $1',
+    [receiptId],
+  );
   const row = result.rows[0];
   if (row === undefined) return { state: 'NOT_FOUND', receiptId };
   return { state: row.state, receiptId };

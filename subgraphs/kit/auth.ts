@@ -12,7 +12,8 @@ export function requireActor<K extends ActorKind>(
   kinds: readonly K[],
 ): Extract<Actor, { kind: K }> {
   const actor = ctx.actor;
-  if ((kinds as readonly ActorKind[]).includes(actor.kind)) return actor as Extract<Actor, { kind: K }>;
+  if ((kinds as readonly ActorKind[]).includes(actor.kind))
+    return actor as Extract<Actor, { kind: K }>;
   if (actor.kind === 'anonymous') throw new AppError('AUTH_REQUIRED');
   throw new AppError('FORBIDDEN');
 }
@@ -26,7 +27,9 @@ export function requirePaidCall(ctx: Pick<SubgraphContext, 'paidRoute'>, field: 
   throw new AppError('PAID_ROUTE_ONLY', undefined, { field });
 }
 
-export function requireAdmin(ctx: Pick<SubgraphContext, 'actor'>): Extract<Actor, { kind: 'admin' }> {
+export function requireAdmin(
+  ctx: Pick<SubgraphContext, 'actor'>,
+): Extract<Actor, { kind: 'admin' }> {
   return requireActor(ctx, ['admin']);
 }
 

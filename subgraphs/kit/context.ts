@@ -48,7 +48,6 @@ export interface RequestCredentials {
 
 export type ContextFactory = (credentials: RequestCredentials) => SubgraphContext;
 
-
 function assertUsableDeps(deps: SubgraphServerDeps): void {
   if (!Buffer.isBuffer(deps.actorSecret) || deps.actorSecret.length < MIN_ACTOR_SECRET_BYTES) {
     throw new Error(`actorSecret must be a Buffer of at least ${MIN_ACTOR_SECRET_BYTES} bytes`);
@@ -60,7 +59,9 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
   assertUsableDeps(deps);
   const now = deps.now ?? systemClock;
   // An explicitly undefined field means "not given", never "undefined".
-  const given = Object.fromEntries(Object.entries(deps.settings ?? {}).filter(([, value]) => value !== undefined));
+  const given = Object.fromEntries(
+    Object.entries(deps.settings ?? {}).filter(([, value]) => value !== undefined),
+  );
   const settings: SubgraphSettings = Object.freeze({ ...DEFAULT_SUBGRAPH_SETTINGS, ...given });
   const sealingKey = deriveSealingKey(deps.actorSecret);
   return (credentials) => {
@@ -75,9 +76,19 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
       throw toGraphQLError(refusal, { httpStatus: 401 });
     }
     const given = credentials.correlationId;
-    const correlationId = given !== undefined && isCorrelationId(given) ? given : newCorrelationId();
+    const correlationId =
+      given !== undefined && isCorrelationId(given) ? given : newCorrelationId();
     const { actor, paidRoute } = claims;
-    return { actor, paidRoute, db: deps.db, now, correlationId, chains: deps.chains, settings, sealingKey };
+    return {
+      actor,
+      paidRoute,
+      db: deps.db,
+      now,
+      correlationId,
+      chains: deps.chains,
+      settings,
+      sealingKey,
+    };
   };
 }
 
@@ -89,7 +100,8 @@ export function registerContextFactory(server: object, factory: ContextFactory):
 
 export function contextFactoryFor(server: object): ContextFactory {
   const factory = factories.get(server);
-  if (factory === undefined) throw new Error('this ApolloServer was not made by createSubgraphServer');
+  if (factory === undefined)
+    throw new Error('this ApolloServer was not made by createSubgraphServer');
   return factory;
 }
 

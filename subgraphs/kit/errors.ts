@@ -26,18 +26,24 @@ const REQUEST_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
 };
 
 export type ErrorClassification =
-  | { kind: 'reported'; code: ErrorCode; message: string; details?: unknown }
-  | { kind: 'internal' };
+  { kind: 'reported'; code: ErrorCode; message: string; details?: unknown } | { kind: 'internal' };
 
 function extensionsFor(code: ErrorCode, details?: unknown): SubgraphErrorExtensions {
   const spec = ERROR_CODES[code];
-  const extensions: SubgraphErrorExtensions = { code, status: spec.status, retryable: spec.retryable };
+  const extensions: SubgraphErrorExtensions = {
+    code,
+    status: spec.status,
+    retryable: spec.retryable,
+  };
   if (details !== undefined) extensions.details = details;
   return extensions;
 }
 
 /** An AppError as a GraphQLError; `httpStatus` is for errors raised before execution (context). */
-export function toGraphQLError(error: AppError, options: { httpStatus?: number } = {}): GraphQLError {
+export function toGraphQLError(
+  error: AppError,
+  options: { httpStatus?: number } = {},
+): GraphQLError {
   const extensions: Record<string, unknown> = { ...extensionsFor(error.code, error.details) };
   if (options.httpStatus !== undefined) extensions.http = { status: options.httpStatus };
   return new GraphQLError(error.message, { originalError: error, extensions });
@@ -47,13 +53,23 @@ export function toGraphQLError(error: AppError, options: { httpStatus?: number }
 export function classifyError(error: unknown): ErrorClassification {
   const original = unwrapResolverError(error);
   if (original instanceof AppError) {
-    return { kind: 'reported', code: original.code, message: original.message, details: original.details };
+    return {
+      kind: 'reported',
+      code: original.code,
+      message: original.message,
+      details: original.details,
+    };
   }
   for (const candidate of [original, error]) {
     if (!(candidate instanceof GraphQLError)) continue;
     const code = candidate.extensions?.code;
     if (isErrorCode(code) && code !== 'INTERNAL_ERROR') {
-      return { kind: 'reported', code, message: candidate.message, details: candidate.extensions.details };
+      return {
+        kind: 'reported',
+        code,
+        message: candidate.message,
+        details: candidate.extensions.details,
+      };
     }
     if (typeof code === 'string' && REQUEST_ERROR_CODES[code] !== undefined) {
       return { kind: 'reported', code: REQUEST_ERROR_CODES[code], message: candidate.message };
@@ -63,14 +79,21 @@ export function classifyError(error: unknown): ErrorClassification {
 }
 
 /** Apollo Server's formatError: the only shape in which an error leaves a subgraph. */
-export function formatSubgraphError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+export function formatSubgraphError(
+  formatted: GraphQLFormattedError,
+  error: unknown,
+): GraphQLFormattedError {
   const classification = classifyError(error);
   const located: Pick<GraphQLFormattedError, 'locations' | 'path'> = {
     ...(formatted.locations !== undefined ? { locations: formatted.locations } : {}),
     ...(formatted.path !== undefined ? { path: formatted.path } : {}),
   };
   if (classification.kind === 'internal') {
-    return { message: ERROR_CODES.INTERNAL_ERROR.message, ...located, extensions: { ...extensionsFor('INTERNAL_ERROR') } };
+    return {
+      message: ERROR_CODES.INTERNAL_ERROR.message,
+      ...located,
+      extensions: { ...extensionsFor('INTERNAL_ERROR') },
+    };
   }
   return {
     message: classification.message,

@@ -38,7 +38,10 @@ function federationHeader(): string {
   return `extend schema @link(url: "${FEDERATION_SPEC_URL}", import: [${imports}])`;
 }
 
-function mergeResolvers(generated: GraphQLResolverMap<unknown>, references: ReferenceResolvers): GraphQLResolverMap<unknown> {
+function mergeResolvers(
+  generated: GraphQLResolverMap<unknown>,
+  references: ReferenceResolvers,
+): GraphQLResolverMap<unknown> {
   const merged: GraphQLResolverMap<unknown> = { ...generated };
   for (const [typeName, reference] of Object.entries(references)) {
     const existing = merged[typeName];
@@ -64,6 +67,9 @@ export async function buildFederatedSchema(
   const sdl = `${federationHeader()}\n\n${printSchemaWithDirectives(typeGraphqlSchema)}`;
   return buildSubgraphSchema({
     typeDefs: parse(sdl),
-    resolvers: mergeResolvers(createResolversMap(typeGraphqlSchema) as GraphQLResolverMap<unknown>, referenceResolvers),
+    resolvers: mergeResolvers(
+      createResolversMap(typeGraphqlSchema) as GraphQLResolverMap<unknown>,
+      referenceResolvers,
+    ),
   });
 }

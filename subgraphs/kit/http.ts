@@ -41,7 +41,12 @@ function headerValue(req: Request, name: string): string | undefined {
 function sendTransportError(res: Response, code: ErrorCode): void {
   const spec = ERROR_CODES[code];
   res.status(spec.status).json({
-    errors: [{ message: spec.message, extensions: { code, status: spec.status, retryable: spec.retryable } }],
+    errors: [
+      {
+        message: spec.message,
+        extensions: { code, status: spec.status, retryable: spec.retryable },
+      },
+    ],
   });
 }
 
@@ -64,7 +69,10 @@ export async function startSubgraphHttp(
     express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(server, {
       context: async ({ req }) =>
-        contextFactory({ actorHeader: headerValue(req, ACTOR_HEADER), correlationId: headerValue(req, CORRELATION_HEADER) }),
+        contextFactory({
+          actorHeader: headerValue(req, ACTOR_HEADER),
+          correlationId: headerValue(req, CORRELATION_HEADER),
+        }),
     }),
   );
   app.use((_req: Request, res: Response) => sendTransportError(res, 'ROUTE_NOT_FOUND'));

@@ -1,9 +1,28 @@
 // The subgraph kit's public surface: what a subgraph module, the gateway and the CLI import.
 // Each name lives in a module with one job; this file only re-exports them.
-export type { FundingChainAccess, SubgraphBeside, SubgraphBesideDeps, SubgraphChains, SubgraphContext, SubgraphModule, SubgraphName, SubgraphSettings } from './types';
+export type {
+  FundingChainAccess,
+  SubgraphBeside,
+  SubgraphBesideDeps,
+  SubgraphChains,
+  SubgraphContext,
+  SubgraphModule,
+  SubgraphName,
+  SubgraphSettings,
+} from './types';
 export { DEFAULT_SUBGRAPH_SETTINGS, settingsOf } from './context';
-export { buildFederatedSchema, FEDERATION_SPEC_URL, type FederatedSchemaOptions, type ReferenceResolvers } from './federation';
-export { classifyError, formatSubgraphError, toGraphQLError, type SubgraphErrorExtensions } from './errors';
+export {
+  buildFederatedSchema,
+  FEDERATION_SPEC_URL,
+  type FederatedSchemaOptions,
+  type ReferenceResolvers,
+} from './federation';
+export {
+  classifyError,
+  formatSubgraphError,
+  toGraphQLError,
+  type SubgraphErrorExtensions,
+} from './errors';
 export { describeActor, requireActor, requireAdmin, requirePaidCall } from './auth';
 export {
   CORRELATION_HEADER,

@@ -70,7 +70,10 @@ class KitProbeResolver {
 }
 
 // Borrows the ledger's name only because a module must carry a SubgraphName; it is never composed.
-const probeModule: SubgraphModule = { name: 'ledger', buildSchema: () => buildFederatedSchema({ resolvers: [KitProbeResolver] }) };
+const probeModule: SubgraphModule = {
+  name: 'ledger',
+  buildSchema: () => buildFederatedSchema({ resolvers: [KitProbeResolver] }),
+};
 
 let db: TestDatabase;
 let server: ApolloServer<SubgraphContext>;
@@ -97,7 +100,10 @@ beforeEach(() => {
   internalErrors.length = 0;
 });
 
-async function post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any }> {
+async function post(
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; json: any }> {
   const response = await fetch(http.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -111,12 +117,19 @@ const PROBE = '{ kitProbe { actorKind correlationId database } }';
 
 describe('actor verification', () => {
   test('over HTTP, a signed actor reaches the resolver with the database and the correlation id', async () => {
-    const response = await post({ query: PROBE }, {
-      [ACTOR_HEADER]: signActor({ kind: 'admin' }, SECRET),
-      [CORRELATION_HEADER]: 'cor_0123456789abcdef',
-    });
+    const response = await post(
+      { query: PROBE },
+      {
+        [ACTOR_HEADER]: signActor({ kind: 'admin' }, SECRET),
+        [CORRELATION_HEADER]: 'cor_0123456789abcdef',
+      },
+    );
     expect(response.status).toBe(200);
-    expect(response.json.data.kitProbe).toEqual({ actorKind: 'admin', correlationId: 'cor_0123456789abcdef', database: db.name });
+    expect(response.json.data.kitProbe).toEqual({
+      actorKind: 'admin',
+      correlationId: 'cor_0123456789abcdef',
+      database: db.name,
+    });
   });
 
   test('a request without an actor header is anonymous and gets a fresh correlation id', async () => {
@@ -129,14 +142,21 @@ describe('actor verification', () => {
     ['signed with another secret', () => signActor({ kind: 'admin' }, randomBytes(32))],
     ['stale', () => signActor({ kind: 'admin' }, SECRET, Date.now() - 10 * 60_000)],
     ['malformed', () => 'admin'],
-  ])('over HTTP, an actor header %s is refused with 401 AUTH_REQUIRED and nothing runs', async (_case, header) => {
-    const response = await post({ query: PROBE }, { [ACTOR_HEADER]: header() });
-    expect(response.status).toBe(401);
-    expect(response.json.data).toBeUndefined();
-    expect(response.json.errors).toHaveLength(1);
-    expect(response.json.errors[0].message).toBe('The signed actor header was refused.');
-    expect(response.json.errors[0].extensions).toMatchObject({ code: 'AUTH_REQUIRED', status: 401, retryable: false });
-  });
+  ])(
+    'over HTTP, an actor header %s is refused with 401 AUTH_REQUIRED and nothing runs',
+    async (_case, header) => {
+      const response = await post({ query: PROBE }, { [ACTOR_HEADER]: header() });
+      expect(response.status).toBe(401);
+      expect(response.json.data).toBeUndefined();
+      expect(response.json.errors).toHaveLength(1);
+      expect(response.json.errors[0].message).toBe('The signed actor header was refused.');
+      expect(response.json.errors[0].extensions).toMatchObject({
+        code: 'AUTH_REQUIRED',
+        status: 401,
+        retryable: false,
+      });
+    },
+  );
 
   test('in-process, a forged actor header is refused exactly as over HTTP', async () => {
     const forged = signActor({ kind: 'admin' }, randomBytes(32));
@@ -144,48 +164,90 @@ describe('actor verification', () => {
     expect(result.data).toBeUndefined();
     expect(result.errors?.[0]).toMatchObject({
       message: 'The signed actor header was refused.',
-      extensions: { code: 'AUTH_REQUIRED', status: 401, retryable: false, details: { reason: 'bad signature' } },
+      extensions: {
+        code: 'AUTH_REQUIRED',
+        status: 401,
+        retryable: false,
+        details: { reason: 'bad signature' },
+      },
     });
   });
 
   test('in-process, a signed owner reaches the resolver as that owner', async () => {
     const owner: Actor = { kind: 'owner', address: `0x${'12'.repeat(20)}` };
-    const result = await executeInProcess(server, { query: PROBE }, { actorHeader: signActor(owner, SECRET) });
+    const result = await executeInProcess(
+      server,
+      { query: PROBE },
+      { actorHeader: signActor(owner, SECRET) },
+    );
     expect(result.errors).toBeUndefined();
     expect((result.data as { kitProbe: { actorKind: string } }).kitProbe.actorKind).toBe('owner');
   });
 
   test('a paid-call claim reaches the resolver only as the gateway signed it', async () => {
-    const probe = (actorHeader: string) => executeInProcess(server, { query: '{ kitProbe { actorKind paidRoute } }' }, { actorHeader });
-    const paid = await probe(signActor({ kind: 'anonymous' }, SECRET, Date.now(), 'POST /preflight_payment'));
-    expect(paid.data).toEqual({ kitProbe: { actorKind: 'anonymous', paidRoute: 'POST /preflight_payment' } });
-    expect((await probe(signActor({ kind: 'admin' }, SECRET))).data).toEqual({ kitProbe: { actorKind: 'admin', paidRoute: null } });
+    const probe = (actorHeader: string) =>
+      executeInProcess(server, { query: '{ kitProbe { actorKind paidRoute } }' }, { actorHeader });
+    const paid = await probe(
+      signActor({ kind: 'anonymous' }, SECRET, Date.now(), 'POST /preflight_payment'),
+    );
+    expect(paid.data).toEqual({
+      kitProbe: { actorKind: 'anonymous', paidRoute: 'POST /preflight_payment' },
+    });
+    expect((await probe(signActor({ kind: 'admin' }, SECRET))).data).toEqual({
+      kitProbe: { actorKind: 'admin', paidRoute: null },
+    });
     // The claim added to an unpaid header's payload breaks its signature.
     const [, mac] = signActor({ kind: 'anonymous' }, SECRET).split('.');
-    const claims = { actor: { kind: 'anonymous' }, iat: Math.floor(Date.now() / 1000), paidRoute: 'POST /preflight_payment' };
-    const grafted = await probe(`${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${mac}`);
-    expect(grafted.errors?.[0].extensions).toMatchObject({ code: 'AUTH_REQUIRED', details: { reason: 'bad signature' } });
+    const claims = {
+      actor: { kind: 'anonymous' },
+      iat: Math.floor(Date.now() / 1000),
+      paidRoute: 'POST /preflight_payment',
+    };
+    const grafted = await probe(
+      `${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${mac}`,
+    );
+    expect(grafted.errors?.[0].extensions).toMatchObject({
+      code: 'AUTH_REQUIRED',
+      details: { reason: 'bad signature' },
+    });
     // A claim that names no route is refused even when signed.
-    const odd = Buffer.from(JSON.stringify({ ...claims, paidRoute: { route: 'x' } })).toString('base64url');
-    const signedOdd = await probe(`${odd}.${createHmac('sha256', SECRET).update(odd).digest('base64url')}`);
-    expect(signedOdd.errors?.[0].extensions).toMatchObject({ code: 'AUTH_REQUIRED', details: { reason: 'unknown paid route shape' } });
+    const odd = Buffer.from(JSON.stringify({ ...claims, paidRoute: { route: 'x' } })).toString(
+      'base64url',
+    );
+    const signedOdd = await probe(
+      `${odd}.${createHmac('sha256', SECRET).update(odd).digest('base64url')}`,
+    );
+    expect(signedOdd.errors?.[0].extensions).toMatchObject({
+      code: 'AUTH_REQUIRED',
+      details: { reason: 'unknown paid route shape' },
+    });
   });
 
   test('a server is never built with a short actor secret', async () => {
-    await expect(createSubgraphServer(probeModule, { db: db.pool, actorSecret: randomBytes(16) })).rejects.toThrow(/at least 32 bytes/);
+    await expect(
+      createSubgraphServer(probeModule, { db: db.pool, actorSecret: randomBytes(16) }),
+    ).rejects.toThrow(/at least 32 bytes/);
   });
 });
 
 describe('errors leaving a subgraph', () => {
   test('an unexpected error becomes INTERNAL_ERROR with a correlation id, no message leak and no stack', async () => {
-    const response = await post({ query: '{ kitFailsInternally }' }, { [CORRELATION_HEADER]: 'cor_00000000000000aa' });
+    const response = await post(
+      { query: '{ kitFailsInternally }' },
+      { [CORRELATION_HEADER]: 'cor_00000000000000aa' },
+    );
     expect(response.status).toBe(200);
     expect(response.json.errors).toEqual([
       {
         message: 'An internal error occurred; quote the correlation id.',
         locations: [{ line: 1, column: 3 }],
         path: ['kitFailsInternally'],
-        extensions: { code: 'INTERNAL_ERROR', status: 500, retryable: true, correlationId: 'cor_00000000000000aa' },
+        extensions: {
+          code: 'INTERNAL_ERROR',
+          status: 500,
+          retryable: true,
+          correlationId: 'cor_00000000000000aa',
+        },
       },
     ]);
     expect(response.text).not.toContain(SECRET_MARKER);
@@ -198,7 +260,11 @@ describe('errors leaving a subgraph', () => {
   test('in-process, an unexpected error is hidden the same way', async () => {
     const result = await executeInProcess(server, { query: '{ kitFailsInternally }' });
     expect(JSON.stringify(result)).not.toContain(SECRET_MARKER);
-    expect(result.errors?.[0].extensions).toMatchObject({ code: 'INTERNAL_ERROR', status: 500, retryable: true });
+    expect(result.errors?.[0].extensions).toMatchObject({
+      code: 'INTERNAL_ERROR',
+      status: 500,
+      retryable: true,
+    });
     expect(result.errors?.[0].extensions?.stacktrace).toBeUndefined();
   });
 
@@ -206,7 +272,12 @@ describe('errors leaving a subgraph', () => {
     const response = await post({ query: '{ kitRefusesOnPurpose }' });
     expect(response.json.errors[0]).toMatchObject({
       message: 'No policy with this id.',
-      extensions: { code: 'POLICY_NOT_FOUND', status: 404, retryable: false, details: { policyId: '7' } },
+      extensions: {
+        code: 'POLICY_NOT_FOUND',
+        status: 404,
+        retryable: false,
+        details: { policyId: '7' },
+      },
     });
     expect(internalErrors).toEqual([]);
   });
@@ -214,7 +285,11 @@ describe('errors leaving a subgraph', () => {
   test('a document that does not validate is GRAPHQL_VALIDATION_FAILED, not an internal error', async () => {
     const response = await post({ query: '{ kitProbe { nope } }' });
     expect(response.status).toBe(400);
-    expect(response.json.errors[0].extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED', status: 400, retryable: false });
+    expect(response.json.errors[0].extensions).toEqual({
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      status: 400,
+      retryable: false,
+    });
     expect(internalErrors).toEqual([]);
   });
 
@@ -257,5 +332,7 @@ test('deployment settings and chains reach the resolvers; a server without them 
 
 test('the subgraph serves _service.sdl, which the gateway and composition read', async () => {
   const result = await executeInProcess(server, { query: '{ _service { sdl } }' });
-  expect((result.data as { _service: { sdl: string } })._service.sdl).toContain('kitProbe: KitProbe!');
+  expect((result.data as { _service: { sdl: string } })._service.sdl).toContain(
+    'kitProbe: KitProbe!',
+  );
 });

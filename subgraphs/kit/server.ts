@@ -30,24 +30,33 @@ export interface InProcessRequest {
 function logInternalErrorToStderr(subgraph: string) {
   return (error: unknown, correlationId: string): void => {
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    process.stderr.write(`${JSON.stringify({ level: 'error', subgraph, correlationId, msg: 'internal error', error: detail })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ level: 'error', subgraph, correlationId, msg: 'internal error', error: detail })}\n`,
+    );
   };
 }
 
-function internalErrorPlugin(onInternalError: (error: unknown, correlationId: string) => void): ApolloServerPlugin<SubgraphContext> {
+function internalErrorPlugin(
+  onInternalError: (error: unknown, correlationId: string) => void,
+): ApolloServerPlugin<SubgraphContext> {
   return {
     async requestDidStart() {
       return {
         async didEncounterErrors({ errors, contextValue }) {
           for (const error of errors) {
-            if (classifyError(error).kind === 'internal') onInternalError(error, contextValue.correlationId);
+            if (classifyError(error).kind === 'internal')
+              onInternalError(error, contextValue.correlationId);
           }
         },
         async willSendResponse({ response, contextValue }) {
-          if (response.body.kind !== 'single' || response.body.singleResult.errors === undefined) return;
+          if (response.body.kind !== 'single' || response.body.singleResult.errors === undefined)
+            return;
           response.body.singleResult.errors = response.body.singleResult.errors.map((error) =>
             error.extensions?.code === 'INTERNAL_ERROR'
-              ? { ...error, extensions: { ...error.extensions, correlationId: contextValue.correlationId } }
+              ? {
+                  ...error,
+                  extensions: { ...error.extensions, correlationId: contextValue.correlationId },
+                }
               : error,
           );
         },
@@ -99,6 +108,7 @@ export async function executeInProcess(
     { query: request.query, variables: request.variables, operationName: request.operationName },
     { contextValue },
   );
-  if (response.body.kind !== 'single') throw new Error('incremental delivery is not supported by subgraphs');
+  if (response.body.kind !== 'single')
+    throw new Error('incremental delivery is not supported by subgraphs');
   return response.body.singleResult;
 }

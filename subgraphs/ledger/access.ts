@@ -32,7 +32,8 @@ export function scopeFor(ctx: SubgraphContext): Promise<LedgerScope> {
   let scope = scopes.get(ctx);
   if (scope === undefined) {
     if (actor.kind === 'admin') scope = Promise.resolve(ALL);
-    else if (actor.kind === 'consumer') scope = Promise.resolve({ all: false, policyIds: [actor.policyId] });
+    else if (actor.kind === 'consumer')
+      scope = Promise.resolve({ all: false, policyIds: [actor.policyId] });
     else scope = ownedPolicies(ctx, actor.address);
     scopes.set(ctx, scope);
   }
@@ -44,10 +45,15 @@ export async function scopeForPolicy(ctx: SubgraphContext, policyId: string): Pr
   const actor = requireActor(ctx, ['admin', 'owner', 'consumer']);
   if (actor.kind === 'admin') return ALL;
   if (actor.kind === 'consumer') {
-    if (actor.policyId !== policyId) throw new AppError('FORBIDDEN', 'This session is bound to another policy.');
+    if (actor.policyId !== policyId)
+      throw new AppError('FORBIDDEN', 'This session is bound to another policy.');
     return { all: false, policyIds: [policyId] };
   }
-  const result = await ctx.db.query<{ owner: string | null }>('SELECT policy.policy_owner($1) AS owner', [policyId]);
-  if (result.rows[0].owner !== actor.address) throw new AppError('FORBIDDEN', 'Only the policy’s owner sees its money.');
+  const result = await ctx.db.query<{ owner: string | null }>(
+    'SELECT policy.policy_owner($1) AS owner',
+    [policyId],
+  );
+  if (result.rows[0].owner !== actor.address)
+    throw new AppError('FORBIDDEN', 'Only the policy’s owner sees its money.');
   return { all: false, policyIds: [policyId] };
 }

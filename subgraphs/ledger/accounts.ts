@@ -44,7 +44,8 @@ function invalid(message: string): AppError {
 
 /** `chain|token`; EVM token addresses are lowercased so one token has one spelling. */
 export function assetId(chain: string, token: string): string {
-  if (!CAIP2_CHAIN.test(chain)) throw invalid(`chain ${chain} is not a CAIP-2 id such as eip155:196`);
+  if (!CAIP2_CHAIN.test(chain))
+    throw invalid(`chain ${chain} is not a CAIP-2 id such as eip155:196`);
   if (chain.startsWith('eip155:')) {
     if (!EVM_TOKEN.test(token)) throw invalid(`token ${token} is not a 0x-address`);
     return `${chain}|${token.toLowerCase()}`;
@@ -86,7 +87,8 @@ export function parseAccountId(account: string): ParsedAccount {
   if (parts.length !== 4) throw invalid(`account ${account} is not KIND:chain|token:ref`);
   const [kind, namespace, rest, ref] = parts;
   const parsed = { kind: kind as AccountKind, asset: `${namespace}:${rest}`, ref };
-  if (accountId(parsed.kind, parsed.asset, parsed.ref) !== account) throw invalid(`account ${account} is not canonical`);
+  if (accountId(parsed.kind, parsed.asset, parsed.ref) !== account)
+    throw invalid(`account ${account} is not canonical`);
   return parsed;
 }
 

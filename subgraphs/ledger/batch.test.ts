@@ -7,7 +7,14 @@ import { AppError } from '../../core/errors';
 import { withTransaction } from '../../platform/db/transaction';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { accountId, treasuryAccount } from './accounts';
-import { accountBalance, ledgerErrorFrom, MAX_GROUPS_PER_BATCH, postGroup, postGroups, type PostGroupInput } from './posting';
+import {
+  accountBalance,
+  ledgerErrorFrom,
+  MAX_GROUPS_PER_BATCH,
+  postGroup,
+  postGroups,
+  type PostGroupInput,
+} from './posting';
 import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from './testRails';
 
 let db: TestDatabase;
@@ -48,7 +55,11 @@ async function counts(): Promise<{ groups: number; entries: number; accounts: nu
             (SELECT count(*) FROM ledger.accounts) AS accounts`,
   );
   const row = result.rows[0];
-  return { groups: Number(row.groups), entries: Number(row.entries), accounts: Number(row.accounts) };
+  return {
+    groups: Number(row.groups),
+    entries: Number(row.entries),
+    accounts: Number(row.accounts),
+  };
 }
 
 describe('posting a batch', () => {
@@ -74,16 +85,48 @@ describe('posting a batch', () => {
     expect(new Set(ids).size).toBe(3);
     ids.forEach((id) => expect(id).toMatch(/^lg_[0-9a-f]{24}$/));
 
-    const stored = await db.pool.query<{ group_id: string; kind: string; asset: string; entry_count: number; idempotency_key: string; memo: string | null; intent_ref: string | null; policy_id: string | null }>(
+    const stored = await db.pool.query<{
+      group_id: string;
+      kind: string;
+      asset: string;
+      entry_count: number;
+      idempotency_key: string;
+      memo: string | null;
+      intent_ref: string | null;
+      policy_id: string | null;
+    }>(
       'SELECT group_id, kind, asset, entry_count, idempotency_key, memo, intent_ref, policy_id FROM ledger.groups WHERE group_id = ANY($1)',
       [ids],
     );
     const byId = new Map(stored.rows.map((row) => [row.group_id, row]));
-    expect(byId.get(ids[0])).toMatchObject({ kind: 'FUNDING', asset: USDT0, entry_count: 2, idempotency_key: inputs[0].idempotencyKey, memo: null, policy_id: '101', intent_ref: intentId(7) });
-    expect(byId.get(ids[1])).toMatchObject({ memo: 'second', intent_ref: `0x${'ab'.repeat(32)}`, policy_id: '102' });
-    expect(byId.get(ids[2])).toMatchObject({ kind: 'RECOGNITION', asset: USDC, entry_count: 3, policy_id: null, intent_ref: null });
+    expect(byId.get(ids[0])).toMatchObject({
+      kind: 'FUNDING',
+      asset: USDT0,
+      entry_count: 2,
+      idempotency_key: inputs[0].idempotencyKey,
+      memo: null,
+      policy_id: '101',
+      intent_ref: intentId(7),
+    });
+    expect(byId.get(ids[1])).toMatchObject({
+      memo: 'second',
+      intent_ref: `0x${'ab'.repeat(32)}`,
+      policy_id: '102',
+    });
+    expect(byId.get(ids[2])).toMatchObject({
+      kind: 'RECOGNITION',
+      asset: USDC,
+      entry_count: 3,
+      policy_id: null,
+      intent_ref: null,
+    });
 
-    const entries = await db.pool.query<{ group_id: string; entry_no: number; account_id: string; amount: string }>(
+    const entries = await db.pool.query<{
+      group_id: string;
+      entry_no: number;
+      account_id: string;
+      amount: string;
+    }>(
       'SELECT group_id, entry_no, account_id, amount::text FROM ledger.entries WHERE group_id = $1 ORDER BY entry_no',
       [ids[2]],
     );
@@ -103,16 +146,23 @@ describe('posting a batch', () => {
   it('keeps amounts exact far beyond 2^64', async () => {
     const huge = 10n ** 70n + 1n;
     const [id] = await postGroups(db.pool, [funding(huge, '103')]);
-    const sum = await db.pool.query<{ amount: string }>('SELECT amount::text FROM ledger.entries WHERE group_id = $1 AND entry_no = 1', [id]);
+    const sum = await db.pool.query<{ amount: string }>(
+      'SELECT amount::text FROM ledger.entries WHERE group_id = $1 AND entry_no = 1',
+      [id],
+    );
     expect(sum.rows[0].amount).toBe(huge.toString());
     expect(await accountBalance(db.pool, obligation('103'))).toBe(-huge);
   });
 
   it('holds a batch to 1..MAX_GROUPS_PER_BATCH groups', async () => {
-    const many = Array.from({ length: MAX_GROUPS_PER_BATCH }, (_, i) => funding(BigInt(i + 1), String(1000 + (i % 50))));
+    const many = Array.from({ length: MAX_GROUPS_PER_BATCH }, (_, i) =>
+      funding(BigInt(i + 1), String(1000 + (i % 50))),
+    );
     const ids = await postGroups(db.pool, many);
     expect(new Set(ids).size).toBe(MAX_GROUPS_PER_BATCH);
-    await expect(postGroups(db.pool, [...many, funding(1n)])).rejects.toMatchObject({ code: 'LEDGER_GROUP_INVALID' });
+    await expect(postGroups(db.pool, [...many, funding(1n)])).rejects.toMatchObject({
+      code: 'LEDGER_GROUP_INVALID',
+    });
     await expect(postGroups(db.pool, [])).rejects.toMatchObject({ code: 'LEDGER_GROUP_INVALID' });
   });
 
@@ -127,10 +177,19 @@ describe('posting a batch', () => {
 describe('what a batch refuses, all or nothing', () => {
   it('refuses an unbalanced group before writing anything of the batch', async () => {
     const before = await counts();
-    const unbalanced: PostGroupInput = { ...funding(10n), entries: [{ account: treasury, amountAtomic: 10n }, { account: obligation('7'), amountAtomic: -9n }] };
+    const unbalanced: PostGroupInput = {
+      ...funding(10n),
+      entries: [
+        { account: treasury, amountAtomic: 10n },
+        { account: obligation('7'), amountAtomic: -9n },
+      ],
+    };
     const posting = postGroups(db.pool, [funding(5n, '201'), unbalanced, funding(6n, '202')]);
     await expect(posting).rejects.toBeInstanceOf(AppError);
-    await expect(posting).rejects.toMatchObject({ code: 'LEDGER_GROUP_UNBALANCED', message: 'entries sum to 1, not 0 (groups[1])' });
+    await expect(posting).rejects.toMatchObject({
+      code: 'LEDGER_GROUP_UNBALANCED',
+      message: 'entries sum to 1, not 0 (groups[1])',
+    });
     expect(await counts()).toEqual(before);
   });
 
@@ -144,7 +203,10 @@ describe('what a batch refuses, all or nothing', () => {
       ],
     };
     const posting = postGroups(db.pool, [funding(1n, '203'), mixed]);
-    await expect(posting).rejects.toMatchObject({ code: 'LEDGER_GROUP_INVALID', message: expect.stringMatching(/is not KIND:.*\(groups\[1\]\)$/) });
+    await expect(posting).rejects.toMatchObject({
+      code: 'LEDGER_GROUP_INVALID',
+      message: expect.stringMatching(/is not KIND:.*\(groups\[1\]\)$/),
+    });
     expect(await counts()).toEqual(before);
   });
 
@@ -161,27 +223,50 @@ describe('what a batch refuses, all or nothing', () => {
       );
     });
     await expect(failure).rejects.toMatchObject({ code: 'LG001' });
-    expect(ledgerErrorFrom(await failure.catch((error) => error))?.code).toBe('LEDGER_GROUP_UNBALANCED');
+    expect(ledgerErrorFrom(await failure.catch((error) => error))?.code).toBe(
+      'LEDGER_GROUP_UNBALANCED',
+    );
     expect(await counts()).toEqual(before);
-    const kept = await db.pool.query('SELECT 1 FROM ledger.groups WHERE idempotency_key = $1', [batchKey]);
+    const kept = await db.pool.query('SELECT 1 FROM ledger.groups WHERE idempotency_key = $1', [
+      batchKey,
+    ]);
     expect(kept.rowCount).toBe(0);
   });
 
   it('refuses a non-bigint amount in TypeScript before sending anything', async () => {
-    const bad = { ...funding(1n), entries: [{ account: treasury, amountAtomic: 1 as unknown as bigint }, { account: obligation('7'), amountAtomic: -1n }] };
-    await expect(postGroups(db.pool, [bad])).rejects.toMatchObject({ code: 'LEDGER_GROUP_INVALID', message: expect.stringMatching(/groups\[0\]\.entries\[0\]/) });
+    const bad = {
+      ...funding(1n),
+      entries: [
+        { account: treasury, amountAtomic: 1 as unknown as bigint },
+        { account: obligation('7'), amountAtomic: -1n },
+      ],
+    };
+    await expect(postGroups(db.pool, [bad])).rejects.toMatchObject({
+      code: 'LEDGER_GROUP_INVALID',
+      message: expect.stringMatching(/groups\[0\]\.entries\[0\]/),
+    });
   });
 
   it('still refuses UPDATE and DELETE of what a batch wrote', async () => {
     const [id] = await postGroups(db.pool, [funding(8n, '206')]);
     // As the superuser (the service role holds no UPDATE or DELETE grant here): the triggers refuse.
-    await expect(db.adminPool.query('UPDATE ledger.entries SET amount = amount * 2 WHERE group_id = $1', [id])).rejects.toMatchObject({ code: 'LG006' });
-    await expect(db.adminPool.query('DELETE FROM ledger.groups WHERE group_id = $1', [id])).rejects.toMatchObject({ code: 'LG006' });
+    await expect(
+      db.adminPool.query('UPDATE ledger.entries SET amount = amount * 2 WHERE group_id = $1', [id]),
+    ).rejects.toMatchObject({ code: 'LG006' });
+    await expect(
+      db.adminPool.query('DELETE FROM ledger.groups WHERE group_id = $1', [id]),
+    ).rejects.toMatchObject({ code: 'LG006' });
   });
 });
 
 describe('the same rules and messages as post_group', () => {
-  const sqlPostGroup = (kind: string, asset: string, entries: unknown, idempotencyKey: string, extra: { intent_ref?: string; policy_id?: string; memo?: string } = {}) =>
+  const sqlPostGroup = (
+    kind: string,
+    asset: string,
+    entries: unknown,
+    idempotencyKey: string,
+    extra: { intent_ref?: string; policy_id?: string; memo?: string } = {},
+  ) =>
     db.pool.query('SELECT ledger.post_group($1, $2, $3::jsonb, $4, $5, $6, $7)', [
       kind,
       asset,
@@ -191,7 +276,8 @@ describe('the same rules and messages as post_group', () => {
       extra.policy_id ?? null,
       extra.memo ?? null,
     ]);
-  const sqlPostGroups = (groups: unknown) => db.pool.query('SELECT ledger.post_groups($1::jsonb)', [JSON.stringify(groups)]);
+  const sqlPostGroups = (groups: unknown) =>
+    db.pool.query('SELECT ledger.post_groups($1::jsonb)', [JSON.stringify(groups)]);
 
   async function refusal(work: Promise<unknown>): Promise<{ code: string; message: string }> {
     try {
@@ -203,61 +289,249 @@ describe('the same rules and messages as post_group', () => {
     throw new Error('expected a refusal');
   }
 
-  const balanced = [{ account: treasury, amount: '1' }, { account: obligation('7'), amount: '-1' }];
+  const balanced = [
+    { account: treasury, amount: '1' },
+    { account: obligation('7'), amount: '-1' },
+  ];
   const unknownAsset = 'eip155:1|0x0000000000000000000000000000000000000001';
-  const cases: Array<[string, string, string, unknown, string, { intent_ref?: string; policy_id?: string; memo?: string }?]> = [
+  const cases: Array<
+    [
+      string,
+      string,
+      string,
+      unknown,
+      string,
+      { intent_ref?: string; policy_id?: string; memo?: string }?,
+    ]
+  > = [
     ['a REVERSAL', 'REVERSAL', USDT0, balanced, 'k-reversal'],
     ['an unknown kind', 'GIFT', USDT0, balanced, 'k-gift'],
-    ['entries that are not an array', 'FUNDING', USDT0, { account: treasury, amount: '1' }, 'k-object'],
-    ['65 entries', 'FUNDING', USDT0, [...Array.from({ length: 64 }, () => ({ account: treasury, amount: '1' })), { account: obligation('7'), amount: '-64' }], 'k-65'],
+    [
+      'entries that are not an array',
+      'FUNDING',
+      USDT0,
+      { account: treasury, amount: '1' },
+      'k-object',
+    ],
+    [
+      '65 entries',
+      'FUNDING',
+      USDT0,
+      [
+        ...Array.from({ length: 64 }, () => ({ account: treasury, amount: '1' })),
+        { account: obligation('7'), amount: '-64' },
+      ],
+      'k-65',
+    ],
     ['a single entry', 'FUNDING', USDT0, [{ account: treasury, amount: '1' }], 'k-one'],
-    ['a fractional amount', 'FUNDING', USDT0, [{ account: treasury, amount: '1.5' }, { account: obligation('7'), amount: '-1.5' }], 'k-frac'],
-    ['a zero amount', 'FUNDING', USDT0, [{ account: treasury, amount: '0' }, { account: obligation('7'), amount: '0' }], 'k-zero'],
-    ['an exponent', 'FUNDING', USDT0, [{ account: treasury, amount: '1' }, { account: obligation('7'), amount: '-1e0' }], 'k-exp'],
-    ['an unknown entry field', 'FUNDING', USDT0, [{ account: treasury, amount: '1', note: 'x' }, { account: obligation('7'), amount: '-1' }], 'k-field'],
-    ['an unknown account kind', 'FUNDING', USDT0, [{ account: `EQUITY:${USDT0}:x`, amount: '1' }, { account: obligation('7'), amount: '-1' }], 'k-equity'],
-    ['a ref with a colon', 'FUNDING', USDT0, [{ account: treasury, amount: '1' }, { account: `${obligation('7')}:x`, amount: '-1' }], 'k-colon'],
-    ['an account of another asset', 'FUNDING', USDT0, [{ account: treasuryAccount(USDC), amount: '1' }, { account: obligation('7'), amount: '-1' }], 'k-mixed'],
-    ['an unbalanced group', 'FUNDING', USDT0, [{ account: treasury, amount: '5' }, { account: obligation('7'), amount: '-3' }], 'k-unbalanced'],
+    [
+      'a fractional amount',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasury, amount: '1.5' },
+        { account: obligation('7'), amount: '-1.5' },
+      ],
+      'k-frac',
+    ],
+    [
+      'a zero amount',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasury, amount: '0' },
+        { account: obligation('7'), amount: '0' },
+      ],
+      'k-zero',
+    ],
+    [
+      'an exponent',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasury, amount: '1' },
+        { account: obligation('7'), amount: '-1e0' },
+      ],
+      'k-exp',
+    ],
+    [
+      'an unknown entry field',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasury, amount: '1', note: 'x' },
+        { account: obligation('7'), amount: '-1' },
+      ],
+      'k-field',
+    ],
+    [
+      'an unknown account kind',
+      'FUNDING',
+      USDT0,
+      [
+        { account: `EQUITY:${USDT0}:x`, amount: '1' },
+        { account: obligation('7'), amount: '-1' },
+      ],
+      'k-equity',
+    ],
+    [
+      'a ref with a colon',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasury, amount: '1' },
+        { account: `${obligation('7')}:x`, amount: '-1' },
+      ],
+      'k-colon',
+    ],
+    [
+      'an account of another asset',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasuryAccount(USDC), amount: '1' },
+        { account: obligation('7'), amount: '-1' },
+      ],
+      'k-mixed',
+    ],
+    [
+      'an unbalanced group',
+      'FUNDING',
+      USDT0,
+      [
+        { account: treasury, amount: '5' },
+        { account: obligation('7'), amount: '-3' },
+      ],
+      'k-unbalanced',
+    ],
     ['a key with a space', 'FUNDING', USDT0, balanced, 'k space'],
     ['an empty key', 'FUNDING', USDT0, balanced, ''],
     ['a key of 201 characters', 'FUNDING', USDT0, balanced, 'k'.repeat(201)],
     ['a bad intent ref', 'FUNDING', USDT0, balanced, 'k-intent', { intent_ref: 'ci_123' }],
     ['a bad policy id', 'FUNDING', USDT0, balanced, 'k-policy', { policy_id: '-7' }],
     ['a memo of 501 characters', 'FUNDING', USDT0, balanced, 'k-memo', { memo: 'm'.repeat(501) }],
-    ['an unregistered asset', 'FUNDING', unknownAsset, [{ account: treasuryAccount(unknownAsset), amount: '1' }, { account: accountId('SUSPENSE', unknownAsset, 'x'), amount: '-1' }], 'k-asset'],
+    [
+      'an unregistered asset',
+      'FUNDING',
+      unknownAsset,
+      [
+        { account: treasuryAccount(unknownAsset), amount: '1' },
+        { account: accountId('SUSPENSE', unknownAsset, 'x'), amount: '-1' },
+      ],
+      'k-asset',
+    ],
   ];
 
-  it.each(cases)('refuses %s with post_group’s SQLSTATE and message, naming the group', async (_case, kind, asset, entries, idempotencyKey, extra = {}) => {
-    const single = await refusal(sqlPostGroup(kind, asset, entries, idempotencyKey, extra));
-    expect(['LG001', 'LG002']).toContain(single.code);
-    const ok = { kind: 'FUNDING', asset: USDT0, entries: balanced, idempotency_key: key('ok') };
-    const batch = await refusal(sqlPostGroups([ok, { kind, asset, entries, idempotency_key: idempotencyKey, ...extra }]));
-    expect(batch).toEqual({ code: single.code, message: `${single.message} (groups[1])` });
-    expect((await db.pool.query('SELECT 1 FROM ledger.groups WHERE idempotency_key = $1', [ok.idempotency_key])).rowCount).toBe(0);
-  });
+  it.each(cases)(
+    'refuses %s with post_group’s SQLSTATE and message, naming the group',
+    async (_case, kind, asset, entries, idempotencyKey, extra = {}) => {
+      const single = await refusal(sqlPostGroup(kind, asset, entries, idempotencyKey, extra));
+      expect(['LG001', 'LG002']).toContain(single.code);
+      const ok = { kind: 'FUNDING', asset: USDT0, entries: balanced, idempotency_key: key('ok') };
+      const batch = await refusal(
+        sqlPostGroups([ok, { kind, asset, entries, idempotency_key: idempotencyKey, ...extra }]),
+      );
+      expect(batch).toEqual({ code: single.code, message: `${single.message} (groups[1])` });
+      expect(
+        (
+          await db.pool.query('SELECT 1 FROM ledger.groups WHERE idempotency_key = $1', [
+            ok.idempotency_key,
+          ])
+        ).rowCount,
+      ).toBe(0);
+    },
+  );
 
   it.each([
     ['not an array', { kind: 'FUNDING' }],
     ['an empty array', []],
     ['a group that is not an object', [1]],
-    ['a group with an unknown field', [{ kind: 'FUNDING', asset: USDT0, entries: balanced, idempotency_key: 'k-extra', note: 'x' }]],
+    [
+      'a group with an unknown field',
+      [{ kind: 'FUNDING', asset: USDT0, entries: balanced, idempotency_key: 'k-extra', note: 'x' }],
+    ],
     ['a group without a key', [{ kind: 'FUNDING', asset: USDT0, entries: balanced }]],
     ['a group without a kind', [{ asset: USDT0, entries: balanced, idempotency_key: 'k-nokind' }]],
-    ['a group without an asset', [{ kind: 'FUNDING', entries: balanced, idempotency_key: 'k-noasset' }]],
-    ['a group without entries', [{ kind: 'FUNDING', asset: USDT0, idempotency_key: 'k-noentries' }]],
-    ['an entry without an account', [{ kind: 'FUNDING', asset: USDT0, entries: [{ amount: '1' }, { account: obligation('7'), amount: '-1' }], idempotency_key: 'k-noaccount' }]],
-    ['an entry without an amount', [{ kind: 'FUNDING', asset: USDT0, entries: [{ account: treasury }, { account: obligation('7'), amount: '-1' }], idempotency_key: 'k-noamount' }]],
-    ['an entry that is not an object', [{ kind: 'FUNDING', asset: USDT0, entries: ['x', { account: obligation('7'), amount: '-1' }], idempotency_key: 'k-string' }]],
-    ['a policy id that is a JSON number', [{ kind: 'FUNDING', asset: USDT0, entries: balanced, idempotency_key: 'k-number', policy_id: 7 }]],
+    [
+      'a group without an asset',
+      [{ kind: 'FUNDING', entries: balanced, idempotency_key: 'k-noasset' }],
+    ],
+    [
+      'a group without entries',
+      [{ kind: 'FUNDING', asset: USDT0, idempotency_key: 'k-noentries' }],
+    ],
+    [
+      'an entry without an account',
+      [
+        {
+          kind: 'FUNDING',
+          asset: USDT0,
+          entries: [{ amount: '1' }, { account: obligation('7'), amount: '-1' }],
+          idempotency_key: 'k-noaccount',
+        },
+      ],
+    ],
+    [
+      'an entry without an amount',
+      [
+        {
+          kind: 'FUNDING',
+          asset: USDT0,
+          entries: [{ account: treasury }, { account: obligation('7'), amount: '-1' }],
+          idempotency_key: 'k-noamount',
+        },
+      ],
+    ],
+    [
+      'an entry that is not an object',
+      [
+        {
+          kind: 'FUNDING',
+          asset: USDT0,
+          entries: ['x', { account: obligation('7'), amount: '-1' }],
+          idempotency_key: 'k-string',
+        },
+      ],
+    ],
+    [
+      'a policy id that is a JSON number',
+      [
+        {
+          kind: 'FUNDING',
+          asset: USDT0,
+          entries: balanced,
+          idempotency_key: 'k-number',
+          policy_id: 7,
+        },
+      ],
+    ],
   ])('refuses %s with LG002', async (_case, groups) => {
-    await expect(sqlPostGroups(groups)).rejects.toMatchObject({ code: 'LG002', message: expect.stringMatching(/^LEDGER_GROUP_INVALID: /) });
+    await expect(sqlPostGroups(groups)).rejects.toMatchObject({
+      code: 'LG002',
+      message: expect.stringMatching(/^LEDGER_GROUP_INVALID: /),
+    });
   });
 
   it('accepts amounts as integral JSON numbers and optional fields left out or null', async () => {
     const result = await sqlPostGroups([
-      { kind: 'FUNDING', asset: USDT0, entries: [{ account: treasury, amount: 12 }, { account: obligation('7'), amount: -12 }], idempotency_key: key('numbers') },
-      { kind: 'FUNDING', asset: USDT0, entries: balanced, idempotency_key: key('nulls'), intent_ref: null, policy_id: null, memo: null },
+      {
+        kind: 'FUNDING',
+        asset: USDT0,
+        entries: [
+          { account: treasury, amount: 12 },
+          { account: obligation('7'), amount: -12 },
+        ],
+        idempotency_key: key('numbers'),
+      },
+      {
+        kind: 'FUNDING',
+        asset: USDT0,
+        entries: balanced,
+        idempotency_key: key('nulls'),
+        intent_ref: null,
+        policy_id: null,
+        memo: null,
+      },
     ]);
     expect(result.rows[0].post_groups).toHaveLength(2);
   });
@@ -292,7 +566,11 @@ describe('idempotency in a batch', () => {
   it('treats the same key twice in one batch as a posting and its retry', async () => {
     const twice = funding(16n, '306');
     const before = await counts();
-    const ids = await postGroups(db.pool, [twice, funding(17n, '307'), { ...twice, entries: [...twice.entries].reverse() }]);
+    const ids = await postGroups(db.pool, [
+      twice,
+      funding(17n, '307'),
+      { ...twice, entries: [...twice.entries].reverse() },
+    ]);
     expect(ids[0]).toBe(ids[2]);
     expect((await counts()).groups).toBe(before.groups + 2);
   });
@@ -301,9 +579,22 @@ describe('idempotency in a batch', () => {
     const taken = funding(18n, '308');
     await postGroups(db.pool, [taken]);
     const before = await counts();
-    await expect(postGroups(db.pool, [funding(1n, '309'), { ...taken, memo: 'changed' }])).rejects.toMatchObject({ code: 'LEDGER_IDEMPOTENCY_CONFLICT' });
+    await expect(
+      postGroups(db.pool, [funding(1n, '309'), { ...taken, memo: 'changed' }]),
+    ).rejects.toMatchObject({ code: 'LEDGER_IDEMPOTENCY_CONFLICT' });
     const repeated = funding(19n, '310');
-    await expect(postGroups(db.pool, [repeated, { ...repeated, entries: [{ account: treasury, amountAtomic: 20n }, { account: obligation('310'), amountAtomic: -20n }] }])).rejects.toMatchObject({
+    await expect(
+      postGroups(db.pool, [
+        repeated,
+        {
+          ...repeated,
+          entries: [
+            { account: treasury, amountAtomic: 20n },
+            { account: obligation('310'), amountAtomic: -20n },
+          ],
+        },
+      ]),
+    ).rejects.toMatchObject({
       code: 'LEDGER_IDEMPOTENCY_CONFLICT',
     });
     expect(await counts()).toEqual(before);
@@ -318,11 +609,16 @@ describe('concurrency', () => {
         asset: USDT0,
         entries: [
           { account: accountId('SUSPENSE', USDT0, `batch-${round}-${i % 5}`), amountAtomic: 5n },
-          { account: accountId('SUSPENSE', USDT0, `batch-${round}-${(i + 1) % 5}`), amountAtomic: -5n },
+          {
+            account: accountId('SUSPENSE', USDT0, `batch-${round}-${(i + 1) % 5}`),
+            amountAtomic: -5n,
+          },
         ],
         idempotencyKey: `concurrent:${round}:${i}:${randomBytes(2).toString('hex')}`,
       }));
-      const batches = Array.from({ length: 8 }, (_, n) => shared.filter((_, i) => (i + n) % 3 !== 0).sort(() => Math.random() - 0.5));
+      const batches = Array.from({ length: 8 }, (_, n) =>
+        shared.filter((_, i) => (i + n) % 3 !== 0).sort(() => Math.random() - 0.5),
+      );
       const results = await Promise.all(batches.map((batch) => postGroups(db.pool, batch)));
       const idByKey = new Map<string, string>();
       results.forEach((ids, n) =>
@@ -332,7 +628,10 @@ describe('concurrency', () => {
           idByKey.set(k, id);
         }),
       );
-      const stored = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM ledger.groups WHERE idempotency_key = ANY($1)', [shared.map((g) => g.idempotencyKey)]);
+      const stored = await db.pool.query<{ n: string }>(
+        'SELECT count(*) AS n FROM ledger.groups WHERE idempotency_key = ANY($1)',
+        [shared.map((g) => g.idempotencyKey)],
+      );
       expect(Number(stored.rows[0].n)).toBe(idByKey.size);
     }
   });
@@ -346,24 +645,48 @@ describe('property', () => {
     const group = fc
       .record({
         asset: fc.constantFrom(USDT0, USDC),
-        lines: fc.array(fc.record({ kind: fc.constantFrom(...kinds), ref: fc.constantFrom(...refs), amount: fc.bigInt({ min: 1n, max: 10n ** 30n }), negative: fc.boolean() }), { minLength: 1, maxLength: 5 }),
+        lines: fc.array(
+          fc.record({
+            kind: fc.constantFrom(...kinds),
+            ref: fc.constantFrom(...refs),
+            amount: fc.bigInt({ min: 1n, max: 10n ** 30n }),
+            negative: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 5 },
+        ),
       })
       .map(({ asset, lines }) => {
-        const entries = lines.map((line) => ({ account: accountId(line.kind, asset, `prop-${line.ref}`), amountAtomic: line.negative ? -line.amount : line.amount }));
+        const entries = lines.map((line) => ({
+          account: accountId(line.kind, asset, `prop-${line.ref}`),
+          amountAtomic: line.negative ? -line.amount : line.amount,
+        }));
         const sum = entries.reduce((total, entry) => total + entry.amountAtomic, 0n);
-        entries.push(sum === 0n ? { account: accountId('SUSPENSE', asset, 'prop-zero'), amountAtomic: 1n } : { account: accountId('SUSPENSE', asset, 'prop-balance'), amountAtomic: -sum });
-        if (sum === 0n) entries.push({ account: accountId('SUSPENSE', asset, 'prop-balance'), amountAtomic: -1n });
+        entries.push(
+          sum === 0n
+            ? { account: accountId('SUSPENSE', asset, 'prop-zero'), amountAtomic: 1n }
+            : { account: accountId('SUSPENSE', asset, 'prop-balance'), amountAtomic: -sum },
+        );
+        if (sum === 0n)
+          entries.push({
+            account: accountId('SUSPENSE', asset, 'prop-balance'),
+            amountAtomic: -1n,
+          });
         return { kind: 'SUSPENSE_MOVE' as const, asset, entries, idempotencyKey: key('prop') };
       });
     await fc.assert(
       fc.asyncProperty(fc.array(group, { minLength: 1, maxLength: 20 }), async (groups) => {
         await postGroups(db.pool, groups);
-        for (const g of groups) for (const entry of g.entries) model.set(entry.account, (model.get(entry.account) ?? 0n) + entry.amountAtomic);
+        for (const g of groups)
+          for (const entry of g.entries)
+            model.set(entry.account, (model.get(entry.account) ?? 0n) + entry.amountAtomic);
       }),
       { numRuns: 25 },
     );
-    for (const [account, balance] of model) expect(await accountBalance(db.pool, account)).toBe(balance);
-    const trial = await db.pool.query<{ net: string }>('SELECT net::text FROM ledger.trial_balance');
+    for (const [account, balance] of model)
+      expect(await accountBalance(db.pool, account)).toBe(balance);
+    const trial = await db.pool.query<{ net: string }>(
+      'SELECT net::text FROM ledger.trial_balance',
+    );
     trial.rows.forEach((row) => expect(row.net).toBe('0'));
   });
 });

@@ -5,7 +5,12 @@ import { randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import { ACTOR_HEADER, type Actor, signActor } from '../../platform/actor';
 import type { TestDatabase } from '../../platform/db/testDb';
-import { createSubgraphServer, startSubgraphHttp, type SubgraphContext, type SubgraphHttpHandle } from '../kit';
+import {
+  createSubgraphServer,
+  startSubgraphHttp,
+  type SubgraphContext,
+  type SubgraphHttpHandle,
+} from '../kit';
 import { accountId, treasuryAccount } from './accounts';
 import { ledgerSubgraph } from './index';
 import { postFunding, postGroup, postServiceFee, postTreasuryTransfer } from './posting';
@@ -26,7 +31,11 @@ let http: SubgraphHttpHandle;
 const posted: Record<string, string> = {};
 const internalErrors: unknown[] = [];
 
-async function insertPolicyVersion(policyId: string, version: number, owner: string): Promise<void> {
+async function insertPolicyVersion(
+  policyId: string,
+  version: number,
+  owner: string,
+): Promise<void> {
   // Fixture rows in the policy subgraph's table; the ledger itself only calls policy.policy_owner.
   await db.pool.query(
     `INSERT INTO policy.policies (policy_id, version, owner, status, policy_hash, rules)
@@ -77,7 +86,11 @@ beforeAll(async () => {
     idempotencyKey: 'sweep:1',
   });
   posted.sweepSource = sweep.sourceGroupId;
-  server = await createSubgraphServer(ledgerSubgraph, { db: db.pool, actorSecret: SECRET, onInternalError: (error) => internalErrors.push(error) });
+  server = await createSubgraphServer(ledgerSubgraph, {
+    db: db.pool,
+    actorSecret: SECRET,
+    onInternalError: (error) => internalErrors.push(error),
+  });
   http = await startSubgraphHttp(server, { host: '127.0.0.1', port: 0 });
 });
 
@@ -100,10 +113,18 @@ interface GraphQLResponse {
   errors?: Array<{ message: string; extensions: { code: string } }>;
 }
 
-async function graphql(actor: Actor | null, query: string, variables: Record<string, unknown> = {}): Promise<GraphQLResponse> {
+async function graphql(
+  actor: Actor | null,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<GraphQLResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (actor !== null) headers[ACTOR_HEADER] = signActor(actor, SECRET);
-  const response = await fetch(http.url, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(http.url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+  });
   const body = (await response.json()) as Omit<GraphQLResponse, 'status'>;
   return { status: response.status, ...body };
 }
@@ -122,11 +143,17 @@ function ids(response: GraphQLResponse): string[] {
 
 describe('who sees which money', () => {
   it('shows an owner the groups and entries of their own policies and not another owner’s', async () => {
-    expect(ids(await graphql(owner(ALICE), GROUP_IDS))).toEqual([posted.aliceFunding, posted.aliceFee].sort());
-    expect(ids(await graphql(owner(BOB), GROUP_IDS))).toEqual([posted.bobFunding, posted.handedOver].sort());
+    expect(ids(await graphql(owner(ALICE), GROUP_IDS))).toEqual(
+      [posted.aliceFunding, posted.aliceFee].sort(),
+    );
+    expect(ids(await graphql(owner(BOB), GROUP_IDS))).toEqual(
+      [posted.bobFunding, posted.handedOver].sort(),
+    );
     const entries = await graphql(owner(ALICE), ENTRIES);
     expect(entries.errors).toBeUndefined();
-    const groupsOfEntries = new Set(entries.data.ledgerEntries.nodes.map((entry: { groupId: string }) => entry.groupId));
+    const groupsOfEntries = new Set(
+      entries.data.ledgerEntries.nodes.map((entry: { groupId: string }) => entry.groupId),
+    );
     expect([...groupsOfEntries].sort()).toEqual([posted.aliceFunding, posted.aliceFee].sort());
     expect(entries.data.ledgerEntries.nodes).toHaveLength(4);
   });
@@ -134,55 +161,104 @@ describe('who sees which money', () => {
   it('refuses an owner who asks for another owner’s policy, and hides other groups by id', async () => {
     const asked = await graphql(owner(ALICE), GROUP_IDS, { filter: { policyId: BOB_POLICY } });
     expect(asked.errors?.[0].extensions.code).toBe('FORBIDDEN');
-    const handedOver = await graphql(owner(ALICE), GROUP_IDS, { filter: { policyId: HANDED_OVER_POLICY } });
+    const handedOver = await graphql(owner(ALICE), GROUP_IDS, {
+      filter: { policyId: HANDED_OVER_POLICY },
+    });
     expect(handedOver.errors?.[0].extensions.code).toBe('FORBIDDEN');
-    const byId = await graphql(owner(ALICE), 'query($id: ID!) { ledgerGroup(id: $id) { id } }', { id: posted.bobFunding });
+    const byId = await graphql(owner(ALICE), 'query($id: ID!) { ledgerGroup(id: $id) { id } }', {
+      id: posted.bobFunding,
+    });
     expect(byId.errors).toBeUndefined();
     expect(byId.data.ledgerGroup).toBeNull();
-    const entries = await graphql(owner(BOB), ENTRIES, { filter: { intentRef: ALICE_INTENT_HASH } });
+    const entries = await graphql(owner(BOB), ENTRIES, {
+      filter: { intentRef: ALICE_INTENT_HASH },
+    });
     expect(entries.data.ledgerEntries.nodes).toEqual([]);
   });
 
   it('shows an admin everything, including groups of no policy and the idempotency keys', async () => {
     const all = await graphql(ADMIN, GROUP_IDS, { first: 200 });
     expect(ids(all)).toEqual(expect.arrayContaining(Object.values(posted)));
-    expect(all.data.ledgerGroups.nodes.find((node: { id: string }) => node.id === posted.bobFunding).idempotencyKey).toBe('funding:bob');
+    expect(
+      all.data.ledgerGroups.nodes.find((node: { id: string }) => node.id === posted.bobFunding)
+        .idempotencyKey,
+    ).toBe('funding:bob');
     const alice = await graphql(owner(ALICE), GROUP_IDS);
-    expect(alice.data.ledgerGroups.nodes.map((node: { idempotencyKey: string | null }) => node.idempotencyKey)).toEqual([null, null]);
+    expect(
+      alice.data.ledgerGroups.nodes.map(
+        (node: { idempotencyKey: string | null }) => node.idempotencyKey,
+      ),
+    ).toEqual([null, null]);
   });
 
   it('confines a consumer session to its one policy', async () => {
     const consumer: Actor = { kind: 'consumer', address: ALICE, policyId: ALICE_POLICY };
-    expect(ids(await graphql(consumer, GROUP_IDS))).toEqual([posted.aliceFunding, posted.aliceFee].sort());
-    expect((await graphql(consumer, GROUP_IDS, { filter: { policyId: HANDED_OVER_POLICY } })).errors?.[0].extensions.code).toBe('FORBIDDEN');
+    expect(ids(await graphql(consumer, GROUP_IDS))).toEqual(
+      [posted.aliceFunding, posted.aliceFee].sort(),
+    );
+    expect(
+      (await graphql(consumer, GROUP_IDS, { filter: { policyId: HANDED_OVER_POLICY } })).errors?.[0]
+        .extensions.code,
+    ).toBe('FORBIDDEN');
   });
 
   it('refuses anonymous callers everywhere with AUTH_REQUIRED', async () => {
-    for (const query of [GROUP_IDS, ENTRIES, '{ trialBalance { netAtomic } }', '{ ledgerAccounts { nodes { key } } }', '{ treasuryDrift { driftAtomic } }']) {
+    for (const query of [
+      GROUP_IDS,
+      ENTRIES,
+      '{ trialBalance { netAtomic } }',
+      '{ ledgerAccounts { nodes { key } } }',
+      '{ treasuryDrift { driftAtomic } }',
+    ]) {
       const response = await graphql(null, query);
-      expect({ query, code: response.errors?.[0].extensions.code, data: response.data }).toEqual({ query, code: 'AUTH_REQUIRED', data: null });
+      expect({ query, code: response.errors?.[0].extensions.code, data: response.data }).toEqual({
+        query,
+        code: 'AUTH_REQUIRED',
+        data: null,
+      });
     }
   });
 
   it('keeps accounts, the trial balance and treasury drift for admins', async () => {
-    for (const query of ['{ trialBalance { netAtomic } }', '{ ledgerAccounts { nodes { key } } }', '{ treasuryDrift { driftAtomic } }']) {
+    for (const query of [
+      '{ trialBalance { netAtomic } }',
+      '{ ledgerAccounts { nodes { key } } }',
+      '{ treasuryDrift { driftAtomic } }',
+    ]) {
       expect((await graphql(owner(ALICE), query)).errors?.[0].extensions.code).toBe('FORBIDDEN');
     }
-    const trial = await graphql(ADMIN, '{ trialBalance { asset { id symbol } debitsAtomic creditsAtomic netAtomic balanced byKind { kind balanceAtomic } } }');
+    const trial = await graphql(
+      ADMIN,
+      '{ trialBalance { asset { id symbol } debitsAtomic creditsAtomic netAtomic balanced byKind { kind balanceAtomic } } }',
+    );
     expect(trial.errors).toBeUndefined();
     expect(trial.data.trialBalance).toHaveLength(2);
-    for (const line of trial.data.trialBalance) expect(line).toMatchObject({ netAtomic: '0', balanced: true });
-    const usdt0 = trial.data.trialBalance.find((line: { asset: { id: string } }) => line.asset.id === USDT0);
+    for (const line of trial.data.trialBalance)
+      expect(line).toMatchObject({ netAtomic: '0', balanced: true });
+    const usdt0 = trial.data.trialBalance.find(
+      (line: { asset: { id: string } }) => line.asset.id === USDT0,
+    );
     expect(usdt0.byKind).toEqual(
       expect.arrayContaining([
         { kind: 'TREASURY', balanceAtomic: String(50_250 + 50_000 + 7_000 + 1_000 - 40_000) },
         { kind: 'FEE_REVENUE', balanceAtomic: '-50000' },
       ]),
     );
-    const accounts = await graphql(ADMIN, 'query($key: ID!) { ledgerAccount(key: $key) { key kind ref balanceAtomic entryCount asset { symbol } } }', {
+    const accounts = await graphql(
+      ADMIN,
+      'query($key: ID!) { ledgerAccount(key: $key) { key kind ref balanceAtomic entryCount asset { symbol } } }',
+      {
+        key: treasuryAccount(USDC),
+      },
+    );
+    expect(accounts.data.ledgerAccount).toEqual({
       key: treasuryAccount(USDC),
+      kind: 'TREASURY',
+      ref: 'float',
+      balanceAtomic: '39990',
+      entryCount: 1,
+      asset: { symbol: 'USDC' },
     });
-    expect(accounts.data.ledgerAccount).toEqual({ key: treasuryAccount(USDC), kind: 'TREASURY', ref: 'float', balanceAtomic: '39990', entryCount: 1, asset: { symbol: 'USDC' } });
   });
 });
 
@@ -201,7 +277,9 @@ describe('entity extensions', () => {
     const response = await graphql(owner(ALICE), query, { representations });
     expect(response.errors).toBeUndefined();
     const [policy, intent] = response.data._entities;
-    expect(policy.ledgerGroups.nodes.map((node: { id: string }) => node.id).sort()).toEqual([posted.aliceFunding, posted.aliceFee].sort());
+    expect(policy.ledgerGroups.nodes.map((node: { id: string }) => node.id).sort()).toEqual(
+      [posted.aliceFunding, posted.aliceFee].sort(),
+    );
     expect(intent.ledgerGroups.nodes).toEqual([
       {
         id: posted.aliceFunding,
@@ -211,9 +289,13 @@ describe('entity extensions', () => {
         ],
       },
     ]);
-    const bob = await graphql(owner(BOB), query, { representations: [{ __typename: 'Policy', id: ALICE_POLICY }] });
+    const bob = await graphql(owner(BOB), query, {
+      representations: [{ __typename: 'Policy', id: ALICE_POLICY }],
+    });
     expect(bob.errors?.[0].extensions.code).toBe('FORBIDDEN');
-    const bobIntent = await graphql(owner(BOB), query, { representations: [{ __typename: 'SpendIntent', intentHash: ALICE_INTENT_HASH }] });
+    const bobIntent = await graphql(owner(BOB), query, {
+      representations: [{ __typename: 'SpendIntent', intentHash: ALICE_INTENT_HASH }],
+    });
     expect(bobIntent.data._entities[0].ledgerGroups.nodes).toEqual([]);
   });
 });
@@ -239,10 +321,16 @@ describe('cursor pagination', () => {
     let after: string | null = null;
     let extra = 100;
     do {
-      const page: GraphQLResponse = await graphql(owner(ALICE), GROUP_IDS, { filter: { policyId }, first: 5, after });
+      const page: GraphQLResponse = await graphql(owner(ALICE), GROUP_IDS, {
+        filter: { policyId },
+        first: 5,
+        after,
+      });
       expect(page.errors).toBeUndefined();
       seen.push(...page.data.ledgerGroups.nodes.map((node: { id: string }) => node.id));
-      after = page.data.ledgerGroups.pageInfo.hasNextPage ? page.data.ledgerGroups.pageInfo.endCursor : null;
+      after = page.data.ledgerGroups.pageInfo.hasNextPage
+        ? page.data.ledgerGroups.pageInfo.endCursor
+        : null;
       await Promise.all([post((extra += 1)), post((extra += 1))]);
     } while (after !== null);
     expect(new Set(seen).size).toBe(seen.length);
@@ -250,32 +338,47 @@ describe('cursor pagination', () => {
   });
 
   it('pages through accounts by key for an admin, each account once', async () => {
-    const query = 'query($after: String) { ledgerAccounts(first: 3, after: $after) { nodes { key } pageInfo { endCursor hasNextPage } } }';
+    const query =
+      'query($after: String) { ledgerAccounts(first: 3, after: $after) { nodes { key } pageInfo { endCursor hasNextPage } } }';
     const keys: string[] = [];
     let after: string | null = null;
     do {
       const page: GraphQLResponse = await graphql(ADMIN, query, { after });
       expect(page.errors).toBeUndefined();
       keys.push(...page.data.ledgerAccounts.nodes.map((node: { key: string }) => node.key));
-      after = page.data.ledgerAccounts.pageInfo.hasNextPage ? page.data.ledgerAccounts.pageInfo.endCursor : null;
+      after = page.data.ledgerAccounts.pageInfo.hasNextPage
+        ? page.data.ledgerAccounts.pageInfo.endCursor
+        : null;
     } while (after !== null);
-    const all = await db.pool.query<{ account_id: string }>('SELECT account_id FROM ledger.accounts ORDER BY account_id');
+    const all = await db.pool.query<{ account_id: string }>(
+      'SELECT account_id FROM ledger.accounts ORDER BY account_id',
+    );
     expect(keys).toEqual(all.rows.map((row) => row.account_id));
   });
 
   it('refuses a cursor it did not hand out and a page size beyond the limit', async () => {
-    expect((await graphql(ADMIN, GROUP_IDS, { after: 'bm90LWEtY3Vyc29y' })).errors?.[0].extensions.code).toBe('REQUEST_INVALID');
-    expect((await graphql(ADMIN, GROUP_IDS, { first: 201 })).errors?.[0].extensions.code).toBe('REQUEST_INVALID');
+    expect(
+      (await graphql(ADMIN, GROUP_IDS, { after: 'bm90LWEtY3Vyc29y' })).errors?.[0].extensions.code,
+    ).toBe('REQUEST_INVALID');
+    expect((await graphql(ADMIN, GROUP_IDS, { first: 201 })).errors?.[0].extensions.code).toBe(
+      'REQUEST_INVALID',
+    );
   });
 
   it('filters by account, kind and time range', async () => {
-    const fee = await graphql(ADMIN, GROUP_IDS, { filter: { account: accountId('FEE_REVENUE', USDT0, 'preflight_payment') } });
+    const fee = await graphql(ADMIN, GROUP_IDS, {
+      filter: { account: accountId('FEE_REVENUE', USDT0, 'preflight_payment') },
+    });
     expect(ids(fee)).toEqual([posted.aliceFee]);
     const transfers = await graphql(ADMIN, GROUP_IDS, { filter: { kind: 'TREASURY_TRANSFER' } });
     expect(ids(transfers)).toHaveLength(2);
-    const future = await graphql(ADMIN, GROUP_IDS, { filter: { from: new Date(Date.now() + 3_600_000).toISOString() } });
+    const future = await graphql(ADMIN, GROUP_IDS, {
+      filter: { from: new Date(Date.now() + 3_600_000).toISOString() },
+    });
     expect(ids(future)).toEqual([]);
-    const past = await graphql(ADMIN, GROUP_IDS, { filter: { to: new Date(Date.now() + 3_600_000).toISOString(), kind: 'SERVICE_FEE' } });
+    const past = await graphql(ADMIN, GROUP_IDS, {
+      filter: { to: new Date(Date.now() + 3_600_000).toISOString(), kind: 'SERVICE_FEE' },
+    });
     expect(ids(past)).toEqual([posted.aliceFee]);
   });
 });
@@ -313,7 +416,11 @@ describe('operator mutations', () => {
     ]);
     const again = await graphql(ADMIN, TRANSFER, { input });
     expect(again.data.recordTreasuryTransfer.sourceGroup.id).toBe(sourceGroup.id);
-    const audit = await db.pool.query<{ actor: string; action: string; result: { ok: boolean; sourceGroupId: string } }>(
+    const audit = await db.pool.query<{
+      actor: string;
+      action: string;
+      result: { ok: boolean; sourceGroupId: string };
+    }>(
       "SELECT actor, action, result FROM ledger.operator_actions WHERE action = 'TREASURY_TRANSFER' ORDER BY action_id",
     );
     expect(audit.rows.map((row) => [row.actor, row.result.ok, row.result.sourceGroupId])).toEqual([
@@ -324,14 +431,27 @@ describe('operator mutations', () => {
 
   it('refuses operator mutations to owners and anonymous callers, and posts nothing', async () => {
     const before = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM ledger.groups');
-    expect((await graphql(owner(ALICE), TRANSFER, { input: { ...input, idempotencyKey: 'replenish:owner' } })).errors?.[0].extensions.code).toBe('FORBIDDEN');
-    expect((await graphql(null, REVERSE, { groupId: posted.bobFunding, reason: 'x', key: 'r:anon' })).errors?.[0].extensions.code).toBe('AUTH_REQUIRED');
+    expect(
+      (
+        await graphql(owner(ALICE), TRANSFER, {
+          input: { ...input, idempotencyKey: 'replenish:owner' },
+        })
+      ).errors?.[0].extensions.code,
+    ).toBe('FORBIDDEN');
+    expect(
+      (await graphql(null, REVERSE, { groupId: posted.bobFunding, reason: 'x', key: 'r:anon' }))
+        .errors?.[0].extensions.code,
+    ).toBe('AUTH_REQUIRED');
     const after = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM ledger.groups');
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
 
   it('reverses a group for an admin, refuses a second reversal with the ledger code, and audits both', async () => {
-    const reversed = await graphql(ADMIN, REVERSE, { groupId: posted.handedOver, reason: 'funded the wrong policy', key: 'reverse:handed-over' });
+    const reversed = await graphql(ADMIN, REVERSE, {
+      groupId: posted.handedOver,
+      reason: 'funded the wrong policy',
+      key: 'reverse:handed-over',
+    });
     expect(reversed.errors).toBeUndefined();
     expect(reversed.data.reverseLedgerGroup).toMatchObject({
       kind: 'REVERSAL',
@@ -339,14 +459,20 @@ describe('operator mutations', () => {
       reverses: { id: posted.handedOver },
       entries: [{ amountAtomic: '-1000' }, { amountAtomic: '1000' }],
     });
-    const twice = await graphql(ADMIN, REVERSE, { groupId: posted.handedOver, reason: 'again', key: 'reverse:handed-over:2' });
+    const twice = await graphql(ADMIN, REVERSE, {
+      groupId: posted.handedOver,
+      reason: 'again',
+      key: 'reverse:handed-over:2',
+    });
     expect(twice.errors?.[0].extensions.code).toBe('LEDGER_ALREADY_REVERSED');
     const audit = await db.pool.query<{ result: { ok: boolean; code?: string } }>(
       "SELECT result FROM ledger.operator_actions WHERE action = 'REVERSE_GROUP' ORDER BY action_id",
     );
     expect(audit.rows.map((row) => row.result.ok)).toEqual([true, false]);
     expect(audit.rows[1].result.code).toBe('LEDGER_ALREADY_REVERSED');
-    const bad = await graphql(ADMIN, TRANSFER, { input: { ...input, sourceAmountAtomic: '-5', idempotencyKey: 'replenish:bad' } });
+    const bad = await graphql(ADMIN, TRANSFER, {
+      input: { ...input, sourceAmountAtomic: '-5', idempotencyKey: 'replenish:bad' },
+    });
     expect(bad.errors?.[0].extensions.code).toBe('REQUEST_INVALID');
   });
 });

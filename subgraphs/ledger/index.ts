@@ -16,7 +16,12 @@ export const ledgerSubgraph: SubgraphModule = {
   buildSchema: () =>
     buildFederatedSchema(
       {
-        resolvers: [LedgerQueryResolver, LedgerGroupResolver, PolicyLedgerResolver, SpendIntentLedgerResolver],
+        resolvers: [
+          LedgerQueryResolver,
+          LedgerGroupResolver,
+          PolicyLedgerResolver,
+          SpendIntentLedgerResolver,
+        ],
         orphanedTypes: [LedgerAccount, PolicyWithLedger, SpendIntentWithLedger],
       },
       ledgerReferenceResolvers,

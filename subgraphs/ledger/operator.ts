@@ -4,7 +4,12 @@
 import type { Pool, PoolClient } from 'pg';
 import { AppError } from '../../core/errors';
 import { withTransaction } from '../../platform/db/transaction';
-import { ledgerErrorFrom, postTreasuryTransfer, reverseGroup, type TreasuryTransferGroups } from './posting';
+import {
+  ledgerErrorFrom,
+  postTreasuryTransfer,
+  reverseGroup,
+  type TreasuryTransferGroups,
+} from './posting';
 
 export type OperatorAction = 'TREASURY_TRANSFER' | 'REVERSE_GROUP';
 
@@ -19,7 +24,9 @@ const AMOUNT_ATOMIC = /^[1-9][0-9]{0,77}$/;
 /** A wire amount (positive decimal string of atomic units) as a bigint, or REQUEST_INVALID. */
 export function parseAmountAtomic(field: string, value: string): bigint {
   if (!AMOUNT_ATOMIC.test(value)) {
-    throw new AppError('REQUEST_INVALID', undefined, [{ field, reason: 'must be a positive integer of atomic units, as a decimal string' }]);
+    throw new AppError('REQUEST_INVALID', undefined, [
+      { field, reason: 'must be a positive integer of atomic units, as a decimal string' },
+    ]);
   }
   return BigInt(value);
 }
@@ -58,7 +65,10 @@ export async function audited<T extends Record<string, unknown>>(
     });
   } catch (error) {
     const refusal = error instanceof AppError ? error : ledgerErrorFrom(error);
-    const summary = refusal === null ? { ok: false, code: 'INTERNAL_ERROR' } : { ok: false, code: refusal.code, message: refusal.message };
+    const summary =
+      refusal === null
+        ? { ok: false, code: 'INTERNAL_ERROR' }
+        : { ok: false, code: refusal.code, message: refusal.message };
     // Nothing was posted; an audit row that cannot be written must not hide why.
     await insertAudit(pool, audit, action, payload, summary).catch(() => undefined);
     throw refusal ?? error;
@@ -74,17 +84,32 @@ export interface TreasuryTransferRequest {
   readonly memo?: string | null;
 }
 
-export function recordTreasuryTransfer(pool: Pool, audit: AuditContext, request: TreasuryTransferRequest): Promise<TreasuryTransferGroups> {
-  return audited<{ sourceGroupId: string; destinationGroupId: string }>(pool, audit, 'TREASURY_TRANSFER', request, (client) =>
-    postTreasuryTransfer(client, {
-      source: { asset: request.sourceAsset, amountAtomic: parseAmountAtomic('sourceAmountAtomic', request.sourceAmountAtomic) },
-      destination: {
-        asset: request.destinationAsset,
-        amountAtomic: parseAmountAtomic('destinationAmountAtomic', request.destinationAmountAtomic),
-      },
-      idempotencyKey: request.idempotencyKey,
-      memo: request.memo ?? null,
-    }).then((groups) => ({ ...groups })),
+export function recordTreasuryTransfer(
+  pool: Pool,
+  audit: AuditContext,
+  request: TreasuryTransferRequest,
+): Promise<TreasuryTransferGroups> {
+  return audited<{ sourceGroupId: string; destinationGroupId: string }>(
+    pool,
+    audit,
+    'TREASURY_TRANSFER',
+    request,
+    (client) =>
+      postTreasuryTransfer(client, {
+        source: {
+          asset: request.sourceAsset,
+          amountAtomic: parseAmountAtomic('sourceAmountAtomic', request.sourceAmountAtomic),
+        },
+        destination: {
+          asset: request.destinationAsset,
+          amountAtomic: parseAmountAtomic(
+            'destinationAmountAtomic',
+            request.destinationAmountAtomic,
+          ),
+        },
+        idempotencyKey: request.idempotencyKey,
+        memo: request.memo ?? null,
+      }).then((groups) => ({ ...groups })),
   );
 }
 
@@ -94,9 +119,19 @@ export interface ReverseRequest {
   readonly idempotencyKey: string;
 }
 
-export async function reverseLedgerGroup(pool: Pool, audit: AuditContext, request: ReverseRequest): Promise<string> {
-  const { reversalGroupId } = await audited(pool, audit, 'REVERSE_GROUP', request, async (client) => ({
-    reversalGroupId: await reverseGroup(client, request),
-  }));
+export async function reverseLedgerGroup(
+  pool: Pool,
+  audit: AuditContext,
+  request: ReverseRequest,
+): Promise<string> {
+  const { reversalGroupId } = await audited(
+    pool,
+    audit,
+    'REVERSE_GROUP',
+    request,
+    async (client) => ({
+      reversalGroupId: await reverseGroup(client, request),
+    }),
+  );
   return reversalGroupId;
 }

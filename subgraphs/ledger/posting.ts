@@ -8,7 +8,15 @@
 // commits or fails together either way.
 import type { QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AppError, type ErrorCode } from '../../core/errors';
-import { FEE_RECEIVER_REF, FLOAT_REF, accountId, assetId, parseAssetId, railRef, type GroupKind } from './accounts';
+import {
+  FEE_RECEIVER_REF,
+  FLOAT_REF,
+  accountId,
+  assetId,
+  parseAssetId,
+  railRef,
+  type GroupKind,
+} from './accounts';
 
 /** A pg Pool, PoolClient or Client. */
 export interface LedgerDb {
@@ -66,7 +74,8 @@ async function run<R extends QueryResultRow>(db: LedgerDb, config: QueryConfig):
 }
 
 function atomic(name: string, value: bigint): string {
-  if (typeof value !== 'bigint') throw new AppError('LEDGER_GROUP_INVALID', `${name} must be a bigint of atomic units`);
+  if (typeof value !== 'bigint')
+    throw new AppError('LEDGER_GROUP_INVALID', `${name} must be a bigint of atomic units`);
   return value.toString();
 }
 
@@ -79,7 +88,10 @@ function positive(name: string, value: bigint): bigint {
 
 function nonNegative(name: string, value: bigint): bigint {
   if (typeof value !== 'bigint' || value < 0n) {
-    throw new AppError('LEDGER_GROUP_INVALID', `${name} must be a non-negative bigint of atomic units`);
+    throw new AppError(
+      'LEDGER_GROUP_INVALID',
+      `${name} must be a non-negative bigint of atomic units`,
+    );
   }
   return value;
 }
@@ -122,7 +134,10 @@ export const MAX_GROUPS_PER_BATCH = 1000;
  * Returns the groups' ids in the order given; a replayed key returns its first group's id.
  * 1 to MAX_GROUPS_PER_BATCH groups.
  */
-export async function postGroups(db: LedgerDb, inputs: readonly PostGroupInput[]): Promise<string[]> {
+export async function postGroups(
+  db: LedgerDb,
+  inputs: readonly PostGroupInput[],
+): Promise<string[]> {
   const groups = inputs.map((input, group) => ({
     kind: input.kind,
     asset: input.asset,
@@ -144,7 +159,11 @@ export async function postGroups(db: LedgerDb, inputs: readonly PostGroupInput[]
 }
 
 /** Two groups in one statement, so both commit or neither does. */
-async function postPair(db: LedgerDb, funding: PostGroupInput, settlement: PostGroupInput): Promise<PostedPair> {
+async function postPair(
+  db: LedgerDb,
+  funding: PostGroupInput,
+  settlement: PostGroupInput,
+): Promise<PostedPair> {
   const row = await run<{ funding_group_id: string; settlement_group_id: string }>(db, {
     name: 'ledger_post_pair',
     text:
@@ -206,8 +225,15 @@ interface GroupContext {
   readonly memo?: string | null;
 }
 
-function context(input: GroupContext): Pick<PostGroupInput, 'idempotencyKey' | 'intentRef' | 'policyId' | 'memo'> {
-  return { idempotencyKey: input.idempotencyKey, intentRef: input.intentRef, policyId: input.policyId, memo: input.memo };
+function context(
+  input: GroupContext,
+): Pick<PostGroupInput, 'idempotencyKey' | 'intentRef' | 'policyId' | 'memo'> {
+  return {
+    idempotencyKey: input.idempotencyKey,
+    intentRef: input.intentRef,
+    policyId: input.policyId,
+    memo: input.memo,
+  };
 }
 
 export interface ServiceFeeInput extends GroupContext {
@@ -268,7 +294,10 @@ export function postSettlement(db: LedgerDb, input: SettlementInput): Promise<st
     kind: 'SETTLEMENT',
     asset: input.asset,
     entries: [
-      { account: accountId('PROVIDER_SETTLEMENT', input.asset, input.provider), amountAtomic: amount },
+      {
+        account: accountId('PROVIDER_SETTLEMENT', input.asset, input.provider),
+        amountAtomic: amount,
+      },
       { account: accountId('TREASURY', input.asset, FLOAT_REF), amountAtomic: -amount },
     ],
     ...context(input),
@@ -290,17 +319,31 @@ export interface SameRailRecognitionInput extends GroupContext {
  * Dr USER_OBLIGATION (cost + fee + spread) / Cr PROVIDER_SETTLEMENT cost / Cr FEE_REVENUE fee /
  * Cr SPREAD_REVENUE spread. Zero fee or spread lines are left out (an entry is never 0).
  */
-export function postSameRailRecognition(db: LedgerDb, input: SameRailRecognitionInput): Promise<string> {
+export function postSameRailRecognition(
+  db: LedgerDb,
+  input: SameRailRecognitionInput,
+): Promise<string> {
   const cost = positive('providerCostAtomic', input.providerCostAtomic);
   const fee = nonNegative('feeAtomic', input.feeAtomic);
   const spread = nonNegative('spreadAtomic', input.spreadAtomic);
   const { chain } = parseAssetId(input.asset);
   const entries: LedgerEntryInput[] = [
-    { account: accountId('USER_OBLIGATION', input.asset, input.policyId), amountAtomic: cost + fee + spread },
+    {
+      account: accountId('USER_OBLIGATION', input.asset, input.policyId),
+      amountAtomic: cost + fee + spread,
+    },
     { account: accountId('PROVIDER_SETTLEMENT', input.asset, input.provider), amountAtomic: -cost },
   ];
-  if (fee > 0n) entries.push({ account: accountId('FEE_REVENUE', input.asset, PURCHASE_FEE_REF), amountAtomic: -fee });
-  if (spread > 0n) entries.push({ account: accountId('SPREAD_REVENUE', input.asset, railRef(chain)), amountAtomic: -spread });
+  if (fee > 0n)
+    entries.push({
+      account: accountId('FEE_REVENUE', input.asset, PURCHASE_FEE_REF),
+      amountAtomic: -fee,
+    });
+  if (spread > 0n)
+    entries.push({
+      account: accountId('SPREAD_REVENUE', input.asset, railRef(chain)),
+      amountAtomic: -spread,
+    });
   return postGroup(db, { kind: 'RECOGNITION', asset: input.asset, entries, ...context(input) });
 }
 
@@ -323,36 +366,71 @@ export interface CrossRailRecognitionInput extends GroupContext {
  * Settlement rail: Dr CROSS_RAIL_CLEARING / Cr PROVIDER_SETTLEMENT, the amount paid. Keys get
  * `:funding` and `:settlement` appended.
  */
-export function postCrossRailRecognition(db: LedgerDb, input: CrossRailRecognitionInput): Promise<PostedPair> {
+export function postCrossRailRecognition(
+  db: LedgerDb,
+  input: CrossRailRecognitionInput,
+): Promise<PostedPair> {
   const funded = positive('funding.amountAtomic', input.funding.amountAtomic);
   const paid = positive('settlement.amountAtomic', input.settlement.amountAtomic);
   const fee = nonNegative('feeAtomic', input.feeAtomic);
   const spread = nonNegative('spreadAtomic', input.spreadAtomic);
   const remainder = funded - fee - spread;
-  if (remainder <= 0n) throw new AppError('LEDGER_GROUP_INVALID', 'fee and spread leave nothing of the funding to clear');
+  if (remainder <= 0n)
+    throw new AppError(
+      'LEDGER_GROUP_INVALID',
+      'fee and spread leave nothing of the funding to clear',
+    );
   const fundingChain = parseAssetId(input.funding.asset).chain;
   const settlementChain = parseAssetId(input.settlement.asset).chain;
   if (input.funding.asset === input.settlement.asset) {
-    throw new AppError('LEDGER_GROUP_INVALID', 'a cross-rail recognition joins two different assets');
+    throw new AppError(
+      'LEDGER_GROUP_INVALID',
+      'a cross-rail recognition joins two different assets',
+    );
   }
   const fundingEntries: LedgerEntryInput[] = [
-    { account: accountId('USER_OBLIGATION', input.funding.asset, input.policyId), amountAtomic: funded },
-    { account: accountId('CROSS_RAIL_CLEARING', input.funding.asset, railRef(settlementChain)), amountAtomic: -remainder },
+    {
+      account: accountId('USER_OBLIGATION', input.funding.asset, input.policyId),
+      amountAtomic: funded,
+    },
+    {
+      account: accountId('CROSS_RAIL_CLEARING', input.funding.asset, railRef(settlementChain)),
+      amountAtomic: -remainder,
+    },
   ];
-  if (fee > 0n) fundingEntries.push({ account: accountId('FEE_REVENUE', input.funding.asset, PURCHASE_FEE_REF), amountAtomic: -fee });
+  if (fee > 0n)
+    fundingEntries.push({
+      account: accountId('FEE_REVENUE', input.funding.asset, PURCHASE_FEE_REF),
+      amountAtomic: -fee,
+    });
   if (spread > 0n) {
-    fundingEntries.push({ account: accountId('SPREAD_REVENUE', input.funding.asset, railRef(settlementChain)), amountAtomic: -spread });
+    fundingEntries.push({
+      account: accountId('SPREAD_REVENUE', input.funding.asset, railRef(settlementChain)),
+      amountAtomic: -spread,
+    });
   }
   const shared = { intentRef: input.intentRef, policyId: input.policyId, memo: input.memo };
   return postPair(
     db,
-    { kind: 'RECOGNITION', asset: input.funding.asset, entries: fundingEntries, idempotencyKey: `${input.idempotencyKey}:funding`, ...shared },
+    {
+      kind: 'RECOGNITION',
+      asset: input.funding.asset,
+      entries: fundingEntries,
+      idempotencyKey: `${input.idempotencyKey}:funding`,
+      ...shared,
+    },
     {
       kind: 'RECOGNITION',
       asset: input.settlement.asset,
       entries: [
-        { account: accountId('CROSS_RAIL_CLEARING', input.settlement.asset, railRef(fundingChain)), amountAtomic: paid },
-        { account: accountId('PROVIDER_SETTLEMENT', input.settlement.asset, input.provider), amountAtomic: -paid },
+        {
+          account: accountId('CROSS_RAIL_CLEARING', input.settlement.asset, railRef(fundingChain)),
+          amountAtomic: paid,
+        },
+        {
+          account: accountId('PROVIDER_SETTLEMENT', input.settlement.asset, input.provider),
+          amountAtomic: -paid,
+        },
       ],
       idempotencyKey: `${input.idempotencyKey}:settlement`,
       ...shared,
@@ -378,7 +456,10 @@ export function postProviderCost(db: LedgerDb, input: ProviderCostInput): Promis
     asset: input.asset,
     entries: [
       { account: accountId('COST_OF_GOODS', input.asset, input.provider), amountAtomic: amount },
-      { account: accountId('PROVIDER_SETTLEMENT', input.asset, input.provider), amountAtomic: -amount },
+      {
+        account: accountId('PROVIDER_SETTLEMENT', input.asset, input.provider),
+        amountAtomic: -amount,
+      },
     ],
     ...context(input),
   });
@@ -461,7 +542,10 @@ export interface TreasuryTransferGroups {
  * Cr TREASURY; destination rail Dr TREASURY / Cr CROSS_RAIL_CLEARING. Different assets, both
  * amounts positive, one statement.
  */
-export async function postTreasuryTransfer(db: LedgerDb, input: TreasuryTransferInput): Promise<TreasuryTransferGroups> {
+export async function postTreasuryTransfer(
+  db: LedgerDb,
+  input: TreasuryTransferInput,
+): Promise<TreasuryTransferGroups> {
   const row = await run<{ source_group_id: string; destination_group_id: string }>(db, {
     name: 'ledger_post_treasury_transfer',
     text: 'SELECT source_group_id, destination_group_id FROM ledger.post_treasury_transfer($1, $2, $3, $4, $5, $6)',

@@ -4,13 +4,21 @@
 import fc from 'fast-check';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { ACCOUNT_KINDS, accountId, assetId, GROUP_KINDS } from './accounts';
-import { postGroup, registerAsset, reverseGroup, type LedgerEntryInput, type PostGroupInput } from './posting';
+import {
+  postGroup,
+  registerAsset,
+  reverseGroup,
+  type LedgerEntryInput,
+  type PostGroupInput,
+} from './posting';
 import { createLedgerTestDatabase, FUNDING_CHAIN, registerRails, USDC, USDT0 } from './testRails';
 
 const USDC_ON_FUNDING_RAIL = assetId(FUNDING_CHAIN, '0x00000000000000000000000000000000000c0c0c');
 const ASSETS = [USDT0, USDC, USDC_ON_FUNDING_RAIL] as const;
 const REFS = ['float', '7', 'domains.example', 'eip155-8453'] as const;
-const POSTABLE_KINDS = GROUP_KINDS.filter((kind) => kind !== 'REVERSAL') as Array<PostGroupInput['kind']>;
+const POSTABLE_KINDS = GROUP_KINDS.filter((kind) => kind !== 'REVERSAL') as Array<
+  PostGroupInput['kind']
+>;
 /** Big enough to exercise NUMERIC(78,0) far beyond 2^64, small enough that 64 of them fit. */
 const MAX_AMOUNT_ATOMIC = 10n ** 70n;
 const CONCURRENT_POSTINGS = 8;
@@ -23,7 +31,12 @@ let nextKey = 0;
 beforeAll(async () => {
   db = await createLedgerTestDatabase({ subgraphs: ['ledger'], poolSize: CONCURRENT_POSTINGS });
   await registerRails(db.pool);
-  await registerAsset(db.pool, { chain: FUNDING_CHAIN, token: USDC_ON_FUNDING_RAIL.split('|')[1], symbol: 'USDC', decimals: 6 });
+  await registerAsset(db.pool, {
+    chain: FUNDING_CHAIN,
+    token: USDC_ON_FUNDING_RAIL.split('|')[1],
+    symbol: 'USDC',
+    decimals: 6,
+  });
 });
 
 afterAll(async () => {
@@ -32,7 +45,10 @@ afterAll(async () => {
 
 function apply(entries: readonly LedgerEntryInput[], sign: bigint): void {
   for (const entry of entries) {
-    modelBalances.set(entry.account, (modelBalances.get(entry.account) ?? 0n) + sign * entry.amountAtomic);
+    modelBalances.set(
+      entry.account,
+      (modelBalances.get(entry.account) ?? 0n) + sign * entry.amountAtomic,
+    );
   }
 }
 
@@ -48,21 +64,37 @@ const groupArbitrary = fc
   .record({
     kind: fc.constantFrom(...POSTABLE_KINDS),
     asset: fc.constantFrom(...ASSETS),
-    lines: fc.array(fc.record({ kind: fc.constantFrom(...ACCOUNT_KINDS), ref: fc.constantFrom(...REFS), amount: nonZeroAmount }), {
-      minLength: 1,
-      maxLength: 7,
+    lines: fc.array(
+      fc.record({
+        kind: fc.constantFrom(...ACCOUNT_KINDS),
+        ref: fc.constantFrom(...REFS),
+        amount: nonZeroAmount,
+      }),
+      {
+        minLength: 1,
+        maxLength: 7,
+      },
+    ),
+    balancing: fc.record({
+      kind: fc.constantFrom(...ACCOUNT_KINDS),
+      ref: fc.constantFrom(...REFS),
     }),
-    balancing: fc.record({ kind: fc.constantFrom(...ACCOUNT_KINDS), ref: fc.constantFrom(...REFS) }),
   })
   .map(({ kind, asset, lines, balancing }) => {
-    const entries: LedgerEntryInput[] = lines.map((line) => ({ account: accountId(line.kind, asset, line.ref), amountAtomic: line.amount }));
+    const entries: LedgerEntryInput[] = lines.map((line) => ({
+      account: accountId(line.kind, asset, line.ref),
+      amountAtomic: line.amount,
+    }));
     const sum = entries.reduce((total, entry) => total + entry.amountAtomic, 0n);
     if (sum === 0n) {
       // The lines already balance; split the first one so the closing pair is still non-zero.
       entries.push({ account: accountId(balancing.kind, asset, balancing.ref), amountAtomic: 1n });
       entries.push({ account: accountId(balancing.kind, asset, balancing.ref), amountAtomic: -1n });
     } else {
-      entries.push({ account: accountId(balancing.kind, asset, balancing.ref), amountAtomic: -sum });
+      entries.push({
+        account: accountId(balancing.kind, asset, balancing.ref),
+        amountAtomic: -sum,
+      });
     }
     return { kind, asset, entries };
   });
@@ -94,7 +126,11 @@ async function perform(operation: Operation): Promise<void> {
   }
   if (target.reversed) return;
   target.reversed = true;
-  await reverseGroup(db.pool, { groupId: target.id, reason: 'property test', idempotencyKey: `reverse:${target.id}` });
+  await reverseGroup(db.pool, {
+    groupId: target.id,
+    reason: 'property test',
+    idempotencyKey: `reverse:${target.id}`,
+  });
   apply(target.input.entries, -1n);
 }
 
@@ -104,13 +140,17 @@ async function performBatch(operations: readonly Operation[]): Promise<void> {
   for (let start = 0; start < posts.length; start += CONCURRENT_POSTINGS) {
     await Promise.all(posts.slice(start, start + CONCURRENT_POSTINGS).map(perform));
   }
-  for (const operation of operations.filter((candidate) => candidate.op !== 'post')) await perform(operation);
+  for (const operation of operations.filter((candidate) => candidate.op !== 'post'))
+    await perform(operation);
 }
 
 async function assertLedgerMatchesModel(): Promise<void> {
-  const trial = await db.pool.query<{ asset: string; net: string; debits: string; credits: string }>(
-    'SELECT asset, net::text, debits::text, credits::text FROM ledger.trial_balance',
-  );
+  const trial = await db.pool.query<{
+    asset: string;
+    net: string;
+    debits: string;
+    credits: string;
+  }>('SELECT asset, net::text, debits::text, credits::text FROM ledger.trial_balance');
   expect(trial.rows).toHaveLength(ASSETS.length);
   for (const row of trial.rows) {
     expect({ asset: row.asset, net: row.net }).toEqual({ asset: row.asset, net: '0' });
@@ -129,17 +169,23 @@ async function assertLedgerMatchesModel(): Promise<void> {
   const stored = new Map(accounts.rows.map((row) => [row.account_id, row]));
   for (const row of accounts.rows) expect(row.balance).toBe(row.entry_sum);
   for (const [account, balance] of modelBalances) {
-    expect({ account, balance: stored.get(account)?.balance }).toEqual({ account, balance: balance.toString() });
+    expect({ account, balance: stored.get(account)?.balance }).toEqual({
+      account,
+      balance: balance.toString(),
+    });
   }
   expect(stored.size).toBe(modelBalances.size);
 }
 
 it('keeps every asset on every rail at zero and every account equal to the sum of its entries', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(operationArbitrary, { minLength: 70, maxLength: 130 }), async (operations) => {
-      await performBatch(operations);
-      await assertLedgerMatchesModel();
-    }),
+    fc.asyncProperty(
+      fc.array(operationArbitrary, { minLength: 70, maxLength: 130 }),
+      async (operations) => {
+        await performBatch(operations);
+        await assertLedgerMatchesModel();
+      },
+    ),
     { numRuns: 40 },
   );
   const count = await db.pool.query<{ n: string }>('SELECT count(*) AS n FROM ledger.groups');

@@ -9,7 +9,8 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
 /** Who may see what: everything, or only the groups (and their entries) of these policies. */
-export type LedgerScope = { readonly all: true } | { readonly all: false; readonly policyIds: readonly string[] };
+export type LedgerScope =
+  { readonly all: true } | { readonly all: false; readonly policyIds: readonly string[] };
 
 export interface AssetView {
   id: string;
@@ -83,14 +84,19 @@ function encodeCursor(value: string): string {
 
 function decodeCursor(cursor: string, shape: RegExp): string {
   const match = shape.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null) throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [{ field: 'after', reason: 'unknown cursor' }]);
+  if (match === null)
+    throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [
+      { field: 'after', reason: 'unknown cursor' },
+    ]);
   return match[1];
 }
 
 function pageSize(first: number | null | undefined): number {
   const size = first ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw new AppError('REQUEST_INVALID', undefined, [{ field: 'first', reason: `must be 1 to ${MAX_PAGE_SIZE}` }]);
+    throw new AppError('REQUEST_INVALID', undefined, [
+      { field: 'first', reason: `must be 1 to ${MAX_PAGE_SIZE}` },
+    ]);
   }
   return size;
 }
@@ -114,7 +120,11 @@ function scoped(conditions: Conditions, scope: LedgerScope): void {
   if (!scope.all) conditions.add((p) => `g.policy_id = ANY(${p}::text[])`, scope.policyIds);
 }
 
-function filtered(conditions: Conditions, filter: LedgerFilterInput, accountColumn: 'group' | 'entry'): void {
+function filtered(
+  conditions: Conditions,
+  filter: LedgerFilterInput,
+  accountColumn: 'group' | 'entry',
+): void {
   if (filter.account != null) {
     conditions.add(
       (p) =>
@@ -143,14 +153,30 @@ interface AssetColumns {
 const ASSET_COLUMNS = 's.asset_id AS asset, s.chain, s.token, s.symbol, s.decimals';
 
 function assetOf(row: AssetColumns): AssetView {
-  return { id: row.asset, chain: row.chain, token: row.token, symbol: row.symbol, decimals: row.decimals };
+  return {
+    id: row.asset,
+    chain: row.chain,
+    token: row.token,
+    symbol: row.symbol,
+    decimals: row.decimals,
+  };
 }
 
-function pageOf<R extends { seq: string }, T>(rows: R[], size: number, map: (row: R) => T): Page<T> {
+function pageOf<R extends { seq: string }, T>(
+  rows: R[],
+  size: number,
+  map: (row: R) => T,
+): Page<T> {
   const hasNextPage = rows.length > size;
   const kept = rows.slice(0, size);
   const last = kept[kept.length - 1];
-  return { nodes: kept.map(map), pageInfo: { endCursor: last === undefined ? null : encodeCursor(`seq:${last.seq}`), hasNextPage } };
+  return {
+    nodes: kept.map(map),
+    pageInfo: {
+      endCursor: last === undefined ? null : encodeCursor(`seq:${last.seq}`),
+      hasNextPage,
+    },
+  };
 }
 
 interface GroupRow extends AssetColumns {
@@ -183,12 +209,18 @@ function groupOf(row: GroupRow): GroupView {
   };
 }
 
-export async function listGroups(db: Pool, scope: LedgerScope, filter: LedgerFilterInput, page: PageRequest): Promise<Page<GroupView>> {
+export async function listGroups(
+  db: Pool,
+  scope: LedgerScope,
+  filter: LedgerFilterInput,
+  page: PageRequest,
+): Promise<Page<GroupView>> {
   const size = pageSize(page.first);
   const conditions = new Conditions();
   scoped(conditions, scope);
   filtered(conditions, filter, 'group');
-  if (page.after != null) conditions.add((p) => `g.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
+  if (page.after != null)
+    conditions.add((p) => `g.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
   conditions.values.push(size + 1);
   const result = await db.query<GroupRow>(
     `${GROUP_SELECT} ${conditions.where()} ORDER BY g.seq DESC LIMIT $${conditions.values.length}`,
@@ -198,19 +230,33 @@ export async function listGroups(db: Pool, scope: LedgerScope, filter: LedgerFil
 }
 
 /** One group, or null when it does not exist or lies outside the scope. */
-export async function groupById(db: Pool, scope: LedgerScope, groupId: string): Promise<GroupView | null> {
+export async function groupById(
+  db: Pool,
+  scope: LedgerScope,
+  groupId: string,
+): Promise<GroupView | null> {
   const conditions = new Conditions();
   conditions.add((p) => `g.group_id = ${p}`, groupId);
   scoped(conditions, scope);
-  const result = await db.query<GroupRow>(`${GROUP_SELECT} ${conditions.where()}`, conditions.values);
+  const result = await db.query<GroupRow>(
+    `${GROUP_SELECT} ${conditions.where()}`,
+    conditions.values,
+  );
   return result.rows.length === 0 ? null : groupOf(result.rows[0]);
 }
 
-export async function groupReversing(db: Pool, scope: LedgerScope, groupId: string): Promise<GroupView | null> {
+export async function groupReversing(
+  db: Pool,
+  scope: LedgerScope,
+  groupId: string,
+): Promise<GroupView | null> {
   const conditions = new Conditions();
   conditions.add((p) => `g.reverses = ${p}`, groupId);
   scoped(conditions, scope);
-  const result = await db.query<GroupRow>(`${GROUP_SELECT} ${conditions.where()}`, conditions.values);
+  const result = await db.query<GroupRow>(
+    `${GROUP_SELECT} ${conditions.where()}`,
+    conditions.values,
+  );
   return result.rows.length === 0 ? null : groupOf(result.rows[0]);
 }
 
@@ -246,12 +292,18 @@ function entryOf(row: EntryRow): EntryView {
   };
 }
 
-export async function listEntries(db: Pool, scope: LedgerScope, filter: LedgerFilterInput, page: PageRequest): Promise<Page<EntryView>> {
+export async function listEntries(
+  db: Pool,
+  scope: LedgerScope,
+  filter: LedgerFilterInput,
+  page: PageRequest,
+): Promise<Page<EntryView>> {
   const size = pageSize(page.first);
   const conditions = new Conditions();
   scoped(conditions, scope);
   filtered(conditions, filter, 'entry');
-  if (page.after != null) conditions.add((p) => `e.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
+  if (page.after != null)
+    conditions.add((p) => `e.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
   conditions.values.push(size + 1);
   const result = await db.query<EntryRow>(
     `${ENTRY_SELECT} ${conditions.where()} ORDER BY e.seq DESC LIMIT $${conditions.values.length}`,
@@ -261,12 +313,16 @@ export async function listEntries(db: Pool, scope: LedgerScope, filter: LedgerFi
 }
 
 /** The entries of these groups (already authorised through their groups), in slot order. */
-export async function entriesOfGroups(db: Pool, groupIds: readonly string[]): Promise<Map<string, EntryView[]>> {
+export async function entriesOfGroups(
+  db: Pool,
+  groupIds: readonly string[],
+): Promise<Map<string, EntryView[]>> {
   const byGroup = new Map<string, EntryView[]>(groupIds.map((id) => [id, []]));
   if (groupIds.length === 0) return byGroup;
-  const result = await db.query<EntryRow>(`${ENTRY_SELECT} WHERE e.group_id = ANY($1::text[]) ORDER BY e.group_id, e.entry_no`, [
-    groupIds,
-  ]);
+  const result = await db.query<EntryRow>(
+    `${ENTRY_SELECT} WHERE e.group_id = ANY($1::text[]) ORDER BY e.group_id, e.entry_no`,
+    [groupIds],
+  );
   for (const row of result.rows) byGroup.get(row.group_id)?.push(entryOf(row));
   return byGroup;
 }
@@ -291,7 +347,8 @@ export async function listAccounts(
   if (filter.asset != null) conditions.add((p) => `b.asset = ${p}`, filter.asset);
   if (filter.key != null) conditions.add((p) => `b.account_id = ${p}`, filter.key);
   // Same collation as the primary key, so the page walks the index and sums only its own accounts.
-  if (page.after != null) conditions.add((p) => `b.account_id > ${p}`, decodeCursor(page.after, ACCOUNT_CURSOR));
+  if (page.after != null)
+    conditions.add((p) => `b.account_id > ${p}`, decodeCursor(page.after, ACCOUNT_CURSOR));
   conditions.values.push(size + 1);
   const result = await db.query<AccountRow>(
     `SELECT b.account_id, b.kind::text AS kind, b.ref, b.balance::text AS balance, b.entry_count::text AS entry_count,
@@ -313,7 +370,10 @@ export async function listAccounts(
       entryCount: Number(row.entry_count),
       createdAt: row.created_at,
     })),
-    pageInfo: { endCursor: last === undefined ? null : encodeCursor(`account:${last.account_id}`), hasNextPage },
+    pageInfo: {
+      endCursor: last === undefined ? null : encodeCursor(`account:${last.account_id}`),
+      hasNextPage,
+    },
   };
 }
 
@@ -344,7 +404,9 @@ export async function trialBalance(db: Pool): Promise<TrialBalanceView[]> {
     netAtomic: row.net,
     balanced: row.net === '0',
     entryCount: Number(row.entry_count),
-    byKind: kinds.rows.filter((line) => line.asset === row.asset).map((line) => ({ kind: line.kind, balanceAtomic: line.balance })),
+    byKind: kinds.rows
+      .filter((line) => line.asset === row.asset)
+      .map((line) => ({ kind: line.kind, balanceAtomic: line.balance })),
   }));
 }
 
@@ -360,7 +422,14 @@ export interface TreasuryDriftView {
 
 export async function latestTreasuryDrift(db: Pool): Promise<TreasuryDriftView[]> {
   const result = await db.query<
-    AssetColumns & { treasury_address: string; onchain: string; ledger: string; drift: string; block_number: string; taken_at: Date }
+    AssetColumns & {
+      treasury_address: string;
+      onchain: string;
+      ledger: string;
+      drift: string;
+      block_number: string;
+      taken_at: Date;
+    }
   >(
     `SELECT asset, chain, token, symbol, decimals, treasury_address, onchain_balance::text AS onchain,
             ledger_balance::text AS ledger, drift::text AS drift, block_number::text AS block_number, taken_at

@@ -4,15 +4,28 @@
 import { Directive, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { ACCOUNT_KINDS, type AccountKind, GROUP_KINDS, type GroupKind } from './accounts';
 
-export const LedgerAccountKindEnum = Object.fromEntries(ACCOUNT_KINDS.map((kind) => [kind, kind])) as {
+export const LedgerAccountKindEnum = Object.fromEntries(
+  ACCOUNT_KINDS.map((kind) => [kind, kind]),
+) as {
   [K in AccountKind]: K;
 };
-export const LedgerGroupKindEnum = Object.fromEntries(GROUP_KINDS.map((kind) => [kind, kind])) as { [K in GroupKind]: K };
+export const LedgerGroupKindEnum = Object.fromEntries(GROUP_KINDS.map((kind) => [kind, kind])) as {
+  [K in GroupKind]: K;
+};
 
-registerEnumType(LedgerAccountKindEnum, { name: 'LedgerAccountKind', description: 'What an account holds; see docs/ledger.md.' });
-registerEnumType(LedgerGroupKindEnum, { name: 'LedgerGroupKind', description: 'Why a group of entries was posted.' });
+registerEnumType(LedgerAccountKindEnum, {
+  name: 'LedgerAccountKind',
+  description: 'What an account holds; see docs/ledger.md.',
+});
+registerEnumType(LedgerGroupKindEnum, {
+  name: 'LedgerGroupKind',
+  description: 'Why a group of entries was posted.',
+});
 
-@ObjectType({ description: 'One token on one chain (one rail). Every group and account holds exactly one asset.' })
+@ObjectType({
+  description:
+    'One token on one chain (one rail). Every group and account holds exactly one asset.',
+})
 export class LedgerAsset {
   @Field(() => ID, { description: 'chain|token, e.g. eip155:196|0x…' })
   id!: string;
@@ -33,7 +46,9 @@ export class LedgerAsset {
 @Directive('@key(fields: "key")')
 @ObjectType({ description: 'A ledger account with its balance. Admin only.' })
 export class LedgerAccount {
-  @Field(() => ID, { description: 'The account id, KIND:chain|token:ref, e.g. TREASURY:eip155:196|0x…:float.' })
+  @Field(() => ID, {
+    description: 'The account id, KIND:chain|token:ref, e.g. TREASURY:eip155:196|0x…:float.',
+  })
   key!: string;
 
   @Field(() => LedgerAccountKindEnum)
@@ -86,7 +101,9 @@ export class LedgerEntry {
 }
 
 @Directive('@key(fields: "id")')
-@ObjectType({ description: 'A balanced, single-asset set of entries, posted once and never changed.' })
+@ObjectType({
+  description: 'A balanced, single-asset set of entries, posted once and never changed.',
+})
 export class LedgerGroup {
   @Field(() => ID, { description: 'lg_ + 24 hex.' })
   id!: string;
@@ -97,7 +114,10 @@ export class LedgerGroup {
   @Field(() => LedgerAsset)
   asset!: LedgerAsset;
 
-  @Field(() => String, { nullable: true, description: 'The intent the money belongs to: ci_… or an intentHash.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'The intent the money belongs to: ci_… or an intentHash.',
+  })
   intentRef!: string | null;
 
   @Field(() => ID, { nullable: true })
@@ -115,14 +135,20 @@ export class LedgerGroup {
 
 @ObjectType()
 export class LedgerPageInfo {
-  @Field(() => String, { nullable: true, description: 'Opaque; pass as `after` for the next page.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Opaque; pass as `after` for the next page.',
+  })
   endCursor!: string | null;
 
   @Field()
   hasNextPage!: boolean;
 }
 
-@ObjectType({ description: 'Newest first. Stable while rows are added: a row that existed when paging began appears exactly once.' })
+@ObjectType({
+  description:
+    'Newest first. Stable while rows are added: a row that existed when paging began appears exactly once.',
+})
 export class LedgerGroupConnection {
   @Field(() => [LedgerGroup])
   nodes!: LedgerGroup[];
@@ -131,7 +157,10 @@ export class LedgerGroupConnection {
   pageInfo!: LedgerPageInfo;
 }
 
-@ObjectType({ description: 'Newest first. Stable while rows are added: a row that existed when paging began appears exactly once.' })
+@ObjectType({
+  description:
+    'Newest first. Stable while rows are added: a row that existed when paging began appears exactly once.',
+})
 export class LedgerEntryConnection {
   @Field(() => [LedgerEntry])
   nodes!: LedgerEntry[];
@@ -158,7 +187,9 @@ export class LedgerKindBalance {
   balanceAtomic!: string;
 }
 
-@ObjectType({ description: 'One asset on one rail. netAtomic is always 0; anything else is a defect.' })
+@ObjectType({
+  description: 'One asset on one rail. netAtomic is always 0; anything else is a defect.',
+})
 export class LedgerTrialBalance {
   @Field(() => LedgerAsset)
   asset!: LedgerAsset;
@@ -182,7 +213,10 @@ export class LedgerTrialBalance {
   byKind!: LedgerKindBalance[];
 }
 
-@ObjectType({ description: 'The latest on-chain float next to the ledger TREASURY balance of its asset. Reported, never corrected.' })
+@ObjectType({
+  description:
+    'The latest on-chain float next to the ledger TREASURY balance of its asset. Reported, never corrected.',
+})
 export class LedgerTreasuryDrift {
   @Field(() => LedgerAsset)
   asset!: LedgerAsset;
@@ -208,14 +242,20 @@ export class LedgerTreasuryDrift {
 
 @ObjectType()
 export class LedgerTreasuryTransfer {
-  @Field(() => LedgerGroup, { description: 'On the rail the float left: Dr CROSS_RAIL_CLEARING / Cr TREASURY.' })
+  @Field(() => LedgerGroup, {
+    description: 'On the rail the float left: Dr CROSS_RAIL_CLEARING / Cr TREASURY.',
+  })
   sourceGroup!: LedgerGroup;
 
-  @Field(() => LedgerGroup, { description: 'On the rail it arrived: Dr TREASURY / Cr CROSS_RAIL_CLEARING.' })
+  @Field(() => LedgerGroup, {
+    description: 'On the rail it arrived: Dr TREASURY / Cr CROSS_RAIL_CLEARING.',
+  })
   destinationGroup!: LedgerGroup;
 }
 
-@InputType({ description: 'Narrows groups or entries; every field is optional and they combine with AND.' })
+@InputType({
+  description: 'Narrows groups or entries; every field is optional and they combine with AND.',
+})
 export class LedgerFilter {
   @Field({ nullable: true, description: 'Groups or entries touching this account key.' })
   account?: string;
@@ -239,7 +279,10 @@ export class LedgerFilter {
   to?: Date;
 }
 
-@InputType({ description: 'A float replenishment between rails, as it happened outside the service (bridge, swap, exchange).' })
+@InputType({
+  description:
+    'A float replenishment between rails, as it happened outside the service (bridge, swap, exchange).',
+})
 export class TreasuryTransferInput {
   @Field({ description: 'chain|token of the float that was moved out.' })
   sourceAsset!: string;
@@ -250,7 +293,9 @@ export class TreasuryTransferInput {
   @Field({ description: 'chain|token of the float that was topped up.' })
   destinationAsset!: string;
 
-  @Field({ description: 'Atomic units that arrived; independent of the source amount (no price feed).' })
+  @Field({
+    description: 'Atomic units that arrived; independent of the source amount (no price feed).',
+  })
   destinationAmountAtomic!: string;
 
   @Field({ description: 'Retrying with the same key returns the same pair.' })

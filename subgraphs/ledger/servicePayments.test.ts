@@ -23,7 +23,10 @@ import { createLedgerTestDatabase, registerRails, USDT0 } from './testRails';
 let db: TestDatabase;
 const TOKEN = USDT0.split('|')[1];
 const TX = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
-const EXPIRED = { reason: 'invalid_exact_evm_payload_authorization_valid_before', blockNumber: 100n } as const;
+const EXPIRED = {
+  reason: 'invalid_exact_evm_payload_authorization_valid_before',
+  blockNumber: 100n,
+} as const;
 const NONCE_USED = { reason: 'invalid_exact_evm_nonce_already_used', blockNumber: 100n } as const;
 
 function claimFor(overrides: Partial<PaymentClaim> = {}): PaymentClaim {
@@ -53,7 +56,9 @@ afterAll(async () => {
 describe('claims', () => {
   it('exactly one of 20 concurrent claims of one authorization wins; the others see its record', async () => {
     const claim = claimFor();
-    const outcomes = await Promise.all(Array.from({ length: 20 }, () => claimPayment(db.pool, claim, 30_000)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () => claimPayment(db.pool, claim, 30_000)),
+    );
     expect(outcomes.filter((outcome) => outcome.claimed)).toHaveLength(1);
     expect(new Set(outcomes.map((outcome) => outcome.payment.paymentId)).size).toBe(1);
     expect(outcomes.every((outcome) => outcome.payment.state === 'SETTLING')).toBe(true);
@@ -64,7 +69,9 @@ describe('claims', () => {
     expect(await takeLapsedLease(db.pool, payment.paymentId, 'SETTLING', 30_000)).toBeNull();
     const lapsed = await claimPayment(db.pool, claimFor(), 1);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const taken = await Promise.all([1, 2, 3].map(() => takeLapsedLease(db.pool, lapsed.payment.paymentId, 'SETTLING', 30_000)));
+    const taken = await Promise.all(
+      [1, 2, 3].map(() => takeLapsedLease(db.pool, lapsed.payment.paymentId, 'SETTLING', 30_000)),
+    );
     expect(taken.filter((row) => row !== null)).toHaveLength(1);
   });
 
@@ -89,8 +96,15 @@ describe('money states', () => {
     expect(settled).toMatchObject({ state: 'SETTLED', txHash: TX(1) });
     expect(await accountBalance(db.pool, treasury)).toBe(before + 10_000n);
     expect(await accountBalance(db.pool, float)).toBe(floatBefore);
-    const answered = await recordAnswer(db.pool, payment.paymentId, 200, { ok: true, tool: 'ping_service' });
-    expect(answered).toMatchObject({ state: 'ANSWERED', answerStatus: 200, answerBody: { ok: true, tool: 'ping_service' } });
+    const answered = await recordAnswer(db.pool, payment.paymentId, 200, {
+      ok: true,
+      tool: 'ping_service',
+    });
+    expect(answered).toMatchObject({
+      state: 'ANSWERED',
+      answerStatus: 200,
+      answerBody: { ok: true, tool: 'ping_service' },
+    });
     expect(await recordAnswer(db.pool, payment.paymentId, 200, { again: true })).toBeNull();
   });
 
@@ -102,7 +116,10 @@ describe('money states', () => {
     expect(parked.state).toBe('PENDING');
     expect(await accountBalance(db.pool, suspense)).toBe(10_000n);
     expect(await accountBalance(db.pool, treasury)).toBe(before);
-    const [once, twice] = await Promise.all([recordConfirmed(db.pool, parked, TX(2), null), recordConfirmed(db.pool, parked, TX(2), null)]);
+    const [once, twice] = await Promise.all([
+      recordConfirmed(db.pool, parked, TX(2), null),
+      recordConfirmed(db.pool, parked, TX(2), null),
+    ]);
     expect([once, twice].filter((row) => row !== null)).toHaveLength(1);
     expect(await accountBalance(db.pool, suspense)).toBe(0n);
     expect(await accountBalance(db.pool, treasury)).toBe(before + 10_000n);
@@ -114,9 +131,17 @@ describe('money states', () => {
     const revenue = accountId('FEE_REVENUE', USDT0, feeStreamOf(claim.route));
     const revenueBefore = await accountBalance(db.pool, revenue);
     const parked = await recordPending(db.pool, payment, { txHash: null });
-    expect((await listUnresolved(db.pool, 1000)).map((row) => row.paymentId)).toContain(payment.paymentId);
-    const failed = await recordFailed(db.pool, parked, { ...EXPIRED, chainTimeS: claim.validBefore });
-    expect(failed).toMatchObject({ state: 'FAILED', failureReason: 'invalid_exact_evm_payload_authorization_valid_before' });
+    expect((await listUnresolved(db.pool, 1000)).map((row) => row.paymentId)).toContain(
+      payment.paymentId,
+    );
+    const failed = await recordFailed(db.pool, parked, {
+      ...EXPIRED,
+      chainTimeS: claim.validBefore,
+    });
+    expect(failed).toMatchObject({
+      state: 'FAILED',
+      failureReason: 'invalid_exact_evm_payload_authorization_valid_before',
+    });
     expect(failed!.reversalGroupId).toMatch(/^lg_/);
     expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(0n);
     expect(await accountBalance(db.pool, revenue)).toBe(revenueBefore);
@@ -128,21 +153,38 @@ describe('what the database refuses', () => {
   it('a state that skips a step, going back, or an answer without settlement', async () => {
     const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
     await expect(
-      db.pool.query(`UPDATE ledger.service_payments SET state = 'ANSWERED', answer_status = 200, answered_at = now(), lease_until = NULL WHERE payment_id = $1`, [payment.paymentId]),
+      db.pool.query(
+        `UPDATE ledger.service_payments SET state = 'ANSWERED', answer_status = 200, answered_at = now(), lease_until = NULL WHERE payment_id = $1`,
+        [payment.paymentId],
+      ),
     ).rejects.toThrow(/SERVICE_PAYMENT_TRANSITION|service_payments_paid_booked/);
     const settled = await recordSettled(db.pool, payment, TX(3));
     await expect(
-      db.pool.query(`UPDATE ledger.service_payments SET state = 'SETTLING' WHERE payment_id = $1`, [settled.paymentId]),
+      db.pool.query(`UPDATE ledger.service_payments SET state = 'SETTLING' WHERE payment_id = $1`, [
+        settled.paymentId,
+      ]),
     ).rejects.toThrow(/SERVICE_PAYMENT_TRANSITION/);
   });
 
   it('changing the authorization, the amount or the recorded transaction, or deleting a paid record', async () => {
     const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
     await recordSettled(db.pool, payment, TX(4));
-    for (const change of ["amount = 1", "payer = '0x0000000000000000000000000000000000000000'", `tx_hash = '${TX(5)}'`]) {
-      await expect(db.pool.query(`UPDATE ledger.service_payments SET ${change} WHERE payment_id = $1`, [payment.paymentId])).rejects.toThrow(/SERVICE_PAYMENT_IMMUTABLE/);
+    for (const change of [
+      'amount = 1',
+      "payer = '0x0000000000000000000000000000000000000000'",
+      `tx_hash = '${TX(5)}'`,
+    ]) {
+      await expect(
+        db.pool.query(`UPDATE ledger.service_payments SET ${change} WHERE payment_id = $1`, [
+          payment.paymentId,
+        ]),
+      ).rejects.toThrow(/SERVICE_PAYMENT_IMMUTABLE/);
     }
-    await expect(db.pool.query('DELETE FROM ledger.service_payments WHERE payment_id = $1', [payment.paymentId])).rejects.toThrow(/SERVICE_PAYMENT_IMMUTABLE/);
+    await expect(
+      db.pool.query('DELETE FROM ledger.service_payments WHERE payment_id = $1', [
+        payment.paymentId,
+      ]),
+    ).rejects.toThrow(/SERVICE_PAYMENT_IMMUTABLE/);
   });
 
   it('booking a fee group that is not this payment’s SERVICE_FEE', async () => {
@@ -157,11 +199,10 @@ describe('what the database refuses', () => {
       idempotencyKey: `test:wrong-fee:${payment.paymentId}`,
     });
     await expect(
-      db.pool.query(`UPDATE ledger.service_payments SET state = 'SETTLED', tx_hash = $2, fee_group_id = $3, settled_at = now() WHERE payment_id = $1`, [
-        payment.paymentId,
-        TX(6),
-        wrongAmount,
-      ]),
+      db.pool.query(
+        `UPDATE ledger.service_payments SET state = 'SETTLED', tx_hash = $2, fee_group_id = $3, settled_at = now() WHERE payment_id = $1`,
+        [payment.paymentId, TX(6), wrongAmount],
+      ),
     ).rejects.toThrow(/SERVICE_PAYMENT_FEE_MISMATCH/);
   });
 
@@ -187,7 +228,9 @@ describe('FAILED only on chain proof (0006)', () => {
   it('a reverted settlement parks the fee and keeps the reverted transaction apart from the one that pays', async () => {
     const payment = await parked();
     expect(payment).toMatchObject({ state: 'PENDING', txHash: null, unpaidTxHash: TX(7) });
-    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(10_000n);
+    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(
+      10_000n,
+    );
     const confirmed = await recordConfirmed(db.pool, payment, TX(8), null);
     expect(confirmed).toMatchObject({ state: 'SETTLED', txHash: TX(8), unpaidTxHash: TX(7) });
   });
@@ -197,9 +240,12 @@ describe('FAILED only on chain proof (0006)', () => {
     const sent = await recordPending(db.pool, payment, { txHash: TX(9) });
     const confirmed = await recordConfirmed(db.pool, sent, TX(10), null);
     expect(confirmed).toMatchObject({ state: 'SETTLED', txHash: TX(10), unpaidTxHash: TX(9) });
-    await expect(db.pool.query(`UPDATE ledger.service_payments SET unpaid_tx_hash = $2 WHERE payment_id = $1`, [payment.paymentId, TX(11)])).rejects.toThrow(
-      /SERVICE_PAYMENT_IMMUTABLE/,
-    );
+    await expect(
+      db.pool.query(
+        `UPDATE ledger.service_payments SET unpaid_tx_hash = $2 WHERE payment_id = $1`,
+        [payment.paymentId, TX(11)],
+      ),
+    ).rejects.toThrow(/SERVICE_PAYMENT_IMMUTABLE/);
   });
 
   it('refuses FAILED without proof: a revert alone, expiry before validBefore, or a used nonce without its transaction', async () => {
@@ -210,23 +256,47 @@ describe('FAILED only on chain proof (0006)', () => {
       `failure_reason = 'invalid_exact_evm_payload_authorization_valid_before', evidence_chain_time = 1000`,
       `failure_reason = 'invalid_exact_evm_nonce_already_used', evidence_block = 5`,
     ]) {
-      await expect(db.pool.query(`UPDATE ledger.service_payments SET state = 'FAILED', ${change} WHERE payment_id = $1`, [payment.paymentId])).rejects.toThrow(
-        /SERVICE_PAYMENT_UNPROVEN_FAILURE/,
-      );
+      await expect(
+        db.pool.query(
+          `UPDATE ledger.service_payments SET state = 'FAILED', ${change} WHERE payment_id = $1`,
+          [payment.paymentId],
+        ),
+      ).rejects.toThrow(/SERVICE_PAYMENT_UNPROVEN_FAILURE/);
     }
-    await expect(recordFailed(db.pool, payment, { ...EXPIRED, chainTimeS: 999n })).rejects.toThrow(/SERVICE_PAYMENT_UNPROVEN_FAILURE/);
-    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(10_000n);
+    await expect(recordFailed(db.pool, payment, { ...EXPIRED, chainTimeS: 999n })).rejects.toThrow(
+      /SERVICE_PAYMENT_UNPROVEN_FAILURE/,
+    );
+    expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(
+      10_000n,
+    );
   });
 
   it('takes FAILED with proof, reverses the parked fee once, and keeps the evidence', async () => {
-    const expired = await recordFailed(db.pool, await parked({ validBefore: 1_000n }), { ...EXPIRED, chainTimeS: 1_000n });
-    expect(expired).toMatchObject({ state: 'FAILED', evidenceBlock: 100n, evidenceChainTimeS: 1_000n, evidenceTxHash: null });
-    const used = await recordFailed(db.pool, await parked(), { ...NONCE_USED, usedByTxHash: TX(12) });
-    expect(used).toMatchObject({ state: 'FAILED', failureReason: 'invalid_exact_evm_nonce_already_used', evidenceTxHash: TX(12) });
+    const expired = await recordFailed(db.pool, await parked({ validBefore: 1_000n }), {
+      ...EXPIRED,
+      chainTimeS: 1_000n,
+    });
+    expect(expired).toMatchObject({
+      state: 'FAILED',
+      evidenceBlock: 100n,
+      evidenceChainTimeS: 1_000n,
+      evidenceTxHash: null,
+    });
+    const used = await recordFailed(db.pool, await parked(), {
+      ...NONCE_USED,
+      usedByTxHash: TX(12),
+    });
+    expect(used).toMatchObject({
+      state: 'FAILED',
+      failureReason: 'invalid_exact_evm_nonce_already_used',
+      evidenceTxHash: TX(12),
+    });
     expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, used!.paymentId))).toBe(0n);
-    await expect(db.pool.query(`UPDATE ledger.service_payments SET evidence_block = 1 WHERE payment_id = $1`, [used!.paymentId])).rejects.toThrow(
-      /SERVICE_PAYMENT_IMMUTABLE|SERVICE_PAYMENT_TRANSITION/,
-    );
+    await expect(
+      db.pool.query(`UPDATE ledger.service_payments SET evidence_block = 1 WHERE payment_id = $1`, [
+        used!.paymentId,
+      ]),
+    ).rejects.toThrow(/SERVICE_PAYMENT_IMMUTABLE|SERVICE_PAYMENT_TRANSITION/);
   });
 
   it('a claim cannot be inserted in any state but SETTLING', async () => {
@@ -248,7 +318,12 @@ describe('FAILED only on chain proof (0006)', () => {
     ]);
     expect([confirmed, failed].filter((row) => row !== null)).toHaveLength(1);
     expect(await accountBalance(db.pool, accountId('SUSPENSE', USDT0, payment.paymentId))).toBe(0n);
-    const { rows } = await db.pool.query<{ kind: string }>(`SELECT kind FROM ledger.groups WHERE idempotency_key LIKE 'x402:%:' || $1 ORDER BY seq`, [payment.paymentId]);
-    expect(rows.map((row) => row.kind)).toEqual(confirmed ? ['SERVICE_FEE', 'SUSPENSE_MOVE'] : ['SERVICE_FEE', 'REVERSAL']);
+    const { rows } = await db.pool.query<{ kind: string }>(
+      `SELECT kind FROM ledger.groups WHERE idempotency_key LIKE 'x402:%:' || $1 ORDER BY seq`,
+      [payment.paymentId],
+    );
+    expect(rows.map((row) => row.kind)).toEqual(
+      confirmed ? ['SERVICE_FEE', 'SUSPENSE_MOVE'] : ['SERVICE_FEE', 'REVERSAL'],
+    );
   });
 });

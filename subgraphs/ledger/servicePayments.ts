@@ -132,13 +132,19 @@ function withLease(sql: string, leaseIndex: number): string {
   return sql.replace(/\$LEASE/g, `$${leaseIndex}`);
 }
 
-export type ClaimOutcome = { readonly claimed: true; readonly payment: ServicePayment } | { readonly claimed: false; readonly payment: ServicePayment };
+export type ClaimOutcome =
+  | { readonly claimed: true; readonly payment: ServicePayment }
+  | { readonly claimed: false; readonly payment: ServicePayment };
 
 /**
  * Inserts the claim (state SETTLING, leased for `leaseMs`) unless this authorization already has a
  * record; either way returns the record. Exactly one of any number of concurrent callers claims.
  */
-export async function claimPayment(db: Db, claim: PaymentClaim, leaseMs: number): Promise<ClaimOutcome> {
+export async function claimPayment(
+  db: Db,
+  claim: PaymentClaim,
+  leaseMs: number,
+): Promise<ClaimOutcome> {
   const inserted = await db.query<Row>(
     withLease(
       `INSERT INTO ledger.service_payments
@@ -177,7 +183,10 @@ export async function findPayment(db: Db, key: AuthorizationKey): Promise<Servic
 }
 
 export async function getPayment(db: Db, paymentId: string): Promise<ServicePayment | null> {
-  const result = await db.query<Row>(`SELECT * FROM ledger.service_payments WHERE payment_id = $1`, [paymentId]);
+  const result = await db.query<Row>(
+    `SELECT * FROM ledger.service_payments WHERE payment_id = $1`,
+    [paymentId],
+  );
   return result.rows[0] ? fromRow(result.rows[0]) : null;
 }
 
@@ -185,7 +194,12 @@ export async function getPayment(db: Db, paymentId: string): Promise<ServicePaym
  * Takes the lease of a SETTLING or SETTLED record whose previous holder let it lapse (crashed or
  * gave up); null when someone else holds it or the state moved on.
  */
-export async function takeLapsedLease(db: Db, paymentId: string, state: 'SETTLING' | 'SETTLED', leaseMs: number): Promise<ServicePayment | null> {
+export async function takeLapsedLease(
+  db: Db,
+  paymentId: string,
+  state: 'SETTLING' | 'SETTLED',
+  leaseMs: number,
+): Promise<ServicePayment | null> {
   const result = await db.query<Row>(
     withLease(
       `UPDATE ledger.service_payments SET lease_until = ${LEASE_SQL}
@@ -200,15 +214,25 @@ export async function takeLapsedLease(db: Db, paymentId: string, state: 'SETTLIN
 
 /** A verification refused the authorization before anything was sent: forget the claim. */
 export async function releaseClaim(db: Db, paymentId: string): Promise<void> {
-  await db.query(`DELETE FROM ledger.service_payments WHERE payment_id = $1 AND state = 'SETTLING' AND tx_hash IS NULL`, [paymentId]);
+  await db.query(
+    `DELETE FROM ledger.service_payments WHERE payment_id = $1 AND state = 'SETTLING' AND tx_hash IS NULL`,
+    [paymentId],
+  );
 }
 
 /** Lets another presentation run the paid call (it failed with a server error, not an answer). */
 export async function releaseLease(db: Db, paymentId: string): Promise<void> {
-  await db.query(`UPDATE ledger.service_payments SET lease_until = NULL WHERE payment_id = $1 AND state = 'SETTLED'`, [paymentId]);
+  await db.query(
+    `UPDATE ledger.service_payments SET lease_until = NULL WHERE payment_id = $1 AND state = 'SETTLED'`,
+    [paymentId],
+  );
 }
 
-async function update(client: PoolClient, sql: string, params: unknown[]): Promise<ServicePayment | null> {
+async function update(
+  client: PoolClient,
+  sql: string,
+  params: unknown[],
+): Promise<ServicePayment | null> {
   const result = await client.query<Row>(sql, params);
   return result.rows[0] ? fromRow(result.rows[0]) : null;
 }
@@ -217,8 +241,15 @@ async function update(client: PoolClient, sql: string, params: unknown[]): Promi
  * The record, locked for this transaction, when it is in one of `states`; null when it moved on.
  * Deciding from the locked row means two reconcilers never book contradicting groups.
  */
-async function lockIn(client: PoolClient, paymentId: string, states: readonly ServicePaymentState[]): Promise<ServicePayment | null> {
-  const result = await client.query<Row>(`SELECT * FROM ledger.service_payments WHERE payment_id = $1 FOR UPDATE`, [paymentId]);
+async function lockIn(
+  client: PoolClient,
+  paymentId: string,
+  states: readonly ServicePaymentState[],
+): Promise<ServicePayment | null> {
+  const result = await client.query<Row>(
+    `SELECT * FROM ledger.service_payments WHERE payment_id = $1 FOR UPDATE`,
+    [paymentId],
+  );
   const row = result.rows[0];
   return row && states.includes(row.state) ? fromRow(row) : null;
 }
@@ -235,7 +266,11 @@ async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promis
  * The chain confirmed the Transfer of a claimed payment: SERVICE_FEE (Dr TREASURY:fee-receiver / Cr
  * FEE_REVENUE:<route>) and SETTLED, in one transaction. The lease stays: the caller runs the call.
  */
-export function recordSettled(pool: Pool, payment: ServicePayment, txHash: string): Promise<ServicePayment> {
+export function recordSettled(
+  pool: Pool,
+  payment: ServicePayment,
+  txHash: string,
+): Promise<ServicePayment> {
   return inTransaction(pool, async (client) => {
     const asset = ledgerAsset(payment);
     const feeGroupId = await postServiceFee(client, {
@@ -251,7 +286,8 @@ export function recordSettled(pool: Pool, payment: ServicePayment, txHash: strin
         WHERE payment_id = $1 AND state = 'SETTLING' RETURNING *`,
       [payment.paymentId, txHash.toLowerCase(), feeGroupId],
     );
-    if (!updated) throw new Error(`service payment ${payment.paymentId} left SETTLING while being settled`);
+    if (!updated)
+      throw new Error(`service payment ${payment.paymentId} left SETTLING while being settled`);
     return updated;
   });
 }
@@ -268,7 +304,11 @@ export interface UnconfirmedSettlement {
  * authorization stays usable. The fee is parked (SERVICE_FEE with Dr SUSPENSE:<paymentId>) and the
  * call is not run until the reconciler sees the chain decide.
  */
-export function recordPending(pool: Pool, payment: ServicePayment, settlement: UnconfirmedSettlement): Promise<ServicePayment> {
+export function recordPending(
+  pool: Pool,
+  payment: ServicePayment,
+  settlement: UnconfirmedSettlement,
+): Promise<ServicePayment> {
   const { txHash } = settlement;
   const unpaidTxHash = settlement.unpaidTxHash ?? null;
   return inTransaction(pool, async (client) => {
@@ -277,8 +317,14 @@ export function recordPending(pool: Pool, payment: ServicePayment, settlement: U
       kind: 'SERVICE_FEE',
       asset,
       entries: [
-        { account: accountId('SUSPENSE', asset, payment.paymentId), amountAtomic: payment.amountAtomic },
-        { account: accountId('FEE_REVENUE', asset, feeStreamOf(payment.route)), amountAtomic: -payment.amountAtomic },
+        {
+          account: accountId('SUSPENSE', asset, payment.paymentId),
+          amountAtomic: payment.amountAtomic,
+        },
+        {
+          account: accountId('FEE_REVENUE', asset, feeStreamOf(payment.route)),
+          amountAtomic: -payment.amountAtomic,
+        },
       ],
       idempotencyKey: `x402:fee:${payment.paymentId}`,
       memo: unpaidTxHash
@@ -290,9 +336,15 @@ export function recordPending(pool: Pool, payment: ServicePayment, settlement: U
       `UPDATE ledger.service_payments
           SET state = 'PENDING', tx_hash = COALESCE(tx_hash, $2), unpaid_tx_hash = $4, fee_group_id = $3, lease_until = NULL
         WHERE payment_id = $1 AND state = 'SETTLING' RETURNING *`,
-      [payment.paymentId, txHash?.toLowerCase() ?? null, feeGroupId, unpaidTxHash?.toLowerCase() ?? null],
+      [
+        payment.paymentId,
+        txHash?.toLowerCase() ?? null,
+        feeGroupId,
+        unpaidTxHash?.toLowerCase() ?? null,
+      ],
     );
-    if (!updated) throw new Error(`service payment ${payment.paymentId} left SETTLING while being parked`);
+    if (!updated)
+      throw new Error(`service payment ${payment.paymentId} left SETTLING while being parked`);
     return updated;
   });
 }
@@ -303,7 +355,12 @@ export function recordPending(pool: Pool, payment: ServicePayment, settlement: U
  * transaction that paid; a different one recorded before (ours, overtaken) is kept as unpaid.
  * `leaseMs`: the caller will run the call now (a re-presentation); null: the reconciler only books it.
  */
-export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: string, leaseMs: number | null): Promise<ServicePayment | null> {
+export function recordConfirmed(
+  pool: Pool,
+  payment: ServicePayment,
+  txHash: string,
+  leaseMs: number | null,
+): Promise<ServicePayment | null> {
   return inTransaction(pool, async (client) => {
     if (!(await lockIn(client, payment.paymentId, ['PENDING']))) return null;
     const asset = ledgerAsset(payment);
@@ -311,8 +368,14 @@ export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: str
       kind: 'SUSPENSE_MOVE',
       asset,
       entries: [
-        { account: accountId('TREASURY', asset, FEE_RECEIVER_REF), amountAtomic: payment.amountAtomic },
-        { account: accountId('SUSPENSE', asset, payment.paymentId), amountAtomic: -payment.amountAtomic },
+        {
+          account: accountId('TREASURY', asset, FEE_RECEIVER_REF),
+          amountAtomic: payment.amountAtomic,
+        },
+        {
+          account: accountId('SUSPENSE', asset, payment.paymentId),
+          amountAtomic: -payment.amountAtomic,
+        },
       ],
       idempotencyKey: `x402:clear:${payment.paymentId}`,
       memo: `x402 settlement ${txHash} confirmed on chain`,
@@ -338,14 +401,26 @@ export function recordConfirmed(pool: Pool, payment: ServicePayment, txHash: str
  * pay this payment. The database refuses FAILED without them.
  */
 export type FailureEvidence =
-  | { readonly reason: 'invalid_exact_evm_payload_authorization_valid_before'; readonly blockNumber: bigint; readonly chainTimeS: bigint }
-  | { readonly reason: 'invalid_exact_evm_nonce_already_used'; readonly blockNumber: bigint; readonly usedByTxHash: string };
+  | {
+      readonly reason: 'invalid_exact_evm_payload_authorization_valid_before';
+      readonly blockNumber: bigint;
+      readonly chainTimeS: bigint;
+    }
+  | {
+      readonly reason: 'invalid_exact_evm_nonce_already_used';
+      readonly blockNumber: bigint;
+      readonly usedByTxHash: string;
+    };
 
 /**
  * The chain proved the payment can never arrive: nothing moved and nothing will. A parked fee is
  * reversed in the same transaction. Returns null if the record had already moved on.
  */
-export function recordFailed(pool: Pool, payment: ServicePayment, evidence: FailureEvidence): Promise<ServicePayment | null> {
+export function recordFailed(
+  pool: Pool,
+  payment: ServicePayment,
+  evidence: FailureEvidence,
+): Promise<ServicePayment | null> {
   const { reason } = evidence;
   const chainTimeS = 'chainTimeS' in evidence ? evidence.chainTimeS.toString() : null;
   const usedByTxHash = 'usedByTxHash' in evidence ? evidence.usedByTxHash.toLowerCase() : null;
@@ -365,13 +440,25 @@ export function recordFailed(pool: Pool, payment: ServicePayment, evidence: Fail
           SET state = 'FAILED', failure_reason = $2, reversal_group_id = $3, lease_until = NULL,
               evidence_block = $4, evidence_chain_time = $5, evidence_tx_hash = $6
         WHERE payment_id = $1 AND state IN ('SETTLING', 'PENDING') RETURNING *`,
-      [payment.paymentId, reason, reversalGroupId, evidence.blockNumber.toString(), chainTimeS, usedByTxHash],
+      [
+        payment.paymentId,
+        reason,
+        reversalGroupId,
+        evidence.blockNumber.toString(),
+        chainTimeS,
+        usedByTxHash,
+      ],
     );
   });
 }
 
 /** The paid call answered: keep the answer for every later presentation of the same payment. */
-export async function recordAnswer(db: Db, paymentId: string, status: number, body: unknown): Promise<ServicePayment | null> {
+export async function recordAnswer(
+  db: Db,
+  paymentId: string,
+  status: number,
+  body: unknown,
+): Promise<ServicePayment | null> {
   const result = await db.query<Row>(
     `UPDATE ledger.service_payments
         SET state = 'ANSWERED', answer_status = $2, answer_body = $3::json, answered_at = now(), lease_until = NULL
@@ -387,7 +474,11 @@ export async function recordAnswer(db: Db, paymentId: string, status: number, bo
  * payment-id order after `afterPaymentId` so a sweep goes on where the last stopped. No lock is held
  * while the chain is asked: the writes above lock and re-check the row and post idempotently.
  */
-export async function listUnresolved(db: Db, limit: number, afterPaymentId: string | null = null): Promise<ServicePayment[]> {
+export async function listUnresolved(
+  db: Db,
+  limit: number,
+  afterPaymentId: string | null = null,
+): Promise<ServicePayment[]> {
   const result = await db.query<Row>(
     `SELECT * FROM ledger.service_payments
       WHERE (state = 'PENDING' OR (state = 'SETTLING' AND lease_until < now()))

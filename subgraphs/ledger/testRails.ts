@@ -11,8 +11,18 @@ export const USDT0 = assetId(FUNDING_CHAIN, '0x000000000000000000000000000000000
 export const USDC = assetId(SETTLEMENT_CHAIN, '0x0000000000000000000000000000000000002105');
 
 export async function registerRails(pool: Pool): Promise<void> {
-  await registerAsset(pool, { chain: FUNDING_CHAIN, token: USDT0.split('|')[1], symbol: 'USDT0', decimals: 6 });
-  await registerAsset(pool, { chain: SETTLEMENT_CHAIN, token: USDC.split('|')[1], symbol: 'USDC', decimals: 6 });
+  await registerAsset(pool, {
+    chain: FUNDING_CHAIN,
+    token: USDT0.split('|')[1],
+    symbol: 'USDT0',
+    decimals: 6,
+  });
+  await registerAsset(pool, {
+    chain: SETTLEMENT_CHAIN,
+    token: USDC.split('|')[1],
+    symbol: 'USDC',
+    decimals: 6,
+  });
 }
 
 /** A consumer intent id (`ci_` + 24 hex) derived from a small number, for readable tests. */
@@ -25,7 +35,9 @@ export function intentId(n: number): string {
  * database while pool.end() may still be closing sockets, and a terminated idle client would
  * otherwise be an unhandled 'error' that fails whichever test file is running.
  */
-export async function createLedgerTestDatabase(options: Parameters<typeof createTestDatabase>[0]): Promise<TestDatabase> {
+export async function createLedgerTestDatabase(
+  options: Parameters<typeof createTestDatabase>[0],
+): Promise<TestDatabase> {
   const db = await createTestDatabase(options);
   db.pool.on('error', () => undefined);
   return db;

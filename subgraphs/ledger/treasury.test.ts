@@ -59,30 +59,57 @@ async function setUpRail(chainId: number, name: string, symbol: string): Promise
     args: [name, symbol, '1'],
   });
   await registerAsset(db.pool, { chain: `eip155:${chainId}`, token, symbol, decimals: 6 });
-  return { node, publicClient, deployer, treasury: createChainWalletClient(node, keys.treasury.account, options), token, asset: assetId(`eip155:${chainId}`, token) };
+  return {
+    node,
+    publicClient,
+    deployer,
+    treasury: createChainWalletClient(node, keys.treasury.account, options),
+    token,
+    asset: assetId(`eip155:${chainId}`, token),
+  };
 }
 
 function railOf(rail: Rail): TreasuryRail {
-  return { rpcUrl: rail.node.rpcUrl, chainId: rail.node.chainId, token: rail.token, treasury: keys.treasury.address };
+  return {
+    rpcUrl: rail.node.rpcUrl,
+    chainId: rail.node.chainId,
+    token: rail.token,
+    treasury: keys.treasury.address,
+  };
 }
 
 async function mintToTreasury(rail: Rail, amountAtomic: bigint): Promise<void> {
-  await mintToken({ publicClient: rail.publicClient, minter: rail.deployer, token: rail.token, to: keys.treasury.address, amountAtomic });
+  await mintToken({
+    publicClient: rail.publicClient,
+    minter: rail.deployer,
+    token: rail.token,
+    to: keys.treasury.address,
+    amountAtomic,
+  });
 }
 
 async function sendFromTreasury(rail: Rail, amountAtomic: bigint): Promise<void> {
-  const hash = await rail.treasury.writeContract({ address: rail.token, abi: erc20Abi, functionName: 'transfer', args: [outside, amountAtomic] });
+  const hash = await rail.treasury.writeContract({
+    address: rail.token,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [outside, amountAtomic],
+  });
   const receipt = await rail.publicClient.waitForTransactionReceipt({ hash });
   expect(receipt.status).toBe('success');
 }
 
 async function groupCount(): Promise<string> {
-  return (await db.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger.groups')).rows[0].n;
+  return (await db.pool.query<{ n: string }>('SELECT count(*)::text AS n FROM ledger.groups'))
+    .rows[0].n;
 }
 
 beforeAll(async () => {
   db = await createLedgerTestDatabase({ subgraphs: ['ledger'] });
-  [funding, settlement] = await Promise.all([setUpRail(196, 'USD\u20AE0', 'USDT0'), setUpRail(8453, 'USD Coin', 'USDC')]);
+  [funding, settlement] = await Promise.all([
+    setUpRail(196, 'USD\u20AE0', 'USDT0'),
+    setUpRail(8453, 'USD Coin', 'USDC'),
+  ]);
   server = await createSubgraphServer(ledgerSubgraph, { db: db.pool, actorSecret: SECRET });
 });
 
@@ -94,7 +121,13 @@ afterAll(async () => {
 
 it('finds no drift when the chain moved exactly what the ledger posted', async () => {
   await mintToTreasury(funding, 100_000n);
-  await postFunding(db.pool, { asset: funding.asset, amountAtomic: 100_000n, policyId: '7', intentRef: intentId(1), idempotencyKey: 'funding:1' });
+  await postFunding(db.pool, {
+    asset: funding.asset,
+    amountAtomic: 100_000n,
+    policyId: '7',
+    intentRef: intentId(1),
+    idempotencyKey: 'funding:1',
+  });
   await sendFromTreasury(funding, 60_000n);
   await mintToTreasury(settlement, 59_990n);
   await postTreasuryTransfer(db.pool, {
@@ -103,10 +136,31 @@ it('finds no drift when the chain moved exactly what the ledger posted', async (
     idempotencyKey: 'replenish:1',
   });
 
-  const snapshots = await recordTreasurySnapshots(db.pool, [railOf(funding), railOf(settlement)], options);
-  expect(snapshots.map(({ asset, onchainBalanceAtomic, ledgerBalanceAtomic, driftAtomic }) => ({ asset, onchainBalanceAtomic, ledgerBalanceAtomic, driftAtomic }))).toEqual([
-    { asset: funding.asset, onchainBalanceAtomic: 40_000n, ledgerBalanceAtomic: 40_000n, driftAtomic: 0n },
-    { asset: settlement.asset, onchainBalanceAtomic: 59_990n, ledgerBalanceAtomic: 59_990n, driftAtomic: 0n },
+  const snapshots = await recordTreasurySnapshots(
+    db.pool,
+    [railOf(funding), railOf(settlement)],
+    options,
+  );
+  expect(
+    snapshots.map(({ asset, onchainBalanceAtomic, ledgerBalanceAtomic, driftAtomic }) => ({
+      asset,
+      onchainBalanceAtomic,
+      ledgerBalanceAtomic,
+      driftAtomic,
+    })),
+  ).toEqual([
+    {
+      asset: funding.asset,
+      onchainBalanceAtomic: 40_000n,
+      ledgerBalanceAtomic: 40_000n,
+      driftAtomic: 0n,
+    },
+    {
+      asset: settlement.asset,
+      onchainBalanceAtomic: 59_990n,
+      ledgerBalanceAtomic: 59_990n,
+      driftAtomic: 0n,
+    },
   ]);
   expect(snapshots[0].blockNumber).toBe(await funding.publicClient.getBlockNumber());
   expect(snapshots[0].treasuryAddress).toBe(keys.treasury.address.toLowerCase());
@@ -114,7 +168,12 @@ it('finds no drift when the chain moved exactly what the ledger posted', async (
 
 it('does not count x402 fees, which arrive at the fee receiver, against the treasury float', async () => {
   const before = await recordTreasurySnapshot(db.pool, railOf(funding), options);
-  await postServiceFee(db.pool, { asset: funding.asset, feeAtomic: 10_000n, route: 'ping_service', idempotencyKey: 'x402:fee:drift-test' });
+  await postServiceFee(db.pool, {
+    asset: funding.asset,
+    feeAtomic: 10_000n,
+    route: 'ping_service',
+    idempotencyKey: 'x402:fee:drift-test',
+  });
   const after = await recordTreasurySnapshot(db.pool, railOf(funding), options);
   expect(after.ledgerBalanceAtomic).toBe(before.ledgerBalanceAtomic);
   expect(after.driftAtomic).toBe(before.driftAtomic);
@@ -124,7 +183,11 @@ it('reports an on-chain movement the ledger does not know of as drift, and posts
   const groupsBefore = await groupCount();
   await mintToTreasury(settlement, 5n);
   await sendFromTreasury(funding, 1_000n);
-  const [fundingSnapshot, settlementSnapshot] = await recordTreasurySnapshots(db.pool, [railOf(funding), railOf(settlement)], options);
+  const [fundingSnapshot, settlementSnapshot] = await recordTreasurySnapshots(
+    db.pool,
+    [railOf(funding), railOf(settlement)],
+    options,
+  );
   expect(fundingSnapshot.driftAtomic).toBe(-1_000n);
   expect(settlementSnapshot.driftAtomic).toBe(5n);
   expect(settlementSnapshot.ledgerBalanceAtomic).toBe(59_990n);
@@ -132,11 +195,22 @@ it('reports an on-chain movement the ledger does not know of as drift, and posts
 
   const result = await executeInProcess(
     server,
-    { query: '{ treasuryDrift { asset { id symbol } onchainBalanceAtomic ledgerBalanceAtomic driftAtomic blockNumber } }' },
+    {
+      query:
+        '{ treasuryDrift { asset { id symbol } onchainBalanceAtomic ledgerBalanceAtomic driftAtomic blockNumber } }',
+    },
     { actorHeader: signActor({ kind: 'admin' }, SECRET) },
   );
   expect(result.errors).toBeUndefined();
-  const drift = (result.data as { treasuryDrift: Array<{ asset: { id: string; symbol: string }; driftAtomic: string; blockNumber: string }> }).treasuryDrift;
+  const drift = (
+    result.data as {
+      treasuryDrift: Array<{
+        asset: { id: string; symbol: string };
+        driftAtomic: string;
+        blockNumber: string;
+      }>;
+    }
+  ).treasuryDrift;
   expect(drift.map((line) => [line.asset.symbol, line.driftAtomic])).toEqual(
     expect.arrayContaining([
       ['USDT0', '-1000'],
@@ -144,10 +218,16 @@ it('reports an on-chain movement the ledger does not know of as drift, and posts
     ]),
   );
   expect(drift).toHaveLength(2);
-  const owner = await executeInProcess(server, { query: '{ treasuryDrift { driftAtomic } }' }, { actorHeader: signActor({ kind: 'owner', address: `0x${'aa'.repeat(20)}` }, SECRET) });
+  const owner = await executeInProcess(
+    server,
+    { query: '{ treasuryDrift { driftAtomic } }' },
+    { actorHeader: signActor({ kind: 'owner', address: `0x${'aa'.repeat(20)}` }, SECRET) },
+  );
   expect(owner.errors?.[0].extensions?.code).toBe('FORBIDDEN');
 });
 
 it('refuses a rail whose RPC serves another chain', async () => {
-  await expect(recordTreasurySnapshot(db.pool, { ...railOf(funding), chainId: 8453 }, options)).rejects.toMatchObject({ name: 'ChainIdMismatchError' });
+  await expect(
+    recordTreasurySnapshot(db.pool, { ...railOf(funding), chainId: 8453 }, options),
+  ).rejects.toMatchObject({ name: 'ChainIdMismatchError' });
 });

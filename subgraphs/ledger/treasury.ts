@@ -34,11 +34,18 @@ export interface OnchainFloat {
 }
 
 /** balanceOf at one pinned block, after checking the RPC serves the chain the rail names. */
-export async function readOnchainFloat(rail: TreasuryRail, options: ClientOptions = {}): Promise<OnchainFloat> {
+export async function readOnchainFloat(
+  rail: TreasuryRail,
+  options: ClientOptions = {},
+): Promise<OnchainFloat> {
   const client = createChainPublicClient({ chainId: rail.chainId, rpcUrl: rail.rpcUrl }, options);
   const actualChainId = await client.getChainId();
   if (actualChainId !== rail.chainId) {
-    throw new ChainIdMismatchError({ rpcUrl: rail.rpcUrl, expectedChainId: rail.chainId, actualChainId });
+    throw new ChainIdMismatchError({
+      rpcUrl: rail.rpcUrl,
+      expectedChainId: rail.chainId,
+      actualChainId,
+    });
   }
   const blockNumber = await client.getBlockNumber();
   const balanceAtomic = await client.readContract({
@@ -52,7 +59,11 @@ export async function readOnchainFloat(rail: TreasuryRail, options: ClientOption
 }
 
 /** Reads the rail's float and stores it with the ledger's TREASURY balance of the same asset. */
-export async function recordTreasurySnapshot(pool: Pool, rail: TreasuryRail, options: ClientOptions = {}): Promise<TreasurySnapshot> {
+export async function recordTreasurySnapshot(
+  pool: Pool,
+  rail: TreasuryRail,
+  options: ClientOptions = {},
+): Promise<TreasurySnapshot> {
   const onchain = await readOnchainFloat(rail, options);
   const asset = assetId(caip2Of(rail.chainId), rail.token);
   try {
@@ -84,6 +95,10 @@ export async function recordTreasurySnapshot(pool: Pool, rail: TreasuryRail, opt
 }
 
 /** One snapshot per rail, read in parallel; any rail that fails fails the whole call. */
-export function recordTreasurySnapshots(pool: Pool, rails: readonly TreasuryRail[], options: ClientOptions = {}): Promise<TreasurySnapshot[]> {
+export function recordTreasurySnapshots(
+  pool: Pool,
+  rails: readonly TreasuryRail[],
+  options: ClientOptions = {},
+): Promise<TreasurySnapshot[]> {
   return Promise.all(rails.map((rail) => recordTreasurySnapshot(pool, rail, options)));
 }

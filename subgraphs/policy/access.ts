@@ -36,13 +36,19 @@ export async function requireReadablePolicy(ctx: SubgraphContext, id: string): P
  * is FORBIDDEN); owners and admins name one they may read; without a credential, a named policy is
  * readable only where CONSUMER_AUTH_REQUIRED=0.
  */
-export async function consumerReadablePolicy(ctx: SubgraphContext, policyId: string | null): Promise<PolicyRow> {
+export async function consumerReadablePolicy(
+  ctx: SubgraphContext,
+  policyId: string | null,
+): Promise<PolicyRow> {
   const actor = ctx.actor;
   if (actor.kind === 'consumer' && policyId !== null && policyId !== actor.policyId) {
     throw new AppError('FORBIDDEN', 'This session is bound to another policy.');
   }
   const target = actor.kind === 'consumer' ? actor.policyId : policyId;
-  if (target === null) throw actor.kind === 'anonymous' ? new AppError('AUTH_REQUIRED') : new AppError('POLICY_ID_REQUIRED');
+  if (target === null)
+    throw actor.kind === 'anonymous'
+      ? new AppError('AUTH_REQUIRED')
+      : new AppError('POLICY_ID_REQUIRED');
   let policy: PolicyRow | null;
   switch (actor.kind) {
     case 'consumer':
@@ -50,7 +56,10 @@ export async function consumerReadablePolicy(ctx: SubgraphContext, policyId: str
       break;
     case 'anonymous':
       if (settingsOf(ctx).consumerAuthRequired) {
-        throw new AppError('AUTH_REQUIRED', 'Consumer reads need a session; a policyId alone is not a credential.');
+        throw new AppError(
+          'AUTH_REQUIRED',
+          'Consumer reads need a session; a policyId alone is not a credential.',
+        );
       }
       policy = await readLatestPolicy(ctx.db, target, null);
       break;

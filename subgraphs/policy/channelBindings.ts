@@ -47,7 +47,8 @@ export interface LinkStart {
   readonly instructions: string;
 }
 
-const COLUMNS = 'binding_id, owner, kind, address, reply_from, state, created_at, activated_at, revoked_at';
+const COLUMNS =
+  'binding_id, owner, kind, address, reply_from, state, created_at, activated_at, revoked_at';
 
 interface BindingRecord {
   binding_id: string;
@@ -76,7 +77,8 @@ function toBinding(record: BindingRecord): BindingRow {
 }
 
 export function requireSealingKey(ctx: Pick<SubgraphContext, 'sealingKey'>): Buffer {
-  if (ctx.sealingKey === undefined) throw new AppError('INTERNAL_ERROR', 'No sealing key in this context.');
+  if (ctx.sealingKey === undefined)
+    throw new AppError('INTERNAL_ERROR', 'No sealing key in this context.');
   return ctx.sealingKey;
 }
 
@@ -85,23 +87,36 @@ function invalidAddress(reason: string): AppError {
 }
 
 /** The address a kind needs, checked; telegram learns its chat from the /start message instead. */
-function checkedAddress(kind: BindingKind, address: string | null, replyFrom: string | null): { address: string | null; replyFrom: string | null } {
+function checkedAddress(
+  kind: BindingKind,
+  address: string | null,
+  replyFrom: string | null,
+): { address: string | null; replyFrom: string | null } {
   switch (kind) {
     case 'telegram':
-      if (address !== null || replyFrom !== null) throw invalidAddress('telegram binds the chat that sends /start <code>; give no address');
+      if (address !== null || replyFrom !== null)
+        throw invalidAddress('telegram binds the chat that sends /start <code>; give no address');
       return { address: null, replyFrom: null };
     case 'slack':
-      if (address !== null || replyFrom !== null) throw invalidAddress('slack binds the channel and user that send the /spendctl link <code> command; give no address');
+      if (address !== null || replyFrom !== null)
+        throw invalidAddress(
+          'slack binds the channel and user that send the /spendctl link <code> command; give no address',
+        );
       return { address: null, replyFrom: null };
     case 'webhook': {
-      if (address === null || address.length > MAX_WEBHOOK_URL_CHARS) throw invalidAddress('an http(s) URL of at most 2048 characters');
+      if (address === null || address.length > MAX_WEBHOOK_URL_CHARS)
+        throw invalidAddress('an http(s) URL of at most 2048 characters');
       let url: URL;
       try {
         url = new URL(address);
       } catch {
         throw invalidAddress('an http(s) URL');
       }
-      if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') {
+      if (
+        (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+        url.username !== '' ||
+        url.password !== ''
+      ) {
         throw invalidAddress('an http(s) URL without credentials');
       }
       return { address: url.toString(), replyFrom: null };
@@ -121,7 +136,8 @@ export async function startChannelLink(
   const key = requireSealingKey(ctx);
   const { address, replyFrom } = checkedAddress(input.kind, input.address, input.replyFrom);
   const linkCode = input.kind === 'email' ? null : newReplyCode();
-  const secret = input.kind === 'webhook' ? randomBytes(WEBHOOK_SECRET_BYTES).toString('hex') : null;
+  const secret =
+    input.kind === 'webhook' ? randomBytes(WEBHOOK_SECRET_BYTES).toString('hex') : null;
   const expiresAt = new Date(now.getTime() + LINK_CODE_TTL_MS);
   const bindingId = newChannelBindingId();
   return withTransaction(ctx.db, async (client) => {
@@ -130,15 +146,29 @@ export async function startChannelLink(
       [owner],
     );
     if (count.rows[0]!.n >= MAX_BINDINGS_PER_OWNER) {
-      throw new AppError('REQUEST_INVALID', `An owner keeps at most ${MAX_BINDINGS_PER_OWNER} channel bindings; revoke one first.`);
+      throw new AppError(
+        'REQUEST_INVALID',
+        `An owner keeps at most ${MAX_BINDINGS_PER_OWNER} channel bindings; revoke one first.`,
+      );
     }
     const state: BindingState = linkCode === null ? 'ACTIVE' : 'PENDING';
     const inserted = await client.query<BindingRecord>(
       `INSERT INTO policy.channel_bindings (binding_id, owner, kind, address, reply_from, sealed_secret, state, link_code_sha256,
                                             link_expires_at, created_at, activated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${COLUMNS}`,
-      [bindingId, owner, input.kind, address, replyFrom, secret === null ? null : seal(key, secret), state,
-        linkCode === null ? null : codeDigest(linkCode), expiresAt, now, state === 'ACTIVE' ? now : null],
+      [
+        bindingId,
+        owner,
+        input.kind,
+        address,
+        replyFrom,
+        secret === null ? null : seal(key, secret),
+        state,
+        linkCode === null ? null : codeDigest(linkCode),
+        expiresAt,
+        now,
+        state === 'ACTIVE' ? now : null,
+      ],
     );
     return {
       binding: toBinding(inserted.rows[0]!),
@@ -179,7 +209,11 @@ export async function completeChannelLink(
   input: { kind: 'telegram' | 'slack'; code: string; chatId: string; userId: string | null },
   now: Date,
 ): Promise<BindingRow | null> {
-  if (input.kind === 'slack' && (!SLACK_ID.test(input.chatId) || (input.userId !== null && !SLACK_ID.test(input.userId)))) return null;
+  if (
+    input.kind === 'slack' &&
+    (!SLACK_ID.test(input.chatId) || (input.userId !== null && !SLACK_ID.test(input.userId)))
+  )
+    return null;
   const result = await db.query<BindingRecord>(
     `UPDATE policy.channel_bindings
         SET state = 'ACTIVE', address = $3, reply_from = $4, link_code_sha256 = NULL, activated_at = $5
@@ -192,7 +226,12 @@ export async function completeChannelLink(
 }
 
 /** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
-export async function completeWebhookLink(db: Pool | PoolClient, bindingId: string, code: string, now: Date): Promise<BindingRow | null> {
+export async function completeWebhookLink(
+  db: Pool | PoolClient,
+  bindingId: string,
+  code: string,
+  now: Date,
+): Promise<BindingRow | null> {
   const result = await db.query<BindingRecord>(
     `UPDATE policy.channel_bindings
         SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $3
@@ -212,15 +251,22 @@ export async function readBindings(db: Pool, owner: string): Promise<BindingRow[
   return result.rows.map(toBinding);
 }
 
-export async function revokeBinding(db: Pool, owner: string, bindingId: string, now: Date): Promise<BindingRow> {
-  if (!isChannelBindingId(bindingId)) throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
+export async function revokeBinding(
+  db: Pool,
+  owner: string,
+  bindingId: string,
+  now: Date,
+): Promise<BindingRow> {
+  if (!isChannelBindingId(bindingId))
+    throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
   const result = await db.query<BindingRecord>(
     `UPDATE policy.channel_bindings SET state = 'REVOKED', revoked_at = $3, link_code_sha256 = NULL
       WHERE binding_id = $1 AND owner = $2 AND state <> 'REVOKED' RETURNING ${COLUMNS}`,
     [bindingId, owner, now],
   );
   const record = result.rows[0];
-  if (record === undefined) throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
+  if (record === undefined)
+    throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
   return toBinding(record);
 }
 
@@ -231,11 +277,21 @@ export async function webhookSecrets(
   where: { owner: string } | { bindingId: string },
 ): Promise<Array<{ bindingId: string; owner: string; state: BindingState; secret: string }>> {
   const byOwner = 'owner' in where;
-  const result = await db.query<{ binding_id: string; owner: string; state: BindingState; sealed_secret: Buffer }>(
+  const result = await db.query<{
+    binding_id: string;
+    owner: string;
+    state: BindingState;
+    sealed_secret: Buffer;
+  }>(
     `SELECT binding_id, owner, state, sealed_secret FROM policy.channel_bindings
       WHERE kind = 'webhook' AND state <> 'REVOKED' AND ${byOwner ? 'owner = $1' : 'binding_id = $1'}
       ORDER BY created_at LIMIT ${MAX_BINDINGS_PER_OWNER}`,
     [byOwner ? where.owner : where.bindingId],
   );
-  return result.rows.map((row) => ({ bindingId: row.binding_id, owner: row.owner, state: row.state, secret: unseal(key, row.sealed_secret) }));
+  return result.rows.map((row) => ({
+    bindingId: row.binding_id,
+    owner: row.owner,
+    state: row.state,
+    secret: unseal(key, row.sealed_secret),
+  }));
 }

@@ -7,7 +7,13 @@ import { parseWebhookReplyBody, verifyWebhookReply } from '../../channels/webhoo
 import { AppError } from '../../core/errors';
 import { withTransaction } from '../../platform/db/transaction';
 import type { SubgraphContext } from '../kit';
-import { completeChannelLink, completeWebhookLink, parseLinkText, requireSealingKey, webhookSecrets } from './channelBindings';
+import {
+  completeChannelLink,
+  completeWebhookLink,
+  parseLinkText,
+  requireSealingKey,
+  webhookSecrets,
+} from './channelBindings';
 import { codeDigest } from './escalationCode';
 import { applyChannelReply, type ReplyOutcome } from './escalationDecisions';
 import type { EscalationState } from './escalationStore';
@@ -25,7 +31,13 @@ export interface InboundResult {
 
 function fromReply(outcome: ReplyOutcome): InboundResult {
   if (outcome.accepted) {
-    return { outcome: 'ACCEPTED', reason: null, pollRef: outcome.pollRef, state: outcome.state, answer: `${outcome.pollRef}: ${outcome.state}.` };
+    return {
+      outcome: 'ACCEPTED',
+      reason: null,
+      pollRef: outcome.pollRef,
+      state: outcome.state,
+      answer: `${outcome.pollRef}: ${outcome.state}.`,
+    };
   }
   return {
     outcome: 'REFUSED',
@@ -44,16 +56,45 @@ export async function receiveChatMessage(
   const now = ctx.now();
   const linkCode = parseLinkText(input.text);
   if (linkCode !== null) {
-    const linked = await completeChannelLink(ctx.db, { kind: input.channel, code: linkCode, chatId: input.chatId, userId: input.userId }, now);
+    const linked = await completeChannelLink(
+      ctx.db,
+      { kind: input.channel, code: linkCode, chatId: input.chatId, userId: input.userId },
+      now,
+    );
     return linked === null
-      ? { outcome: 'LINK_REFUSED', reason: 'CHANNEL_LINK_INVALID', pollRef: null, state: null, answer: 'That link code is unknown, used or expired.' }
-      : { outcome: 'LINKED', reason: null, pollRef: null, state: null, answer: 'Linked: escalations for this owner will arrive here.' };
+      ? {
+          outcome: 'LINK_REFUSED',
+          reason: 'CHANNEL_LINK_INVALID',
+          pollRef: null,
+          state: null,
+          answer: 'That link code is unknown, used or expired.',
+        }
+      : {
+          outcome: 'LINKED',
+          reason: null,
+          pollRef: null,
+          state: null,
+          answer: 'Linked: escalations for this owner will arrive here.',
+        };
   }
   const reply = parseReplyText(input.text);
   if (reply === null) {
-    return { outcome: 'IGNORED', reason: null, pollRef: null, state: null, answer: 'Reply APPROVE <code> or DENY <code>.' };
+    return {
+      outcome: 'IGNORED',
+      reason: null,
+      pollRef: null,
+      state: null,
+      answer: 'Reply APPROVE <code> or DENY <code>.',
+    };
   }
-  return fromReply(await applyChannelReply(ctx, { channel: input.channel, chatId: input.chatId, userId: input.userId, ...reply }));
+  return fromReply(
+    await applyChannelReply(ctx, {
+      channel: input.channel,
+      chatId: input.chatId,
+      userId: input.userId,
+      ...reply,
+    }),
+  );
 }
 
 const LINK_BODY_TYPE = 'channel.link';
@@ -63,7 +104,9 @@ function linkBody(rawBody: string): string | null {
     const body = JSON.parse(rawBody) as unknown;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
     const { type, code } = body as Record<string, unknown>;
-    return type === LINK_BODY_TYPE && typeof code === 'string' && /^[0-9a-f]{24}$/i.test(code) ? code.toLowerCase() : null;
+    return type === LINK_BODY_TYPE && typeof code === 'string' && /^[0-9a-f]{24}$/i.test(code)
+      ? code.toLowerCase()
+      : null;
   } catch {
     return null;
   }
@@ -77,7 +120,13 @@ export async function receiveWebhookRequest(
   const now = ctx.now();
   const key = requireSealingKey(ctx);
   const verifiedBy = (secret: string): boolean =>
-    verifyWebhookReply({ secret, timestamp: input.timestamp, signature: input.signature, rawBody: input.rawBody, now });
+    verifyWebhookReply({
+      secret,
+      timestamp: input.timestamp,
+      signature: input.signature,
+      rawBody: input.rawBody,
+      now,
+    });
 
   const code = linkBody(input.rawBody);
   if (code !== null) {
@@ -87,20 +136,45 @@ export async function receiveWebhookRequest(
     );
     const bindingId = pending.rows[0]?.binding_id;
     const secrets = bindingId === undefined ? [] : await webhookSecrets(ctx.db, key, { bindingId });
-    if (secrets.length === 0 || !verifiedBy(secrets[0]!.secret)) throw new AppError('CHANNEL_REQUEST_UNVERIFIED');
+    if (secrets.length === 0 || !verifiedBy(secrets[0]!.secret))
+      throw new AppError('CHANNEL_REQUEST_UNVERIFIED');
     const linked = await completeWebhookLink(ctx.db, bindingId!, code, now);
-    if (linked === null) return { outcome: 'LINK_REFUSED', reason: 'CHANNEL_LINK_INVALID', pollRef: null, state: null, answer: 'The link code is used or expired.' };
+    if (linked === null)
+      return {
+        outcome: 'LINK_REFUSED',
+        reason: 'CHANNEL_LINK_INVALID',
+        pollRef: null,
+        state: null,
+        answer: 'The link code is used or expired.',
+      };
     return { outcome: 'LINKED', reason: null, pollRef: null, state: null, answer: 'Linked.' };
   }
 
   const reply = parseWebhookReplyBody(input.rawBody);
-  if (reply === null) throw new AppError('REQUEST_INVALID', 'The body is neither a channel.link nor an escalation.reply.');
+  if (reply === null)
+    throw new AppError(
+      'REQUEST_INVALID',
+      'The body is neither a channel.link nor an escalation.reply.',
+    );
   const owner = await withTransaction(ctx.db, async (client) => {
-    const found = await client.query<{ owner: string }>('SELECT owner FROM policy.escalations WHERE poll_ref = $1', [reply.pollRef]);
+    const found = await client.query<{ owner: string }>(
+      'SELECT owner FROM policy.escalations WHERE poll_ref = $1',
+      [reply.pollRef],
+    );
     return found.rows[0]?.owner ?? null;
   });
   const secrets = owner === null ? [] : await webhookSecrets(ctx.db, key, { owner });
-  const signer = secrets.find((candidate) => candidate.state === 'ACTIVE' && verifiedBy(candidate.secret));
+  const signer = secrets.find(
+    (candidate) => candidate.state === 'ACTIVE' && verifiedBy(candidate.secret),
+  );
   if (signer === undefined) throw new AppError('CHANNEL_REQUEST_UNVERIFIED');
-  return fromReply(await applyChannelReply(ctx, { channel: 'webhook', chatId: signer.bindingId, userId: null, decision: reply.decision, code: reply.code }));
+  return fromReply(
+    await applyChannelReply(ctx, {
+      channel: 'webhook',
+      chatId: signer.bindingId,
+      userId: null,
+      decision: reply.decision,
+      code: reply.code,
+    }),
+  );
 }

@@ -9,7 +9,8 @@ export const REPLY_CODE = /^[0-9a-f]{24}$/;
 
 export function newReplyCode(randomBytes: RandomBytesSource = defaultRandomBytes): string {
   const bytes = randomBytes(REPLY_CODE_BYTES);
-  if (bytes.length !== REPLY_CODE_BYTES) throw new RangeError(`random source returned ${bytes.length} bytes`);
+  if (bytes.length !== REPLY_CODE_BYTES)
+    throw new RangeError(`random source returned ${bytes.length} bytes`);
   return Buffer.from(bytes).toString('hex');
 }
 

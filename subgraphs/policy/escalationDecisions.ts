@@ -5,14 +5,24 @@
 // expired escalation; a reply that changes nothing is logged on the escalation for its owner.
 import { type Hex, getAddress, isAddressEqual, recoverTypedDataAddress } from 'viem';
 import type { PoolClient } from 'pg';
-import { hashSpendIntentMessage, spendIntentMessage, spendIntentTypedData } from '../../core/canon/intent-hash';
+import {
+  hashSpendIntentMessage,
+  spendIntentMessage,
+  spendIntentTypedData,
+} from '../../core/canon/intent-hash';
 import { AppError } from '../../core/errors';
 import { validateSpendIntent } from '../../core/validation/intent';
 import { createChainPublicClient } from '../../platform/chain/clients';
 import { withTransaction } from '../../platform/db/transaction';
 import { describeActor, requireActor, type SubgraphContext } from '../kit';
 import { codeDigest, sameDigest } from './escalationCode';
-import { type EscalationRow, type EscalationState, insertEscalationEvent, readEscalation, readEscalationByCode } from './escalationStore';
+import {
+  type EscalationRow,
+  type EscalationState,
+  insertEscalationEvent,
+  readEscalation,
+  readEscalationByCode,
+} from './escalationStore';
 import { isSignatureShape } from './signature';
 
 export type OwnerDecision = 'APPROVE' | 'DENY';
@@ -66,7 +76,10 @@ export function pollBody(row: EscalationRow): EscalationPollBody {
   };
 }
 
-const STATE_OF: Record<OwnerDecision, 'APPROVED' | 'DENIED'> = { APPROVE: 'APPROVED', DENY: 'DENIED' };
+const STATE_OF: Record<OwnerDecision, 'APPROVED' | 'DENIED'> = {
+  APPROVE: 'APPROVED',
+  DENY: 'DENIED',
+};
 
 /** The one write that decides: true for exactly one caller while the escalation is open. */
 async function resolve(
@@ -85,7 +98,12 @@ async function resolve(
   );
   if (result.rowCount !== 1) return false;
   await insertEscalationEvent(client, {
-    pollRef: row.pollRef, owner: row.owner, kind: STATE_OF[decision], channel: by.via, sender: by.sender, at: now,
+    pollRef: row.pollRef,
+    owner: row.owner,
+    kind: STATE_OF[decision],
+    channel: by.via,
+    sender: by.sender,
+    at: now,
   });
   return true;
 }
@@ -94,29 +112,55 @@ async function resolve(
  * The EIP-712 signature over the escalated intent, by the owner: an EOA by recovery, a contract
  * wallet (ERC-1271 / ERC-6492) through the funding chain when one is configured.
  */
-async function checkOwnerSignature(ctx: SubgraphContext, row: EscalationRow, signature: string): Promise<void> {
-  if (!isSignatureShape(signature)) throw new AppError('ESCALATION_SIGNATURE_INVALID', 'The signature is not 0x-hex.');
+async function checkOwnerSignature(
+  ctx: SubgraphContext,
+  row: EscalationRow,
+  signature: string,
+): Promise<void> {
+  if (!isSignatureShape(signature))
+    throw new AppError('ESCALATION_SIGNATURE_INVALID', 'The signature is not 0x-hex.');
   const validated = validateSpendIntent(row.intent, row.createdAt);
-  if (!validated.ok) throw new AppError('INTERNAL_ERROR', 'A stored escalated intent no longer validates.');
+  if (!validated.ok)
+    throw new AppError('INTERNAL_ERROR', 'A stored escalated intent no longer validates.');
   const message = spendIntentMessage(validated.intent);
-  if (hashSpendIntentMessage(message) !== row.intentHash) throw new AppError('INTERNAL_ERROR', 'A stored escalated intent no longer hashes to its intentHash.');
+  if (hashSpendIntentMessage(message) !== row.intentHash)
+    throw new AppError(
+      'INTERNAL_ERROR',
+      'A stored escalated intent no longer hashes to its intentHash.',
+    );
   const typedData = spendIntentTypedData(message);
   const owner = getAddress(row.owner);
   let signed = false;
   try {
-    signed = isAddressEqual(await recoverTypedDataAddress({ ...typedData, signature: signature as Hex }), owner);
+    signed = isAddressEqual(
+      await recoverTypedDataAddress({ ...typedData, signature: signature as Hex }),
+      owner,
+    );
   } catch {
     signed = false;
   }
   if (!signed && ctx.chains !== undefined) {
     try {
       // The intentHash is the typed-data hash, so the contract wallet is asked about exactly it.
-      signed = await createChainPublicClient(ctx.chains.funding).verifyHash({ address: owner, hash: row.intentHash as Hex, signature: signature as Hex });
+      signed = await createChainPublicClient(ctx.chains.funding).verifyHash({
+        address: owner,
+        hash: row.intentHash as Hex,
+        signature: signature as Hex,
+      });
     } catch (error) {
-      throw new AppError('SERVICE_UNAVAILABLE', 'The chain needed to check a contract-wallet signature did not answer.', undefined, { cause: error });
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        'The chain needed to check a contract-wallet signature did not answer.',
+        undefined,
+        { cause: error },
+      );
     }
   }
-  if (!signed) throw new AppError('ESCALATION_SIGNATURE_INVALID', `The signature over the intent is not ${row.owner}'s.`);
+  if (!signed)
+    throw new AppError(
+      'ESCALATION_SIGNATURE_INVALID',
+      `The signature over the intent is not ${row.owner}'s.`,
+    );
 }
 
 /** The dashboard decision: the owner's session only (an admin has no approval authority). */
@@ -127,23 +171,39 @@ export async function decideAsOwner(
   const actor = requireActor(ctx, ['owner']);
   const now = ctx.now();
   const current = await readEscalation(ctx.db, input.pollRef, now);
-  if (current === null || current.owner !== actor.address) throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: input.pollRef });
+  if (current === null || current.owner !== actor.address)
+    throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: input.pollRef });
   if (input.signature !== null) {
     if (input.decision !== 'APPROVE') {
-      throw new AppError('REQUEST_INVALID', 'A signature over the intent approves it; deny without one.', [{ field: 'signature', reason: 'only with APPROVE' }]);
+      throw new AppError(
+        'REQUEST_INVALID',
+        'A signature over the intent approves it; deny without one.',
+        [{ field: 'signature', reason: 'only with APPROVE' }],
+      );
     }
     await checkOwnerSignature(ctx, current, input.signature);
   }
   return withTransaction(ctx.db, async (client) => {
     const row = await readEscalation(client, input.pollRef, now, { lock: true });
-    if (row === null) throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: input.pollRef });
-    const decided = await resolve(client, row, input.decision, {
-      via: input.signature === null ? 'dashboard' : 'dashboard+eip712',
-      sender: describeActor(actor),
-      signature: input.signature,
-      useCode: false,
-    }, now);
-    if (!decided) throw new AppError('ESCALATION_NOT_PENDING', undefined, { pollRef: row.pollRef, state: row.state });
+    if (row === null)
+      throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: input.pollRef });
+    const decided = await resolve(
+      client,
+      row,
+      input.decision,
+      {
+        via: input.signature === null ? 'dashboard' : 'dashboard+eip712',
+        sender: describeActor(actor),
+        signature: input.signature,
+        useCode: false,
+      },
+      now,
+    );
+    if (!decided)
+      throw new AppError('ESCALATION_NOT_PENDING', undefined, {
+        pollRef: row.pollRef,
+        state: row.state,
+      });
     return (await readEscalation(client, input.pollRef, now))!;
   });
 }
@@ -161,7 +221,12 @@ export interface ChannelReply {
 
 export type ReplyOutcome =
   | { readonly accepted: true; readonly pollRef: string; readonly state: EscalationState }
-  | { readonly accepted: false; readonly reason: 'UNKNOWN_CODE' | 'CODE_REUSED' | 'UNBOUND_SENDER' | 'AFTER_EXPIRY' | 'ALREADY_RESOLVED'; readonly pollRef: string | null };
+  | {
+      readonly accepted: false;
+      readonly reason:
+        'UNKNOWN_CODE' | 'CODE_REUSED' | 'UNBOUND_SENDER' | 'AFTER_EXPIRY' | 'ALREADY_RESOLVED';
+      readonly pollRef: string | null;
+    };
 
 /** The owner of the ACTIVE binding this sender may answer through, or null. */
 async function boundOwner(client: PoolClient, reply: ChannelReply): Promise<string | null> {
@@ -171,7 +236,9 @@ async function boundOwner(client: PoolClient, reply: ChannelReply): Promise<stri
       : `SELECT owner FROM policy.channel_bindings
           WHERE kind = $1 AND address = $2 AND state = 'ACTIVE' AND (reply_from IS NULL OR reply_from = $3)
           ORDER BY activated_at LIMIT 1`,
-    reply.channel === 'webhook' ? [reply.channel, reply.chatId] : [reply.channel, reply.chatId, reply.userId],
+    reply.channel === 'webhook'
+      ? [reply.channel, reply.chatId]
+      : [reply.channel, reply.chatId, reply.userId],
   );
   return result.rows[0]?.owner ?? null;
 }
@@ -184,13 +251,19 @@ function senderOf(reply: ChannelReply): string {
  * Applies `APPROVE|DENY <code>` from a channel. A wrong code, a reused code, an unbound sender or a
  * reply after expiry changes nothing; each is logged (on the escalation when the code names one).
  */
-export async function applyChannelReply(ctx: Pick<SubgraphContext, 'db' | 'now'>, reply: ChannelReply): Promise<ReplyOutcome> {
+export async function applyChannelReply(
+  ctx: Pick<SubgraphContext, 'db' | 'now'>,
+  reply: ChannelReply,
+): Promise<ReplyOutcome> {
   const now = ctx.now();
   const digest = codeDigest(reply.code);
   return withTransaction(ctx.db, async (client) => {
     const owner = await boundOwner(client, reply);
     const row = await readEscalationByCode(client, digest, now);
-    const refuse = async (reason: Exclude<ReplyOutcome, { accepted: true }>['reason'], target: EscalationRow | null): Promise<ReplyOutcome> => {
+    const refuse = async (
+      reason: Exclude<ReplyOutcome, { accepted: true }>['reason'],
+      target: EscalationRow | null,
+    ): Promise<ReplyOutcome> => {
       await insertEscalationEvent(client, {
         pollRef: target?.pollRef ?? null,
         owner: target?.owner ?? owner,
@@ -207,7 +280,13 @@ export async function applyChannelReply(ctx: Pick<SubgraphContext, 'db' | 'now'>
     if (row.codeUsedAt !== null) return refuse('CODE_REUSED', row);
     if (row.state === 'EXPIRED') return refuse('AFTER_EXPIRY', row);
     if (row.state !== 'PENDING') return refuse('ALREADY_RESOLVED', row);
-    const decided = await resolve(client, row, reply.decision, { via: reply.channel, sender: senderOf(reply), signature: null, useCode: true }, now);
+    const decided = await resolve(
+      client,
+      row,
+      reply.decision,
+      { via: reply.channel, sender: senderOf(reply), signature: null, useCode: true },
+      now,
+    );
     if (!decided) return refuse('ALREADY_RESOLVED', row);
     return { accepted: true, pollRef: row.pollRef, state: STATE_OF[reply.decision] };
   });

@@ -4,7 +4,12 @@
 // retries and backoff. A failed channel is logged on the escalation; its clock runs regardless.
 // A delivered (or abandoned) notice's sealed code is wiped: only the code's sha256 stays.
 import type { Pool } from 'pg';
-import type { ChannelAdapter, ChannelKind, ChannelTarget, EscalationNotice } from '../../channels/types';
+import type {
+  ChannelAdapter,
+  ChannelKind,
+  ChannelTarget,
+  EscalationNotice,
+} from '../../channels/types';
 import { ChannelDeliveryError } from '../../channels/errors';
 import { formatAmount } from '../../core/money/amount';
 import type { Logger } from '../../platform/log';
@@ -113,7 +118,8 @@ function noticeOf(row: ClaimedDelivery, code: string, dashboardBaseUrl: string):
     assetSymbol: row.rules.asset.symbol,
     network: row.rules.asset.network,
     recipient: row.recipient,
-    item: typeof description === 'string' && description !== '' ? description : 'no description given',
+    item:
+      typeof description === 'string' && description !== '' ? description : 'no description given',
     ruleId: row.deciding_rule,
     ruleName: row.deciding_rule,
     ruleReason: row.rule_reason,
@@ -125,7 +131,12 @@ function noticeOf(row: ClaimedDelivery, code: string, dashboardBaseUrl: string):
 async function finish(
   db: Pool,
   row: ClaimedDelivery,
-  outcome: { state: 'SENT' | 'FAILED' | 'PENDING'; externalId?: string | null; error?: string; retryAt?: Date },
+  outcome: {
+    state: 'SENT' | 'FAILED' | 'PENDING';
+    externalId?: string | null;
+    error?: string;
+    retryAt?: Date;
+  },
   now: Date,
 ): Promise<void> {
   const keepCode = outcome.state === 'PENDING';
@@ -134,27 +145,61 @@ async function finish(
         SET state = $2, external_id = $3, last_error = $4, updated_at = $5,
             next_attempt_at = coalesce($6, next_attempt_at), sealed_payload = CASE WHEN $7 THEN sealed_payload END
       WHERE delivery_id = $1 AND state = 'PENDING'`,
-    [row.delivery_id, outcome.state, outcome.externalId ?? null, outcome.error?.slice(0, 500) ?? null, now, outcome.retryAt ?? null, keepCode],
+    [
+      row.delivery_id,
+      outcome.state,
+      outcome.externalId ?? null,
+      outcome.error?.slice(0, 500) ?? null,
+      now,
+      outcome.retryAt ?? null,
+      keepCode,
+    ],
   );
   // Cancelled meanwhile (the escalation was decided or expired): nothing more to record.
   if (updated.rowCount !== 1) return;
-  const kind = outcome.state === 'SENT' ? 'DELIVERY_SENT' : outcome.state === 'FAILED' ? 'DELIVERY_GAVE_UP' : 'DELIVERY_FAILED';
-  const detail = outcome.state === 'SENT' ? `attempt ${row.attempts}` : `attempt ${row.attempts}: ${outcome.error}`;
-  await insertEscalationEvent(db, { pollRef: row.poll_ref, owner: row.owner, kind, channel: row.kind, sender: row.binding_id, detail, at: now });
+  const kind =
+    outcome.state === 'SENT'
+      ? 'DELIVERY_SENT'
+      : outcome.state === 'FAILED'
+        ? 'DELIVERY_GAVE_UP'
+        : 'DELIVERY_FAILED';
+  const detail =
+    outcome.state === 'SENT'
+      ? `attempt ${row.attempts}`
+      : `attempt ${row.attempts}: ${outcome.error}`;
+  await insertEscalationEvent(db, {
+    pollRef: row.poll_ref,
+    owner: row.owner,
+    kind,
+    channel: row.kind,
+    sender: row.binding_id,
+    detail,
+    at: now,
+  });
 }
 
 async function deliverOne(deps: DeliveryDeps, row: ClaimedDelivery, now: Date): Promise<void> {
   const adapter = deps.adapters[row.kind];
   if (adapter === undefined) {
-    await finish(deps.db, row, { state: 'FAILED', error: `the ${row.kind} channel is not configured on this instance` }, now);
+    await finish(
+      deps.db,
+      row,
+      { state: 'FAILED', error: `the ${row.kind} channel is not configured on this instance` },
+      now,
+    );
     return;
   }
   let code: string;
   let target: ChannelTarget;
   try {
-    if (row.sealed_payload === null || row.address === null) throw new SealError('nothing to deliver');
+    if (row.sealed_payload === null || row.address === null)
+      throw new SealError('nothing to deliver');
     code = unseal(deps.sealingKey, row.sealed_payload);
-    target = { kind: row.kind, address: row.address, ...(row.sealed_secret === null ? {} : { secret: unseal(deps.sealingKey, row.sealed_secret) }) };
+    target = {
+      kind: row.kind,
+      address: row.address,
+      ...(row.sealed_secret === null ? {} : { secret: unseal(deps.sealingKey, row.sealed_secret) }),
+    };
   } catch (error) {
     await finish(deps.db, row, { state: 'FAILED', error: (error as Error).message }, now);
     return;
@@ -165,14 +210,27 @@ async function deliverOne(deps: DeliveryDeps, row: ClaimedDelivery, now: Date): 
   } catch (error) {
     const failure = error instanceof ChannelDeliveryError ? error : null;
     const message = failure?.message ?? 'the adapter failed unexpectedly';
-    if (failure === null) deps.log.error({ err: error, pollRef: row.poll_ref, channel: row.kind }, 'channel adapter threw a non-delivery error');
-    else deps.log.warn({ pollRef: row.poll_ref, channel: row.kind, reason: failure.reason, attempt: row.attempts }, 'escalation notice not delivered');
+    if (failure === null)
+      deps.log.error(
+        { err: error, pollRef: row.poll_ref, channel: row.kind },
+        'channel adapter threw a non-delivery error',
+      );
+    else
+      deps.log.warn(
+        { pollRef: row.poll_ref, channel: row.kind, reason: failure.reason, attempt: row.attempts },
+        'escalation notice not delivered',
+      );
     if (failure?.retryable === true && row.attempts < MAX_DELIVERY_ATTEMPTS) {
       const waitMs = Math.max(
         DELIVERY_BACKOFF_MS[Math.min(row.attempts - 1, DELIVERY_BACKOFF_MS.length - 1)]!,
         (failure.retryAfterSeconds ?? 0) * 1000,
       );
-      await finish(deps.db, row, { state: 'PENDING', error: message, retryAt: new Date(now.getTime() + waitMs) }, now);
+      await finish(
+        deps.db,
+        row,
+        { state: 'PENDING', error: message, retryAt: new Date(now.getTime() + waitMs) },
+        now,
+      );
     } else {
       await finish(deps.db, row, { state: 'FAILED', error: message }, now);
     }

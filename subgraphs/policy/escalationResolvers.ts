@@ -3,14 +3,41 @@
 // dashboard decision, the owner's channel links, and the inbound channel messages the gateway
 // forwards after verifying the platform (a `channel` actor; nobody else may call those).
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Args, ArgsType, Ctx, Field, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import {
+  Arg,
+  Args,
+  ArgsType,
+  Ctx,
+  Field,
+  FieldResolver,
+  ID,
+  Int,
+  Mutation,
+  Query,
+  Resolver,
+  Root,
+} from 'type-graphql';
 import { isEscalationPollRef } from '../../core/canon/ids';
 import { AppError } from '../../core/errors';
 import { requireActor, type SubgraphContext } from '../kit';
 import { readablePolicy } from './access';
-import { type BindingKind, type BindingRow, type LinkStart, readBindings, revokeBinding, startChannelLink } from './channelBindings';
+import {
+  type BindingKind,
+  type BindingRow,
+  type LinkStart,
+  readBindings,
+  revokeBinding,
+  startChannelLink,
+} from './channelBindings';
 import { type InboundResult, receiveChatMessage, receiveWebhookRequest } from './channelInbound';
-import { decideAsOwner, type EscalationPollBody, type OwnerDecision, outcomeOf, pollBody, reasonOf } from './escalationDecisions';
+import {
+  decideAsOwner,
+  type EscalationPollBody,
+  type OwnerDecision,
+  outcomeOf,
+  pollBody,
+  reasonOf,
+} from './escalationDecisions';
 import {
   CHANNEL_KIND,
   CHAT_CHANNEL,
@@ -23,7 +50,14 @@ import {
   EscalationConnection,
   EscalationEvent,
 } from './escalationSchema';
-import { type EscalationEventRow, type EscalationRow, type EscalationState, readEscalation, readEscalationEvents, readEscalationPage } from './escalationStore';
+import {
+  type EscalationEventRow,
+  type EscalationRow,
+  type EscalationState,
+  readEscalation,
+  readEscalationEvents,
+  readEscalationPage,
+} from './escalationStore';
 import { Policy } from './schema';
 import { pageSize, POLICY_ID, type PolicyRow } from './store';
 
@@ -55,7 +89,10 @@ function view(row: EscalationRow): EscalationView {
 }
 
 /** The escalation for its owner or an admin; null for anyone else, as for a missing one. */
-async function readableEscalation(ctx: SubgraphContext, pollRef: string): Promise<EscalationRow | null> {
+async function readableEscalation(
+  ctx: SubgraphContext,
+  pollRef: string,
+): Promise<EscalationRow | null> {
   const actor = requireActor(ctx, ['admin', 'owner']);
   if (!isEscalationPollRef(pollRef)) return null;
   const row = await readEscalation(ctx.db, pollRef, ctx.now());
@@ -68,7 +105,10 @@ class EscalationPageArgs {
   @Field(() => ID, { nullable: true, description: 'Only this policy’s escalations.' })
   policyId?: string | null;
 
-  @Field(() => ESCALATION_STATE, { nullable: true, description: 'Only escalations in this state (as of now: overdue ones count as EXPIRED).' })
+  @Field(() => ESCALATION_STATE, {
+    nullable: true,
+    description: 'Only escalations in this state (as of now: overdue ones count as EXPIRED).',
+  })
   state?: EscalationState | null;
 
   @Field(() => Int, { nullable: true, description: 'Page size, 1 to 100 (default 20).' })
@@ -88,7 +128,8 @@ class DecideEscalationArgs {
 
   @Field(() => String, {
     nullable: true,
-    description: 'Optional with APPROVE: the owner’s EIP-712 signature over the escalated intent (domain AgentSpendControl v1, chain 196).',
+    description:
+      'Optional with APPROVE: the owner’s EIP-712 signature over the escalated intent (domain AgentSpendControl v1, chain 196).',
   })
   signature?: string | null;
 }
@@ -98,7 +139,11 @@ class StartChannelLinkArgs {
   @Field(() => CHANNEL_KIND)
   kind!: BindingKind;
 
-  @Field(() => String, { nullable: true, description: 'webhook: the URL; email: the address; telegram and slack: none (the link command binds its chat).' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'webhook: the URL; email: the address; telegram and slack: none (the link command binds its chat).',
+  })
   address?: string | null;
 
   @Field(() => String, { nullable: true, description: 'Reserved; give none.' })
@@ -136,60 +181,109 @@ const MAX_CHAT_TEXT_CHARS = 4096;
 
 @Resolver(() => Escalation)
 export class EscalationResolver {
-  @Query(() => Escalation, { nullable: true, description: 'The owner of its policy, or an admin; null for anyone else. Expiry is checked on read.' })
-  async escalation(@Arg('pollRef', () => ID) pollRef: string, @Ctx() ctx: SubgraphContext): Promise<EscalationView | null> {
+  @Query(() => Escalation, {
+    nullable: true,
+    description:
+      'The owner of its policy, or an admin; null for anyone else. Expiry is checked on read.',
+  })
+  async escalation(
+    @Arg('pollRef', () => ID) pollRef: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<EscalationView | null> {
     const row = await readableEscalation(ctx, pollRef);
     return row === null ? null : view(row);
   }
 
-  @Query(() => EscalationConnection, { description: 'The signed-in owner’s escalations (an admin’s: everyone’s), newest first.' })
-  async escalations(@Args() args: EscalationPageArgs, @Ctx() ctx: SubgraphContext): Promise<EscalationConnection> {
+  @Query(() => EscalationConnection, {
+    description: 'The signed-in owner’s escalations (an admin’s: everyone’s), newest first.',
+  })
+  async escalations(
+    @Args() args: EscalationPageArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<EscalationConnection> {
     const actor = requireActor(ctx, ['admin', 'owner']);
     const policyId = args.policyId ?? null;
     if (policyId !== null && !POLICY_ID.test(policyId)) {
-      throw new AppError('REQUEST_INVALID', undefined, [{ field: 'policyId', reason: 'must be a uint256 decimal string' }]);
+      throw new AppError('REQUEST_INVALID', undefined, [
+        { field: 'policyId', reason: 'must be a uint256 decimal string' },
+      ]);
     }
-    const page = await readEscalationPage(ctx.db, {
-      owner: actor.kind === 'owner' ? actor.address : null,
-      policyId,
-      state: args.state ?? null,
-      first: pageSize(args.first),
-      after: args.after ?? null,
-    }, ctx.now());
-    return { nodes: page.nodes.map(view), pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage } };
+    const page = await readEscalationPage(
+      ctx.db,
+      {
+        owner: actor.kind === 'owner' ? actor.address : null,
+        policyId,
+        state: args.state ?? null,
+        first: pageSize(args.first),
+        after: args.after ?? null,
+      },
+      ctx.now(),
+    );
+    return {
+      nodes: page.nodes.map(view),
+      pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
+    };
   }
 
   @Query(() => GraphQLJSONObject, {
-    description: 'GET /escalation_status/:pollRef, open to anyone who holds the pollRef: {pollRef, state, outcome, reason, intentHash, policyId, amount, createdAt, expiresAt, resolvedAt}.',
+    description:
+      'GET /escalation_status/:pollRef, open to anyone who holds the pollRef: {pollRef, state, outcome, reason, intentHash, policyId, amount, createdAt, expiresAt, resolvedAt}.',
   })
-  async escalationStatus(@Arg('pollRef', () => ID) pollRef: string, @Ctx() ctx: SubgraphContext): Promise<EscalationPollBody> {
-    const row = isEscalationPollRef(pollRef) ? await readEscalation(ctx.db, pollRef, ctx.now()) : null;
+  async escalationStatus(
+    @Arg('pollRef', () => ID) pollRef: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<EscalationPollBody> {
+    const row = isEscalationPollRef(pollRef)
+      ? await readEscalation(ctx.db, pollRef, ctx.now())
+      : null;
     if (row === null) throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef });
     return pollBody(row);
   }
 
-  @Query(() => [EscalationEvent], { description: 'The signed-in owner’s bound channels’ replies whose code matched no escalation, newest first.' })
+  @Query(() => [EscalationEvent], {
+    description:
+      'The signed-in owner’s bound channels’ replies whose code matched no escalation, newest first.',
+  })
   async unmatchedChannelReplies(@Ctx() ctx: SubgraphContext): Promise<EscalationEventRow[]> {
     const actor = requireActor(ctx, ['owner']);
     return readEscalationEvents(ctx.db, { ownerUnattributed: actor.address });
   }
 
-  @FieldResolver(() => [EscalationEvent], { description: 'Oldest first: creation, deliveries, refused replies, the decision.' })
-  async events(@Root() escalation: EscalationView, @Ctx() ctx: SubgraphContext): Promise<EscalationEventRow[]> {
+  @FieldResolver(() => [EscalationEvent], {
+    description: 'Oldest first: creation, deliveries, refused replies, the decision.',
+  })
+  async events(
+    @Root() escalation: EscalationView,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<EscalationEventRow[]> {
     return readEscalationEvents(ctx.db, { pollRef: escalation.pollRef });
   }
 
   @FieldResolver(() => Policy, { nullable: true })
-  async policy(@Root() escalation: EscalationView, @Ctx() ctx: SubgraphContext): Promise<PolicyRow | null> {
+  async policy(
+    @Root() escalation: EscalationView,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRow | null> {
     return readablePolicy(ctx, escalation.policyId);
   }
 
   @Mutation(() => Escalation, {
-    description: 'The owner’s session decides (an admin cannot). ESCALATION_NOT_PENDING once decided or expired; with a signature, ESCALATION_SIGNATURE_INVALID unless the owner signed the intent.',
+    description:
+      'The owner’s session decides (an admin cannot). ESCALATION_NOT_PENDING once decided or expired; with a signature, ESCALATION_SIGNATURE_INVALID unless the owner signed the intent.',
   })
-  async decideEscalation(@Args() args: DecideEscalationArgs, @Ctx() ctx: SubgraphContext): Promise<EscalationView> {
-    if (!isEscalationPollRef(args.pollRef)) throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: args.pollRef });
-    return view(await decideAsOwner(ctx, { pollRef: args.pollRef, decision: args.decision, signature: args.signature ?? null }));
+  async decideEscalation(
+    @Args() args: DecideEscalationArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<EscalationView> {
+    if (!isEscalationPollRef(args.pollRef))
+      throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: args.pollRef });
+    return view(
+      await decideAsOwner(ctx, {
+        pollRef: args.pollRef,
+        decision: args.decision,
+        signature: args.signature ?? null,
+      }),
+    );
   }
 }
 
@@ -207,14 +301,22 @@ function bindingView(row: BindingRow): ChannelBinding {
 
 @Resolver()
 export class ChannelResolver {
-  @Query(() => [ChannelBinding], { description: 'The signed-in owner’s pending and active channel bindings.' })
+  @Query(() => [ChannelBinding], {
+    description: 'The signed-in owner’s pending and active channel bindings.',
+  })
   async channelBindings(@Ctx() ctx: SubgraphContext): Promise<ChannelBinding[]> {
     const actor = requireActor(ctx, ['owner']);
     return (await readBindings(ctx.db, actor.address)).map(bindingView);
   }
 
-  @Mutation(() => ChannelLinkStart, { description: 'The owner’s session starts binding a channel; the link code goes back through the channel (see instructions).' })
-  async startChannelLink(@Args() args: StartChannelLinkArgs, @Ctx() ctx: SubgraphContext): Promise<ChannelLinkStart> {
+  @Mutation(() => ChannelLinkStart, {
+    description:
+      'The owner’s session starts binding a channel; the link code goes back through the channel (see instructions).',
+  })
+  async startChannelLink(
+    @Args() args: StartChannelLinkArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<ChannelLinkStart> {
     const actor = requireActor(ctx, ['owner']);
     const started: LinkStart = await startChannelLink(ctx, actor.address, {
       kind: args.kind,
@@ -224,26 +326,53 @@ export class ChannelResolver {
     return { ...started, binding: bindingView(started.binding) };
   }
 
-  @Mutation(() => ChannelBinding, { description: 'The owner’s session stops a binding: no more notices, no more replies from it.' })
-  async revokeChannelBinding(@Arg('bindingId', () => ID) bindingId: string, @Ctx() ctx: SubgraphContext): Promise<ChannelBinding> {
+  @Mutation(() => ChannelBinding, {
+    description: 'The owner’s session stops a binding: no more notices, no more replies from it.',
+  })
+  async revokeChannelBinding(
+    @Arg('bindingId', () => ID) bindingId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<ChannelBinding> {
     const actor = requireActor(ctx, ['owner']);
     return bindingView(await revokeBinding(ctx.db, actor.address, bindingId, ctx.now()));
   }
 
-  @Mutation(() => ChannelInboundResult, { description: 'Gateway only (a verified channel actor): a Telegram or Slack message or button.' })
-  async receiveChatMessage(@Args() args: ChatMessageArgs, @Ctx() ctx: SubgraphContext): Promise<InboundResult> {
+  @Mutation(() => ChannelInboundResult, {
+    description: 'Gateway only (a verified channel actor): a Telegram or Slack message or button.',
+  })
+  async receiveChatMessage(
+    @Args() args: ChatMessageArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<InboundResult> {
     const actor = requireActor(ctx, ['channel']);
-    if (actor.channel !== args.channel) throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
-    if (args.text.length > MAX_CHAT_TEXT_CHARS || args.chatId.length > 64 || (args.userId?.length ?? 0) > 64) {
+    if (actor.channel !== args.channel)
+      throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
+    if (
+      args.text.length > MAX_CHAT_TEXT_CHARS ||
+      args.chatId.length > 64 ||
+      (args.userId?.length ?? 0) > 64
+    ) {
       throw new AppError('REQUEST_INVALID', 'The message is longer than a chat message can be.');
     }
-    return receiveChatMessage(ctx, { channel: args.channel, chatId: args.chatId, userId: args.userId ?? null, text: args.text });
+    return receiveChatMessage(ctx, {
+      channel: args.channel,
+      chatId: args.chatId,
+      userId: args.userId ?? null,
+      text: args.text,
+    });
   }
 
-  @Mutation(() => ChannelInboundResult, { description: 'Gateway only (the webhook channel actor): a signed webhook reply or link, verified with the binding’s secret.' })
-  async receiveWebhookRequest(@Args() args: WebhookRequestArgs, @Ctx() ctx: SubgraphContext): Promise<InboundResult> {
+  @Mutation(() => ChannelInboundResult, {
+    description:
+      'Gateway only (the webhook channel actor): a signed webhook reply or link, verified with the binding’s secret.',
+  })
+  async receiveWebhookRequest(
+    @Args() args: WebhookRequestArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<InboundResult> {
     const actor = requireActor(ctx, ['channel']);
-    if (actor.channel !== 'webhook') throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
+    if (actor.channel !== 'webhook')
+      throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
     return receiveWebhookRequest(ctx, args);
   }
 }

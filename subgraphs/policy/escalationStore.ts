@@ -7,7 +7,12 @@ import { AppError } from '../../core/errors';
 type Queryable = Pool | PoolClient;
 
 export type EscalationState = 'PENDING' | 'APPROVED' | 'DENIED' | 'EXPIRED';
-export const ESCALATION_STATES: readonly EscalationState[] = ['PENDING', 'APPROVED', 'DENIED', 'EXPIRED'];
+export const ESCALATION_STATES: readonly EscalationState[] = [
+  'PENDING',
+  'APPROVED',
+  'DENIED',
+  'EXPIRED',
+];
 
 export interface EscalationRow {
   readonly pollRef: string;
@@ -90,12 +95,20 @@ function toRow(record: EscalationRecord): EscalationRow {
 
 /** Expires this escalation if its time is up (stored and published); true when this call did it. */
 export async function expireIfDue(db: Queryable, pollRef: string, now: Date): Promise<boolean> {
-  const result = await db.query<{ n: number }>('SELECT policy.expire_due_escalations(NULL, $1, $2) AS n', [pollRef, now]);
+  const result = await db.query<{ n: number }>(
+    'SELECT policy.expire_due_escalations(NULL, $1, $2) AS n',
+    [pollRef, now],
+  );
   return (result.rows[0]?.n ?? 0) > 0;
 }
 
 /** One escalation after the lazy expiry check, or null; `lock` takes its row lock (inside a transaction). */
-export async function readEscalation(db: Queryable, pollRef: string, now: Date, options: { lock?: boolean } = {}): Promise<EscalationRow | null> {
+export async function readEscalation(
+  db: Queryable,
+  pollRef: string,
+  now: Date,
+  options: { lock?: boolean } = {},
+): Promise<EscalationRow | null> {
   await expireIfDue(db, pollRef, now);
   const result = await db.query<EscalationRecord>(
     `SELECT ${columns('$2::timestamptz')} FROM policy.escalations e WHERE e.poll_ref = $1${options.lock ? ' FOR UPDATE' : ''}`,
@@ -106,12 +119,21 @@ export async function readEscalation(db: Queryable, pollRef: string, now: Date, 
 }
 
 /** The escalation whose code has this sha256, locked, after the lazy expiry check; null for none. */
-export async function readEscalationByCode(db: PoolClient, digest: Buffer, now: Date): Promise<(EscalationRow & { codeDigest: Buffer; codeUsedAt: Date | null }) | null> {
-  const found = await db.query<{ poll_ref: string }>('SELECT poll_ref FROM policy.escalations WHERE code_sha256 = $1', [digest]);
+export async function readEscalationByCode(
+  db: PoolClient,
+  digest: Buffer,
+  now: Date,
+): Promise<(EscalationRow & { codeDigest: Buffer; codeUsedAt: Date | null }) | null> {
+  const found = await db.query<{ poll_ref: string }>(
+    'SELECT poll_ref FROM policy.escalations WHERE code_sha256 = $1',
+    [digest],
+  );
   const pollRef = found.rows[0]?.poll_ref;
   if (pollRef === undefined) return null;
   await expireIfDue(db, pollRef, now);
-  const result = await db.query<EscalationRecord & { code_sha256: Buffer; code_used_at: Date | null }>(
+  const result = await db.query<
+    EscalationRecord & { code_sha256: Buffer; code_used_at: Date | null }
+  >(
     `SELECT ${columns('$2::timestamptz')}, e.code_sha256, e.code_used_at FROM policy.escalations e WHERE e.poll_ref = $1 FOR UPDATE`,
     [pollRef, now],
   );
@@ -133,14 +155,23 @@ function encodeCursor(row: EscalationRow): string {
 
 function decodeCursor(cursor: string): { createdAt: Date; pollRef: string } {
   const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null) throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [{ field: 'after', reason: 'unknown cursor' }]);
+  if (match === null)
+    throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [
+      { field: 'after', reason: 'unknown cursor' },
+    ]);
   return { createdAt: new Date(Number(match[1])), pollRef: match[2] };
 }
 
 /** Newest first; `owner` null for every owner (admin). State filters apply to the derived state. */
 export async function readEscalationPage(
   db: Queryable,
-  options: { owner: string | null; policyId: string | null; state: EscalationState | null; first: number; after: string | null },
+  options: {
+    owner: string | null;
+    policyId: string | null;
+    state: EscalationState | null;
+    first: number;
+    after: string | null;
+  },
   now: Date,
 ): Promise<EscalationPage> {
   const after = options.after === null ? null : decodeCursor(options.after);
@@ -155,7 +186,15 @@ export async function readEscalationPage(
       WHERE $4::text IS NULL OR page.state = $4
       ORDER BY page.created_at DESC, page.poll_ref DESC
       LIMIT $7`,
-    [now, options.owner, options.policyId, options.state, after?.createdAt ?? null, after?.pollRef ?? null, options.first + 1],
+    [
+      now,
+      options.owner,
+      options.policyId,
+      options.state,
+      after?.createdAt ?? null,
+      after?.pollRef ?? null,
+      options.first + 1,
+    ],
   );
   const rows = result.rows.map(toRow);
   const hasNextPage = rows.length > options.first;
@@ -176,29 +215,70 @@ export interface EscalationEventRow {
 
 export const MAX_EVENTS_PER_READ = 200;
 
-export async function readEscalationEvents(db: Queryable, where: { pollRef: string } | { ownerUnattributed: string }): Promise<EscalationEventRow[]> {
+export async function readEscalationEvents(
+  db: Queryable,
+  where: { pollRef: string } | { ownerUnattributed: string },
+): Promise<EscalationEventRow[]> {
   const byRef = 'pollRef' in where;
-  const result = await db.query<{ seq: string; poll_ref: string | null; kind: string; channel: string | null; sender: string | null; detail: string | null; at: Date }>(
+  const result = await db.query<{
+    seq: string;
+    poll_ref: string | null;
+    kind: string;
+    channel: string | null;
+    sender: string | null;
+    detail: string | null;
+    at: Date;
+  }>(
     `SELECT seq::text, poll_ref, kind, channel, sender, detail, at FROM policy.escalation_events
       WHERE ${byRef ? 'poll_ref = $1' : 'owner = $1 AND poll_ref IS NULL'}
       ORDER BY seq ${byRef ? 'ASC' : 'DESC'} LIMIT ${MAX_EVENTS_PER_READ}`,
     [byRef ? where.pollRef : where.ownerUnattributed],
   );
   return result.rows.map((row) => ({
-    seq: row.seq, pollRef: row.poll_ref, kind: row.kind, channel: row.channel, sender: row.sender, detail: row.detail, at: row.at,
+    seq: row.seq,
+    pollRef: row.poll_ref,
+    kind: row.kind,
+    channel: row.channel,
+    sender: row.sender,
+    detail: row.detail,
+    at: row.at,
   }));
 }
 
 export type EscalationEventKind =
-  | 'APPROVED' | 'DENIED' | 'REPLY_UNKNOWN_CODE' | 'REPLY_CODE_REUSED' | 'REPLY_UNBOUND_SENDER' | 'REPLY_AFTER_EXPIRY'
-  | 'REPLY_ALREADY_RESOLVED' | 'DELIVERY_SENT' | 'DELIVERY_FAILED' | 'DELIVERY_GAVE_UP';
+  | 'APPROVED'
+  | 'DENIED'
+  | 'REPLY_UNKNOWN_CODE'
+  | 'REPLY_CODE_REUSED'
+  | 'REPLY_UNBOUND_SENDER'
+  | 'REPLY_AFTER_EXPIRY'
+  | 'REPLY_ALREADY_RESOLVED'
+  | 'DELIVERY_SENT'
+  | 'DELIVERY_FAILED'
+  | 'DELIVERY_GAVE_UP';
 
 export async function insertEscalationEvent(
   db: Queryable,
-  event: { pollRef: string | null; owner: string | null; kind: EscalationEventKind; channel?: string | null; sender?: string | null; detail?: string | null; at: Date },
+  event: {
+    pollRef: string | null;
+    owner: string | null;
+    kind: EscalationEventKind;
+    channel?: string | null;
+    sender?: string | null;
+    detail?: string | null;
+    at: Date;
+  },
 ): Promise<void> {
   await db.query(
     'INSERT INTO policy.escalation_events (poll_ref, owner, kind, channel, sender, detail, at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [event.pollRef, event.owner, event.kind, event.channel ?? null, event.sender?.slice(0, 256) ?? null, event.detail?.slice(0, 500) ?? null, event.at],
+    [
+      event.pollRef,
+      event.owner,
+      event.kind,
+      event.channel ?? null,
+      event.sender?.slice(0, 256) ?? null,
+      event.detail?.slice(0, 500) ?? null,
+      event.at,
+    ],
   );
 }

@@ -11,5 +11,16 @@ import { SignInResolver } from './signInResolver';
 export const policySubgraph: SubgraphModule = {
   name: 'policy',
   buildSchema: () =>
-    buildFederatedSchema({ resolvers: [PolicyResolver, PolicyMutationResolver, SignInResolver, EscalationResolver, ChannelResolver] }, policyReferenceResolvers),
+    buildFederatedSchema(
+      {
+        resolvers: [
+          PolicyResolver,
+          PolicyMutationResolver,
+          SignInResolver,
+          EscalationResolver,
+          ChannelResolver,
+        ],
+      },
+      policyReferenceResolvers,
+    ),
 };

@@ -8,10 +8,21 @@ import { AppError } from '../../core/errors';
 import { type NormalisedPolicyRules, validatePolicy } from '../../core/validation/policy';
 import { describeActor, type SubgraphContext } from '../kit';
 import { requireReadablePolicy, writerScope } from './access';
-import { readRegistryEvent, registrationRequest, type RegistrationRequestView } from './registration';
+import {
+  readRegistryEvent,
+  registrationRequest,
+  type RegistrationRequestView,
+} from './registration';
 import { Policy, PolicyRegistrationRequest } from './schema';
 import type { PolicyRow } from './store';
-import { createPolicy, type OwnerScope, recordRegistration, setPolicyStatus, updatePolicy, type WriteAudit } from './writes';
+import {
+  createPolicy,
+  type OwnerScope,
+  recordRegistration,
+  setPolicyStatus,
+  updatePolicy,
+  type WriteAudit,
+} from './writes';
 
 function validRules(document: unknown): NormalisedPolicyRules {
   const result = validatePolicy(document);
@@ -37,7 +48,9 @@ class UpdatePolicyArgs {
   @Field(() => ID)
   policyId!: string;
 
-  @Field(() => GraphQLJSONObject, { description: 'The complete new policy document; the owner must stay the same.' })
+  @Field(() => GraphQLJSONObject, {
+    description: 'The complete new policy document; the owner must stay the same.',
+  })
   policy!: Record<string, unknown>;
 }
 
@@ -52,9 +65,14 @@ class SyncRegistrationArgs {
 
 @Resolver()
 export class PolicyMutationResolver {
-  @Mutation(() => Policy, { description: 'Admin, or an owner session for its own address. Version 1, ACTIVE, under the owner’s next nonce.' })
+  @Mutation(() => Policy, {
+    description:
+      'Admin, or an owner session for its own address. Version 1, ACTIVE, under the owner’s next nonce.',
+  })
   async createPolicy(
-    @Arg('policy', () => GraphQLJSONObject, { description: 'The policy document (DECISIONS "Spend policy (wire)"), owner inside it.' })
+    @Arg('policy', () => GraphQLJSONObject, {
+      description: 'The policy document (DECISIONS "Spend policy (wire)"), owner inside it.',
+    })
     document: Record<string, unknown>,
     @Ctx() ctx: SubgraphContext,
   ): Promise<PolicyRow> {
@@ -65,35 +83,53 @@ export class PolicyMutationResolver {
   }
 
   @Mutation(() => Policy, {
-    description: 'Admin or the owner. A new version with a new policyHash; old versions stay readable. Intents committed to the old hash are refused by the engine.',
+    description:
+      'Admin or the owner. A new version with a new policyHash; old versions stay readable. Intents committed to the old hash are refused by the engine.',
   })
-  async updatePolicy(@Args() { policyId, policy }: UpdatePolicyArgs, @Ctx() ctx: SubgraphContext): Promise<PolicyRow> {
+  async updatePolicy(
+    @Args() { policyId, policy }: UpdatePolicyArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRow> {
     const scope = writerScope(ctx);
     return updatePolicy(ctx, policyId, validRules(policy), scope, auditOf(ctx));
   }
 
   @Mutation(() => Policy, { description: 'Admin or the owner. Idempotent.' })
-  async pausePolicy(@Arg('policyId', () => ID) policyId: string, @Ctx() ctx: SubgraphContext): Promise<PolicyRow> {
+  async pausePolicy(
+    @Arg('policyId', () => ID) policyId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRow> {
     return setPolicyStatus(ctx, policyId, 'PAUSED', writerScope(ctx), auditOf(ctx));
   }
 
   @Mutation(() => Policy, { description: 'Admin or the owner. Idempotent.' })
-  async resumePolicy(@Arg('policyId', () => ID) policyId: string, @Ctx() ctx: SubgraphContext): Promise<PolicyRow> {
+  async resumePolicy(
+    @Arg('policyId', () => ID) policyId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRow> {
     return setPolicyStatus(ctx, policyId, 'ACTIVE', writerScope(ctx), auditOf(ctx));
   }
 
   @Mutation(() => PolicyRegistrationRequest, {
-    description: 'Admin or the owner. The unsigned PolicyRegistry call the owner sends from their wallet; then syncPolicyRegistration with its hash.',
+    description:
+      'Admin or the owner. The unsigned PolicyRegistry call the owner sends from their wallet; then syncPolicyRegistration with its hash.',
   })
-  async requestPolicyRegistration(@Arg('policyId', () => ID) policyId: string, @Ctx() ctx: SubgraphContext): Promise<RegistrationRequestView> {
+  async requestPolicyRegistration(
+    @Arg('policyId', () => ID) policyId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<RegistrationRequestView> {
     writerScope(ctx); // only writers ask: a consumer session is FORBIDDEN, no credential AUTH_REQUIRED
     return registrationRequest(ctx, await requireReadablePolicy(ctx, policyId));
   }
 
   @Mutation(() => Policy, {
-    description: 'Admin or the owner. Reads the confirmed receipt and records chain, tx and block; RULES_HASH_MISMATCH when the event’s hash is not the stored one.',
+    description:
+      'Admin or the owner. Reads the confirmed receipt and records chain, tx and block; RULES_HASH_MISMATCH when the event’s hash is not the stored one.',
   })
-  async syncPolicyRegistration(@Args() { policyId, txHash }: SyncRegistrationArgs, @Ctx() ctx: SubgraphContext): Promise<PolicyRow> {
+  async syncPolicyRegistration(
+    @Args() { policyId, txHash }: SyncRegistrationArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRow> {
     const scope = writerScope(ctx);
     await requireReadablePolicy(ctx, policyId);
     const event = await readRegistryEvent(ctx, policyId, txHash);

@@ -6,7 +6,12 @@ import type { Pool } from 'pg';
 /** Expired rows removed per issued nonce: the table stays small without a sweeper. */
 export const NONCE_PRUNE_BATCH = 100;
 
-export async function insertSignInNonce(db: Pool, nonce: string, issuedAt: Date, expiresAt: Date): Promise<void> {
+export async function insertSignInNonce(
+  db: Pool,
+  nonce: string,
+  issuedAt: Date,
+  expiresAt: Date,
+): Promise<void> {
   await db.query(
     `WITH pruned AS (
        DELETE FROM policy.sign_in_nonces

@@ -35,7 +35,11 @@ afterAll(async () => {
 async function readPolicy(id: string, actor?: Actor) {
   const result = await executeInProcess(
     server,
-    { query: 'query ($id: ID!) { policy(id: $id) { id owner version status policyHash expiresAt } }', variables: { id } },
+    {
+      query:
+        'query ($id: ID!) { policy(id: $id) { id owner version status policyHash expiresAt } }',
+      variables: { id },
+    },
     { actorHeader: actor === undefined ? undefined : signActor(actor, SECRET) },
   );
   expect(result.errors).toBeUndefined();
@@ -76,8 +80,14 @@ test('entity references follow the same rule: owner B resolves only their own po
   const result = await executeInProcess(
     server,
     {
-      query: 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Policy { id owner } } }',
-      variables: { r: [{ __typename: 'Policy', id: POLICY_A }, { __typename: 'Policy', id: POLICY_B }] },
+      query:
+        'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Policy { id owner } } }',
+      variables: {
+        r: [
+          { __typename: 'Policy', id: POLICY_A },
+          { __typename: 'Policy', id: POLICY_B },
+        ],
+      },
     },
     { actorHeader: signActor({ kind: 'owner', address: OWNER_B }, SECRET) },
   );

@@ -14,7 +14,11 @@ import {
 } from 'viem';
 import { policyRegistryAbi } from '../../contracts/artifacts/abis';
 import { AppError } from '../../core/errors';
-import { caip2Of, createChainPublicClient, type ChainPublicClient } from '../../platform/chain/clients';
+import {
+  caip2Of,
+  createChainPublicClient,
+  type ChainPublicClient,
+} from '../../platform/chain/clients';
 import type { FundingChainAccess, SubgraphContext } from '../kit';
 import type { PolicyRow } from './store';
 
@@ -55,12 +59,22 @@ interface RegistryAccess {
 
 function registryAccess(ctx: SubgraphContext): RegistryAccess {
   const chain = ctx.chains?.funding;
-  if (chain === undefined || chain.policyRegistry === null) throw new AppError('POLICY_REGISTRY_NOT_CONFIGURED');
-  return { chain, registry: getAddress(chain.policyRegistry), client: createChainPublicClient(chain) };
+  if (chain === undefined || chain.policyRegistry === null)
+    throw new AppError('POLICY_REGISTRY_NOT_CONFIGURED');
+  return {
+    chain,
+    registry: getAddress(chain.policyRegistry),
+    client: createChainPublicClient(chain),
+  };
 }
 
 function chainUnavailable(error: unknown): AppError {
-  return new AppError('SERVICE_UNAVAILABLE', 'The funding chain did not answer; retry shortly.', undefined, { cause: error });
+  return new AppError(
+    'SERVICE_UNAVAILABLE',
+    'The funding chain did not answer; retry shortly.',
+    undefined,
+    { cause: error },
+  );
 }
 
 function expiresAtUnix(policy: PolicyRow): bigint {
@@ -68,10 +82,16 @@ function expiresAtUnix(policy: PolicyRow): bigint {
 }
 
 /** register(ownerNonce, hash, expiresAt) for a policy the registry does not know; update(…) once it does. */
-export async function registrationRequest(ctx: SubgraphContext, policy: PolicyRow): Promise<RegistrationRequestView> {
+export async function registrationRequest(
+  ctx: SubgraphContext,
+  policy: PolicyRow,
+): Promise<RegistrationRequestView> {
   const access = registryAccess(ctx);
   if (policy.ownerNonce === null) {
-    throw new AppError('REQUEST_INVALID', 'This policy has no recorded owner nonce, so it cannot be registered under its id.');
+    throw new AppError(
+      'REQUEST_INVALID',
+      'This policy has no recorded owner nonce, so it cannot be registered under its id.',
+    );
   }
   let registeredOwner: Address;
   try {
@@ -89,8 +109,16 @@ export async function registrationRequest(ctx: SubgraphContext, policy: PolicyRo
   const expiresAt = expiresAtUnix(policy);
   const registered = registeredOwner !== zeroAddress;
   const data = registered
-    ? encodeFunctionData({ abi: policyRegistryAbi, functionName: 'update', args: [BigInt(policy.id), hash, expiresAt] })
-    : encodeFunctionData({ abi: policyRegistryAbi, functionName: 'register', args: [BigInt(policy.ownerNonce), hash, expiresAt] });
+    ? encodeFunctionData({
+        abi: policyRegistryAbi,
+        functionName: 'update',
+        args: [BigInt(policy.id), hash, expiresAt],
+      })
+    : encodeFunctionData({
+        abi: policyRegistryAbi,
+        functionName: 'register',
+        args: [BigInt(policy.ownerNonce), hash, expiresAt],
+      });
   return {
     policyId: policy.id,
     chainId: access.chain.chainId,
@@ -107,20 +135,30 @@ export async function registrationRequest(ctx: SubgraphContext, policy: PolicyRo
 }
 
 /** The last registry event for `policyId` in the confirmed transaction `txHash`. */
-export async function readRegistryEvent(ctx: SubgraphContext, policyId: string, txHash: string): Promise<RegistryEvent> {
+export async function readRegistryEvent(
+  ctx: SubgraphContext,
+  policyId: string,
+  txHash: string,
+): Promise<RegistryEvent> {
   if (!TX_HASH.test(txHash)) {
-    throw new AppError('REQUEST_INVALID', 'txHash must be 0x followed by 64 hex characters.', [{ field: 'txHash', reason: 'must be 0x + 64 hex' }]);
+    throw new AppError('REQUEST_INVALID', 'txHash must be 0x followed by 64 hex characters.', [
+      { field: 'txHash', reason: 'must be 0x + 64 hex' },
+    ]);
   }
   const access = registryAccess(ctx);
   let receipt;
   try {
     receipt = await access.client.getTransactionReceipt({ hash: txHash as Hex });
   } catch (error) {
-    if (error instanceof TransactionReceiptNotFoundError) throw new AppError('POLICY_REGISTRATION_PENDING');
+    if (error instanceof TransactionReceiptNotFoundError)
+      throw new AppError('POLICY_REGISTRATION_PENDING');
     throw chainUnavailable(error);
   }
   if (receipt.status !== 'success') {
-    throw new AppError('POLICY_REGISTRATION_INVALID', 'The transaction reverted; nothing was registered.');
+    throw new AppError(
+      'POLICY_REGISTRATION_INVALID',
+      'The transaction reverted; nothing was registered.',
+    );
   }
   const events = parseEventLogs({
     abi: policyRegistryAbi,
@@ -129,7 +167,10 @@ export async function readRegistryEvent(ctx: SubgraphContext, policyId: string, 
   }).filter((log) => log.args.policyId === BigInt(policyId));
   const last = events[events.length - 1];
   if (last === undefined) {
-    throw new AppError('POLICY_REGISTRATION_INVALID', `The transaction emitted no registry event for policy ${policyId} from ${access.registry}.`);
+    throw new AppError(
+      'POLICY_REGISTRATION_INVALID',
+      `The transaction emitted no registry event for policy ${policyId} from ${access.registry}.`,
+    );
   }
   return {
     chainId: access.chain.chainId,

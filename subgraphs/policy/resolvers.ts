@@ -2,7 +2,19 @@
 // anyone else (see access.ts); the same rule resolves Policy entity references. `policies` lists the
 // signed-in owner's policies (an admin's: everyone's), `consumerPolicy` is the consumer surface's
 // read, and the Policy fields below (history, limits, registration) inherit the parent's access.
-import { Arg, Args, ArgsType, Ctx, FieldResolver, ID, Int, Query, Resolver, Root, Field } from 'type-graphql';
+import {
+  Arg,
+  Args,
+  ArgsType,
+  Ctx,
+  FieldResolver,
+  ID,
+  Int,
+  Query,
+  Resolver,
+  Root,
+  Field,
+} from 'type-graphql';
 import { AppError } from '../../core/errors';
 import { requireActor, type ReferenceResolvers, type SubgraphContext } from '../kit';
 import { consumerReadablePolicy, readablePolicy } from './access';
@@ -35,7 +47,10 @@ class PolicyPageArgs {
   @Field(() => String, { nullable: true, description: 'The endCursor of the previous page.' })
   after?: string | null;
 
-  @Field(() => String, { nullable: true, description: 'Admins: only this owner’s policies. Owners may name only themselves.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Admins: only this owner’s policies. Owners may name only themselves.',
+  })
   owner?: string | null;
 }
 
@@ -50,37 +65,69 @@ class PolicyVersionArgs {
 
 @ArgsType()
 class VersionPageArgs {
-  @Field(() => Int, { nullable: true, description: 'How many versions, newest first: 1 to 100 (default 20).' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'How many versions, newest first: 1 to 100 (default 20).',
+  })
   first?: number | null;
 
-  @Field(() => Int, { nullable: true, description: 'Only versions older than this one (paging back through history).' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Only versions older than this one (paging back through history).',
+  })
   beforeVersion?: number | null;
 }
 
 function toConnection(page: PolicyPage): PolicyConnection {
-  return { nodes: page.nodes as unknown as Policy[], pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage } };
+  return {
+    nodes: page.nodes as unknown as Policy[],
+    pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
+  };
 }
 
 @Resolver(() => Policy)
 export class PolicyResolver {
-  @Query(() => Policy, { nullable: true, description: 'Admin, or the owner of this policy; null for anyone else.' })
-  async policy(@Arg('id', () => ID) id: string, @Ctx() ctx: SubgraphContext): Promise<PolicyRow | null> {
+  @Query(() => Policy, {
+    nullable: true,
+    description: 'Admin, or the owner of this policy; null for anyone else.',
+  })
+  async policy(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRow | null> {
     return readablePolicy(ctx, id);
   }
 
-  @Query(() => PolicyConnection, { description: 'The signed-in owner’s policies; an admin’s: every owner’s. Ordered by policyId.' })
-  async policies(@Args() args: PolicyPageArgs, @Ctx() ctx: SubgraphContext): Promise<PolicyConnection> {
+  @Query(() => PolicyConnection, {
+    description: 'The signed-in owner’s policies; an admin’s: every owner’s. Ordered by policyId.',
+  })
+  async policies(
+    @Args() args: PolicyPageArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyConnection> {
     const actor = requireActor(ctx, ['admin', 'owner']);
     const named = args.owner?.toLowerCase() ?? null;
     if (actor.kind === 'owner' && named !== null && named !== actor.address) {
       throw new AppError('FORBIDDEN', 'An owner session lists only its own policies.');
     }
     const owner = actor.kind === 'owner' ? actor.address : named;
-    return toConnection(await readPolicyPage(ctx.db, { owner, first: pageSize(args.first), after: args.after ?? null }));
+    return toConnection(
+      await readPolicyPage(ctx.db, {
+        owner,
+        first: pageSize(args.first),
+        after: args.after ?? null,
+      }),
+    );
   }
 
-  @Query(() => PolicyVersion, { nullable: true, description: 'One version of a policy, by number; same access as policy(id).' })
-  async policyVersion(@Args() { policyId, version }: PolicyVersionArgs, @Ctx() ctx: SubgraphContext): Promise<PolicyVersion | null> {
+  @Query(() => PolicyVersion, {
+    nullable: true,
+    description: 'One version of a policy, by number; same access as policy(id).',
+  })
+  async policyVersion(
+    @Args() { policyId, version }: PolicyVersionArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyVersion | null> {
     if ((await readablePolicy(ctx, policyId)) === null) return null;
     const row = await readPolicyVersion(ctx.db, policyId, version);
     return row === null ? null : versionView(row);
@@ -103,7 +150,9 @@ export class PolicyResolver {
     return typeof policy.rules.name === 'string' ? policy.rules.name : '';
   }
 
-  @FieldResolver(() => POLICY_STATE, { description: 'EXPIRED once expiresAt has passed, else the stored status.' })
+  @FieldResolver(() => POLICY_STATE, {
+    description: 'EXPIRED once expiresAt has passed, else the stored status.',
+  })
   state(@Root() policy: PolicyRow, @Ctx() ctx: SubgraphContext): PolicyStateValue {
     return stateOf(policy, ctx.now());
   }
@@ -119,20 +168,39 @@ export class PolicyResolver {
     return (await readPolicyCreatedAt(ctx.db, policy.id)) ?? policy.versionCreatedAt;
   }
 
-  @FieldResolver(() => Date, { description: 'The latest version’s creation or status change, whichever is later.' })
+  @FieldResolver(() => Date, {
+    description: 'The latest version’s creation or status change, whichever is later.',
+  })
   updatedAt(@Root() policy: PolicyRow): Date {
     const changed = policy.statusChangedAt;
-    return changed !== null && changed > policy.versionCreatedAt ? changed : policy.versionCreatedAt;
+    return changed !== null && changed > policy.versionCreatedAt
+      ? changed
+      : policy.versionCreatedAt;
   }
 
-  @FieldResolver(() => [PolicyVersion], { description: 'Every version, newest first; old versions stay readable.' })
-  async versions(@Root() policy: PolicyRow, @Args() args: VersionPageArgs, @Ctx() ctx: SubgraphContext): Promise<PolicyVersion[]> {
-    const rows = await readPolicyVersions(ctx.db, policy.id, { first: pageSize(args.first), beforeVersion: args.beforeVersion ?? null });
+  @FieldResolver(() => [PolicyVersion], {
+    description: 'Every version, newest first; old versions stay readable.',
+  })
+  async versions(
+    @Root() policy: PolicyRow,
+    @Args() args: VersionPageArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyVersion[]> {
+    const rows = await readPolicyVersions(ctx.db, policy.id, {
+      first: pageSize(args.first),
+      beforeVersion: args.beforeVersion ?? null,
+    });
     return rows.map(versionView);
   }
 
-  @FieldResolver(() => PolicyRegistration, { nullable: true, description: 'The newest confirmed on-chain registration; null if never registered.' })
-  async registration(@Root() policy: PolicyRow, @Ctx() ctx: SubgraphContext): Promise<PolicyRegistration | null> {
+  @FieldResolver(() => PolicyRegistration, {
+    nullable: true,
+    description: 'The newest confirmed on-chain registration; null if never registered.',
+  })
+  async registration(
+    @Root() policy: PolicyRow,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PolicyRegistration | null> {
     const row = await readCurrentRegistration(ctx.db, policy.id);
     return row === null ? null : registrationView(row, policy.policyHash);
   }

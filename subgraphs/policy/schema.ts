@@ -17,11 +17,13 @@ registerEnumType(POLICY_STATUS, {
 });
 registerEnumType(POLICY_STATE, {
   name: 'PolicyState',
-  description: 'The state that applies now: EXPIRED once expiresAt has passed, else the stored status.',
+  description:
+    'The state that applies now: EXPIRED once expiresAt has passed, else the stored status.',
 });
 registerEnumType(SIGN_IN_SESSION, {
   name: 'SignInSession',
-  description: 'CONSUMER: bound to the one policy named in the message Resources (svc:policy:<policyId>). OWNER: every policy the address owns; the message names no policy.',
+  description:
+    'CONSUMER: bound to the one policy named in the message Resources (svc:policy:<policyId>). OWNER: every policy the address owns; the message names no policy.',
 });
 
 @ObjectType({ description: 'The asset a policy is denominated in.' })
@@ -39,7 +41,10 @@ export class PolicyAsset {
   decimals!: number;
 }
 
-@ObjectType({ description: 'The money limits of a policy version, as display decimal strings in its asset ("25.00").' })
+@ObjectType({
+  description:
+    'The money limits of a policy version, as display decimal strings in its asset ("25.00").',
+})
 export class PolicyLimits {
   @Field(() => PolicyAsset)
   asset!: PolicyAsset;
@@ -59,7 +64,10 @@ export class PolicyLimits {
   @Field()
   escalateAbove!: string;
 
-  @Field({ description: 'What dailyBudget is measured over: UTC_DAY (what was approved in a UTC day, settled or still reserved) or ROLLING_24H (settled in the last 24 hours plus still reserved).' })
+  @Field({
+    description:
+      'What dailyBudget is measured over: UTC_DAY (what was approved in a UTC day, settled or still reserved) or ROLLING_24H (settled in the last 24 hours plus still reserved).',
+  })
   budgetWindow!: string;
 
   @Field(() => Int)
@@ -74,10 +82,15 @@ export class PolicyVersion {
   @Field(() => Int)
   version!: number;
 
-  @Field({ description: 'hashJson(rules): the hash intents committed to while this version was current.' })
+  @Field({
+    description: 'hashJson(rules): the hash intents committed to while this version was current.',
+  })
   policyHash!: string;
 
-  @Field(() => GraphQLJSONObject, { description: 'The normalised rules document (DECISIONS "Spend policy (wire)", defaults filled in).' })
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The normalised rules document (DECISIONS "Spend policy (wire)", defaults filled in).',
+  })
   rules!: Record<string, unknown>;
 
   @Field(() => PolicyLimits)
@@ -90,7 +103,10 @@ export class PolicyVersion {
   createdAt!: Date;
 }
 
-@ObjectType({ description: 'A confirmed PolicyRegistered or PolicyUpdated event, checked against the stored hash.' })
+@ObjectType({
+  description:
+    'A confirmed PolicyRegistered or PolicyUpdated event, checked against the stored hash.',
+})
 export class PolicyRegistration {
   @Field(() => Int)
   chainId!: number;
@@ -116,7 +132,10 @@ export class PolicyRegistration {
   @Field(() => Int, { description: 'The policy version whose hash it published.' })
   version!: number;
 
-  @Field({ description: 'False once the policy was updated after this registration: the chain shows an older hash.' })
+  @Field({
+    description:
+      'False once the policy was updated after this registration: the chain shows an older hash.',
+  })
   upToDate!: boolean;
 
   @Field()
@@ -144,7 +163,11 @@ export class Policy {
   @Field(() => Date, { nullable: true })
   expiresAt!: Date | null;
 
-  @Field(() => String, { nullable: true, description: 'The owner’s policy number (1, 2, …) the id is derived from: keccak256(abi.encodePacked(owner, ownerNonce)).' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'The owner’s policy number (1, 2, …) the id is derived from: keccak256(abi.encodePacked(owner, ownerNonce)).',
+  })
   ownerNonce!: string | null;
 
   @Field(() => GraphQLJSONObject, { description: 'The normalised rules of the latest version.' })
@@ -153,7 +176,10 @@ export class Policy {
 
 @ObjectType()
 export class PolicyPageInfo {
-  @Field(() => String, { nullable: true, description: 'Opaque; pass as `after` for the next page.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Opaque; pass as `after` for the next page.',
+  })
   endCursor!: string | null;
 
   @Field()
@@ -169,7 +195,10 @@ export class PolicyConnection {
   pageInfo!: PolicyPageInfo;
 }
 
-@ObjectType({ description: 'An unsigned transaction for the owner’s wallet: send it from `from`, then sync its hash.' })
+@ObjectType({
+  description:
+    'An unsigned transaction for the owner’s wallet: send it from `from`, then sync its hash.',
+})
 export class PolicyRegistrationRequest {
   @Field(() => ID)
   policyId!: string;
@@ -180,13 +209,19 @@ export class PolicyRegistrationRequest {
   @Field({ description: 'CAIP-2, e.g. eip155:196.' })
   network!: string;
 
-  @Field({ description: 'The owner: the registry derives the policyId from the sender, so only this address can send it.' })
+  @Field({
+    description:
+      'The owner: the registry derives the policyId from the sender, so only this address can send it.',
+  })
   from!: string;
 
   @Field({ description: 'The PolicyRegistry contract.' })
   to!: string;
 
-  @Field({ description: 'ABI-encoded call: register(ownerNonce, policyHash, expiresAt), or update(policyId, policyHash, expiresAt) once registered.' })
+  @Field({
+    description:
+      'ABI-encoded call: register(ownerNonce, policyHash, expiresAt), or update(policyId, policyHash, expiresAt) once registered.',
+  })
   data!: string;
 
   @Field({ description: 'Always "0": registration carries no value.' })
@@ -235,7 +270,9 @@ export class SignInNonce {
   resourceFormat!: string;
 }
 
-@ObjectType({ description: 'What a verified sign-in proves. The gateway turns it into a session bearer.' })
+@ObjectType({
+  description: 'What a verified sign-in proves. The gateway turns it into a session bearer.',
+})
 export class SignInClaims {
   @Field({ description: 'The signing address, lowercase 0x-hex.' })
   address!: string;
@@ -243,7 +280,10 @@ export class SignInClaims {
   @Field(() => SIGN_IN_SESSION)
   session!: SignInSessionValue;
 
-  @Field(() => ID, { nullable: true, description: 'The one policy a CONSUMER session is bound to; null for OWNER.' })
+  @Field(() => ID, {
+    nullable: true,
+    description: 'The one policy a CONSUMER session is bound to; null for OWNER.',
+  })
   policyId!: string | null;
 
   @Field({ description: 'Thirty minutes after verification.' })

@@ -55,9 +55,16 @@ interface ServiceIdentity {
 function serviceIdentity(ctx: SubgraphContext): ServiceIdentity {
   const settings = settingsOf(ctx);
   if (settings.publicUrl === null) {
-    throw new AppError('SERVICE_UNAVAILABLE', 'Sign-in is not configured on this instance (no public URL).');
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      'Sign-in is not configured on this instance (no public URL).',
+    );
   }
-  return { domain: new URL(settings.publicUrl).host, uri: settings.publicUrl, chainId: settings.primaryChainId };
+  return {
+    domain: new URL(settings.publicUrl).host,
+    uri: settings.publicUrl,
+    chainId: settings.primaryChainId,
+  };
 }
 
 export async function issueSignInNonce(ctx: SubgraphContext): Promise<SignInNonceView> {
@@ -80,7 +87,10 @@ export async function issueSignInNonce(ctx: SubgraphContext): Promise<SignInNonc
 }
 
 function refuse(reason: string): never {
-  throw new AppError('SIWE_INVALID', `The sign-in message was refused: ${reason}. Request a new nonce and sign again.`);
+  throw new AppError(
+    'SIWE_INVALID',
+    `The sign-in message was refused: ${reason}. Request a new nonce and sign again.`,
+  );
 }
 
 type ParsedMessage = ReturnType<typeof parseSiweMessage>;
@@ -91,35 +101,50 @@ function isValidDate(value: Date | undefined): value is Date {
 
 /** Every rule of the message itself; the nonce is already used up when this runs. */
 function checkMessage(parsed: ParsedMessage, service: ServiceIdentity, now: Date): Address {
-  if (parsed.address === undefined || !isAddress(parsed.address, { strict: false })) refuse('it names no valid address');
-  if (parsed.domain?.toLowerCase() !== service.domain.toLowerCase()) refuse(`it must name the domain ${service.domain}`);
+  if (parsed.address === undefined || !isAddress(parsed.address, { strict: false }))
+    refuse('it names no valid address');
+  if (parsed.domain?.toLowerCase() !== service.domain.toLowerCase())
+    refuse(`it must name the domain ${service.domain}`);
   if (parsed.chainId !== service.chainId) refuse(`it must name Chain ID ${service.chainId}`);
   if (parsed.version !== '1') refuse('its Version must be 1');
   if (parsed.uri === undefined) refuse('it has no URI');
   if (!isValidDate(parsed.issuedAt)) refuse('it has no valid Issued At');
-  if (parsed.issuedAt.getTime() > now.getTime() + MAX_ISSUED_AT_SKEW_MS) refuse('it is issued in the future');
-  if (parsed.expirationTime !== undefined && !(isValidDate(parsed.expirationTime) && now < parsed.expirationTime)) {
+  if (parsed.issuedAt.getTime() > now.getTime() + MAX_ISSUED_AT_SKEW_MS)
+    refuse('it is issued in the future');
+  if (
+    parsed.expirationTime !== undefined &&
+    !(isValidDate(parsed.expirationTime) && now < parsed.expirationTime)
+  ) {
     refuse('it has expired');
   }
-  if (parsed.notBefore !== undefined && !(isValidDate(parsed.notBefore) && now >= parsed.notBefore)) {
+  if (
+    parsed.notBefore !== undefined &&
+    !(isValidDate(parsed.notBefore) && now >= parsed.notBefore)
+  ) {
     refuse('it is not valid yet');
   }
   // viem's own EIP-4361 validation as well (nonce and address syntax, times), so nothing it rejects slips through.
-  if (!validateSiweMessage({ message: parsed, time: now })) refuse('it is not a valid EIP-4361 message');
+  if (!validateSiweMessage({ message: parsed, time: now }))
+    refuse('it is not a valid EIP-4361 message');
   return getAddress(parsed.address);
 }
 
 /** The policy a CONSUMER message names, or null for OWNER; refuses the wrong number of policy resources. */
 function boundPolicy(parsed: ParsedMessage, session: SignInSessionValue): string | null {
-  const policyResources = (parsed.resources ?? []).filter((resource) => resource.startsWith(POLICY_RESOURCE_PREFIX));
+  const policyResources = (parsed.resources ?? []).filter((resource) =>
+    resource.startsWith(POLICY_RESOURCE_PREFIX),
+  );
   if (session === 'OWNER') {
-    if (policyResources.length > 0) refuse('an owner sign-in names no policy; use a consumer sign-in for one policy');
+    if (policyResources.length > 0)
+      refuse('an owner sign-in names no policy; use a consumer sign-in for one policy');
     return null;
   }
-  if (policyResources.length === 0) refuse(`it must list the resource ${POLICY_RESOURCE_PREFIX}<policyId>`);
+  if (policyResources.length === 0)
+    refuse(`it must list the resource ${POLICY_RESOURCE_PREFIX}<policyId>`);
   if (policyResources.length > 1) refuse('it must list exactly one policy resource');
   const match = POLICY_RESOURCE.exec(policyResources[0]);
-  if (match === null) refuse(`its policy resource must be ${POLICY_RESOURCE_PREFIX}<decimal policyId>`);
+  if (match === null)
+    refuse(`its policy resource must be ${POLICY_RESOURCE_PREFIX}<decimal policyId>`);
   return match[1];
 }
 
@@ -133,7 +158,8 @@ export async function verifySignIn(
   input: { message: string; signature: string; session: SignInSessionValue },
 ): Promise<SignInClaimsView> {
   const service = serviceIdentity(ctx);
-  if (input.message.length > MAX_SIWE_MESSAGE_CHARS) refuse(`it is longer than ${MAX_SIWE_MESSAGE_CHARS} characters`);
+  if (input.message.length > MAX_SIWE_MESSAGE_CHARS)
+    refuse(`it is longer than ${MAX_SIWE_MESSAGE_CHARS} characters`);
   const parsed = parseSiweMessage(input.message);
   if (parsed.nonce === undefined) refuse('it is not an EIP-4361 message (no nonce found)');
   if (!NONCE.test(parsed.nonce) || !(await consumeSignInNonce(ctx.db, parsed.nonce, ctx.now()))) {
@@ -148,13 +174,26 @@ export async function verifySignIn(
   try {
     signed = await isMessageSignedBy(ctx.chains, address, input.message, input.signature);
   } catch (error) {
-    throw new AppError('SERVICE_UNAVAILABLE', 'The chain needed to check a contract-wallet signature did not answer.', undefined, { cause: error });
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      'The chain needed to check a contract-wallet signature did not answer.',
+      undefined,
+      { cause: error },
+    );
   }
   if (!signed) refuse(`the signature is not ${address}'s`);
 
   const owner = address.toLowerCase();
   if (policyId !== null && (await readLatestPolicy(ctx.db, policyId, owner)) === null) {
-    throw new AppError('NOT_POLICY_OWNER', `${owner} does not own policy ${policyId}; sign with the owner's wallet.`);
+    throw new AppError(
+      'NOT_POLICY_OWNER',
+      `${owner} does not own policy ${policyId}; sign with the owner's wallet.`,
+    );
   }
-  return { address: owner, session: input.session, policyId, expiresAt: new Date(now.getTime() + SESSION_TTL_MS) };
+  return {
+    address: owner,
+    session: input.session,
+    policyId,
+    expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+  };
 }

@@ -4,7 +4,12 @@
 import { Args, ArgsType, Ctx, Field, Mutation, Resolver } from 'type-graphql';
 import type { SubgraphContext } from '../kit';
 import { SIGN_IN_SESSION, SignInClaims, SignInNonce, type SignInSessionValue } from './schema';
-import { issueSignInNonce, type SignInClaimsView, type SignInNonceView, verifySignIn } from './signIn';
+import {
+  issueSignInNonce,
+  type SignInClaimsView,
+  type SignInNonceView,
+  verifySignIn,
+} from './signIn';
 
 @ArgsType()
 class VerifySignInArgs {
@@ -20,7 +25,9 @@ class VerifySignInArgs {
 
 @Resolver()
 export class SignInResolver {
-  @Mutation(() => SignInNonce, { description: 'A single-use nonce, valid ten minutes, and what the SIWE message must name.' })
+  @Mutation(() => SignInNonce, {
+    description: 'A single-use nonce, valid ten minutes, and what the SIWE message must name.',
+  })
   async issueSignInNonce(@Ctx() ctx: SubgraphContext): Promise<SignInNonceView> {
     return issueSignInNonce(ctx);
   }
@@ -30,7 +37,10 @@ export class SignInResolver {
       'Uses the message’s nonce up first (even when verification then fails), checks domain, Chain ID, time window, ' +
       'resources and signature, and for CONSUMER that the signer owns the named policy (NOT_POLICY_OWNER otherwise).',
   })
-  async verifySignIn(@Args() args: VerifySignInArgs, @Ctx() ctx: SubgraphContext): Promise<SignInClaimsView> {
+  async verifySignIn(
+    @Args() args: VerifySignInArgs,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<SignInClaimsView> {
     return verifySignIn(ctx, args);
   }
 }

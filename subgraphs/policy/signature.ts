@@ -21,7 +21,12 @@ async function signedByKey(address: Address, message: string, signature: Hex): P
   }
 }
 
-async function signedByContract(chains: SubgraphChains, address: Address, message: string, signature: Hex): Promise<boolean> {
+async function signedByContract(
+  chains: SubgraphChains,
+  address: Address,
+  message: string,
+  signature: Hex,
+): Promise<boolean> {
   const client = createChainPublicClient(chains.funding);
   return client.verifyMessage({ address, message, signature });
 }

@@ -63,7 +63,11 @@ export function toPolicyRow(record: PolicyRecord): PolicyRow {
 }
 
 /** `owner` null reads any owner's policy (admin); otherwise only when the latest version is that owner's. */
-export async function readLatestPolicy(db: Queryable, id: string, owner: string | null): Promise<PolicyRow | null> {
+export async function readLatestPolicy(
+  db: Queryable,
+  id: string,
+  owner: string | null,
+): Promise<PolicyRow | null> {
   if (!POLICY_ID.test(id)) return null;
   const result = await db.query<PolicyRecord>(
     `SELECT *
@@ -80,7 +84,11 @@ export async function readLatestPolicy(db: Queryable, id: string, owner: string 
 }
 
 /** One version of a policy (any owner: the caller has already checked access to the policy). */
-export async function readPolicyVersion(db: Queryable, id: string, version: number): Promise<PolicyRow | null> {
+export async function readPolicyVersion(
+  db: Queryable,
+  id: string,
+  version: number,
+): Promise<PolicyRow | null> {
   if (!POLICY_ID.test(id) || !Number.isSafeInteger(version) || version < 1) return null;
   const result = await db.query<PolicyRecord>(
     `SELECT ${POLICY_COLUMNS} FROM policy.policies WHERE policy_id = $1::numeric AND version = $2`,
@@ -130,14 +138,19 @@ function encodeCursor(policyId: string): string {
 
 function decodeCursor(cursor: string): string {
   const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null) throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [{ field: 'after', reason: 'unknown cursor' }]);
+  if (match === null)
+    throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [
+      { field: 'after', reason: 'unknown cursor' },
+    ]);
   return match[1];
 }
 
 export function pageSize(first: number | null | undefined): number {
   const size = first ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw new AppError('REQUEST_INVALID', undefined, [{ field: 'first', reason: `must be 1 to ${MAX_PAGE_SIZE}` }]);
+    throw new AppError('REQUEST_INVALID', undefined, [
+      { field: 'first', reason: `must be 1 to ${MAX_PAGE_SIZE}` },
+    ]);
   }
   return size;
 }
@@ -180,7 +193,10 @@ export interface RegistrationRow {
 }
 
 /** The newest recorded registry event of a policy (any chain), or null when it was never registered. */
-export async function readCurrentRegistration(db: Queryable, policyId: string): Promise<RegistrationRow | null> {
+export async function readCurrentRegistration(
+  db: Queryable,
+  policyId: string,
+): Promise<RegistrationRow | null> {
   const result = await db.query<{
     chain_id: string;
     registry: string;

@@ -37,7 +37,10 @@ export function versionView(row: PolicyRow): PolicyVersion {
   };
 }
 
-export function registrationView(row: RegistrationRow, currentPolicyHash: string): PolicyRegistration {
+export function registrationView(
+  row: RegistrationRow,
+  currentPolicyHash: string,
+): PolicyRegistration {
   return {
     chainId: row.chainId,
     network: caip2Of(row.chainId),

@@ -8,7 +8,13 @@ import type { NormalisedPolicyRules } from '../../core/validation/policy';
 import { withTransaction } from '../../platform/db/transaction';
 import type { SubgraphContext } from '../kit';
 import type { RegistryEvent } from './registration';
-import { POLICY_COLUMNS, type PolicyRow, type PolicyStatus, readLatestPolicy, toPolicyRow } from './store';
+import {
+  POLICY_COLUMNS,
+  type PolicyRow,
+  type PolicyStatus,
+  readLatestPolicy,
+  toPolicyRow,
+} from './store';
 
 /** The first key of the two-key advisory locks this subgraph takes (the intent subgraph's one-key locks never collide). */
 const POLICY_WRITE_LOCK_CLASS = 7_305;
@@ -22,7 +28,8 @@ export interface WriteAudit {
 }
 
 /** Whose policies a writer may touch: any (admin) or one owner's. */
-export type OwnerScope = { readonly anyOwner: true } | { readonly anyOwner: false; readonly owner: string };
+export type OwnerScope =
+  { readonly anyOwner: true } | { readonly anyOwner: false; readonly owner: string };
 
 function ownerFilter(scope: OwnerScope): string | null {
   return scope.anyOwner ? null : scope.owner;
@@ -43,11 +50,18 @@ export async function insertPolicyChange(
 
 /** Locks the policy for this transaction; readers are never blocked. */
 async function lockPolicy(client: PoolClient, policyId: string): Promise<void> {
-  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [POLICY_WRITE_LOCK_CLASS, policyId]);
+  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+    POLICY_WRITE_LOCK_CLASS,
+    policyId,
+  ]);
 }
 
 /** The latest version, locked for writing; another owner's policy is POLICY_NOT_FOUND, as if absent. */
-async function lockedLatest(client: PoolClient, policyId: string, scope: OwnerScope): Promise<PolicyRow> {
+async function lockedLatest(
+  client: PoolClient,
+  policyId: string,
+  scope: OwnerScope,
+): Promise<PolicyRow> {
   await lockPolicy(client, policyId);
   const latest = await readLatestPolicy(client, policyId, ownerFilter(scope));
   if (latest === null) throw new AppError('POLICY_NOT_FOUND', undefined, { policyId });
@@ -56,7 +70,13 @@ async function lockedLatest(client: PoolClient, policyId: string, scope: OwnerSc
 
 async function insertVersion(
   client: PoolClient,
-  values: { policyId: string; version: number; ownerNonce: string | null; status: PolicyStatus; rules: NormalisedPolicyRules },
+  values: {
+    policyId: string;
+    version: number;
+    ownerNonce: string | null;
+    status: PolicyStatus;
+    rules: NormalisedPolicyRules;
+  },
   audit: WriteAudit,
 ): Promise<PolicyRow> {
   const { rules } = values;
@@ -81,7 +101,11 @@ async function insertVersion(
 }
 
 /** Allocates the owner's next nonce (1, 2, …) and writes version 1, ACTIVE. */
-export function createPolicy(ctx: Pick<SubgraphContext, 'db'>, rules: NormalisedPolicyRules, audit: WriteAudit): Promise<PolicyRow> {
+export function createPolicy(
+  ctx: Pick<SubgraphContext, 'db'>,
+  rules: NormalisedPolicyRules,
+  audit: WriteAudit,
+): Promise<PolicyRow> {
   return withTransaction(ctx.db, async (client) => {
     // One upsert: concurrent creates by the same owner queue on the row and each gets its own nonce.
     const allocated = await client.query<{ nonce: string }>(
@@ -93,7 +117,11 @@ export function createPolicy(ctx: Pick<SubgraphContext, 'db'>, rules: Normalised
     const ownerNonce = allocated.rows[0].nonce;
     const policyId = policyIdFor(rules.owner, BigInt(ownerNonce));
     await lockPolicy(client, policyId);
-    const created = await insertVersion(client, { policyId, version: 1, ownerNonce, status: 'ACTIVE', rules }, audit);
+    const created = await insertVersion(
+      client,
+      { policyId, version: 1, ownerNonce, status: 'ACTIVE', rules },
+      audit,
+    );
     await insertPolicyChange(client, policyId, 1, 'CREATED', audit);
     return created;
   });
@@ -114,12 +142,19 @@ export function updatePolicy(
     const latest = await lockedLatest(client, policyId, scope);
     if (rules.owner !== latest.owner) {
       throw new AppError('POLICY_RULES_INVALID', undefined, [
-        { field: 'owner', reason: `must stay ${latest.owner}: the policyId is derived from the owner; create a new policy instead` },
+        {
+          field: 'owner',
+          reason: `must stay ${latest.owner}: the policyId is derived from the owner; create a new policy instead`,
+        },
       ]);
     }
     if (policyHash(rules) === latest.policyHash) return latest;
     const version = latest.version + 1;
-    const written = await insertVersion(client, { policyId, version, ownerNonce: latest.ownerNonce, status: latest.status, rules }, audit);
+    const written = await insertVersion(
+      client,
+      { policyId, version, ownerNonce: latest.ownerNonce, status: latest.status, rules },
+      audit,
+    );
     await insertPolicyChange(client, policyId, version, 'UPDATED', audit);
     return written;
   });
@@ -142,7 +177,13 @@ export function setPolicyStatus(
         RETURNING ${POLICY_COLUMNS}`,
       [policyId, latest.version, status, audit.at],
     );
-    await insertPolicyChange(client, policyId, latest.version, status === 'PAUSED' ? 'PAUSED' : 'RESUMED', audit);
+    await insertPolicyChange(
+      client,
+      policyId,
+      latest.version,
+      status === 'PAUSED' ? 'PAUSED' : 'RESUMED',
+      audit,
+    );
     return toPolicyRow(result.rows[0]);
   });
 }
@@ -162,7 +203,10 @@ export function recordRegistration(
   return withTransaction(ctx.db, async (client) => {
     const latest = await lockedLatest(client, policyId, scope);
     if (event.owner !== null && event.owner !== latest.owner) {
-      throw new AppError('POLICY_REGISTRATION_INVALID', 'The event names another owner than the policy’s.');
+      throw new AppError(
+        'POLICY_REGISTRATION_INVALID',
+        'The event names another owner than the policy’s.',
+      );
     }
     if (event.policyHash !== latest.policyHash) {
       throw new AppError('RULES_HASH_MISMATCH', undefined, {
@@ -190,7 +234,8 @@ export function recordRegistration(
         audit.actor,
       ],
     );
-    if (inserted.rowCount === 1) await insertPolicyChange(client, policyId, latest.version, 'REGISTERED', audit);
+    if (inserted.rowCount === 1)
+      await insertPolicyChange(client, policyId, latest.version, 'REGISTERED', audit);
     return latest;
   });
 }

@@ -14,7 +14,9 @@ export function sourceFiles(dir: string): string[] {
     .flatMap((name) => {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) return name === 'migrations' ? [] : sourceFiles(path);
-      return name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') ? [path] : [];
+      return name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')
+        ? [path]
+        : [];
     })
     .sort();
 }
@@ -23,13 +25,27 @@ export function sourceFiles(dir: string): string[] {
 export function specifiersOf(file: ts.SourceFile): string[] {
   const specifiers: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       specifiers.push(node.moduleSpecifier.text);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       specifiers.push(node.moduleReference.expression.text);
-    } else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) {
+    } else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(node.expression) && node.expression.text === 'require'))
+    ) {
       const [argument] = node.arguments;
-      specifiers.push(argument !== undefined && ts.isStringLiteralLike(argument) ? argument.text : '<computed>');
+      specifiers.push(
+        argument !== undefined && ts.isStringLiteralLike(argument) ? argument.text : '<computed>',
+      );
     }
     ts.forEachChild(node, visit);
   };
@@ -40,9 +56,14 @@ export function specifiersOf(file: ts.SourceFile): string[] {
 /** The file a relative specifier names: x.ts, x/index.ts, or a .json/.ts path as written. */
 export function resolveRelative(fromFile: string, specifier: string): string {
   const base = resolve(dirname(fromFile), specifier);
-  const candidates = /\.(ts|json)$/.test(base) ? [base] : [`${base}.ts`, join(base, 'index.ts'), base.replace(/\.js$/, '.ts')];
-  const found = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
-  if (found === undefined) throw new Error(`cannot resolve ${specifier} from ${relative(REPO_ROOT, fromFile)}`);
+  const candidates = /\.(ts|json)$/.test(base)
+    ? [base]
+    : [`${base}.ts`, join(base, 'index.ts'), base.replace(/\.js$/, '.ts')];
+  const found = candidates.find(
+    (candidate) => existsSync(candidate) && statSync(candidate).isFile(),
+  );
+  if (found === undefined)
+    throw new Error(`cannot resolve ${specifier} from ${relative(REPO_ROOT, fromFile)}`);
   return found;
 }
 
@@ -70,7 +91,12 @@ export function walkImports(entries: readonly string[]): ImportGraph {
   for (let index = 0; index < queue.length; index += 1) {
     const path = queue[index];
     if (path.endsWith('.json')) continue;
-    const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true);
+    const file = ts.createSourceFile(
+      path,
+      readFileSync(path, 'utf8'),
+      ts.ScriptTarget.ES2022,
+      true,
+    );
     for (const specifier of specifiersOf(file)) {
       if (specifier === '<computed>') {
         unfollowed.push(`${relative(REPO_ROOT, path)}: import() of a computed path`);
@@ -92,7 +118,11 @@ export function walkImports(entries: readonly string[]): ImportGraph {
 /** The import chain from an entry to `file`, as repository-relative paths. */
 export function chainTo(graph: ImportGraph, file: string): string[] {
   const chain: string[] = [];
-  for (let current: string | null | undefined = file; current != null; current = graph.parentOf.get(current)) {
+  for (
+    let current: string | null | undefined = file;
+    current != null;
+    current = graph.parentOf.get(current)
+  ) {
     chain.unshift(relative(REPO_ROOT, current));
   }
   return chain;

@@ -4,19 +4,47 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { chainTo, REPO_ROOT, reachedFiles, sourceFiles, walkImports, type ImportGraph } from './importGraph';
+import {
+  chainTo,
+  REPO_ROOT,
+  reachedFiles,
+  sourceFiles,
+  walkImports,
+  type ImportGraph,
+} from './importGraph';
 
 /** The engine and the payment paths (preflight, reservations, settlement, the x402 paywall, the ledger). */
-const MONEY_PATH_ROOTS = ['core/engine', 'gateway/x402', 'subgraphs/intent', 'subgraphs/ledger'] as const;
+const MONEY_PATH_ROOTS = [
+  'core/engine',
+  'gateway/x402',
+  'subgraphs/intent',
+  'subgraphs/ledger',
+] as const;
 const MODEL_DIRS = ['platform/llm/', 'devnet/llm/'] as const;
 /** Model SDKs; a scope ending in "/" stands for every package in it. */
 const MODEL_PACKAGES = [
-  'openai', '@anthropic-ai/', 'ai', '@ai-sdk/', 'langchain', '@langchain/', 'ollama', '@google/generative-ai', '@google/genai',
-  '@mistralai/', 'cohere-ai', 'groq-sdk', 'together-ai', 'replicate', '@huggingface/', 'llamaindex',
+  'openai',
+  '@anthropic-ai/',
+  'ai',
+  '@ai-sdk/',
+  'langchain',
+  '@langchain/',
+  'ollama',
+  '@google/generative-ai',
+  '@google/genai',
+  '@mistralai/',
+  'cohere-ai',
+  'groq-sdk',
+  'together-ai',
+  'replicate',
+  '@huggingface/',
+  'llamaindex',
 ] as const;
 
 function isModelPackage(name: string): boolean {
-  return MODEL_PACKAGES.some((entry) => (entry.endsWith('/') ? name.startsWith(entry) : name === entry));
+  return MODEL_PACKAGES.some((entry) =>
+    entry.endsWith('/') ? name.startsWith(entry) : name === entry,
+  );
 }
 
 /** Each way the graph reaches a model, as a readable import chain. */
@@ -24,10 +52,13 @@ function modelReaches(graph: ImportGraph): string[] {
   const problems: string[] = [];
   for (const path of graph.parentOf.keys()) {
     const file = relative(REPO_ROOT, path);
-    if (MODEL_DIRS.some((dir) => file.startsWith(dir))) problems.push(chainTo(graph, path).join(' → '));
+    if (MODEL_DIRS.some((dir) => file.startsWith(dir)))
+      problems.push(chainTo(graph, path).join(' → '));
   }
   for (const [name, importers] of graph.packages) {
-    if (isModelPackage(name)) for (const importer of importers) problems.push([...chainTo(graph, importer), name].join(' → '));
+    if (isModelPackage(name))
+      for (const importer of importers)
+        problems.push([...chainTo(graph, importer), name].join(' → '));
   }
   return problems.sort();
 }
@@ -37,9 +68,16 @@ describe('no language model on a money path (from the import graph)', () => {
   const graph = walkImports(entries);
 
   it('walks every source file of the engine and the payment paths', () => {
-    for (const root of MONEY_PATH_ROOTS) expect(entries.some((entry) => relative(REPO_ROOT, entry).startsWith(`${root}/`))).toBe(true);
+    for (const root of MONEY_PATH_ROOTS)
+      expect(entries.some((entry) => relative(REPO_ROOT, entry).startsWith(`${root}/`))).toBe(true);
     expect(reachedFiles(graph)).toEqual(
-      expect.arrayContaining(['core/engine/evaluate.ts', 'gateway/x402/paywall.ts', 'subgraphs/intent/preflight.ts', 'subgraphs/intent/settlement.ts', 'subgraphs/ledger/posting.ts']),
+      expect.arrayContaining([
+        'core/engine/evaluate.ts',
+        'gateway/x402/paywall.ts',
+        'subgraphs/intent/preflight.ts',
+        'subgraphs/intent/settlement.ts',
+        'subgraphs/ledger/posting.ts',
+      ]),
     );
     expect(graph.unfollowed).toEqual([]);
   });
@@ -52,11 +90,25 @@ describe('no language model on a money path (from the import graph)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'money-path-'));
     try {
       const llm = relative(dir, resolve(REPO_ROOT, 'platform/llm')).split('\\').join('/');
-      writeFileSync(join(dir, 'payment.ts'), "import { quote } from './pricing';\nexport const pay = quote;\n");
-      writeFileSync(join(dir, 'pricing.ts'), `import type { LlmClient } from '${llm}';\nexport const quote = (client: LlmClient) => client.model;\n`);
-      writeFileSync(join(dir, 'sdk.ts'), "import OpenAI from 'openai';\nexport const sdk = OpenAI;\n");
+      writeFileSync(
+        join(dir, 'payment.ts'),
+        "import { quote } from './pricing';\nexport const pay = quote;\n",
+      );
+      writeFileSync(
+        join(dir, 'pricing.ts'),
+        `import type { LlmClient } from '${llm}';\nexport const quote = (client: LlmClient) => client.model;\n`,
+      );
+      writeFileSync(
+        join(dir, 'sdk.ts'),
+        "import OpenAI from 'openai';\nexport const sdk = OpenAI;\n",
+      );
       const found = modelReaches(walkImports([join(dir, 'payment.ts'), join(dir, 'sdk.ts')]));
-      expect(found).toEqual(expect.arrayContaining([expect.stringMatching(/payment\.ts → .*pricing\.ts → platform\/llm\/index\.ts$/), expect.stringMatching(/sdk\.ts → openai$/)]));
+      expect(found).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/payment\.ts → .*pricing\.ts → platform\/llm\/index\.ts$/),
+          expect.stringMatching(/sdk\.ts → openai$/),
+        ]),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -24,8 +24,14 @@ import { OPERATIONS } from './operations';
  */
 function surfaceOperations(): string[] {
   const rest = buildRoutes().map((route) => `${route.method} ${route.path}`);
-  const schema = buildSchema(readFileSync(path.join(projectRoot(), 'schema', 'api.graphql'), 'utf8'));
-  const gatewaySubscriptions = buildSubscriptionSchema(new Fanout(), undefined, DEFAULT_SUBSCRIPTION_LIMITS);
+  const schema = buildSchema(
+    readFileSync(path.join(projectRoot(), 'schema', 'api.graphql'), 'utf8'),
+  );
+  const gatewaySubscriptions = buildSubscriptionSchema(
+    new Fanout(),
+    undefined,
+    DEFAULT_SUBSCRIPTION_LIMITS,
+  );
   const fields = (type: string, names: string[]) => names.map((name) => `${type}.${name}`);
   return [
     ...new Set([
@@ -33,7 +39,10 @@ function surfaceOperations(): string[] {
       ...fields('Query', Object.keys(schema.getQueryType()?.getFields() ?? {})),
       ...fields('Mutation', Object.keys(schema.getMutationType()?.getFields() ?? {})),
       ...fields('Subscription', Object.keys(schema.getSubscriptionType()?.getFields() ?? {})),
-      ...fields('Subscription', Object.keys(gatewaySubscriptions.getSubscriptionType()?.getFields() ?? {})),
+      ...fields(
+        'Subscription',
+        Object.keys(gatewaySubscriptions.getSubscriptionType()?.getFields() ?? {}),
+      ),
       ...pricedGraphQLFields(),
     ]),
   ].sort();
@@ -47,8 +56,15 @@ function pricedGraphQLFields(): string[] {
     const definition = parse(documents.get(route.operation.document)!).definitions.find(
       (node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION,
     )!;
-    const type = definition.operation === 'query' ? 'Query' : definition.operation === 'mutation' ? 'Mutation' : 'Subscription';
-    return definition.selectionSet.selections.flatMap((selection) => (selection.kind === Kind.FIELD ? [`${type}.${selection.name.value}`] : []));
+    const type =
+      definition.operation === 'query'
+        ? 'Query'
+        : definition.operation === 'mutation'
+          ? 'Mutation'
+          : 'Subscription';
+    return definition.selectionSet.selections.flatMap((selection) =>
+      selection.kind === Kind.FIELD ? [`${type}.${selection.name.value}`] : [],
+    );
   });
 }
 
@@ -59,9 +75,20 @@ test('every operation of the route table and the GraphQL schema has exactly one 
 });
 
 test('every priced operation is priced for every actor: the route, and the GraphQL field it runs', () => {
-  const priced = [...buildRoutes().filter((route) => route.price.kind === 'paid').map((route) => `${route.method} ${route.path}`), ...pricedGraphQLFields()];
-  expect(pricedGraphQLFields()).toEqual(expect.arrayContaining(['Mutation.preflightPayment', 'Query.detectDuplicate']));
-  for (const operation of priced) expect({ operation, row: MATRIX[operation] }).toEqual({ operation, row: Object.fromEntries(ACTORS.map((actor) => [actor, '402'])) });
+  const priced = [
+    ...buildRoutes()
+      .filter((route) => route.price.kind === 'paid')
+      .map((route) => `${route.method} ${route.path}`),
+    ...pricedGraphQLFields(),
+  ];
+  expect(pricedGraphQLFields()).toEqual(
+    expect.arrayContaining(['Mutation.preflightPayment', 'Query.detectDuplicate']),
+  );
+  for (const operation of priced)
+    expect({ operation, row: MATRIX[operation] }).toEqual({
+      operation,
+      row: Object.fromEntries(ACTORS.map((actor) => [actor, '402'])),
+    });
 });
 
 describe('cells on the real stack', () => {
@@ -81,12 +108,21 @@ describe('cells on the real stack', () => {
     return [...ACTORS.filter((actor) => !allowed(actor)), ...ACTORS.filter(allowed)];
   }
 
-  test.each(Object.keys(MATRIX))('%s', async (operation) => {
-    const expected = MATRIX[operation];
-    const observed: Record<string, string> = {};
-    for (const actor of cellOrder(expected)) {
-      observed[actor] = await runCell(world, await OPERATIONS[operation](world, actor), actor, expected[actor]);
-    }
-    expect(Object.fromEntries(ACTORS.map((actor) => [actor, observed[actor]]))).toEqual(expected);
-  }, 60_000);
+  test.each(Object.keys(MATRIX))(
+    '%s',
+    async (operation) => {
+      const expected = MATRIX[operation];
+      const observed: Record<string, string> = {};
+      for (const actor of cellOrder(expected)) {
+        observed[actor] = await runCell(
+          world,
+          await OPERATIONS[operation](world, actor),
+          actor,
+          expected[actor],
+        );
+      }
+      expect(Object.fromEntries(ACTORS.map((actor) => [actor, observed[actor]]))).toEqual(expected);
+    },
+    60_000,
+  );
 });

@@ -42,14 +42,23 @@ export interface CampaignResult {
 }
 
 /** Groups by answer, broken rule and likely trigger; the routes it happened on are listed per class. */
-function classKey(request: AttackRequest, status: string, code: string | null, violation: Violation): string {
+function classKey(
+  request: AttackRequest,
+  status: string,
+  code: string | null,
+  violation: Violation,
+): string {
   // A served non-JSON body names its own cause (the media type) in the reason.
   const trigger = violation.kind === 'non-json-accepted' ? '' : ` ← ${likelyTrigger(request)}`;
   return `${status}${code ? ` ${code}` : ''}: ${violation.kind} (${violation.reason})${trigger}`;
 }
 
 function requestSize(request: AttackRequest): number {
-  return request.path.length + (request.body?.length ?? 0) + Object.values(request.headers).join('').length;
+  return (
+    request.path.length +
+    (request.body?.length ?? 0) +
+    Object.values(request.headers).join('').length
+  );
 }
 
 /** Runs one campaign against `baseUrl`; `name` labels the stack in reports. */
@@ -80,22 +89,43 @@ export async function runCampaign(
         const size = requestSize(request);
         const known = failures.get(key);
         const route = `${request.method} ${request.label}`;
-        if (!known) failures.set(key, { key, count: 1, routes: new Set([route]), example: describeRequest(request), exampleSize: size });
+        if (!known)
+          failures.set(key, {
+            key,
+            count: 1,
+            routes: new Set([route]),
+            example: describeRequest(request),
+            exampleSize: size,
+          });
         else {
           known.count += 1;
           known.routes.add(route);
-          if (size < known.exampleSize) Object.assign(known, { example: describeRequest(request), exampleSize: size });
+          if (size < known.exampleSize)
+            Object.assign(known, { example: describeRequest(request), exampleSize: size });
         }
       }
       // Every answer is recorded; the caller asserts on the classes, so the run never stops early.
       return true;
     });
-    const details = await fc.check(property, { seed: options.seed, numRuns: options.runs, endOnFailure: true });
-    if (details.failed) throw new Error(`the campaign itself failed: ${String(details.errorInstance)}`);
+    const details = await fc.check(property, {
+      seed: options.seed,
+      numRuns: options.runs,
+      endOnFailure: true,
+    });
+    if (details.failed)
+      throw new Error(`the campaign itself failed: ${String(details.errorInstance)}`);
   } finally {
     agent.destroy();
   }
-  return { name, seed: options.seed, runs: options.runs, byStatus, byTarget, failures: [...failures.values()].sort((a, b) => a.key.localeCompare(b.key)), slowestMs };
+  return {
+    name,
+    seed: options.seed,
+    runs: options.runs,
+    byStatus,
+    byTarget,
+    failures: [...failures.values()].sort((a, b) => a.key.localeCompare(b.key)),
+    slowestMs,
+  };
 }
 
 function countsText(counts: Record<string, number>): string {
@@ -106,19 +136,30 @@ function countsText(counts: Record<string, number>): string {
 }
 
 /** The report: seed, counts by status (per target too when `perTarget`), then each failure class with its example. */
-export function formatCampaign(result: CampaignResult, options: { perTarget?: boolean } = {}): string {
-  const lines = [`[attack] ${result.name}: seed ${result.seed}, ${result.runs} requests; by status ${countsText(result.byStatus)}; slowest ${result.slowestMs} ms`];
+export function formatCampaign(
+  result: CampaignResult,
+  options: { perTarget?: boolean } = {},
+): string {
+  const lines = [
+    `[attack] ${result.name}: seed ${result.seed}, ${result.runs} requests; by status ${countsText(result.byStatus)}; slowest ${result.slowestMs} ms`,
+  ];
   if (options.perTarget) {
-    for (const target of Object.keys(result.byTarget).sort()) lines.push(`    ${target}: ${countsText(result.byTarget[target])}`);
+    for (const target of Object.keys(result.byTarget).sort())
+      lines.push(`    ${target}: ${countsText(result.byTarget[target])}`);
   }
   if (result.failures.length === 0) lines.push(`[attack] ${result.name}: no failures`);
   for (const failure of result.failures) {
-    lines.push(`  ✗ ${failure.key} ×${failure.count}\n      on ${[...failure.routes].sort().join(', ')}\n      e.g. ${failure.example}`);
+    lines.push(
+      `  ✗ ${failure.key} ×${failure.count}\n      on ${[...failure.routes].sort().join(', ')}\n      e.g. ${failure.example}`,
+    );
   }
   return lines.join('\n');
 }
 
 /** One line per failure class, for assertions that print every class when they fail. */
 export function failureLines(result: CampaignResult): string[] {
-  return result.failures.map((failure) => `${failure.key} on ${[...failure.routes].sort().join(', ')} — e.g. ${failure.example}`);
+  return result.failures.map(
+    (failure) =>
+      `${failure.key} on ${[...failure.routes].sort().join(', ')} — e.g. ${failure.example}`,
+  );
 }

@@ -25,22 +25,40 @@ test('the attack surface is the route table, as /openapi.json publishes it, plus
   const rest = production.targets.filter((target) => target.kind === 'rest');
   expect(rest.length).toBeGreaterThan(20);
   // The recording probe found what each route reads: the fuzz fills these fields first.
-  expect(rest.find((target) => target.path === '/preflight_payment')).toMatchObject({ priced: true, bodyFields: ['intent', 'intentHash', 'policyId'] });
-  expect(rest.find((target) => target.path === '/consumer/policy')).toMatchObject({ queryFields: ['policyId'] });
-  expect(rest.find((target) => target.path === '/receipt_status/:receiptId')).toMatchObject({ params: ['receiptId'] });
+  expect(rest.find((target) => target.path === '/preflight_payment')).toMatchObject({
+    priced: true,
+    bodyFields: ['intent', 'intentHash', 'policyId'],
+  });
+  expect(rest.find((target) => target.path === '/consumer/policy')).toMatchObject({
+    queryFields: ['policyId'],
+  });
+  expect(rest.find((target) => target.path === '/receipt_status/:receiptId')).toMatchObject({
+    params: ['receiptId'],
+  });
 });
 
 test.each([
   ['production', 0],
   ['paid-through', 1],
-] as const)(`%s stack, ${RUNS_PER_STACK} requests: no 5xx, hang, off-shape answer, non-JSON body served or leak`, async (name, offset) => {
-  const target = attacked.stacks.find((stack) => stack.name === name)!;
-  const result = await runCampaign(name, target.stack.url, target.targets, target.world, target.verdict, {
-    runs: RUNS_PER_STACK,
-    seed: SEED + offset,
-    timeoutMs: TIMEOUT_MS,
-  });
-  console.log(formatCampaign(result));
-  expect(result.runs).toBe(RUNS_PER_STACK);
-  expect(failureLines(result)).toEqual([]);
-}, 180_000);
+] as const)(
+  `%s stack, ${RUNS_PER_STACK} requests: no 5xx, hang, off-shape answer, non-JSON body served or leak`,
+  async (name, offset) => {
+    const target = attacked.stacks.find((stack) => stack.name === name)!;
+    const result = await runCampaign(
+      name,
+      target.stack.url,
+      target.targets,
+      target.world,
+      target.verdict,
+      {
+        runs: RUNS_PER_STACK,
+        seed: SEED + offset,
+        timeoutMs: TIMEOUT_MS,
+      },
+    );
+    console.log(formatCampaign(result));
+    expect(result.runs).toBe(RUNS_PER_STACK);
+    expect(failureLines(result)).toEqual([]);
+  },
+  180_000,
+);

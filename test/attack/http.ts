@@ -16,14 +16,25 @@ export interface AttackRequest {
 }
 
 export type AttackAnswer =
-  | { readonly kind: 'response'; readonly status: number; readonly headers: http.IncomingHttpHeaders; readonly body: Buffer; readonly ms: number }
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly headers: http.IncomingHttpHeaders;
+      readonly body: Buffer;
+      readonly ms: number;
+    }
   | { readonly kind: 'hang'; readonly ms: number }
   | { readonly kind: 'no-answer'; readonly error: string; readonly ms: number };
 
 /** Answers larger than this are cut; no documented answer comes near it. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-export function sendAttack(baseUrl: string, request: AttackRequest, timeoutMs: number, agent: http.Agent): Promise<AttackAnswer> {
+export function sendAttack(
+  baseUrl: string,
+  request: AttackRequest,
+  timeoutMs: number,
+  agent: http.Agent,
+): Promise<AttackAnswer> {
   const url = new URL(baseUrl);
   const started = Date.now();
   return new Promise((resolve) => {
@@ -36,7 +47,15 @@ export function sendAttack(baseUrl: string, request: AttackRequest, timeoutMs: n
     const headers: Record<string, string> = { ...request.headers };
     if (request.body !== null) headers['content-length'] = String(request.body.length);
     const req = http.request(
-      { host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent, insecureHTTPParser: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: request.method,
+        path: request.path,
+        headers,
+        agent,
+        insecureHTTPParser: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -44,30 +63,51 @@ export function sendAttack(baseUrl: string, request: AttackRequest, timeoutMs: n
           size += chunk.length;
           if (size <= MAX_ANSWER_BYTES) chunks.push(chunk);
         });
-        res.on('end', () => finish({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), ms: Date.now() - started }));
-        res.on('error', (error) => finish({ kind: 'no-answer', error: error.message, ms: Date.now() - started }));
+        res.on('end', () =>
+          finish({
+            kind: 'response',
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            ms: Date.now() - started,
+          }),
+        );
+        res.on('error', (error) =>
+          finish({ kind: 'no-answer', error: error.message, ms: Date.now() - started }),
+        );
       },
     );
     req.setTimeout(timeoutMs, () => {
       finish({ kind: 'hang', ms: Date.now() - started });
       req.destroy();
     });
-    req.on('error', (error) => finish({ kind: 'no-answer', error: error.message, ms: Date.now() - started }));
+    req.on('error', (error) =>
+      finish({ kind: 'no-answer', error: error.message, ms: Date.now() - started }),
+    );
     req.end(request.body ?? undefined);
   });
 }
 
 /** Bytes a terminal would hide or mangle (controls, latin1, soft hyphen) written as \xHH. */
 function visible(text: string): string {
-  return text.replace(/[^\x21-\x7e]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(
+    /[^\x21-\x7e]/g,
+    (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 /** One line for a report: method, path (cut), headers that matter, and the body's start. */
 export function describeRequest(request: AttackRequest): string {
-  const path = request.path.length > 120 ? `${visible(request.path.slice(0, 120))}…(${request.path.length} chars)` : visible(request.path);
+  const path =
+    request.path.length > 120
+      ? `${visible(request.path.slice(0, 120))}…(${request.path.length} chars)`
+      : visible(request.path);
   const headers = Object.entries(request.headers)
     .map(([name, value]) => `${name}: ${value.length > 60 ? `${value.slice(0, 60)}…` : value}`)
     .join('; ');
-  const body = request.body === null ? '' : ` body(${request.body.length}B): ${JSON.stringify(request.body.subarray(0, 160).toString('latin1'))}`;
+  const body =
+    request.body === null
+      ? ''
+      : ` body(${request.body.length}B): ${JSON.stringify(request.body.subarray(0, 160).toString('latin1'))}`;
   return `${request.method} ${path}${headers ? ` [${headers}]` : ''}${body}`;
 }

@@ -24,44 +24,78 @@ function classOfCode(code: unknown): string {
   return status === 401 || status === 403 || status === 404 ? String(status) : `refused ${code}`;
 }
 
-async function runRest(world: MatrixWorld, token: string | null, invocation: Extract<Invocation, { kind: 'rest' }>): Promise<Answer> {
+async function runRest(
+  world: MatrixWorld,
+  token: string | null,
+  invocation: Extract<Invocation, { kind: 'rest' }>,
+): Promise<Answer> {
   const response = await fetch(`${world.stack.url}${invocation.path}`, {
     method: invocation.method,
-    headers: { ...(invocation.body === undefined ? {} : { 'content-type': 'application/json' }), ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      ...(invocation.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    },
     body: invocation.body === undefined ? undefined : JSON.stringify(invocation.body),
   });
   const text = await response.text();
   const { status } = response;
   if (status >= 200 && status < 300) return { observed: 'allowed', text };
-  if (status === 402) return { observed: response.headers.get('payment-required') ? '402' : '402 without a challenge', text };
+  if (status === 402)
+    return {
+      observed: response.headers.get('payment-required') ? '402' : '402 without a challenge',
+      text,
+    };
   if (status === 401 || status === 403 || status === 404) return { observed: String(status), text };
   return { observed: `${status} ${(JSON.parse(text) as { code?: string }).code ?? ''}`, text };
 }
 
-async function runGraphQL(world: MatrixWorld, token: string | null, invocation: Extract<Invocation, { kind: 'graphql' }>): Promise<Answer> {
+async function runGraphQL(
+  world: MatrixWorld,
+  token: string | null,
+  invocation: Extract<Invocation, { kind: 'graphql' }>,
+): Promise<Answer> {
   const response = await fetch(`${world.stack.url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify({ query: invocation.query, variables: invocation.variables ?? {} }),
   });
   const text = await response.text();
-  const body = JSON.parse(text) as { data?: Record<string, unknown> | null; errors?: Array<{ extensions?: { code?: unknown } }> };
+  const body = JSON.parse(text) as {
+    data?: Record<string, unknown> | null;
+    errors?: Array<{ extensions?: { code?: unknown } }>;
+  };
   const value = body.data?.[invocation.field];
   if (value === null || value === undefined) {
-    return { observed: body.errors && body.errors.length > 0 ? classOfCode(body.errors[0].extensions?.code) : '404', text };
+    return {
+      observed:
+        body.errors && body.errors.length > 0
+          ? classOfCode(body.errors[0].extensions?.code)
+          : '404',
+      text,
+    };
   }
   return { observed: 'allowed', text };
 }
 
 function classOfSubscriptionError(error: unknown): string {
-  if (Array.isArray(error)) return classOfCode((error[0] as { extensions?: { code?: unknown } })?.extensions?.code);
+  if (Array.isArray(error))
+    return classOfCode((error[0] as { extensions?: { code?: unknown } })?.extensions?.code);
   const closed = error as { code?: number; reason?: string };
-  if (typeof closed?.code === 'number') return `socket closed ${closed.code} ${closed.reason ?? ''}`.trim();
+  if (typeof closed?.code === 'number')
+    return `socket closed ${closed.code} ${closed.reason ?? ''}`.trim();
   return `failed ${String((error as Error)?.message ?? error)}`;
 }
 
 /** Waits until the gateway has `count` listeners on the topic: more (subscribed) or back down (cleaned up). */
-async function waitForListeners(world: MatrixWorld, topic: string, reached: (count: number) => boolean, what: string): Promise<void> {
+async function waitForListeners(
+  world: MatrixWorld,
+  topic: string,
+  reached: (count: number) => boolean,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (!reached(world.stack.stack.gateway.fanout.listenerCount(topic))) {
     if (Date.now() > deadline) throw new Error(`the ${topic} subscription ${what}`);
@@ -69,7 +103,11 @@ async function waitForListeners(world: MatrixWorld, topic: string, reached: (cou
   }
 }
 
-async function runSubscription(world: MatrixWorld, token: string | null, invocation: Extract<Invocation, { kind: 'subscription' }>): Promise<Answer> {
+async function runSubscription(
+  world: MatrixWorld,
+  token: string | null,
+  invocation: Extract<Invocation, { kind: 'subscription' }>,
+): Promise<Answer> {
   const client = createClient({
     url: world.stack.wsUrl,
     webSocketImpl: WebSocket,
@@ -91,7 +129,8 @@ async function runSubscription(world: MatrixWorld, token: string | null, invocat
         {
           next: (result) => {
             received.push(result);
-            if (result.errors && result.errors.length > 0) done(classOfCode(result.errors[0].extensions?.code));
+            if (result.errors && result.errors.length > 0)
+              done(classOfCode(result.errors[0].extensions?.code));
             const message = result.data?.[invocation.topic];
             if (message && invocation.until(message)) done('allowed');
           },
@@ -112,7 +151,12 @@ async function runSubscription(world: MatrixWorld, token: string | null, invocat
   } finally {
     await client.dispose();
     // The next cell counts listeners from here: this one's must be gone first.
-    await waitForListeners(world, invocation.topic, (count) => count <= listening, 'outlived its socket');
+    await waitForListeners(
+      world,
+      invocation.topic,
+      (count) => count <= listening,
+      'outlived its socket',
+    );
   }
 }
 
@@ -121,11 +165,18 @@ function leakedMarkers(world: MatrixWorld, invocation: Invocation, text: string)
   // Addresses and hashes travel in either case (a signed message holds the checksummed address).
   const sent = JSON.stringify(invocation).toLowerCase();
   const received = text.toLowerCase();
-  return world.markersOfA.filter((marker) => !sent.includes(marker.toLowerCase()) && received.includes(marker.toLowerCase()));
+  return world.markersOfA.filter(
+    (marker) => !sent.includes(marker.toLowerCase()) && received.includes(marker.toLowerCase()),
+  );
 }
 
 /** The observed class of one cell, comparable with the matrix's expected class. */
-export async function runCell(world: MatrixWorld, invocation: Invocation, actor: ActorName, expected: Expected): Promise<string> {
+export async function runCell(
+  world: MatrixWorld,
+  invocation: Invocation,
+  actor: ActorName,
+  expected: Expected,
+): Promise<string> {
   const token = world.tokens[actor];
   const answer =
     invocation.kind === 'rest'
@@ -137,7 +188,8 @@ export async function runCell(world: MatrixWorld, invocation: Invocation, actor:
   if (answer.observed === 'allowed') return leaked.length > 0 ? 'A' : 'ok';
   if (leaked.length > 0) return `${answer.observed}, leaking ${leaked.join(', ')}`;
   // A priced operation on GraphQL has no challenge to answer: any refusal without data keeps it unpaid.
-  const refused = ['401', '403', '404'].includes(answer.observed) || answer.observed.startsWith('refused ');
+  const refused =
+    ['401', '403', '404'].includes(answer.observed) || answer.observed.startsWith('refused ');
   if (expected === '402' && invocation.kind !== 'rest' && refused) return '402';
   return answer.observed;
 }

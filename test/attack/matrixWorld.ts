@@ -11,7 +11,11 @@ import { type Address, type Hex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { createAnvilTestClient, createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
+import {
+  createAnvilTestClient,
+  createChainPublicClient,
+  createChainWalletClient,
+} from '../../platform/chain/clients';
 import { mintToken } from '../../platform/chain/tokens';
 import { consumeReservation } from '../../subgraphs/intent/settlement';
 import { accountId, assetId } from '../../subgraphs/ledger/accounts';
@@ -38,7 +42,11 @@ export interface MatrixWorld {
   readonly b: MatrixPolicy;
   /** The bearer each actor sends (null: none). */
   readonly tokens: Readonly<Record<ActorName, string | null>>;
-  readonly approved: { readonly intentHash: string; readonly receiptId: string; readonly decisionId: string };
+  readonly approved: {
+    readonly intentHash: string;
+    readonly receiptId: string;
+    readonly decisionId: string;
+  };
   /** Open escalations of A: one only read, one the owner decides; B's opened after A's. */
   readonly pollRefA: string;
   readonly decidablePollRefA: string;
@@ -57,62 +65,129 @@ export interface MatrixWorld {
 }
 
 /** POSTs paid through the official x402 client, from a payer funded on the devnet. */
-async function payingPost(devnet: DevnetChains, stack: TestStack): Promise<(path: string, body: unknown) => Promise<any>> {
+async function payingPost(
+  devnet: DevnetChains,
+  stack: TestStack,
+): Promise<(path: string, body: unknown) => Promise<any>> {
   const funding = devnet.info.chains.funding;
   const payer = privateKeyToAccount(generatePrivateKey());
   const publicClient = createChainPublicClient(funding, POLLING);
   const minter = createChainWalletClient(funding, devnet.keys.deployer.account, POLLING);
-  await mintToken({ publicClient, minter, token: funding.token.address, to: payer.address, amountAtomic: 10_000_000n });
+  await mintToken({
+    publicClient,
+    minter,
+    token: funding.token.address,
+    to: payer.address,
+    amountAtomic: 10_000_000n,
+  });
   const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({ allowedAssets: [{ network: 'eip155:196', asset: funding.token.address, maxAmountPerPayment: '1000000' }] });
+  client.setSpendControls({
+    allowedAssets: [
+      { network: 'eip155:196', asset: funding.token.address, maxAmountPerPayment: '1000000' },
+    ],
+  });
   const paidFetch = wrapFetchWithPayment(fetch, client) as typeof fetch;
   return async (path, body) => {
-    const response = await paidFetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (response.status !== 200) throw new Error(`paid ${path} answered ${response.status}: ${await response.text()}`);
+    const response = await paidFetch(`${stack.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (response.status !== 200)
+      throw new Error(`paid ${path} answered ${response.status}: ${await response.text()}`);
     return response.json();
   };
 }
 
 function expectDecision(answer: any, decision: string): any {
-  if (answer.decision !== decision) throw new Error(`fixture preflight decided ${answer.decision}, not ${decision}: ${JSON.stringify(answer)}`);
+  if (answer.decision !== decision)
+    throw new Error(
+      `fixture preflight decided ${answer.decision}, not ${decision}: ${JSON.stringify(answer)}`,
+    );
   return answer;
 }
 
-async function createPolicy(stack: TestStack, owner: PrivateKeyAccount, label: string): Promise<MatrixPolicy> {
+async function createPolicy(
+  stack: TestStack,
+  owner: PrivateKeyAccount,
+  label: string,
+): Promise<MatrixPolicy> {
   const name = `matrix ${label} ${randomBytes(6).toString('hex')}`;
   const document = policyDocument({ owner: owner.address.toLowerCase(), name });
-  const created = await postJson(stack.url, '/create_spend_policy', { policy: document }, stack.adminToken);
-  if (created.status !== 201) throw new Error(`fixture policy refused: ${JSON.stringify(created.body)}`);
-  return { policyId: created.body.policyId, policyHash: created.body.policyHash, name, owner, document };
+  const created = await postJson(
+    stack.url,
+    '/create_spend_policy',
+    { policy: document },
+    stack.adminToken,
+  );
+  if (created.status !== 201)
+    throw new Error(`fixture policy refused: ${JSON.stringify(created.body)}`);
+  return {
+    policyId: created.body.policyId,
+    policyHash: created.body.policyHash,
+    name,
+    owner,
+    document,
+  };
 }
 
-async function gql(stack: TestStack, query: string, variables: Record<string, unknown>, token: string): Promise<any> {
+async function gql(
+  stack: TestStack,
+  query: string,
+  variables: Record<string, unknown>,
+  token: string,
+): Promise<any> {
   const { body } = await graphql(stack.url, query, variables, token);
   if (body.errors) throw new Error(`fixture ${query.slice(0, 40)}: ${JSON.stringify(body.errors)}`);
   return body.data;
 }
 
 /** Sends A's PolicyRegistry registration from owner A's wallet; the mined transaction's hash. */
-async function registerOnChain(world: { stack: TestStack; devnet: DevnetChains; a: MatrixPolicy }, ownerToken: string): Promise<string> {
+async function registerOnChain(
+  world: { stack: TestStack; devnet: DevnetChains; a: MatrixPolicy },
+  ownerToken: string,
+): Promise<string> {
   const funding = world.devnet.info.chains.funding;
-  await createAnvilTestClient(funding).setBalance({ address: world.a.owner.address, value: parseEther('1') });
-  const request = (await gql(world.stack, 'mutation ($id: ID!) { requestPolicyRegistration(policyId: $id) { to data value } }', { id: world.a.policyId }, ownerToken))
-    .requestPolicyRegistration;
+  await createAnvilTestClient(funding).setBalance({
+    address: world.a.owner.address,
+    value: parseEther('1'),
+  });
+  const request = (
+    await gql(
+      world.stack,
+      'mutation ($id: ID!) { requestPolicyRegistration(policyId: $id) { to data value } }',
+      { id: world.a.policyId },
+      ownerToken,
+    )
+  ).requestPolicyRegistration;
   const wallet = createChainWalletClient(funding, world.a.owner, POLLING);
-  const txHash = await wallet.sendTransaction({ to: request.to as Address, data: request.data as Hex, value: BigInt(request.value) });
+  const txHash = await wallet.sendTransaction({
+    to: request.to as Address,
+    data: request.data as Hex,
+    value: BigInt(request.value),
+  });
   await createChainPublicClient(funding, POLLING).waitForTransactionReceipt({ hash: txHash });
   return txHash;
 }
 
 /** Settles A's approved reservation with a FUNDING posting: A's money in the ledger. */
-async function settleApproved(stack: TestStack, policyId: string, reservationId: string): Promise<{ groupId: string; account: string }> {
+async function settleApproved(
+  stack: TestStack,
+  policyId: string,
+  reservationId: string,
+): Promise<{ groupId: string; account: string }> {
   const asset = assetId('eip155:196', TOKEN);
   const account = accountId('USER_OBLIGATION', asset, policyId);
   const entries = [
     { account: accountId('TREASURY', asset, 'float'), amountAtomic: 50_000n },
     { account, amountAtomic: -50_000n },
   ];
-  const state = await consumeReservation(stack.db.pool, reservationId, [{ kind: 'FUNDING', asset, entries, idempotencyKey: `matrix:${reservationId}` }], () => new Date());
+  const state = await consumeReservation(
+    stack.db.pool,
+    reservationId,
+    [{ kind: 'FUNDING', asset, entries, idempotencyKey: `matrix:${reservationId}` }],
+    () => new Date(),
+  );
   return { groupId: state.groupIds[0], account };
 }
 
@@ -121,7 +196,12 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
   const funding = devnet.info.chains.funding;
   const stack = await startTestStack({ ...attackStackOptions(devnet), x402: { devnet } });
   try {
-    const policyAsset = await registerAsset(stack.db.pool, { chain: 'eip155:196', token: TOKEN, symbol: 'USDT0', decimals: 6 });
+    const policyAsset = await registerAsset(stack.db.pool, {
+      chain: 'eip155:196',
+      token: TOKEN,
+      symbol: 'USDT0',
+      decimals: 6,
+    });
     const a = await createPolicy(stack, privateKeyToAccount(generatePrivateKey()), 'A');
     const b = await createPolicy(stack, privateKeyToAccount(generatePrivateKey()), 'B');
     const tokens: Record<ActorName, string | null> = {
@@ -134,18 +214,39 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
     };
     const paid = await payingPost(devnet, stack);
     const freshIntentA = () => freshWireIntent(a, Date.now());
-    const approved = expectDecision(await paid('/preflight_payment', { policyId: a.policyId, intent: freshIntentA() }), 'APPROVED');
+    const approved = expectDecision(
+      await paid('/preflight_payment', { policyId: a.policyId, intent: freshIntentA() }),
+      'APPROVED',
+    );
     const escalate = async (policy: MatrixPolicy) =>
-      expectDecision(await paid('/preflight_payment', { policyId: policy.policyId, intent: freshWireIntent(policy, Date.now(), { amount: '1500000' }) }), 'ESCALATED_THRESHOLD');
+      expectDecision(
+        await paid('/preflight_payment', {
+          policyId: policy.policyId,
+          intent: freshWireIntent(policy, Date.now(), { amount: '1500000' }),
+        }),
+        'ESCALATED_THRESHOLD',
+      );
     const escalatedA = await escalate(a);
     const decidableA = await escalate(a);
     const escalatedB = await escalate(b);
-    const decisions = await gql(stack, 'query ($p: ID!) { spendDecisions(policyId: $p, decision: "APPROVED") { nodes { id intentHash } } }', { p: a.policyId }, stack.adminToken);
-    const decisionId = decisions.spendDecisions.nodes.find((node: { intentHash: string }) => node.intentHash === approved.intentHash).id;
+    const decisions = await gql(
+      stack,
+      'query ($p: ID!) { spendDecisions(policyId: $p, decision: "APPROVED") { nodes { id intentHash } } }',
+      { p: a.policyId },
+      stack.adminToken,
+    );
+    const decisionId = decisions.spendDecisions.nodes.find(
+      (node: { intentHash: string }) => node.intentHash === approved.intentHash,
+    ).id;
     const ledger = await settleApproved(stack, a.policyId, approved.reservation.reservationId);
     const registrationTxA = await registerOnChain({ stack, devnet, a }, tokens.ownerA!);
     const bindingAddress = `owner-a-${randomBytes(4).toString('hex')}@example.com`;
-    const link = await gql(stack, 'mutation ($a: String) { startChannelLink(kind: EMAIL, address: $a) { binding { bindingId } } }', { a: bindingAddress }, tokens.ownerA!);
+    const link = await gql(
+      stack,
+      'mutation ($a: String) { startChannelLink(kind: EMAIL, address: $a) { binding { bindingId } } }',
+      { a: bindingAddress },
+      tokens.ownerA!,
+    );
     const paymentAsset = assetId(`eip155:${funding.chainId}`, funding.token.address);
     return {
       stack,
@@ -163,8 +264,18 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
       bindingA: { bindingId: link.startChannelLink.binding.bindingId, address: bindingAddress },
       assets: [policyAsset, paymentAsset],
       markersOfA: [
-        a.policyId, a.policyHash, a.name, a.owner.address.toLowerCase(), approved.intentHash, escalatedA.intentHash, decidableA.intentHash,
-        escalatedA.escalation.pollRef, decidableA.escalation.pollRef, ledger.groupId, registrationTxA, bindingAddress,
+        a.policyId,
+        a.policyHash,
+        a.name,
+        a.owner.address.toLowerCase(),
+        approved.intentHash,
+        escalatedA.intentHash,
+        decidableA.intentHash,
+        escalatedA.escalation.pollRef,
+        decidableA.escalation.pollRef,
+        ledger.groupId,
+        registrationTxA,
+        bindingAddress,
       ],
       freshIntentA,
       async stop() {

@@ -8,8 +8,18 @@ import type { ActorName } from './authorization-matrix';
 import type { MatrixWorld } from './matrixWorld';
 
 export type Invocation =
-  | { readonly kind: 'rest'; readonly method: 'GET' | 'POST'; readonly path: string; readonly body?: unknown }
-  | { readonly kind: 'graphql'; readonly field: string; readonly query: string; readonly variables?: Record<string, unknown> }
+  | {
+      readonly kind: 'rest';
+      readonly method: 'GET' | 'POST';
+      readonly path: string;
+      readonly body?: unknown;
+    }
+  | {
+      readonly kind: 'graphql';
+      readonly field: string;
+      readonly query: string;
+      readonly variables?: Record<string, unknown>;
+    }
   | {
       readonly kind: 'subscription';
       readonly topic: string;
@@ -22,23 +32,46 @@ export type Invocation =
 
 type Build = (world: MatrixWorld, actor: ActorName) => Invocation | Promise<Invocation>;
 
-const get = (path: string): Build => () => ({ kind: 'rest', method: 'GET', path });
-const post = (path: string, body: (world: MatrixWorld) => unknown = () => ({})): Build => (world) => ({ kind: 'rest', method: 'POST', path, body: body(world) });
+const get =
+  (path: string): Build =>
+  () => ({ kind: 'rest', method: 'GET', path });
+const post =
+  (path: string, body: (world: MatrixWorld) => unknown = () => ({})): Build =>
+  (world) => ({ kind: 'rest', method: 'POST', path, body: body(world) });
 
-function gql(field: string, query: string, variables: (world: MatrixWorld) => Record<string, unknown> = () => ({})): Build {
+function gql(
+  field: string,
+  query: string,
+  variables: (world: MatrixWorld) => Record<string, unknown> = () => ({}),
+): Build {
   return (world) => ({ kind: 'graphql', field, query, variables: variables(world) });
 }
 
 /** Owner A signs a fresh sign-in message (for policy A when `consumer`). */
-async function signedByOwnerA(world: MatrixWorld, consumer: boolean): Promise<{ message: string; signature: string }> {
-  return signSignInMessage(world.a.owner, await requestNonce(world.stack.url), consumer ? { policyId: world.a.policyId } : {});
+async function signedByOwnerA(
+  world: MatrixWorld,
+  consumer: boolean,
+): Promise<{ message: string; signature: string }> {
+  return signSignInMessage(
+    world.a.owner,
+    await requestNonce(world.stack.url),
+    consumer ? { policyId: world.a.policyId } : {},
+  );
 }
 
 const A = (world: MatrixWorld) => ({ id: world.a.policyId });
 const treasury = (world: MatrixWorld) => ({
-  sourceAsset: world.assets[1], sourceAmountAtomic: '1', destinationAsset: world.assets[0], destinationAmountAtomic: '1', idempotencyKey: 'matrix-treasury',
+  sourceAsset: world.assets[1],
+  sourceAmountAtomic: '1',
+  destinationAsset: world.assets[0],
+  destinationAmountAtomic: '1',
+  idempotencyKey: 'matrix-treasury',
 });
-const reversal = (world: MatrixWorld) => ({ groupId: world.groupIdA, reason: 'matrix reversal', idempotencyKey: 'matrix-reversal' });
+const reversal = (world: MatrixWorld) => ({
+  groupId: world.groupIdA,
+  reason: 'matrix reversal',
+  idempotencyKey: 'matrix-reversal',
+});
 /** A new policy for owner A (another name, so its own policyHash): creating it shows nothing of A. */
 const copyOfA = (world: MatrixWorld) => ({ ...world.a.document, name: `${world.a.name} copy` });
 let catalogFlips = 0;
@@ -53,22 +86,63 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'GET /agent-registration.json': get('/agent-registration.json'),
   'GET /.well-known/agent-registration.json': get('/.well-known/agent-registration.json'),
   'POST /consumer/auth/nonce': post('/consumer/auth/nonce'),
-  'POST /consumer/auth/verify': async (world) => ({ kind: 'rest', method: 'POST', path: '/consumer/auth/verify', body: await signedByOwnerA(world, true) }),
-  'POST /owner/auth/verify': async (world) => ({ kind: 'rest', method: 'POST', path: '/owner/auth/verify', body: await signedByOwnerA(world, false) }),
-  'GET /consumer/policy': (world) => ({ kind: 'rest', method: 'GET', path: `/consumer/policy?policyId=${world.a.policyId}` }),
+  'POST /consumer/auth/verify': async (world) => ({
+    kind: 'rest',
+    method: 'POST',
+    path: '/consumer/auth/verify',
+    body: await signedByOwnerA(world, true),
+  }),
+  'POST /owner/auth/verify': async (world) => ({
+    kind: 'rest',
+    method: 'POST',
+    path: '/owner/auth/verify',
+    body: await signedByOwnerA(world, false),
+  }),
+  'GET /consumer/policy': (world) => ({
+    kind: 'rest',
+    method: 'GET',
+    path: `/consumer/policy?policyId=${world.a.policyId}`,
+  }),
   'POST /get_ledger': post('/get_ledger', (world) => ({ policyId: world.a.policyId })),
-  'POST /create_spend_intent': post('/create_spend_intent', (world) => ({ policyId: world.a.policyId, intent: world.freshIntentA() })),
-  'GET /receipt_status/:receiptId': (world) => ({ kind: 'rest', method: 'GET', path: `/receipt_status/${world.approved.receiptId}` }),
+  'POST /create_spend_intent': post('/create_spend_intent', (world) => ({
+    policyId: world.a.policyId,
+    intent: world.freshIntentA(),
+  })),
+  'GET /receipt_status/:receiptId': (world) => ({
+    kind: 'rest',
+    method: 'GET',
+    path: `/receipt_status/${world.approved.receiptId}`,
+  }),
   'POST /log_receipt': post('/log_receipt', (world) => ({ receiptId: world.approved.receiptId })),
-  'GET /escalation_status/:pollRef': (world) => ({ kind: 'rest', method: 'GET', path: `/escalation_status/${world.pollRefA}` }),
+  'GET /escalation_status/:pollRef': (world) => ({
+    kind: 'rest',
+    method: 'GET',
+    path: `/escalation_status/${world.pollRefA}`,
+  }),
   'GET /ping_service': get('/ping_service'),
-  'POST /preflight_payment': post('/preflight_payment', (world) => ({ policyId: world.a.policyId, intent: world.freshIntentA() })),
-  'POST /detect_duplicate': post('/detect_duplicate', (world) => ({ policyId: world.a.policyId, intentHash: world.approved.intentHash })),
-  'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({ metadata: { note: 'ada@example.com' } })),
+  'POST /preflight_payment': post('/preflight_payment', (world) => ({
+    policyId: world.a.policyId,
+    intent: world.freshIntentA(),
+  })),
+  'POST /detect_duplicate': post('/detect_duplicate', (world) => ({
+    policyId: world.a.policyId,
+    intentHash: world.approved.intentHash,
+  })),
+  'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({
+    metadata: { note: 'ada@example.com' },
+  })),
   'POST /cafe/order/latte': post('/cafe/order/latte', () => ({ cupName: 'Matrix' })),
-  'POST /create_spend_policy': post('/create_spend_policy', (world) => ({ policy: copyOfA(world) })),
-  'POST /sync_policy_registration': post('/sync_policy_registration', (world) => ({ policyId: world.a.policyId, txHash: world.registrationTxA })),
-  'POST /update_policy': post('/update_policy', (world) => ({ policyId: world.a.policyId, policy: world.a.document })),
+  'POST /create_spend_policy': post('/create_spend_policy', (world) => ({
+    policy: copyOfA(world),
+  })),
+  'POST /sync_policy_registration': post('/sync_policy_registration', (world) => ({
+    policyId: world.a.policyId,
+    txHash: world.registrationTxA,
+  })),
+  'POST /update_policy': post('/update_policy', (world) => ({
+    policyId: world.a.policyId,
+    policy: world.a.document,
+  })),
   'POST /pause_policy': post('/pause_policy', (world) => ({ policyId: world.a.policyId })),
   'POST /resume_policy': post('/resume_policy', (world) => ({ policyId: world.a.policyId })),
   'POST /ledger/treasury_transfer': post('/ledger/treasury_transfer', treasury),
@@ -77,76 +151,218 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'Query.catalog': gql('catalog', '{ catalog { maturityOrder } }'),
   'Query.provider': gql('provider', '{ provider(id: "spendctl-domains") { id maturity } }'),
   'Query.capability': gql('capability', '{ capability(id: "domains.check") { id executable } }'),
-  'Query.receiptAnchor': gql('receiptAnchor', 'query ($r: String!) { receiptAnchor(receiptId: $r) }', (world) => ({ r: world.approved.receiptId })),
-  'Query.escalationStatus': gql('escalationStatus', 'query ($p: ID!) { escalationStatus(pollRef: $p) }', (world) => ({ p: world.pollRefA })),
-  'Query.detectDuplicate': gql('detectDuplicate', 'query ($p: ID, $h: ID) { detectDuplicate(policyId: $p, intentHash: $h) }', (world) => ({
-    p: world.a.policyId, h: world.approved.intentHash,
-  })),
+  'Query.receiptAnchor': gql(
+    'receiptAnchor',
+    'query ($r: String!) { receiptAnchor(receiptId: $r) }',
+    (world) => ({ r: world.approved.receiptId }),
+  ),
+  'Query.escalationStatus': gql(
+    'escalationStatus',
+    'query ($p: ID!) { escalationStatus(pollRef: $p) }',
+    (world) => ({ p: world.pollRefA }),
+  ),
+  'Query.detectDuplicate': gql(
+    'detectDuplicate',
+    'query ($p: ID, $h: ID) { detectDuplicate(policyId: $p, intentHash: $h) }',
+    (world) => ({
+      p: world.a.policyId,
+      h: world.approved.intentHash,
+    }),
+  ),
   'Query.policy': gql('policy', `query ($id: ID!) { policy(id: $id) ${POLICY_FIELDS} }`, A),
-  'Query.policyVersion': gql('policyVersion', 'query ($id: ID!) { policyVersion(policyId: $id, version: 1) { policyId policyHash } }', A),
+  'Query.policyVersion': gql(
+    'policyVersion',
+    'query ($id: ID!) { policyVersion(policyId: $id, version: 1) { policyId policyHash } }',
+    A,
+  ),
   'Query.policies': gql('policies', `{ policies(first: 100) { nodes ${POLICY_FIELDS} } }`),
-  'Query.consumerPolicy': gql('consumerPolicy', `query ($id: ID) { consumerPolicy(policyId: $id) ${POLICY_FIELDS} }`, A),
-  'Query.policyLedgerWindow': gql('policyLedgerWindow', 'query ($id: ID) { policyLedgerWindow(policyId: $id) }', A),
-  'Query.spendDecisions': gql('spendDecisions', 'query ($id: ID!) { spendDecisions(policyId: $id) { nodes { id intentHash } } }', A),
-  'Query.spendIntents': gql('spendIntents', 'query ($id: ID!) { spendIntents(policyId: $id) { nodes { intentHash } } }', A),
-  'Query.spendDecision': gql('spendDecision', 'query ($id: ID!) { spendDecision(id: $id) { id intentHash policyId } }', (world) => ({ id: world.approved.decisionId })),
-  'Query.spendIntent': gql('spendIntent', 'query ($h: ID!) { spendIntent(intentHash: $h) { intentHash policyId } }', (world) => ({ h: world.approved.intentHash })),
-  'Query.ledgerGroups': gql('ledgerGroups', '{ ledgerGroups(first: 200) { nodes { id policyId } } }'),
-  'Query.ledgerEntries': gql('ledgerEntries', '{ ledgerEntries(first: 200) { nodes { id groupId accountKey } } }'),
-  'Query.ledgerGroup': gql('ledgerGroup', 'query ($id: ID!) { ledgerGroup(id: $id) { id policyId } }', (world) => ({ id: world.groupIdA })),
+  'Query.consumerPolicy': gql(
+    'consumerPolicy',
+    `query ($id: ID) { consumerPolicy(policyId: $id) ${POLICY_FIELDS} }`,
+    A,
+  ),
+  'Query.policyLedgerWindow': gql(
+    'policyLedgerWindow',
+    'query ($id: ID) { policyLedgerWindow(policyId: $id) }',
+    A,
+  ),
+  'Query.spendDecisions': gql(
+    'spendDecisions',
+    'query ($id: ID!) { spendDecisions(policyId: $id) { nodes { id intentHash } } }',
+    A,
+  ),
+  'Query.spendIntents': gql(
+    'spendIntents',
+    'query ($id: ID!) { spendIntents(policyId: $id) { nodes { intentHash } } }',
+    A,
+  ),
+  'Query.spendDecision': gql(
+    'spendDecision',
+    'query ($id: ID!) { spendDecision(id: $id) { id intentHash policyId } }',
+    (world) => ({ id: world.approved.decisionId }),
+  ),
+  'Query.spendIntent': gql(
+    'spendIntent',
+    'query ($h: ID!) { spendIntent(intentHash: $h) { intentHash policyId } }',
+    (world) => ({ h: world.approved.intentHash }),
+  ),
+  'Query.ledgerGroups': gql(
+    'ledgerGroups',
+    '{ ledgerGroups(first: 200) { nodes { id policyId } } }',
+  ),
+  'Query.ledgerEntries': gql(
+    'ledgerEntries',
+    '{ ledgerEntries(first: 200) { nodes { id groupId accountKey } } }',
+  ),
+  'Query.ledgerGroup': gql(
+    'ledgerGroup',
+    'query ($id: ID!) { ledgerGroup(id: $id) { id policyId } }',
+    (world) => ({ id: world.groupIdA }),
+  ),
   'Query.ledgerAccounts': gql('ledgerAccounts', '{ ledgerAccounts(first: 200) { nodes { key } } }'),
-  'Query.ledgerAccount': gql('ledgerAccount', 'query ($k: ID!) { ledgerAccount(key: $k) { key balanceAtomic } }', (world) => ({ k: world.obligationAccountA })),
+  'Query.ledgerAccount': gql(
+    'ledgerAccount',
+    'query ($k: ID!) { ledgerAccount(key: $k) { key balanceAtomic } }',
+    (world) => ({ k: world.obligationAccountA }),
+  ),
   'Query.trialBalance': gql('trialBalance', '{ trialBalance { netAtomic } }'),
   'Query.treasuryDrift': gql('treasuryDrift', '{ treasuryDrift { driftAtomic } }'),
-  'Query.escalation': gql('escalation', 'query ($p: ID!) { escalation(pollRef: $p) { pollRef intentHash policyId } }', (world) => ({ p: world.pollRefA })),
-  'Query.escalations': gql('escalations', '{ escalations(first: 100) { nodes { pollRef intentHash policyId } } }'),
-  'Query.unmatchedChannelReplies': gql('unmatchedChannelReplies', '{ unmatchedChannelReplies { kind } }'),
+  'Query.escalation': gql(
+    'escalation',
+    'query ($p: ID!) { escalation(pollRef: $p) { pollRef intentHash policyId } }',
+    (world) => ({ p: world.pollRefA }),
+  ),
+  'Query.escalations': gql(
+    'escalations',
+    '{ escalations(first: 100) { nodes { pollRef intentHash policyId } } }',
+  ),
+  'Query.unmatchedChannelReplies': gql(
+    'unmatchedChannelReplies',
+    '{ unmatchedChannelReplies { kind } }',
+  ),
   'Query.channelBindings': gql('channelBindings', '{ channelBindings { bindingId address } }'),
 
   'Mutation.issueSignInNonce': gql('issueSignInNonce', 'mutation { issueSignInNonce { nonce } }'),
   'Mutation.verifySignIn': async (world) => ({
     kind: 'graphql',
     field: 'verifySignIn',
-    query: 'mutation ($m: String!, $s: String!) { verifySignIn(message: $m, signature: $s, session: OWNER) { address session } }',
-    variables: await signedByOwnerA(world, false).then(({ message, signature }) => ({ m: message, s: signature })),
+    query:
+      'mutation ($m: String!, $s: String!) { verifySignIn(message: $m, signature: $s, session: OWNER) { address session } }',
+    variables: await signedByOwnerA(world, false).then(({ message, signature }) => ({
+      m: message,
+      s: signature,
+    })),
   }),
-  'Mutation.createSpendIntent': gql('createSpendIntent', 'mutation ($p: ID, $i: JSONObject!) { createSpendIntent(policyId: $p, intent: $i) }', (world) => ({
-    p: world.a.policyId, i: world.freshIntentA(),
-  })),
-  'Mutation.logReceipt': gql('logReceipt', 'mutation ($r: String!) { logReceipt(receiptId: $r) }', (world) => ({ r: world.approved.receiptId })),
-  'Mutation.preflightPayment': gql('preflightPayment', 'mutation ($p: ID, $i: JSONObject) { preflightPayment(policyId: $p, intent: $i) }', (world) => ({
-    p: world.a.policyId, i: world.freshIntentA(),
-  })),
-  'Mutation.setProviderMaturity': gql('setProviderMaturity', 'mutation { setProviderMaturity(id: "spendctl-domains", maturity: VERIFIED, reason: "matrix") { id } }'),
-  'Mutation.setCapabilityMaturity': gql('setCapabilityMaturity', 'mutation { setCapabilityMaturity(id: "domains.check", maturity: VERIFIED, reason: "matrix") { id } }'),
-  'Mutation.recordTreasuryTransfer': gql('recordTreasuryTransfer', 'mutation ($in: TreasuryTransferInput!) { recordTreasuryTransfer(input: $in) { sourceGroup { id } } }', (world) => ({
-    in: treasury(world),
-  })),
-  'Mutation.reverseLedgerGroup': gql('reverseLedgerGroup', 'mutation ($g: ID!, $r: String!, $k: String!) { reverseLedgerGroup(groupId: $g, reason: $r, idempotencyKey: $k) { id policyId } }', (world) => {
-    const { groupId, reason, idempotencyKey } = reversal(world);
-    return { g: groupId, r: reason, k: idempotencyKey };
-  }),
-  'Mutation.createPolicy': gql('createPolicy', `mutation ($p: JSONObject!) { createPolicy(policy: $p) ${POLICY_FIELDS} }`, (world) => ({ p: copyOfA(world) })),
-  'Mutation.requestPolicyRegistration': gql('requestPolicyRegistration', 'mutation ($id: ID!) { requestPolicyRegistration(policyId: $id) { from policyHash } }', A),
-  'Mutation.syncPolicyRegistration': gql('syncPolicyRegistration', `mutation ($id: ID!, $tx: String!) { syncPolicyRegistration(policyId: $id, txHash: $tx) ${POLICY_FIELDS} }`, (world) => ({
-    id: world.a.policyId, tx: world.registrationTxA,
-  })),
-  'Mutation.updatePolicy': gql('updatePolicy', `mutation ($id: ID!, $p: JSONObject!) { updatePolicy(policyId: $id, policy: $p) ${POLICY_FIELDS} }`, (world) => ({
-    id: world.a.policyId, p: world.a.document,
-  })),
-  'Mutation.pausePolicy': gql('pausePolicy', `mutation ($id: ID!) { pausePolicy(policyId: $id) ${POLICY_FIELDS} }`, A),
-  'Mutation.resumePolicy': gql('resumePolicy', `mutation ($id: ID!) { resumePolicy(policyId: $id) ${POLICY_FIELDS} }`, A),
-  'Mutation.decideEscalation': gql('decideEscalation', 'mutation ($p: ID!) { decideEscalation(pollRef: $p, decision: DENY) { pollRef intentHash } }', (world) => ({
-    p: world.decidablePollRefA,
-  })),
-  'Mutation.startChannelLink': (world, actor) => gql('startChannelLink', 'mutation ($a: String) { startChannelLink(kind: EMAIL, address: $a) { binding { bindingId } } }', () => ({
-    a: `matrix-${actor.toLowerCase()}@example.com`,
-  }))(world, actor),
-  'Mutation.revokeChannelBinding': gql('revokeChannelBinding', 'mutation ($id: ID!) { revokeChannelBinding(bindingId: $id) { bindingId address } }', (world) => ({
-    id: world.bindingA.bindingId,
-  })),
-  'Mutation.receiveChatMessage': gql('receiveChatMessage', 'mutation { receiveChatMessage(channel: TELEGRAM, chatId: "1", text: "approve 000000") { outcome } }'),
-  'Mutation.receiveWebhookRequest': gql('receiveWebhookRequest', 'mutation { receiveWebhookRequest(timestamp: "1", signature: "v1=00", rawBody: "{}") { outcome } }'),
+  'Mutation.createSpendIntent': gql(
+    'createSpendIntent',
+    'mutation ($p: ID, $i: JSONObject!) { createSpendIntent(policyId: $p, intent: $i) }',
+    (world) => ({
+      p: world.a.policyId,
+      i: world.freshIntentA(),
+    }),
+  ),
+  'Mutation.logReceipt': gql(
+    'logReceipt',
+    'mutation ($r: String!) { logReceipt(receiptId: $r) }',
+    (world) => ({ r: world.approved.receiptId }),
+  ),
+  'Mutation.preflightPayment': gql(
+    'preflightPayment',
+    'mutation ($p: ID, $i: JSONObject) { preflightPayment(policyId: $p, intent: $i) }',
+    (world) => ({
+      p: world.a.policyId,
+      i: world.freshIntentA(),
+    }),
+  ),
+  'Mutation.setProviderMaturity': gql(
+    'setProviderMaturity',
+    'mutation { setProviderMaturity(id: "spendctl-domains", maturity: VERIFIED, reason: "matrix") { id } }',
+  ),
+  'Mutation.setCapabilityMaturity': gql(
+    'setCapabilityMaturity',
+    'mutation { setCapabilityMaturity(id: "domains.check", maturity: VERIFIED, reason: "matrix") { id } }',
+  ),
+  'Mutation.recordTreasuryTransfer': gql(
+    'recordTreasuryTransfer',
+    'mutation ($in: TreasuryTransferInput!) { recordTreasuryTransfer(input: $in) { sourceGroup { id } } }',
+    (world) => ({
+      in: treasury(world),
+    }),
+  ),
+  'Mutation.reverseLedgerGroup': gql(
+    'reverseLedgerGroup',
+    'mutation ($g: ID!, $r: String!, $k: String!) { reverseLedgerGroup(groupId: $g, reason: $r, idempotencyKey: $k) { id policyId } }',
+    (world) => {
+      const { groupId, reason, idempotencyKey } = reversal(world);
+      return { g: groupId, r: reason, k: idempotencyKey };
+    },
+  ),
+  'Mutation.createPolicy': gql(
+    'createPolicy',
+    `mutation ($p: JSONObject!) { createPolicy(policy: $p) ${POLICY_FIELDS} }`,
+    (world) => ({ p: copyOfA(world) }),
+  ),
+  'Mutation.requestPolicyRegistration': gql(
+    'requestPolicyRegistration',
+    'mutation ($id: ID!) { requestPolicyRegistration(policyId: $id) { from policyHash } }',
+    A,
+  ),
+  'Mutation.syncPolicyRegistration': gql(
+    'syncPolicyRegistration',
+    `mutation ($id: ID!, $tx: String!) { syncPolicyRegistration(policyId: $id, txHash: $tx) ${POLICY_FIELDS} }`,
+    (world) => ({
+      id: world.a.policyId,
+      tx: world.registrationTxA,
+    }),
+  ),
+  'Mutation.updatePolicy': gql(
+    'updatePolicy',
+    `mutation ($id: ID!, $p: JSONObject!) { updatePolicy(policyId: $id, policy: $p) ${POLICY_FIELDS} }`,
+    (world) => ({
+      id: world.a.policyId,
+      p: world.a.document,
+    }),
+  ),
+  'Mutation.pausePolicy': gql(
+    'pausePolicy',
+    `mutation ($id: ID!) { pausePolicy(policyId: $id) ${POLICY_FIELDS} }`,
+    A,
+  ),
+  'Mutation.resumePolicy': gql(
+    'resumePolicy',
+    `mutation ($id: ID!) { resumePolicy(policyId: $id) ${POLICY_FIELDS} }`,
+    A,
+  ),
+  'Mutation.decideEscalation': gql(
+    'decideEscalation',
+    'mutation ($p: ID!) { decideEscalation(pollRef: $p, decision: DENY) { pollRef intentHash } }',
+    (world) => ({
+      p: world.decidablePollRefA,
+    }),
+  ),
+  'Mutation.startChannelLink': (world, actor) =>
+    gql(
+      'startChannelLink',
+      'mutation ($a: String) { startChannelLink(kind: EMAIL, address: $a) { binding { bindingId } } }',
+      () => ({
+        a: `matrix-${actor.toLowerCase()}@example.com`,
+      }),
+    )(world, actor),
+  'Mutation.revokeChannelBinding': gql(
+    'revokeChannelBinding',
+    'mutation ($id: ID!) { revokeChannelBinding(bindingId: $id) { bindingId address } }',
+    (world) => ({
+      id: world.bindingA.bindingId,
+    }),
+  ),
+  'Mutation.receiveChatMessage': gql(
+    'receiveChatMessage',
+    'mutation { receiveChatMessage(channel: TELEGRAM, chatId: "1", text: "approve 000000") { outcome } }',
+  ),
+  'Mutation.receiveWebhookRequest': gql(
+    'receiveWebhookRequest',
+    'mutation { receiveWebhookRequest(timestamp: "1", signature: "v1=00", rawBody: "{}") { outcome } }',
+  ),
 
   'Subscription.catalogChanged': (world) => {
     catalogFlips += 1;
@@ -159,7 +375,8 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
       trigger: async () => {
         const set = `mutation { setCapabilityMaturity(id: "travel.search", maturity: ${maturity}, reason: "matrix") { id } }`;
         const answer = await graphql(world.stack.url, set, {}, world.stack.adminToken);
-        if (answer.body.errors) throw new Error(`catalog trigger refused: ${JSON.stringify(answer.body.errors)}`);
+        if (answer.body.errors)
+          throw new Error(`catalog trigger refused: ${JSON.stringify(answer.body.errors)}`);
       },
     };
   },

@@ -18,7 +18,8 @@ function parseArguments(argv: readonly string[]): RunArguments {
   const parsed: RunArguments = { runs: 20_000, seed: Date.now() % 2 ** 31, timeoutMs: 10_000 };
   for (let index = 0; index < argv.length; index += 2) {
     const [flag, value] = [argv[index], Number(argv[index + 1])];
-    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${flag} needs a whole number, got ${argv[index + 1]}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new Error(`${flag} needs a whole number, got ${argv[index + 1]}`);
     if (flag === '--runs') parsed.runs = value;
     else if (flag === '--seed') parsed.seed = value;
     else if (flag === '--timeout-ms') parsed.timeoutMs = value;
@@ -30,7 +31,9 @@ function parseArguments(argv: readonly string[]): RunArguments {
 async function main(): Promise<number> {
   const options = parseArguments(process.argv.slice(2));
   process.env.APOLLO_TELEMETRY_DISABLED = 'true';
-  console.log(`[attack] seed ${options.seed}, ${options.runs} requests, timeout ${options.timeoutMs} ms (replay: --seed ${options.seed})`);
+  console.log(
+    `[attack] seed ${options.seed}, ${options.runs} requests, timeout ${options.timeoutMs} ms (replay: --seed ${options.seed})`,
+  );
   await globalSetup();
   try {
     const attacked = await startAttackStacks(options.seed);
@@ -38,11 +41,18 @@ async function main(): Promise<number> {
     try {
       for (const [index, target] of attacked.stacks.entries()) {
         const runs = Math.ceil(options.runs / attacked.stacks.length);
-        const result = await runCampaign(target.name, target.stack.url, target.targets, target.world, target.verdict, {
-          runs,
-          seed: options.seed + index,
-          timeoutMs: options.timeoutMs,
-        });
+        const result = await runCampaign(
+          target.name,
+          target.stack.url,
+          target.targets,
+          target.world,
+          target.verdict,
+          {
+            runs,
+            seed: options.seed + index,
+            timeoutMs: options.timeoutMs,
+          },
+        );
         console.log(formatCampaign(result, { perTarget: true }));
         results.push(result);
       }
@@ -50,7 +60,9 @@ async function main(): Promise<number> {
       await attacked.stop();
     }
     const failing = results.reduce((sum, result) => sum + result.failures.length, 0);
-    console.log(failing === 0 ? '[attack] PASS: no failures' : `[attack] FAIL: ${failing} failure classes`);
+    console.log(
+      failing === 0 ? '[attack] PASS: no failures' : `[attack] FAIL: ${failing} failure classes`,
+    );
     return failing === 0 ? 0 : 1;
   } finally {
     await globalTeardown();

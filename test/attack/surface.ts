@@ -36,7 +36,10 @@ function recordingObject(seen: Set<string>): Record<string, unknown> {
 }
 
 /** Runs the route's validation and input mapping on recording objects: the fields it reads. */
-export function probeFields(route: RouteDefinition): { bodyFields: string[]; queryFields: string[] } {
+export function probeFields(route: RouteDefinition): {
+  bodyFields: string[];
+  queryFields: string[];
+} {
   const body = new Set<string>();
   const query = new Set<string>();
   const input: RestInput = {
@@ -68,14 +71,18 @@ function paramsOf(path: string): string[] {
  * The route table's operations as /openapi.json publishes them. Throws when the document and the
  * table disagree, so neither can grow an operation the fuzz never sees.
  */
-export function restTargets(openapi: OpenApiLike, routes: readonly RouteDefinition[]): AttackTarget[] {
+export function restTargets(
+  openapi: OpenApiLike,
+  routes: readonly RouteDefinition[],
+): AttackTarget[] {
   const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
   const targets: AttackTarget[] = [];
   for (const [openApiPath, operations] of Object.entries(openapi.paths)) {
     for (const method of Object.keys(operations)) {
       const key = `${method.toUpperCase()} ${templateOf(openApiPath)}`;
       const route = byKey.get(key);
-      if (!route) throw new Error(`/openapi.json lists ${key}, which the route table does not serve`);
+      if (!route)
+        throw new Error(`/openapi.json lists ${key}, which the route table does not serve`);
       byKey.delete(key);
       targets.push({
         kind: 'rest',
@@ -88,12 +95,24 @@ export function restTargets(openapi: OpenApiLike, routes: readonly RouteDefiniti
       });
     }
   }
-  if (byKey.size > 0) throw new Error(`the route table serves operations /openapi.json omits: ${[...byKey.keys()].join(', ')}`);
+  if (byKey.size > 0)
+    throw new Error(
+      `the route table serves operations /openapi.json omits: ${[...byKey.keys()].join(', ')}`,
+    );
   return targets;
 }
 
 function edge(method: 'GET' | 'POST', path: string, kind: TargetKind = 'edge'): AttackTarget {
-  return { kind, method, path, params: paramsOf(path), bodyFields: [], queryFields: [], priced: false, auth: 'edge' };
+  return {
+    kind,
+    method,
+    path,
+    params: paramsOf(path),
+    bodyFields: [],
+    queryFields: [],
+    priced: false,
+    auth: 'edge',
+  };
 }
 
 /** What the gateway serves outside the route table (docs/rest.md "Service endpoints", the channel callbacks, GraphQL). */
@@ -107,6 +126,9 @@ export const EDGE_TARGETS: readonly AttackTarget[] = [
   edge('POST', '/channels/telegram/webhook'),
   edge('POST', '/channels/slack/interactivity'),
   edge('POST', '/channels/webhook/reply'),
-  { ...edge('POST', '/graphql', 'graphql'), bodyFields: ['query', 'operationName', 'variables', 'extensions'] },
+  {
+    ...edge('POST', '/graphql', 'graphql'),
+    bodyFields: ['query', 'operationName', 'variables', 'extensions'],
+  },
   { ...edge('GET', '/graphql', 'graphql'), queryFields: ['query', 'operationName', 'variables'] },
 ];

@@ -13,7 +13,9 @@ export function jsonText(value: unknown): string {
   if (value instanceof RawJson) return value.text;
   if (Array.isArray(value)) return `[${value.map(jsonText).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
-    return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`).join(',')}}`;
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -39,12 +41,41 @@ export interface FuzzWorld {
 }
 
 export const hexBytes = (bytes: number): fc.Arbitrary<string> =>
-  fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((value) => Buffer.from(value).toString('hex'));
+  fc
+    .uint8Array({ minLength: bytes, maxLength: bytes })
+    .map((value) => Buffer.from(value).toString('hex'));
 
 const SPECIAL_STRINGS = [
-  '\ud800', 'a\udfffb', '\udc00\ud800', '\u0000', 'x\u0000y', '', ' ', '\u202e', '\ufeff', '\uffff', '%zz', '%00',
-  '../../etc/passwd', "'; DROP TABLE policy.policies; --", '${7*7}', '{{7*7}}', '<script>alert(1)</script>', 'null', 'undefined',
-  'NaN', '0x', `0x${'f'.repeat(64)}`, 'é'.repeat(20), '🙂', '\r\n', '\\', '"', '__proto__', 'constructor', '9'.repeat(100),
+  '\ud800',
+  'a\udfffb',
+  '\udc00\ud800',
+  '\u0000',
+  'x\u0000y',
+  '',
+  ' ',
+  '\u202e',
+  '\ufeff',
+  '\uffff',
+  '%zz',
+  '%00',
+  '../../etc/passwd',
+  "'; DROP TABLE policy.policies; --",
+  '${7*7}',
+  '{{7*7}}',
+  '<script>alert(1)</script>',
+  'null',
+  'undefined',
+  'NaN',
+  '0x',
+  `0x${'f'.repeat(64)}`,
+  'é'.repeat(20),
+  '🙂',
+  '\r\n',
+  '\\',
+  '"',
+  '__proto__',
+  'constructor',
+  '9'.repeat(100),
   'x'.repeat(5000),
 ];
 
@@ -52,18 +83,42 @@ export const junkString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_STRINGS) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 30 }) },
-  { weight: 1, arbitrary: fc.tuple(fc.string({ maxLength: 10 }), fc.constantFrom('\ud800', '\udfff', '\u0000')).map(([text, bad]) => `${text}${bad}${text}`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.string({ maxLength: 10 }), fc.constantFrom('\ud800', '\udfff', '\u0000'))
+      .map(([text, bad]) => `${text}${bad}${text}`),
+  },
 );
 
-const HUGE_NUMBERS = ['1e400', '-1e400', '1e-400', '1E+9999', '-0', '0.1e-999', '9007199254740993', `1${'0'.repeat(400)}`, `-${'9'.repeat(80)}`];
-export const hugeNumber: fc.Arbitrary<RawJson> = fc.constantFrom(...HUGE_NUMBERS).map((text) => new RawJson(text));
+const HUGE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '1E+9999',
+  '-0',
+  '0.1e-999',
+  '9007199254740993',
+  `1${'0'.repeat(400)}`,
+  `-${'9'.repeat(80)}`,
+];
+export const hugeNumber: fc.Arbitrary<RawJson> = fc
+  .constantFrom(...HUGE_NUMBERS)
+  .map((text) => new RawJson(text));
 
 function nested(depth: number, shape: 'array' | 'object'): RawJson {
-  return new RawJson(shape === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+  return new RawJson(
+    shape === 'array'
+      ? `${'['.repeat(depth)}${']'.repeat(depth)}`
+      : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
+  );
 }
 
 export const deepNesting: fc.Arbitrary<RawJson> = fc
-  .tuple(fc.oneof(fc.integer({ min: 50, max: 200 }), fc.integer({ min: 1000, max: 12_000 })), fc.constantFrom('array' as const, 'object' as const))
+  .tuple(
+    fc.oneof(fc.integer({ min: 50, max: 200 }), fc.integer({ min: 1000, max: 12_000 })),
+    fc.constantFrom('array' as const, 'object' as const),
+  )
   .map(([depth, shape]) => nested(depth, shape));
 
 const trickyObject: fc.Arbitrary<RawJson> = fc.constantFrom(
@@ -97,21 +152,35 @@ export function mutated(base: Record<string, unknown>): fc.Arbitrary<unknown> {
   const stringKeys = keys.filter((key) => typeof base[key] === 'string');
   const variants: Array<fc.Arbitrary<unknown>> = [
     fc.constant(base),
-    fc.tuple(fc.constantFrom(...keys), junkValue).map(([key, value]) => ({ ...base, [key]: value })),
-    fc.constantFrom(...keys).map((key) => Object.fromEntries(Object.entries(base).filter(([name]) => name !== key))),
+    fc
+      .tuple(fc.constantFrom(...keys), junkValue)
+      .map(([key, value]) => ({ ...base, [key]: value })),
+    fc
+      .constantFrom(...keys)
+      .map((key) => Object.fromEntries(Object.entries(base).filter(([name]) => name !== key))),
     fc.tuple(junkString, junkValue).map(([key, value]) => ({ ...base, [key]: value })),
   ];
   if (stringKeys.length > 0) {
     variants.push(
       fc
-        .tuple(fc.constantFrom(...stringKeys), fc.constantFrom('\ud800', '\u0000', '\udfff\ud800', '%zz'))
+        .tuple(
+          fc.constantFrom(...stringKeys),
+          fc.constantFrom('\ud800', '\u0000', '\udfff\ud800', '%zz'),
+        )
         .map(([key, poison]) => ({ ...base, [key]: `${String(base[key])}${poison}` })),
     );
   }
   return fc.oneof(...variants);
 }
 
-const METADATA_SAMPLES = ['ada@example.com', '+44 20 7946 0958', '4111 1111 1111 1111', 'DE89370400440532013000', 'Bearer abc.def.ghi', 'sk_live_51Habc'];
+const METADATA_SAMPLES = [
+  'ada@example.com',
+  '+44 20 7946 0958',
+  '4111 1111 1111 1111',
+  'DE89370400440532013000',
+  'Bearer abc.def.ghi',
+  'sk_live_51Habc',
+];
 
 const GRAPHQL_DOCUMENTS = [
   '{ catalog { maturityOrder } }',
@@ -131,10 +200,21 @@ const GRAPHQL_DOCUMENTS = [
 /** Plausible values for a field, by its name: the real ones first, so the deeper checks run too. */
 export function plausibleValue(name: string, world: FuzzWorld): fc.Arbitrary<unknown> {
   const hex32 = hexBytes(32).map((hex) => `0x${hex}`);
-  const known = (value: string | null, fallback: fc.Arbitrary<string>) => (value === null ? fallback : fc.oneof(fc.constant(value), fallback));
+  const known = (value: string | null, fallback: fc.Arbitrary<string>) =>
+    value === null ? fallback : fc.oneof(fc.constant(value), fallback);
   switch (name) {
     case 'policyId':
-      return fc.constantFrom(world.policyId, '1', '0', '01', '-1', '1.5', ' 1', '9'.repeat(79), `${world.policyId}0`);
+      return fc.constantFrom(
+        world.policyId,
+        '1',
+        '0',
+        '01',
+        '-1',
+        '1.5',
+        ' 1',
+        '9'.repeat(79),
+        `${world.policyId}0`,
+      );
     case 'intent':
       return mutated(world.intent);
     case 'intentHash':
@@ -148,18 +228,31 @@ export function plausibleValue(name: string, world: FuzzWorld): fc.Arbitrary<unk
     case 'signature':
       return hexBytes(65).map((hex) => `0x${hex}`);
     case 'message':
-      return fc.constantFrom(`127.0.0.1 wants you to sign in with your Ethereum account:\n${world.ownerAddress}\n\nURI: http://127.0.0.1\nVersion: 1\nChain ID: 196\nNonce: ${'0'.repeat(32)}\nIssued At: 2026-01-01T00:00:00Z`, 'hello');
+      return fc.constantFrom(
+        `127.0.0.1 wants you to sign in with your Ethereum account:\n${world.ownerAddress}\n\nURI: http://127.0.0.1\nVersion: 1\nChain ID: 196\nNonce: ${'0'.repeat(32)}\nIssued At: 2026-01-01T00:00:00Z`,
+        'hello',
+      );
     case 'metadata':
       return fc.dictionary(
         fc.string({ maxLength: 8 }),
-        fc.oneof(fc.constantFrom(...METADATA_SAMPLES), junkString, hugeNumber, deepNesting, fc.dictionary(junkString, junkValue, { maxKeys: 3 })),
+        fc.oneof(
+          fc.constantFrom(...METADATA_SAMPLES),
+          junkString,
+          hugeNumber,
+          deepNesting,
+          fc.dictionary(junkString, junkValue, { maxKeys: 3 }),
+        ),
         { maxKeys: 6 },
       );
     case 'groupId':
       return hexBytes(12).map((hex) => `lg_${hex}`);
     case 'sourceAsset':
     case 'destinationAsset':
-      return fc.constantFrom(`eip155:196|${String(world.intent.token)}`, 'eip155:1|0x0', 'solana:x|y');
+      return fc.constantFrom(
+        `eip155:196|${String(world.intent.token)}`,
+        'eip155:1|0x0',
+        'solana:x|y',
+      );
     case 'sourceAmountAtomic':
     case 'destinationAmountAtomic':
       return fc.constantFrom('1', '0', '-1', '1e3', '9'.repeat(90), '0x10');

@@ -11,7 +11,13 @@ import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { KEY_ROLES } from '../../platform/chain/keys';
 import { buildRoutes } from '../../gateway/rest/routes';
 import { signIn } from '../support/siwe';
-import { postJson, startTestStack, testServiceInfo, type TestStack, type TestStackOptions } from '../support/stack';
+import {
+  postJson,
+  startTestStack,
+  testServiceInfo,
+  type TestStack,
+  type TestStackOptions,
+} from '../support/stack';
 import { EDGE_TARGETS, restTargets, type AttackTarget } from './surface';
 import type { FuzzWorld } from './values';
 import type { VerdictContext } from './verdict';
@@ -35,11 +41,23 @@ export interface AttackStacks {
  * address and must measure the routes, not the limiter; a 429 with the error body and Retry-After
  * is an accepted answer either way.
  */
-export function attackStackOptions(devnet: DevnetChains, channels: ChannelSecrets = newChannelSecrets()): TestStackOptions {
+export function attackStackOptions(
+  devnet: DevnetChains,
+  channels: ChannelSecrets = newChannelSecrets(),
+): TestStackOptions {
   const funding = devnet.info.chains.funding;
   return {
-    chains: { funding: { chainId: funding.chainId, rpcUrl: funding.rpcUrl, policyRegistry: devnet.info.contracts.policyRegistry } },
-    channelInbound: { telegram: { webhookSecret: channels.telegramSecret }, slack: { signingSecret: channels.slackSigningSecret } },
+    chains: {
+      funding: {
+        chainId: funding.chainId,
+        rpcUrl: funding.rpcUrl,
+        policyRegistry: devnet.info.contracts.policyRegistry,
+      },
+    },
+    channelInbound: {
+      telegram: { webhookSecret: channels.telegramSecret },
+      slack: { signingSecret: channels.slackSigningSecret },
+    },
   };
 }
 
@@ -49,7 +67,10 @@ export interface ChannelSecrets {
 }
 
 function newChannelSecrets(): ChannelSecrets {
-  return { telegramSecret: randomBytes(24).toString('hex'), slackSigningSecret: randomBytes(24).toString('hex') };
+  return {
+    telegramSecret: randomBytes(24).toString('hex'),
+    slackSigningSecret: randomBytes(24).toString('hex'),
+  };
 }
 
 /** A key derived from the seed, so a seed replays the same owner, policy and intents. */
@@ -57,19 +78,40 @@ function seededAccount(seed: number, role: string) {
   return privateKeyToAccount(keccak256(toHex(`attack:${seed}:${role}`)));
 }
 
-async function preflightFree(stack: TestStack, policyId: string, intent: Record<string, unknown>): Promise<any> {
+async function preflightFree(
+  stack: TestStack,
+  policyId: string,
+  intent: Record<string, unknown>,
+): Promise<any> {
   const answer = await postJson(stack.url, '/preflight_payment', { policyId, intent });
-  if (answer.status !== 200) throw new Error(`fixture preflight answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  if (answer.status !== 200)
+    throw new Error(`fixture preflight answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return answer.body;
 }
 
-async function worldOn(stack: TestStack, seed: number, paidThrough: boolean, channels: ChannelSecrets): Promise<FuzzWorld> {
+async function worldOn(
+  stack: TestStack,
+  seed: number,
+  paidThrough: boolean,
+  channels: ChannelSecrets,
+): Promise<FuzzWorld> {
   const owner = seededAccount(seed, 'owner');
   const document = policyDocument({ owner: owner.address.toLowerCase(), name: 'attack target' });
-  const created = await postJson(stack.url, '/create_spend_policy', { policy: document }, stack.adminToken);
-  if (created.status !== 201) throw new Error(`fixture policy refused: ${JSON.stringify(created.body)}`);
-  const policy = { policyId: created.body.policyId as string, policyHash: created.body.policyHash as string };
-  const intent = freshWireIntent(policy, Date.now(), { deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 12 * 3600) });
+  const created = await postJson(
+    stack.url,
+    '/create_spend_policy',
+    { policy: document },
+    stack.adminToken,
+  );
+  if (created.status !== 201)
+    throw new Error(`fixture policy refused: ${JSON.stringify(created.body)}`);
+  const policy = {
+    policyId: created.body.policyId as string,
+    policyHash: created.body.policyHash as string,
+  };
+  const intent = freshWireIntent(policy, Date.now(), {
+    deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 12 * 3600),
+  });
   let intentHash: string | null = null;
   let receiptId: string | null = null;
   let pollRef: string | null = null;
@@ -97,7 +139,9 @@ async function worldOn(stack: TestStack, seed: number, paidThrough: boolean, cha
 }
 
 async function targetsOf(stack: TestStack): Promise<AttackTarget[]> {
-  const openapi = (await (await fetch(`${stack.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+  const openapi = (await (await fetch(`${stack.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, unknown>>;
+  };
   return [...restTargets(openapi, buildRoutes()), ...EDGE_TARGETS];
 }
 
@@ -120,14 +164,20 @@ export async function startAttackStacks(seed: number): Promise<AttackStacks> {
     const stacks: AttackedStack[] = [];
     for (const name of ['production', 'paid-through'] as const) {
       const paywalled = name === 'production';
-      const stack = await startTestStack({ ...attackStackOptions(devnet, channels), ...(paywalled ? { x402: { devnet } } : {}) });
+      const stack = await startTestStack({
+        ...attackStackOptions(devnet, channels),
+        ...(paywalled ? { x402: { devnet } } : {}),
+      });
       started.push(stack);
       stacks.push({
         name,
         stack,
         world: await worldOn(stack, seed, !paywalled, channels),
         targets: await targetsOf(stack),
-        verdict: { secrets: secretsOf(stack, devnet, channels), docsBaseUrl: testServiceInfo().docsBaseUrl },
+        verdict: {
+          secrets: secretsOf(stack, devnet, channels),
+          docsBaseUrl: testServiceInfo().docsBaseUrl,
+        },
       });
     }
     return {

@@ -14,7 +14,9 @@ import { startTestStack, type TestStack } from '../support/stack';
 
 const POLLING = { pollingIntervalMs: 20 };
 const ROUTES = buildRoutes();
-const PAID_POSTS = ROUTES.filter((route) => route.price.kind === 'paid' && route.method === 'POST').map((route) => route.path);
+const PAID_POSTS = ROUTES.filter(
+  (route) => route.price.kind === 'paid' && route.method === 'POST',
+).map((route) => route.path);
 /** A body each paid POST accepts, so the route answers its challenge. */
 const VALID_BODIES: Record<string, unknown> = {
   '/preflight_payment': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
@@ -38,12 +40,19 @@ function expectErrorBody(body: any, code: string): void {
   });
 }
 
-async function send(path: string, init: RequestInit & { admin?: boolean } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+async function send(
+  path: string,
+  init: RequestInit & { admin?: boolean } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const headers = new Headers(init.headers);
   if (init.admin) headers.set('authorization', `Bearer ${stack.adminToken}`);
   const response = await fetch(`${stack.url}${path}`, { ...init, headers });
   const text = await response.text();
-  return { status: response.status, body: text === '' ? null : JSON.parse(text), headers: response.headers };
+  return {
+    status: response.status,
+    body: text === '' ? null : JSON.parse(text),
+    headers: response.headers,
+  };
 }
 
 /** A raw HTTP/1.1 exchange: what Node's parser answers before Express sees anything. */
@@ -54,7 +63,10 @@ function rawExchange(request: string): Promise<{ status: number; headers: string
     socket.on('data', (chunk) => (data += chunk.toString('utf8')));
     socket.on('error', reject);
     socket.on('close', () => {
-      const [head, body] = [data.slice(0, data.indexOf('\r\n\r\n')), data.slice(data.indexOf('\r\n\r\n') + 4)];
+      const [head, body] = [
+        data.slice(0, data.indexOf('\r\n\r\n')),
+        data.slice(data.indexOf('\r\n\r\n') + 4),
+      ];
       let parsed: unknown = body;
       try {
         parsed = JSON.parse(body);
@@ -67,7 +79,10 @@ function rawExchange(request: string): Promise<{ status: number; headers: string
 }
 
 async function charges(): Promise<number> {
-  const { rows } = await stack.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger.service_payments WHERE payer = $1', [payer.address.toLowerCase()]);
+  const { rows } = await stack.db.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM ledger.service_payments WHERE payer = $1',
+    [payer.address.toLowerCase()],
+  );
   return rows[0]!.n;
 }
 
@@ -75,7 +90,13 @@ beforeAll(async () => {
   devnet = await startDevnetChains({ dataDir: null });
   const funding = devnet.info.chains.funding;
   const publicClient = createChainPublicClient(funding, POLLING);
-  await mintToken({ publicClient, minter: createChainWalletClient(funding, devnet.keys.deployer.account, POLLING), token: funding.token.address, to: payer.address, amountAtomic: 10_000_000n });
+  await mintToken({
+    publicClient,
+    minter: createChainWalletClient(funding, devnet.keys.deployer.account, POLLING),
+    token: funding.token.address,
+    to: payer.address,
+    amountAtomic: 10_000_000n,
+  });
   stack = await startTestStack({ x402: { devnet } });
 });
 
@@ -85,7 +106,11 @@ afterAll(async () => {
 });
 
 describe('broken percent-encoding in a path', () => {
-  it.each(['/receipt_status/', '/escalation_status/'].flatMap((base) => ['%zz', '%ff', '%', '%C0%AE'].map((tail) => `${base}${tail}`)))('GET %s is 400 REQUEST_INVALID', async (path) => {
+  it.each(
+    ['/receipt_status/', '/escalation_status/'].flatMap((base) =>
+      ['%zz', '%ff', '%', '%C0%AE'].map((tail) => `${base}${tail}`),
+    ),
+  )('GET %s is 400 REQUEST_INVALID', async (path) => {
     const { status, body } = await send(path);
     expect(status).toBe(400);
     expectErrorBody(body, 'REQUEST_INVALID');
@@ -101,21 +126,39 @@ describe('JSON the service cannot carry', () => {
     '{"metadata":{"\\ud800":"key"}}',
   ];
 
-  it.each(PAID_POSTS)('a lone surrogate anywhere in a body of paid POST %s is 400 and never charged', async (path) => {
-    for (const text of surrogateBodies) {
-      const unpaid = await fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(VALID_BODIES[path]) });
-      const header = await signedPaymentHeader(challengeOf(unpaid), payer);
-      const { status, body } = await send(path, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': header }, body: text });
-      expect(status).toBe(400);
-      expectErrorBody(body, 'REQUEST_INVALID');
-      expect(body.details).toEqual([{ field: expect.any(String), reason: expect.stringMatching(/lone surrogate/) }]);
-    }
-    expect(await charges()).toBe(0);
-  });
+  it.each(PAID_POSTS)(
+    'a lone surrogate anywhere in a body of paid POST %s is 400 and never charged',
+    async (path) => {
+      for (const text of surrogateBodies) {
+        const unpaid = await fetch(`${stack.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(VALID_BODIES[path]),
+        });
+        const header = await signedPaymentHeader(challengeOf(unpaid), payer);
+        const { status, body } = await send(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'payment-signature': header },
+          body: text,
+        });
+        expect(status).toBe(400);
+        expectErrorBody(body, 'REQUEST_INVALID');
+        expect(body.details).toEqual([
+          { field: expect.any(String), reason: expect.stringMatching(/lone surrogate/) },
+        ]);
+      }
+      expect(await charges()).toBe(0);
+    },
+  );
 
   it('a NUL in the query of the paid GET /ping_service is 400 and never charged', async () => {
-    const header = await signedPaymentHeader(challengeOf(await fetch(`${stack.url}/ping_service`)), payer);
-    const { status, body } = await send('/ping_service?note=a%00b', { headers: { 'payment-signature': header } });
+    const header = await signedPaymentHeader(
+      challengeOf(await fetch(`${stack.url}/ping_service`)),
+      payer,
+    );
+    const { status, body } = await send('/ping_service?note=a%00b', {
+      headers: { 'payment-signature': header },
+    });
     expect(status).toBe(400);
     expect(body.details).toEqual([{ field: 'query.note', reason: 'contains a NUL character' }]);
     expect(await charges()).toBe(0);
@@ -123,12 +166,26 @@ describe('JSON the service cannot carry', () => {
 
   it('redact_payment_metadata: nesting past the limit and 1e400 are 400; the deepest allowed nesting is priced', async () => {
     const nest = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
-    for (const metadata of [nest(63), nest(32), '{"amount":1e400}', '{"amount":-1e400}', '[[1e999]]']) {
-      const { status, body } = await send('/redact_payment_metadata', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"metadata":${metadata}}` });
+    for (const metadata of [
+      nest(63),
+      nest(32),
+      '{"amount":1e400}',
+      '{"amount":-1e400}',
+      '[[1e999]]',
+    ]) {
+      const { status, body } = await send('/redact_payment_metadata', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"metadata":${metadata}}`,
+      });
       expect(status).toBe(400);
       expectErrorBody(body, 'REQUEST_INVALID');
     }
-    const deepest = await fetch(`${stack.url}/redact_payment_metadata`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"metadata":${nest(31)}}` });
+    const deepest = await fetch(`${stack.url}/redact_payment_metadata`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"metadata":${nest(31)}}`,
+    });
     expect(deepest.status).toBe(402);
   });
 
@@ -136,11 +193,29 @@ describe('JSON the service cannot carry', () => {
     ['/pause_policy', { policyId: '1\u0000' }],
     ['/update_policy', { policyId: '1', policy: { name: 'x\u0000' } }],
     ['/sync_policy_registration', { policyId: '1', txHash: `0x${'a'.repeat(63)}\u0000` }],
-    ['/ledger/reverse_group', { groupId: `lg_${'0'.repeat(24)}`, reason: 'typo\u0000', idempotencyKey: 'k' }],
-    ['/ledger/treasury_transfer', { sourceAsset: 'a', sourceAmountAtomic: '1', destinationAsset: 'b', destinationAmountAtomic: '1', idempotencyKey: 'k\u0000', memo: 'm' }],
+    [
+      '/ledger/reverse_group',
+      { groupId: `lg_${'0'.repeat(24)}`, reason: 'typo\u0000', idempotencyKey: 'k' },
+    ],
+    [
+      '/ledger/treasury_transfer',
+      {
+        sourceAsset: 'a',
+        sourceAmountAtomic: '1',
+        destinationAsset: 'b',
+        destinationAmountAtomic: '1',
+        idempotencyKey: 'k\u0000',
+        memo: 'm',
+      },
+    ],
     ['/create_spend_policy', { policy: policyDocument({ name: 'nul \u0000 name' }) }],
   ])('a NUL in the admin route %s is 400, not a database error', async (path, payload) => {
-    const { status, body } = await send(path, { method: 'POST', admin: true, headers: { 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+    const { status, body } = await send(path, {
+      method: 'POST',
+      admin: true,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
     expect(status).toBe(400);
     expectErrorBody(body, 'REQUEST_INVALID');
     expect(body.details[0].reason).toBe('contains a NUL character');
@@ -150,10 +225,30 @@ describe('JSON the service cannot carry', () => {
 describe('requests Node’s HTTP layer refuses', () => {
   it.each([
     ['an unknown method', 'FROB /catalog HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'REQUEST_INVALID'],
-    ['a 32 KiB URL', `GET /${'a'.repeat(32 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'REQUEST_HEADERS_TOO_LARGE'],
-    ['a broken Content-Length', 'POST /log_receipt HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n', 400, 'REQUEST_INVALID'],
-    ['a CONNECT tunnel', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400, 'REQUEST_INVALID'],
-    ['HTTP/1.1 without a Host', 'GET /catalog HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'REQUEST_INVALID'],
+    [
+      'a 32 KiB URL',
+      `GET /${'a'.repeat(32 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      431,
+      'REQUEST_HEADERS_TOO_LARGE',
+    ],
+    [
+      'a broken Content-Length',
+      'POST /log_receipt HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n',
+      400,
+      'REQUEST_INVALID',
+    ],
+    [
+      'a CONNECT tunnel',
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      400,
+      'REQUEST_INVALID',
+    ],
+    [
+      'HTTP/1.1 without a Host',
+      'GET /catalog HTTP/1.1\r\nConnection: close\r\n\r\n',
+      400,
+      'REQUEST_INVALID',
+    ],
   ])('answers %s with the error body', async (_what, request, status, code) => {
     const answer = await rawExchange(request);
     expect(answer.status).toBe(status);
@@ -188,15 +283,33 @@ describe('HEAD', () => {
 
   it('shows a paid GET route’s challenge and never takes the payment it carries', async () => {
     const funding = devnet.info.chains.funding;
-    const before = await readTokenBalance(createChainPublicClient(funding, POLLING), funding.token.address, payer.address);
-    const header = await signedPaymentHeader(challengeOf(await fetch(`${stack.url}/ping_service`)), payer);
-    const head = await fetch(`${stack.url}/ping_service`, { method: 'HEAD', headers: { 'payment-signature': header } });
+    const before = await readTokenBalance(
+      createChainPublicClient(funding, POLLING),
+      funding.token.address,
+      payer.address,
+    );
+    const header = await signedPaymentHeader(
+      challengeOf(await fetch(`${stack.url}/ping_service`)),
+      payer,
+    );
+    const head = await fetch(`${stack.url}/ping_service`, {
+      method: 'HEAD',
+      headers: { 'payment-signature': header },
+    });
     expect(head.status).toBe(402);
     expect(challengeOf(head).accepts[0]!.amount).toBe('10000');
     expect(await charges()).toBe(0);
-    expect(await readTokenBalance(createChainPublicClient(funding, POLLING), funding.token.address, payer.address)).toBe(before);
+    expect(
+      await readTokenBalance(
+        createChainPublicClient(funding, POLLING),
+        funding.token.address,
+        payer.address,
+      ),
+    ).toBe(before);
     // The same authorization still pays for the GET it was signed for.
-    const paid = await fetch(`${stack.url}/ping_service`, { headers: { 'payment-signature': header } });
+    const paid = await fetch(`${stack.url}/ping_service`, {
+      headers: { 'payment-signature': header },
+    });
     expect(paid.status).toBe(200);
     expect(await charges()).toBe(1);
   });
@@ -214,23 +327,49 @@ describe('media types', () => {
     ['a JSON suffix type', 'application/merge-patch+json'],
   ];
 
-  it.each(POSTS)('POST %s answers 415 to a body that is not application/json in UTF-8', async (path) => {
-    for (const [, type] of refused) {
-      const headers: Record<string, string> = type === null ? {} : { 'content-type': type };
-      // A byte body: fetch adds no Content-Type of its own.
-      const { status, body } = await send(path, { method: 'POST', admin: true, headers, body: new TextEncoder().encode('{"policyId":"1"}') });
-      expect([path, type, status]).toEqual([path, type, 415]);
-      expectErrorBody(body, 'UNSUPPORTED_MEDIA_TYPE');
-    }
-  });
+  it.each(POSTS)(
+    'POST %s answers 415 to a body that is not application/json in UTF-8',
+    async (path) => {
+      for (const [, type] of refused) {
+        const headers: Record<string, string> = type === null ? {} : { 'content-type': type };
+        // A byte body: fetch adds no Content-Type of its own.
+        const { status, body } = await send(path, {
+          method: 'POST',
+          admin: true,
+          headers,
+          body: new TextEncoder().encode('{"policyId":"1"}'),
+        });
+        expect([path, type, status]).toEqual([path, type, 415]);
+        expectErrorBody(body, 'UNSUPPORTED_MEDIA_TYPE');
+      }
+    },
+  );
 
   it('create_spend_policy: a policy sent as text/plain creates nothing; as application/json (any case of utf-8) it is created', async () => {
-    const count = async () => (await stack.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM policy.policies')).rows[0]!.n;
+    const count = async () =>
+      (await stack.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM policy.policies'))
+        .rows[0]!.n;
     const before = await count();
-    const document = JSON.stringify({ policy: policyDocument({ owner: privateKeyToAccount(generatePrivateKey()).address }) });
-    expect((await send('/create_spend_policy', { method: 'POST', admin: true, headers: { 'content-type': 'text/plain' }, body: document })).status).toBe(415);
+    const document = JSON.stringify({
+      policy: policyDocument({ owner: privateKeyToAccount(generatePrivateKey()).address }),
+    });
+    expect(
+      (
+        await send('/create_spend_policy', {
+          method: 'POST',
+          admin: true,
+          headers: { 'content-type': 'text/plain' },
+          body: document,
+        })
+      ).status,
+    ).toBe(415);
     expect(await count()).toBe(before);
-    const created = await send('/create_spend_policy', { method: 'POST', admin: true, headers: { 'content-type': 'Application/JSON; Charset=UTF-8' }, body: document });
+    const created = await send('/create_spend_policy', {
+      method: 'POST',
+      admin: true,
+      headers: { 'content-type': 'Application/JSON; Charset=UTF-8' },
+      body: document,
+    });
     expect(created.status).toBe(201);
     expect(await count()).toBe(before + 1);
   });

@@ -41,7 +41,11 @@ function decide(token: string, pollRef: string, decision: 'APPROVE' | 'DENY', si
 beforeAll(async () => {
   stack = await startTestStack({
     now: () => new Date(clockMs),
-    escalationWorker: { adapters: {}, dashboardBaseUrl: 'http://127.0.0.1/dashboard', intervalMs: 0 },
+    escalationWorker: {
+      adapters: {},
+      dashboardBaseUrl: 'http://127.0.0.1/dashboard',
+      intervalMs: 0,
+    },
   });
   policy = await createEscalatingPolicy(stack, owner.address.toLowerCase());
   ownerToken = await signIn(stack.url, owner);
@@ -79,8 +83,16 @@ test('approval in the dashboard: PENDING then APPROVED on the owner’s socket a
     expect(pending).toEqual({
       status: 200,
       body: {
-        pollRef, state: 'PENDING', outcome: null, reason: null, intentHash: escalated.intentHash, policyId: policy.policyId,
-        amount: '1500000', createdAt: new Date(NOW_MS).toISOString(), expiresAt: escalated.escalation.expiresAt, resolvedAt: null,
+        pollRef,
+        state: 'PENDING',
+        outcome: null,
+        reason: null,
+        intentHash: escalated.intentHash,
+        policyId: policy.policyId,
+        amount: '1500000',
+        createdAt: new Date(NOW_MS).toISOString(),
+        expiresAt: escalated.escalation.expiresAt,
+        resolvedAt: null,
       },
     });
 
@@ -88,24 +100,55 @@ test('approval in the dashboard: PENDING then APPROVED on the owner’s socket a
     const approved = await decide(ownerToken, pollRef, 'APPROVE');
     expect(approved.body.errors).toBeUndefined();
     expect(approved.body.data.decideEscalation).toEqual({
-      pollRef, state: 'APPROVED', outcome: 'APPROVED', reason: 'OWNER_APPROVED', resolvedVia: 'dashboard', ownerSigned: false,
+      pollRef,
+      state: 'APPROVED',
+      outcome: 'APPROVED',
+      reason: 'OWNER_APPROVED',
+      resolvedVia: 'dashboard',
+      ownerSigned: false,
     });
-    const pushed = await socket.waitFor((message) => message.pollRef === pollRef && message.state === 'APPROVED');
+    const pushed = await socket.waitFor(
+      (message) => message.pollRef === pollRef && message.state === 'APPROVED',
+    );
     expect(pushed).toMatchObject({ outcome: 'APPROVED', resolvedVia: 'dashboard' });
     const polled = await pollStatus(stack, pollRef);
-    expect(polled.body).toMatchObject({ state: 'APPROVED', outcome: 'APPROVED', reason: 'OWNER_APPROVED', resolvedAt: new Date(clockMs).toISOString() });
-    expect(Object.keys(polled.body).sort()).toEqual(
-      ['amount', 'createdAt', 'expiresAt', 'intentHash', 'outcome', 'policyId', 'pollRef', 'reason', 'resolvedAt', 'state'],
-    );
+    expect(polled.body).toMatchObject({
+      state: 'APPROVED',
+      outcome: 'APPROVED',
+      reason: 'OWNER_APPROVED',
+      resolvedAt: new Date(clockMs).toISOString(),
+    });
+    expect(Object.keys(polled.body).sort()).toEqual([
+      'amount',
+      'createdAt',
+      'expiresAt',
+      'intentHash',
+      'outcome',
+      'policyId',
+      'pollRef',
+      'reason',
+      'resolvedAt',
+      'state',
+    ]);
 
     const bound = await preflight(stack, policy, intent);
     expect(bound.decision).toBe('APPROVED');
     expect(bound.escalation).toBeNull();
     expect(bound.reservation).toMatchObject({ state: 'ACTIVE', amountAtomic: '1500000' });
-    expect(bound.ruleTrace[13]).toMatchObject({ rule: 'escalate.aboveThreshold', result: 'PASS', note: `OWNER_APPROVED:${pollRef}` });
+    expect(bound.ruleTrace[13]).toMatchObject({
+      rule: 'escalate.aboveThreshold',
+      result: 'PASS',
+      note: `OWNER_APPROVED:${pollRef}`,
+    });
     const record = await graphql(stack.url, ONE, { pollRef }, ownerToken);
-    expect(record.body.data.escalation).toMatchObject({ approvalUsed: true, decidingRule: 'escalate.aboveThreshold', amountAtomic: '1500000' });
-    expect(record.body.data.escalation.events.map((event: { kind: string }) => event.kind)).toEqual(['CREATED', 'APPROVED', 'APPROVAL_USED']);
+    expect(record.body.data.escalation).toMatchObject({
+      approvalUsed: true,
+      decidingRule: 'escalate.aboveThreshold',
+      amountAtomic: '1500000',
+    });
+    expect(record.body.data.escalation.events.map((event: { kind: string }) => event.kind)).toEqual(
+      ['CREATED', 'APPROVED', 'APPROVAL_USED'],
+    );
 
     // An approval is used once: the same intent again, while its reservation is active, is answered
     // with that one approval (same reservation and receipt; docs/engine.md "A repeated preflight"),
@@ -113,8 +156,13 @@ test('approval in the dashboard: PENDING then APPROVED on the owner’s socket a
     const twice = await preflight(stack, policy, intent);
     expect(twice).toEqual(bound);
     const afterRepeat = await graphql(stack.url, ONE, { pollRef }, ownerToken);
-    expect(afterRepeat.body.data.escalation.events.map((event: { kind: string }) => event.kind)).toEqual(['CREATED', 'APPROVED', 'APPROVAL_USED']);
-    const reservations = await stack.db.pool.query('SELECT count(*)::int AS n FROM intent.reservations WHERE intent_hash = $1', [bound.intentHash]);
+    expect(
+      afterRepeat.body.data.escalation.events.map((event: { kind: string }) => event.kind),
+    ).toEqual(['CREATED', 'APPROVED', 'APPROVAL_USED']);
+    const reservations = await stack.db.pool.query(
+      'SELECT count(*)::int AS n FROM intent.reservations WHERE intent_hash = $1',
+      [bound.intentHash],
+    );
     expect(reservations.rows[0].n).toBe(1);
 
     const changed = await preflight(stack, policy, { ...intent, amount: '1600000' });
@@ -129,8 +177,15 @@ test('deny in the dashboard: DENIED, never an approval; the intent escalates afr
   const intent = escalatingIntent(policy, clockMs);
   const { escalation } = await preflight(stack, policy, intent);
   const denied = await decide(ownerToken, escalation.pollRef, 'DENY');
-  expect(denied.body.data.decideEscalation).toMatchObject({ state: 'DENIED', outcome: 'DENIED', reason: 'OWNER_DENIED' });
-  expect((await pollStatus(stack, escalation.pollRef)).body).toMatchObject({ state: 'DENIED', outcome: 'DENIED' });
+  expect(denied.body.data.decideEscalation).toMatchObject({
+    state: 'DENIED',
+    outcome: 'DENIED',
+    reason: 'OWNER_DENIED',
+  });
+  expect((await pollStatus(stack, escalation.pollRef)).body).toMatchObject({
+    state: 'DENIED',
+    outcome: 'DENIED',
+  });
   const late = await decide(ownerToken, escalation.pollRef, 'APPROVE');
   expect(late.body.errors?.[0]?.extensions?.code).toBe('ESCALATION_NOT_PENDING');
   const retried = await preflight(stack, policy, intent);
@@ -147,15 +202,22 @@ test('expiry: the worker’s sweep expires it (EXPIRED reports DENIED), a later 
     await waitForEscalationSubscribers(stack, 2);
     const intent = escalatingIntent(policy, clockMs);
     const { escalation } = await preflight(stack, policy, intent);
-    await ownerSocket.waitFor((message) => message.pollRef === escalation.pollRef && message.state === 'PENDING');
+    await ownerSocket.waitFor(
+      (message) => message.pollRef === escalation.pollRef && message.state === 'PENDING',
+    );
     clockMs += 30 * 60_000;
     const round = await stack.stack.worker!.runOnce();
     expect(round.expired).toContain(escalation.pollRef);
-    await socket.waitFor((message) => message.pollRef === escalation.pollRef && message.state === 'EXPIRED');
+    await socket.waitFor(
+      (message) => message.pollRef === escalation.pollRef && message.state === 'EXPIRED',
+    );
     await expect(ownerSocket.closed).resolves.toBe(4403);
     expect(ownerSocket.messages.filter((message) => message.state === 'EXPIRED')).toEqual([]);
     expect((await pollStatus(stack, escalation.pollRef)).body).toMatchObject({
-      state: 'EXPIRED', outcome: 'DENIED', reason: 'ESCALATION_EXPIRED_DEFAULT_DENY', resolvedAt: escalation.expiresAt,
+      state: 'EXPIRED',
+      outcome: 'DENIED',
+      reason: 'ESCALATION_EXPIRED_DEFAULT_DENY',
+      resolvedAt: escalation.expiresAt,
     });
     // Sessions live 30 minutes on the same clock: sign in again.
     const late = await decide(await signIn(stack.url, owner), escalation.pollRef, 'APPROVE');
@@ -165,8 +227,13 @@ test('expiry: the worker’s sweep expires it (EXPIRED reports DENIED), a later 
     // No sweep at all: the poll route itself expires an overdue escalation.
     const other = await preflight(stack, policy, escalatingIntent(policy, clockMs));
     clockMs += 31 * 60_000;
-    expect((await pollStatus(stack, other.escalation.pollRef)).body).toMatchObject({ state: 'EXPIRED', outcome: 'DENIED' });
-    await socket.waitFor((message) => message.pollRef === other.escalation.pollRef && message.state === 'EXPIRED');
+    expect((await pollStatus(stack, other.escalation.pollRef)).body).toMatchObject({
+      state: 'EXPIRED',
+      outcome: 'DENIED',
+    });
+    await socket.waitFor(
+      (message) => message.pollRef === other.escalation.pollRef && message.state === 'EXPIRED',
+    );
     expect((await stack.stack.worker!.runOnce()).expired).not.toContain(other.escalation.pollRef);
   } finally {
     await ownerSocket.close();
@@ -178,16 +245,34 @@ test('a dashboard approval may carry the owner’s EIP-712 signature over the in
   const { escalation } = await preflight(stack, policy, escalatingIntent(policy, clockMs));
   const record = await graphql(stack.url, ONE, { pollRef: escalation.pollRef }, ownerToken);
   // Re-parsed in this realm: fetch's objects come from Node's own, which the validator's plain-object check refuses.
-  const validated = validateSpendIntent(JSON.parse(JSON.stringify(record.body.data.escalation.intent)), clockMs);
-  if (!validated.ok) throw new Error(`the escalated intent does not validate: ${JSON.stringify(validated.errors)}`);
+  const validated = validateSpendIntent(
+    JSON.parse(JSON.stringify(record.body.data.escalation.intent)),
+    clockMs,
+  );
+  if (!validated.ok)
+    throw new Error(`the escalated intent does not validate: ${JSON.stringify(validated.errors)}`);
   const typedData = spendIntentTypedData(spendIntentMessage(validated.intent));
 
-  const forged = await decide(ownerToken, escalation.pollRef, 'APPROVE', await stranger.signTypedData(typedData));
+  const forged = await decide(
+    ownerToken,
+    escalation.pollRef,
+    'APPROVE',
+    await stranger.signTypedData(typedData),
+  );
   expect(forged.body.errors?.[0]?.extensions?.code).toBe('ESCALATION_SIGNATURE_INVALID');
   expect((await pollStatus(stack, escalation.pollRef)).body.state).toBe('PENDING');
 
-  const signed = await decide(ownerToken, escalation.pollRef, 'APPROVE', await owner.signTypedData(typedData));
-  expect(signed.body.data.decideEscalation).toMatchObject({ state: 'APPROVED', resolvedVia: 'dashboard+eip712', ownerSigned: true });
+  const signed = await decide(
+    ownerToken,
+    escalation.pollRef,
+    'APPROVE',
+    await owner.signTypedData(typedData),
+  );
+  expect(signed.body.data.decideEscalation).toMatchObject({
+    state: 'APPROVED',
+    resolvedVia: 'dashboard+eip712',
+    ownerSigned: true,
+  });
   const twice = await decide(ownerToken, escalation.pollRef, 'APPROVE');
   expect(twice.body.errors?.[0]?.extensions?.code).toBe('ESCALATION_NOT_PENDING');
 });
@@ -203,13 +288,18 @@ test('only the owner decides and sees: another owner, an admin and an anonymous 
     expect(byStranger.body.errors?.[0]?.extensions?.code).toBe('ESCALATION_NOT_FOUND');
     const byAdmin = await decide(stack.adminToken, escalation.pollRef, 'APPROVE');
     expect(byAdmin.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect((await graphql(stack.url, ONE, { pollRef: escalation.pollRef }, strangerToken)).body.data.escalation).toBeNull();
+    expect(
+      (await graphql(stack.url, ONE, { pollRef: escalation.pollRef }, strangerToken)).body.data
+        .escalation,
+    ).toBeNull();
     await decide(ownerToken, escalation.pollRef, 'DENY');
 
     // The stranger's own escalation commits after the owner's events: once it arrives, the owner's were filtered out.
     const own = await preflight(stack, strangerPolicy, escalatingIntent(strangerPolicy, clockMs));
     await strangerSocket.waitFor((message) => message.pollRef === own.escalation.pollRef);
-    expect(strangerSocket.messages.map((message) => message.policyId)).toEqual([strangerPolicy.policyId]);
+    expect(strangerSocket.messages.map((message) => message.policyId)).toEqual([
+      strangerPolicy.policyId,
+    ]);
     expect(anonymous.messages).toEqual([]);
     expect(JSON.stringify(anonymous.errors)).toContain('Sign in as the owner');
   } finally {

@@ -48,12 +48,18 @@ const RECORD = `query ($pollRef: ID!) { escalation(pollRef: $pollRef) { state re
 async function startLink(token: string, kind: string, address: string | null = null) {
   const started = await graphql(stack.url, START_LINK, { kind, address }, token);
   expect(started.body.errors).toBeUndefined();
-  return started.body.data.startChannelLink as { binding: { bindingId: string }; linkCode: string; secret: string | null };
+  return started.body.data.startChannelLink as {
+    binding: { bindingId: string };
+    linkCode: string;
+    secret: string | null;
+  };
 }
 
 async function record(token: string, pollRef: string) {
   return (await graphql(stack.url, RECORD, { pollRef }, token)).body.data.escalation as {
-    state: string; resolvedVia: string | null; events: Array<{ kind: string; channel: string | null; sender: string | null }>;
+    state: string;
+    resolvedVia: string | null;
+    events: Array<{ kind: string; channel: string | null; sender: string | null }>;
   };
 }
 
@@ -62,14 +68,21 @@ async function telegramOwner(chatId: number) {
   const account = privateKeyToAccount(generatePrivateKey());
   const token = await signIn(stack.url, account);
   accounts.set(token, account);
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), { escalation: { timeoutMinutes: 30, channels: ['telegram'] } });
+  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+    escalation: { timeoutMinutes: 30, channels: ['telegram'] },
+  });
   const { linkCode } = await startLink(token, 'TELEGRAM');
-  expect(await telegram.replyText({ chatId, userId: chatId, text: `/start ${linkCode}` })).toBe(200);
+  expect(await telegram.replyText({ chatId, userId: chatId, text: `/start ${linkCode}` })).toBe(
+    200,
+  );
   return { account, token, policy };
 }
 
 /** Preflights over the threshold and runs the worker: the escalation and its notice's code. */
-async function escalateAndDeliver(policy: { policyId: string; policyHash: string }, intent = escalatingIntent(policy, clockMs)) {
+async function escalateAndDeliver(
+  policy: { policyId: string; policyHash: string },
+  intent = escalatingIntent(policy, clockMs),
+) {
   const escalated = await preflight(stack, policy, intent);
   expect(escalated.decision).toBe('ESCALATED_THRESHOLD');
   await stack.stack.worker!.runOnce();
@@ -78,7 +91,11 @@ async function escalateAndDeliver(policy: { policyId: string; policyHash: string
 
 beforeAll(async () => {
   telegram = await startTelegramStandIn({ botToken: TELEGRAM_TOKEN, now });
-  slack = await startSlackStandIn({ botToken: SLACK_TOKEN, signingSecret: SLACK_SIGNING_SECRET, now });
+  slack = await startSlackStandIn({
+    botToken: SLACK_TOKEN,
+    signingSecret: SLACK_SIGNING_SECRET,
+    now,
+  });
   receiver = await startWebhookReceiver();
   smtp = await startSmtpSink();
   adapters = createChannelAdapters({
@@ -91,11 +108,17 @@ beforeAll(async () => {
     now,
     escalationWorker: { adapters, dashboardBaseUrl: 'http://127.0.0.1/dashboard', intervalMs: 0 },
     channelInbound: {
-      telegram: { webhookSecret: TELEGRAM_SECRET, answerCallbackQuery: (id, text) => adapters.telegram!.answerCallbackQuery(id, text) },
+      telegram: {
+        webhookSecret: TELEGRAM_SECRET,
+        answerCallbackQuery: (id, text) => adapters.telegram!.answerCallbackQuery(id, text),
+      },
       slack: { signingSecret: SLACK_SIGNING_SECRET },
     },
   });
-  await adapters.telegram!.setWebhook({ url: `${stack.url}/channels/telegram/webhook`, secretToken: TELEGRAM_SECRET });
+  await adapters.telegram!.setWebhook({
+    url: `${stack.url}/channels/telegram/webhook`,
+    secretToken: TELEGRAM_SECRET,
+  });
   slack.setInteractivityUrl(`${stack.url}/channels/slack/interactivity`);
 });
 
@@ -120,19 +143,32 @@ test('Telegram: the bound chat gets the notice, `APPROVE <code>` approves it liv
   try {
     await waitForEscalationSubscribers(stack, 1);
     const { intent, pollRef } = await escalateAndDeliver(policy);
-    const notice = await telegram.waitForMessage((message) => message.chatId === '4242' && message.text.includes(pollRef));
+    const notice = await telegram.waitForMessage(
+      (message) => message.chatId === '4242' && message.text.includes(pollRef),
+    );
     expect(notice.text).toContain('1.50 USDT0');
     expect(notice.text).toContain(intent.recipient as string);
     expect(notice.text).toContain('EURUSD tick history, 30 days');
     expect(notice.text).toContain('approval threshold');
-    expect(notice.text).toContain(new Date(NOW_MS + 30 * 60_000).toISOString().replace('.000Z', 'Z'));
+    expect(notice.text).toContain(
+      new Date(NOW_MS + 30 * 60_000).toISOString().replace('.000Z', 'Z'),
+    );
     expect(notice.text).toMatch(/silence means denial/i);
     const code = CODE.exec(notice.text)![1];
     await socket.waitFor((message) => message.pollRef === pollRef && message.state === 'PENDING');
 
-    expect(await telegram.replyText({ chatId: 4242, userId: 4242, text: `  approve ${code.toUpperCase()}\n` })).toBe(200);
+    expect(
+      await telegram.replyText({
+        chatId: 4242,
+        userId: 4242,
+        text: `  approve ${code.toUpperCase()}\n`,
+      }),
+    ).toBe(200);
     await socket.waitFor((message) => message.pollRef === pollRef && message.state === 'APPROVED');
-    expect((await pollStatus(stack, pollRef)).body).toMatchObject({ state: 'APPROVED', outcome: 'APPROVED' });
+    expect((await pollStatus(stack, pollRef)).body).toMatchObject({
+      state: 'APPROVED',
+      outcome: 'APPROVED',
+    });
     expect((await record(token, pollRef)).resolvedVia).toBe('telegram');
 
     expect((await preflight(stack, policy, intent)).decision).toBe('APPROVED');
@@ -144,9 +180,13 @@ test('Telegram: the bound chat gets the notice, `APPROVE <code>` approves it liv
     await telegram.replyText({ chatId: 4242, userId: 4242, text: `DENY ${code}` });
     const replayed = await record(token, pollRef);
     expect(replayed.state).toBe('APPROVED');
-    expect(replayed.events.map((event) => event.kind)).toEqual(
-      ['CREATED', 'DELIVERY_SENT', 'APPROVED', 'APPROVAL_USED', 'REPLY_CODE_REUSED'],
-    );
+    expect(replayed.events.map((event) => event.kind)).toEqual([
+      'CREATED',
+      'DELIVERY_SENT',
+      'APPROVED',
+      'APPROVAL_USED',
+      'REPLY_CODE_REUSED',
+    ]);
   } finally {
     await socket.close();
   }
@@ -155,19 +195,32 @@ test('Telegram: the bound chat gets the notice, `APPROVE <code>` approves it liv
 test('Telegram: a pressed Deny button denies; wrong codes, unbound chats and late replies change nothing and are logged', async () => {
   const { token, policy } = await telegramOwner(5151);
   const first = await escalateAndDeliver(policy);
-  const firstCode = CODE.exec((await telegram.waitForMessage((m) => m.text.includes(first.pollRef))).text)![1];
-  expect(await telegram.pressButton({ chatId: 5151, userId: 5151, data: `DENY ${firstCode}` })).toBe(200);
-  expect((await pollStatus(stack, first.pollRef)).body).toMatchObject({ state: 'DENIED', outcome: 'DENIED' });
+  const firstCode = CODE.exec(
+    (await telegram.waitForMessage((m) => m.text.includes(first.pollRef))).text,
+  )![1];
+  expect(
+    await telegram.pressButton({ chatId: 5151, userId: 5151, data: `DENY ${firstCode}` }),
+  ).toBe(200);
+  expect((await pollStatus(stack, first.pollRef)).body).toMatchObject({
+    state: 'DENIED',
+    outcome: 'DENIED',
+  });
   await telegram.waitForCallbackAnswer((answer) => answer.text?.includes('DENIED') === true);
 
   const second = await escalateAndDeliver(policy);
-  const code = CODE.exec((await telegram.waitForMessage((m) => m.text.includes(second.pollRef))).text)![1];
+  const code = CODE.exec(
+    (await telegram.waitForMessage((m) => m.text.includes(second.pollRef))).text,
+  )![1];
   await telegram.replyText({ chatId: 5151, userId: 5151, text: `APPROVE ${'0'.repeat(24)}` });
   await telegram.replyText({ chatId: 999, userId: 999, text: `APPROVE ${code}` });
   expect((await pollStatus(stack, second.pollRef)).body.state).toBe('PENDING');
   clockMs += 31 * 60_000;
   await telegram.replyText({ chatId: 5151, userId: 5151, text: `APPROVE ${code}` });
-  expect((await pollStatus(stack, second.pollRef)).body).toMatchObject({ state: 'EXPIRED', outcome: 'DENIED', reason: 'ESCALATION_EXPIRED_DEFAULT_DENY' });
+  expect((await pollStatus(stack, second.pollRef)).body).toMatchObject({
+    state: 'EXPIRED',
+    outcome: 'DENIED',
+    reason: 'ESCALATION_EXPIRED_DEFAULT_DENY',
+  });
 
   const freshToken = await signIn(stack.url, accounts.get(token)!);
   const logged = await record(freshToken, second.pollRef);
@@ -178,34 +231,77 @@ test('Telegram: a pressed Deny button denies; wrong codes, unbound chats and lat
     ['EXPIRED', null],
     ['REPLY_AFTER_EXPIRY', '5151/5151'],
   ]);
-  const unmatched = await graphql(stack.url, '{ unmatchedChannelReplies { kind channel sender } }', {}, freshToken);
-  expect(unmatched.body.data.unmatchedChannelReplies).toEqual([{ kind: 'REPLY_UNKNOWN_CODE', channel: 'telegram', sender: '5151/5151' }]);
+  const unmatched = await graphql(
+    stack.url,
+    '{ unmatchedChannelReplies { kind channel sender } }',
+    {},
+    freshToken,
+  );
+  expect(unmatched.body.data.unmatchedChannelReplies).toEqual([
+    { kind: 'REPLY_UNKNOWN_CODE', channel: 'telegram', sender: '5151/5151' },
+  ]);
 });
 
 function slackSigned(body: string): Record<string, string> {
   const timestamp = String(Math.floor(clockMs / 1000));
   const signature = `v0=${createHmac('sha256', SLACK_SIGNING_SECRET).update(`v0:${timestamp}:${body}`).digest('hex')}`;
-  return { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature };
+  return {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-slack-request-timestamp': timestamp,
+    'x-slack-signature': signature,
+  };
 }
 
 test('Slack: linked by a signed slash command, the notice is posted with buttons and a click approves it', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const token = await signIn(stack.url, account);
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), { escalation: { timeoutMinutes: 10, channels: ['slack'] } });
+  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+    escalation: { timeoutMinutes: 10, channels: ['slack'] },
+  });
   const { linkCode } = await startLink(token, 'SLACK');
-  const command = new URLSearchParams({ command: '/spendctl', text: `link ${linkCode}`, channel_id: 'C0OWNER1', user_id: 'U0OWNER1' }).toString();
-  const forged = await fetch(`${stack.url}/channels/slack/interactivity`, { method: 'POST', headers: { ...slackSigned(command), 'x-slack-signature': `v0=${'0'.repeat(64)}` }, body: command });
+  const command = new URLSearchParams({
+    command: '/spendctl',
+    text: `link ${linkCode}`,
+    channel_id: 'C0OWNER1',
+    user_id: 'U0OWNER1',
+  }).toString();
+  const forged = await fetch(`${stack.url}/channels/slack/interactivity`, {
+    method: 'POST',
+    headers: { ...slackSigned(command), 'x-slack-signature': `v0=${'0'.repeat(64)}` },
+    body: command,
+  });
   expect(forged.status).toBe(401);
-  const linked = await fetch(`${stack.url}/channels/slack/interactivity`, { method: 'POST', headers: slackSigned(command), body: command });
+  const linked = await fetch(`${stack.url}/channels/slack/interactivity`, {
+    method: 'POST',
+    headers: slackSigned(command),
+    body: command,
+  });
   expect(((await linked.json()) as { outcome: string }).outcome).toBe('LINKED');
 
   const { pollRef, intent } = await escalateAndDeliver(policy);
-  const posted = await slack.waitForMessage((message) => message.channel === 'C0OWNER1' && JSON.stringify(message).includes(pollRef));
+  const posted = await slack.waitForMessage(
+    (message) => message.channel === 'C0OWNER1' && JSON.stringify(message).includes(pollRef),
+  );
   const code = CODE.exec(JSON.stringify(posted))![1];
-  expect(await slack.clickButton({ userId: 'U0OWNER2', channelId: 'C0OWNER1', value: `APPROVE ${code}` })).toBe(200);
+  expect(
+    await slack.clickButton({
+      userId: 'U0OWNER2',
+      channelId: 'C0OWNER1',
+      value: `APPROVE ${code}`,
+    }),
+  ).toBe(200);
   expect((await pollStatus(stack, pollRef)).body.state).toBe('PENDING');
-  expect(await slack.clickButton({ userId: 'U0OWNER1', channelId: 'C0OWNER1', value: `APPROVE ${code}` })).toBe(200);
-  expect((await pollStatus(stack, pollRef)).body).toMatchObject({ state: 'APPROVED', outcome: 'APPROVED' });
+  expect(
+    await slack.clickButton({
+      userId: 'U0OWNER1',
+      channelId: 'C0OWNER1',
+      value: `APPROVE ${code}`,
+    }),
+  ).toBe(200);
+  expect((await pollStatus(stack, pollRef)).body).toMatchObject({
+    state: 'APPROVED',
+    outcome: 'APPROVED',
+  });
   expect((await record(token, pollRef)).resolvedVia).toBe('slack');
   expect((await preflight(stack, policy, intent)).decision).toBe('APPROVED');
 });
@@ -213,29 +309,43 @@ test('Slack: linked by a signed slash command, the notice is posted with buttons
 test('webhook: linked by a signed request, the HMAC-signed notice reaches the owner’s URL and a signed reply approves it', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const token = await signIn(stack.url, account);
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), { escalation: { timeoutMinutes: 30, channels: ['webhook'] } });
+  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+    escalation: { timeoutMinutes: 30, channels: ['webhook'] },
+  });
   const { linkCode, secret } = await startLink(token, 'WEBHOOK', `${receiver.url}/hooks/owner`);
   const post = (body: string, key: string) => {
     const timestamp = String(Math.floor(clockMs / 1000));
     return fetch(`${stack.url}/channels/webhook/reply`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-spend-control-timestamp': timestamp, 'x-spend-control-signature': signWebhookBody(key, timestamp, body) },
+      headers: {
+        'content-type': 'application/json',
+        'x-spend-control-timestamp': timestamp,
+        'x-spend-control-signature': signWebhookBody(key, timestamp, body),
+      },
       body,
     });
   };
   const link = JSON.stringify({ type: 'channel.link', code: linkCode });
   expect((await post(link, 'not-the-secret-at-all')).status).toBe(401);
-  expect(((await (await post(link, secret!)).json()) as { outcome: string }).outcome).toBe('LINKED');
+  expect(((await (await post(link, secret!)).json()) as { outcome: string }).outcome).toBe(
+    'LINKED',
+  );
 
   const { pollRef, intent } = await escalateAndDeliver(policy);
   const delivered = await receiver.waitForRequest((request) => request.rawBody.includes(pollRef));
   expect(delivered.path).toBe('/hooks/owner');
   const timestamp = String(delivered.headers['x-spend-control-timestamp']);
-  expect(delivered.headers['x-spend-control-signature']).toBe(signWebhookBody(secret!, timestamp, delivered.rawBody));
+  expect(delivered.headers['x-spend-control-signature']).toBe(
+    signWebhookBody(secret!, timestamp, delivered.rawBody),
+  );
   const payload = JSON.parse(delivered.rawBody) as { code: string; onExpiry: string };
   expect(payload.onExpiry).toBe('DENIED');
 
-  const reply = JSON.stringify({ type: 'escalation.reply', pollRef, reply: `APPROVE ${payload.code}` });
+  const reply = JSON.stringify({
+    type: 'escalation.reply',
+    pollRef,
+    reply: `APPROVE ${payload.code}`,
+  });
   expect((await post(reply, 'not-the-secret-at-all')).status).toBe(401);
   expect((await pollStatus(stack, pollRef)).body.state).toBe('PENDING');
   const accepted = await post(reply, secret!);
@@ -254,18 +364,32 @@ test('a channel that fails is logged on the escalation and retried with backoff;
   await stack.stack.worker!.runOnce();
   await telegram.waitForMessage((message) => message.text.includes(pollRef));
   logged = await record(token, pollRef);
-  expect(logged.events.map((event) => event.kind)).toEqual(['CREATED', 'DELIVERY_FAILED', 'DELIVERY_SENT']);
+  expect(logged.events.map((event) => event.kind)).toEqual([
+    'CREATED',
+    'DELIVERY_FAILED',
+    'DELIVERY_SENT',
+  ]);
 });
 
 test('email: a notice with the dashboard link and no reply code; the owner decides elsewhere', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const token = await signIn(stack.url, account);
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), { escalation: { timeoutMinutes: 30, channels: ['email', 'dashboard'] } });
+  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+    escalation: { timeoutMinutes: 30, channels: ['email', 'dashboard'] },
+  });
   await startLink(token, 'EMAIL', 'owner@example.com');
   const { pollRef } = await escalateAndDeliver(policy);
-  const mail = await smtp.waitForMessage((message) => message.envelopeTo.includes('owner@example.com') && (message.text ?? '').includes(pollRef));
+  const mail = await smtp.waitForMessage(
+    (message) =>
+      message.envelopeTo.includes('owner@example.com') && (message.text ?? '').includes(pollRef),
+  );
   expect(mail.text).toContain(`http://127.0.0.1/dashboard/escalations/${pollRef}`);
   expect(mail.text).toContain('1.50 USDT0');
   expect(mail.raw).not.toMatch(/APPROVE [0-9a-f]{24}/);
-  expect((await record(token, pollRef)).events.map((event) => [event.kind, event.channel])).toEqual([['CREATED', null], ['DELIVERY_SENT', 'email']]);
+  expect((await record(token, pollRef)).events.map((event) => [event.kind, event.channel])).toEqual(
+    [
+      ['CREATED', null],
+      ['DELIVERY_SENT', 'email'],
+    ],
+  );
 });

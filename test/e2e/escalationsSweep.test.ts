@@ -22,16 +22,32 @@ afterAll(async () => {
 });
 
 test('two workers sweeping at once expire each escalation exactly once', async () => {
-  const policy = await createEscalatingPolicy(stack, OWNER, { dailyBudget: '1000.00', hardCap: '10.00' });
+  const policy = await createEscalatingPolicy(stack, OWNER, {
+    dailyBudget: '1000.00',
+    hardCap: '10.00',
+  });
   const pollRefs: string[] = [];
   for (let index = 0; index < ESCALATIONS; index += 1) {
-    pollRefs.push((await preflight(stack, policy, escalatingIntent(policy, clockMs))).escalation.pollRef);
+    pollRefs.push(
+      (await preflight(stack, policy, escalatingIntent(policy, clockMs))).escalation.pollRef,
+    );
   }
   clockMs += 30 * 60_000;
-  const pools = [new Pool({ connectionString: stack.db.url, max: 4 }), new Pool({ connectionString: stack.db.url, max: 4 })];
+  const pools = [
+    new Pool({ connectionString: stack.db.url, max: 4 }),
+    new Pool({ connectionString: stack.db.url, max: 4 }),
+  ];
   try {
     const workers = pools.map((db) =>
-      startEscalationWorker({ db, actorSecret: Buffer.alloc(32, 7), adapters: {}, dashboardBaseUrl: 'http://127.0.0.1', intervalMs: 0, now: () => new Date(clockMs), log: silentLogger }),
+      startEscalationWorker({
+        db,
+        actorSecret: Buffer.alloc(32, 7),
+        adapters: {},
+        dashboardBaseUrl: 'http://127.0.0.1',
+        intervalMs: 0,
+        now: () => new Date(clockMs),
+        log: silentLogger,
+      }),
     );
     const rounds = await Promise.all(workers.map((worker) => worker.runOnce()));
     const expired = rounds.flatMap((round) => round.expired);
@@ -48,26 +64,40 @@ test('two workers sweeping at once expire each escalation exactly once', async (
   );
   expect(events.rows).toHaveLength(ESCALATIONS);
   expect(events.rows.every((row) => row.n === 1)).toBe(true);
-  const states = await stack.db.pool.query(`SELECT state, count(*)::int AS n FROM policy.escalations GROUP BY state`);
+  const states = await stack.db.pool.query(
+    `SELECT state, count(*)::int AS n FROM policy.escalations GROUP BY state`,
+  );
   expect(states.rows).toEqual([{ state: 'EXPIRED', n: ESCALATIONS }]);
 });
 
 test('the database refuses leaving a final state, rebinding, deciding after expiry and deleting', async () => {
-  const [row] = (await stack.db.adminPool.query<{ poll_ref: string }>(`SELECT poll_ref FROM policy.escalations WHERE state = 'EXPIRED' LIMIT 1`)).rows;
+  const [row] = (
+    await stack.db.adminPool.query<{ poll_ref: string }>(
+      `SELECT poll_ref FROM policy.escalations WHERE state = 'EXPIRED' LIMIT 1`,
+    )
+  ).rows;
   // As the server's superuser, so the triggers (not the service role's missing grants) refuse.
   const refused = async (sql: string) => {
     await expect(stack.db.adminPool.query(sql, [row!.poll_ref])).rejects.toThrow();
   };
-  await refused(`UPDATE policy.escalations SET state = 'APPROVED', resolved_via = 'dashboard', resolved_at = created_at WHERE poll_ref = $1`);
+  await refused(
+    `UPDATE policy.escalations SET state = 'APPROVED', resolved_via = 'dashboard', resolved_at = created_at WHERE poll_ref = $1`,
+  );
   await refused(`UPDATE policy.escalations SET amount = 1 WHERE poll_ref = $1`);
   await refused(`DELETE FROM policy.escalations WHERE poll_ref = $1`);
   const policy = await createEscalatingPolicy(stack, OWNER);
-  const open = (await preflight(stack, policy, escalatingIntent(policy, clockMs))).escalation.pollRef;
+  const open = (await preflight(stack, policy, escalatingIntent(policy, clockMs))).escalation
+    .pollRef;
   await expect(
     stack.db.adminPool.query(
       `UPDATE policy.escalations SET state = 'APPROVED', resolved_via = 'dashboard', resolved_at = expires_at WHERE poll_ref = $1`,
       [open],
     ),
   ).rejects.toThrow();
-  await expect(stack.db.adminPool.query(`UPDATE policy.escalation_events SET detail = 'x' WHERE poll_ref = $1`, [open])).rejects.toThrow(/append-only/);
+  await expect(
+    stack.db.adminPool.query(
+      `UPDATE policy.escalation_events SET detail = 'x' WHERE poll_ref = $1`,
+      [open],
+    ),
+  ).rejects.toThrow(/append-only/);
 });

@@ -91,7 +91,12 @@ describe.each(['in-process', 'http'] as const)('gateway with %s subgraphs', (tra
     expect(body.execution).toEqual({ providersExecutableToday: ['spendctl-domains'] });
     expect(body.maturityOrder).toEqual(['experimental', 'sandbox', 'verified']);
     const check = body.capabilities.find((c: { id: string }) => c.id === 'domains.check');
-    expect(check).toMatchObject({ maturity: 'verified', effectiveMaturity: 'verified', executable: true, refusalCode: null });
+    expect(check).toMatchObject({
+      maturity: 'verified',
+      effectiveMaturity: 'verified',
+      executable: true,
+      refusalCode: null,
+    });
     const register = body.capabilities.find((c: { id: string }) => c.id === 'domains.register');
     expect(register).toMatchObject({ executable: false, refusalCode: 'DOMAIN_REGISTRATION_GATED' });
     expect(body.gatedRails).toEqual(
@@ -107,16 +112,30 @@ describe.each(['in-process', 'http'] as const)('gateway with %s subgraphs', (tra
     try {
       const change = nextCatalogChange(client, (c) => c.id === 'spendctl-travel');
       await waitForSubscribers(stack, 1);
-      const promoted = await graphql(stack.url, SET_PROVIDER, { id: 'spendctl-travel', maturity: 'VERIFIED', reason: 'e2e' }, stack.adminToken);
+      const promoted = await graphql(
+        stack.url,
+        SET_PROVIDER,
+        { id: 'spendctl-travel', maturity: 'VERIFIED', reason: 'e2e' },
+        stack.adminToken,
+      );
       expect(promoted.body.errors).toBeUndefined();
-      await expect(change.received).resolves.toEqual({ kind: 'PROVIDER', id: 'spendctl-travel', maturity: 'VERIFIED', changedAt: expect.any(String) });
+      await expect(change.received).resolves.toEqual({
+        kind: 'PROVIDER',
+        id: 'spendctl-travel',
+        maturity: 'VERIFIED',
+        changedAt: expect.any(String),
+      });
       change.unsubscribe();
 
       const body = (await (await fetch(`${stack.url}/consumer/catalog`)).json()) as any;
       const travel = body.providers.find((p: { id: string }) => p.id === 'spendctl-travel');
       expect(travel.maturity).toBe('verified');
       const search = body.capabilities.find((c: { id: string }) => c.id === 'travel.search');
-      expect(search).toMatchObject({ maturity: 'sandbox', effectiveMaturity: 'sandbox', executable: false });
+      expect(search).toMatchObject({
+        maturity: 'sandbox',
+        effectiveMaturity: 'sandbox',
+        executable: false,
+      });
       expect(body.execution.providersExecutableToday).toEqual(['spendctl-domains']);
     } finally {
       await client.dispose();
@@ -124,9 +143,18 @@ describe.each(['in-process', 'http'] as const)('gateway with %s subgraphs', (tra
   });
 
   it('refuses catalog mutations from anyone but an admin', async () => {
-    const anonymous = await graphql(stack.url, SET_CAPABILITY, { id: 'domains.check', maturity: 'SANDBOX', reason: 'no' });
+    const anonymous = await graphql(stack.url, SET_CAPABILITY, {
+      id: 'domains.check',
+      maturity: 'SANDBOX',
+      reason: 'no',
+    });
     expect(anonymous.body.errors?.[0].extensions?.code).toBe('AUTH_REQUIRED');
-    const wrongToken = await graphql(stack.url, SET_CAPABILITY, { id: 'domains.check', maturity: 'SANDBOX', reason: 'no' }, 'not-the-admin-token');
+    const wrongToken = await graphql(
+      stack.url,
+      SET_CAPABILITY,
+      { id: 'domains.check', maturity: 'SANDBOX', reason: 'no' },
+      'not-the-admin-token',
+    );
     expect(wrongToken.status).toBe(401);
     expect(wrongToken.body.errors?.[0].extensions?.code).toBe('SESSION_INVALID');
     const still = await graphql(stack.url, '{ capability(id: "domains.check") { maturity } }');
@@ -163,14 +191,22 @@ describe('gateway edge behaviour', () => {
   });
 
   it('answers a wrong method with 405 and an Allow header', async () => {
-    const response = await fetch(`${stack.url}/consumer/catalog`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const response = await fetch(`${stack.url}/consumer/catalog`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('GET');
     expectErrorBody(await response.json(), 'METHOD_NOT_ALLOWED');
   });
 
   it('answers broken JSON with 400 BODY_NOT_JSON and an oversized body with 413', async () => {
-    const broken = await fetch(`${stack.url}/catalog`, { method: 'POST', body: '{"a":', headers: { 'content-type': 'application/json' } });
+    const broken = await fetch(`${stack.url}/catalog`, {
+      method: 'POST',
+      body: '{"a":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(broken.status).toBe(400);
     expectErrorBody(await broken.json(), 'BODY_NOT_JSON');
     const large = await fetch(`${stack.url}/catalog`, {
@@ -185,19 +221,32 @@ describe('gateway edge behaviour', () => {
   it('generates the service map and OpenAPI document from the route table', async () => {
     const map = (await (await fetch(`${stack.url}/catalog`)).json()) as any;
     expect(map.payment).toMatchObject({ protocol: 'x402', x402Version: 2, network: 'eip155:196' });
-    const paths = map.routes.map((route: { method: string; path: string }) => `${route.method} ${route.path}`);
-    expect(paths).toEqual(expect.arrayContaining(['GET /catalog', 'GET /consumer/catalog', 'GET /.well-known/agent-registration.json']));
+    const paths = map.routes.map(
+      (route: { method: string; path: string }) => `${route.method} ${route.path}`,
+    );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'GET /catalog',
+        'GET /consumer/catalog',
+        'GET /.well-known/agent-registration.json',
+      ]),
+    );
     const openapi = (await (await fetch(`${stack.url}/openapi.json`)).json()) as any;
     expect(openapi.openapi).toBe('3.1.0');
     // OpenAPI writes path parameters as {name} where the route table writes :name.
-    const openapiPath = (path: string): string => path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
-    expect(Object.keys(openapi.paths).sort()).toEqual([...new Set(map.routes.map((route: { path: string }) => openapiPath(route.path)))].sort());
+    const openapiPath = (path: string): string =>
+      path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+    expect(Object.keys(openapi.paths).sort()).toEqual(
+      [...new Set(map.routes.map((route: { path: string }) => openapiPath(route.path)))].sort(),
+    );
     expect(openapi.paths['/consumer/catalog'].get['x-price']).toEqual({ kind: 'free' });
   });
 
   it('serves the same registration-v1 card at both identity paths', async () => {
     const plain = (await (await fetch(`${stack.url}/agent-registration.json`)).json()) as any;
-    const wellKnown = (await (await fetch(`${stack.url}/.well-known/agent-registration.json`)).json()) as any;
+    const wellKnown = (await (
+      await fetch(`${stack.url}/.well-known/agent-registration.json`)
+    ).json()) as any;
     expect(plain).toEqual(wellKnown);
     expect(plain).toMatchObject({
       type: 'https://eips.ethereum.org/EIPS/eip-8004#registration-v1',
@@ -206,22 +255,33 @@ describe('gateway edge behaviour', () => {
       active: true,
       registrations: [],
     });
-    expect(plain.services).toEqual(expect.arrayContaining([{ name: 'graphql', endpoint: 'http://127.0.0.1/graphql' }]));
+    expect(plain.services).toEqual(
+      expect.arrayContaining([{ name: 'graphql', endpoint: 'http://127.0.0.1/graphql' }]),
+    );
   });
 
   it('reports health, readiness and metrics', async () => {
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${stack.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ready: true, checks: { database: 'ok', notifications: 'ok' } });
+    expect(await ready.json()).toEqual({
+      ready: true,
+      checks: { database: 'ok', notifications: 'ok' },
+    });
     const metrics = await (await fetch(`${stack.url}/metrics`)).text();
-    expect(metrics).toMatch(/http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+    expect(metrics).toMatch(
+      /http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/,
+    );
   });
 
   it('rejects a query deeper than the limit before any subgraph runs', async () => {
     let selection = 'id';
-    for (let level = 0; level < 6; level += 1) selection = `capabilities { provider { ${selection} } }`;
-    const { status, body } = await graphql(stack.url, `{ provider(id: "spendctl-domains") { ${selection} } }`);
+    for (let level = 0; level < 6; level += 1)
+      selection = `capabilities { provider { ${selection} } }`;
+    const { status, body } = await graphql(
+      stack.url,
+      `{ provider(id: "spendctl-domains") { ${selection} } }`,
+    );
     expect(status).toBe(400);
     expect(body.errors?.[0].extensions?.code).toBe('GRAPHQL_QUERY_TOO_DEEP');
   });
@@ -236,7 +296,11 @@ describe('gateway edge behaviour', () => {
   it('closes a websocket that presents an unknown credential with 4403', async () => {
     const closed = new Promise<number>((resolve) => {
       const socket = new WebSocket(stack.wsUrl, 'graphql-transport-ws');
-      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: 'Bearer nope' } })));
+      socket.on('open', () =>
+        socket.send(
+          JSON.stringify({ type: 'connection_init', payload: { authorization: 'Bearer nope' } }),
+        ),
+      );
       socket.on('close', (code) => resolve(code));
     });
     await expect(closed).resolves.toBe(4403);
@@ -247,8 +311,17 @@ describe('gateway edge behaviour', () => {
     try {
       const change = nextCatalogChange(client, (c) => c.id === 'domains.dns');
       await waitForSubscribers(stack, 1);
-      await graphql(stack.url, SET_CAPABILITY, { id: 'domains.dns', maturity: 'SANDBOX', reason: 'e2e' }, stack.adminToken);
-      await expect(change.received).resolves.toMatchObject({ kind: 'CAPABILITY', id: 'domains.dns', maturity: 'SANDBOX' });
+      await graphql(
+        stack.url,
+        SET_CAPABILITY,
+        { id: 'domains.dns', maturity: 'SANDBOX', reason: 'e2e' },
+        stack.adminToken,
+      );
+      await expect(change.received).resolves.toMatchObject({
+        kind: 'CAPABILITY',
+        id: 'domains.dns',
+        maturity: 'SANDBOX',
+      });
       change.unsubscribe();
     } finally {
       await client.dispose();

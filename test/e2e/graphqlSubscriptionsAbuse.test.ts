@@ -5,13 +5,25 @@
 // probed beside the attack, answers every time within 100 ms.
 import WebSocket from 'ws';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { createEscalatingPolicy, escalatingIntent, preflight, type TestPolicy } from '../support/escalations';
+import {
+  createEscalatingPolicy,
+  escalatingIntent,
+  preflight,
+  type TestPolicy,
+} from '../support/escalations';
 import { signIn } from '../support/siwe';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { openClient, probeHealth, record, remoteClient, until } from '../support/websockets';
 
-const LIMITS = { maxSocketsPerSession: 3, maxSubscriptionsPerSocket: 20, maxBufferedBytes: 256 * 1024, readConcurrency: 2, readQueueLength: 16 };
-const ESCALATIONS = 'subscription ($policyId: ID) { escalationUpdated(policyId: $policyId) { pollRef state policyId } }';
+const LIMITS = {
+  maxSocketsPerSession: 3,
+  maxSubscriptionsPerSocket: 20,
+  maxBufferedBytes: 256 * 1024,
+  readConcurrency: 2,
+  readQueueLength: 16,
+};
+const ESCALATIONS =
+  'subscription ($policyId: ID) { escalationUpdated(policyId: $policyId) { pollRef state policyId } }';
 const CATALOG = 'subscription { catalogChanged { kind id } }';
 
 const owner = privateKeyToAccount(generatePrivateKey());
@@ -25,7 +37,8 @@ let otherToken: string;
 
 const nowMs = (): number => Date.now() + offsetMs;
 const bearer = (token: string): Record<string, unknown> => ({ authorization: `Bearer ${token}` });
-const codesOf = (errors: Array<{ extensions?: Record<string, unknown> }>): unknown[] => errors.map((error) => error.extensions?.code);
+const codesOf = (errors: Array<{ extensions?: Record<string, unknown> }>): unknown[] =>
+  errors.map((error) => error.extensions?.code);
 
 /** Runs `attack` while /healthz is probed beside it; every probe must answer 200 within 100 ms. */
 async function whileProbingHealth(attack: () => Promise<void>): Promise<void> {
@@ -42,7 +55,9 @@ async function whileProbingHealth(attack: () => Promise<void>): Promise<void> {
 
 /** The unix second a session bearer expires at (its `exp` claim). */
 function expiryOf(token: string): number {
-  return (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { exp: number }).exp;
+  return (
+    JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { exp: number }
+  ).exp;
 }
 
 beforeAll(async () => {
@@ -72,18 +87,25 @@ describe('one owner cannot starve everyone (item 9)', () => {
         const running = [];
         for (let index = 0; index < 20; index += 1) {
           const subscription = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
-          await until(() => subscription.data.length === 2, `subscription ${index + 1} got its snapshot`);
+          await until(
+            () => subscription.data.length === 2,
+            `subscription ${index + 1} got its snapshot`,
+          );
           running.push(subscription);
         }
         const refused = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
         await until(() => refused.answered(), 'the 21st subscription was answered');
-        expect({ data: refused.data, codes: codesOf(refused.errors) }).toEqual({ data: [], codes: ['SUBSCRIPTION_LIMIT_REACHED'] });
+        expect({ data: refused.data, codes: codesOf(refused.errors) }).toEqual({
+          data: [],
+          codes: ['SUBSCRIPTION_LIMIT_REACHED'],
+        });
         running[0].unsubscribe();
         let admitted: ReturnType<typeof record> | null = null;
         // The server frees the place when it has seen the complete message: ask again until it has.
         await until(() => {
           if (admitted?.data.length === 2) return true;
-          if (admitted === null || admitted.errors.length > 0) admitted = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
+          if (admitted === null || admitted.errors.length > 0)
+            admitted = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
           return false;
         }, 'a subscription took the freed place');
       });
@@ -107,18 +129,31 @@ describe('one owner cannot starve everyone (item 9)', () => {
         const neighbour = record(bystander.client, ESCALATIONS);
         // Settles only once every one of the 2,000 got its snapshot or an error: none is left waiting.
         const outcomes = await attacker.settled;
-        const refused = outcomes.filter((outcome) => outcome.codes.includes('SUBSCRIPTION_LIMIT_REACHED'));
+        const refused = outcomes.filter((outcome) =>
+          outcome.codes.includes('SUBSCRIPTION_LIMIT_REACHED'),
+        );
         const cut = outcomes.filter((outcome) => outcome.codes.includes('close:4429'));
         // 20 ran; 21 refusals in a row (more than the cap) were answered, then the socket was cut and
         // the rest were never read: they ended with the close, as did the running ones still waiting.
         expect(refused).toHaveLength(21);
         expect(cut.length).toBeGreaterThanOrEqual(1959);
         expect(new Set(outcomes.flatMap((outcome) => outcome.codes))).toEqual(
-          new Set(['SUBSCRIPTION_LIMIT_REACHED', 'close:4429', ...outcomes.flatMap((outcome) => outcome.codes.filter((code) => code === 'SERVICE_UNAVAILABLE'))]),
+          new Set([
+            'SUBSCRIPTION_LIMIT_REACHED',
+            'close:4429',
+            ...outcomes.flatMap((outcome) =>
+              outcome.codes.filter((code) => code === 'SERVICE_UNAVAILABLE'),
+            ),
+          ]),
         );
         await until(() => neighbour.data.length === 1, 'the other owner got its snapshot');
         expect((await fetch(`${stack.url}/readyz`)).status).toBe(200);
-        const theirs = await graphql(stack.url, '{ escalations(state: PENDING, first: 5) { nodes { policyId } } }', {}, otherToken);
+        const theirs = await graphql(
+          stack.url,
+          '{ escalations(state: PENDING, first: 5) { nodes { policyId } } }',
+          {},
+          otherToken,
+        );
         expect(theirs.body.data.escalations.nodes).toEqual([{ policyId: otherPolicy.policyId }]);
       });
     } finally {
@@ -149,7 +184,10 @@ describe('one owner cannot starve everyone (item 9)', () => {
         for (let attempt = 0; attempt < 50 && !admitted; attempt += 1) {
           const retry = openClient(stack.wsUrl, bearer(ownerToken));
           extra.push(retry);
-          admitted = await Promise.race([retry.connected.then(() => true), retry.closed.then(() => false)]);
+          admitted = await Promise.race([
+            retry.connected.then(() => true),
+            retry.closed.then(() => false),
+          ]);
           if (!admitted) await new Promise((resolve) => setTimeout(resolve, 20));
         }
         expect(admitted).toBe(true);
@@ -167,14 +205,29 @@ describe('one owner cannot starve everyone (item 9)', () => {
         await locker.query('BEGIN');
         await locker.query('LOCK TABLE policy.escalations IN ACCESS EXCLUSIVE MODE');
         await socket.connected;
-        const subscriptions = Array.from({ length: 20 }, () => record(socket.client, ESCALATIONS, { policyId: policy.policyId }));
-        await until(() => subscriptions.filter((subscription) => subscription.errors.length > 0).length === 2, 'two reads were refused');
-        expect(subscriptions.flatMap((subscription) => codesOf(subscription.errors))).toEqual(['SERVICE_UNAVAILABLE', 'SERVICE_UNAVAILABLE']);
+        const subscriptions = Array.from({ length: 20 }, () =>
+          record(socket.client, ESCALATIONS, { policyId: policy.policyId }),
+        );
+        await until(
+          () => subscriptions.filter((subscription) => subscription.errors.length > 0).length === 2,
+          'two reads were refused',
+        );
+        expect(subscriptions.flatMap((subscription) => codesOf(subscription.errors))).toEqual([
+          'SERVICE_UNAVAILABLE',
+          'SERVICE_UNAVAILABLE',
+        ]);
         expect((await fetch(`${stack.url}/readyz`)).status).toBe(200);
-        const catalog = await graphql(stack.url, '{ provider(id: "spendctl-domains") { maturity } }');
+        const catalog = await graphql(
+          stack.url,
+          '{ provider(id: "spendctl-domains") { maturity } }',
+        );
         expect(catalog.body.data.provider.maturity).toBe('VERIFIED');
         await locker.query('COMMIT');
-        await until(() => subscriptions.filter((subscription) => subscription.data.length === 2).length === 18, 'the queued reads were answered');
+        await until(
+          () =>
+            subscriptions.filter((subscription) => subscription.data.length === 2).length === 18,
+          'the queued reads were answered',
+        );
       });
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined);
@@ -184,28 +237,35 @@ describe('one owner cannot starve everyone (item 9)', () => {
   });
 
   it('a snapshot or a change that cannot be read is an error message, never silence', async () => {
-    const revoke = () => stack.db.adminPool.query('REVOKE SELECT ON policy.escalations FROM spend_control_service');
-    const grant = () => stack.db.adminPool.query('GRANT SELECT ON policy.escalations TO spend_control_service');
+    const revoke = () =>
+      stack.db.adminPool.query('REVOKE SELECT ON policy.escalations FROM spend_control_service');
+    const grant = () =>
+      stack.db.adminPool.query('GRANT SELECT ON policy.escalations TO spend_control_service');
     const socket = openClient(stack.wsUrl, bearer(ownerToken));
     try {
       await whileProbingHealth(async () => {
         await revoke();
         const snapshot = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
         await until(() => snapshot.answered(), 'the failed snapshot was answered');
-        expect({ data: snapshot.data, codes: codesOf(snapshot.errors) }).toEqual({ data: [], codes: ['INTERNAL_ERROR'] });
+        expect({ data: snapshot.data, codes: codesOf(snapshot.errors) }).toEqual({
+          data: [],
+          codes: ['INTERNAL_ERROR'],
+        });
         await grant();
 
         const live = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
         await until(() => live.data.length === 2, 'the snapshot arrived');
         await revoke();
         const pollRef = live.data[0].escalationUpdated.pollRef as string;
-        await stack.db.adminPool.query("SELECT pg_notify('escalation_updated', json_build_object('pollRef', $1::text, 'policyId', $2::text, 'owner', $3::text, 'state', 'PENDING')::text)", [
-          pollRef,
-          policy.policyId,
-          owner.address.toLowerCase(),
-        ]);
+        await stack.db.adminPool.query(
+          "SELECT pg_notify('escalation_updated', json_build_object('pollRef', $1::text, 'policyId', $2::text, 'owner', $3::text, 'state', 'PENDING')::text)",
+          [pollRef, policy.policyId, owner.address.toLowerCase()],
+        );
         await until(() => live.errors.length > 0, 'the failed change read was answered');
-        expect({ data: live.data.length, codes: codesOf(live.errors) }).toEqual({ data: 2, codes: ['INTERNAL_ERROR'] });
+        expect({ data: live.data.length, codes: codesOf(live.errors) }).toEqual({
+          data: 2,
+          codes: ['INTERNAL_ERROR'],
+        });
       });
     } finally {
       await grant();
@@ -219,14 +279,26 @@ describe('one owner cannot starve everyone (item 9)', () => {
     let closeCode: number | null = null;
     slow.on('message', (frame) => frames.push(String(frame)));
     slow.on('close', (code) => (closeCode = code));
-    const reader = remoteClient({ wsUrl: stack.wsUrl, connectionParams: {}, query: CATALOG, count: 1, settleAtData: 1500 });
+    const reader = remoteClient({
+      wsUrl: stack.wsUrl,
+      connectionParams: {},
+      query: CATALOG,
+      count: 1,
+      settleAtData: 1500,
+    });
     try {
       await whileProbingHealth(async () => {
         await new Promise((resolve) => slow.once('open', resolve));
         slow.send(JSON.stringify({ type: 'connection_init', payload: {} }));
-        await until(() => frames.some((frame) => frame.includes('connection_ack')), 'the slow client was acknowledged');
+        await until(
+          () => frames.some((frame) => frame.includes('connection_ack')),
+          'the slow client was acknowledged',
+        );
         slow.send(JSON.stringify({ id: 'flood', type: 'subscribe', payload: { query: CATALOG } }));
-        await until(() => stack.stack.gateway.fanout.listenerCount('catalogChanged') === 2, 'both subscriptions are live');
+        await until(
+          () => stack.stack.gateway.fanout.listenerCount('catalogChanged') === 2,
+          'both subscriptions are live',
+        );
         slow.pause();
         // 1,500 notices of ~7 KB (far more than the kernel's socket buffers and the 256 KiB bound), committed
         // 100 at a time as a busy service would: a stream, not one 10 MB block.
@@ -272,13 +344,24 @@ describe('a subscription ends with its session (item 10)', () => {
     try {
       await whileProbingHealth(async () => {
         const subscription = record(socket.client, ESCALATIONS, { policyId: policy.policyId });
-        await until(() => stack.stack.gateway.fanout.listenerCount('escalationUpdated') === 1, 'the subscription is live');
+        await until(
+          () => stack.stack.gateway.fanout.listenerCount('escalationUpdated') === 1,
+          'the subscription is live',
+        );
         const early = await preflight(stack, policy, escalatingIntent(policy, nowMs()));
-        await until(() => subscription.data.some((message) => message.escalationUpdated.pollRef === early.escalation.pollRef), 'the socket was fed');
+        await until(
+          () =>
+            subscription.data.some(
+              (message) => message.escalationUpdated.pollRef === early.escalation.pollRef,
+            ),
+          'the socket was fed',
+        );
         offsetMs = 31 * 60_000;
         const late = await preflight(stack, policy, escalatingIntent(policy, nowMs()));
         await expect(socket.closed).resolves.toBe(4403);
-        expect(subscription.data.map((message) => message.escalationUpdated.pollRef)).not.toContain(late.escalation.pollRef);
+        expect(subscription.data.map((message) => message.escalationUpdated.pollRef)).not.toContain(
+          late.escalation.pollRef,
+        );
       });
     } finally {
       await socket.dispose();
@@ -287,7 +370,13 @@ describe('a subscription ends with its session (item 10)', () => {
 
   it('treats an authorization that is not a string as a bad credential (4403), not as the anonymous actor', async () => {
     await whileProbingHealth(async () => {
-      for (const authorization of [42, { token: ownerToken }, [`Bearer ${ownerToken}`], null, true]) {
+      for (const authorization of [
+        42,
+        { token: ownerToken },
+        [`Bearer ${ownerToken}`],
+        null,
+        true,
+      ]) {
         const socket = openClient(stack.wsUrl, { authorization });
         await expect(socket.closed).resolves.toBe(4403);
       }

@@ -8,7 +8,12 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { policyRegistryAbi } from '../../contracts/artifacts/abis';
 import { policyDocument } from '../../core/test-support/spend-fixtures';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { createAnvilTestClient, createChainPublicClient, createChainWalletClient, type ChainPublicClient } from '../../platform/chain/clients';
+import {
+  createAnvilTestClient,
+  createChainPublicClient,
+  createChainWalletClient,
+  type ChainPublicClient,
+} from '../../platform/chain/clients';
 import { deployArtifact } from '../../platform/chain/deploy';
 import { postSignIn, requestNonce, signIn, signSignInMessage } from '../support/siwe';
 import { graphql, startTestStack, type TestStack } from '../support/stack';
@@ -18,9 +23,12 @@ const owner = privateKeyToAccount(generatePrivateKey());
 const otherOwner = privateKeyToAccount(generatePrivateKey());
 
 const CREATE = 'mutation ($p: JSONObject!) { createPolicy(policy: $p) { id policyHash } }';
-const UPDATE = 'mutation ($id: ID!, $p: JSONObject!) { updatePolicy(policyId: $id, policy: $p) { id version policyHash } }';
-const REQUEST = 'mutation ($id: ID!) { requestPolicyRegistration(policyId: $id) { policyId chainId network from to data value function ownerNonce policyHash expiresAtUnix } }';
-const SYNC = 'mutation ($id: ID!, $tx: String!) { syncPolicyRegistration(policyId: $id, txHash: $tx) { id registration { chainId txHash blockNumber event policyHash version upToDate } } }';
+const UPDATE =
+  'mutation ($id: ID!, $p: JSONObject!) { updatePolicy(policyId: $id, policy: $p) { id version policyHash } }';
+const REQUEST =
+  'mutation ($id: ID!) { requestPolicyRegistration(policyId: $id) { policyId chainId network from to data value function ownerNonce policyHash expiresAtUnix } }';
+const SYNC =
+  'mutation ($id: ID!, $tx: String!) { syncPolicyRegistration(policyId: $id, txHash: $tx) { id registration { chainId txHash blockNumber event policyHash version upToDate } } }';
 
 let devnet: DevnetChains;
 let stack: TestStack;
@@ -37,9 +45,16 @@ async function ok(query: string, variables: Record<string, unknown>, token: stri
   return body.data;
 }
 
-async function sendFrom(account: PrivateKeyAccount, request: { to: string; data: string; value: string }): Promise<{ txHash: Hex; blockNumber: bigint }> {
+async function sendFrom(
+  account: PrivateKeyAccount,
+  request: { to: string; data: string; value: string },
+): Promise<{ txHash: Hex; blockNumber: bigint }> {
   const wallet = createChainWalletClient(fundingEndpoint(), account, POLLING);
-  const txHash = await wallet.sendTransaction({ to: request.to as Address, data: request.data as Hex, value: BigInt(request.value) });
+  const txHash = await wallet.sendTransaction({
+    to: request.to as Address,
+    data: request.data as Hex,
+    value: BigInt(request.value),
+  });
   const receipt = await publicClient.waitForTransactionReceipt({ hash: txHash });
   return { txHash, blockNumber: receipt.blockNumber };
 }
@@ -53,8 +68,12 @@ async function syncRest(policyId: string, txHash: string): Promise<{ status: num
   return { status: response.status, body: await response.json() };
 }
 
-async function createOwnedPolicy(overrides: Record<string, unknown> = {}): Promise<{ id: string; policyHash: string }> {
-  return (await ok(CREATE, { p: policyDocument({ owner: owner.address, ...overrides }) }, ownerSession)).createPolicy;
+async function createOwnedPolicy(
+  overrides: Record<string, unknown> = {},
+): Promise<{ id: string; policyHash: string }> {
+  return (
+    await ok(CREATE, { p: policyDocument({ owner: owner.address, ...overrides }) }, ownerSession)
+  ).createPolicy;
 }
 
 beforeAll(async () => {
@@ -62,9 +81,16 @@ beforeAll(async () => {
   const funding = fundingEndpoint();
   publicClient = createChainPublicClient(funding, POLLING);
   const testClient = createAnvilTestClient(funding);
-  for (const account of [owner, otherOwner]) await testClient.setBalance({ address: account.address, value: parseEther('10') });
+  for (const account of [owner, otherOwner])
+    await testClient.setBalance({ address: account.address, value: parseEther('10') });
   stack = await startTestStack({
-    chains: { funding: { chainId: funding.chainId, rpcUrl: funding.rpcUrl, policyRegistry: devnet.info.contracts.policyRegistry } },
+    chains: {
+      funding: {
+        chainId: funding.chainId,
+        rpcUrl: funding.rpcUrl,
+        policyRegistry: devnet.info.contracts.policyRegistry,
+      },
+    },
   });
   ownerSession = await signIn(stack.url, owner);
 });
@@ -116,22 +142,41 @@ describe('on-chain registration', () => {
     expect(onChain).toMatchObject({ owner: owner.address, policyHash: policy.policyHash });
 
     // Syncing the same transaction again (here by the owner, through GraphQL) records nothing new.
-    const again = (await ok(SYNC, { id: policy.id, tx: txHash }, ownerSession)).syncPolicyRegistration;
+    const again = (await ok(SYNC, { id: policy.id, tx: txHash }, ownerSession))
+      .syncPolicyRegistration;
     expect(again.registration).toMatchObject({ txHash, event: 'PolicyRegistered', upToDate: true });
-    const rows = await stack.db.pool.query('SELECT count(*)::int AS n FROM policy.registrations WHERE policy_id = $1', [policy.id]);
+    const rows = await stack.db.pool.query(
+      'SELECT count(*)::int AS n FROM policy.registrations WHERE policy_id = $1',
+      [policy.id],
+    );
     expect(rows.rows[0].n).toBe(1);
   });
 
   it('refuses a hash that is no longer the stored one with 409 RULES_HASH_MISMATCH, then records the update', async () => {
     const policy = await createOwnedPolicy();
     const stale = (await ok(REQUEST, { id: policy.id }, ownerSession)).requestPolicyRegistration;
-    const updated = (await ok(UPDATE, { id: policy.id, p: policyDocument({ owner: owner.address, dailyBudget: '30.00' }) }, ownerSession)).updatePolicy;
+    const updated = (
+      await ok(
+        UPDATE,
+        { id: policy.id, p: policyDocument({ owner: owner.address, dailyBudget: '30.00' }) },
+        ownerSession,
+      )
+    ).updatePolicy;
     const { txHash } = await sendFrom(owner, stale);
 
     const refused = await syncRest(policy.id, txHash);
     expect([refused.status, refused.body.code]).toEqual([409, 'RULES_HASH_MISMATCH']);
-    expect(refused.body.details).toEqual({ onChainPolicyHash: policy.policyHash, storedPolicyHash: updated.policyHash, version: 2 });
-    const unrecorded = await graphql(stack.url, 'query ($id: ID!) { policy(id: $id) { registration { txHash } } }', { id: policy.id }, ownerSession);
+    expect(refused.body.details).toEqual({
+      onChainPolicyHash: policy.policyHash,
+      storedPolicyHash: updated.policyHash,
+      version: 2,
+    });
+    const unrecorded = await graphql(
+      stack.url,
+      'query ($id: ID!) { policy(id: $id) { registration { txHash } } }',
+      { id: policy.id },
+      ownerSession,
+    );
     expect(unrecorded.body.data.policy.registration).toBeNull();
 
     const fresh = (await ok(REQUEST, { id: policy.id }, ownerSession)).requestPolicyRegistration;
@@ -139,11 +184,25 @@ describe('on-chain registration', () => {
     const sent = await sendFrom(owner, fresh);
     const synced = await syncRest(policy.id, sent.txHash);
     expect(synced.status).toBe(200);
-    expect(synced.body.registration).toMatchObject({ event: 'PolicyUpdated', policyHash: updated.policyHash, version: 2, upToDate: true });
+    expect(synced.body.registration).toMatchObject({
+      event: 'PolicyUpdated',
+      policyHash: updated.policyHash,
+      version: 2,
+      upToDate: true,
+    });
 
     // A later update leaves the chain behind, and the registration says so.
-    await ok(UPDATE, { id: policy.id, p: policyDocument({ owner: owner.address, dailyBudget: '31.00' }) }, ownerSession);
-    const behind = await graphql(stack.url, 'query ($id: ID!) { policy(id: $id) { registration { upToDate version } } }', { id: policy.id }, ownerSession);
+    await ok(
+      UPDATE,
+      { id: policy.id, p: policyDocument({ owner: owner.address, dailyBudget: '31.00' }) },
+      ownerSession,
+    );
+    const behind = await graphql(
+      stack.url,
+      'query ($id: ID!) { policy(id: $id) { registration { upToDate version } } }',
+      { id: policy.id },
+      ownerSession,
+    );
     expect(behind.body.data.policy.registration).toEqual({ upToDate: false, version: 2 });
   });
 
@@ -154,9 +213,17 @@ describe('on-chain registration', () => {
     await testClient.setAutomine(false);
     try {
       const wallet = createChainWalletClient(fundingEndpoint(), owner, POLLING);
-      const txHash = await wallet.sendTransaction({ to: request.to, data: request.data, value: 0n });
+      const txHash = await wallet.sendTransaction({
+        to: request.to,
+        data: request.data,
+        value: 0n,
+      });
       const pending = await syncRest(policy.id, txHash);
-      expect([pending.status, pending.body.code, pending.body.retryable]).toEqual([409, 'POLICY_REGISTRATION_PENDING', true]);
+      expect([pending.status, pending.body.code, pending.body.retryable]).toEqual([
+        409,
+        'POLICY_REGISTRATION_PENDING',
+        true,
+      ]);
       await testClient.mine({ blocks: 1 });
       await publicClient.waitForTransactionReceipt({ hash: txHash });
       expect((await syncRest(policy.id, txHash)).status).toBe(200);
@@ -168,7 +235,10 @@ describe('on-chain registration', () => {
   it('refuses a transaction without this policy’s event with 409 POLICY_REGISTRATION_INVALID', async () => {
     const first = await createOwnedPolicy();
     const second = await createOwnedPolicy();
-    const { txHash } = await sendFrom(owner, (await ok(REQUEST, { id: first.id }, ownerSession)).requestPolicyRegistration);
+    const { txHash } = await sendFrom(
+      owner,
+      (await ok(REQUEST, { id: first.id }, ownerSession)).requestPolicyRegistration,
+    );
     const wrong = await syncRest(second.id, txHash);
     expect([wrong.status, wrong.body.code]).toEqual([409, 'POLICY_REGISTRATION_INVALID']);
     const malformed = await syncRest(second.id, '0x1234');
@@ -180,7 +250,12 @@ describe('on-chain registration', () => {
     const intruder = await signIn(stack.url, otherOwner);
     const request = await graphql(stack.url, REQUEST, { id: policy.id }, intruder);
     expect(request.body.errors?.[0].extensions?.code).toBe('POLICY_NOT_FOUND');
-    const sync = await graphql(stack.url, SYNC, { id: policy.id, tx: `0x${'11'.repeat(32)}` }, intruder);
+    const sync = await graphql(
+      stack.url,
+      SYNC,
+      { id: policy.id, tx: `0x${'11'.repeat(32)}` },
+      intruder,
+    );
     expect(sync.body.errors?.[0].extensions?.code).toBe('POLICY_NOT_FOUND');
     const anonymous = await graphql(stack.url, REQUEST, { id: policy.id });
     expect(anonymous.body.errors?.[0].extensions?.code).toBe('AUTH_REQUIRED');
@@ -205,7 +280,10 @@ function compileWallet(): { abi: readonly unknown[]; bytecode: Hex } {
   const input = {
     language: 'Solidity',
     sources: { 'OwnedWallet.sol': { content: WALLET_SOURCE } },
-    settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+    settings: {
+      evmVersion: 'cancun',
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input)));
   const contract = output.contracts['OwnedWallet.sol'].OwnedWallet;
@@ -227,11 +305,19 @@ describe('contract-wallet sign-in (ERC-1271)', () => {
     const asWallet = { ...owner, address: wallet } as unknown as PrivateKeyAccount;
     const signed = await signSignInMessage(asWallet, await requestNonce(stack.url));
     const answer = await postSignIn(stack.url, '/owner/auth/verify', signed);
-    expect([answer.status, answer.body.session, answer.body.address]).toEqual([200, 'owner', wallet.toLowerCase()]);
+    expect([answer.status, answer.body.session, answer.body.address]).toEqual([
+      200,
+      'owner',
+      wallet.toLowerCase(),
+    ]);
 
     const chainless = await startTestStack();
     try {
-      const refused = await postSignIn(chainless.url, '/owner/auth/verify', await signSignInMessage(asWallet, await requestNonce(chainless.url)));
+      const refused = await postSignIn(
+        chainless.url,
+        '/owner/auth/verify',
+        await signSignInMessage(asWallet, await requestNonce(chainless.url)),
+      );
       expect([refused.status, refused.body.code]).toEqual([401, 'SIWE_INVALID']);
     } finally {
       await chainless.stop();

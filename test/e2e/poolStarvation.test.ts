@@ -9,7 +9,12 @@ import { assetId } from '../../subgraphs/ledger/accounts';
 import { postFunding, registerAsset } from '../../subgraphs/ledger/posting';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
-const USDT0 = { chain: 'eip155:196', token: '0x779ded0c9e1022225f8e0630b35a9b54be713736', symbol: 'USDT0', decimals: 6 };
+const USDT0 = {
+  chain: 'eip155:196',
+  token: '0x779ded0c9e1022225f8e0630b35a9b54be713736',
+  symbol: 'USDT0',
+  decimals: 6,
+};
 
 /** Generous: a healthy answer takes milliseconds, a starved pool holds callers for seconds (or for ever). */
 const AT_ONCE_MS = 1_000;
@@ -26,7 +31,8 @@ async function waitForLockWaiters(client: Client, database: string, count: numbe
       [database],
     );
     if (waiting.rows[0]!.n >= count) return;
-    if (Date.now() > deadline) throw new Error(`only ${waiting.rows[0]!.n} of ${count} connections reached the lock`);
+    if (Date.now() > deadline)
+      throw new Error(`only ${waiting.rows[0]!.n} of ${count} connections reached the lock`);
     await sleep(20);
   }
 }
@@ -71,14 +77,23 @@ describe('pool starvation', () => {
       await holder.query('LOCK TABLE ledger.groups IN EXCLUSIVE MODE');
       const storm = Promise.all(
         Array.from({ length: calls }, (_, index) =>
-          postJson(stack.url, '/ledger/reverse_group', { groupId, reason: 'starvation test', idempotencyKey: `starve-${index}` }, stack.adminToken),
+          postJson(
+            stack.url,
+            '/ledger/reverse_group',
+            { groupId, reason: 'starvation test', idempotencyKey: `starve-${index}` },
+            stack.adminToken,
+          ),
         ),
       );
       await waitForLockWaiters(holder, stack.db.name, poolSize);
       await holder.query('COMMIT');
 
       for (let round = 0; round < 5; round += 1) {
-        const ready = await timed(async () => (await fetch(`${stack.url}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })).status);
+        const ready = await timed(
+          async () =>
+            (await fetch(`${stack.url}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }))
+              .status,
+        );
         const query = await timed(async () => {
           const response = await fetch(`${stack.url}/graphql`, {
             method: 'POST',

@@ -3,7 +3,15 @@
 // concurrent preflights, reservations that stop counting at their deadline, and the input errors.
 // The same budget under concurrency over HTTP subgraphs and on the decision thread
 // (DECISION_THREAD=true) at the end.
-import { NOW_MS, NOW_SECONDS, OTHER_ADDRESS, RECIPIENT, TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
+import {
+  NOW_MS,
+  NOW_SECONDS,
+  OTHER_ADDRESS,
+  RECIPIENT,
+  TOKEN,
+  freshWireIntent,
+  policyDocument,
+} from '../../core/test-support/spend-fixtures';
 import { RULE_IDS } from '../../core/engine';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { startTestStack, type TestStack, postJson } from '../support/stack';
@@ -23,7 +31,11 @@ interface Policy {
 }
 
 async function createPolicy(overrides: Record<string, unknown> = {}): Promise<Policy> {
-  const created = await post('/create_spend_policy', { policy: policyDocument({ owner: OWNER, ...overrides }) }, stack.adminToken);
+  const created = await post(
+    '/create_spend_policy',
+    { policy: policyDocument({ owner: OWNER, ...overrides }) },
+    stack.adminToken,
+  );
   expect(created.status).toBe(201);
   return { policyId: created.body.policyId, policyHash: created.body.policyHash };
 }
@@ -34,7 +46,10 @@ function smallBudget(amount: string): Record<string, unknown> {
 }
 
 /** A fresh intent (own nonce and item, so never a duplicate unless asked), deadline one hour after the clock. */
-function intentFor(policy: Policy, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+function intentFor(
+  policy: Policy,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return freshWireIntent(policy, clockMs, overrides);
 }
 
@@ -64,14 +79,21 @@ describe('create_spend_intent', () => {
     expect(created.status).toBe(200);
     expect(created.body).toEqual({
       intentHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
-      canonicalIntent: expect.objectContaining({ policyId: policy.policyId, amount: '50000', recipient: RECIPIENT }),
+      canonicalIntent: expect.objectContaining({
+        policyId: policy.policyId,
+        amount: '50000',
+        recipient: RECIPIENT,
+      }),
       policyId: policy.policyId,
       policyVersion: 1,
       onchain: null,
     });
     const again = await post('/create_spend_intent', { policyId: policy.policyId, intent });
     expect(again.body).toEqual(created.body);
-    const decided = await post('/preflight_payment', { policyId: policy.policyId, intentHash: created.body.intentHash });
+    const decided = await post('/preflight_payment', {
+      policyId: policy.policyId,
+      intentHash: created.body.intentHash,
+    });
     expect(decided.status).toBe(200);
     expect(decided.body.decision).toBe('APPROVED');
     expect(decided.body.intentHash).toBe(created.body.intentHash);
@@ -84,13 +106,18 @@ describe('create_spend_intent', () => {
       const result = await post(path, { policyId: policy.policyId, intent: bad });
       expect(result.status).toBe(400);
       expect(result.body.code).toBe('INTENT_MALFORMED');
-      const fields = (result.body.details as Array<{ field: string }>).map((detail) => detail.field).sort();
+      const fields = (result.body.details as Array<{ field: string }>)
+        .map((detail) => detail.field)
+        .sort();
       expect(fields).toEqual(expect.arrayContaining(['amount', 'recipient', 'surprise']));
       // Validation comes before anything else, so a missing policyId does not hide it.
       const noPolicy = await post(path, { intent: bad });
       expect([noPolicy.status, noPolicy.body.code]).toEqual([400, 'INTENT_MALFORMED']);
     }
-    const notObject = await post('/preflight_payment', { policyId: policy.policyId, intent: 'hello' });
+    const notObject = await post('/preflight_payment', {
+      policyId: policy.policyId,
+      intent: 'hello',
+    });
     expect([notObject.status, notObject.body.code]).toEqual([400, 'INTENT_MALFORMED']);
   });
 
@@ -100,7 +127,10 @@ describe('create_spend_intent', () => {
       const result = await post(path, { intent: intentFor(policy) });
       expect([result.status, result.body.code]).toEqual([400, 'POLICY_ID_REQUIRED']);
     }
-    const unknown = await post('/preflight_payment', { policyId: policy.policyId, intentHash: `0x${'ab'.repeat(32)}` });
+    const unknown = await post('/preflight_payment', {
+      policyId: policy.policyId,
+      intentHash: `0x${'ab'.repeat(32)}`,
+    });
     expect([unknown.status, unknown.body.code]).toEqual([404, 'INTENT_NOT_FOUND']);
   });
 });
@@ -116,7 +146,11 @@ describe('preflight_payment: one test per decision outcome', () => {
       policyHash: policy.policyHash,
       policyVersion: 1,
       evaluatedAt: new Date(NOW_MS).toISOString(),
-      engine: { version: expect.any(String), ruleManifestHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), ruleCount: 14 },
+      engine: {
+        version: expect.any(String),
+        ruleManifestHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+        ruleCount: 14,
+      },
       ruleTrace: expect.any(Array),
       reservation: {
         reservationId: expect.stringMatching(/^rsv_[0-9a-f]{24}$/),
@@ -131,7 +165,10 @@ describe('preflight_payment: one test per decision outcome', () => {
     });
     expect(body.ruleTrace.map((entry: { rule: string }) => entry.rule)).toEqual([...RULE_IDS]);
     expect(body.ruleTrace[6].note).toBe('VENDOR_SCORE_UNAVAILABLE');
-    const stored = await stack.db.pool.query('SELECT decision, jsonb_array_length(rule_trace) AS n FROM intent.decisions WHERE intent_hash = $1', [body.intentHash]);
+    const stored = await stack.db.pool.query(
+      'SELECT decision, jsonb_array_length(rule_trace) AS n FROM intent.decisions WHERE intent_hash = $1',
+      [body.intentHash],
+    );
     expect(stored.rows).toEqual([{ decision: 'APPROVED', n: 14 }]);
   });
 
@@ -139,16 +176,26 @@ describe('preflight_payment: one test per decision outcome', () => {
     const policy = await createPolicy();
     const unknown = { policyId: '12345', policyHash: policy.policyHash };
     const body = await preflight(unknown, intentFor(unknown));
-    expect([body.decision, body.policyHash, body.policyVersion, body.reservation]).toEqual(['BLOCKED_POLICY_INACTIVE', null, null, null]);
+    expect([body.decision, body.policyHash, body.policyVersion, body.reservation]).toEqual([
+      'BLOCKED_POLICY_INACTIVE',
+      null,
+      null,
+      null,
+    ]);
     expect(body.ruleTrace[0].note).toBe('BLOCKED_POLICY_INACTIVE:NOT_FOUND');
     expect(body.ruleTrace).toHaveLength(14);
   });
 
   it('BLOCKED_POLICY_INACTIVE: a policy paused with /pause_policy, approved again after /resume_policy', async () => {
     const policy = await createPolicy();
-    expect((await post('/pause_policy', { policyId: policy.policyId }, stack.adminToken)).status).toBe(200);
+    expect(
+      (await post('/pause_policy', { policyId: policy.policyId }, stack.adminToken)).status,
+    ).toBe(200);
     const paused = await preflight(policy, intentFor(policy));
-    expect([paused.decision, paused.ruleTrace[0].note]).toEqual(['BLOCKED_POLICY_INACTIVE', 'BLOCKED_POLICY_INACTIVE:PAUSED']);
+    expect([paused.decision, paused.ruleTrace[0].note]).toEqual([
+      'BLOCKED_POLICY_INACTIVE',
+      'BLOCKED_POLICY_INACTIVE:PAUSED',
+    ]);
     await post('/resume_policy', { policyId: policy.policyId }, stack.adminToken);
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
   });
@@ -157,37 +204,67 @@ describe('preflight_payment: one test per decision outcome', () => {
     const policy = await createPolicy({ expiresAt: formatIsoSeconds(NOW_SECONDS + 7200) });
     clockMs = NOW_MS + 3 * 3_600_000;
     const body = await preflight(policy, intentFor(policy));
-    expect([body.decision, body.ruleTrace[0].note]).toEqual(['BLOCKED_POLICY_INACTIVE', 'BLOCKED_POLICY_INACTIVE:EXPIRED']);
+    expect([body.decision, body.ruleTrace[0].note]).toEqual([
+      'BLOCKED_POLICY_INACTIVE',
+      'BLOCKED_POLICY_INACTIVE:EXPIRED',
+    ]);
   });
 
   it('BLOCKED_POLICY_MISMATCH: an intent committed to the hash that /update_policy replaced', async () => {
     const policy = await createPolicy();
-    const updated = await post('/update_policy', { policyId: policy.policyId, policy: policyDocument({ owner: OWNER, dailyBudget: '40.00' }) }, stack.adminToken);
+    const updated = await post(
+      '/update_policy',
+      { policyId: policy.policyId, policy: policyDocument({ owner: OWNER, dailyBudget: '40.00' }) },
+      stack.adminToken,
+    );
     expect(updated.status).toBe(200);
     const stale = await preflight(policy, intentFor(policy));
-    expect([stale.decision, stale.ruleTrace[0].note, stale.policyVersion]).toEqual(['BLOCKED_POLICY_MISMATCH', 'BLOCKED_POLICY_MISMATCH:POLICY_HASH', 2]);
+    expect([stale.decision, stale.ruleTrace[0].note, stale.policyVersion]).toEqual([
+      'BLOCKED_POLICY_MISMATCH',
+      'BLOCKED_POLICY_MISMATCH:POLICY_HASH',
+      2,
+    ]);
     const fresh = { policyId: policy.policyId, policyHash: updated.body.policyHash };
     expect((await preflight(fresh, intentFor(fresh))).decision).toBe('APPROVED');
   });
 
   it('BLOCKED_DEADLINE: too far ahead, and passed for an intent stored earlier', async () => {
     const policy = await createPolicy();
-    const far = await preflight(policy, intentFor(policy, { deadline: formatIsoSeconds(NOW_SECONDS + 2 * 86_400) }));
-    expect([far.decision, far.ruleTrace[1].note]).toEqual(['BLOCKED_DEADLINE', 'BLOCKED_DEADLINE:TOO_FAR']);
-    const created = await post('/create_spend_intent', { policyId: policy.policyId, intent: intentFor(policy) });
+    const far = await preflight(
+      policy,
+      intentFor(policy, { deadline: formatIsoSeconds(NOW_SECONDS + 2 * 86_400) }),
+    );
+    expect([far.decision, far.ruleTrace[1].note]).toEqual([
+      'BLOCKED_DEADLINE',
+      'BLOCKED_DEADLINE:TOO_FAR',
+    ]);
+    const created = await post('/create_spend_intent', {
+      policyId: policy.policyId,
+      intent: intentFor(policy),
+    });
     clockMs = NOW_MS + 2 * 3_600_000;
-    const passed = await post('/preflight_payment', { policyId: policy.policyId, intentHash: created.body.intentHash });
-    expect([passed.body.decision, passed.body.ruleTrace[1].note]).toEqual(['BLOCKED_DEADLINE', 'BLOCKED_DEADLINE:PASSED']);
+    const passed = await post('/preflight_payment', {
+      policyId: policy.policyId,
+      intentHash: created.body.intentHash,
+    });
+    expect([passed.body.decision, passed.body.ruleTrace[1].note]).toEqual([
+      'BLOCKED_DEADLINE',
+      'BLOCKED_DEADLINE:PASSED',
+    ]);
   });
 
   it('BLOCKED_ASSET: another token', async () => {
     const policy = await createPolicy();
-    expect((await preflight(policy, intentFor(policy, { token: OTHER_ADDRESS }))).decision).toBe('BLOCKED_ASSET');
+    expect((await preflight(policy, intentFor(policy, { token: OTHER_ADDRESS }))).decision).toBe(
+      'BLOCKED_ASSET',
+    );
   });
 
   it('BLOCKED_CATEGORY: a category not on the allow list', async () => {
     const policy = await createPolicy();
-    expect((await preflight(policy, intentFor(policy, { category: 'games' }))).decision).toBe('BLOCKED_CATEGORY');
+    expect((await preflight(policy, intentFor(policy, { category: 'games' }))).decision).toBe(
+      'BLOCKED_CATEGORY',
+    );
   });
 
   it('BLOCKED_RECIPIENT: a denied recipient', async () => {
@@ -201,24 +278,44 @@ describe('preflight_payment: one test per decision outcome', () => {
   });
 
   it('BLOCKED_VENDOR_RISK and ESCALATED_VENDOR_RISK: no vendor score, as the policy says', async () => {
-    const blocking = await createPolicy({ vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'BLOCK' } });
+    const blocking = await createPolicy({
+      vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'BLOCK' },
+    });
     const blocked = await preflight(blocking, intentFor(blocking));
-    expect([blocked.decision, blocked.ruleTrace[6].note]).toEqual(['BLOCKED_VENDOR_RISK', 'BLOCKED_VENDOR_RISK:SCORE_UNAVAILABLE']);
-    const escalating = await createPolicy({ vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'ESCALATE' } });
+    expect([blocked.decision, blocked.ruleTrace[6].note]).toEqual([
+      'BLOCKED_VENDOR_RISK',
+      'BLOCKED_VENDOR_RISK:SCORE_UNAVAILABLE',
+    ]);
+    const escalating = await createPolicy({
+      vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'ESCALATE' },
+    });
     const escalated = await preflight(escalating, intentFor(escalating));
     expect([escalated.decision, escalated.reservation]).toEqual(['ESCALATED_VENDOR_RISK', null]);
     expect(escalated.escalation.pollRef).toMatch(/^esc_[0-9a-f]{24}$/);
   });
 
   it('BLOCKED_DUPLICATE: the same key tuple as an earlier approved intent, until the window ends', async () => {
-    const policy = await createPolicy({ duplicates: { windowMinutes: 30, keys: ['capability', 'recipient', 'amount', 'itemHash'] } });
+    const policy = await createPolicy({
+      duplicates: { windowMinutes: 30, keys: ['capability', 'recipient', 'amount', 'itemHash'] },
+    });
     const first = intentFor(policy);
     const approved = await preflight(policy, first);
     expect(approved.decision).toBe('APPROVED');
     const again = await preflight(policy, { ...first, nonce: '999999' });
-    expect([again.decision, again.ruleTrace[7].observed]).toEqual(['BLOCKED_DUPLICATE', approved.intentHash]);
+    expect([again.decision, again.ruleTrace[7].observed]).toEqual([
+      'BLOCKED_DUPLICATE',
+      approved.intentHash,
+    ]);
     clockMs = NOW_MS + 31 * 60_000;
-    expect((await preflight(policy, { ...first, nonce: '999998', deadline: formatIsoSeconds(NOW_SECONDS + 7200) })).decision).toBe('APPROVED');
+    expect(
+      (
+        await preflight(policy, {
+          ...first,
+          nonce: '999998',
+          deadline: formatIsoSeconds(NOW_SECONDS + 7200),
+        })
+      ).decision,
+    ).toBe('APPROVED');
   });
 
   it('BLOCKED_COOLDOWN: a second call to the same provider inside the cooldown', async () => {
@@ -226,8 +323,14 @@ describe('preflight_payment: one test per decision outcome', () => {
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
     clockMs = NOW_MS + 5 * 60_000;
     const cooling = await preflight(policy, intentFor(policy));
-    expect([cooling.decision, cooling.ruleTrace[8].observed, cooling.ruleTrace[8].limit]).toEqual(['BLOCKED_COOLDOWN', '300', '600']);
-    expect((await preflight(policy, intentFor(policy, { provider: 'other.vendor.example' }))).decision).toBe('APPROVED');
+    expect([cooling.decision, cooling.ruleTrace[8].observed, cooling.ruleTrace[8].limit]).toEqual([
+      'BLOCKED_COOLDOWN',
+      '300',
+      '600',
+    ]);
+    expect(
+      (await preflight(policy, intentFor(policy, { provider: 'other.vendor.example' }))).decision,
+    ).toBe('APPROVED');
     clockMs = NOW_MS + 10 * 60_000;
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
   });
@@ -244,14 +347,20 @@ describe('preflight_payment: one test per decision outcome', () => {
 
   it('BLOCKED_HARD_CAP: one atomic unit above the hard cap', async () => {
     const policy = await createPolicy();
-    expect((await preflight(policy, intentFor(policy, { amount: '10000001' }))).decision).toBe('BLOCKED_HARD_CAP');
+    expect((await preflight(policy, intentFor(policy, { amount: '10000001' }))).decision).toBe(
+      'BLOCKED_HARD_CAP',
+    );
   });
 
   it('BLOCKED_PER_CALL_CAP and ESCALATED_PER_CALL_CAP, as the policy says', async () => {
     const blocking = await createPolicy();
-    expect((await preflight(blocking, intentFor(blocking, { amount: '3000000' }))).decision).toBe('BLOCKED_PER_CALL_CAP');
+    expect((await preflight(blocking, intentFor(blocking, { amount: '3000000' }))).decision).toBe(
+      'BLOCKED_PER_CALL_CAP',
+    );
     const escalating = await createPolicy({ onPerCallCapExceeded: 'ESCALATE' });
-    expect((await preflight(escalating, intentFor(escalating, { amount: '3000000' }))).decision).toBe('ESCALATED_PER_CALL_CAP');
+    expect(
+      (await preflight(escalating, intentFor(escalating, { amount: '3000000' }))).decision,
+    ).toBe('ESCALATED_PER_CALL_CAP');
   });
 
   it('BLOCKED_BUDGET: the day’s budget used by earlier approvals; a new UTC day starts afresh', async () => {
@@ -259,7 +368,11 @@ describe('preflight_payment: one test per decision outcome', () => {
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
     const over = await preflight(policy, intentFor(policy));
-    expect([over.decision, over.ruleTrace[12].observed, over.ruleTrace[12].limit]).toEqual(['BLOCKED_BUDGET', '150000', '100000']);
+    expect([over.decision, over.ruleTrace[12].observed, over.ruleTrace[12].limit]).toEqual([
+      'BLOCKED_BUDGET',
+      '150000',
+      '100000',
+    ]);
     clockMs = Date.UTC(2026, 10, 23, 0, 0, 1);
     expect((await preflight(policy, intentFor(policy))).decision).toBe('APPROVED');
   });
@@ -293,7 +406,10 @@ describe('preflight_payment: the budget under concurrency', () => {
 
   it('a reservation past its deadline stops counting at once', async () => {
     const policy = await createPolicy(smallBudget('0.10'));
-    const shortLived = intentFor(policy, { amount: '100000', deadline: formatIsoSeconds(NOW_SECONDS + 600) });
+    const shortLived = intentFor(policy, {
+      amount: '100000',
+      deadline: formatIsoSeconds(NOW_SECONDS + 600),
+    });
     expect((await preflight(policy, shortLived)).decision).toBe('APPROVED');
     expect((await preflight(policy, intentFor(policy))).decision).toBe('BLOCKED_BUDGET');
     clockMs = NOW_MS + 600_000;
@@ -333,22 +449,34 @@ describe('preflight_payment on the decision thread (DECISION_THREAD=true)', () =
 
   it('holds the budget under 50 concurrent preflights, with the test clock of the caller', async () => {
     const policy = await createPolicy(smallBudget('0.50'));
-    const intents = Array.from({ length: 50 }, () => intentFor(policy, { amount: '70000', deadline: formatIsoSeconds(NOW_SECONDS + 600) }));
+    const intents = Array.from({ length: 50 }, () =>
+      intentFor(policy, { amount: '70000', deadline: formatIsoSeconds(NOW_SECONDS + 600) }),
+    );
     const bodies = await Promise.all(intents.map((intent) => preflight(policy, intent)));
     expect(bodies.filter((body) => body.decision === 'APPROVED')).toHaveLength(7);
     expect(bodies.filter((body) => body.decision === 'BLOCKED_BUDGET')).toHaveLength(43);
-    expect(new Set(bodies.map((body) => body.evaluatedAt))).toEqual(new Set([new Date(NOW_MS).toISOString()]));
+    expect(new Set(bodies.map((body) => body.evaluatedAt))).toEqual(
+      new Set([new Date(NOW_MS).toISOString()]),
+    );
     // The reservations expire with their deadline on the caller's clock: the budget is free again.
     clockMs = NOW_MS + 600_000;
-    expect((await preflight(policy, intentFor(policy, { amount: '70000' }))).decision).toBe('APPROVED');
+    expect((await preflight(policy, intentFor(policy, { amount: '70000' }))).decision).toBe(
+      'APPROVED',
+    );
   });
 
   it('answers input errors with their codes from the thread', async () => {
     const policy = await createPolicy();
-    const malformed = await post('/preflight_payment', { policyId: policy.policyId, intent: { ...intentFor(policy), amount: '-1' } });
+    const malformed = await post('/preflight_payment', {
+      policyId: policy.policyId,
+      intent: { ...intentFor(policy), amount: '-1' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe('INTENT_MALFORMED');
-    const unknown = await post('/preflight_payment', { policyId: policy.policyId, intentHash: `0x${'cd'.repeat(32)}` });
+    const unknown = await post('/preflight_payment', {
+      policyId: policy.policyId,
+      intentHash: `0x${'cd'.repeat(32)}`,
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('INTENT_NOT_FOUND');
   });

@@ -15,7 +15,10 @@ const owner = privateKeyToAccount(generatePrivateKey());
 const otherOwner = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
 
-async function createPolicy(stack: TestStack, account: PrivateKeyAccount): Promise<{ policyId: string; policyHash: string }> {
+async function createPolicy(
+  stack: TestStack,
+  account: PrivateKeyAccount,
+): Promise<{ policyId: string; policyHash: string }> {
   const response = await fetch(`${stack.url}/create_spend_policy`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${stack.adminToken}` },
@@ -25,7 +28,11 @@ async function createPolicy(stack: TestStack, account: PrivateKeyAccount): Promi
   return (await response.json()) as { policyId: string; policyHash: string };
 }
 
-async function consumerPolicy(stack: TestStack, bearer?: string, query = ''): Promise<{ status: number; body: any }> {
+async function consumerPolicy(
+  stack: TestStack,
+  bearer?: string,
+  query = '',
+): Promise<{ status: number; body: any }> {
   const response = await fetch(`${stack.url}/consumer/policy${query}`, {
     headers: bearer === undefined ? {} : { authorization: `Bearer ${bearer}` },
   });
@@ -73,7 +80,11 @@ describe('sign-in with a real database and real signatures', () => {
   });
 
   it('gives the policy owner a 30-minute consumer bearer bound to that policy, which reads it', async () => {
-    const answer = await postSignIn(stack.url, '/consumer/auth/verify', await signSignInMessage(owner, await requestNonce(stack.url), { policyId }));
+    const answer = await postSignIn(
+      stack.url,
+      '/consumer/auth/verify',
+      await signSignInMessage(owner, await requestNonce(stack.url), { policyId }),
+    );
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
       accessToken: expect.stringMatching(/^scs1\./),
@@ -94,7 +105,12 @@ describe('sign-in with a real database and real signatures', () => {
       policyHash,
       expiresAt: '2027-12-31T00:00:00.000Z',
       limits: {
-        asset: { network: 'eip155:196', token: expect.stringMatching(/^0x[0-9a-f]{40}$/), symbol: 'USDT0', decimals: 6 },
+        asset: {
+          network: 'eip155:196',
+          token: expect.stringMatching(/^0x[0-9a-f]{40}$/),
+          symbol: 'USDT0',
+          decimals: 6,
+        },
         dailyBudget: '25.00',
         perCallCap: '2.00',
         onPerCallCapExceeded: 'BLOCK',
@@ -109,69 +125,155 @@ describe('sign-in with a real database and real signatures', () => {
     const bearer = await signIn(stack.url, owner);
     const { body } = await graphql(stack.url, '{ policies { nodes { id owner } } }', {}, bearer);
     expect(body.errors).toBeUndefined();
-    expect(body.data.policies.nodes).toEqual([{ id: policyId, owner: owner.address.toLowerCase() }]);
-    const others = await graphql(stack.url, 'query ($id: ID!) { policy(id: $id) { id owner rules } }', { id: otherPolicyId }, bearer);
+    expect(body.data.policies.nodes).toEqual([
+      { id: policyId, owner: owner.address.toLowerCase() },
+    ]);
+    const others = await graphql(
+      stack.url,
+      'query ($id: ID!) { policy(id: $id) { id owner rules } }',
+      { id: otherPolicyId },
+      bearer,
+    );
     expect(others.body.data.policy).toBeNull();
   });
 
-  it.each<[string, (nonce: Awaited<ReturnType<typeof requestNonce>>) => Parameters<typeof signSignInMessage>[2]]>([
+  it.each<
+    [
+      string,
+      (nonce: Awaited<ReturnType<typeof requestNonce>>) => Parameters<typeof signSignInMessage>[2],
+    ]
+  >([
     ['a wrong domain', () => ({ policyId, overrides: { domain: 'evil.example' } })],
     ['a wrong chain', () => ({ policyId, overrides: { chainId: 1 } })],
     ['a missing policy resource', () => ({})],
-    ['two policy resources', () => ({ policyId, overrides: { resources: [`svc:policy:${policyId}`, `svc:policy:${otherPolicyId}`] } })],
-    ['an expired message', () => ({ policyId, overrides: { expirationTime: new Date(T0.getTime() - 1000) } })],
-    ['a message not valid yet', () => ({ policyId, overrides: { notBefore: new Date(T0.getTime() + 60_000) } })],
-    ['a message issued in the future', () => ({ policyId, issuedAt: new Date(T0.getTime() + 3600_000) })],
+    [
+      'two policy resources',
+      () => ({
+        policyId,
+        overrides: { resources: [`svc:policy:${policyId}`, `svc:policy:${otherPolicyId}`] },
+      }),
+    ],
+    [
+      'an expired message',
+      () => ({ policyId, overrides: { expirationTime: new Date(T0.getTime() - 1000) } }),
+    ],
+    [
+      'a message not valid yet',
+      () => ({ policyId, overrides: { notBefore: new Date(T0.getTime() + 60_000) } }),
+    ],
+    [
+      'a message issued in the future',
+      () => ({ policyId, issuedAt: new Date(T0.getTime() + 3600_000) }),
+    ],
   ])('refuses %s with 401 SIWE_INVALID, and the nonce is burnt', async (_case, options) => {
     const nonce = await requestNonce(stack.url);
-    expectRefusal(await postSignIn(stack.url, '/consumer/auth/verify', await signSignInMessage(owner, nonce, options(nonce))), 401, 'SIWE_INVALID');
+    expectRefusal(
+      await postSignIn(
+        stack.url,
+        '/consumer/auth/verify',
+        await signSignInMessage(owner, nonce, options(nonce)),
+      ),
+      401,
+      'SIWE_INVALID',
+    );
     const honest = await signSignInMessage(owner, nonce, { policyId });
-    expectRefusal(await postSignIn(stack.url, '/consumer/auth/verify', honest), 401, 'SIWE_NONCE_INVALID');
+    expectRefusal(
+      await postSignIn(stack.url, '/consumer/auth/verify', honest),
+      401,
+      'SIWE_NONCE_INVALID',
+    );
   });
 
   it('refuses a signature that is not the named address’s with 401 SIWE_INVALID', async () => {
     const nonce = await requestNonce(stack.url);
     const signed = await signSignInMessage(owner, nonce, { policyId });
-    const forged = { message: signed.message, signature: await stranger.signMessage({ message: signed.message }) };
-    expectRefusal(await postSignIn(stack.url, '/consumer/auth/verify', forged), 401, 'SIWE_INVALID');
+    const forged = {
+      message: signed.message,
+      signature: await stranger.signMessage({ message: signed.message }),
+    };
+    expectRefusal(
+      await postSignIn(stack.url, '/consumer/auth/verify', forged),
+      401,
+      'SIWE_INVALID',
+    );
   });
 
   it('refuses a valid signature by an address that does not own the policy with 403 NOT_POLICY_OWNER', async () => {
-    const answer = await postSignIn(stack.url, '/consumer/auth/verify', await signSignInMessage(stranger, await requestNonce(stack.url), { policyId }));
+    const answer = await postSignIn(
+      stack.url,
+      '/consumer/auth/verify',
+      await signSignInMessage(stranger, await requestNonce(stack.url), { policyId }),
+    );
     expectRefusal(answer, 403, 'NOT_POLICY_OWNER');
-    const unknown = await postSignIn(stack.url, '/consumer/auth/verify', await signSignInMessage(stranger, await requestNonce(stack.url), { policyId: '123' }));
+    const unknown = await postSignIn(
+      stack.url,
+      '/consumer/auth/verify',
+      await signSignInMessage(stranger, await requestNonce(stack.url), { policyId: '123' }),
+    );
     expectRefusal(unknown, 403, 'NOT_POLICY_OWNER');
   });
 
   it('refuses a policy resource on the owner route and an unknown or malformed nonce', async () => {
     expectRefusal(
-      await postSignIn(stack.url, '/owner/auth/verify', await signSignInMessage(owner, await requestNonce(stack.url), { policyId })),
+      await postSignIn(
+        stack.url,
+        '/owner/auth/verify',
+        await signSignInMessage(owner, await requestNonce(stack.url), { policyId }),
+      ),
       401,
       'SIWE_INVALID',
     );
     const made = await requestNonce(stack.url);
-    expectRefusal(await postSignIn(stack.url, '/owner/auth/verify', await signSignInMessage(owner, { ...made, nonce: 'ab'.repeat(16) })), 401, 'SIWE_NONCE_INVALID');
-    expectRefusal(await postSignIn(stack.url, '/owner/auth/verify', { message: 'hello', signature: '0x00' }), 401, 'SIWE_INVALID');
+    expectRefusal(
+      await postSignIn(
+        stack.url,
+        '/owner/auth/verify',
+        await signSignInMessage(owner, { ...made, nonce: 'ab'.repeat(16) }),
+      ),
+      401,
+      'SIWE_NONCE_INVALID',
+    );
+    expectRefusal(
+      await postSignIn(stack.url, '/owner/auth/verify', { message: 'hello', signature: '0x00' }),
+      401,
+      'SIWE_INVALID',
+    );
   });
 
   it('refuses a replayed message: the nonce is single use', async () => {
     const signed = await signSignInMessage(owner, await requestNonce(stack.url), { policyId });
     expect((await postSignIn(stack.url, '/consumer/auth/verify', signed)).status).toBe(200);
-    expectRefusal(await postSignIn(stack.url, '/consumer/auth/verify', signed), 401, 'SIWE_NONCE_INVALID');
+    expectRefusal(
+      await postSignIn(stack.url, '/consumer/auth/verify', signed),
+      401,
+      'SIWE_NONCE_INVALID',
+    );
   });
 
   it('lets exactly one of 20 concurrent verifications of one signed message through', async () => {
     const signed = await signSignInMessage(owner, await requestNonce(stack.url), { policyId });
-    const answers = await Promise.all(Array.from({ length: 20 }, () => postSignIn(stack.url, '/consumer/auth/verify', signed)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => postSignIn(stack.url, '/consumer/auth/verify', signed)),
+    );
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
     const refused = answers.filter((answer) => answer.status !== 200);
-    expect(refused.map((answer) => `${answer.status} ${answer.body.code}`)).toEqual(Array(19).fill('401 SIWE_NONCE_INVALID'));
+    expect(refused.map((answer) => `${answer.status} ${answer.body.code}`)).toEqual(
+      Array(19).fill('401 SIWE_NONCE_INVALID'),
+    );
   });
 
   it('refuses a nonce older than ten minutes', async () => {
     const nonce = await requestNonce(stack.url);
     nowMs += 10 * 60_000;
-    expectRefusal(await postSignIn(stack.url, '/consumer/auth/verify', await signSignInMessage(owner, nonce, { policyId })), 401, 'SIWE_NONCE_INVALID');
+    expectRefusal(
+      await postSignIn(
+        stack.url,
+        '/consumer/auth/verify',
+        await signSignInMessage(owner, nonce, { policyId }),
+      ),
+      401,
+      'SIWE_NONCE_INVALID',
+    );
   });
 
   it('refuses a session used after 30 minutes with 401 SESSION_INVALID, and a tampered one', async () => {
@@ -181,7 +283,10 @@ describe('sign-in with a real database and real signatures', () => {
     nowMs += 1000;
     expectRefusal(await consumerPolicy(stack, bearer), 401, 'SESSION_INVALID');
     const owners = await graphql(stack.url, '{ policies { nodes { id } } }', {}, bearer);
-    expect([owners.status, owners.body.errors?.[0].extensions?.code]).toEqual([401, 'SESSION_INVALID']);
+    expect([owners.status, owners.body.errors?.[0].extensions?.code]).toEqual([
+      401,
+      'SESSION_INVALID',
+    ]);
     nowMs = T0.getTime();
     const [prefix, payload, mac] = bearer.split('.');
     const middle = Math.floor(payload.length / 2);
@@ -191,7 +296,11 @@ describe('sign-in with a real database and real signatures', () => {
 
   describe('scope', () => {
     it('refuses a consumer read that only names a policyId, without a bearer: 401 AUTH_REQUIRED', async () => {
-      expectRefusal(await consumerPolicy(stack, undefined, `?policyId=${policyId}`), 401, 'AUTH_REQUIRED');
+      expectRefusal(
+        await consumerPolicy(stack, undefined, `?policyId=${policyId}`),
+        401,
+        'AUTH_REQUIRED',
+      );
       expectRefusal(await consumerPolicy(stack), 401, 'AUTH_REQUIRED');
     });
 
@@ -201,17 +310,39 @@ describe('sign-in with a real database and real signatures', () => {
       expectRefusal(elsewhere, 403, 'FORBIDDEN');
       expect(elsewhere.body).not.toHaveProperty('policyHash');
       expect((await consumerPolicy(stack, bearer, `?policyId=${policyId}`)).status).toBe(200);
-      const viaGraphql = await graphql(stack.url, 'query ($id: ID!) { policy(id: $id) { id } }', { id: otherPolicyId }, bearer);
+      const viaGraphql = await graphql(
+        stack.url,
+        'query ($id: ID!) { policy(id: $id) { id } }',
+        { id: otherPolicyId },
+        bearer,
+      );
       expect(viaGraphql.body.data.policy).toBeNull();
     });
 
     it('lets another owner’s session see none of this owner’s policies and change none of them', async () => {
       const bearer = await signIn(stack.url, otherOwner);
-      const read = await graphql(stack.url, 'query ($id: ID!) { policy(id: $id) { id policyHash } }', { id: policyId }, bearer);
+      const read = await graphql(
+        stack.url,
+        'query ($id: ID!) { policy(id: $id) { id policyHash } }',
+        { id: policyId },
+        bearer,
+      );
       expect(read.body.data.policy).toBeNull();
-      const pause = await graphql(stack.url, 'mutation ($id: ID!) { pausePolicy(policyId: $id) { id status } }', { id: policyId }, bearer);
-      expect(pause.body.errors?.[0].extensions).toMatchObject({ code: 'POLICY_NOT_FOUND', status: 404 });
-      expectRefusal(await consumerPolicy(stack, bearer, `?policyId=${policyId}`), 404, 'POLICY_NOT_FOUND');
+      const pause = await graphql(
+        stack.url,
+        'mutation ($id: ID!) { pausePolicy(policyId: $id) { id status } }',
+        { id: policyId },
+        bearer,
+      );
+      expect(pause.body.errors?.[0].extensions).toMatchObject({
+        code: 'POLICY_NOT_FOUND',
+        status: 404,
+      });
+      expectRefusal(
+        await consumerPolicy(stack, bearer, `?policyId=${policyId}`),
+        404,
+        'POLICY_NOT_FOUND',
+      );
     });
   });
 });

@@ -30,9 +30,26 @@ function freePort(): Promise<number> {
   });
 }
 
-function cliEnv(dataDir: string, port: number, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...extra };
-  for (const name of ['DATABASE_URL', 'FUNDING_RPC_URL', 'SETTLEMENT_RPC_URL', 'NODE_ENV', 'ADMIN_TOKEN_HASHES']) delete env[name];
+function cliEnv(
+  dataDir: string,
+  port: number,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  for (const name of [
+    'DATABASE_URL',
+    'FUNDING_RPC_URL',
+    'SETTLEMENT_RPC_URL',
+    'NODE_ENV',
+    'ADMIN_TOKEN_HASHES',
+  ])
+    delete env[name];
   return env;
 }
 
@@ -47,9 +64,14 @@ function startCli(env: NodeJS.ProcessEnv): Promise<Started> {
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`start did not become ready:\n${output}`)), 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`start did not become ready:\n${output}`)),
+      90_000,
+    );
     const onData = () => {
       if (output.includes('ready           role all')) {
         clearTimeout(timer);
@@ -75,15 +97,27 @@ function alive(pid: number): boolean {
 }
 
 function childPids(dataDir: string): number[] {
-  const devnet = JSON.parse(readFileSync(path.join(dataDir, 'devnet.json'), 'utf8')) as { pids: { funding: number; settlement: number } };
-  const postmaster = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const devnet = JSON.parse(readFileSync(path.join(dataDir, 'devnet.json'), 'utf8')) as {
+    pids: { funding: number; settlement: number };
+  };
+  const postmaster = Number(
+    readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0],
+  );
   return [devnet.pids.funding, devnet.pids.settlement, postmaster];
 }
 
-async function graphqlAt(url: string, query: string, variables: Record<string, unknown> = {}, token?: string) {
+async function graphqlAt(
+  url: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  token?: string,
+) {
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify({ query, variables }),
   });
   return (await response.json()) as { data?: any; errors?: unknown[] };
@@ -97,7 +131,8 @@ describe('spend-control start on embedded defaults', () => {
   let running: Started | null = null;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" (npm test builds first)`);
+    if (!existsSync(CLI))
+      throw new Error(`${CLI} is missing: run "npm run build" (npm test builds first)`);
     port = await freePort();
   });
 
@@ -113,11 +148,18 @@ describe('spend-control start on embedded defaults', () => {
     running = await startCli(cliEnv(dataDir, port));
     const url = `http://127.0.0.1:${port}`;
     // The service runs as the embedded service login, not the superuser, and the start-up check is content.
-    expect(running.output()).toMatch(/database +postgres:\/\/spend_control_app:\*\*\*@127\.0\.0\.1:\d+\/spend_control/);
+    expect(running.output()).toMatch(
+      /database +postgres:\/\/spend_control_app:\*\*\*@127\.0\.0\.1:\d+\/spend_control/,
+    );
     expect(running.output()).not.toContain('WARNING');
-    expect(running.output()).toMatch(/chains +funding +eip155:196 http:\/\/127\.0\.0\.1:\d+ USDT0 0x[0-9a-fA-F]{40}/);
+    expect(running.output()).toMatch(
+      /chains +funding +eip155:196 http:\/\/127\.0\.0\.1:\d+ USDT0 0x[0-9a-fA-F]{40}/,
+    );
 
-    const joined = await graphqlAt(url, '{ capability(id: "domains.check") { effectiveMaturity builderTools { path } } }');
+    const joined = await graphqlAt(
+      url,
+      '{ capability(id: "domains.check") { effectiveMaturity builderTools { path } } }',
+    );
     expect(joined.errors).toBeUndefined();
     expect(joined.data.capability.effectiveMaturity).toBe('VERIFIED');
     expect(joined.data.capability.builderTools.length).toBeGreaterThan(0);
@@ -126,12 +168,20 @@ describe('spend-control start on embedded defaults', () => {
     expect(catalog.execution.providersExecutableToday).toEqual(['spendctl-domains']);
 
     const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-    const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+    const client = createClient({
+      url: `ws://127.0.0.1:${port}/graphql`,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+    });
     try {
       const change = new Promise<unknown>((resolve, reject) => {
         client.subscribe<{ catalogChanged: unknown }>(
           { query: 'subscription { catalogChanged { kind id maturity } }' },
-          { next: (message) => resolve(message.data?.catalogChanged), error: reject, complete: () => undefined },
+          {
+            next: (message) => resolve(message.data?.catalogChanged),
+            error: reject,
+            complete: () => undefined,
+          },
         );
       });
       // The subscription is live once the server has acknowledged it; give the socket a moment.
@@ -143,7 +193,11 @@ describe('spend-control start on embedded defaults', () => {
         adminToken,
       );
       expect(promoted.errors).toBeUndefined();
-      await expect(change).resolves.toEqual({ kind: 'PROVIDER', id: 'spendctl-gifts', maturity: 'SANDBOX' });
+      await expect(change).resolves.toEqual({
+        kind: 'PROVIDER',
+        id: 'spendctl-gifts',
+        maturity: 'SANDBOX',
+      });
     } finally {
       await client.dispose();
     }
@@ -166,7 +220,9 @@ describe('spend-control start on embedded defaults', () => {
     running = await startCli(cliEnv(dataDir, port));
     const url = `http://127.0.0.1:${port}`;
     expect(running.output()).toContain('migrations      0 applied');
-    const after = JSON.parse(readFileSync(path.join(dataDir, 'devnet.json'), 'utf8')) as typeof before & {
+    const after = JSON.parse(
+      readFileSync(path.join(dataDir, 'devnet.json'), 'utf8'),
+    ) as typeof before & {
       chains: { funding: { rpcUrl: string } };
     };
     expect(after.chains.funding.token.address).toBe(before.chains.funding.token.address);
@@ -188,8 +244,15 @@ describe('spend-control start on embedded defaults', () => {
     const payer = privateKeyToAccount(generatePrivateKey());
     await faucet({ dataDir, address: payer.address, amount: '1.00' });
     const token = after.chains.funding.token.address;
-    const feeReceiver = (after as unknown as { addresses: { feeReceiver: Address } }).addresses.feeReceiver;
-    const balanceOf = (owner: Address) => chain.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
+    const feeReceiver = (after as unknown as { addresses: { feeReceiver: Address } }).addresses
+      .feeReceiver;
+    const balanceOf = (owner: Address) =>
+      chain.readContract({
+        address: token,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [owner],
+      });
     const receiverBefore = await balanceOf(feeReceiver);
     const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
     client.setSpendControls({ allowedAssets: [{ network: 'eip155:196', asset: token }] });
@@ -200,9 +263,18 @@ describe('spend-control start on embedded defaults', () => {
     expect(await balanceOf(payer.address)).toBe(1_000_000n - 10_000n);
     expect(await balanceOf(feeReceiver)).toBe(receiverBefore + 10_000n);
     const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-    const fees = await graphqlAt(url, '{ ledgerGroups(filter: { kind: SERVICE_FEE }) { nodes { memo entries { accountKey amountAtomic } } } }', {}, adminToken);
+    const fees = await graphqlAt(
+      url,
+      '{ ledgerGroups(filter: { kind: SERVICE_FEE }) { nodes { memo entries { accountKey amountAtomic } } } }',
+      {},
+      adminToken,
+    );
     expect(fees.errors).toBeUndefined();
-    expect(fees.data.ledgerGroups.nodes.some((group: { memo: string }) => group.memo.includes(payer.address.toLowerCase()))).toBe(true);
+    expect(
+      fees.data.ledgerGroups.nodes.some((group: { memo: string }) =>
+        group.memo.includes(payer.address.toLowerCase()),
+      ),
+    ).toBe(true);
 
     running.child.kill('SIGTERM');
     await expect(running.exited).resolves.toBe(0);

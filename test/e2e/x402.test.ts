@@ -2,7 +2,11 @@
 // token): the challenge on the wire, the official client paying, every refusal moving no money,
 // one settlement for 20 concurrent copies of a payment, and an ambiguous settlement parked in
 // SUSPENSE, answered 503, then resolved from the chain without a second charge. Last, the books.
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -11,7 +15,12 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { createAnvilTestClient, createChainPublicClient, createChainWalletClient, type ChainPublicClient } from '../../platform/chain/clients';
+import {
+  createAnvilTestClient,
+  createChainPublicClient,
+  createChainWalletClient,
+  type ChainPublicClient,
+} from '../../platform/chain/clients';
 import {
   TRANSFER_WITH_AUTHORIZATION_TYPES,
   mintToken,
@@ -54,7 +63,9 @@ function newPayer(): PrivateKeyAccount {
 /** The official client: @x402/fetch with @x402/evm, the devnet USDT0 allowed by spend controls. */
 function officialFetch(payer: PrivateKeyAccount): typeof fetch {
   const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({ allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }] });
+  client.setSpendControls({
+    allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }],
+  });
   return wrapFetchWithPayment(fetch, client) as typeof fetch;
 }
 
@@ -77,7 +88,11 @@ interface Tweaks {
 }
 
 /** A v2 PaymentPayload built by hand from a challenge, as a client would, with optional faults. */
-async function paymentHeader(required: PaymentRequired, payer: PrivateKeyAccount, tweaks: Tweaks = {}): Promise<string> {
+async function paymentHeader(
+  required: PaymentRequired,
+  payer: PrivateKeyAccount,
+  tweaks: Tweaks = {},
+): Promise<string> {
   const accepted = { ...required.accepts[0], ...tweaks.accepted } as PaymentRequirements;
   const authorization = {
     from: payer.address,
@@ -103,14 +118,21 @@ async function paymentHeader(required: PaymentRequired, payer: PrivateKeyAccount
       validBefore: BigInt(authorization.validBefore),
     },
   });
-  return encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted, payload: { authorization, signature } });
+  return encodePaymentSignatureHeader({
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload: { authorization, signature },
+  });
 }
 
 async function paidPing(header: string, headerName = 'payment-signature'): Promise<Response> {
   return fetch(`${stack.url}/ping_service`, { headers: { [headerName]: header } });
 }
 
-async function paymentRows(payer: Address): Promise<Array<{ state: string; fee_group_id: string | null; payment_id: string }>> {
+async function paymentRows(
+  payer: Address,
+): Promise<Array<{ state: string; fee_group_id: string | null; payment_id: string }>> {
   const { rows } = await stack.db.pool.query(
     'SELECT payment_id, state, fee_group_id FROM ledger.service_payments WHERE payer = $1 ORDER BY created_at',
     [payer.toLowerCase()],
@@ -118,7 +140,9 @@ async function paymentRows(payer: Address): Promise<Array<{ state: string; fee_g
   return rows;
 }
 
-async function serviceFeeGroups(paymentId: string): Promise<Array<{ group_id: string; kind: string }>> {
+async function serviceFeeGroups(
+  paymentId: string,
+): Promise<Array<{ group_id: string; kind: string }>> {
   const { rows } = await stack.db.pool.query(
     `SELECT group_id, kind FROM ledger.groups WHERE idempotency_key LIKE 'x402:%:' || $1 ORDER BY seq`,
     [paymentId],
@@ -127,7 +151,10 @@ async function serviceFeeGroups(paymentId: string): Promise<Array<{ group_id: st
 }
 
 async function accountBalance(account: string): Promise<bigint> {
-  const { rows } = await stack.db.pool.query('SELECT COALESCE(sum(amount), 0)::text AS balance FROM ledger.entries WHERE account_id = $1', [account]);
+  const { rows } = await stack.db.pool.query(
+    'SELECT COALESCE(sum(amount), 0)::text AS balance FROM ledger.entries WHERE account_id = $1',
+    [account],
+  );
   return BigInt(rows[0].balance);
 }
 
@@ -156,7 +183,11 @@ describe('the challenge', () => {
     expect(required).toEqual({
       x402Version: 2,
       error: 'Payment required',
-      resource: { url: `${'http://127.0.0.1'}/ping_service`, description: expect.any(String), mimeType: 'application/json' },
+      resource: {
+        url: `${'http://127.0.0.1'}/ping_service`,
+        description: expect.any(String),
+        mimeType: 'application/json',
+      },
       accepts: [
         {
           scheme: 'exact',
@@ -179,8 +210,16 @@ describe('the challenge', () => {
     ['POST', '/cafe/order/latte', '40000'],
   ])('prices %s %s at %s atomic USDT0 from the route table', async (method, path, amount) => {
     const byHash = { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` };
-    const body = path === '/preflight_payment' || path === '/detect_duplicate' ? byHash : path === '/redact_payment_metadata' ? { metadata: {} } : {};
-    const init: RequestInit = method === 'POST' ? { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {};
+    const body =
+      path === '/preflight_payment' || path === '/detect_duplicate'
+        ? byHash
+        : path === '/redact_payment_metadata'
+          ? { metadata: {} }
+          : {};
+    const init: RequestInit =
+      method === 'POST'
+        ? { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+        : {};
     const response = await fetch(`${stack.url}${path}`, init);
     expect(response.status).toBe(402);
     const required = decodePaymentRequiredHeader(response.headers.get('payment-required')!);
@@ -191,7 +230,10 @@ describe('the challenge', () => {
     const payer = newPayer();
     await fund(payer, 1_000_000n);
     const required = await challengeFor('/ping_service');
-    const header = await paymentHeader({ ...required, accepts: [{ ...required.accepts[0], amount: PREFLIGHT_PRICE.toString() }] }, payer);
+    const header = await paymentHeader(
+      { ...required, accepts: [{ ...required.accepts[0], amount: PREFLIGHT_PRICE.toString() }] },
+      payer,
+    );
     const response = await fetch(`${stack.url}/preflight_payment`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'payment-signature': header },
@@ -206,13 +248,33 @@ describe('the challenge', () => {
   it('serves the menu free and lists every paid resource at /.well-known/x402', async () => {
     const menu = await fetch(`${stack.url}/cafe/menu`);
     expect(menu.status).toBe(200);
-    expect(((await menu.json()) as any).items[0]).toMatchObject({ sku: 'latte', price: { amountAtomic: '40000', amountDisplay: '0.04' } });
+    expect(((await menu.json()) as any).items[0]).toMatchObject({
+      sku: 'latte',
+      price: { amountAtomic: '40000', amountDisplay: '0.04' },
+    });
 
     const discovery = (await (await fetch(`${stack.url}/.well-known/x402`)).json()) as any;
-    expect(discovery).toMatchObject({ x402Version: 2, network: 'eip155:196', payTo: feeReceiver, asset: { address: token, decimals: 6 } });
-    const byPath = Object.fromEntries(discovery.resources.map((resource: any) => [`${resource.method} ${resource.path}`, resource]));
-    expect(byPath['GET /ping_service'].price).toEqual({ amountAtomic: '10000', amountDisplay: '0.01', asset: 'USDT0', network: 'eip155:196' });
-    expect(byPath['POST /preflight_payment'].accepts[0]).toMatchObject({ amount: '50000', payTo: feeReceiver, asset: token, maxTimeoutSeconds: 300 });
+    expect(discovery).toMatchObject({
+      x402Version: 2,
+      network: 'eip155:196',
+      payTo: feeReceiver,
+      asset: { address: token, decimals: 6 },
+    });
+    const byPath = Object.fromEntries(
+      discovery.resources.map((resource: any) => [`${resource.method} ${resource.path}`, resource]),
+    );
+    expect(byPath['GET /ping_service'].price).toEqual({
+      amountAtomic: '10000',
+      amountDisplay: '0.01',
+      asset: 'USDT0',
+      network: 'eip155:196',
+    });
+    expect(byPath['POST /preflight_payment'].accepts[0]).toMatchObject({
+      amount: '50000',
+      payTo: feeReceiver,
+      asset: token,
+      maxTimeoutSeconds: 300,
+    });
     expect(byPath['POST /cafe/order/latte'].price.amountAtomic).toBe('40000');
     expect(byPath['POST /create_spend_intent']).toBeUndefined();
     expect(byPath['GET /cafe/menu']).toBeUndefined();
@@ -224,34 +286,54 @@ describe('the official client pays', () => {
     const payer = newPayer();
     await fund(payer, 1_000_000n);
     const receiverBefore = await balance(feeReceiver);
-    const treasuryBefore = await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`);
+    const treasuryBefore = await accountBalance(
+      `TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`,
+    );
 
     const response = await officialFetch(payer)(`${stack.url}/ping_service`);
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(body).toEqual({ ok: true, tool: 'ping_service', ts: expect.any(String) });
     const receipt = decodePaymentResponseHeader(response.headers.get('payment-response')!);
-    expect(receipt).toMatchObject({ success: true, network: 'eip155:196', payer: payer.address.toLowerCase() });
+    expect(receipt).toMatchObject({
+      success: true,
+      network: 'eip155:196',
+      payer: payer.address.toLowerCase(),
+    });
     expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
 
     expect(await balance(payer.address)).toBe(1_000_000n - PING_PRICE);
     expect(await balance(feeReceiver)).toBe(receiverBefore + PING_PRICE);
     const [payment] = await paymentRows(payer.address);
     expect(payment.state).toBe('ANSWERED');
-    expect(await serviceFeeGroups(payment.payment_id)).toEqual([{ group_id: payment.fee_group_id, kind: 'SERVICE_FEE' }]);
-    expect(await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`)).toBe(treasuryBefore + PING_PRICE);
-    expect(await accountBalance(`FEE_REVENUE:eip155:196|${token.toLowerCase()}:ping_service`)).toBeLessThanOrEqual(-PING_PRICE);
+    expect(await serviceFeeGroups(payment.payment_id)).toEqual([
+      { group_id: payment.fee_group_id, kind: 'SERVICE_FEE' },
+    ]);
+    expect(await accountBalance(`TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`)).toBe(
+      treasuryBefore + PING_PRICE,
+    );
+    expect(
+      await accountBalance(`FEE_REVENUE:eip155:196|${token.toLowerCase()}:ping_service`),
+    ).toBeLessThanOrEqual(-PING_PRICE);
   });
 
   it('POST /preflight_payment: the decision comes back after payment', async () => {
     const owner = newPayer();
-    const created = await postJson(stack.url, '/create_spend_policy', { policy: policyDocument({ owner: owner.address }) }, stack.adminToken);
+    const created = await postJson(
+      stack.url,
+      '/create_spend_policy',
+      { policy: policyDocument({ owner: owner.address }) },
+      stack.adminToken,
+    );
     expect(created.status).toBe(201);
     const { policyId, policyHash } = created.body;
-    const intent = wireIntent({ policyId, policyHash }, {
-      token,
-      deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
-    });
+    const intent = wireIntent(
+      { policyId, policyHash },
+      {
+        token,
+        deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
+      },
+    );
     const payer = newPayer();
     await fund(payer, 1_000_000n);
     const response = await officialFetch(payer)(`${stack.url}/preflight_payment`, {
@@ -263,7 +345,9 @@ describe('the official client pays', () => {
     const decision = (await response.json()) as any;
     expect(decision.policyId).toBe(policyId);
     expect(decision.ruleTrace).toHaveLength(14);
-    expect(decodePaymentResponseHeader(response.headers.get('payment-response')!).success).toBe(true);
+    expect(decodePaymentResponseHeader(response.headers.get('payment-response')!).success).toBe(
+      true,
+    );
     expect(await balance(payer.address)).toBe(1_000_000n - PREFLIGHT_PRICE);
   });
 
@@ -292,7 +376,10 @@ describe('the official client pays', () => {
   it('accepts X-PAYMENT as an alias of PAYMENT-SIGNATURE', async () => {
     const payer = newPayer();
     await fund(payer, 100_000n);
-    const response = await paidPing(await paymentHeader(await challengeFor('/ping_service'), payer), 'x-payment');
+    const response = await paidPing(
+      await paymentHeader(await challengeFor('/ping_service'), payer),
+      'x-payment',
+    );
     expect(response.status).toBe(200);
     expect(await balance(payer.address)).toBe(100_000n - PING_PRICE);
   });
@@ -301,7 +388,12 @@ describe('the official client pays', () => {
 describe('refused payments move no money', () => {
   const otherAddress = privateKeyToAccount(generatePrivateKey()).address;
 
-  async function expectRefused(header: string, payer: Address, reason: string, fundedWith: bigint): Promise<void> {
+  async function expectRefused(
+    header: string,
+    payer: Address,
+    reason: string,
+    fundedWith: bigint,
+  ): Promise<void> {
     const receiverBefore = await balance(feeReceiver);
     const response = await paidPing(header);
     expect(response.status).toBe(402);
@@ -314,25 +406,55 @@ describe('refused payments move no money', () => {
   }
 
   it.each<[string, (required: PaymentRequired) => Tweaks, string]>([
-    ['wrong amount', () => ({ accepted: { amount: '5000' }, value: 5_000n }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
-    ['signed amount differs from the offer', () => ({ value: 5_000n }), 'invalid_exact_evm_payload_authorization_value_mismatch'],
-    ['wrong payTo', () => ({ accepted: { payTo: otherAddress }, to: otherAddress }), 'invalid_exact_evm_recipient_mismatch'],
+    [
+      'wrong amount',
+      () => ({ accepted: { amount: '5000' }, value: 5_000n }),
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+    ],
+    [
+      'signed amount differs from the offer',
+      () => ({ value: 5_000n }),
+      'invalid_exact_evm_payload_authorization_value_mismatch',
+    ],
+    [
+      'wrong payTo',
+      () => ({ accepted: { payTo: otherAddress }, to: otherAddress }),
+      'invalid_exact_evm_recipient_mismatch',
+    ],
     ['wrong asset', () => ({ accepted: { asset: otherAddress } }), 'invalid_payment_requirements'],
     ['wrong network', () => ({ accepted: { network: 'eip155:8453' } }), 'invalid_network'],
-    ['expired validBefore', () => ({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }), 'invalid_exact_evm_payload_authorization_valid_before'],
-    ['bad signature', () => ({ signer: privateKeyToAccount(generatePrivateKey()) }), 'invalid_exact_evm_signature'],
+    [
+      'expired validBefore',
+      () => ({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 60) }),
+      'invalid_exact_evm_payload_authorization_valid_before',
+    ],
+    [
+      'bad signature',
+      () => ({ signer: privateKeyToAccount(generatePrivateKey()) }),
+      'invalid_exact_evm_signature',
+    ],
     ['signature for another chain', () => ({ chainId: 8453 }), 'invalid_exact_evm_signature'],
   ])('%s → 402 with the reason', async (_name, tweaks, reason) => {
     const payer = newPayer();
     await fund(payer, 1_000_000n);
     const required = await challengeFor('/ping_service');
-    await expectRefused(await paymentHeader(required, payer, tweaks(required)), payer.address, reason, 1_000_000n);
+    await expectRefused(
+      await paymentHeader(required, payer, tweaks(required)),
+      payer.address,
+      reason,
+      1_000_000n,
+    );
   });
 
   it('insufficient balance → 402 with the reason', async () => {
     const payer = newPayer();
     await fund(payer, PING_PRICE - 1n);
-    await expectRefused(await paymentHeader(await challengeFor('/ping_service'), payer), payer.address, 'invalid_exact_evm_insufficient_balance', PING_PRICE - 1n);
+    await expectRefused(
+      await paymentHeader(await challengeFor('/ping_service'), payer),
+      payer.address,
+      'invalid_exact_evm_insufficient_balance',
+      PING_PRICE - 1n,
+    );
   });
 
   it('a nonce already used on chain → 402 with the reason', async () => {
@@ -351,13 +473,20 @@ describe('refused payments move no money', () => {
       nonce,
     });
     await submitTransferWithAuthorization({ publicClient, relayer, authorization: elsewhere });
-    await expectRefused(await paymentHeader(await challengeFor('/ping_service'), payer, { nonce }), payer.address, 'invalid_exact_evm_nonce_already_used', 1_000_000n - 1n);
+    await expectRefused(
+      await paymentHeader(await challengeFor('/ping_service'), payer, { nonce }),
+      payer.address,
+      'invalid_exact_evm_nonce_already_used',
+      1_000_000n - 1n,
+    );
   });
 
   it('an undecodable header → 402 invalid_payload', async () => {
     const response = await paidPing('not-base64-json!');
     expect(response.status).toBe(402);
-    expect(decodePaymentRequiredHeader(response.headers.get('payment-required')!).error).toBe('invalid_payload');
+    expect(decodePaymentRequiredHeader(response.headers.get('payment-required')!).error).toBe(
+      'invalid_payload',
+    );
   });
 });
 
@@ -371,7 +500,9 @@ describe('one authorization pays for one call', () => {
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
     expect(new Set(bodies).size).toBe(1);
     expect(JSON.parse(bodies[0])).toMatchObject({ ok: true, tool: 'ping_service' });
-    expect(new Set(responses.map((response) => response.headers.get('payment-response'))).size).toBe(1);
+    expect(
+      new Set(responses.map((response) => response.headers.get('payment-response'))).size,
+    ).toBe(1);
     expect(await balance(payer.address)).toBe(1_000_000n - PING_PRICE);
     const rows = await paymentRows(payer.address);
     expect(rows).toHaveLength(1);
@@ -389,9 +520,13 @@ describe('one authorization pays for one call', () => {
     const required = await challengeFor('/ping_service');
     const header = await paymentHeader(required, payer);
     expect((await paidPing(header)).status).toBe(200);
-    const other = await fetch(`${stack.url}/ping_service?again=1`, { headers: { 'payment-signature': header } });
+    const other = await fetch(`${stack.url}/ping_service?again=1`, {
+      headers: { 'payment-signature': header },
+    });
     expect(other.status).toBe(402);
-    expect(decodePaymentRequiredHeader(other.headers.get('payment-required')!).error).toBe('invalid_exact_evm_nonce_already_used');
+    expect(decodePaymentRequiredHeader(other.headers.get('payment-required')!).error).toBe(
+      'invalid_exact_evm_nonce_already_used',
+    );
     expect(await balance(payer.address)).toBe(1_000_000n - PING_PRICE);
   });
 });
@@ -419,16 +554,23 @@ describe('ambiguous settlement', () => {
     expect(parked.state).toBe('PENDING');
     const suspense = `SUSPENSE:eip155:196|${token.toLowerCase()}:${parked.payment_id}`;
     expect(await accountBalance(suspense)).toBe(PING_PRICE);
-    expect(await serviceFeeGroups(parked.payment_id)).toEqual([{ group_id: parked.fee_group_id, kind: 'SERVICE_FEE' }]);
+    expect(await serviceFeeGroups(parked.payment_id)).toEqual([
+      { group_id: parked.fee_group_id, kind: 'SERVICE_FEE' },
+    ]);
 
     // The chain confirms the transaction that was already sent; nothing is re-signed or re-sent.
     await anvil.mine({ blocks: 1 });
     const second = await paidPing(header);
     expect(second.status).toBe(200);
     expect(await second.json()).toMatchObject({ ok: true, tool: 'ping_service' });
-    expect(decodePaymentResponseHeader(second.headers.get('payment-response')!).transaction).toBe(error.details.transaction);
+    expect(decodePaymentResponseHeader(second.headers.get('payment-response')!).transaction).toBe(
+      error.details.transaction,
+    );
     expect(await accountBalance(suspense)).toBe(0n);
-    expect((await serviceFeeGroups(parked.payment_id)).map((group) => group.kind)).toEqual(['SERVICE_FEE', 'SUSPENSE_MOVE']);
+    expect((await serviceFeeGroups(parked.payment_id)).map((group) => group.kind)).toEqual([
+      'SERVICE_FEE',
+      'SUSPENSE_MOVE',
+    ]);
     expect(await balance(payer.address)).toBe(1_000_000n - PING_PRICE);
 
     const third = await paidPing(header);
@@ -452,7 +594,9 @@ describe('ambiguous settlement', () => {
     expect(report.confirmed).toBeGreaterThanOrEqual(1);
     const [payment] = await paymentRows(payer.address);
     expect(payment.state).toBe('SETTLED');
-    expect(await accountBalance(`SUSPENSE:eip155:196|${token.toLowerCase()}:${payment.payment_id}`)).toBe(0n);
+    expect(
+      await accountBalance(`SUSPENSE:eip155:196|${token.toLowerCase()}:${payment.payment_id}`),
+    ).toBe(0n);
     // The client comes back later: the call runs now, once.
     const later = await paidPing(header);
     expect(later.status).toBe(200);
@@ -462,7 +606,8 @@ describe('ambiguous settlement', () => {
 
 describe('the books after every payment above', () => {
   it('trial balance zero per asset; on both chains the fee receiver holds exactly what the ledger says', async () => {
-    for (const line of await trialBalanceLines(stack)) expect(line).toMatchObject({ netAtomic: '0', balanced: true });
+    for (const line of await trialBalanceLines(stack))
+      expect(line).toMatchObject({ netAtomic: '0', balanced: true });
     const drift = await feeReceiverDrift(stack, devnet);
     expect(drift).toHaveLength(2);
     for (const chain of drift) expect(chain.onchainAtomic).toBe(chain.ledgerAtomic);

@@ -4,7 +4,12 @@
 // later books the fee once and the call answers), and becomes FAILED only on chain proof (nonce
 // used elsewhere, or expired unused); a reconciler whose reads race a mined block never reverses a
 // fee whose Transfer exists. Last, the books: trial balance zero, fee receiver on chain = ledger.
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -13,7 +18,13 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { Reconciler } from '../../gateway/x402/reconciler';
 import { type SettlementRail, createSettlementRail } from '../../gateway/x402/rail';
-import { type AnvilTestClient, type ChainPublicClient, createAnvilTestClient, createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
+import {
+  type AnvilTestClient,
+  type ChainPublicClient,
+  createAnvilTestClient,
+  createChainPublicClient,
+  createChainWalletClient,
+} from '../../platform/chain/clients';
 import {
   type SignedTransferAuthorization,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
@@ -81,27 +92,63 @@ async function challengeFor(path: string): Promise<PaymentRequired> {
 }
 
 /** A v2 payment header signed by hand for the challenge, with the given validBefore. */
-async function paymentHeader(required: PaymentRequired, payer: PrivateKeyAccount, validBefore: bigint): Promise<string> {
+async function paymentHeader(
+  required: PaymentRequired,
+  payer: PrivateKeyAccount,
+  validBefore: bigint,
+): Promise<string> {
   const accepted = required.accepts[0];
-  const message = { from: payer.address, to: accepted.payTo as Address, value: BigInt(accepted.amount), validAfter: 0n, validBefore, nonce: randomAuthorizationNonce() };
+  const message = {
+    from: payer.address,
+    to: accepted.payTo as Address,
+    value: BigInt(accepted.amount),
+    validAfter: 0n,
+    validBefore,
+    nonce: randomAuthorizationNonce(),
+  };
   const signature = await payer.signTypedData({
-    domain: { name: String(accepted.extra.name), version: String(accepted.extra.version), chainId: 196, verifyingContract: accepted.asset as Address },
+    domain: {
+      name: String(accepted.extra.name),
+      version: String(accepted.extra.version),
+      chainId: 196,
+      verifyingContract: accepted.asset as Address,
+    },
     types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
     message,
   });
-  const authorization = { ...message, value: message.value.toString(), validAfter: '0', validBefore: validBefore.toString() };
-  return encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted, payload: { authorization, signature } });
+  const authorization = {
+    ...message,
+    value: message.value.toString(),
+    validAfter: '0',
+    validBefore: validBefore.toString(),
+  };
+  return encodePaymentSignatureHeader({
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload: { authorization, signature },
+  });
 }
 
 /** The authorization inside a payment header, as anyone who saw it could submit it. */
 async function signedAuthorizationOf(header: string): Promise<SignedTransferAuthorization> {
-  const payload = decodePaymentSignatureHeader(header).payload as { authorization: Record<string, string>; signature: Hex };
+  const payload = decodePaymentSignatureHeader(header).payload as {
+    authorization: Record<string, string>;
+    signature: Hex;
+  };
   const { from, to, value, validAfter, validBefore, nonce } = payload.authorization;
   return {
     token,
     domain: await readTokenDomain(publicClient, token),
-    message: { from: from as Address, to: to as Address, value: BigInt(value), validAfter: BigInt(validAfter), validBefore: BigInt(validBefore), nonce: nonce as Hex },
+    message: {
+      from: from as Address,
+      to: to as Address,
+      value: BigInt(value),
+      validAfter: BigInt(validAfter),
+      validBefore: BigInt(validBefore),
+      nonce: nonce as Hex,
+    },
     signature: payload.signature,
   };
 }
@@ -109,7 +156,9 @@ async function signedAuthorizationOf(header: string): Promise<SignedTransferAuth
 /** The official client, recording the payment headers it sends so the test can present them again. */
 function officialFetch(payer: PrivateKeyAccount, sent: string[]): typeof fetch {
   const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({ allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }] });
+  client.setSpendControls({
+    allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }],
+  });
   const recording = async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
     const request = new Request(input, init);
     const header = request.headers.get('payment-signature');
@@ -141,7 +190,10 @@ async function pendingSettlement(): Promise<Hex> {
  * payer moves its whole balance away with a higher tip, and one block mines both: the settlement
  * reverts inside the service's receipt timeout.
  */
-async function presentAndFrontRun(payer: PrivateKeyAccount, present: () => Promise<Response>): Promise<{ response: Response; settlementTx: Hex }> {
+async function presentAndFrontRun(
+  payer: PrivateKeyAccount,
+  present: () => Promise<Response>,
+): Promise<{ response: Response; settlementTx: Hex }> {
   await anvil.setAutomine(false);
   try {
     const answer = present();
@@ -159,7 +211,9 @@ async function presentAndFrontRun(payer: PrivateKeyAccount, present: () => Promi
     });
     await anvil.mine({ blocks: 1 });
     const response = await answer;
-    expect((await publicClient.getTransactionReceipt({ hash: settlementTx })).status).toBe('reverted');
+    expect((await publicClient.getTransactionReceipt({ hash: settlementTx })).status).toBe(
+      'reverted',
+    );
     expect(await balance(payer.address)).toBe(0n);
     return { response, settlementTx };
   } finally {
@@ -168,18 +222,27 @@ async function presentAndFrontRun(payer: PrivateKeyAccount, present: () => Promi
 }
 
 async function paymentOf(payer: Address) {
-  const { rows } = await stack.db.pool.query<{ payment_id: string }>('SELECT payment_id FROM ledger.service_payments WHERE payer = $1', [payer.toLowerCase()]);
+  const { rows } = await stack.db.pool.query<{ payment_id: string }>(
+    'SELECT payment_id FROM ledger.service_payments WHERE payer = $1',
+    [payer.toLowerCase()],
+  );
   expect(rows).toHaveLength(1);
   return (await getPayment(stack.db.pool, rows[0].payment_id))!;
 }
 
 async function groupKinds(paymentId: string): Promise<string[]> {
-  const { rows } = await stack.db.pool.query<{ kind: string }>(`SELECT kind FROM ledger.groups WHERE idempotency_key LIKE 'x402:%:' || $1 ORDER BY seq`, [paymentId]);
+  const { rows } = await stack.db.pool.query<{ kind: string }>(
+    `SELECT kind FROM ledger.groups WHERE idempotency_key LIKE 'x402:%:' || $1 ORDER BY seq`,
+    [paymentId],
+  );
   return rows.map((row) => row.kind);
 }
 
 async function accountBalance(account: string): Promise<bigint> {
-  const { rows } = await stack.db.pool.query('SELECT COALESCE(sum(amount), 0)::text AS balance FROM ledger.entries WHERE account_id = $1', [account]);
+  const { rows } = await stack.db.pool.query(
+    'SELECT COALESCE(sum(amount), 0)::text AS balance FROM ledger.entries WHERE account_id = $1',
+    [account],
+  );
   return BigInt(rows[0].balance);
 }
 
@@ -218,19 +281,26 @@ describe('validBefore is bounded', () => {
   it('validBefore = 2^255 → 402 with the reason, nothing claimed or settled', async () => {
     const payer = await newPayer();
     const receiverBefore = await balance(feeReceiver);
-    const response = await paidPing(await paymentHeader(await challengeFor('/ping_service'), payer, 2n ** 255n));
+    const response = await paidPing(
+      await paymentHeader(await challengeFor('/ping_service'), payer, 2n ** 255n),
+    );
     expect(refusalOf(response)).toBe('invalid_exact_evm_payload_authorization_valid_before');
     expect(await response.text()).toBe('{}');
     expect(await balance(payer.address)).toBe(FUNDED);
     expect(await balance(feeReceiver)).toBe(receiverBefore);
-    const { rows } = await stack.db.pool.query('SELECT 1 FROM ledger.service_payments WHERE payer = $1', [payer.address.toLowerCase()]);
+    const { rows } = await stack.db.pool.query(
+      'SELECT 1 FROM ledger.service_payments WHERE payer = $1',
+      [payer.address.toLowerCase()],
+    );
     expect(rows).toEqual([]);
   });
 
   it('just beyond maxTimeoutSeconds plus the clock allowance is refused; within it is paid', async () => {
     const required = await challengeFor('/ping_service');
     const beyond = await newPayer();
-    const refused = await paidPing(await paymentHeader(required, beyond, wallClockS() + 300n + 60n + 5n));
+    const refused = await paidPing(
+      await paymentHeader(required, beyond, wallClockS() + 300n + 60n + 5n),
+    );
     expect(refusalOf(refused)).toBe('invalid_exact_evm_payload_authorization_valid_before');
     expect(await balance(beyond.address)).toBe(FUNDED);
 
@@ -247,7 +317,9 @@ describe('a reverted settlement stays open while the authorization can move mone
     const receiverBefore = await balance(feeReceiver);
     const treasuryBefore = await accountBalance(treasuryAccount);
     const sent: string[] = [];
-    const { response, settlementTx } = await presentAndFrontRun(payer, () => officialFetch(payer, sent)(`${stack.url}/ping_service`));
+    const { response, settlementTx } = await presentAndFrontRun(payer, () =>
+      officialFetch(payer, sent)(`${stack.url}/ping_service`),
+    );
     expect(sent).toHaveLength(1);
     const [header] = sent;
 
@@ -276,13 +348,20 @@ describe('a reverted settlement stays open while the authorization can move mone
     expect(answered.status).toBe(200);
     const body = await answered.text();
     expect(JSON.parse(body)).toMatchObject({ ok: true, tool: 'ping_service' });
-    expect(decodePaymentResponseHeader(answered.headers.get('payment-response')!)).toMatchObject({ success: true, transaction: landed.txHash });
+    expect(decodePaymentResponseHeader(answered.headers.get('payment-response')!)).toMatchObject({
+      success: true,
+      transaction: landed.txHash,
+    });
     const replay = await paidPing(header);
     expect(replay.status).toBe(200);
     expect(await replay.text()).toBe(body);
 
     const settled = await paymentOf(payer.address);
-    expect(settled).toMatchObject({ state: 'ANSWERED', txHash: landed.txHash, unpaidTxHash: settlementTx });
+    expect(settled).toMatchObject({
+      state: 'ANSWERED',
+      txHash: landed.txHash,
+      unpaidTxHash: settlementTx,
+    });
     expect(await groupKinds(settled.paymentId)).toEqual(['SERVICE_FEE', 'SUSPENSE_MOVE']);
     expect(await accountBalance(suspenseOf(settled.paymentId))).toBe(0n);
     expect(await accountBalance(treasuryAccount)).toBe(treasuryBefore + PING_PRICE);
@@ -291,18 +370,38 @@ describe('a reverted settlement stays open while the authorization can move mone
 
   it('FAILED once the payer uses the nonce for another transfer: the parked fee is reversed', async () => {
     const payer = await newPayer();
-    const header = await paymentHeader(await challengeFor('/ping_service'), payer, wallClockS() + 300n);
+    const header = await paymentHeader(
+      await challengeFor('/ping_service'),
+      payer,
+      wallClockS() + 300n,
+    );
     const { response } = await presentAndFrontRun(payer, () => paidPing(header));
     await expectPending(response);
 
     const { nonce } = decodePaymentSignatureHeader(header).payload.authorization as { nonce: Hex };
     await mint(payer.address, 1n);
-    const elsewhere = await signTransferWithAuthorization({ publicClient, signer: payer, token, to: sink, valueAtomic: 1n, validBeforeUnixS: wallClockS() + 300n, nonce });
-    const used = await submitTransferWithAuthorization({ publicClient, relayer: createChainWalletClient(funding(), payer, POLLING), authorization: elsewhere });
+    const elsewhere = await signTransferWithAuthorization({
+      publicClient,
+      signer: payer,
+      token,
+      to: sink,
+      valueAtomic: 1n,
+      validBeforeUnixS: wallClockS() + 300n,
+      nonce,
+    });
+    const used = await submitTransferWithAuthorization({
+      publicClient,
+      relayer: createChainWalletClient(funding(), payer, POLLING),
+      authorization: elsewhere,
+    });
 
     expect(refusalOf(await paidPing(header))).toBe('invalid_exact_evm_nonce_already_used');
     const failed = await paymentOf(payer.address);
-    expect(failed).toMatchObject({ state: 'FAILED', failureReason: 'invalid_exact_evm_nonce_already_used', evidenceTxHash: used.txHash });
+    expect(failed).toMatchObject({
+      state: 'FAILED',
+      failureReason: 'invalid_exact_evm_nonce_already_used',
+      evidenceTxHash: used.txHash,
+    });
     expect(await groupKinds(failed.paymentId)).toEqual(['SERVICE_FEE', 'REVERSAL']);
     expect(await accountBalance(suspenseOf(failed.paymentId))).toBe(0n);
   });
@@ -345,14 +444,20 @@ describe('the reconciler reads the chain at one block', () => {
           return used;
         },
       };
-      const first = await new Reconciler({ rail: racing, db: stack.db.pool, log: silentLogger }).resolve(parked);
+      const first = await new Reconciler({
+        rail: racing,
+        db: stack.db.pool,
+        log: silentLogger,
+      }).resolve(parked);
       expect(raced).toBe(true);
       expect(first.payment?.state).not.toBe('FAILED');
       expect(await groupKinds(parked.paymentId)).not.toContain('REVERSAL');
       expect(await balance(payer.address)).toBe(FUNDED - PING_PRICE);
 
       // The next look sees the Transfer and books it; the same header then gets the call.
-      const second = await new Reconciler({ rail, db: stack.db.pool, log: silentLogger }).resolve((await getPayment(stack.db.pool, parked.paymentId))!);
+      const second = await new Reconciler({ rail, db: stack.db.pool, log: silentLogger }).resolve(
+        (await getPayment(stack.db.pool, parked.paymentId))!,
+      );
       expect(second.payment?.state).toBe('SETTLED');
     } finally {
       await anvil.setAutomine(true);
@@ -377,9 +482,14 @@ describe('expiry is judged by chain time', () => {
 
     await anvil.setNextBlockTimestamp({ timestamp: validBefore });
     await anvil.mine({ blocks: 1 });
-    expect(refusalOf(await paidPing(header))).toBe('invalid_exact_evm_payload_authorization_valid_before');
+    expect(refusalOf(await paidPing(header))).toBe(
+      'invalid_exact_evm_payload_authorization_valid_before',
+    );
     const failed = await paymentOf(payer.address);
-    expect(failed).toMatchObject({ state: 'FAILED', failureReason: 'invalid_exact_evm_payload_authorization_valid_before' });
+    expect(failed).toMatchObject({
+      state: 'FAILED',
+      failureReason: 'invalid_exact_evm_payload_authorization_valid_before',
+    });
     expect(failed.evidenceChainTimeS).toBeGreaterThanOrEqual(validBefore);
     expect(await groupKinds(failed.paymentId)).toEqual(['SERVICE_FEE', 'REVERSAL']);
     expect(await balance(payer.address)).toBe(PING_PRICE);
@@ -394,15 +504,26 @@ describe('the reconciler sweeps every open payment in turn', () => {
     try {
       // Three settlements wait in the mempool: parked, and open for as long as nothing is mined.
       for (const payer of payers) {
-        await expectPending(await paidPing(await paymentHeader(await challengeFor('/ping_service'), payer, (await laterClockS()) + 200n)));
+        await expectPending(
+          await paidPing(
+            await paymentHeader(
+              await challengeFor('/ping_service'),
+              payer,
+              (await laterClockS()) + 200n,
+            ),
+          ),
+        );
       }
-      const open = await Promise.all(payers.map(async (payer) => (await paymentOf(payer.address)).paymentId));
+      const open = await Promise.all(
+        payers.map(async (payer) => (await paymentOf(payer.address)).paymentId),
+      );
       const first = await reconciler.sweep(2);
       const second = await reconciler.sweep(2);
       expect(first.paymentIds.length).toBeLessThanOrEqual(2);
       expect(second.paymentIds.length).toBeLessThanOrEqual(2);
       expect([...first.paymentIds, ...second.paymentIds]).toEqual(expect.arrayContaining(open));
-      for (const paymentId of open) expect((await getPayment(stack.db.pool, paymentId))!.state).toBe('PENDING');
+      for (const paymentId of open)
+        expect((await getPayment(stack.db.pool, paymentId))!.state).toBe('PENDING');
     } finally {
       await anvil.setAutomine(true);
     }

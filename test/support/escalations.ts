@@ -11,27 +11,56 @@ export interface TestPolicy {
   policyHash: string;
 }
 
-export async function createEscalatingPolicy(stack: TestStack, owner: string, overrides: Record<string, unknown> = {}): Promise<TestPolicy> {
-  const created = await postJson(stack.url, '/create_spend_policy', { policy: policyDocument({ owner, ...overrides }) }, stack.adminToken);
+export async function createEscalatingPolicy(
+  stack: TestStack,
+  owner: string,
+  overrides: Record<string, unknown> = {},
+): Promise<TestPolicy> {
+  const created = await postJson(
+    stack.url,
+    '/create_spend_policy',
+    { policy: policyDocument({ owner, ...overrides }) },
+    stack.adminToken,
+  );
   if (created.status !== 201) throw new Error(`policy refused: ${JSON.stringify(created.body)}`);
   return { policyId: created.body.policyId, policyHash: created.body.policyHash };
 }
 
 /** An intent over the 1.00 threshold by default (1.5 USDT0), deadline one hour after `nowMs`. */
-export function escalatingIntent(policy: TestPolicy, nowMs: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return freshWireIntent(policy, nowMs, { amount: '1500000', endpoint: 'https://api.vendor.example/ticks', ...overrides }, {
-    description: 'EURUSD tick history, 30 days',
-    params: {},
-  });
+export function escalatingIntent(
+  policy: TestPolicy,
+  nowMs: number,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return freshWireIntent(
+    policy,
+    nowMs,
+    { amount: '1500000', endpoint: 'https://api.vendor.example/ticks', ...overrides },
+    {
+      description: 'EURUSD tick history, 30 days',
+      params: {},
+    },
+  );
 }
 
-export async function preflight(stack: TestStack, policy: TestPolicy, intent: Record<string, unknown>): Promise<any> {
-  const result = await postJson(stack.url, '/preflight_payment', { policyId: policy.policyId, intent });
-  if (result.status !== 200) throw new Error(`preflight answered ${result.status}: ${JSON.stringify(result.body)}`);
+export async function preflight(
+  stack: TestStack,
+  policy: TestPolicy,
+  intent: Record<string, unknown>,
+): Promise<any> {
+  const result = await postJson(stack.url, '/preflight_payment', {
+    policyId: policy.policyId,
+    intent,
+  });
+  if (result.status !== 200)
+    throw new Error(`preflight answered ${result.status}: ${JSON.stringify(result.body)}`);
   return result.body;
 }
 
-export async function pollStatus(stack: TestStack, pollRef: string): Promise<{ status: number; body: any }> {
+export async function pollStatus(
+  stack: TestStack,
+  pollRef: string,
+): Promise<{ status: number; body: any }> {
   const response = await fetch(`${stack.url}/escalation_status/${pollRef}`);
   return { status: response.status, body: await response.json() };
 }
@@ -54,7 +83,11 @@ export interface EscalationSubscriber {
 }
 
 /** Opens a websocket as `token` (none: anonymous) and subscribes to escalationUpdated. */
-export function subscribeToEscalations(stack: TestStack, token: string | null, args: { pollRef?: string } = {}): EscalationSubscriber {
+export function subscribeToEscalations(
+  stack: TestStack,
+  token: string | null,
+  args: { pollRef?: string } = {},
+): EscalationSubscriber {
   const client: Client = createClient({
     url: stack.wsUrl,
     webSocketImpl: WebSocket,
@@ -66,11 +99,18 @@ export function subscribeToEscalations(stack: TestStack, token: string | null, a
   });
   const messages: EscalationMessage[] = [];
   const errors: unknown[] = [];
-  const closed = new Promise<number>((resolve) => client.on('closed', (event) => resolve((event as { code?: number }).code ?? 0)));
-  const waiters: Array<{ match: (message: EscalationMessage) => boolean; resolve: (message: EscalationMessage) => void; reject: (error: unknown) => void }> = [];
+  const closed = new Promise<number>((resolve) =>
+    client.on('closed', (event) => resolve((event as { code?: number }).code ?? 0)),
+  );
+  const waiters: Array<{
+    match: (message: EscalationMessage) => boolean;
+    resolve: (message: EscalationMessage) => void;
+    reject: (error: unknown) => void;
+  }> = [];
   const dispose = client.subscribe<{ escalationUpdated: EscalationMessage }>(
     {
-      query: 'subscription ($pollRef: ID) { escalationUpdated(pollRef: $pollRef) { pollRef state outcome policyId resolvedVia } }',
+      query:
+        'subscription ($pollRef: ID) { escalationUpdated(pollRef: $pollRef) { pollRef state outcome policyId resolvedVia } }',
       variables: { pollRef: args.pollRef ?? null },
     },
     {

@@ -4,17 +4,24 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { Address } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { TRANSFER_WITH_AUTHORIZATION_TYPES, randomAuthorizationNonce } from '../../platform/chain/tokens';
+import {
+  TRANSFER_WITH_AUTHORIZATION_TYPES,
+  randomAuthorizationNonce,
+} from '../../platform/chain/tokens';
 
 /** The PaymentRequired of a 402 answer; throws when the answer is not a challenge. */
 export function challengeOf(response: Response): PaymentRequired {
   const header = response.headers.get('payment-required');
-  if (response.status !== 402 || header === null) throw new Error(`expected a 402 challenge, got ${response.status}`);
+  if (response.status !== 402 || header === null)
+    throw new Error(`expected a 402 challenge, got ${response.status}`);
   return decodePaymentRequiredHeader(header);
 }
 
 /** A header paying the challenge's first offer from `payer`, valid for five minutes. */
-export async function signedPaymentHeader(required: PaymentRequired, payer: PrivateKeyAccount): Promise<string> {
+export async function signedPaymentHeader(
+  required: PaymentRequired,
+  payer: PrivateKeyAccount,
+): Promise<string> {
   const accepted = required.accepts[0] as PaymentRequirements;
   const validBefore = BigInt(Math.floor(Date.now() / 1000) + 300);
   const nonce = randomAuthorizationNonce();
@@ -27,7 +34,14 @@ export async function signedPaymentHeader(required: PaymentRequired, payer: Priv
     },
     types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
-    message: { from: payer.address, to: accepted.payTo as Address, value: BigInt(accepted.amount), validAfter: 0n, validBefore, nonce },
+    message: {
+      from: payer.address,
+      to: accepted.payTo as Address,
+      value: BigInt(accepted.amount),
+      validAfter: 0n,
+      validBefore,
+      nonce,
+    },
   });
   const authorization = {
     from: payer.address,
@@ -37,5 +51,10 @@ export async function signedPaymentHeader(required: PaymentRequired, payer: Priv
     validBefore: validBefore.toString(),
     nonce,
   };
-  return encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted, payload: { authorization, signature } });
+  return encodePaymentSignatureHeader({
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload: { authorization, signature },
+  });
 }

@@ -24,8 +24,13 @@ export interface SignedMessage {
 export type MessageOverrides = Partial<Parameters<typeof createSiweMessage>[0]>;
 
 export async function requestNonce(url: string): Promise<IssuedNonce> {
-  const response = await fetch(`${url}/consumer/auth/nonce`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-  if (response.status !== 200) throw new Error(`nonce request answered ${response.status}: ${await response.text()}`);
+  const response = await fetch(`${url}/consumer/auth/nonce`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  if (response.status !== 200)
+    throw new Error(`nonce request answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as IssuedNonce;
 }
 
@@ -44,7 +49,9 @@ export async function signSignInMessage(
     version: '1',
     statement: nonce.statement,
     issuedAt: options.issuedAt ?? new Date(nonce.issuedAt),
-    ...(options.policyId !== undefined ? { resources: [nonce.resourceFormat.replace('<policyId>', options.policyId)] } : {}),
+    ...(options.policyId !== undefined
+      ? { resources: [nonce.resourceFormat.replace('<policyId>', options.policyId)] }
+      : {}),
     ...options.overrides,
   });
   return { message, signature: await account.signMessage({ message }) };
@@ -64,9 +71,18 @@ export async function postSignIn(
 }
 
 /** Signs in and returns the bearer; throws with the answer when sign-in is refused. */
-export async function signIn(url: string, account: LocalAccount, policyId?: string): Promise<string> {
+export async function signIn(
+  url: string,
+  account: LocalAccount,
+  policyId?: string,
+): Promise<string> {
   const signed = await signSignInMessage(account, await requestNonce(url), { policyId });
-  const answer = await postSignIn(url, policyId === undefined ? '/owner/auth/verify' : '/consumer/auth/verify', signed);
-  if (answer.status !== 200) throw new Error(`sign-in answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  const answer = await postSignIn(
+    url,
+    policyId === undefined ? '/owner/auth/verify' : '/consumer/auth/verify',
+    signed,
+  );
+  if (answer.status !== 200)
+    throw new Error(`sign-in answered ${answer.status}: ${JSON.stringify(answer.body)}`);
   return answer.body.accessToken as string;
 }

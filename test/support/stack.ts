@@ -30,7 +30,15 @@ export function testServiceInfo(publicUrl = 'http://127.0.0.1'): RestServiceInfo
     serviceDescription: 'end-to-end test instance',
     serviceImageUrl: `${publicUrl}/logo.png`,
     version: '0.0.0-test',
-    payment: { network: 'eip155:196', asset: null, assetSymbol: 'USDT0', assetDecimals: 6, assetName: 'USD\u20AE0', assetVersion: '1', payTo: null },
+    payment: {
+      network: 'eip155:196',
+      asset: null,
+      assetSymbol: 'USDT0',
+      assetDecimals: 6,
+      assetName: 'USD\u20AE0',
+      assetVersion: '1',
+      payTo: null,
+    },
     agentRegistrations: [],
   };
 }
@@ -101,13 +109,28 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       readinessCheck: async () => {
         await db.pool.query('SELECT 1');
       },
-      graphql: { maxDepth: options.maxDepth ?? 10, maxCost: options.maxCost ?? 5000, introspection: options.introspection ?? true },
+      graphql: {
+        maxDepth: options.maxDepth ?? 10,
+        maxCost: options.maxCost ?? 5000,
+        introspection: options.introspection ?? true,
+      },
       subscriptions: { ...DEFAULT_SUBSCRIPTION_LIMITS, ...options.subscriptions },
       bodyLimitBytes: options.bodyLimitBytes ?? 65_536,
-      rateLimit: { limits: options.rateLimits ?? uniformLimits(), store: options.rateLimitStore ?? 'postgres', databaseUrl: db.url },
+      rateLimit: {
+        limits: options.rateLimits ?? uniformLimits(),
+        store: options.rateLimitStore ?? 'postgres',
+        databaseUrl: db.url,
+      },
       trustProxy: options.trustProxy,
       service: paid
-        ? { ...testServiceInfo(), payment: { ...testServiceInfo().payment, asset: funding!.token.address, payTo: paid.devnet.info.addresses.feeReceiver } }
+        ? {
+            ...testServiceInfo(),
+            payment: {
+              ...testServiceInfo().payment,
+              asset: funding!.token.address,
+              payTo: paid.devnet.info.addresses.feeReceiver,
+            },
+          }
         : testServiceInfo(),
       log: silentLogger,
       x402: paid
@@ -149,10 +172,16 @@ export async function graphql(
   query: string,
   variables: Record<string, unknown> = {},
   token?: string,
-): Promise<{ status: number; body: { data?: any; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> } }> {
+): Promise<{
+  status: number;
+  body: { data?: any; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
+}> {
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify({ query, variables }),
   });
   return { status: response.status, body: (await response.json()) as never };
@@ -167,7 +196,10 @@ export async function postJson(
 ): Promise<{ status: number; body: any }> {
   const response = await fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };

@@ -15,10 +15,22 @@ export interface RecordedClient {
   dispose(): Promise<void>;
 }
 
-export function openClient(wsUrl: string, connectionParams: Record<string, unknown>): RecordedClient {
+export function openClient(
+  wsUrl: string,
+  connectionParams: Record<string, unknown>,
+): RecordedClient {
   // The close is what these tests look at (`closed`), not something to print.
-  const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0, connectionParams, onNonLazyError: () => undefined });
-  const closed = new Promise<number>((resolve) => client.on('closed', (event) => resolve((event as { code?: number }).code ?? 0)));
+  const client = createClient({
+    url: wsUrl,
+    webSocketImpl: WebSocket,
+    lazy: false,
+    retryAttempts: 0,
+    connectionParams,
+    onNonLazyError: () => undefined,
+  });
+  const closed = new Promise<number>((resolve) =>
+    client.on('closed', (event) => resolve((event as { code?: number }).code ?? 0)),
+  );
   const connected = new Promise<void>((resolve) => client.on('connected', () => resolve()));
   return { client, closed, connected, dispose: async () => client.dispose() };
 }
@@ -32,7 +44,11 @@ export interface RecordedSubscription {
   unsubscribe(): void;
 }
 
-export function record(client: Client, query: string, variables: Record<string, unknown> = {}): RecordedSubscription {
+export function record(
+  client: Client,
+  query: string,
+  variables: Record<string, unknown> = {},
+): RecordedSubscription {
   const data: RecordedSubscription['data'] = [];
   const errors: RecordedSubscription['errors'] = [];
   let completed = false;
@@ -44,18 +60,29 @@ export function record(client: Client, query: string, variables: Record<string, 
         if (result.data) data.push(result.data);
       },
       error: (error) => {
-        errors.push(...(Array.isArray(error) ? error : [error as RecordedSubscription['errors'][number]]));
+        errors.push(
+          ...(Array.isArray(error) ? error : [error as RecordedSubscription['errors'][number]]),
+        );
       },
       complete: () => {
         completed = true;
       },
     },
   );
-  return { data, errors, answered: () => data.length > 0 || errors.length > 0 || completed, unsubscribe };
+  return {
+    data,
+    errors,
+    answered: () => data.length > 0 || errors.length > 0 || completed,
+    unsubscribe,
+  };
 }
 
 /** Resolves once `condition` holds; fails with `what` after `timeoutMs`. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+export async function until(
+  condition: () => boolean,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -152,12 +179,17 @@ export function remoteClient(options: {
   count: number;
   settleAtData: number;
 }): RemoteClient {
-  const worker = new Worker(REMOTE_CLIENT_SOURCE, { eval: true, workerData: { variables: {}, ...options } });
+  const worker = new Worker(REMOTE_CLIENT_SOURCE, {
+    eval: true,
+    workerData: { variables: {}, ...options },
+  });
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   const settled = new Promise<RemoteOutcome[]>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
-    void exited.then(() => reject(new Error('the client thread ended before its subscriptions settled')));
+    void exited.then(() =>
+      reject(new Error('the client thread ended before its subscriptions settled')),
+    );
   });
   // Disposed before it settled: that test failed already; no unhandled rejection on top.
   settled.catch(() => undefined);

@@ -21,25 +21,46 @@ async function ledgerBalance(stack: TestStack, account: string): Promise<bigint>
 }
 
 /** Trial balance lines as an operator reads them over GraphQL: `{asset, netAtomic, balanced}` per asset. */
-export async function trialBalanceLines(stack: TestStack): Promise<Array<{ asset: string; netAtomic: string; balanced: boolean }>> {
-  const trial = await graphql(stack.url, '{ trialBalance { asset { id } netAtomic balanced } }', {}, stack.adminToken);
+export async function trialBalanceLines(
+  stack: TestStack,
+): Promise<Array<{ asset: string; netAtomic: string; balanced: boolean }>> {
+  const trial = await graphql(
+    stack.url,
+    '{ trialBalance { asset { id } netAtomic balanced } }',
+    {},
+    stack.adminToken,
+  );
   expect(trial.body.errors).toBeUndefined();
-  return trial.body.data.trialBalance.map((line: { asset: { id: string }; netAtomic: string; balanced: boolean }) => ({
-    asset: line.asset.id,
-    netAtomic: line.netAtomic,
-    balanced: line.balanced,
-  }));
+  return trial.body.data.trialBalance.map(
+    (line: { asset: { id: string }; netAtomic: string; balanced: boolean }) => ({
+      asset: line.asset.id,
+      netAtomic: line.netAtomic,
+      balanced: line.balanced,
+    }),
+  );
 }
 
 /** The fee receiver's on-chain token balance next to the ledger's, on the funding and the settlement chain. */
-export async function feeReceiverDrift(stack: TestStack, devnet: DevnetChains): Promise<FeeReceiverDrift[]> {
+export async function feeReceiverDrift(
+  stack: TestStack,
+  devnet: DevnetChains,
+): Promise<FeeReceiverDrift[]> {
   const feeReceiver = devnet.info.addresses.feeReceiver;
   const chains = [devnet.info.chains.funding, devnet.info.chains.settlement];
   return Promise.all(
     chains.map(async (chain) => {
       const asset = assetId(chain.caip2, chain.token.address);
-      const onchain = await readOnchainFloat({ rpcUrl: chain.rpcUrl, chainId: chain.chainId, token: chain.token.address, treasury: feeReceiver });
-      return { asset, onchainAtomic: onchain.balanceAtomic, ledgerAtomic: await ledgerBalance(stack, accountId('TREASURY', asset, FEE_RECEIVER_REF)) };
+      const onchain = await readOnchainFloat({
+        rpcUrl: chain.rpcUrl,
+        chainId: chain.chainId,
+        token: chain.token.address,
+        treasury: feeReceiver,
+      });
+      return {
+        asset,
+        onchainAtomic: onchain.balanceAtomic,
+        ledgerAtomic: await ledgerBalance(stack, accountId('TREASURY', asset, FEE_RECEIVER_REF)),
+      };
     }),
   );
 }

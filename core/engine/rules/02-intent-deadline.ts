@@ -9,10 +9,17 @@ export const intentDeadline: Rule = {
     if (compiled === null) return notEvaluated('intent.deadline');
     const deadlineMs = intent.deadlineUnixSeconds * 1000;
     const observed = String(intent.deadlineUnixSeconds);
-    if (deadlineMs <= nowMs) return block('intent.deadline', observed, String(Math.floor(nowMs / 1000)), 'BLOCKED_DEADLINE:PASSED');
+    if (deadlineMs <= nowMs)
+      return block(
+        'intent.deadline',
+        observed,
+        String(Math.floor(nowMs / 1000)),
+        'BLOCKED_DEADLINE:PASSED',
+      );
     const latestMs = nowMs + compiled.maxDeadlineMs;
     const limit = String(Math.floor(latestMs / 1000));
-    if (deadlineMs > latestMs) return block('intent.deadline', observed, limit, 'BLOCKED_DEADLINE:TOO_FAR');
+    if (deadlineMs > latestMs)
+      return block('intent.deadline', observed, limit, 'BLOCKED_DEADLINE:TOO_FAR');
     return pass('intent.deadline', observed, limit);
   },
 };

@@ -8,7 +8,12 @@ export const assetAllowed: Rule = {
   evaluate({ intent, compiled }) {
     if (compiled === null) return notEvaluated('asset.allowed');
     if (intent.network !== compiled.network || intent.token !== compiled.token) {
-      return block('asset.allowed', `${intent.network}/erc20:${intent.token}`, compiled.assetText, 'BLOCKED_ASSET');
+      return block(
+        'asset.allowed',
+        `${intent.network}/erc20:${intent.token}`,
+        compiled.assetText,
+        'BLOCKED_ASSET',
+      );
     }
     // Equal assets spell the same, so the prepared string serves as observed too.
     return pass('asset.allowed', compiled.assetText, compiled.assetText);

@@ -8,8 +8,10 @@ export const categoryAllow: Rule = {
   evaluate({ intent, compiled }) {
     if (compiled === null) return notEvaluated('category.allow');
     const { category } = intent;
-    if (compiled.categoriesDeny.has(category)) return block('category.allow', category, null, 'BLOCKED_CATEGORY:DENIED');
-    if (!compiled.categoriesAllow.has(category)) return block('category.allow', category, null, 'BLOCKED_CATEGORY:NOT_ALLOWED');
+    if (compiled.categoriesDeny.has(category))
+      return block('category.allow', category, null, 'BLOCKED_CATEGORY:DENIED');
+    if (!compiled.categoriesAllow.has(category))
+      return block('category.allow', category, null, 'BLOCKED_CATEGORY:NOT_ALLOWED');
     return pass('category.allow', category, null);
   },
 };

@@ -8,7 +8,8 @@ export const recipientAllowDeny: Rule = {
   evaluate({ intent, compiled }) {
     if (compiled === null) return notEvaluated('recipient.allowDeny');
     const { recipient } = intent;
-    if (compiled.recipientsDeny.has(recipient)) return block('recipient.allowDeny', recipient, null, 'BLOCKED_RECIPIENT:DENIED');
+    if (compiled.recipientsDeny.has(recipient))
+      return block('recipient.allowDeny', recipient, null, 'BLOCKED_RECIPIENT:DENIED');
     if (compiled.recipientsAllow.size > 0 && !compiled.recipientsAllow.has(recipient)) {
       return block('recipient.allowDeny', recipient, null, 'BLOCKED_RECIPIENT:NOT_ALLOWED');
     }

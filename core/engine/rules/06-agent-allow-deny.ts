@@ -8,7 +8,8 @@ export const agentAllowDeny: Rule = {
   evaluate({ intent, compiled }) {
     if (compiled === null) return notEvaluated('agent.allowDeny');
     const { agentId } = intent;
-    if (compiled.agentsDeny.has(agentId)) return block('agent.allowDeny', agentId, null, 'BLOCKED_AGENT:DENIED');
+    if (compiled.agentsDeny.has(agentId))
+      return block('agent.allowDeny', agentId, null, 'BLOCKED_AGENT:DENIED');
     if (compiled.agentsAllow.size > 0 && !compiled.agentsAllow.has(agentId)) {
       return block('agent.allowDeny', agentId, null, 'BLOCKED_AGENT:NOT_ALLOWED');
     }

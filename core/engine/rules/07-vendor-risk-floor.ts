@@ -17,12 +17,25 @@ export const vendorRiskFloor: Rule = {
         case 'BLOCK':
           return block('vendor.riskFloor', null, limit, 'BLOCKED_VENDOR_RISK:SCORE_UNAVAILABLE');
         case 'ESCALATE':
-          return escalateUnlessApproved('vendor.riskFloor', null, limit, 'ESCALATED_VENDOR_RISK:SCORE_UNAVAILABLE', approvalNote);
+          return escalateUnlessApproved(
+            'vendor.riskFloor',
+            null,
+            limit,
+            'ESCALATED_VENDOR_RISK:SCORE_UNAVAILABLE',
+            approvalNote,
+          );
       }
     }
     const observed = String(score);
     if (score >= compiled.minScore) return pass('vendor.riskFloor', observed, limit);
-    if (compiled.onBelowMinScore === 'BLOCK') return block('vendor.riskFloor', observed, limit, 'BLOCKED_VENDOR_RISK:BELOW_FLOOR');
-    return escalateUnlessApproved('vendor.riskFloor', observed, limit, 'ESCALATED_VENDOR_RISK:BELOW_FLOOR', approvalNote);
+    if (compiled.onBelowMinScore === 'BLOCK')
+      return block('vendor.riskFloor', observed, limit, 'BLOCKED_VENDOR_RISK:BELOW_FLOOR');
+    return escalateUnlessApproved(
+      'vendor.riskFloor',
+      observed,
+      limit,
+      'ESCALATED_VENDOR_RISK:BELOW_FLOOR',
+      approvalNote,
+    );
   },
 };

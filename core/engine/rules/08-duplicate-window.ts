@@ -18,7 +18,12 @@ export const duplicateWindow: Rule = {
       const prior = recent[i]!;
       // Approvals stamped after `now` (clock skew between writers) still count as recent.
       if (prior.approvedAtMs > windowStartMs && sameKeys(intent, prior, compiled.duplicateKeys)) {
-        return block('duplicate.window', prior.intentHash.toLowerCase(), limit, 'BLOCKED_DUPLICATE');
+        return block(
+          'duplicate.window',
+          prior.intentHash.toLowerCase(),
+          limit,
+          'BLOCKED_DUPLICATE',
+        );
       }
     }
     return pass('duplicate.window', null, limit);
@@ -41,5 +46,8 @@ function sameKeys(intent: SpendIntent, prior: RecentApproval, keys: DuplicateKey
 
 /** `lowercase` is a validated intent field; `stored` may come from storage in any case. */
 function sameHex(stored: string, lowercase: string): boolean {
-  return stored === lowercase || (stored.length === lowercase.length && stored.toLowerCase() === lowercase);
+  return (
+    stored === lowercase ||
+    (stored.length === lowercase.length && stored.toLowerCase() === lowercase)
+  );
 }

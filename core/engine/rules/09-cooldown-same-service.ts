@@ -10,10 +10,12 @@ export const cooldownSameService: Rule = {
     const limit = compiled.cooldownText;
     if (compiled.cooldownMs === 0) return pass('cooldown.sameService', null, limit, 'DISABLED');
     const byProvider = window.lastApprovedAtMsByProvider;
-    if (!Object.hasOwn(byProvider, intent.provider)) return pass('cooldown.sameService', null, limit);
+    if (!Object.hasOwn(byProvider, intent.provider))
+      return pass('cooldown.sameService', null, limit);
     const elapsedMs = nowMs - byProvider[intent.provider]!;
     const observed = String(Math.floor(elapsedMs / 1000));
-    if (elapsedMs < compiled.cooldownMs) return block('cooldown.sameService', observed, limit, 'BLOCKED_COOLDOWN');
+    if (elapsedMs < compiled.cooldownMs)
+      return block('cooldown.sameService', observed, limit, 'BLOCKED_COOLDOWN');
     return pass('cooldown.sameService', observed, limit);
   },
 };

@@ -9,7 +9,8 @@ export const rateLimit: Rule = {
     if (compiled === null) return notEvaluated('rate.limit');
     const callsWithThis = window.approvedCallsLastHour + 1;
     const observed = String(callsWithThis);
-    if (callsWithThis > compiled.callsPerHour) return block('rate.limit', observed, compiled.callsPerHourText, 'BLOCKED_RATE');
+    if (callsWithThis > compiled.callsPerHour)
+      return block('rate.limit', observed, compiled.callsPerHourText, 'BLOCKED_RATE');
     return pass('rate.limit', observed, compiled.callsPerHourText);
   },
 };

@@ -7,7 +7,8 @@ export const hardCapAbsolute: Rule = {
   id: 'hardCap.absolute',
   evaluate({ intent, compiled, amountText }) {
     if (compiled === null) return notEvaluated('hardCap.absolute');
-    if (intent.amountAtomic > compiled.hardCapAtomic) return block('hardCap.absolute', amountText, compiled.hardCapText, 'BLOCKED_HARD_CAP');
+    if (intent.amountAtomic > compiled.hardCapAtomic)
+      return block('hardCap.absolute', amountText, compiled.hardCapText, 'BLOCKED_HARD_CAP');
     return pass('hardCap.absolute', amountText, compiled.hardCapText);
   },
 };

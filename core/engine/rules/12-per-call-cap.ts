@@ -8,8 +8,16 @@ export const perCallCap: Rule = {
   evaluate({ intent, compiled, amountText, approvalNote }) {
     if (compiled === null) return notEvaluated('perCall.cap');
     const limit = compiled.perCallCapText;
-    if (intent.amountAtomic <= compiled.perCallCapAtomic) return pass('perCall.cap', amountText, limit);
-    if (compiled.perCallCapVerdict === 'BLOCK') return block('perCall.cap', amountText, limit, 'BLOCKED_PER_CALL_CAP');
-    return escalateUnlessApproved('perCall.cap', amountText, limit, 'ESCALATED_PER_CALL_CAP', approvalNote);
+    if (intent.amountAtomic <= compiled.perCallCapAtomic)
+      return pass('perCall.cap', amountText, limit);
+    if (compiled.perCallCapVerdict === 'BLOCK')
+      return block('perCall.cap', amountText, limit, 'BLOCKED_PER_CALL_CAP');
+    return escalateUnlessApproved(
+      'perCall.cap',
+      amountText,
+      limit,
+      'ESCALATED_PER_CALL_CAP',
+      approvalNote,
+    );
   },
 };

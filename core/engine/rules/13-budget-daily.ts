@@ -16,7 +16,8 @@ let lastDay = { index: Number.NaN, note: '' };
 /** `UTC_DAY:YYYY-MM-DD` for the UTC day holding nowMs. */
 function utcDayNote(nowMs: number): string {
   const index = Math.floor(nowMs / MS_PER_DAY);
-  if (index !== lastDay.index) lastDay = { index, note: `UTC_DAY:${new Date(index * MS_PER_DAY).toISOString().slice(0, 10)}` };
+  if (index !== lastDay.index)
+    lastDay = { index, note: `UTC_DAY:${new Date(index * MS_PER_DAY).toISOString().slice(0, 10)}` };
   return lastDay.note;
 }
 
@@ -24,10 +25,17 @@ export const budgetDaily: Rule = {
   id: 'budget.daily',
   evaluate({ intent, window, compiled, nowMs }) {
     if (compiled === null) return notEvaluated('budget.daily');
-    const totalAtomic = window.settledTodayAtomic + window.reservedTodayAtomic + intent.amountAtomic;
+    const totalAtomic =
+      window.settledTodayAtomic + window.reservedTodayAtomic + intent.amountAtomic;
     const observed = totalAtomic.toString();
     const windowNote = compiled.budgetWindow === 'ROLLING_24H' ? 'ROLLING_24H' : utcDayNote(nowMs);
-    if (totalAtomic > compiled.dailyBudgetAtomic) return block('budget.daily', observed, compiled.dailyBudgetText, `BLOCKED_BUDGET:${windowNote}`);
+    if (totalAtomic > compiled.dailyBudgetAtomic)
+      return block(
+        'budget.daily',
+        observed,
+        compiled.dailyBudgetText,
+        `BLOCKED_BUDGET:${windowNote}`,
+      );
     return pass('budget.daily', observed, compiled.dailyBudgetText, windowNote);
   },
 };

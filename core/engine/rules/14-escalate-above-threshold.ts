@@ -8,7 +8,14 @@ export const escalateAboveThreshold: Rule = {
   evaluate({ intent, compiled, amountText, approvalNote }) {
     if (compiled === null) return notEvaluated('escalate.aboveThreshold');
     const limit = compiled.escalateAboveText;
-    if (intent.amountAtomic <= compiled.escalateAboveAtomic) return pass('escalate.aboveThreshold', amountText, limit);
-    return escalateUnlessApproved('escalate.aboveThreshold', amountText, limit, 'ESCALATED_THRESHOLD', approvalNote);
+    if (intent.amountAtomic <= compiled.escalateAboveAtomic)
+      return pass('escalate.aboveThreshold', amountText, limit);
+    return escalateUnlessApproved(
+      'escalate.aboveThreshold',
+      amountText,
+      limit,
+      'ESCALATED_THRESHOLD',
+      approvalNote,
+    );
   },
 };

@@ -42,12 +42,20 @@ export function applyFaultPatch(current: MerchantFaults, patch: unknown): Mercha
       if (typeof value !== 'boolean') throw new FaultPatchError(`${name} must be true or false`);
       next[name as (typeof BOOLEAN_FAULTS)[number]] = value;
     } else if (name === 'delayMs') {
-      if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_FAULT_DELAY_MS) {
-        throw new FaultPatchError(`delayMs must be a whole number of milliseconds, 0..${MAX_FAULT_DELAY_MS}`);
+      if (
+        !Number.isSafeInteger(value) ||
+        (value as number) < 0 ||
+        (value as number) > MAX_FAULT_DELAY_MS
+      ) {
+        throw new FaultPatchError(
+          `delayMs must be a whole number of milliseconds, 0..${MAX_FAULT_DELAY_MS}`,
+        );
       }
       next.delayMs = value as number;
     } else {
-      throw new FaultPatchError(`unknown fault ${JSON.stringify(name)}; known: ${[...BOOLEAN_FAULTS, 'delayMs'].join(', ')}`);
+      throw new FaultPatchError(
+        `unknown fault ${JSON.stringify(name)}; known: ${[...BOOLEAN_FAULTS, 'delayMs'].join(', ')}`,
+      );
     }
   }
   return Object.freeze(next);

@@ -71,12 +71,26 @@ const balance = (owner: Address) => readTokenBalance(chain, token, owner);
 
 /** Every token Transfer the payer ever sent (a fresh payer has sent none before its test). */
 async function transfersFrom(payer: Address) {
-  const events = await chain.getContractEvents({ address: token, abi: eip3009TokenAbi, eventName: 'Transfer', args: { from: payer }, fromBlock: 0n });
-  return events.map((event) => ({ to: event.args.to, value: event.args.value, txHash: event.transactionHash }));
+  const events = await chain.getContractEvents({
+    address: token,
+    abi: eip3009TokenAbi,
+    eventName: 'Transfer',
+    args: { from: payer },
+    fromBlock: 0n,
+  });
+  return events.map((event) => ({
+    to: event.args.to,
+    value: event.args.value,
+    txHash: event.transactionHash,
+  }));
 }
 
 async function patchFaults(body: unknown): Promise<Response> {
-  return fetch(`${merchant.url}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${merchant.url}/__faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('the 402 challenge', () => {
@@ -129,7 +143,11 @@ describe('a paid check', () => {
     const free = await pay(merchant.checkUrl('Fresh-Name.test'));
     expect(free.status).toBe(200);
     const body = (await free.json()) as { domain: string; available: boolean; checkedAt: string };
-    expect(body).toEqual({ domain: 'fresh-name.test', available: true, checkedAt: expect.any(String) });
+    expect(body).toEqual({
+      domain: 'fresh-name.test',
+      available: true,
+      checkedAt: expect.any(String),
+    });
     expect(new Date(body.checkedAt).toISOString()).toBe(body.checkedAt);
     const receipt = decodePaymentResponseHeader(free.headers.get('payment-response')!);
     expect(receipt).toMatchObject({ success: true, network: 'eip155:8453', payer: payer.address });
@@ -150,11 +168,20 @@ describe('a paid check', () => {
     const httpClient = new x402HTTPClient(officialClient(payer));
     const url = merchant.checkUrl('example.test');
     const challenge = await fetch(url);
-    const required = httpClient.getPaymentRequiredResponse((name) => challenge.headers.get(name), await challenge.json());
-    const headers = httpClient.encodePaymentSignatureHeader(await httpClient.createPaymentPayload(required));
+    const required = httpClient.getPaymentRequiredResponse(
+      (name) => challenge.headers.get(name),
+      await challenge.json(),
+    );
+    const headers = httpClient.encodePaymentSignatureHeader(
+      await httpClient.createPaymentPayload(required),
+    );
 
     // Three copies race each other through verify and settle; the chain lets one through.
-    const racing = await Promise.all([fetch(url, { headers }), fetch(url, { headers }), fetch(url, { headers })]);
+    const racing = await Promise.all([
+      fetch(url, { headers }),
+      fetch(url, { headers }),
+      fetch(url, { headers }),
+    ]);
     expect(racing.map((response) => response.status).sort()).toEqual([200, 402, 402]);
     const paid = racing.find((response) => response.status === 200)!;
     expect(await paid.json()).toMatchObject({ domain: 'example.test', available: false });
@@ -173,14 +200,26 @@ describe('fault switches', () => {
     expect(await patched.json()).toEqual({ ...NO_FAULTS, lieAboutAvailability: true, delayMs: 5 });
     expect(merchant.faults).toEqual({ ...NO_FAULTS, lieAboutAvailability: true, delayMs: 5 });
 
-    for (const bad of [{ explode: true }, { delayMs: -1 }, { delayMs: 1.5 }, { dropAfterSettle: 'yes' }, [true]]) {
+    for (const bad of [
+      { explode: true },
+      { delayMs: -1 },
+      { delayMs: 1.5 },
+      { dropAfterSettle: 'yes' },
+      [true],
+    ]) {
       expect((await patchFaults(bad)).status).toBe(400);
     }
-    const notJson = await fetch(`${merchant.url}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    const notJson = await fetch(`${merchant.url}/__faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     expect(notJson.status).toBe(400);
     expect(merchant.faults).toEqual({ ...NO_FAULTS, lieAboutAvailability: true, delayMs: 5 });
 
-    expect(await (await fetch(`${merchant.url}/__faults`, { method: 'DELETE' })).json()).toEqual(NO_FAULTS);
+    expect(await (await fetch(`${merchant.url}/__faults`, { method: 'DELETE' })).json()).toEqual(
+      NO_FAULTS,
+    );
     expect(merchant.faults).toEqual(NO_FAULTS);
   });
 
@@ -216,8 +255,14 @@ describe('fault switches', () => {
     const payer = await fundedPayer();
     merchant.setFaults({ lieAboutAvailability: true });
     const pay = officialFetch(payer);
-    expect(await (await pay(merchant.checkUrl('taken.test'))).json()).toMatchObject({ domain: 'taken.test', available: true });
-    expect(await (await pay(merchant.checkUrl('unregistered.test'))).json()).toMatchObject({ domain: 'unregistered.test', available: false });
+    expect(await (await pay(merchant.checkUrl('taken.test'))).json()).toMatchObject({
+      domain: 'taken.test',
+      available: true,
+    });
+    expect(await (await pay(merchant.checkUrl('unregistered.test'))).json()).toMatchObject({
+      domain: 'unregistered.test',
+      available: false,
+    });
     expect(await transfersFrom(payer.address)).toHaveLength(2);
   });
 
@@ -238,9 +283,23 @@ describe('domain names', () => {
   it('normalises plain DNS names and refuses everything else', () => {
     expect(normaliseDomain('Example.TEST')).toBe('example.test');
     expect(normaliseDomain('xn--bcher-kva.test')).toBe('xn--bcher-kva.test');
-    for (const bad of ['', 'test', 'a..test', '-a.test', 'a-.test', 'a.test.', 'a b.test', 'ä.test', `${'a'.repeat(64)}.test`, 7, null]) {
+    for (const bad of [
+      '',
+      'test',
+      'a..test',
+      '-a.test',
+      'a-.test',
+      'a.test.',
+      'a b.test',
+      'ä.test',
+      `${'a'.repeat(64)}.test`,
+      7,
+      null,
+    ]) {
       expect(normaliseDomain(bad)).toBeNull();
     }
-    expect(DEVNET_REGISTERED_DOMAINS).toEqual(expect.arrayContaining(['example.test', 'taken.test']));
+    expect(DEVNET_REGISTERED_DOMAINS).toEqual(
+      expect.arrayContaining(['example.test', 'taken.test']),
+    );
   });
 });

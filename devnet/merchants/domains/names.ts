@@ -5,7 +5,9 @@
 import { DEVNET_REGISTERED_NAMES } from '../../rdap/names';
 
 /** Registered on the devnet (the RDAP registry's one list); every other well-formed name is available. */
-export const DEVNET_REGISTERED_DOMAINS: readonly string[] = Object.freeze([...DEVNET_REGISTERED_NAMES]);
+export const DEVNET_REGISTERED_DOMAINS: readonly string[] = Object.freeze([
+  ...DEVNET_REGISTERED_NAMES,
+]);
 
 const MAX_DOMAIN_LENGTH = 253;
 const LABEL_PATTERN = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -15,7 +17,8 @@ const LABEL_PATTERN = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
  * hyphens; no leading or trailing hyphen, no trailing dot); null otherwise. IDNs arrive as punycode.
  */
 export function normaliseDomain(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_DOMAIN_LENGTH) return null;
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_DOMAIN_LENGTH)
+    return null;
   const name = value.toLowerCase();
   const labels = name.split('.');
   if (labels.length < 2 || !labels.every((label) => LABEL_PATTERN.test(label))) return null;
@@ -27,7 +30,8 @@ export function registeredSet(names: Iterable<string>): ReadonlySet<string> {
   const set = new Set<string>();
   for (const entry of names) {
     const name = normaliseDomain(entry);
-    if (name === null) throw new RangeError(`registered domain ${JSON.stringify(entry)} is not a domain name`);
+    if (name === null)
+      throw new RangeError(`registered domain ${JSON.stringify(entry)} is not a domain name`);
     set.add(name);
   }
   return set;

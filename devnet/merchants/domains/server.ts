@@ -9,7 +9,11 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import type { RoutesConfig } from '@x402/core/server';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import { paymentMiddlewareFromHTTPServer, x402HTTPResourceServer, x402ResourceServer } from '@x402/express';
+import {
+  paymentMiddlewareFromHTTPServer,
+  x402HTTPResourceServer,
+  x402ResourceServer,
+} from '@x402/express';
 import { type Address, getAddress } from 'viem';
 import { caip2Of } from '../../../platform/chain/clients';
 import { serveOnLoopback } from '../../peers/loopback';
@@ -132,15 +136,26 @@ interface FaultState {
 }
 
 /** The official payment middleware over the merchant's own facilitator, its route checked at once. */
-async function paymentFor(options: DomainsMerchantOptions, payTo: Address): Promise<RequestHandler> {
+async function paymentFor(
+  options: DomainsMerchantOptions,
+  payTo: Address,
+): Promise<RequestHandler> {
   const facilitator = createMerchantFacilitator({
     chain: options.chain,
     relayer: options.keys.relayer,
     confirmationTimeoutMs: options.confirmationTimeoutMs ?? DEFAULT_CONFIRMATION_TIMEOUT_MS,
-    ...(options.pollingIntervalMs !== undefined ? { pollingIntervalMs: options.pollingIntervalMs } : {}),
+    ...(options.pollingIntervalMs !== undefined
+      ? { pollingIntervalMs: options.pollingIntervalMs }
+      : {}),
   });
-  const resourceServer = new x402ResourceServer(facilitator).register(caip2Of(options.chain.chainId), new ExactEvmScheme());
-  const httpServer = new x402HTTPResourceServer(resourceServer, domainsCheckRoute(options.chain, payTo));
+  const resourceServer = new x402ResourceServer(facilitator).register(
+    caip2Of(options.chain.chainId),
+    new ExactEvmScheme(),
+  );
+  const httpServer = new x402HTTPResourceServer(
+    resourceServer,
+    domainsCheckRoute(options.chain, payTo),
+  );
   // Fails here, not on the first buyer, when the facilitator cannot serve the route's network.
   await httpServer.initialize();
   return paymentMiddlewareFromHTTPServer(httpServer, undefined, undefined, false);
@@ -151,10 +166,18 @@ async function paymentFor(options: DomainsMerchantOptions, payTo: Address): Prom
  * a request refused there), `answer` after verification. Each request keeps the switches it
  * arrived under, so flipping one mid-request changes nothing.
  */
-function domainsCheckHandlers(deps: { faults: FaultState; registered: ReadonlySet<string>; now: () => Date; stopping: AbortSignal }) {
+function domainsCheckHandlers(deps: {
+  faults: FaultState;
+  registered: ReadonlySet<string>;
+  now: () => Date;
+  stopping: AbortSignal;
+}) {
   const admit = (req: Request, res: Response, next: NextFunction) => {
     if (req.method !== 'GET') {
-      res.status(405).set('Allow', 'GET').json({ error: `${req.method} is not allowed; use GET` });
+      res
+        .status(405)
+        .set('Allow', 'GET')
+        .json({ error: `${req.method} is not allowed; use GET` });
       return;
     }
     const requestFaults = deps.faults.current;
@@ -164,7 +187,9 @@ function domainsCheckHandlers(deps: { faults: FaultState; registered: ReadonlySe
     }
     const domain = normaliseDomain(req.query.domain);
     if (domain === null) {
-      res.status(400).json({ error: 'query parameter domain must be a domain name such as example.test' });
+      res
+        .status(400)
+        .json({ error: 'query parameter domain must be a domain name such as example.test' });
       return;
     }
     res.locals.domain = domain;
@@ -202,16 +227,22 @@ function merchantApp(faults: FaultState, paidRoute: RequestHandler[]): express.E
   });
   app.all(DOMAINS_CHECK_PATH, ...paidRoute);
   app.use((_req: Request, res: Response) => {
-    res.status(404).json({ error: `not found; this merchant sells GET ${DOMAINS_CHECK_PATH}?domain=<name>` });
+    res
+      .status(404)
+      .json({ error: `not found; this merchant sells GET ${DOMAINS_CHECK_PATH}?domain=<name>` });
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = clientErrorStatus(error);
-    res.status(status ?? 500).json({ error: status === null ? 'internal error' : (error as Error).message });
+    res
+      .status(status ?? 500)
+      .json({ error: status === null ? 'internal error' : (error as Error).message });
   });
   return app;
 }
 
-export async function startDomainsMerchant(options: DomainsMerchantOptions): Promise<DomainsMerchant> {
+export async function startDomainsMerchant(
+  options: DomainsMerchantOptions,
+): Promise<DomainsMerchant> {
   const payTo = getAddress(options.keys.payTo);
   const faults: FaultState = { current: NO_FAULTS };
   const stopping = new AbortController();
@@ -222,7 +253,10 @@ export async function startDomainsMerchant(options: DomainsMerchantOptions): Pro
     stopping: stopping.signal,
   });
   const payment = await paymentFor(options, payTo);
-  const server = await serveOnLoopback(merchantApp(faults, [admit, payment, answer]), options.port ?? 0);
+  const server = await serveOnLoopback(
+    merchantApp(faults, [admit, payment, answer]),
+    options.port ?? 0,
+  );
   return {
     url: server.url,
     network: caip2Of(options.chain.chainId),

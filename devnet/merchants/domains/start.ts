@@ -2,7 +2,11 @@
 // its own keys (kept in <dataDir>/merchants/domains-keys.json, or in memory without a dataDir), gas
 // for its relayer from anvil, then the seller itself. Devnet only: gas comes from an anvil cheat code.
 import path from 'node:path';
-import { type ChainEndpoint, createAnvilTestClient, createChainPublicClient } from '../../../platform/chain/clients';
+import {
+  type ChainEndpoint,
+  createAnvilTestClient,
+  createChainPublicClient,
+} from '../../../platform/chain/clients';
 import { DEVNET_POLLING_INTERVAL_MS, type DevnetChainInfo, GAS_FUND_WEI } from '../../chains';
 import { loadOrCreateMerchantKeys } from '../keys';
 import { DEVNET_REGISTERED_DOMAINS } from './names';
@@ -21,13 +25,23 @@ export interface DevnetDomainsMerchantOptions {
   readonly now?: () => Date;
 }
 
-export async function startDevnetDomainsMerchant(options: DevnetDomainsMerchantOptions): Promise<DomainsMerchant> {
+export async function startDevnetDomainsMerchant(
+  options: DevnetDomainsMerchantOptions,
+): Promise<DomainsMerchant> {
   const { settlement } = options;
-  const keys = loadOrCreateMerchantKeys(options.dataDir === null ? null : path.join(options.dataDir, DOMAINS_MERCHANT_KEYS_FILE));
+  const keys = loadOrCreateMerchantKeys(
+    options.dataDir === null ? null : path.join(options.dataDir, DOMAINS_MERCHANT_KEYS_FILE),
+  );
   const endpoint: ChainEndpoint = { chainId: settlement.chainId, rpcUrl: settlement.rpcUrl };
   // Topped up only when low, so a persistent devnet's balances stay what the chain recorded.
-  const gasWei = await createChainPublicClient(endpoint).getBalance({ address: keys.relayer.address });
-  if (gasWei < GAS_FUND_WEI / 2n) await createAnvilTestClient(endpoint).setBalance({ address: keys.relayer.address, value: GAS_FUND_WEI });
+  const gasWei = await createChainPublicClient(endpoint).getBalance({
+    address: keys.relayer.address,
+  });
+  if (gasWei < GAS_FUND_WEI / 2n)
+    await createAnvilTestClient(endpoint).setBalance({
+      address: keys.relayer.address,
+      value: GAS_FUND_WEI,
+    });
   return startDomainsMerchant({
     chain: settlement,
     keys,
