@@ -15,8 +15,8 @@ import os from 'node:os';
 import { Pool, type PoolClient } from 'pg';
 import { migrate } from '../platform/db/migrate';
 import { serverUrl, withDatabase } from '../platform/db/testDb';
-import { accountId, assetId } from '../subgraphs/ledger/accounts';
-import { MAX_GROUPS_PER_BATCH, registerAsset } from '../subgraphs/ledger/posting';
+import { accountId, assetId } from '../subgraphs/ledger';
+import { MAX_GROUPS_PER_BATCH, registerAsset } from '../subgraphs/ledger';
 
 const CONNECTIONS = 8;
 const DEFAULT_SECONDS_PER_MODE = 10;

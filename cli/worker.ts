@@ -6,8 +6,8 @@ import type { Pool } from 'pg';
 import type { ChannelAdapter, ChannelKind } from '../channels/types';
 import type { Logger } from '../platform/log';
 import { deriveSealingKey } from '../platform/sealing';
-import { sweepLapsedReservations } from '../subgraphs/intent/reservationJobs';
-import { deliverDueNotices, sweepExpiredEscalations } from '../subgraphs/policy/escalationJobs';
+import { sweepLapsedReservations } from '../subgraphs/intent';
+import { deliverDueNotices, sweepExpiredEscalations } from '../subgraphs/policy';
 
 export interface EscalationWorkerOptions {
   readonly db: Pool;

@@ -11,7 +11,7 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { expressMiddleware } from '@as-integrations/express5';
 import { GraphQLError } from 'graphql';
 import { newCorrelationId } from '../core/canon/ids';
-import { AppError, errorBody, isErrorCode, ERROR_CODES, type ErrorCode } from '../core/errors';
+import { AppError } from '../core/errors';
 import { signActor } from '../platform/actor';
 import {
   DEFAULT_SUBSCRIPTION_LIMITS,
@@ -55,7 +55,7 @@ import { Paywall } from './x402/paywall';
 import type { PaymentTerms } from './x402/protocol';
 import type { SettlementRail } from './x402/rail';
 import { Reconciler } from './x402/reconciler';
-import { registerAsset } from '../subgraphs/ledger/posting';
+import { registerAsset } from '../subgraphs/ledger';
 import type { Pool } from 'pg';
 
 export interface GatewayOptions {

@@ -21,6 +21,7 @@ describe('projectRoot', () => {
       process.chdir(path.parse(cwd).root);
       let fresh!: typeof import('./paths'); // a fresh module copy: nothing cached from the call above
       jest.isolateModules(() => {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- isolateModules needs a synchronous load
         fresh = require('./paths');
       });
       expect(fresh.projectRoot()).toBe(expected);

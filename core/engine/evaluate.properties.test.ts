@@ -3,7 +3,6 @@
 // decision is then derived from the scenario (not from the trace) and compared with evaluate.
 import fc from 'fast-check';
 import {
-  emptyWindow,
   NOW_MS,
   NOW_SECONDS,
   OTHER_ADDRESS,

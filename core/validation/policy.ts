@@ -14,7 +14,6 @@ import {
   AGENT_ID_PATTERN,
   CATEGORY_PATTERN,
   fieldPath,
-  has,
   integerInRange,
   isPlainObject,
   NETWORK_PATTERN,

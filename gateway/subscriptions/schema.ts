@@ -181,7 +181,7 @@ export function buildSubscriptionSchema(
       },
     }),
     // Each field's source is its own topic's event, so the root's source type is per field.
-    subscription: new GraphQLObjectType<any, SubscriptionContext>({
+    subscription: new GraphQLObjectType<CatalogChangeEvent & EscalationUpdate, SubscriptionContext>({
       name: 'Subscription',
       fields: {
         catalogChanged: {

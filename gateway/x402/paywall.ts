@@ -30,7 +30,7 @@ import {
   releaseClaim,
   releaseLease,
   takeLapsedLease,
-} from '../../subgraphs/ledger/servicePayments';
+} from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
 import {
   type Authorization,

@@ -18,7 +18,7 @@ import {
   recordFailed,
   recordSettled,
   releaseLease,
-} from '../../subgraphs/ledger/servicePayments';
+} from '../../subgraphs/ledger';
 import type { ObservedTransfer, SettlementRail } from './rail';
 
 export interface ReconcilerOptions {

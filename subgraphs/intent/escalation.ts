@@ -13,7 +13,7 @@ import {
   type PolicySnapshot,
 } from '../../core/engine';
 import { seal } from '../../platform/sealing';
-import { codeDigest, newReplyCode } from '../policy/escalationCode';
+import { codeDigest, newReplyCode } from '../policy';
 
 /** The escalation object of the preflight response (DECISIONS "Preflight response"). */
 export interface PreflightEscalation {

@@ -4,8 +4,8 @@
 // The TypeScript wrapper checks none of this; every refusal below carries PostgreSQL's SQLSTATE.
 import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { accountId, assetId } from '../ledger/accounts';
-import { registerAsset } from '../ledger/posting';
+import { accountId, assetId } from '../ledger';
+import { registerAsset } from '../ledger';
 import { preflightPayment, readToolWindow, currentPolicy } from './preflight';
 import { consumeReservation, releaseReservation, type ReservationPosting } from './settlement';
 import {

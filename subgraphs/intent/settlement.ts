@@ -11,7 +11,7 @@ import type { Pool, PoolClient } from 'pg';
 import { isReservationId } from '../../core/canon/ids';
 import { AppError, type ErrorCode } from '../../core/errors';
 import { withTransaction } from '../../platform/db/transaction';
-import { ledgerErrorFrom } from '../ledger/posting';
+import { ledgerErrorFrom } from '../ledger';
 import { lockPolicyDecisions } from './preflight';
 
 /** One ledger group, as `ledger.post_group` takes it (see docs/ledger.md for the accounting). */

@@ -16,9 +16,9 @@ import {
 import type { TestDatabase } from '../../platform/db/testDb';
 import { deriveSealingKey } from '../../platform/sealing';
 import type { SubgraphContext } from '../kit';
-import { accountId, assetId } from '../ledger/accounts';
-import { registerAsset } from '../ledger/posting';
-import { createPolicy } from '../policy/writes';
+import { accountId, assetId } from '../ledger';
+import { registerAsset } from '../ledger';
+import { createPolicy } from '../policy';
 import { recentApprovals, utcDay } from './preflight';
 import type { ReservationPosting } from './settlement';
 

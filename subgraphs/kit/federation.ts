@@ -5,7 +5,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { type GraphQLSchema, parse } from 'graphql';
-import { buildSchema, createResolversMap, type NonEmptyArray } from 'type-graphql';
+import { buildSchema, type ClassType, createResolversMap, type NonEmptyArray } from 'type-graphql';
 import type { SubgraphContext } from './types';
 
 /** Pinned to a version that @apollo/composition 2.14 knows; change only together with the composer. */
@@ -22,9 +22,9 @@ export const FEDERATION_IMPORTS = [
 
 export interface FederatedSchemaOptions {
   /** type-graphql resolver classes; the schema holds only the types reachable from them. */
-  resolvers: NonEmptyArray<Function>;
+  resolvers: NonEmptyArray<ClassType>;
   /** Types to emit even when no resolver reaches them (e.g. an entity only other subgraphs return). */
-  orphanedTypes?: Function[];
+  orphanedTypes?: ClassType[];
 }
 
 /** `{TypeName: {__resolveReference(reference, context)}}` for each entity this subgraph resolves. */

@@ -35,3 +35,4 @@ export {
   type SubgraphHttpOptions,
   type SubgraphServerDeps,
 } from './server';
+export { appErrorFromSql, type SqlStateMap } from './sqlStates';

@@ -130,7 +130,7 @@ async function checkOwnerSignature(
     );
   const typedData = spendIntentTypedData(message);
   const owner = getAddress(row.owner);
-  let signed = false;
+  let signed: boolean;
   try {
     signed = isAddressEqual(
       await recoverTypedDataAddress({ ...typedData, signature: signature as Hex }),

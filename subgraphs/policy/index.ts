@@ -24,3 +24,10 @@ export const policySubgraph: SubgraphModule = {
       policyReferenceResolvers,
     ),
 };
+
+// The policy subgraph's public surface for the intent subgraph, the worker and tests: the
+// escalation reply codes, the worker rounds and policy creation (the SQL functions behind them are
+// the cross-schema surface listed in docs/architecture.md).
+export { codeDigest, newReplyCode } from './escalationCode';
+export { deliverDueNotices, sweepExpiredEscalations } from './escalationJobs';
+export { createPolicy } from './writes';

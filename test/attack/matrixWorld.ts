@@ -17,9 +17,9 @@ import {
   createChainWalletClient,
 } from '../../platform/chain/clients';
 import { mintToken } from '../../platform/chain/tokens';
-import { consumeReservation } from '../../subgraphs/intent/settlement';
-import { accountId, assetId } from '../../subgraphs/ledger/accounts';
-import { registerAsset } from '../../subgraphs/ledger/posting';
+import { consumeReservation } from '../../subgraphs/intent';
+import { accountId, assetId } from '../../subgraphs/ledger';
+import { registerAsset } from '../../subgraphs/ledger';
 import { signIn } from '../support/siwe';
 import { graphql, postJson, startTestStack, type TestStack } from '../support/stack';
 import type { ActorName } from './authorization-matrix';

@@ -3,7 +3,7 @@
 // and 1.00 at 00:00:01 both fit a 1.00 daily budget; under ROLLING_24H the second is blocked, and
 // a settlement stops counting exactly 24 hours after it settled. Unknown values are refused.
 import { freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
-import { consumeReservation } from '../../subgraphs/intent/settlement';
+import { consumeReservation } from '../../subgraphs/intent';
 import { fundingPosting, registerFixtureAsset } from '../../subgraphs/intent/test-support';
 import { graphql, postJson, startTestStack, type TestStack } from '../support/stack';
 

@@ -3,8 +3,8 @@
 // money of a policy read in one federated query, where each owner sees only their own.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { policyDocument } from '../../core/test-support/spend-fixtures';
-import { assetId } from '../../subgraphs/ledger/accounts';
-import { postFunding, registerAsset } from '../../subgraphs/ledger/posting';
+import { assetId } from '../../subgraphs/ledger';
+import { postFunding, registerAsset } from '../../subgraphs/ledger';
 import { signIn } from '../support/siwe';
 import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 

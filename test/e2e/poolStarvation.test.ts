@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
-import { assetId } from '../../subgraphs/ledger/accounts';
-import { postFunding, registerAsset } from '../../subgraphs/ledger/posting';
+import { assetId } from '../../subgraphs/ledger';
+import { postFunding, registerAsset } from '../../subgraphs/ledger';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
 const USDT0 = {

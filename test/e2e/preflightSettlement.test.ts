@@ -2,13 +2,13 @@
 // release, both idempotent, seen through get_ledger and the budget rule.
 import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
-import { accountId, assetId } from '../../subgraphs/ledger/accounts';
-import { registerAsset } from '../../subgraphs/ledger/posting';
+import { accountId, assetId } from '../../subgraphs/ledger';
+import { registerAsset } from '../../subgraphs/ledger';
 import {
   consumeReservation,
   releaseReservation,
   type ReservationPosting,
-} from '../../subgraphs/intent/settlement';
+} from '../../subgraphs/intent';
 import { startTestStack, type TestStack, postJson } from '../support/stack';
 
 const OWNER = '0x1111111111111111111111111111111111111111';

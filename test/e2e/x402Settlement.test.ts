@@ -36,7 +36,7 @@ import {
   submitTransferWithAuthorization,
 } from '../../platform/chain/tokens';
 import { silentLogger } from '../../platform/log';
-import { getPayment } from '../../subgraphs/ledger/servicePayments';
+import { getPayment } from '../../subgraphs/ledger';
 import { startTestStack, type TestStack } from '../support/stack';
 import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
 

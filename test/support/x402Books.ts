@@ -2,8 +2,8 @@
 // both devnet chains the fee receiver's token balance (read at one pinned block, the way the
 // treasury drift check reads a float) equals the ledger's TREASURY:<asset>:fee-receiver.
 import type { DevnetChains } from '../../devnet/chains';
-import { accountId, assetId, FEE_RECEIVER_REF } from '../../subgraphs/ledger/accounts';
-import { readOnchainFloat } from '../../subgraphs/ledger/treasury';
+import { accountId, assetId, FEE_RECEIVER_REF } from '../../subgraphs/ledger';
+import { readOnchainFloat } from '../../subgraphs/ledger';
 import { graphql, type TestStack } from './stack';
 
 export interface FeeReceiverDrift {

@@ -1,0 +1,4 @@
+// The database layer's public surface: the handle types, the pool, transactions, migrations.
+export type { Db, DbPool } from './handle';
+export { createPool, POOL_DEFAULTS, type PoolOptions } from './pool';
+export { withTransaction } from './transaction';
