@@ -2,12 +2,12 @@
 // listens on (deployments override URLs and ports from config). The one place that says which
 // subgraphs make up the supergraph.
 import { SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
-import { builderSubgraph } from './builder';
-import { catalogSubgraph } from './catalog';
-import { intentSubgraph } from './intent';
+import { builderSubgraph } from './builder/subgraph';
+import { catalogSubgraph } from './catalog/subgraph';
+import { intentSubgraph } from './intent/subgraph';
 import type { SubgraphModule } from './kit';
-import { ledgerSubgraph } from './ledger';
-import { policySubgraph } from './policy';
+import { ledgerSubgraph } from './ledger/subgraph';
+import { policySubgraph } from './policy/subgraph';
 
 export const SUBGRAPH_MODULES: Readonly<Record<SubgraphName, SubgraphModule>> = Object.freeze({
   catalog: catalogSubgraph,

@@ -4,7 +4,7 @@ import { Client, type Notification } from 'pg';
 import { type Actor, signActor } from '../../platform/actor';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
-import { catalogSubgraph } from '.';
+import { catalogSubgraph } from './subgraph';
 
 const SECRET = randomBytes(32);
 const NOW = new Date('2026-11-22T10:00:00.000Z');

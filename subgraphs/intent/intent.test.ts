@@ -3,7 +3,7 @@ import type { ApolloServer } from '@apollo/server';
 import { type Actor, signActor } from '../../platform/actor';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
-import { intentSubgraph } from '.';
+import { intentSubgraph } from './subgraph';
 
 const SECRET = randomBytes(32);
 const INTENT_HASH = `0x${'ab'.repeat(32)}`;

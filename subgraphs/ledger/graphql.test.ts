@@ -12,7 +12,7 @@ import {
   type SubgraphHttpHandle,
 } from '../kit';
 import { accountId, treasuryAccount } from './accounts';
-import { ledgerSubgraph } from './index';
+import { ledgerSubgraph } from './subgraph';
 import { postFunding, postGroup, postServiceFee, postTreasuryTransfer } from './posting';
 import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from './testRails';
 

@@ -20,7 +20,7 @@ import { mintToken } from '../../platform/chain/tokens';
 import type { TestDatabase } from '../../platform/db/testDb';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
 import { assetId } from './accounts';
-import { ledgerSubgraph } from './index';
+import { ledgerSubgraph } from './subgraph';
 import { postFunding, postServiceFee, postTreasuryTransfer, registerAsset } from './posting';
 import { createLedgerTestDatabase, intentId } from './testRails';
 import { type TreasuryRail, recordTreasurySnapshot, recordTreasurySnapshots } from './treasury';

@@ -8,7 +8,7 @@ import { policyDocument, rulesOf } from '../../core/test-support/spend-fixtures'
 import { type Actor, signActor } from '../../platform/actor';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
-import { policySubgraph } from '.';
+import { policySubgraph } from './subgraph';
 
 const SECRET = randomBytes(32);
 const OWNER_A = `0x${'a1'.repeat(20)}`;

@@ -1,0 +1,26 @@
+// The policy subgraph: spend policies (versions, status, on-chain registration), owner and consumer
+// sign-in (SIWE nonces and verification), and escalations with the owner's channel bindings (the
+// approval authority is the owner's). Owns the `policy` Postgres schema and publishes
+// policy.policy_owner, policy.current_policy and the escalation functions for other subgraphs.
+import { buildFederatedSchema, type SubgraphModule } from '../kit';
+import { ChannelResolver, EscalationResolver } from './escalationResolvers';
+import { PolicyMutationResolver } from './mutations';
+import { PolicyResolver, policyReferenceResolvers } from './resolvers';
+import { SignInResolver } from './signInResolver';
+
+export const policySubgraph: SubgraphModule = {
+  name: 'policy',
+  buildSchema: () =>
+    buildFederatedSchema(
+      {
+        resolvers: [
+          PolicyResolver,
+          PolicyMutationResolver,
+          SignInResolver,
+          EscalationResolver,
+          ChannelResolver,
+        ],
+      },
+      policyReferenceResolvers,
+    ),
+};
