@@ -3,10 +3,10 @@
 // approval authority is the owner's). Owns the `policy` Postgres schema and publishes
 // policy.policy_owner, policy.current_policy and the escalation functions for other subgraphs.
 import { buildFederatedSchema, type SubgraphModule } from '../kit';
-import { ChannelResolver, EscalationResolver } from './escalationResolvers';
-import { PolicyMutationResolver } from './mutations';
-import { PolicyResolver, policyReferenceResolvers } from './resolvers';
-import { SignInResolver } from './signInResolver';
+import { ChannelResolver, EscalationResolver } from './escalations/resolvers';
+import { PolicyMutationResolver } from './policies/mutations';
+import { PolicyResolver, policyReferenceResolvers } from './policies/resolvers';
+import { SignInResolver } from './signIn/resolvers';
 
 export const policySubgraph: SubgraphModule = {
   name: 'policy',

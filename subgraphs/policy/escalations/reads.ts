@@ -2,7 +2,7 @@
 // place first (so the change is stored and published), and lists derive EXPIRED from expires_at
 // in the same statement, so no reader ever sees a PENDING escalation whose time is up.
 import type { Pool, PoolClient } from 'pg';
-import { AppError } from '../../core/errors';
+import { AppError } from '../../../core/errors';
 
 type Queryable = Pool | PoolClient;
 

@@ -17,10 +17,10 @@ import {
   Resolver,
   Root,
 } from 'type-graphql';
-import { isEscalationPollRef } from '../../core/canon/ids';
-import { AppError } from '../../core/errors';
-import { requireActor, type SubgraphContext } from '../kit';
-import { readablePolicy } from './access';
+import { isEscalationPollRef } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import { requireActor, type SubgraphContext } from '../../kit';
+import { readablePolicy } from '../policies/access';
 import {
   type BindingKind,
   type BindingRow,
@@ -28,8 +28,8 @@ import {
   readBindings,
   revokeBinding,
   startChannelLink,
-} from './channelBindings';
-import { type InboundResult, receiveChatMessage, receiveWebhookRequest } from './channelInbound';
+} from '../channels/writes';
+import { type InboundResult, receiveChatMessage, receiveWebhookRequest } from '../channels/inbound';
 import {
   decideAsOwner,
   type EscalationPollBody,
@@ -37,7 +37,7 @@ import {
   outcomeOf,
   pollBody,
   reasonOf,
-} from './escalationDecisions';
+} from './decisions';
 import {
   CHANNEL_KIND,
   CHAT_CHANNEL,
@@ -49,7 +49,7 @@ import {
   Escalation,
   EscalationConnection,
   EscalationEvent,
-} from './escalationSchema';
+} from './schema';
 import {
   type EscalationEventRow,
   type EscalationRow,
@@ -57,9 +57,9 @@ import {
   readEscalation,
   readEscalationEvents,
   readEscalationPage,
-} from './escalationStore';
-import { Policy } from './schema';
-import { pageSize, POLICY_ID, type PolicyRow } from './store';
+} from './reads';
+import { Policy } from '../policies/schema';
+import { pageSize, POLICY_ID, type PolicyRow } from '../policies/reads';
 
 type EscalationView = Escalation & { readonly owner: string };
 

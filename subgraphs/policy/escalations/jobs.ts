@@ -9,13 +9,13 @@ import type {
   ChannelKind,
   ChannelTarget,
   EscalationNotice,
-} from '../../channels/types';
-import { ChannelDeliveryError } from '../../channels/errors';
-import { formatAmount } from '../../core/money/amount';
-import type { Logger } from '../../platform/log';
-import { SealError, unseal } from '../../platform/sealing';
-import { withTransaction } from '../../platform/db/transaction';
-import { insertEscalationEvent } from './escalationStore';
+} from '../../../channels/types';
+import { ChannelDeliveryError } from '../../../channels/errors';
+import { formatAmount } from '../../../core/money/amount';
+import type { Logger } from '../../../platform/log';
+import { SealError, unseal } from '../../../platform/sealing';
+import { withTransaction } from '../../../platform/db/transaction';
+import { insertEscalationEvent } from './reads';
 
 /** Escalations expired per sweep statement; the sweep repeats until fewer are due. */
 export const SWEEP_BATCH = 200;

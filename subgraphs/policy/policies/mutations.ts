@@ -4,9 +4,9 @@
 // POLICY_NOT_FOUND, as if it did not exist. Invalid documents are POLICY_RULES_INVALID with every field.
 import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Resolver } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { AppError } from '../../core/errors';
-import { type NormalisedPolicyRules, validatePolicy } from '../../core/validation/policy';
-import { describeActor, type SubgraphContext } from '../kit';
+import { AppError } from '../../../core/errors';
+import { type NormalisedPolicyRules, validatePolicy } from '../../../core/validation/policy';
+import { describeActor, type SubgraphContext } from '../../kit';
 import { requireReadablePolicy, writerScope } from './access';
 import {
   readRegistryEvent,
@@ -14,7 +14,7 @@ import {
   type RegistrationRequestView,
 } from './registration';
 import { Policy, PolicyRegistrationRequest } from './schema';
-import type { PolicyRow } from './store';
+import type { PolicyRow } from './reads';
 import {
   createPolicy,
   type OwnerScope,

@@ -2,11 +2,11 @@
 // derive the policyId, write version 1), update (a new version row, never an overwrite) and the
 // status changes. Writes to one policy are serialised by a per-policy transaction lock.
 import type { PoolClient } from 'pg';
-import { policyHash, policyIdFor } from '../../core/canon/policy-identity';
-import { AppError } from '../../core/errors';
-import type { NormalisedPolicyRules } from '../../core/validation/policy';
-import { withTransaction } from '../../platform/db/transaction';
-import type { SubgraphContext } from '../kit';
+import { policyHash, policyIdFor } from '../../../core/canon/policy-identity';
+import { AppError } from '../../../core/errors';
+import type { NormalisedPolicyRules } from '../../../core/validation/policy';
+import { withTransaction } from '../../../platform/db/transaction';
+import type { SubgraphContext } from '../../kit';
 import type { RegistryEvent } from './registration';
 import {
   POLICY_COLUMNS,
@@ -14,7 +14,7 @@ import {
   type PolicyStatus,
   readLatestPolicy,
   toPolicyRow,
-} from './store';
+} from './reads';
 
 /** The first key of the two-key advisory locks this subgraph takes (the intent subgraph's one-key locks never collide). */
 const POLICY_WRITE_LOCK_CLASS = 7_305;

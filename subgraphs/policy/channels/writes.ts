@@ -5,12 +5,12 @@
 // carries notices only (no code, never a decision path) and is active at once.
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { isChannelBindingId, newChannelBindingId } from '../../core/canon/ids';
-import { AppError } from '../../core/errors';
-import { seal, unseal } from '../../platform/sealing';
-import { withTransaction } from '../../platform/db/transaction';
-import type { SubgraphContext } from '../kit';
-import { codeDigest, newReplyCode } from './escalationCode';
+import { isChannelBindingId, newChannelBindingId } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import { seal, unseal } from '../../../platform/sealing';
+import { withTransaction } from '../../../platform/db/transaction';
+import type { SubgraphContext } from '../../kit';
+import { codeDigest, newReplyCode } from '../escalations/replyCode';
 
 export type BindingKind = 'telegram' | 'slack' | 'webhook' | 'email';
 export const BINDING_KINDS: readonly BindingKind[] = ['telegram', 'slack', 'webhook', 'email'];

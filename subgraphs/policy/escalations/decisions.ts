@@ -9,21 +9,21 @@ import {
   hashSpendIntentMessage,
   spendIntentMessage,
   spendIntentTypedData,
-} from '../../core/canon/intent-hash';
-import { AppError } from '../../core/errors';
-import { validateSpendIntent } from '../../core/validation/intent';
-import { createChainPublicClient } from '../../platform/chain/clients';
-import { withTransaction } from '../../platform/db/transaction';
-import { describeActor, requireActor, type SubgraphContext } from '../kit';
-import { codeDigest, sameDigest } from './escalationCode';
+} from '../../../core/canon/intent-hash';
+import { AppError } from '../../../core/errors';
+import { validateSpendIntent } from '../../../core/validation/intent';
+import { createChainPublicClient } from '../../../platform/chain/clients';
+import { withTransaction } from '../../../platform/db/transaction';
+import { describeActor, requireActor, type SubgraphContext } from '../../kit';
+import { codeDigest, sameDigest } from './replyCode';
 import {
   type EscalationRow,
   type EscalationState,
   insertEscalationEvent,
   readEscalation,
   readEscalationByCode,
-} from './escalationStore';
-import { isSignatureShape } from './signature';
+} from './reads';
+import { isSignatureShape } from '../signIn/signature';
 
 export type OwnerDecision = 'APPROVE' | 'DENY';
 

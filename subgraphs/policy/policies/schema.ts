@@ -3,7 +3,7 @@
 // the unsigned registration transaction an owner sends from their own wallet.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { PolicyStatus as PolicyStatusValue } from './store';
+import type { PolicyStatus as PolicyStatusValue } from './reads';
 
 export const POLICY_STATUS = { ACTIVE: 'ACTIVE', PAUSED: 'PAUSED' } as const;
 export const POLICY_STATE = { ACTIVE: 'ACTIVE', PAUSED: 'PAUSED', EXPIRED: 'EXPIRED' } as const;

@@ -2,7 +2,7 @@
 // statement when the reader is an owner, so another owner's row never leaves the database), pages
 // of policies by id, and the version history. Ids and nonces are read as text, never JS numbers.
 import type { Pool, PoolClient } from 'pg';
-import { AppError } from '../../core/errors';
+import { AppError } from '../../../core/errors';
 
 export type PolicyStatus = 'ACTIVE' | 'PAUSED';
 

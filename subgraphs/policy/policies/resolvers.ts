@@ -15,8 +15,8 @@ import {
   Root,
   Field,
 } from 'type-graphql';
-import { AppError } from '../../core/errors';
-import { requireActor, type ReferenceResolvers, type SubgraphContext } from '../kit';
+import { AppError } from '../../../core/errors';
+import { requireActor, type ReferenceResolvers, type SubgraphContext } from '../../kit';
 import { consumerReadablePolicy, readablePolicy } from './access';
 import {
   Policy,
@@ -36,7 +36,7 @@ import {
   readPolicyPage,
   readPolicyVersion,
   readPolicyVersions,
-} from './store';
+} from './reads';
 import { limitsOf, registrationView, stateOf, versionView } from './views';
 
 @ArgsType()

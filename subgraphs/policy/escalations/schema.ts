@@ -3,11 +3,11 @@
 // of an inbound channel message, and an owner's channel bindings with the one-time link start.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { BindingKind, BindingState } from './channelBindings';
-import type { InboundOutcome } from './channelInbound';
-import type { OwnerDecision } from './escalationDecisions';
-import type { EscalationState as EscalationStateValue } from './escalationStore';
-import { PolicyPageInfo } from './schema';
+import type { BindingKind, BindingState } from '../channels/writes';
+import type { InboundOutcome } from '../channels/inbound';
+import type { OwnerDecision } from './decisions';
+import type { EscalationState as EscalationStateValue } from './reads';
+import { PolicyPageInfo } from '../policies/schema';
 
 export const ESCALATION_STATE = {
   PENDING: 'PENDING',
