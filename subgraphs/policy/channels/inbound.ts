@@ -7,16 +7,16 @@ import { parseWebhookReplyBody, verifyWebhookReply } from '../../../channels/web
 import { AppError } from '../../../core/errors';
 import { withTransaction } from '../../../platform/db/transaction';
 import type { SubgraphContext } from '../../kit';
+import { applyChannelReply, type ReplyOutcome } from '../escalations/decisions';
+import type { EscalationState } from '../escalations/reads';
+import { codeDigest } from '../escalations/replyCode';
+import { webhookSecrets } from './reads';
 import {
   completeChannelLink,
   completeWebhookLink,
   parseLinkText,
   requireSealingKey,
-  webhookSecrets,
 } from './writes';
-import { codeDigest } from '../escalations/replyCode';
-import { applyChannelReply, type ReplyOutcome } from '../escalations/decisions';
-import type { EscalationState } from '../escalations/reads';
 
 export type InboundOutcome = 'ACCEPTED' | 'REFUSED' | 'LINKED' | 'LINK_REFUSED' | 'IGNORED';
 

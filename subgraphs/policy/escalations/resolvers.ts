@@ -1,7 +1,6 @@
-// Escalations and channel bindings in GraphQL. Reads: one escalation or a page of them for its
-// owner (an admin: any), the public poll body, the owner's unmatched replies. Writes: the owner's
-// dashboard decision, the owner's channel links, and the inbound channel messages the gateway
-// forwards after verifying the platform (a `channel` actor; nobody else may call those).
+// Escalations in GraphQL. Reads: one escalation or a page of them for its owner (an admin: any),
+// the public poll body, the owner's unmatched channel replies. Write: the owner's dashboard
+// decision. Channel bindings and inbound channel messages are in channels/resolvers.ts.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import {
   Arg,
@@ -21,35 +20,9 @@ import { isEscalationPollRef } from '../../../core/canon/ids';
 import { AppError } from '../../../core/errors';
 import { requireActor, type SubgraphContext } from '../../kit';
 import { readablePolicy } from '../policies/access';
-import {
-  type BindingKind,
-  type BindingRow,
-  type LinkStart,
-  readBindings,
-  revokeBinding,
-  startChannelLink,
-} from '../channels/writes';
-import { type InboundResult, receiveChatMessage, receiveWebhookRequest } from '../channels/inbound';
-import {
-  decideAsOwner,
-  type EscalationPollBody,
-  type OwnerDecision,
-  outcomeOf,
-  pollBody,
-  reasonOf,
-} from './decisions';
-import {
-  CHANNEL_KIND,
-  CHAT_CHANNEL,
-  ChannelBinding,
-  ChannelInboundResult,
-  ChannelLinkStart,
-  ESCALATION_DECISION,
-  ESCALATION_STATE,
-  Escalation,
-  EscalationConnection,
-  EscalationEvent,
-} from './schema';
+import { pageSize, POLICY_ID, type PolicyRow } from '../policies/reads';
+import { Policy } from '../policies/schema';
+import { decideAsOwner, type OwnerDecision } from './decisions';
 import {
   type EscalationEventRow,
   type EscalationRow,
@@ -58,35 +31,14 @@ import {
   readEscalationEvents,
   readEscalationPage,
 } from './reads';
-import { Policy } from '../policies/schema';
-import { pageSize, POLICY_ID, type PolicyRow } from '../policies/reads';
-
-type EscalationView = Escalation & { readonly owner: string };
-
-function view(row: EscalationRow): EscalationView {
-  return {
-    pollRef: row.pollRef,
-    owner: row.owner,
-    state: row.state,
-    outcome: outcomeOf(row.state),
-    reason: reasonOf(row.state),
-    intentHash: row.intentHash,
-    policyId: row.policyId,
-    policyVersion: row.policyVersion,
-    decision: row.decision,
-    decidingRule: row.decidingRule,
-    ruleReason: row.ruleReason,
-    amountAtomic: row.amountAtomic,
-    recipient: row.recipient,
-    intent: row.intent,
-    createdAt: row.createdAt,
-    expiresAt: row.expiresAt,
-    resolvedAt: row.resolvedAt,
-    resolvedVia: row.resolvedVia,
-    ownerSigned: row.ownerSigned,
-    approvalUsed: row.approvalUsedAt !== null,
-  };
-}
+import {
+  ESCALATION_DECISION,
+  ESCALATION_STATE,
+  Escalation,
+  EscalationConnection,
+  EscalationEvent,
+} from './schema';
+import { type EscalationPollBody, type EscalationView, escalationView, pollBody } from './views';
 
 /** The escalation for its owner or an admin; null for anyone else, as for a missing one. */
 async function readableEscalation(
@@ -134,51 +86,6 @@ class DecideEscalationArgs {
   signature?: string | null;
 }
 
-@ArgsType()
-class StartChannelLinkArgs {
-  @Field(() => CHANNEL_KIND)
-  kind!: BindingKind;
-
-  @Field(() => String, {
-    nullable: true,
-    description:
-      'webhook: the URL; email: the address; telegram and slack: none (the link command binds its chat).',
-  })
-  address?: string | null;
-
-  @Field(() => String, { nullable: true, description: 'Reserved; give none.' })
-  replyFrom?: string | null;
-}
-
-@ArgsType()
-class ChatMessageArgs {
-  @Field(() => CHAT_CHANNEL)
-  channel!: 'telegram' | 'slack';
-
-  @Field({ description: 'Telegram chat id or Slack channel id.' })
-  chatId!: string;
-
-  @Field(() => String, { nullable: true, description: 'Telegram or Slack user id.' })
-  userId?: string | null;
-
-  @Field({ description: 'The typed text or the pressed button’s value.' })
-  text!: string;
-}
-
-@ArgsType()
-class WebhookRequestArgs {
-  @Field({ description: 'The x-spend-control-timestamp header.' })
-  timestamp!: string;
-
-  @Field({ description: 'The x-spend-control-signature header.' })
-  signature!: string;
-
-  @Field({ description: 'The body exactly as received.' })
-  rawBody!: string;
-}
-
-const MAX_CHAT_TEXT_CHARS = 4096;
-
 @Resolver(() => Escalation)
 export class EscalationResolver {
   @Query(() => Escalation, {
@@ -191,7 +98,7 @@ export class EscalationResolver {
     @Ctx() ctx: SubgraphContext,
   ): Promise<EscalationView | null> {
     const row = await readableEscalation(ctx, pollRef);
-    return row === null ? null : view(row);
+    return row === null ? null : escalationView(row);
   }
 
   @Query(() => EscalationConnection, {
@@ -220,7 +127,7 @@ export class EscalationResolver {
       ctx.now(),
     );
     return {
-      nodes: page.nodes.map(view),
+      nodes: page.nodes.map(escalationView),
       pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
     };
   }
@@ -277,102 +184,12 @@ export class EscalationResolver {
   ): Promise<EscalationView> {
     if (!isEscalationPollRef(args.pollRef))
       throw new AppError('ESCALATION_NOT_FOUND', undefined, { pollRef: args.pollRef });
-    return view(
+    return escalationView(
       await decideAsOwner(ctx, {
         pollRef: args.pollRef,
         decision: args.decision,
         signature: args.signature ?? null,
       }),
     );
-  }
-}
-
-function bindingView(row: BindingRow): ChannelBinding {
-  return {
-    bindingId: row.bindingId,
-    kind: row.kind,
-    state: row.state,
-    address: row.address,
-    replyFrom: row.replyFrom,
-    createdAt: row.createdAt,
-    activatedAt: row.activatedAt,
-  };
-}
-
-@Resolver()
-export class ChannelResolver {
-  @Query(() => [ChannelBinding], {
-    description: 'The signed-in owner’s pending and active channel bindings.',
-  })
-  async channelBindings(@Ctx() ctx: SubgraphContext): Promise<ChannelBinding[]> {
-    const actor = requireActor(ctx, ['owner']);
-    return (await readBindings(ctx.db, actor.address)).map(bindingView);
-  }
-
-  @Mutation(() => ChannelLinkStart, {
-    description:
-      'The owner’s session starts binding a channel; the link code goes back through the channel (see instructions).',
-  })
-  async startChannelLink(
-    @Args() args: StartChannelLinkArgs,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<ChannelLinkStart> {
-    const actor = requireActor(ctx, ['owner']);
-    const started: LinkStart = await startChannelLink(ctx, actor.address, {
-      kind: args.kind,
-      address: args.address ?? null,
-      replyFrom: args.replyFrom ?? null,
-    });
-    return { ...started, binding: bindingView(started.binding) };
-  }
-
-  @Mutation(() => ChannelBinding, {
-    description: 'The owner’s session stops a binding: no more notices, no more replies from it.',
-  })
-  async revokeChannelBinding(
-    @Arg('bindingId', () => ID) bindingId: string,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<ChannelBinding> {
-    const actor = requireActor(ctx, ['owner']);
-    return bindingView(await revokeBinding(ctx.db, actor.address, bindingId, ctx.now()));
-  }
-
-  @Mutation(() => ChannelInboundResult, {
-    description: 'Gateway only (a verified channel actor): a Telegram or Slack message or button.',
-  })
-  async receiveChatMessage(
-    @Args() args: ChatMessageArgs,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<InboundResult> {
-    const actor = requireActor(ctx, ['channel']);
-    if (actor.channel !== args.channel)
-      throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
-    if (
-      args.text.length > MAX_CHAT_TEXT_CHARS ||
-      args.chatId.length > 64 ||
-      (args.userId?.length ?? 0) > 64
-    ) {
-      throw new AppError('REQUEST_INVALID', 'The message is longer than a chat message can be.');
-    }
-    return receiveChatMessage(ctx, {
-      channel: args.channel,
-      chatId: args.chatId,
-      userId: args.userId ?? null,
-      text: args.text,
-    });
-  }
-
-  @Mutation(() => ChannelInboundResult, {
-    description:
-      'Gateway only (the webhook channel actor): a signed webhook reply or link, verified with the binding’s secret.',
-  })
-  async receiveWebhookRequest(
-    @Args() args: WebhookRequestArgs,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<InboundResult> {
-    const actor = requireActor(ctx, ['channel']);
-    if (actor.channel !== 'webhook')
-      throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
-    return receiveWebhookRequest(ctx, args);
   }
 }

@@ -1,10 +1,8 @@
-// GraphQL types of escalations and channel bindings: the Escalation an owner sees (the resolving
-// channel included, unlike the public poll body), its event log, pages of escalations, the result
-// of an inbound channel message, and an owner's channel bindings with the one-time link start.
+// GraphQL types of escalations: the Escalation an owner sees (the resolving channel included,
+// unlike the public poll body), its event log and pages of escalations. The channel types that
+// answer an inbound message or a link are in channels/schema.ts.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { BindingKind, BindingState } from '../channels/writes';
-import type { InboundOutcome } from '../channels/inbound';
 import type { OwnerDecision } from './decisions';
 import type { EscalationState as EscalationStateValue } from './reads';
 import { PolicyPageInfo } from '../policies/schema';
@@ -16,25 +14,6 @@ export const ESCALATION_STATE = {
   EXPIRED: 'EXPIRED',
 } as const;
 export const ESCALATION_DECISION = { APPROVE: 'APPROVE', DENY: 'DENY' } as const;
-export const CHANNEL_KIND = {
-  TELEGRAM: 'telegram',
-  SLACK: 'slack',
-  WEBHOOK: 'webhook',
-  EMAIL: 'email',
-} as const;
-export const CHANNEL_BINDING_STATE = {
-  PENDING: 'PENDING',
-  ACTIVE: 'ACTIVE',
-  REVOKED: 'REVOKED',
-} as const;
-export const CHANNEL_INBOUND_OUTCOME = {
-  ACCEPTED: 'ACCEPTED',
-  REFUSED: 'REFUSED',
-  LINKED: 'LINKED',
-  LINK_REFUSED: 'LINK_REFUSED',
-  IGNORED: 'IGNORED',
-} as const;
-export const CHAT_CHANNEL = { TELEGRAM: 'telegram', SLACK: 'slack' } as const;
 
 registerEnumType(ESCALATION_STATE, {
   name: 'EscalationState',
@@ -42,19 +21,6 @@ registerEnumType(ESCALATION_STATE, {
     'PENDING until the owner decides or the timeout passes; EXPIRED is the fail-closed default deny.',
 });
 registerEnumType(ESCALATION_DECISION, { name: 'EscalationDecision' });
-registerEnumType(CHANNEL_KIND, {
-  name: 'ChannelKind',
-  description: 'A channel an owner binds; the dashboard needs no binding.',
-});
-registerEnumType(CHANNEL_BINDING_STATE, {
-  name: 'ChannelBindingState',
-  description: 'PENDING until the link code comes back through the channel.',
-});
-registerEnumType(CHANNEL_INBOUND_OUTCOME, { name: 'ChannelInboundOutcome' });
-registerEnumType(CHAT_CHANNEL, {
-  name: 'ChatChannel',
-  description: 'The channels whose messages the gateway verifies and forwards.',
-});
 
 @ObjectType({
   description:
@@ -172,81 +138,6 @@ export class EscalationConnection {
 
   @Field(() => PolicyPageInfo)
   pageInfo!: PolicyPageInfo;
-}
-
-@ObjectType({ description: 'What became of a message that arrived through a channel.' })
-export class ChannelInboundResult {
-  @Field(() => CHANNEL_INBOUND_OUTCOME)
-  outcome!: InboundOutcome;
-
-  @Field(() => String, { nullable: true, description: 'Why a reply or link changed nothing.' })
-  reason!: string | null;
-
-  @Field(() => String, { nullable: true })
-  pollRef!: string | null;
-
-  @Field(() => ESCALATION_STATE, { nullable: true })
-  state!: EscalationStateValue | null;
-
-  @Field({ description: 'A short answer for the sender.' })
-  answer!: string;
-}
-
-@ObjectType({ description: 'Where an owner’s escalation notices go and who may answer them.' })
-export class ChannelBinding {
-  @Field(() => ID, { description: 'chb_ + 24 hex.' })
-  bindingId!: string;
-
-  @Field(() => CHANNEL_KIND)
-  kind!: BindingKind;
-
-  @Field(() => CHANNEL_BINDING_STATE)
-  state!: BindingState;
-
-  @Field(() => String, {
-    nullable: true,
-    description:
-      'Chat or channel id, webhook URL or email address; null until a chat link completes.',
-  })
-  address!: string | null;
-
-  @Field(() => String, {
-    nullable: true,
-    description: 'The chat user who may answer; null: anyone in the bound chat.',
-  })
-  replyFrom!: string | null;
-
-  @Field()
-  createdAt!: Date;
-
-  @Field(() => Date, { nullable: true })
-  activatedAt!: Date | null;
-}
-
-@ObjectType({
-  description: 'A started link: send the code back through the channel before it expires.',
-})
-export class ChannelLinkStart {
-  @Field(() => ChannelBinding)
-  binding!: ChannelBinding;
-
-  @Field(() => String, {
-    nullable: true,
-    description: '24 hex, single use; null for email (active at once).',
-  })
-  linkCode!: string | null;
-
-  @Field()
-  linkExpiresAt!: Date;
-
-  @Field(() => String, {
-    nullable: true,
-    description: 'webhook only: the HMAC key of notices and replies. Shown this once.',
-  })
-  secret!: string | null;
-
-  @Field()
-  instructions!: string;
 }
 
 export type EscalationDecisionValue = OwnerDecision;

@@ -3,12 +3,7 @@
 // and mint the session bearer; called directly they only burn the nonce and return the claims.
 import { Args, ArgsType, Ctx, Field, Mutation, Resolver } from 'type-graphql';
 import type { SubgraphContext } from '../../kit';
-import {
-  SIGN_IN_SESSION,
-  SignInClaims,
-  SignInNonce,
-  type SignInSessionValue,
-} from '../policies/schema';
+import { SIGN_IN_SESSION, SignInClaims, SignInNonce, type SignInSessionValue } from './schema';
 import {
   issueSignInNonce,
   type SignInClaimsView,

@@ -8,7 +8,7 @@ import { defaultRandomBytes } from '../../../core/canon/ids';
 import { AppError } from '../../../core/errors';
 import { settingsOf, type SubgraphContext } from '../../kit';
 import { consumeSignInNonce, insertSignInNonce } from './writes';
-import type { SignInSessionValue } from '../policies/schema';
+import type { SignInSessionValue } from './schema';
 import { isMessageSignedBy, isSignatureShape } from './signature';
 import { readLatestPolicy } from '../policies/reads';
 
