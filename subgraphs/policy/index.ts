@@ -1,6 +1,6 @@
 // The policy subgraph's public surface for the intent subgraph, the worker and tests: the
 // escalation reply codes, the worker rounds and policy creation (the SQL functions behind them are
 // the cross-schema surface listed in docs/architecture.md).
-export { codeDigest, newReplyCode } from './escalationCode';
-export { deliverDueNotices, sweepExpiredEscalations } from './escalationJobs';
-export { createPolicy } from './writes';
+export { codeDigest, newReplyCode } from './escalations/replyCode';
+export { deliverDueNotices, sweepExpiredEscalations } from './escalations/jobs';
+export { createPolicy } from './policies/writes';

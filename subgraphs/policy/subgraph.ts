@@ -3,10 +3,16 @@
 // approval authority is the owner's). Owns the `policy` Postgres schema and publishes
 // policy.policy_owner, policy.current_policy and the escalation functions for other subgraphs.
 import { buildFederatedSchema, type SubgraphModule } from '../kit';
-import { ChannelResolver, EscalationResolver } from './escalationResolvers';
-import { PolicyMutationResolver } from './mutations';
-import { PolicyResolver, policyReferenceResolvers } from './resolvers';
-import { SignInResolver } from './signInResolver';
+// Resolver classes register their fields as their modules load: this import order is the field
+// order of the printed schema (schema/policy.graphql, checked by `compose --check`).
+import { EscalationResolver } from './escalations/resolvers';
+import { ChannelResolver } from './channels/resolvers';
+import {
+  PolicyMutationResolver,
+  PolicyResolver,
+  policyReferenceResolvers,
+} from './policies/resolvers';
+import { SignInResolver } from './signIn/resolvers';
 
 export const policySubgraph: SubgraphModule = {
   name: 'policy',

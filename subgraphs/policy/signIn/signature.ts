@@ -2,8 +2,8 @@
 // contract wallet (ERC-1271, or ERC-6492 for one not yet deployed) by asking the funding chain,
 // when one is configured. Without a chain only EOAs can sign in.
 import { type Address, type Hex, isAddressEqual, recoverMessageAddress } from 'viem';
-import { createChainPublicClient } from '../../platform/chain/clients';
-import type { SubgraphChains } from '../kit';
+import { createChainPublicClient } from '../../../platform/chain/clients';
+import type { SubgraphChains } from '../../kit';
 
 /** Long enough for an ERC-6492 wrapped signature (factory call data included), bounded all the same. */
 export const MAX_SIGNATURE_HEX_CHARS = 16_384;

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
-import { type Actor, signActor } from '../../platform/actor';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
-import { policySubgraph } from './subgraph';
+import { type Actor, signActor } from '../../../platform/actor';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
+import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../../kit';
+import { policySubgraph } from '../subgraph';
 
 const SECRET = randomBytes(32);
 const OWNER_A = `0x${'a1'.repeat(20)}`;

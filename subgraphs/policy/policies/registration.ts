@@ -12,15 +12,15 @@ import {
   TransactionReceiptNotFoundError,
   zeroAddress,
 } from 'viem';
-import { policyRegistryAbi } from '../../contracts/artifacts/abis';
-import { AppError } from '../../core/errors';
+import { policyRegistryAbi } from '../../../contracts/artifacts/abis';
+import { AppError } from '../../../core/errors';
 import {
   caip2Of,
   createChainPublicClient,
   type ChainPublicClient,
-} from '../../platform/chain/clients';
-import type { FundingChainAccess, SubgraphContext } from '../kit';
-import type { PolicyRow } from './store';
+} from '../../../platform/chain/clients';
+import type { FundingChainAccess, SubgraphContext } from '../../kit';
+import type { PolicyRow } from './reads';
 
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
 

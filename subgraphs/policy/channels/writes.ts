@@ -1,42 +1,32 @@
-// Channel bindings: where an owner's escalation notices go and who may answer them. A binding is
-// started by the owner's session (startChannelLink) and becomes ACTIVE only when the link code
-// comes back through the channel itself: `/start <code>` or `LINK <code>` typed to the Telegram
-// bot or as a Slack slash command, or a webhook reply signed with the binding's secret. Email
-// carries notices only (no code, never a decision path) and is active at once.
+// Channel binding writes: where an owner's escalation notices go and who may answer them. A
+// binding is started by the owner's session (startChannelLink) and becomes ACTIVE only when the
+// link code comes back through the channel itself: `/start <code>` or `LINK <code>` typed to the
+// Telegram bot or as a Slack slash command, or a webhook reply signed with the binding's secret.
+// Email carries notices only (no code, never a decision path) and is active at once.
 import { randomBytes } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
-import { isChannelBindingId, newChannelBindingId } from '../../core/canon/ids';
-import { AppError } from '../../core/errors';
-import { seal, unseal } from '../../platform/sealing';
-import { withTransaction } from '../../platform/db/transaction';
-import type { SubgraphContext } from '../kit';
-import { codeDigest, newReplyCode } from './escalationCode';
-
-export type BindingKind = 'telegram' | 'slack' | 'webhook' | 'email';
-export const BINDING_KINDS: readonly BindingKind[] = ['telegram', 'slack', 'webhook', 'email'];
-export type BindingState = 'PENDING' | 'ACTIVE' | 'REVOKED';
+import { isChannelBindingId, newChannelBindingId } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import { type Db, withTransaction } from '../../../platform/db';
+import { seal } from '../../../platform/sealing';
+import type { SubgraphContext } from '../../kit';
+import { codeDigest, newReplyCode } from '../escalations/replyCode';
+import {
+  type BindingKind,
+  type BindingRecord,
+  type BindingRow,
+  type BindingState,
+  COLUMNS,
+  MAX_BINDINGS_PER_OWNER,
+  toBinding,
+} from './reads';
 
 /** A link code is good for this long after startChannelLink. */
 export const LINK_CODE_TTL_MS = 30 * 60_000;
-/** Bounds the bindings one owner keeps (pending and active), so a session cannot fill the table. */
-export const MAX_BINDINGS_PER_OWNER = 50;
 export const WEBHOOK_SECRET_BYTES = 32;
 const LINK_TEXT = /^\s*(?:\/start|link)\s+([0-9a-f]{24})\s*$/i;
 const EMAIL = /^[^\s@<>()",;:]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$/;
 const SLACK_ID = /^[A-Z0-9]{2,32}$/;
 const MAX_WEBHOOK_URL_CHARS = 2048;
-
-export interface BindingRow {
-  readonly bindingId: string;
-  readonly owner: string;
-  readonly kind: BindingKind;
-  readonly address: string | null;
-  readonly replyFrom: string | null;
-  readonly state: BindingState;
-  readonly createdAt: Date;
-  readonly activatedAt: Date | null;
-  readonly revokedAt: Date | null;
-}
 
 export interface LinkStart {
   readonly binding: BindingRow;
@@ -45,35 +35,6 @@ export interface LinkStart {
   /** webhook only: the HMAC key for notices and replies, shown this once. */
   readonly secret: string | null;
   readonly instructions: string;
-}
-
-const COLUMNS =
-  'binding_id, owner, kind, address, reply_from, state, created_at, activated_at, revoked_at';
-
-interface BindingRecord {
-  binding_id: string;
-  owner: string;
-  kind: BindingKind;
-  address: string | null;
-  reply_from: string | null;
-  state: BindingState;
-  created_at: Date;
-  activated_at: Date | null;
-  revoked_at: Date | null;
-}
-
-function toBinding(record: BindingRecord): BindingRow {
-  return {
-    bindingId: record.binding_id,
-    owner: record.owner,
-    kind: record.kind,
-    address: record.address,
-    replyFrom: record.reply_from,
-    state: record.state,
-    createdAt: record.created_at,
-    activatedAt: record.activated_at,
-    revokedAt: record.revoked_at,
-  };
 }
 
 export function requireSealingKey(ctx: Pick<SubgraphContext, 'sealingKey'>): Buffer {
@@ -205,7 +166,7 @@ export function parseLinkText(text: string): string | null {
  * user who may answer). One conditional UPDATE: a code links once, and only before it expires.
  */
 export async function completeChannelLink(
-  db: Pool,
+  db: Db,
   input: { kind: 'telegram' | 'slack'; code: string; chatId: string; userId: string | null },
   now: Date,
 ): Promise<BindingRow | null> {
@@ -227,7 +188,7 @@ export async function completeChannelLink(
 
 /** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
 export async function completeWebhookLink(
-  db: Pool | PoolClient,
+  db: Db,
   bindingId: string,
   code: string,
   now: Date,
@@ -243,16 +204,8 @@ export async function completeWebhookLink(
   return record === undefined ? null : toBinding(record);
 }
 
-export async function readBindings(db: Pool, owner: string): Promise<BindingRow[]> {
-  const result = await db.query<BindingRecord>(
-    `SELECT ${COLUMNS} FROM policy.channel_bindings WHERE owner = $1 AND state <> 'REVOKED' ORDER BY created_at, binding_id`,
-    [owner],
-  );
-  return result.rows.map(toBinding);
-}
-
 export async function revokeBinding(
-  db: Pool,
+  db: Db,
   owner: string,
   bindingId: string,
   now: Date,
@@ -268,30 +221,4 @@ export async function revokeBinding(
   if (record === undefined)
     throw new AppError('CHANNEL_BINDING_NOT_FOUND', undefined, { bindingId });
   return toBinding(record);
-}
-
-/** Webhook bindings (pending or active) that may have signed a request for this owner, with their secrets. */
-export async function webhookSecrets(
-  db: Pool | PoolClient,
-  key: Buffer,
-  where: { owner: string } | { bindingId: string },
-): Promise<Array<{ bindingId: string; owner: string; state: BindingState; secret: string }>> {
-  const byOwner = 'owner' in where;
-  const result = await db.query<{
-    binding_id: string;
-    owner: string;
-    state: BindingState;
-    sealed_secret: Buffer;
-  }>(
-    `SELECT binding_id, owner, state, sealed_secret FROM policy.channel_bindings
-      WHERE kind = 'webhook' AND state <> 'REVOKED' AND ${byOwner ? 'owner = $1' : 'binding_id = $1'}
-      ORDER BY created_at LIMIT ${MAX_BINDINGS_PER_OWNER}`,
-    [byOwner ? where.owner : where.bindingId],
-  );
-  return result.rows.map((row) => ({
-    bindingId: row.binding_id,
-    owner: row.owner,
-    state: row.state,
-    secret: unseal(key, row.sealed_secret),
-  }));
 }

@@ -3,19 +3,18 @@
 // default is deny), and the delivery of notices to the owner's bound channels with bounded
 // retries and backoff. A failed channel is logged on the escalation; its clock runs regardless.
 // A delivered (or abandoned) notice's sealed code is wiped: only the code's sha256 stays.
-import type { Pool } from 'pg';
 import type {
   ChannelAdapter,
   ChannelKind,
   ChannelTarget,
   EscalationNotice,
-} from '../../channels/types';
-import { ChannelDeliveryError } from '../../channels/errors';
-import { formatAmount } from '../../core/money/amount';
-import type { Logger } from '../../platform/log';
-import { SealError, unseal } from '../../platform/sealing';
-import { withTransaction } from '../../platform/db/transaction';
-import { insertEscalationEvent } from './escalationStore';
+} from '../../../channels/types';
+import { ChannelDeliveryError } from '../../../channels/errors';
+import { formatAmount } from '../../../core/money/amount';
+import type { Logger } from '../../../platform/log';
+import { SealError, unseal } from '../../../platform/sealing';
+import { type Db, type DbPool, withTransaction } from '../../../platform/db';
+import { insertEscalationEvent } from './writes';
 
 /** Escalations expired per sweep statement; the sweep repeats until fewer are due. */
 export const SWEEP_BATCH = 200;
@@ -28,7 +27,7 @@ export const DELIVERY_BACKOFF_MS: readonly number[] = [1_000, 5_000, 30_000, 120
 export const DELIVERY_LEASE_MS = 60_000;
 
 /** Expires every overdue PENDING escalation once, whichever worker gets there; returns the pollRefs it expired. */
-export async function sweepExpiredEscalations(db: Pool, now: Date): Promise<string[]> {
+export async function sweepExpiredEscalations(db: Db, now: Date): Promise<string[]> {
   const expired: string[] = [];
   for (;;) {
     const result = await db.query<{ poll_ref: string }>(
@@ -53,7 +52,7 @@ export async function sweepExpiredEscalations(db: Pool, now: Date): Promise<stri
 }
 
 export interface DeliveryDeps {
-  readonly db: Pool;
+  readonly db: DbPool;
   readonly sealingKey: Buffer;
   readonly adapters: Partial<Record<ChannelKind, ChannelAdapter>>;
   /** Base of the owner's dashboard links; a notice links to `<base>/escalations/<pollRef>`. */
@@ -81,7 +80,7 @@ interface ClaimedDelivery {
   rules: { name?: string; asset: { symbol: string; decimals: number; network: string } };
 }
 
-async function claimDeliveries(db: Pool, now: Date): Promise<ClaimedDelivery[]> {
+async function claimDeliveries(db: DbPool, now: Date): Promise<ClaimedDelivery[]> {
   return withTransaction(db, async (client) => {
     const result = await client.query<ClaimedDelivery>(
       `WITH claimed AS (
@@ -129,7 +128,7 @@ function noticeOf(row: ClaimedDelivery, code: string, dashboardBaseUrl: string):
 }
 
 async function finish(
-  db: Pool,
+  db: Db,
   row: ClaimedDelivery,
   outcome: {
     state: 'SENT' | 'FAILED' | 'PENDING';

@@ -4,13 +4,13 @@
 // in ethers); every rule below is checked here, explicitly, after the nonce has been used up.
 import { type Address, getAddress, isAddress } from 'viem';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
-import { defaultRandomBytes } from '../../core/canon/ids';
-import { AppError } from '../../core/errors';
-import { settingsOf, type SubgraphContext } from '../kit';
-import { consumeSignInNonce, insertSignInNonce } from './nonces';
+import { defaultRandomBytes } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import { settingsOf, type SubgraphContext } from '../../kit';
+import { consumeSignInNonce, insertSignInNonce } from './writes';
 import type { SignInSessionValue } from './schema';
 import { isMessageSignedBy, isSignatureShape } from './signature';
-import { readLatestPolicy } from './store';
+import { readLatestPolicy } from '../policies/reads';
 
 export const SIGN_IN_NONCE_BYTES = 16;
 export const SIGN_IN_NONCE_TTL_MS = 10 * 60_000;

@@ -1,12 +1,12 @@
 // Policy writes, each one transaction with its audit row: create (allocate the owner's next nonce,
 // derive the policyId, write version 1), update (a new version row, never an overwrite) and the
-// status changes. Writes to one policy are serialised by a per-policy transaction lock.
-import type { PoolClient } from 'pg';
-import { policyHash, policyIdFor } from '../../core/canon/policy-identity';
-import { AppError } from '../../core/errors';
-import type { NormalisedPolicyRules } from '../../core/validation/policy';
-import { withTransaction } from '../../platform/db/transaction';
-import type { SubgraphContext } from '../kit';
+// status changes, and a confirmed registry event. Writes to one policy are serialised by a
+// per-policy transaction lock.
+import { policyHash, policyIdFor } from '../../../core/canon/policy-identity';
+import { AppError } from '../../../core/errors';
+import type { NormalisedPolicyRules } from '../../../core/validation/policy';
+import { type Db, withTransaction } from '../../../platform/db';
+import type { SubgraphContext } from '../../kit';
 import type { RegistryEvent } from './registration';
 import {
   POLICY_COLUMNS,
@@ -14,7 +14,7 @@ import {
   type PolicyStatus,
   readLatestPolicy,
   toPolicyRow,
-} from './store';
+} from './reads';
 
 /** The first key of the two-key advisory locks this subgraph takes (the intent subgraph's one-key locks never collide). */
 const POLICY_WRITE_LOCK_CLASS = 7_305;
@@ -36,7 +36,7 @@ function ownerFilter(scope: OwnerScope): string | null {
 }
 
 export async function insertPolicyChange(
-  client: PoolClient,
+  client: Db,
   policyId: string,
   version: number,
   change: PolicyChange,
@@ -49,7 +49,7 @@ export async function insertPolicyChange(
 }
 
 /** Locks the policy for this transaction; readers are never blocked. */
-async function lockPolicy(client: PoolClient, policyId: string): Promise<void> {
+async function lockPolicy(client: Db, policyId: string): Promise<void> {
   await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
     POLICY_WRITE_LOCK_CLASS,
     policyId,
@@ -57,11 +57,7 @@ async function lockPolicy(client: PoolClient, policyId: string): Promise<void> {
 }
 
 /** The latest version, locked for writing; another owner's policy is POLICY_NOT_FOUND, as if absent. */
-async function lockedLatest(
-  client: PoolClient,
-  policyId: string,
-  scope: OwnerScope,
-): Promise<PolicyRow> {
+async function lockedLatest(client: Db, policyId: string, scope: OwnerScope): Promise<PolicyRow> {
   await lockPolicy(client, policyId);
   const latest = await readLatestPolicy(client, policyId, ownerFilter(scope));
   if (latest === null) throw new AppError('POLICY_NOT_FOUND', undefined, { policyId });
@@ -69,7 +65,7 @@ async function lockedLatest(
 }
 
 async function insertVersion(
-  client: PoolClient,
+  client: Db,
   values: {
     policyId: string;
     version: number;

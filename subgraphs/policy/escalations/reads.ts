@@ -1,10 +1,8 @@
 // SQL reads of escalations. Expiry is checked on every read: a single escalation is expired in
 // place first (so the change is stored and published), and lists derive EXPIRED from expires_at
 // in the same statement, so no reader ever sees a PENDING escalation whose time is up.
-import type { Pool, PoolClient } from 'pg';
-import { AppError } from '../../core/errors';
-
-type Queryable = Pool | PoolClient;
+import { AppError } from '../../../core/errors';
+import type { Db } from '../../../platform/db';
 
 export type EscalationState = 'PENDING' | 'APPROVED' | 'DENIED' | 'EXPIRED';
 export const ESCALATION_STATES: readonly EscalationState[] = [
@@ -94,7 +92,7 @@ function toRow(record: EscalationRecord): EscalationRow {
 }
 
 /** Expires this escalation if its time is up (stored and published); true when this call did it. */
-export async function expireIfDue(db: Queryable, pollRef: string, now: Date): Promise<boolean> {
+export async function expireIfDue(db: Db, pollRef: string, now: Date): Promise<boolean> {
   const result = await db.query<{ n: number }>(
     'SELECT policy.expire_due_escalations(NULL, $1, $2) AS n',
     [pollRef, now],
@@ -104,7 +102,7 @@ export async function expireIfDue(db: Queryable, pollRef: string, now: Date): Pr
 
 /** One escalation after the lazy expiry check, or null; `lock` takes its row lock (inside a transaction). */
 export async function readEscalation(
-  db: Queryable,
+  db: Db,
   pollRef: string,
   now: Date,
   options: { lock?: boolean } = {},
@@ -120,7 +118,7 @@ export async function readEscalation(
 
 /** The escalation whose code has this sha256, locked, after the lazy expiry check; null for none. */
 export async function readEscalationByCode(
-  db: PoolClient,
+  db: Db,
   digest: Buffer,
   now: Date,
 ): Promise<(EscalationRow & { codeDigest: Buffer; codeUsedAt: Date | null }) | null> {
@@ -164,7 +162,7 @@ function decodeCursor(cursor: string): { createdAt: Date; pollRef: string } {
 
 /** Newest first; `owner` null for every owner (admin). State filters apply to the derived state. */
 export async function readEscalationPage(
-  db: Queryable,
+  db: Db,
   options: {
     owner: string | null;
     policyId: string | null;
@@ -216,7 +214,7 @@ export interface EscalationEventRow {
 export const MAX_EVENTS_PER_READ = 200;
 
 export async function readEscalationEvents(
-  db: Queryable,
+  db: Db,
   where: { pollRef: string } | { ownerUnattributed: string },
 ): Promise<EscalationEventRow[]> {
   const byRef = 'pollRef' in where;
@@ -243,42 +241,4 @@ export async function readEscalationEvents(
     detail: row.detail,
     at: row.at,
   }));
-}
-
-export type EscalationEventKind =
-  | 'APPROVED'
-  | 'DENIED'
-  | 'REPLY_UNKNOWN_CODE'
-  | 'REPLY_CODE_REUSED'
-  | 'REPLY_UNBOUND_SENDER'
-  | 'REPLY_AFTER_EXPIRY'
-  | 'REPLY_ALREADY_RESOLVED'
-  | 'DELIVERY_SENT'
-  | 'DELIVERY_FAILED'
-  | 'DELIVERY_GAVE_UP';
-
-export async function insertEscalationEvent(
-  db: Queryable,
-  event: {
-    pollRef: string | null;
-    owner: string | null;
-    kind: EscalationEventKind;
-    channel?: string | null;
-    sender?: string | null;
-    detail?: string | null;
-    at: Date;
-  },
-): Promise<void> {
-  await db.query(
-    'INSERT INTO policy.escalation_events (poll_ref, owner, kind, channel, sender, detail, at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-    [
-      event.pollRef,
-      event.owner,
-      event.kind,
-      event.channel ?? null,
-      event.sender?.slice(0, 256) ?? null,
-      event.detail?.slice(0, 500) ?? null,
-      event.at,
-    ],
-  );
 }

@@ -1,8 +1,9 @@
 // SQL reads of `policy.policies`: the latest version of one policy (filtered by owner in the same
 // statement when the reader is an owner, so another owner's row never leaves the database), pages
-// of policies by id, and the version history. Ids and nonces are read as text, never JS numbers.
-import type { Pool, PoolClient } from 'pg';
-import { AppError } from '../../core/errors';
+// of policies by id, the version history and the newest registration. Ids and nonces are read as
+// text, never JS numbers.
+import { AppError } from '../../../core/errors';
+import type { Db } from '../../../platform/db';
 
 export type PolicyStatus = 'ACTIVE' | 'PAUSED';
 
@@ -28,8 +29,6 @@ export interface PolicyRow {
 export const POLICY_ID = /^[0-9]{1,78}$/;
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
-
-type Queryable = Pool | PoolClient;
 
 interface PolicyRecord {
   id: string;
@@ -64,7 +63,7 @@ export function toPolicyRow(record: PolicyRecord): PolicyRow {
 
 /** `owner` null reads any owner's policy (admin); otherwise only when the latest version is that owner's. */
 export async function readLatestPolicy(
-  db: Queryable,
+  db: Db,
   id: string,
   owner: string | null,
 ): Promise<PolicyRow | null> {
@@ -85,7 +84,7 @@ export async function readLatestPolicy(
 
 /** One version of a policy (any owner: the caller has already checked access to the policy). */
 export async function readPolicyVersion(
-  db: Queryable,
+  db: Db,
   id: string,
   version: number,
 ): Promise<PolicyRow | null> {
@@ -100,7 +99,7 @@ export async function readPolicyVersion(
 
 /** Versions newest first, below `beforeVersion` when given. */
 export async function readPolicyVersions(
-  db: Queryable,
+  db: Db,
   id: string,
   options: { first: number; beforeVersion: number | null },
 ): Promise<PolicyRow[]> {
@@ -116,7 +115,7 @@ export async function readPolicyVersions(
 }
 
 /** When version 1 was written: the policy's creation time. */
-export async function readPolicyCreatedAt(db: Queryable, id: string): Promise<Date | null> {
+export async function readPolicyCreatedAt(db: Db, id: string): Promise<Date | null> {
   const result = await db.query<{ created_at: Date }>(
     'SELECT created_at FROM policy.policies WHERE policy_id = $1::numeric ORDER BY version LIMIT 1',
     [id],
@@ -161,7 +160,7 @@ export function pageSize(first: number | null | undefined): number {
  * on any version's owner is filtering on the policy's.
  */
 export async function readPolicyPage(
-  db: Queryable,
+  db: Db,
   options: { owner: string | null; first: number; after: string | null },
 ): Promise<PolicyPage> {
   const after = options.after === null ? null : decodeCursor(options.after);
@@ -194,7 +193,7 @@ export interface RegistrationRow {
 
 /** The newest recorded registry event of a policy (any chain), or null when it was never registered. */
 export async function readCurrentRegistration(
-  db: Queryable,
+  db: Db,
   policyId: string,
 ): Promise<RegistrationRow | null> {
   const result = await db.query<{

@@ -2,7 +2,7 @@
 // lowercase hex, handed out once (in a notice, or to the owner who asked for a link) and stored
 // only as sha256. Comparing digests in constant time keeps a lookup from leaking how close a guess was.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { defaultRandomBytes, type RandomBytesSource } from '../../core/canon/ids';
+import { defaultRandomBytes, type RandomBytesSource } from '../../../core/canon/ids';
 
 export const REPLY_CODE_BYTES = 12;
 export const REPLY_CODE = /^[0-9a-f]{24}$/;

@@ -2,9 +2,9 @@
 // A consumer session: only the one policy it is bound to, through the consumer read. Anyone else:
 // nothing. A refused read looks exactly like a missing policy (null / POLICY_NOT_FOUND), so the
 // answer never reveals that another owner's policy exists.
-import { AppError } from '../../core/errors';
-import { requireActor, settingsOf, type SubgraphContext } from '../kit';
-import { type PolicyRow, readLatestPolicy } from './store';
+import { AppError } from '../../../core/errors';
+import { requireActor, settingsOf, type SubgraphContext } from '../../kit';
+import { type PolicyRow, readLatestPolicy } from './reads';
 import type { OwnerScope } from './writes';
 
 export async function readablePolicy(ctx: SubgraphContext, id: string): Promise<PolicyRow | null> {

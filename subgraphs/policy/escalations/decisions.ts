@@ -4,77 +4,27 @@
 // UPDATE (still PENDING, code unused, not expired), so a code works once and nothing decides an
 // expired escalation; a reply that changes nothing is logged on the escalation for its owner.
 import { type Hex, getAddress, isAddressEqual, recoverTypedDataAddress } from 'viem';
-import type { PoolClient } from 'pg';
 import {
   hashSpendIntentMessage,
   spendIntentMessage,
   spendIntentTypedData,
-} from '../../core/canon/intent-hash';
-import { AppError } from '../../core/errors';
-import { validateSpendIntent } from '../../core/validation/intent';
-import { createChainPublicClient } from '../../platform/chain/clients';
-import { withTransaction } from '../../platform/db/transaction';
-import { describeActor, requireActor, type SubgraphContext } from '../kit';
-import { codeDigest, sameDigest } from './escalationCode';
+} from '../../../core/canon/intent-hash';
+import { AppError } from '../../../core/errors';
+import { validateSpendIntent } from '../../../core/validation/intent';
+import { createChainPublicClient } from '../../../platform/chain/clients';
+import { type Db, withTransaction } from '../../../platform/db';
+import { describeActor, requireActor, type SubgraphContext } from '../../kit';
+import { isSignatureShape } from '../signIn/signature';
 import {
   type EscalationRow,
   type EscalationState,
-  insertEscalationEvent,
   readEscalation,
   readEscalationByCode,
-} from './escalationStore';
-import { isSignatureShape } from './signature';
+} from './reads';
+import { codeDigest, sameDigest } from './replyCode';
+import { insertEscalationEvent } from './writes';
 
 export type OwnerDecision = 'APPROVE' | 'DENY';
-
-/** What the poll route answers (DECISIONS "Escalation"): the resolving channel is withheld. */
-export interface EscalationPollBody {
-  pollRef: string;
-  state: EscalationState;
-  outcome: 'APPROVED' | 'DENIED' | null;
-  reason: string | null;
-  intentHash: string;
-  policyId: string;
-  amount: string;
-  createdAt: string;
-  expiresAt: string;
-  resolvedAt: string | null;
-}
-
-export const EXPIRED_REASON = 'ESCALATION_EXPIRED_DEFAULT_DENY';
-
-export function outcomeOf(state: EscalationState): 'APPROVED' | 'DENIED' | null {
-  if (state === 'APPROVED') return 'APPROVED';
-  return state === 'PENDING' ? null : 'DENIED';
-}
-
-export function reasonOf(state: EscalationState): string | null {
-  switch (state) {
-    case 'PENDING':
-      return null;
-    case 'APPROVED':
-      return 'OWNER_APPROVED';
-    case 'DENIED':
-      return 'OWNER_DENIED';
-    case 'EXPIRED':
-      return EXPIRED_REASON;
-  }
-}
-
-export function pollBody(row: EscalationRow): EscalationPollBody {
-  return {
-    pollRef: row.pollRef,
-    state: row.state,
-    outcome: outcomeOf(row.state),
-    reason: reasonOf(row.state),
-    intentHash: row.intentHash,
-    policyId: row.policyId,
-    amount: row.amountAtomic,
-    createdAt: row.createdAt.toISOString(),
-    expiresAt: row.expiresAt.toISOString(),
-    resolvedAt: row.resolvedAt?.toISOString() ?? null,
-  };
-}
 
 const STATE_OF: Record<OwnerDecision, 'APPROVED' | 'DENIED'> = {
   APPROVE: 'APPROVED',
@@ -83,7 +33,7 @@ const STATE_OF: Record<OwnerDecision, 'APPROVED' | 'DENIED'> = {
 
 /** The one write that decides: true for exactly one caller while the escalation is open. */
 async function resolve(
-  client: PoolClient,
+  client: Db,
   row: EscalationRow,
   decision: OwnerDecision,
   by: { via: string; sender: string; signature: string | null; useCode: boolean },
@@ -229,7 +179,7 @@ export type ReplyOutcome =
     };
 
 /** The owner of the ACTIVE binding this sender may answer through, or null. */
-async function boundOwner(client: PoolClient, reply: ChannelReply): Promise<string | null> {
+async function boundOwner(client: Db, reply: ChannelReply): Promise<string | null> {
   const result = await client.query<{ owner: string }>(
     reply.channel === 'webhook'
       ? `SELECT owner FROM policy.channel_bindings WHERE binding_id = $2 AND kind = $1 AND state = 'ACTIVE'`

@@ -2,21 +2,21 @@
 // Slack's signing secret): a link command, a reply, or anything else (ignored). Webhook requests
 // are verified here instead, because their key is the binding's own secret: the signature must
 // match a webhook binding of the escalation's owner (or, for a link, of the pending binding).
-import { parseReplyText } from '../../channels/message';
-import { parseWebhookReplyBody, verifyWebhookReply } from '../../channels/webhook';
-import { AppError } from '../../core/errors';
-import { withTransaction } from '../../platform/db/transaction';
-import type { SubgraphContext } from '../kit';
+import { parseReplyText } from '../../../channels/message';
+import { parseWebhookReplyBody, verifyWebhookReply } from '../../../channels/webhook';
+import { AppError } from '../../../core/errors';
+import { withTransaction } from '../../../platform/db/transaction';
+import type { SubgraphContext } from '../../kit';
+import { applyChannelReply, type ReplyOutcome } from '../escalations/decisions';
+import type { EscalationState } from '../escalations/reads';
+import { codeDigest } from '../escalations/replyCode';
+import { webhookSecrets } from './reads';
 import {
   completeChannelLink,
   completeWebhookLink,
   parseLinkText,
   requireSealingKey,
-  webhookSecrets,
-} from './channelBindings';
-import { codeDigest } from './escalationCode';
-import { applyChannelReply, type ReplyOutcome } from './escalationDecisions';
-import type { EscalationState } from './escalationStore';
+} from './writes';
 
 export type InboundOutcome = 'ACCEPTED' | 'REFUSED' | 'LINKED' | 'LINK_REFUSED' | 'IGNORED';
 

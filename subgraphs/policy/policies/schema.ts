@@ -1,15 +1,13 @@
-// The policy subgraph's GraphQL types: the Policy entity (latest version) with its version
-// history, limits and on-chain registration; the owner's sign-in nonce and verified claims; and
-// the unsigned registration transaction an owner sends from their own wallet.
+// GraphQL types of policies: the Policy entity (latest version) with its version history, limits
+// and on-chain registration, pages of policies, and the unsigned registration transaction an owner
+// sends from their own wallet. Sign-in's types are in signIn/schema.ts.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
-import type { PolicyStatus as PolicyStatusValue } from './store';
+import type { PolicyStatus as PolicyStatusValue } from './reads';
 
 export const POLICY_STATUS = { ACTIVE: 'ACTIVE', PAUSED: 'PAUSED' } as const;
 export const POLICY_STATE = { ACTIVE: 'ACTIVE', PAUSED: 'PAUSED', EXPIRED: 'EXPIRED' } as const;
 export type PolicyStateValue = keyof typeof POLICY_STATE;
-export const SIGN_IN_SESSION = { CONSUMER: 'CONSUMER', OWNER: 'OWNER' } as const;
-export type SignInSessionValue = keyof typeof SIGN_IN_SESSION;
 
 registerEnumType(POLICY_STATUS, {
   name: 'PolicyStatus',
@@ -19,11 +17,6 @@ registerEnumType(POLICY_STATE, {
   name: 'PolicyState',
   description:
     'The state that applies now: EXPIRED once expiresAt has passed, else the stored status.',
-});
-registerEnumType(SIGN_IN_SESSION, {
-  name: 'SignInSession',
-  description:
-    'CONSUMER: bound to the one policy named in the message Resources (svc:policy:<policyId>). OWNER: every policy the address owns; the message names no policy.',
 });
 
 @ObjectType({ description: 'The asset a policy is denominated in.' })
@@ -238,54 +231,4 @@ export class PolicyRegistrationRequest {
 
   @Field({ description: 'Unix seconds as a decimal string; "0" when the policy never expires.' })
   expiresAtUnix!: string;
-}
-
-@ObjectType({ description: 'A fresh single-use sign-in nonce and what the SIWE message must say.' })
-export class SignInNonce {
-  @Field({ description: '16 random bytes, 32 lowercase hex characters. Single use.' })
-  nonce!: string;
-
-  @Field()
-  issuedAt!: Date;
-
-  @Field({ description: 'Ten minutes after issue.' })
-  expiresAt!: Date;
-
-  @Field({ description: 'The message domain: the host of the service’s public URL.' })
-  domain!: string;
-
-  @Field({ description: 'A URI for the message: the service’s public URL.' })
-  uri!: string;
-
-  @Field(() => Int, { description: 'The message Chain ID: the primary chain (196).' })
-  chainId!: number;
-
-  @Field()
-  version!: string;
-
-  @Field({ description: 'A statement for the message (any statement is accepted).' })
-  statement!: string;
-
-  @Field({ description: 'The Resources entry of a consumer sign-in: svc:policy:<policyId>.' })
-  resourceFormat!: string;
-}
-
-@ObjectType({
-  description: 'What a verified sign-in proves. The gateway turns it into a session bearer.',
-})
-export class SignInClaims {
-  @Field({ description: 'The signing address, lowercase 0x-hex.' })
-  address!: string;
-
-  @Field(() => SIGN_IN_SESSION)
-  session!: SignInSessionValue;
-
-  @Field(() => ID, {
-    nullable: true,
-    description: 'The one policy a CONSUMER session is bound to; null for OWNER.',
-  })
-  policyId!: string | null;
-
-  @Field({ description: 'Thirty minutes after verification.' })
-  expiresAt!: Date;
 }

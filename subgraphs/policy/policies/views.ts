@@ -1,9 +1,9 @@
 // How stored rows read in GraphQL: a version's limits out of its rules, the state that applies now
 // (EXPIRED derived from expiresAt, never stored), a version view and a registration view.
-import type { NormalisedPolicyRules } from '../../core/validation/policy';
-import { caip2Of } from '../../platform/chain/clients';
+import type { NormalisedPolicyRules } from '../../../core/validation/policy';
+import { caip2Of } from '../../../platform/chain/clients';
 import type { PolicyLimits, PolicyRegistration, PolicyStateValue, PolicyVersion } from './schema';
-import type { PolicyRow, RegistrationRow } from './store';
+import type { PolicyRow, RegistrationRow } from './reads';
 
 export function limitsOf(rules: Record<string, unknown>): PolicyLimits {
   const normalised = rules as unknown as NormalisedPolicyRules;

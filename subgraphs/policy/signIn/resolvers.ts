@@ -2,14 +2,14 @@
 // and the verification of a signed SIWE message into claims. The gateway's sign-in routes run these
 // and mint the session bearer; called directly they only burn the nonce and return the claims.
 import { Args, ArgsType, Ctx, Field, Mutation, Resolver } from 'type-graphql';
-import type { SubgraphContext } from '../kit';
+import type { SubgraphContext } from '../../kit';
 import { SIGN_IN_SESSION, SignInClaims, SignInNonce, type SignInSessionValue } from './schema';
 import {
   issueSignInNonce,
   type SignInClaimsView,
   type SignInNonceView,
   verifySignIn,
-} from './signIn';
+} from './siwe';
 
 @ArgsType()
 class VerifySignInArgs {

@@ -3,12 +3,12 @@
 // derived EXPIRED, the owner's paged list, and the SQL functions published for other subgraphs.
 import { randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
-import { policyHash, policyIdFor } from '../../core/canon/policy-identity';
-import { policyDocument, rulesOf } from '../../core/test-support/spend-fixtures';
-import { type Actor, signActor } from '../../platform/actor';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
-import { policySubgraph } from './subgraph';
+import { policyHash, policyIdFor } from '../../../core/canon/policy-identity';
+import { policyDocument, rulesOf } from '../../../core/test-support/spend-fixtures';
+import { type Actor, signActor } from '../../../platform/actor';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
+import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../../kit';
+import { policySubgraph } from '../subgraph';
 
 const SECRET = randomBytes(32);
 const OWNER_A = `0x${'a1'.repeat(20)}`;

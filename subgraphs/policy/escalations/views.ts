@@ -1,0 +1,81 @@
+// How escalations read on the wire: the Escalation an owner sees (with its owner, for the field
+// resolvers' access checks) and the public poll body, which withholds the resolving channel. EXPIRED
+// reports DENIED with the fail-closed reason.
+import type { EscalationRow, EscalationState } from './reads';
+import type { Escalation } from './schema';
+
+/** What the poll route answers (DECISIONS "Escalation"): the resolving channel is withheld. */
+export interface EscalationPollBody {
+  pollRef: string;
+  state: EscalationState;
+  outcome: 'APPROVED' | 'DENIED' | null;
+  reason: string | null;
+  intentHash: string;
+  policyId: string;
+  amount: string;
+  createdAt: string;
+  expiresAt: string;
+  resolvedAt: string | null;
+}
+
+export const EXPIRED_REASON = 'ESCALATION_EXPIRED_DEFAULT_DENY';
+
+export function outcomeOf(state: EscalationState): 'APPROVED' | 'DENIED' | null {
+  if (state === 'APPROVED') return 'APPROVED';
+  return state === 'PENDING' ? null : 'DENIED';
+}
+
+export function reasonOf(state: EscalationState): string | null {
+  switch (state) {
+    case 'PENDING':
+      return null;
+    case 'APPROVED':
+      return 'OWNER_APPROVED';
+    case 'DENIED':
+      return 'OWNER_DENIED';
+    case 'EXPIRED':
+      return EXPIRED_REASON;
+  }
+}
+
+export function pollBody(row: EscalationRow): EscalationPollBody {
+  return {
+    pollRef: row.pollRef,
+    state: row.state,
+    outcome: outcomeOf(row.state),
+    reason: reasonOf(row.state),
+    intentHash: row.intentHash,
+    policyId: row.policyId,
+    amount: row.amountAtomic,
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt.toISOString(),
+    resolvedAt: row.resolvedAt?.toISOString() ?? null,
+  };
+}
+
+export type EscalationView = Escalation & { readonly owner: string };
+
+export function escalationView(row: EscalationRow): EscalationView {
+  return {
+    pollRef: row.pollRef,
+    owner: row.owner,
+    state: row.state,
+    outcome: outcomeOf(row.state),
+    reason: reasonOf(row.state),
+    intentHash: row.intentHash,
+    policyId: row.policyId,
+    policyVersion: row.policyVersion,
+    decision: row.decision,
+    decidingRule: row.decidingRule,
+    ruleReason: row.ruleReason,
+    amountAtomic: row.amountAtomic,
+    recipient: row.recipient,
+    intent: row.intent,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    resolvedAt: row.resolvedAt,
+    resolvedVia: row.resolvedVia,
+    ownerSigned: row.ownerSigned,
+    approvalUsed: row.approvalUsedAt !== null,
+  };
+}
