@@ -12,6 +12,7 @@ import { EmbeddedPostgresError, startEmbeddedPostgres } from '../platform/db/emb
 import { DevnetAlreadyRunningError, DevnetFileError, startDevnetChains } from '../devnet/chains';
 import { FaucetRefusedError, faucet } from '../devnet/faucet';
 import { main as composeMain } from './compose';
+import { main as schemaMain } from './schemaDump';
 import { ROLES, StartupError, start, type Role, type StartArgs } from './start';
 
 const USAGE = `usage: spend-control <command>
@@ -23,6 +24,8 @@ commands:
   migrate             apply pending database migrations and exit (as MIGRATION_DATABASE_URL,
                       else DATABASE_URL outside production)
   compose [--check]   write schema/ from the subgraphs, or check it has not drifted
+  schema dump [--check]
+                      write schema/sql/ (the database schema after every migration), or check it
   devnet start        run only the local anvil chains (DATA_DIR/devnet.json)
   devnet faucet <address> [amount]
                       send devnet USDT0, USDC and gas to an address (the devnet must be running)
@@ -167,6 +170,8 @@ export async function main(argv: string[]): Promise<number> {
       return runMigrate();
     case 'compose':
       return composeMain(rest);
+    case 'schema':
+      return schemaMain(rest);
     case 'devnet':
       return runDevnet(rest);
     case undefined:
