@@ -203,10 +203,22 @@ function label(mode: Mode, groupsPerCall: number): string {
   return mode;
 }
 
-async function main(): Promise<void> {
-  const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS_PER_MODE);
-  const only = process.argv[3] ?? 'all';
-  const groupsPerCall = Number(process.argv[4] ?? DEFAULT_GROUPS_PER_CALL);
+interface BenchArgs {
+  seconds: number;
+  modes: readonly Mode[];
+  groupsPerCall: number;
+}
+
+interface ServerSettings {
+  version: string;
+  synchronous_commit: string;
+  fsync: string;
+}
+
+function parseArgs(argv: readonly string[]): BenchArgs {
+  const seconds = Number(argv[2] ?? DEFAULT_SECONDS_PER_MODE);
+  const only = argv[3] ?? 'all';
+  const groupsPerCall = Number(argv[4] ?? DEFAULT_GROUPS_PER_CALL);
   const modes = only === 'all' ? MODES : MODES.filter((mode) => mode === only);
   if (
     !(seconds > 0) ||
@@ -219,7 +231,94 @@ async function main(): Promise<void> {
       `usage: node dist/bench/ledger.js [seconds] [${MODES.join('|')}|all] [groups per post_groups call, 1..${MAX_GROUPS_PER_BATCH}]`,
     );
   }
+  return { seconds, modes, groupsPerCall };
+}
 
+/** The server's version and durability settings, printed with the machine before the run. */
+async function describeRun(pool: Pool, seconds: number): Promise<ServerSettings> {
+  const settings = (
+    await pool.query<ServerSettings>(
+      "SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
+    )
+  ).rows[0];
+  process.stdout.write(
+    `ledger posting: balanced two-entry groups (every one hits the one TREASURY account), ${CONNECTIONS} connections, ` +
+      `${seconds} s per mode, PostgreSQL ${settings.version} (synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync}), ` +
+      `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n`,
+  );
+  return settings;
+}
+
+/** Warm-up, then every selected mode on the same connections, one table row each. */
+async function runModes(
+  pool: Pool,
+  args: BenchArgs,
+): Promise<{ rates: Map<Mode, number>; counted: number }> {
+  const { seconds, modes, groupsPerCall } = args;
+  const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.connect()));
+  const rates = new Map<Mode, number>();
+  let counted = 0;
+  try {
+    const pids = await Promise.all(
+      clients.map(
+        async (client) =>
+          (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid,
+      ),
+    );
+    counted += (await run(clients, pids, 'durable', groupsPerCall, WARMUP_SECONDS)).groups;
+    counted += (await run(clients, pids, 'post-groups', groupsPerCall, WARMUP_SECONDS)).groups;
+    process.stdout.write(
+      'mode                groups   groups/s   p50 ms/call   p99 ms/call   server CPU µs/group   bench CPU µs/group\n',
+    );
+    for (const mode of modes) {
+      const result = await run(clients, pids, mode, groupsPerCall, seconds);
+      counted += result.groups;
+      const rate = result.groups / result.seconds;
+      rates.set(mode, rate);
+      process.stdout.write(
+        `${label(mode, groupsPerCall).padEnd(18)} ${String(result.groups).padStart(7)} ${rate.toFixed(0).padStart(10)} ` +
+          `${percentile(result.latenciesMs, 50).toFixed(2).padStart(13)} ${percentile(result.latenciesMs, 99).toFixed(2).padStart(13)} ` +
+          `${(result.serverCpuUs === null ? 'n/a' : result.serverCpuUs.toFixed(0)).padStart(21)} ${result.clientCpuUs.toFixed(0).padStart(20)}\n`,
+      );
+    }
+  } finally {
+    clients.forEach((client) => client.release());
+  }
+  return { rates, counted };
+}
+
+/** Fails unless every counted group is stored balanced; then the verdict on the target. */
+async function checkAndJudge(
+  pool: Pool,
+  settings: ServerSettings,
+  outcome: { rates: Map<Mode, number>; counted: number },
+  groupsPerCall: number,
+): Promise<void> {
+  const { rates, counted } = outcome;
+  const check = await verify(pool);
+  if (check.groups !== counted || check.entries !== 2 * counted || check.unbalancedAssets !== 0) {
+    throw new Error(
+      `stored ${check.groups} groups and ${check.entries} entries for ${counted} posted, ${check.unbalancedAssets} unbalanced assets`,
+    );
+  }
+  const target = rates.get(TARGET_MODE);
+  const durable = settings.fsync === 'on' && settings.synchronous_commit !== 'off';
+  const verdict =
+    target === undefined
+      ? `${TARGET_MODE} mode not run`
+      : !durable
+        ? 'not judged: the server does not commit durably (fsync or synchronous_commit off)'
+        : `${target.toFixed(0)} groups/s = ${((100 * target) / TARGET_GROUPS_PER_SECOND).toFixed(0)}% of it, ` +
+          (target >= TARGET_GROUPS_PER_SECOND ? 'met' : 'NOT met');
+  process.stdout.write(
+    `target ${TARGET_GROUPS_PER_SECOND} groups/s through ledger.post_groups (${groupsPerCall} groups per call, one durable COMMIT per call): ${verdict}\n` +
+      `checked after the run: ${check.groups} groups and ${check.entries} entries stored = every group posted, 0 unbalanced assets\n` +
+      'one group per durable COMMIT (`durable`) stays bound by the per-commit cost on this machine; see docs/ledger.md, Performance\n',
+  );
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv);
   const server = serverUrl();
   const database = `bench_ledger_${runId}`;
   const admin = new Pool({ connectionString: server, max: 1 });
@@ -235,65 +334,9 @@ async function main(): Promise<void> {
       symbol: 'USDT0',
       decimals: 6,
     });
-    const settings = (
-      await pool.query<{ version: string; synchronous_commit: string; fsync: string }>(
-        "SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
-      )
-    ).rows[0];
-    process.stdout.write(
-      `ledger posting: balanced two-entry groups (every one hits the one TREASURY account), ${CONNECTIONS} connections, ` +
-        `${seconds} s per mode, PostgreSQL ${settings.version} (synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync}), ` +
-        `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n`,
-    );
-    const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.connect()));
-    const rates = new Map<Mode, number>();
-    let counted = 0;
-    try {
-      const pids = await Promise.all(
-        clients.map(
-          async (client) =>
-            (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid,
-        ),
-      );
-      counted += (await run(clients, pids, 'durable', groupsPerCall, WARMUP_SECONDS)).groups;
-      counted += (await run(clients, pids, 'post-groups', groupsPerCall, WARMUP_SECONDS)).groups;
-      process.stdout.write(
-        'mode                groups   groups/s   p50 ms/call   p99 ms/call   server CPU µs/group   bench CPU µs/group\n',
-      );
-      for (const mode of modes) {
-        const result = await run(clients, pids, mode, groupsPerCall, seconds);
-        counted += result.groups;
-        const rate = result.groups / result.seconds;
-        rates.set(mode, rate);
-        process.stdout.write(
-          `${label(mode, groupsPerCall).padEnd(18)} ${String(result.groups).padStart(7)} ${rate.toFixed(0).padStart(10)} ` +
-            `${percentile(result.latenciesMs, 50).toFixed(2).padStart(13)} ${percentile(result.latenciesMs, 99).toFixed(2).padStart(13)} ` +
-            `${(result.serverCpuUs === null ? 'n/a' : result.serverCpuUs.toFixed(0)).padStart(21)} ${result.clientCpuUs.toFixed(0).padStart(20)}\n`,
-        );
-      }
-    } finally {
-      clients.forEach((client) => client.release());
-    }
-    const check = await verify(pool);
-    if (check.groups !== counted || check.entries !== 2 * counted || check.unbalancedAssets !== 0) {
-      throw new Error(
-        `stored ${check.groups} groups and ${check.entries} entries for ${counted} posted, ${check.unbalancedAssets} unbalanced assets`,
-      );
-    }
-    const target = rates.get(TARGET_MODE);
-    const durable = settings.fsync === 'on' && settings.synchronous_commit !== 'off';
-    const verdict =
-      target === undefined
-        ? `${TARGET_MODE} mode not run`
-        : !durable
-          ? 'not judged: the server does not commit durably (fsync or synchronous_commit off)'
-          : `${target.toFixed(0)} groups/s = ${((100 * target) / TARGET_GROUPS_PER_SECOND).toFixed(0)}% of it, ` +
-            (target >= TARGET_GROUPS_PER_SECOND ? 'met' : 'NOT met');
-    process.stdout.write(
-      `target ${TARGET_GROUPS_PER_SECOND} groups/s through ledger.post_groups (${groupsPerCall} groups per call, one durable COMMIT per call): ${verdict}\n` +
-        `checked after the run: ${check.groups} groups and ${check.entries} entries stored = every group posted, 0 unbalanced assets\n` +
-        'one group per durable COMMIT (`durable`) stays bound by the per-commit cost on this machine; see docs/ledger.md, Performance\n',
-    );
+    const settings = await describeRun(pool, args.seconds);
+    const outcome = await runModes(pool, args);
+    await checkAndJudge(pool, settings, outcome, args.groupsPerCall);
   } finally {
     await pool.end();
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

@@ -8,61 +8,38 @@
 // of the server being measured. Each line also shows what the rate was bound by: the server
 // thread's event-loop utilisation and, on Linux, how busy the machine's cores were and the CPU per
 // request of this process without the client thread (gateway, subgraphs, GC) and of PostgreSQL.
+// The client side is in preflightClients.ts, the /proc readings in cpuTime.ts.
 // Run: npm run bench:preflight   (args: [seconds per scenario] [scenario names, comma-separated])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Pool } from 'pg';
 import { createPool } from '../platform/db/pool';
 import { policyDocument } from '../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../core/validation/timestamp';
-import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
 import { silentLogger } from '../platform/log';
 import { startAllInOne } from '../cli/stack';
 import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
 import { benchServiceInfo, createScratchDatabase } from './service';
+import { machineTicks, postgresCpuBetween, postgresCpuMs } from './cpuTime';
+import {
+  CLIENTS,
+  type ClientJob,
+  type ClientReport,
+  type PolicyRef,
+  runClients,
+  type Target,
+  WARMUP_SECONDS,
+} from './preflightClients';
 import { percentile } from './stats';
 
-const CLIENTS = 32;
 const POLICIES = 100;
 const DEFAULT_SECONDS = 8;
-const WARMUP_SECONDS = 2;
 const TARGET_PER_SECOND = 1_000;
 const TARGET_P99_MS = 50;
-const TOKEN = '0x779ded0c9e1022225f8e0630b35a9b54be713736';
-
-type Target = 'gateway' | 'subgraph';
-
-interface PolicyRef {
-  policyId: string;
-  policyHash: string;
-}
-
-/** One scenario's load, run by the client thread. */
-interface ClientJob {
-  target: Target;
-  url: string;
-  policies: PolicyRef[];
-  seconds: number;
-  nonceStart: string;
-  /** For the subgraph target: the actor secret (hex) and the persisted document. */
-  actorSecretHex: string;
-  document: string;
-}
-
-interface ClientReport {
-  latenciesMs: Float64Array;
-  elapsedSeconds: number;
-  statuses: Array<[number, number]>;
-  /** CPU time of the client thread while measuring, or null off Linux. */
-  clientCpuMs: number | null;
-}
 
 interface Result {
   name: string;
@@ -80,168 +57,6 @@ interface Result {
   serverCpuMsPerRequest: number | null;
   /** CPU per request of every PostgreSQL process on the machine (backends, WAL writer, …). */
   postgresCpuMsPerRequest: number | null;
-}
-
-/** A fresh intent per call (nonce), small enough that the budget never runs out during the run. */
-function intentFor(policy: PolicyRef, nonce: bigint) {
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'bench-agent',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'EURUSD 1m candles', params: { pair: 'EURUSD' } },
-    recipient: '0x2a2b2c2d2e2f2a2b2c2d2e2f2a2b2c2d2e2f2a2b',
-    network: 'eip155:196',
-    token: TOKEN,
-    amount: '1000',
-    deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
-    nonce: nonce.toString(),
-    endpoint: 'https://api.vendor.example/candles',
-  };
-}
-
-/** The client thread: CLIENTS loops, each sending its next request as soon as the last answered. */
-async function runClients(job: ClientJob): Promise<ClientReport> {
-  const secret = Buffer.from(job.actorSecretHex, 'hex');
-  // node:http with a keep-alive agent: the client shares the machine with the server, and fetch
-  // (undici, web streams) costs several times its CPU per request.
-  const target = new URL(job.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const post = (body: string, headers: Record<string, string>) =>
-    new Promise<number>((resolve, reject) => {
-      const request = http.request(
-        {
-          agent,
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: 'POST',
-          headers: {
-            ...headers,
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-          },
-        },
-        (response) => {
-          response.on('data', () => undefined);
-          response.on('end', () => resolve(response.statusCode ?? 0));
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-      request.end(body);
-    });
-  const send = (policy: PolicyRef, nonce: bigint): Promise<number> =>
-    job.target === 'gateway'
-      ? post(JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }), {})
-      : post(
-          JSON.stringify({
-            query: job.document,
-            operationName: 'PreflightPayment',
-            variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) },
-          }),
-          // The field admits only the REST layer's paid call, exactly what the gateway signs after its paywall.
-          { [ACTOR_HEADER]: signActor(ANONYMOUS, secret, Date.now(), 'POST /preflight_payment') },
-        );
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
-  const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
-  const until = warmupUntil + job.seconds * 1000;
-  let measuredStart = 0;
-  let cpuStart: number | null = null;
-  let nonce = BigInt(job.nonceStart);
-  const client = async (index: number) => {
-    let turn = index;
-    while (Date.now() < until) {
-      const policy = job.policies[turn % job.policies.length];
-      turn += CLIENTS;
-      nonce += 1n;
-      const started = process.hrtime.bigint();
-      const status = await send(policy, nonce);
-      const now = Date.now();
-      if (now < warmupUntil) continue;
-      if (measuredStart === 0) {
-        measuredStart = now;
-        cpuStart = threadCpuMs();
-      }
-      latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    }
-  };
-  await Promise.all(Array.from({ length: CLIENTS }, (_value, index) => client(index)));
-  const cpuEnd = threadCpuMs();
-  agent.destroy();
-  return {
-    latenciesMs: Float64Array.from(latencies),
-    elapsedSeconds: (Date.now() - measuredStart) / 1000,
-    statuses: [...statuses],
-    clientCpuMs: cpuStart === null || cpuEnd === null ? null : cpuEnd - cpuStart,
-  };
-}
-
-/** utime + stime in ms of a /proc stat line (clock ticks of 10 ms on Linux). */
-function statCpuMs(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** CPU time of the calling thread, or null where there is no /proc. */
-function threadCpuMs(): number | null {
-  try {
-    return statCpuMs(readFileSync('/proc/thread-self/stat', 'utf8'));
-  } catch {
-    return null;
-  }
-}
-
-/** CPU time of each process named postgres, by pid, or null where there is no /proc. */
-function postgresCpuMs(): Map<string, number> | null {
-  try {
-    const byPid = new Map<string, number>();
-    for (const entry of readdirSync('/proc')) {
-      if (!/^[0-9]+$/.test(entry)) continue;
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      } catch {
-        continue; // gone since the listing
-      }
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres')
-        byPid.set(entry, statCpuMs(stat));
-    }
-    return byPid;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU PostgreSQL spent between two readings: processes alive at the end, less what they had at the
- * start (a backend that exited in between is missed, never counted negative).
- */
-function postgresCpuBetween(before: Map<string, number>, after: Map<string, number>): number {
-  let total = 0;
-  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
-  return total;
-}
-
-/** Busy and total jiffies of all cores (/proc/stat), or null where there is no /proc. */
-function machineTicks(): { busy: number; total: number } | null {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    const total = fields.reduce((sum, value) => sum + value, 0);
-    const idle = fields[3] + (fields[4] ?? 0);
-    return { busy: total - idle, total };
-  } catch {
-    return null;
-  }
 }
 
 async function run(clients: Worker, name: string, job: ClientJob): Promise<Result> {
@@ -295,96 +110,151 @@ async function run(clients: Worker, name: string, job: ClientJob): Promise<Resul
   };
 }
 
+type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
+type Scenario = { name: string; target: Target; url: string };
+
+/**
+ * The three stacks under test, each stop pushed onto `stops` as it starts: over HTTP, in-process,
+ * and in-process with a decision thread (on a pool of its own). Returns the scenarios they serve.
+ */
+async function startStacks(
+  database: Database,
+  secrets: { actorSecret: Buffer; adminToken: string },
+  stops: Array<() => Promise<void>>,
+): Promise<{ gatewayUrl: string; scenarios: Scenario[] }> {
+  const start = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
+    startAllInOne({
+      host: '127.0.0.1',
+      port: 0,
+      db,
+      databaseUrl: database.url,
+      decisionThread,
+      transport,
+      subgraphPortBase: 0,
+      actorSecret: secrets.actorSecret,
+      adminTokenHashes: [createHash('sha256').update(secrets.adminToken).digest()],
+      sessionSecret: randomBytes(32),
+      listenDatabaseUrl: null,
+      graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
+      bodyLimitBytes: 65_536,
+      // The shared store, as deployed, with limits no bench reaches.
+      rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
+      service: benchServiceInfo(),
+      log: silentLogger,
+    });
+  const stack = await start('http', false, database.pool);
+  stops.push(() => stack.stop());
+  const inProcess = await start('in-process', false, database.pool);
+  stops.push(() => inProcess.stop());
+  // A decision thread serves the pool it is attached to: that stack gets a pool of its own.
+  const threadPool = createPool(database.url, { max: 20, applicationName: 'bench-thread-stack' });
+  stops.push(() => threadPool.end());
+  const threaded = await start('in-process', true, threadPool);
+  stops.push(() => threaded.stop());
+  const gatewayUrl = stack.gateway.url;
+  const intentUrl = stack.subgraphs.find((subgraph) => subgraph.name === 'intent')?.http?.url;
+  if (!intentUrl) throw new Error('the intent subgraph has no HTTP endpoint');
+  const scenarios: Scenario[] = [
+    { name: 'gateway REST', target: 'gateway', url: `${gatewayUrl}/preflight_payment` },
+    { name: 'intent subgraph', target: 'subgraph', url: intentUrl },
+    {
+      name: 'gateway in-proc',
+      target: 'gateway',
+      url: `${inProcess.gateway.url}/preflight_payment`,
+    },
+    {
+      name: 'in-proc + thread',
+      target: 'gateway',
+      url: `${threaded.gateway.url}/preflight_payment`,
+    },
+  ];
+  return { gatewayUrl, scenarios };
+}
+
+/** POLICIES policies with budgets and limits no run reaches, created through the gateway. */
+async function createPolicies(gatewayUrl: string, adminToken: string): Promise<PolicyRef[]> {
+  const policies: PolicyRef[] = [];
+  for (let index = 0; index < POLICIES; index += 1) {
+    const owner = `0x${randomBytes(20).toString('hex')}`;
+    const document = policyDocument({
+      owner,
+      dailyBudget: '1000000.00',
+      hardCap: '10.00',
+      duplicates: { windowMinutes: 0, keys: ['capability'] },
+      rateLimit: { callsPerHour: 1_000_000 },
+    });
+    const response = await fetch(`${gatewayUrl}/create_spend_policy`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ policy: document }),
+    });
+    const body = (await response.json()) as PolicyRef;
+    if (response.status !== 201)
+      throw new Error(`policy setup answered ${response.status}: ${JSON.stringify(body)}`);
+    policies.push({ policyId: body.policyId, policyHash: body.policyHash });
+  }
+  return policies;
+}
+
+function printHeader(seconds: number): void {
+  process.stdout.write(
+    `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario after ${WARMUP_SECONDS} s warm-up, ` +
+      `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n` +
+      'gateway REST: gateway → intent subgraph over HTTP; gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
+      'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n',
+  );
+  process.stdout.write(
+    'scenario          policies  requests  req/s   p50 ms  p99 ms  server loop  machine CPU  server CPU/req  postgres CPU/req  statuses\n',
+  );
+}
+
+function printRow(result: Result): void {
+  const statuses = [...result.statuses].map(([status, count]) => `${status}×${count}`).join(' ');
+  const machine = result.machineBusy === null ? '-' : `${Math.round(result.machineBusy * 100)} %`;
+  const ms = (value: number | null) => (value === null ? '-' : `${value.toFixed(2)} ms`);
+  process.stdout.write(
+    `${result.name.padEnd(17)} ${String(result.policies).padStart(8)}  ${String(result.requests).padStart(8)}  ` +
+      `${String(result.perSecond).padStart(5)}  ${result.p50Ms.toFixed(1).padStart(6)}  ${result.p99Ms.toFixed(1).padStart(6)}  ` +
+      `${`${Math.round(result.serverBusy * 100)} %`.padStart(11)}  ${machine.padStart(11)}  ` +
+      `${ms(result.serverCpuMsPerRequest).padStart(14)}  ${ms(result.postgresCpuMsPerRequest).padStart(16)}  ${statuses}\n`,
+  );
+}
+
+/** The target is judged on each gateway scenario with the load spread over every policy. */
+function printVerdicts(results: readonly Result[]): void {
+  process.stdout.write(`load average after the run ${os.loadavg()[0].toFixed(1)}\n`);
+  for (const label of ['gateway REST', 'gateway in-proc', 'in-proc + thread']) {
+    const result = results.find(
+      (candidate) => candidate.name === label && candidate.policies === POLICIES,
+    );
+    if (result === undefined) continue;
+    const met = result.perSecond >= TARGET_PER_SECOND && result.p99Ms < TARGET_P99_MS;
+    process.stdout.write(
+      `target ${TARGET_PER_SECOND} preflights/s with p99 < ${TARGET_P99_MS} ms through the gateway (${label}, spread): ` +
+        `${result.perSecond}/s, p99 ${result.p99Ms.toFixed(1)} ms — ${met ? 'met' : 'NOT met'}\n`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
   const only = process.argv[3]?.split(',').map((name) => name.trim()) ?? null;
   const database = await createScratchDatabase({ poolSize: 20 });
-  const pool = database.pool;
   const actorSecret = randomBytes(32);
   const adminToken = randomBytes(32).toString('base64url');
   const stops: Array<() => Promise<void>> = [];
   const clients = new Worker(__filename, { workerData: { clients: true } });
   try {
-    const start = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
-      startAllInOne({
-        host: '127.0.0.1',
-        port: 0,
-        db,
-        databaseUrl: database.url,
-        decisionThread,
-        transport,
-        subgraphPortBase: 0,
-        actorSecret,
-        adminTokenHashes: [createHash('sha256').update(adminToken).digest()],
-        sessionSecret: randomBytes(32),
-        listenDatabaseUrl: null,
-        graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
-        bodyLimitBytes: 65_536,
-        // The shared store, as deployed, with limits no bench reaches.
-        rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
-        service: benchServiceInfo(),
-        log: silentLogger,
-      });
-    const stack = await start('http', false, pool);
-    stops.push(() => stack.stop());
-    const inProcess = await start('in-process', false, pool);
-    stops.push(() => inProcess.stop());
-    // A decision thread serves the pool it is attached to: that stack gets a pool of its own.
-    const threadPool = createPool(database.url, { max: 20, applicationName: 'bench-thread-stack' });
-    stops.push(() => threadPool.end());
-    const threaded = await start('in-process', true, threadPool);
-    stops.push(() => threaded.stop());
-    const gatewayUrl = stack.gateway.url;
-    const intentUrl = stack.subgraphs.find((subgraph) => subgraph.name === 'intent')?.http?.url;
-    if (!intentUrl) throw new Error('the intent subgraph has no HTTP endpoint');
-
-    const policies: PolicyRef[] = [];
-    for (let index = 0; index < POLICIES; index += 1) {
-      const owner = `0x${randomBytes(20).toString('hex')}`;
-      const document = policyDocument({
-        owner,
-        dailyBudget: '1000000.00',
-        hardCap: '10.00',
-        duplicates: { windowMinutes: 0, keys: ['capability'] },
-        rateLimit: { callsPerHour: 1_000_000 },
-      });
-      const response = await fetch(`${gatewayUrl}/create_spend_policy`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify({ policy: document }),
-      });
-      const body = (await response.json()) as PolicyRef;
-      if (response.status !== 201)
-        throw new Error(`policy setup answered ${response.status}: ${JSON.stringify(body)}`);
-      policies.push({ policyId: body.policyId, policyHash: body.policyHash });
-    }
-
+    const { gatewayUrl, scenarios } = await startStacks(
+      database,
+      { actorSecret, adminToken },
+      stops,
+    );
+    const policies = await createPolicies(gatewayUrl, adminToken);
     const preflightDocument = loadPersistedDocuments().get('preflightPayment');
     if (!preflightDocument) throw new Error('no persisted preflightPayment document');
-    const scenarios: Array<{ name: string; target: Target; url: string }> = [
-      { name: 'gateway REST', target: 'gateway', url: `${gatewayUrl}/preflight_payment` },
-      { name: 'intent subgraph', target: 'subgraph', url: intentUrl },
-      {
-        name: 'gateway in-proc',
-        target: 'gateway',
-        url: `${inProcess.gateway.url}/preflight_payment`,
-      },
-      {
-        name: 'in-proc + thread',
-        target: 'gateway',
-        url: `${threaded.gateway.url}/preflight_payment`,
-      },
-    ];
 
-    process.stdout.write(
-      `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario after ${WARMUP_SECONDS} s warm-up, ` +
-        `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n` +
-        'gateway REST: gateway → intent subgraph over HTTP; gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
-        'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n',
-    );
-    process.stdout.write(
-      'scenario          policies  requests  req/s   p50 ms  p99 ms  server loop  machine CPU  server CPU/req  postgres CPU/req  statuses\n',
-    );
+    printHeader(seconds);
     const results: Result[] = [];
     let nonceStart = 0n;
     for (const spread of [policies, policies.slice(0, 1)]) {
@@ -401,32 +271,10 @@ async function main(): Promise<void> {
           document: preflightDocument,
         });
         results.push(result);
-        const statuses = [...result.statuses]
-          .map(([status, count]) => `${status}×${count}`)
-          .join(' ');
-        const machine =
-          result.machineBusy === null ? '-' : `${Math.round(result.machineBusy * 100)} %`;
-        const ms = (value: number | null) => (value === null ? '-' : `${value.toFixed(2)} ms`);
-        process.stdout.write(
-          `${result.name.padEnd(17)} ${String(result.policies).padStart(8)}  ${String(result.requests).padStart(8)}  ` +
-            `${String(result.perSecond).padStart(5)}  ${result.p50Ms.toFixed(1).padStart(6)}  ${result.p99Ms.toFixed(1).padStart(6)}  ` +
-            `${`${Math.round(result.serverBusy * 100)} %`.padStart(11)}  ${machine.padStart(11)}  ` +
-            `${ms(result.serverCpuMsPerRequest).padStart(14)}  ${ms(result.postgresCpuMsPerRequest).padStart(16)}  ${statuses}\n`,
-        );
+        printRow(result);
       }
     }
-    process.stdout.write(`load average after the run ${os.loadavg()[0].toFixed(1)}\n`);
-    for (const label of ['gateway REST', 'gateway in-proc', 'in-proc + thread']) {
-      const result = results.find(
-        (candidate) => candidate.name === label && candidate.policies === POLICIES,
-      );
-      if (result === undefined) continue;
-      const met = result.perSecond >= TARGET_PER_SECOND && result.p99Ms < TARGET_P99_MS;
-      process.stdout.write(
-        `target ${TARGET_PER_SECOND} preflights/s with p99 < ${TARGET_P99_MS} ms through the gateway (${label}, spread): ` +
-          `${result.perSecond}/s, p99 ${result.p99Ms.toFixed(1)} ms — ${met ? 'met' : 'NOT met'}\n`,
-      );
-    }
+    printVerdicts(results);
   } finally {
     await clients.terminate();
     for (const stop of stops.reverse()) await stop();

@@ -3,29 +3,25 @@
 // once on one that takes payment: decode and check the header, claim the authorization in
 // PostgreSQL, verify (signature, simulation) and settle on chain through the official in-process
 // facilitator, wait for the receipt, book SERVICE_FEE, run the call, record the answer. Clients
-// sign their authorizations before the clock starts, as a real agent's wallet would. Reports
+// sign their authorizations before the clock starts, as a real agent's wallet would (with the
+// same signer as the end-to-end tests, test/support/payments.ts). Reports
 // calls/s and p50/p99 of each, sequential and with concurrent clients, and the difference.
 // Run: npm run bench:x402   (args: [seconds per scenario])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentRequired } from '@x402/core/types';
-import type { Address } from 'viem';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startAllInOne, type RunningStack } from '../cli/stack';
 import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
 import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { createSettlementRail } from '../gateway/x402/rail';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
-import {
-  TRANSFER_WITH_AUTHORIZATION_TYPES,
-  mintToken,
-  randomAuthorizationNonce,
-} from '../platform/chain/tokens';
+import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
 import { benchServiceInfo, createScratchDatabase } from './service';
+import { signedPaymentHeader } from '../test/support/payments';
 import { percentile } from './stats';
 
 const DEFAULT_SECONDS = 6;
@@ -40,46 +36,6 @@ interface Result {
   p50Ms: number;
   p99Ms: number;
   statuses: Map<number, number>;
-}
-
-async function signedHeader(required: PaymentRequired, payer: PrivateKeyAccount): Promise<string> {
-  const accepted = required.accepts[0];
-  const validBefore = BigInt(Math.floor(Date.now() / 1000) + 300);
-  const nonce = randomAuthorizationNonce();
-  const signature = await payer.signTypedData({
-    domain: {
-      name: String(accepted.extra.name),
-      version: String(accepted.extra.version),
-      chainId: Number(accepted.network.split(':')[1]),
-      verifyingContract: accepted.asset as Address,
-    },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization',
-    message: {
-      from: payer.address,
-      to: accepted.payTo as Address,
-      value: BigInt(accepted.amount),
-      validAfter: 0n,
-      validBefore,
-      nonce,
-    },
-  });
-  return encodePaymentSignatureHeader({
-    x402Version: 2,
-    resource: required.resource,
-    accepted,
-    payload: {
-      authorization: {
-        from: payer.address,
-        to: accepted.payTo,
-        value: accepted.amount,
-        validAfter: '0',
-        validBefore: validBefore.toString(),
-        nonce,
-      },
-      signature,
-    },
-  });
 }
 
 async function measure(
@@ -117,122 +73,157 @@ async function measure(
   };
 }
 
+type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
+type Devnet = Awaited<ReturnType<typeof startDevnetChains>>;
+
+/**
+ * The two gateways under test, pushed onto `stacks` as each starts so the caller stops what did
+ * start: one serving /ping_service free, one taking x402 payment settled on the devnet.
+ */
+async function startStacks(
+  database: Database,
+  devnet: Devnet,
+  stacks: RunningStack[],
+): Promise<{ free: RunningStack; paid: RunningStack }> {
+  const funding = devnet.info.chains.funding;
+  const common = {
+    host: '127.0.0.1',
+    port: 0,
+    db: database.pool,
+    transport: 'in-process' as const,
+    subgraphPortBase: 0,
+    actorSecret: randomBytes(32),
+    adminTokenHashes: [createHash('sha256').update(randomBytes(32)).digest()],
+    sessionSecret: randomBytes(32),
+    listenDatabaseUrl: null,
+    graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
+    bodyLimitBytes: 65_536,
+    // The shared store, as deployed, with limits no bench reaches.
+    rateLimit: { limits: uniformLimits(), store: 'postgres' as const, databaseUrl: database.url },
+    log: silentLogger,
+  };
+  const free = await startAllInOne({ ...common, service: benchServiceInfo(), x402: null });
+  stacks.push(free);
+  const paid = await startAllInOne({
+    ...common,
+    service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
+    x402: {
+      rail: createSettlementRail({
+        chainId: funding.chainId,
+        rpcUrl: funding.rpcUrl,
+        token: funding.token.address,
+        relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+        confirmationTimeoutMs: 30_000,
+        pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+      }),
+      db: database.pool,
+      leaseMs: 60_000,
+      reconcileIntervalMs: 0,
+    },
+  });
+  stacks.push(paid);
+  return { free, paid };
+}
+
+/** One fresh payer per concurrent client, each minted more tokens than any run spends. */
+async function fundedPayers(devnet: Devnet): Promise<PrivateKeyAccount[]> {
+  const funding = devnet.info.chains.funding;
+  const payers = Array.from({ length: CONCURRENT_CLIENTS }, () =>
+    privateKeyToAccount(generatePrivateKey()),
+  );
+  const publicClient = createChainPublicClient(funding, {
+    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+  });
+  const minter = createChainWalletClient(funding, devnet.keys.deployer.account, {
+    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+  });
+  for (const payer of payers)
+    await mintToken({
+      publicClient,
+      minter,
+      token: funding.token.address,
+      to: payer.address,
+      amountAtomic: 1_000_000_000n,
+    });
+  return payers;
+}
+
+/** Free and paid, sequential then concurrent. The header is signed before the clock starts. */
+async function runScenarios(
+  free: RunningStack,
+  paid: RunningStack,
+  payers: PrivateKeyAccount[],
+  seconds: number,
+): Promise<Result[]> {
+  const challenge = await fetch(`${paid.gateway.url}/ping_service`);
+  const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
+
+  const freeCall = async () => {
+    const started = process.hrtime.bigint();
+    const response = await fetch(`${free.gateway.url}/ping_service`);
+    await response.arrayBuffer();
+    return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+  };
+  const paidCall = async (client: number) => {
+    const header = await signedPaymentHeader(required, payers[client]);
+    const started = process.hrtime.bigint();
+    const response = await fetch(`${paid.gateway.url}/ping_service`, {
+      headers: { 'payment-signature': header },
+    });
+    await response.arrayBuffer();
+    return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+  };
+
+  const results: Result[] = [];
+  for (const clients of [1, CONCURRENT_CLIENTS]) {
+    process.stdout.write(
+      `x402: ${clients} client(s), ${seconds}s each (after ${WARMUP_SECONDS}s warm-up) …\n`,
+    );
+    results.push(await measure('free', clients, seconds, freeCall));
+    results.push(await measure('paid', clients, seconds, paidCall));
+  }
+  return results;
+}
+
+/** The table, the overhead of payment per client count, and a failure on any non-200 answer. */
+function report(results: Result[]): void {
+  process.stdout.write(
+    `\nGET /ping_service on ${os.cpus().length} cores, devnet anvil (automine), in-process subgraphs\n`,
+  );
+  process.stdout.write('scenario  clients  requests   calls/s   p50 ms   p99 ms  statuses\n');
+  for (const result of results) {
+    const statuses = [...result.statuses.entries()]
+      .map(([status, count]) => `${status}×${count}`)
+      .join(' ');
+    process.stdout.write(
+      `${result.name.padEnd(9)} ${String(result.clients).padStart(7)} ${String(result.requests).padStart(9)} ${String(result.perSecond).padStart(9)} ${result.p50Ms.toFixed(1).padStart(8)} ${result.p99Ms.toFixed(1).padStart(8)}  ${statuses}\n`,
+    );
+  }
+  for (const clients of [1, CONCURRENT_CLIENTS]) {
+    const [freeResult, paidResult] = results.filter((result) => result.clients === clients);
+    process.stdout.write(
+      `overhead with ${clients} client(s): +${(paidResult.p50Ms - freeResult.p50Ms).toFixed(1)} ms at p50, +${(paidResult.p99Ms - freeResult.p99Ms).toFixed(1)} ms at p99\n`,
+    );
+  }
+  const failures = results.filter((result) =>
+    [...result.statuses.keys()].some((status) => status !== 200),
+  );
+  if (failures.length > 0)
+    throw new Error(
+      `non-200 answers in ${failures.map((result) => `${result.name}/${result.clients}`).join(', ')}`,
+    );
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
   const database = await createScratchDatabase({ poolSize: 20 });
-  const pool = database.pool;
   process.stdout.write('x402: starting the devnet chains …\n');
   const devnet = await startDevnetChains({ dataDir: null });
   const stacks: RunningStack[] = [];
   try {
-    const funding = devnet.info.chains.funding;
-    const common = {
-      host: '127.0.0.1',
-      port: 0,
-      db: pool,
-      transport: 'in-process' as const,
-      subgraphPortBase: 0,
-      actorSecret: randomBytes(32),
-      adminTokenHashes: [createHash('sha256').update(randomBytes(32)).digest()],
-      sessionSecret: randomBytes(32),
-      listenDatabaseUrl: null,
-      graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
-      bodyLimitBytes: 65_536,
-      // The shared store, as deployed, with limits no bench reaches.
-      rateLimit: { limits: uniformLimits(), store: 'postgres' as const, databaseUrl: database.url },
-      log: silentLogger,
-    };
-    const free = await startAllInOne({ ...common, service: benchServiceInfo(), x402: null });
-    stacks.push(free);
-    const paid = await startAllInOne({
-      ...common,
-      service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
-      x402: {
-        rail: createSettlementRail({
-          chainId: funding.chainId,
-          rpcUrl: funding.rpcUrl,
-          token: funding.token.address,
-          relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-          confirmationTimeoutMs: 30_000,
-          pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-        }),
-        db: pool,
-        leaseMs: 60_000,
-        reconcileIntervalMs: 0,
-      },
-    });
-    stacks.push(paid);
-
-    const payers = Array.from({ length: CONCURRENT_CLIENTS }, () =>
-      privateKeyToAccount(generatePrivateKey()),
-    );
-    const publicClient = createChainPublicClient(funding, {
-      pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-    });
-    const minter = createChainWalletClient(funding, devnet.keys.deployer.account, {
-      pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-    });
-    for (const payer of payers)
-      await mintToken({
-        publicClient,
-        minter,
-        token: funding.token.address,
-        to: payer.address,
-        amountAtomic: 1_000_000_000n,
-      });
-    const challenge = await fetch(`${paid.gateway.url}/ping_service`);
-    const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
-
-    const freeCall = async () => {
-      const started = process.hrtime.bigint();
-      const response = await fetch(`${free.gateway.url}/ping_service`);
-      await response.arrayBuffer();
-      return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
-    };
-    const paidCall = async (client: number) => {
-      const header = await signedHeader(required, payers[client]);
-      const started = process.hrtime.bigint();
-      const response = await fetch(`${paid.gateway.url}/ping_service`, {
-        headers: { 'payment-signature': header },
-      });
-      await response.arrayBuffer();
-      return { status: response.status, ms: Number(process.hrtime.bigint() - started) / 1e6 };
-    };
-
-    const results: Result[] = [];
-    for (const clients of [1, CONCURRENT_CLIENTS]) {
-      process.stdout.write(
-        `x402: ${clients} client(s), ${seconds}s each (after ${WARMUP_SECONDS}s warm-up) …\n`,
-      );
-      results.push(await measure('free', clients, seconds, freeCall));
-      results.push(await measure('paid', clients, seconds, paidCall));
-    }
-
-    process.stdout.write(
-      `\nGET /ping_service on ${os.cpus().length} cores, devnet anvil (automine), in-process subgraphs\n`,
-    );
-    process.stdout.write('scenario  clients  requests   calls/s   p50 ms   p99 ms  statuses\n');
-    for (const result of results) {
-      const statuses = [...result.statuses.entries()]
-        .map(([status, count]) => `${status}×${count}`)
-        .join(' ');
-      process.stdout.write(
-        `${result.name.padEnd(9)} ${String(result.clients).padStart(7)} ${String(result.requests).padStart(9)} ${String(result.perSecond).padStart(9)} ${result.p50Ms.toFixed(1).padStart(8)} ${result.p99Ms.toFixed(1).padStart(8)}  ${statuses}\n`,
-      );
-    }
-    for (const clients of [1, CONCURRENT_CLIENTS]) {
-      const [freeResult, paidResult] = results.filter((result) => result.clients === clients);
-      process.stdout.write(
-        `overhead with ${clients} client(s): +${(paidResult.p50Ms - freeResult.p50Ms).toFixed(1)} ms at p50, +${(paidResult.p99Ms - freeResult.p99Ms).toFixed(1)} ms at p99\n`,
-      );
-    }
-    const failures = results.filter((result) =>
-      [...result.statuses.keys()].some((status) => status !== 200),
-    );
-    if (failures.length > 0)
-      throw new Error(
-        `non-200 answers in ${failures.map((result) => `${result.name}/${result.clients}`).join(', ')}`,
-      );
+    const { free, paid } = await startStacks(database, devnet, stacks);
+    const payers = await fundedPayers(devnet);
+    report(await runScenarios(free, paid, payers, seconds));
   } finally {
     for (const stack of stacks.reverse()) await stack.stop().catch(() => undefined);
     await devnet.stop();

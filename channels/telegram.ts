@@ -1,6 +1,6 @@
 // The Telegram channel through the Bot API (base URL configurable, so tests and `npm start` talk
 // to the devnet stand-in): sendMessage with Approve/Deny buttons, and the reading of the updates
-// Telegram POSTs back. The bot token is part of every API path; it never leaves this closure.
+// Telegram POSTs back. The bot token is part of every API path; it never leaves this module.
 import { ChannelDeliveryError, scrubPeerText } from './errors';
 import {
   type FetchLike,
@@ -52,6 +52,51 @@ export interface TelegramInbound {
   readonly updateId: number | null;
 }
 
+/** Where the Bot API is and how to reach it; the token stays inside this module. */
+interface BotApiConnection {
+  readonly base: string;
+  readonly botToken: string;
+  readonly fetch: FetchLike | undefined;
+  readonly timeoutMs: number | undefined;
+}
+
+/**
+ * One Bot API call: its `result` when Telegram answers ok, otherwise a ChannelDeliveryError with
+ * Telegram's error_code, scrubbed description and retry_after.
+ */
+async function callBotApi(
+  connection: BotApiConnection,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<unknown> {
+  const { botToken } = connection;
+  const response = await postToPeer({
+    kind: 'telegram',
+    url: `${connection.base}/bot${botToken}/${method}`,
+    fetch: connection.fetch,
+    timeoutMs: connection.timeoutMs,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(params),
+  });
+  const answer = parseJsonObject(response.text);
+  if (answer?.ok === true && response.status >= 200 && response.status <= 299) return answer.result;
+  const errorCode = typeof answer?.error_code === 'number' ? answer.error_code : response.status;
+  const parameters = answer?.parameters as { retry_after?: unknown } | undefined;
+  const retryAfter = typeof parameters?.retry_after === 'number' ? parameters.retry_after : null;
+  const description = scrubPeerText(answer?.description, [botToken]);
+  throw new ChannelDeliveryError(
+    'telegram',
+    `${method} refused: ${errorCode}${description ? ` ${description}` : ''}`,
+    {
+      retryable: isRetryableStatus(errorCode),
+      reason: answer === null ? 'HTTP_STATUS' : 'REJECTED',
+      status: response.status,
+      peerError: description,
+      retryAfterSeconds: retryAfter,
+    },
+  );
+}
+
 export function createTelegramAdapter(options: TelegramAdapterOptions): TelegramAdapter {
   if (!isHttpUrl(options.apiBaseUrl))
     throw new RangeError('telegram apiBaseUrl must be an http(s) URL');
@@ -67,34 +112,14 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   const { botToken } = options;
   const now = options.now ?? (() => new Date());
 
-  const callApi = async (method: string, params: Record<string, unknown>): Promise<unknown> => {
-    const response = await postToPeer({
-      kind: 'telegram',
-      url: `${base}/bot${botToken}/${method}`,
-      fetch: options.fetch,
-      timeoutMs: options.timeoutMs,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(params),
-    });
-    const answer = parseJsonObject(response.text);
-    if (answer?.ok === true && response.status >= 200 && response.status <= 299)
-      return answer.result;
-    const errorCode = typeof answer?.error_code === 'number' ? answer.error_code : response.status;
-    const parameters = answer?.parameters as { retry_after?: unknown } | undefined;
-    const retryAfter = typeof parameters?.retry_after === 'number' ? parameters.retry_after : null;
-    const description = scrubPeerText(answer?.description, [botToken]);
-    throw new ChannelDeliveryError(
-      'telegram',
-      `${method} refused: ${errorCode}${description ? ` ${description}` : ''}`,
-      {
-        retryable: isRetryableStatus(errorCode),
-        reason: answer === null ? 'HTTP_STATUS' : 'REJECTED',
-        status: response.status,
-        peerError: description,
-        retryAfterSeconds: retryAfter,
-      },
-    );
+  const connection: BotApiConnection = {
+    base,
+    botToken,
+    fetch: options.fetch,
+    timeoutMs: options.timeoutMs,
   };
+  const callApi = (method: string, params: Record<string, unknown>): Promise<unknown> =>
+    callBotApi(connection, method, params);
 
   return {
     kind: 'telegram',

@@ -1,7 +1,7 @@
 // The contract between escalations and the channels that carry them: what every notice must say,
-// where it goes, and what a reply means. Types, the kind list and the one error adapters throw; the
-// adapters beside this file know nothing about databases, configuration or an escalation's state.
-export { ChannelDeliveryError, type DeliveryFailureReason } from './errors';
+// where it goes, and what a reply means. Types and the kind list; the one error adapters throw is
+// in errors.ts (which imports from here, never the other way). The adapters beside this file know
+// nothing about databases, configuration or an escalation's state.
 
 export const CHANNEL_KINDS = ['webhook', 'telegram', 'slack', 'email', 'dashboard'] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];

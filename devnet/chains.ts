@@ -2,10 +2,11 @@
 // each an anvil process with our EIP-3009 token, funded fresh keys and a treasury float; the
 // funding chain also carries the PolicyRegistry owners register their policies in. With a
 // dataDir the chains, keys and contract addresses survive restarts; with null everything is
-// ephemeral (tests). devnet.json tells other processes (CLI faucet) where the chains are; no secrets.
+// ephemeral (tests). devnet.json (devnetFile.ts) tells other processes (CLI faucet) where the
+// chains are, no secrets; dataDirClaim.ts keeps one devnet per dataDir. This is their public surface.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Address, getAddress, isAddress, parseEther } from 'viem';
+import { type Address, getAddress, parseEther } from 'viem';
 import {
   eip3009TokenAbi,
   eip3009TokenBytecode,
@@ -23,7 +24,6 @@ import {
 import { deployArtifact, hasContractCode } from '../platform/chain/deploy';
 import {
   KEY_ROLES,
-  type KeyRole,
   type KeyStore,
   generateKeyStore,
   keyStoreAddresses,
@@ -31,7 +31,22 @@ import {
   saveKeyFile,
 } from '../platform/chain/keys';
 import { mintToken, readTokenDomain } from '../platform/chain/tokens';
-import { isProcessAlive as isAlive } from '../platform/process';
+import { claimDataDir, releaseDataDir, stateFilePath } from './dataDirClaim';
+import { type DevnetChainInfo, type DevnetInfo, keysFilePath, writeDevnetFile } from './devnetFile';
+
+export { DevnetAlreadyRunningError } from './dataDirClaim';
+export {
+  DEVNET_FILE,
+  type DevnetChainInfo,
+  type DevnetContracts,
+  DevnetFileError,
+  type DevnetInfo,
+  type DevnetTokenInfo,
+  KEYS_FILE,
+  devnetFilePath,
+  keysFilePath,
+  readDevnetFile,
+} from './devnetFile';
 
 export const FUNDING_CHAIN_ID = 196;
 export const SETTLEMENT_CHAIN_ID = 8453;
@@ -42,10 +57,6 @@ export const DEFAULT_TREASURY_FLOAT_ATOMIC = 1_000_000n * 10n ** BigInt(TOKEN_DE
 export const GAS_FUND_WEI = parseEther('1000');
 /** Local receipts arrive in milliseconds; poll fast so startup stays fast. */
 export const DEVNET_POLLING_INTERVAL_MS = 20;
-const ORPHAN_STOP_TIMEOUT_MS = 5_000;
-
-export const DEVNET_FILE = 'devnet.json';
-export const KEYS_FILE = 'keys.json';
 
 export type ChainRole = 'funding' | 'settlement';
 
@@ -61,39 +72,6 @@ export const DEVNET_TOKENS: Readonly<Record<ChainRole, TokenSpec & { chainId: nu
   settlement: { chainId: SETTLEMENT_CHAIN_ID, name: 'USD Coin', symbol: 'USDC', version: '2' },
 };
 
-export interface DevnetTokenInfo {
-  readonly address: Address;
-  readonly name: string;
-  readonly symbol: string;
-  readonly version: string;
-  readonly decimals: number;
-}
-
-export interface DevnetChainInfo {
-  readonly caip2: `eip155:${number}`;
-  readonly chainId: number;
-  readonly rpcUrl: string;
-  readonly token: DevnetTokenInfo;
-}
-
-/** Contracts beside the tokens; all on the funding chain. */
-export interface DevnetContracts {
-  /** null only in a devnet.json written before the registry existed (the next start deploys it). */
-  readonly policyRegistry: Address | null;
-}
-
-/** The content of devnet.json. Addresses only; private keys stay in keys.json. */
-export interface DevnetInfo {
-  readonly chains: { readonly funding: DevnetChainInfo; readonly settlement: DevnetChainInfo };
-  readonly contracts: DevnetContracts;
-  readonly addresses: Readonly<Record<KeyRole, Address>>;
-  readonly startedAt: string;
-  /** Set by stop(); a devnet.json with stoppedAt is a record, not a running devnet. */
-  readonly stoppedAt: string | null;
-  /** owner: the process that started the chains; the others are the anvil processes. */
-  readonly pids: { readonly owner: number; readonly funding: number; readonly settlement: number };
-}
-
 export interface DevnetChains {
   readonly info: DevnetInfo;
   /** The signing keys, for in-process consumers (gateway, tests). Redacted in logs. */
@@ -107,144 +85,6 @@ export interface StartDevnetChainsOptions {
   readonly dataDir: string | null;
   readonly log?: (line: string) => void;
   readonly treasuryFloatAtomic?: bigint;
-}
-
-export class DevnetFileError extends Error {
-  readonly path: string;
-
-  constructor(filePath: string, reason: string, options?: { cause?: unknown }) {
-    super(`${filePath}: ${reason}`, options);
-    this.name = 'DevnetFileError';
-    this.path = filePath;
-  }
-}
-
-export class DevnetAlreadyRunningError extends Error {
-  readonly dataDir: string;
-  readonly ownerPid: number;
-
-  constructor(dataDir: string, ownerPid: number) {
-    super(
-      `a devnet for ${dataDir} is already running (owner pid ${ownerPid}); stop it first, ` +
-        `or delete ${DEVNET_FILE} there if that process is not a devnet`,
-    );
-    this.name = 'DevnetAlreadyRunningError';
-    this.dataDir = dataDir;
-    this.ownerPid = ownerPid;
-  }
-}
-
-/** dataDirs with chains running in this process: a second start would share their state files. */
-const activeDataDirs = new Set<string>();
-
-export function devnetFilePath(dataDir: string): string {
-  return path.join(dataDir, DEVNET_FILE);
-}
-
-export function keysFilePath(dataDir: string): string {
-  return path.join(dataDir, KEYS_FILE);
-}
-
-function stateFilePath(dataDir: string, chainId: number): string {
-  return path.join(dataDir, `anvil-${chainId}.json`);
-}
-
-export function readDevnetFile(dataDir: string): DevnetInfo {
-  const filePath = devnetFilePath(dataDir);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fs.readFileSync(filePath, 'utf8'));
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new DevnetFileError(
-      filePath,
-      missing ? 'not found; the devnet was never started here' : 'unreadable',
-      {
-        cause: error,
-      },
-    );
-  }
-  assertDevnetInfo(filePath, parsed);
-  // Files from before the registry existed have no `contracts`; they stay readable.
-  return { ...parsed, contracts: { policyRegistry: parsed.contracts?.policyRegistry ?? null } };
-}
-
-function assertDevnetInfo(filePath: string, value: unknown): asserts value is DevnetInfo {
-  const info = value as Partial<DevnetInfo> | null;
-  const chainOk = (chain: Partial<DevnetChainInfo> | undefined): boolean =>
-    typeof chain?.chainId === 'number' &&
-    typeof chain.rpcUrl === 'string' &&
-    typeof chain.token?.address === 'string' &&
-    isAddress(chain.token.address) &&
-    typeof chain.token.decimals === 'number';
-  const ok =
-    typeof info === 'object' &&
-    info !== null &&
-    chainOk(info.chains?.funding) &&
-    chainOk(info.chains?.settlement) &&
-    KEY_ROLES.every((role) => typeof info.addresses?.[role] === 'string') &&
-    (info.contracts?.policyRegistry == null || isAddress(info.contracts.policyRegistry)) &&
-    typeof info.pids?.owner === 'number';
-  if (!ok) throw new DevnetFileError(filePath, 'does not have the devnet.json shape');
-}
-
-function writeDevnetFile(dataDir: string, info: DevnetInfo): void {
-  const filePath = devnetFilePath(dataDir);
-  const tempPath = `${filePath}.${process.pid}.tmp`;
-  fs.writeFileSync(tempPath, `${JSON.stringify(info, null, 2)}\n`);
-  fs.renameSync(tempPath, filePath);
-}
-
-/** True for a live process started with `--state <stateFile>`: an anvil of this dataDir (Linux /proc). */
-function isAnvilOnStateFile(pid: number, stateFile: string): boolean {
-  try {
-    const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    const stateIndex = args.indexOf('--state');
-    return stateIndex >= 0 && args[stateIndex + 1] === stateFile;
-  } catch {
-    return false;
-  }
-}
-
-async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadlineMs = Date.now() + timeoutMs;
-  while (Date.now() < deadlineMs) {
-    if (!isAlive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return !isAlive(pid);
-}
-
-/**
- * Refuses a dataDir whose chains are still running for a live owner, and stops anvil orphans left
- * by an owner that died without stopping them: an orphan keeps dumping its stale state into the
- * same file every few seconds and would overwrite the new chain's state. A devnet counts as running
- * only while its anvils run on this dataDir's state files, so a reused owner pid cannot block a start.
- */
-async function claimDataDir(
-  dataDir: string,
-  log: (line: string) => void,
-): Promise<DevnetInfo | null> {
-  if (activeDataDirs.has(dataDir)) throw new DevnetAlreadyRunningError(dataDir, process.pid);
-  if (!fs.existsSync(devnetFilePath(dataDir))) return null;
-  const previous = readDevnetFile(dataDir);
-  const liveAnvils = (['funding', 'settlement'] as const)
-    .map((role) => ({ role, pid: previous.pids[role] }))
-    .filter(({ role, pid }) =>
-      isAnvilOnStateFile(pid, stateFilePath(dataDir, previous.chains[role].chainId)),
-    );
-  if (liveAnvils.length === 0) return previous;
-  const owner = previous.pids.owner;
-  if (owner !== process.pid && isAlive(owner)) throw new DevnetAlreadyRunningError(dataDir, owner);
-  for (const { role, pid } of liveAnvils) {
-    log(`stopping orphaned anvil pid ${pid} (${role}) left by a previous run`);
-    process.kill(pid, 'SIGTERM'); // anvil writes its state file on SIGTERM, so nothing is lost
-    if (!(await waitUntilGone(pid, ORPHAN_STOP_TIMEOUT_MS))) {
-      process.kill(pid, 'SIGKILL');
-      await waitUntilGone(pid, ORPHAN_STOP_TIMEOUT_MS);
-    }
-  }
-  return previous;
 }
 
 function loadOrCreateKeys(dataDir: string | null, log: (line: string) => void): KeyStore {
@@ -356,6 +196,62 @@ async function prepareRegistry(
   return deployment.address;
 }
 
+/** Both anvils, pushed onto `nodes` as they come up so a failed start stops the one that did. */
+async function startNodes(
+  dataDir: string | null,
+  log: (line: string) => void,
+  nodes: AnvilNode[],
+): Promise<[AnvilNode, AnvilNode]> {
+  const started = await Promise.allSettled(
+    (['funding', 'settlement'] as const).map((role) =>
+      startAnvil({
+        chainId: DEVNET_TOKENS[role].chainId,
+        ...(dataDir !== null
+          ? { stateFile: stateFilePath(dataDir, DEVNET_TOKENS[role].chainId) }
+          : {}),
+        log: (line) => log(`[anvil ${DEVNET_TOKENS[role].chainId}] ${line}`),
+      }),
+    ),
+  );
+  for (const result of started) if (result.status === 'fulfilled') nodes.push(result.value);
+  for (const result of started) if (result.status === 'rejected') throw result.reason;
+  return [nodes[0], nodes[1]];
+}
+
+/** Tokens on both chains and the registry on the funding chain, reused where still on chain. */
+async function prepareContracts(
+  [fundingNode, settlementNode]: [AnvilNode, AnvilNode],
+  keys: KeyStore,
+  previous: DevnetInfo | null,
+  treasuryFloatAtomic: bigint,
+  log: (line: string) => void,
+): Promise<Pick<DevnetInfo, 'chains' | 'contracts'>> {
+  // Recorded contracts are reused only with the keys they were set up for (gas, float, minter).
+  const recorded =
+    previous !== null && KEY_ROLES.every((role) => previous.addresses[role] === keys[role].address)
+      ? previous.chains
+      : null;
+  const [funding, settlement] = await Promise.all([
+    prepareChain('funding', fundingNode, keys, recorded?.funding ?? null, treasuryFloatAtomic, log),
+    prepareChain(
+      'settlement',
+      settlementNode,
+      keys,
+      recorded?.settlement ?? null,
+      treasuryFloatAtomic,
+      log,
+    ),
+  ]);
+  // After the token, so a fresh chain has already funded the deployer with gas.
+  const policyRegistry = await prepareRegistry(
+    fundingNode,
+    keys,
+    previous?.contracts.policyRegistry ?? null,
+    log,
+  );
+  return { chains: { funding, settlement }, contracts: { policyRegistry } };
+}
+
 export async function startDevnetChains(options: StartDevnetChainsOptions): Promise<DevnetChains> {
   const log = options.log ?? (() => undefined);
   const treasuryFloatAtomic = options.treasuryFloatAtomic ?? DEFAULT_TREASURY_FLOAT_ATOMIC;
@@ -365,62 +261,22 @@ export async function startDevnetChains(options: StartDevnetChainsOptions): Prom
     // 0755 like the rest of DATA_DIR: the embedded PostgreSQL (another OS user) must reach <dataDir>/pg; keys.json itself is 0600.
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o755 });
     claimed = await claimDataDir(dataDir, log);
-    activeDataDirs.add(dataDir);
   }
   const previous = claimed;
 
   const nodes: AnvilNode[] = [];
   try {
     const keys = loadOrCreateKeys(dataDir, log);
-    const started = await Promise.allSettled(
-      (['funding', 'settlement'] as const).map((role) =>
-        startAnvil({
-          chainId: DEVNET_TOKENS[role].chainId,
-          ...(dataDir !== null
-            ? { stateFile: stateFilePath(dataDir, DEVNET_TOKENS[role].chainId) }
-            : {}),
-          log: (line) => log(`[anvil ${DEVNET_TOKENS[role].chainId}] ${line}`),
-        }),
-      ),
-    );
-    for (const result of started) if (result.status === 'fulfilled') nodes.push(result.value);
-    for (const result of started) if (result.status === 'rejected') throw result.reason;
-    const [fundingNode, settlementNode] = nodes;
-
-    // Recorded contracts are reused only with the keys they were set up for (gas, float, minter).
-    const recorded =
-      previous !== null &&
-      KEY_ROLES.every((role) => previous.addresses[role] === keys[role].address)
-        ? previous.chains
-        : null;
-    const [funding, settlement] = await Promise.all([
-      prepareChain(
-        'funding',
-        fundingNode,
-        keys,
-        recorded?.funding ?? null,
-        treasuryFloatAtomic,
-        log,
-      ),
-      prepareChain(
-        'settlement',
-        settlementNode,
-        keys,
-        recorded?.settlement ?? null,
-        treasuryFloatAtomic,
-        log,
-      ),
-    ]);
-    // After the token, so a fresh chain has already funded the deployer with gas.
-    const policyRegistry = await prepareRegistry(
-      fundingNode,
+    const [fundingNode, settlementNode] = await startNodes(dataDir, log, nodes);
+    const contracts = await prepareContracts(
+      [fundingNode, settlementNode],
       keys,
-      previous?.contracts.policyRegistry ?? null,
+      previous,
+      treasuryFloatAtomic,
       log,
     );
     const info: DevnetInfo = {
-      chains: { funding, settlement },
-      contracts: { policyRegistry },
+      ...contracts,
       addresses: keyStoreAddresses(keys),
       startedAt: new Date().toISOString(),
       stoppedAt: null,
@@ -434,7 +290,7 @@ export async function startDevnetChains(options: StartDevnetChainsOptions): Prom
         await Promise.all(nodes.map((node) => node.stop()));
         if (dataDir !== null) {
           writeDevnetFile(dataDir, { ...info, stoppedAt: new Date().toISOString() });
-          activeDataDirs.delete(dataDir);
+          releaseDataDir(dataDir);
         }
       })();
       return stopping;
@@ -442,7 +298,7 @@ export async function startDevnetChains(options: StartDevnetChainsOptions): Prom
     return { info, keys, dataDir, stop };
   } catch (error) {
     await Promise.all(nodes.map((node) => node.stop()));
-    if (dataDir !== null) activeDataDirs.delete(dataDir);
+    if (dataDir !== null) releaseDataDir(dataDir);
     throw error;
   }
 }

@@ -1,7 +1,8 @@
 // A devnet merchant's own two keys, separate from the service's key store: the relayer that pays its
 // facilitator's settlement gas and the payTo that receives its sales. Fresh from the OS random source,
 // or kept in a 0600 JSON file so a persistent devnet keeps one merchant identity (and its balance)
-// across restarts. Published development keys are refused; only the file writer touches the secrets.
+// across restarts (written and read by platform/chain/keyFile.ts, like the service's key file).
+// Published development keys are refused; only the file writer touches the secrets.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,10 +12,9 @@ import { isPublishedDevKey } from '../../platform/chain/devKeys';
 import {
   InvalidPrivateKeyError,
   KeyFileError,
-  KeyFilePermissionsError,
   PublishedDevKeyError,
 } from '../../platform/chain/errors';
-import { KEY_FILE_MODE } from '../../platform/chain/keys';
+import { readKeyFile, writeKeyFile } from '../../platform/chain/keyFile';
 
 const MERCHANT_KEY_NAMES = ['relayer', 'payTo'] as const;
 type MerchantKeyName = (typeof MERCHANT_KEY_NAMES)[number];
@@ -48,35 +48,19 @@ function keysFrom(secrets: Record<MerchantKeyName, Hex>): MerchantKeys {
   };
 }
 
-function writeKeyFile(filePath: string, secrets: Record<MerchantKeyName, Hex>): void {
+function saveMerchantKeyFile(filePath: string, secrets: Record<MerchantKeyName, Hex>): void {
   const body: Record<string, { address: Address; privateKey: Hex }> = {};
   for (const name of MERCHANT_KEY_NAMES)
     body[name] = { address: privateKeyToAccount(secrets[name]).address, privateKey: secrets[name] };
   fs.mkdirSync(path.dirname(filePath), { recursive: true, mode: 0o755 });
-  const tempPath = `${filePath}.${process.pid}.tmp`;
-  fs.rmSync(tempPath, { force: true });
-  const fd = fs.openSync(tempPath, 'wx', KEY_FILE_MODE);
-  try {
-    fs.writeSync(fd, `${JSON.stringify(body, null, 2)}\n`);
-    fs.fchmodSync(fd, KEY_FILE_MODE);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tempPath, filePath);
+  writeKeyFile(filePath, body);
 }
 
-function readKeyFile(filePath: string): Record<MerchantKeyName, Hex> {
-  const stat = fs.statSync(filePath);
-  if ((stat.mode & 0o077) !== 0) throw new KeyFilePermissionsError(filePath, stat.mode);
-  if (stat.size > MAX_KEY_FILE_BYTES)
-    throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
-  let parsed: Record<string, { address?: unknown; privateKey?: unknown } | undefined>;
-  try {
-    parsed = JSON.parse(fs.readFileSync(filePath, 'utf8')) as typeof parsed;
-  } catch (error) {
-    throw new KeyFileError(filePath, 'is not valid JSON', { cause: error });
-  }
+function loadMerchantKeyFile(filePath: string): Record<MerchantKeyName, Hex> {
+  const parsed = readKeyFile(filePath, MAX_KEY_FILE_BYTES) as Record<
+    string,
+    { address?: unknown; privateKey?: unknown } | undefined
+  > | null;
   const secrets = {} as Record<MerchantKeyName, Hex>;
   for (const name of MERCHANT_KEY_NAMES) {
     const entry = parsed?.[name];
@@ -101,8 +85,8 @@ function readKeyFile(filePath: string): Record<MerchantKeyName, Hex> {
 
 /** Keys from `filePath`, created there on first use; null: fresh keys that live in memory only (tests). */
 export function loadOrCreateMerchantKeys(filePath: string | null): MerchantKeys {
-  if (filePath !== null && fs.existsSync(filePath)) return keysFrom(readKeyFile(filePath));
+  if (filePath !== null && fs.existsSync(filePath)) return keysFrom(loadMerchantKeyFile(filePath));
   const secrets = { relayer: randomKey('relayer'), payTo: randomKey('payTo') };
-  if (filePath !== null) writeKeyFile(filePath, secrets);
+  if (filePath !== null) saveMerchantKeyFile(filePath, secrets);
   return keysFrom(secrets);
 }

@@ -77,107 +77,97 @@ export interface TelegramStandIn {
   stop(): Promise<void>;
 }
 
-export async function startTelegramStandIn(
-  options: TelegramStandInOptions,
-): Promise<TelegramStandIn> {
-  const { botToken } = options;
-  if (typeof botToken !== 'string' || !/^[A-Za-z0-9:_-]{1,128}$/.test(botToken)) {
-    throw new RangeError('botToken must be 1-128 of A-Z a-z 0-9 : _ -');
+/** What the Bot API methods and the update sender share; the counters move as Telegram's do. */
+interface TelegramBotState {
+  readonly botToken: string;
+  /** The `from` of the bot's own messages. */
+  readonly bot: Record<string, unknown>;
+  /** Unix seconds, for `date` fields. */
+  readonly dateNow: () => number;
+  readonly sent: Inbox<TelegramSentMessage>;
+  readonly callbackAnswers: Inbox<TelegramCallbackAnswer>;
+  readonly failures: FailureSwitch;
+  /** callback_query ids pressed and not yet answered. */
+  readonly openCallbackQueries: Set<string>;
+  webhook: TelegramWebhook | null;
+  nextMessageId: number;
+  nextUpdateId: number;
+}
+
+function sendMessage(state: TelegramBotState, params: Record<string, unknown>): TelegramAnswer {
+  const chatId = chatIdText(params.chat_id);
+  if (chatId === null) return badRequest('chat_id is empty');
+  if (typeof params.text !== 'string' || params.text.length === 0)
+    return badRequest('message text is empty');
+  if (params.text.length > MAX_TEXT_CHARS) return badRequest('message is too long');
+  const replyMarkup =
+    typeof params.reply_markup === 'string'
+      ? parseJson(params.reply_markup)
+      : (params.reply_markup ?? null);
+  const message: TelegramSentMessage = {
+    messageId: state.nextMessageId++,
+    chatId,
+    text: params.text,
+    replyMarkup,
+    date: state.dateNow(),
+  };
+  state.sent.record(message);
+  return ok(messageJson(state.bot, message));
+}
+
+function answerCallbackQuery(
+  state: TelegramBotState,
+  params: Record<string, unknown>,
+): TelegramAnswer {
+  const id = typeof params.callback_query_id === 'string' ? params.callback_query_id : null;
+  if (id === null || !state.openCallbackQueries.delete(id)) {
+    return badRequest('query is too old and response timeout expired or query ID is invalid');
   }
-  const now = options.now ?? (() => new Date());
-  const dateNow = (): number => Math.floor(now().getTime() / 1000);
-  const botId = Number(/^([0-9]{1,15}):/.exec(botToken)?.[1] ?? 7000000001);
-  const bot = {
-    id: botId,
-    is_bot: true,
-    first_name: 'Spend Control',
-    username: 'spend_control_devnet_bot',
-  };
-  const sent = new Inbox<TelegramSentMessage>('Telegram message');
-  const callbackAnswers = new Inbox<TelegramCallbackAnswer>('Telegram callback answer');
-  const failures = new FailureSwitch();
-  const openCallbackQueries = new Set<string>();
-  let webhook: TelegramWebhook | null = null;
-  let nextMessageId = 1;
-  let nextUpdateId = 100_000_001;
-
-  const methods: Record<string, (params: Record<string, unknown>) => TelegramAnswer> = {
-    sendMessage(params) {
-      const chatId = chatIdText(params.chat_id);
-      if (chatId === null) return badRequest('chat_id is empty');
-      if (typeof params.text !== 'string' || params.text.length === 0)
-        return badRequest('message text is empty');
-      if (params.text.length > MAX_TEXT_CHARS) return badRequest('message is too long');
-      const replyMarkup =
-        typeof params.reply_markup === 'string'
-          ? parseJson(params.reply_markup)
-          : (params.reply_markup ?? null);
-      const message: TelegramSentMessage = {
-        messageId: nextMessageId++,
-        chatId,
-        text: params.text,
-        replyMarkup,
-        date: dateNow(),
-      };
-      sent.record(message);
-      return ok(messageJson(message));
-    },
-    answerCallbackQuery(params) {
-      const id = typeof params.callback_query_id === 'string' ? params.callback_query_id : null;
-      if (id === null || !openCallbackQueries.delete(id)) {
-        return badRequest('query is too old and response timeout expired or query ID is invalid');
-      }
-      callbackAnswers.record({
-        callbackQueryId: id,
-        text: typeof params.text === 'string' ? params.text : null,
-      });
-      return ok(true);
-    },
-    setWebhook(params) {
-      if (typeof params.url !== 'string' || !isLoopbackHttpUrl(params.url)) {
-        return badRequest(
-          'bad webhook: the devnet stand-in delivers to loopback http(s) URLs only',
-        );
-      }
-      const secret = params.secret_token;
-      if (
-        secret !== undefined &&
-        (typeof secret !== 'string' || !SECRET_TOKEN_PATTERN.test(secret))
-      ) {
-        return badRequest('secret token contains unallowed characters');
-      }
-      webhook = { url: params.url, secretToken: typeof secret === 'string' ? secret : null };
-      return { status: 200, body: { ok: true, result: true, description: 'Webhook was set' } };
-    },
-  };
-
-  const messageJson = (message: TelegramSentMessage): Record<string, unknown> => ({
-    message_id: message.messageId,
-    from: bot,
-    chat: chatJson(message.chatId),
-    date: message.date,
-    text: message.text,
-    ...(message.replyMarkup === null ? {} : { reply_markup: message.replyMarkup }),
+  state.callbackAnswers.record({
+    callbackQueryId: id,
+    text: typeof params.text === 'string' ? params.text : null,
   });
+  return ok(true);
+}
 
+function setWebhook(state: TelegramBotState, params: Record<string, unknown>): TelegramAnswer {
+  if (typeof params.url !== 'string' || !isLoopbackHttpUrl(params.url)) {
+    return badRequest('bad webhook: the devnet stand-in delivers to loopback http(s) URLs only');
+  }
+  const secret = params.secret_token;
+  if (secret !== undefined && (typeof secret !== 'string' || !SECRET_TOKEN_PATTERN.test(secret))) {
+    return badRequest('secret token contains unallowed characters');
+  }
+  state.webhook = { url: params.url, secretToken: typeof secret === 'string' ? secret : null };
+  return { status: 200, body: { ok: true, result: true, description: 'Webhook was set' } };
+}
+
+/** The Bot API methods the stand-in knows, by name as in /bot<token>/<method>. */
+const METHODS: Record<
+  string,
+  (state: TelegramBotState, params: Record<string, unknown>) => TelegramAnswer
+> = { sendMessage, answerCallbackQuery, setWebhook };
+
+/** One route for /bot<token>/<method>, with Telegram's answers to a wrong token, method or body. */
+function telegramApi(state: TelegramBotState): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: TELEGRAM_STAND_IN_MAX_BODY_BYTES }));
   app.use(express.urlencoded({ extended: false, limit: TELEGRAM_STAND_IN_MAX_BODY_BYTES }));
   app.use((req: Request, res: Response) => {
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(req.path);
-    if (match === null || match[1] !== botToken) {
+    if (match === null || match[1] !== state.botToken) {
       res.status(match === null ? 404 : 401).json(telegramError(match === null ? 404 : 401));
       return;
     }
-    const injected = failures.take();
+    const injected = state.failures.take();
     if (injected !== null) {
       res.status(injected).json(telegramError(injected));
       return;
     }
-    const method = methods[match[2]];
+    const method = METHODS[match[2]];
     const answer = method
-      ? method(isRecord(req.body) ? req.body : {})
+      ? method(state, isRecord(req.body) ? req.body : {})
       : { status: 404, body: telegramError(404) };
     res.status(answer.status).json(answer.body);
   });
@@ -186,60 +176,104 @@ export async function startTelegramStandIn(
       .status(400)
       .json({ ok: false, error_code: 400, description: "Bad Request: can't parse request body" });
   });
-  const server = await serveOnLoopback(app, options.port ?? 0);
+  return app;
+}
 
-  const deliverUpdate = async (update: Record<string, unknown>): Promise<number> => {
-    if (webhook === null) throw new Error('no webhook is set: call setWebhook first');
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (webhook.secretToken !== null)
-      headers['X-Telegram-Bot-Api-Secret-Token'] = webhook.secretToken;
-    return postToService(
-      webhook.url,
-      headers,
-      JSON.stringify({ update_id: nextUpdateId++, ...update }),
-    );
+/** POSTs an Update to the registered webhook, with its secret token, under the next update_id. */
+async function deliverUpdate(
+  state: TelegramBotState,
+  update: Record<string, unknown>,
+): Promise<number> {
+  const webhook = state.webhook;
+  if (webhook === null) throw new Error('no webhook is set: call setWebhook first');
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (webhook.secretToken !== null)
+    headers['X-Telegram-Bot-Api-Secret-Token'] = webhook.secretToken;
+  return postToService(
+    webhook.url,
+    headers,
+    JSON.stringify({ update_id: state.nextUpdateId++, ...update }),
+  );
+}
+
+/** The callback_query Update of a press on the latest message in `chatId` with that button. */
+function pressUpdate(
+  state: TelegramBotState,
+  press: { chatId: string | number; userId: string | number; data: string },
+): Record<string, unknown> {
+  const { chatId, userId, data } = press;
+  const message = [...state.sent.items]
+    .reverse()
+    .find((item) => item.chatId === String(chatId) && hasButton(item.replyMarkup, data));
+  if (message === undefined)
+    throw new Error(`no message in chat ${chatId} has a button with this callback_data`);
+  const id = BigInt(`0x${randomBytes(7).toString('hex')}`).toString();
+  state.openCallbackQueries.add(id);
+  return {
+    callback_query: {
+      id,
+      from: userJson(userId),
+      message: messageJson(state.bot, message),
+      chat_instance: String(-BigInt(`0x${randomBytes(7).toString('hex')}`)),
+      data,
+    },
   };
+}
+
+export async function startTelegramStandIn(
+  options: TelegramStandInOptions,
+): Promise<TelegramStandIn> {
+  const { botToken } = options;
+  if (typeof botToken !== 'string' || !/^[A-Za-z0-9:_-]{1,128}$/.test(botToken)) {
+    throw new RangeError('botToken must be 1-128 of A-Z a-z 0-9 : _ -');
+  }
+  const now = options.now ?? (() => new Date());
+  const botId = Number(/^([0-9]{1,15}):/.exec(botToken)?.[1] ?? 7000000001);
+  const state: TelegramBotState = {
+    botToken,
+    bot: {
+      id: botId,
+      is_bot: true,
+      first_name: 'Spend Control',
+      username: 'spend_control_devnet_bot',
+    },
+    dateNow: () => Math.floor(now().getTime() / 1000),
+    sent: new Inbox<TelegramSentMessage>('Telegram message'),
+    callbackAnswers: new Inbox<TelegramCallbackAnswer>('Telegram callback answer'),
+    failures: new FailureSwitch(),
+    openCallbackQueries: new Set<string>(),
+    webhook: null,
+    nextMessageId: 1,
+    nextUpdateId: 100_000_001,
+  };
+  const { sent, callbackAnswers } = state;
+  const server = await serveOnLoopback(telegramApi(state), options.port ?? 0);
 
   return {
     url: server.url,
     sent: sent.items,
     callbackAnswers: callbackAnswers.items,
     get webhook() {
-      return webhook;
+      return state.webhook;
     },
     waitForMessage: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
       sent.waitFor(predicate, timeoutMs),
     waitForCallbackAnswer: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
       callbackAnswers.waitFor(predicate, timeoutMs),
-    failNext: (status, times = 1) => failures.arm(status, times),
+    failNext: (status, times = 1) => state.failures.arm(status, times),
     async replyText({ chatId, userId, text }) {
-      return deliverUpdate({
+      return deliverUpdate(state, {
         message: {
-          message_id: nextMessageId++,
+          message_id: state.nextMessageId++,
           from: userJson(userId),
           chat: chatJson(String(chatId)),
-          date: dateNow(),
+          date: state.dateNow(),
           text,
         },
       });
     },
-    async pressButton({ chatId, userId, data }) {
-      const message = [...sent.items]
-        .reverse()
-        .find((item) => item.chatId === String(chatId) && hasButton(item.replyMarkup, data));
-      if (message === undefined)
-        throw new Error(`no message in chat ${chatId} has a button with this callback_data`);
-      const id = BigInt(`0x${randomBytes(7).toString('hex')}`).toString();
-      openCallbackQueries.add(id);
-      return deliverUpdate({
-        callback_query: {
-          id,
-          from: userJson(userId),
-          message: messageJson(message),
-          chat_instance: String(-BigInt(`0x${randomBytes(7).toString('hex')}`)),
-          data,
-        },
-      });
+    async pressButton(press) {
+      return deliverUpdate(state, pressUpdate(state, press));
     },
     async stop() {
       sent.close();
@@ -280,6 +314,20 @@ function badRequest(description: string): TelegramAnswer {
   return {
     status: 400,
     body: { ok: false, error_code: 400, description: `Bad Request: ${description}` },
+  };
+}
+
+function messageJson(
+  bot: Record<string, unknown>,
+  message: TelegramSentMessage,
+): Record<string, unknown> {
+  return {
+    message_id: message.messageId,
+    from: bot,
+    chat: chatJson(message.chatId),
+    date: message.date,
+    text: message.text,
+    ...(message.replyMarkup === null ? {} : { reply_markup: message.replyMarkup }),
   };
 }
 

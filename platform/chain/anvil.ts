@@ -135,11 +135,8 @@ function anvilArgs(options: StartAnvilOptions): string[] {
   return args;
 }
 
-export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode> {
-  const { chainId } = options;
-  if (!Number.isSafeInteger(chainId) || chainId <= 0) {
-    throw new AnvilStartError(`invalid chain id ${chainId}`, { binary: '-', chainId: 0 });
-  }
+/** The anvil binary, checked to be executable before anything is spawned. */
+function executableAnvilBinary(chainId: number): string {
   const binary = anvilBinaryPath();
   try {
     fs.accessSync(binary, fs.constants.X_OK);
@@ -150,6 +147,50 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode>
       { cause: error },
     );
   }
+  return binary;
+}
+
+/**
+ * Polls eth_chainId until the node answers with the chain id asked for; `fail` (which stops the
+ * node and throws) when it exits or the deadline passes, ChainIdMismatchError for another id.
+ */
+async function waitForChainId(wait: {
+  child: ChildProcess;
+  rpcUrl: string;
+  chainId: number;
+  deadlineMs: number;
+  startTimeoutMs: number;
+  stop: () => Promise<void>;
+  fail: (message: string) => Promise<never>;
+}): Promise<void> {
+  const { child, rpcUrl, chainId, deadlineMs, startTimeoutMs, stop, fail } = wait;
+  for (;;) {
+    if (hasExited(child))
+      return fail(`exited while starting (code ${child.exitCode}, signal ${child.signalCode})`);
+    const answered = await readChainId(rpcUrl);
+    if (answered !== null) {
+      if (answered !== chainId) {
+        await stop();
+        throw new ChainIdMismatchError({
+          rpcUrl,
+          expectedChainId: chainId,
+          actualChainId: answered,
+        });
+      }
+      return;
+    }
+    if (Date.now() > deadlineMs)
+      return fail(`eth_chainId did not answer within ${startTimeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, READY_POLL_INTERVAL_MS));
+  }
+}
+
+export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode> {
+  const { chainId } = options;
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) {
+    throw new AnvilStartError(`invalid chain id ${chainId}`, { binary: '-', chainId: 0 });
+  }
+  const binary = executableAnvilBinary(chainId);
   if (options.stateFile !== undefined)
     fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });
 
@@ -205,25 +246,7 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode>
   }).catch((error: Error) => fail(error.message, error));
 
   const rpcUrl = `http://${ANVIL_HOST}:${port}`;
-  for (;;) {
-    if (hasExited(child))
-      return fail(`exited while starting (code ${child.exitCode}, signal ${child.signalCode})`);
-    const answered = await readChainId(rpcUrl);
-    if (answered !== null) {
-      if (answered !== chainId) {
-        await stop();
-        throw new ChainIdMismatchError({
-          rpcUrl,
-          expectedChainId: chainId,
-          actualChainId: answered,
-        });
-      }
-      break;
-    }
-    if (Date.now() > deadlineMs)
-      return fail(`eth_chainId did not answer within ${startTimeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, READY_POLL_INTERVAL_MS));
-  }
+  await waitForChainId({ child, rpcUrl, chainId, deadlineMs, startTimeoutMs, stop, fail });
 
   if (child.pid === undefined) return fail('no pid after start');
   return { chainId, rpcUrl, pid: child.pid, stateFile: options.stateFile ?? null, stop };

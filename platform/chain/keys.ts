@@ -3,22 +3,16 @@
 // and key objects redact themselves in logs, JSON and inspection; only saveKeyFile reads the secret.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { inspect } from 'node:util';
 import { type Address, type Hex, bytesToHex } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { isPublishedDevKey } from './devKeys';
-import {
-  InvalidPrivateKeyError,
-  KeyFileError,
-  KeyFilePermissionsError,
-  PublishedDevKeyError,
-} from './errors';
+import { InvalidPrivateKeyError, KeyFileError, PublishedDevKeyError } from './errors';
+import { readKeyFile, writeKeyFile } from './keyFile';
 
 export const KEY_ROLES = ['deployer', 'treasury', 'relayer', 'feeReceiver'] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];
 
-export const KEY_FILE_MODE = 0o600;
 /** A key file is four short entries; anything larger is not ours. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 const REDACTED = '[redacted]';
@@ -104,8 +98,8 @@ export function keyStoreAddresses(store: KeyStore): Record<KeyRole, Address> {
 
 /**
  * Writes `{deployer, treasury, relayer, feeReceiver}` (each `{address, privateKey}`) with mode 0600,
- * through a temporary file, fsync and rename, so a crash never leaves a half-written key file.
- * Refuses to replace an existing file unless told to: losing a key loses what it holds.
+ * through a temporary file, fsync and rename (keyFile.ts), so a crash never leaves a half-written
+ * key file. Refuses to replace an existing file unless told to: losing a key loses what it holds.
  */
 export function saveKeyFile(
   filePath: string,
@@ -122,47 +116,12 @@ export function saveKeyFile(
   for (const role of KEY_ROLES) {
     body[role] = { address: store[role].address, privateKey: store[role].exportPrivateKey() };
   }
-  const tempPath = path.join(
-    path.dirname(filePath),
-    `.${path.basename(filePath)}.${process.pid}.tmp`,
-  );
-  fs.rmSync(tempPath, { force: true }); // left over only if a previous save by this pid crashed
-  const fd = fs.openSync(tempPath, 'wx', KEY_FILE_MODE);
-  try {
-    fs.writeSync(fd, `${JSON.stringify(body, null, 2)}\n`);
-    fs.fchmodSync(fd, KEY_FILE_MODE); // the umask may have narrowed the mode, never widened it; be exact
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.renameSync(tempPath, filePath);
-  } catch (error) {
-    fs.rmSync(tempPath, { force: true });
-    throw new KeyFileError(filePath, 'could not move the new key file into place', {
-      cause: error,
-    });
-  }
+  writeKeyFile(filePath, body);
 }
 
 /** Reads and validates a key file: owner-only mode, every role present, address matching its key. */
 export function loadKeyFile(filePath: string, policy: KeyPolicy = {}): KeyStore {
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(filePath);
-  } catch (error) {
-    throw new KeyFileError(filePath, 'cannot be read', { cause: error });
-  }
-  if ((stat.mode & 0o077) !== 0) throw new KeyFilePermissionsError(filePath, stat.mode);
-  if (stat.size > MAX_KEY_FILE_BYTES)
-    throw new KeyFileError(filePath, `larger than ${MAX_KEY_FILE_BYTES} bytes`);
-
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(fs.readFileSync(filePath, 'utf8'));
-  } catch (error) {
-    throw new KeyFileError(filePath, 'is not valid JSON', { cause: error });
-  }
+  const parsed = readKeyFile(filePath, MAX_KEY_FILE_BYTES);
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new KeyFileError(filePath, `expected an object with ${KEY_ROLES.join(', ')}`);
   }

@@ -1,0 +1,137 @@
+// The preflight bench's client side, run on a worker thread of its own: CLIENTS loops over
+// node:http, each sending its next POST /preflight_payment (to the gateway, or the same operation
+// straight to the intent subgraph) as soon as the last answered, timing each after the warm-up.
+import http from 'node:http';
+import { formatIsoSeconds } from '../core/validation/timestamp';
+import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
+import { threadCpuMs } from './cpuTime';
+
+export const CLIENTS = 32;
+export const WARMUP_SECONDS = 2;
+const TOKEN = '0x779ded0c9e1022225f8e0630b35a9b54be713736';
+
+export type Target = 'gateway' | 'subgraph';
+
+export interface PolicyRef {
+  policyId: string;
+  policyHash: string;
+}
+
+/** One scenario's load, run by the client thread. */
+export interface ClientJob {
+  target: Target;
+  url: string;
+  policies: PolicyRef[];
+  seconds: number;
+  nonceStart: string;
+  /** For the subgraph target: the actor secret (hex) and the persisted document. */
+  actorSecretHex: string;
+  document: string;
+}
+
+export interface ClientReport {
+  latenciesMs: Float64Array;
+  elapsedSeconds: number;
+  statuses: Array<[number, number]>;
+  /** CPU time of the client thread while measuring, or null off Linux. */
+  clientCpuMs: number | null;
+}
+
+/** A fresh intent per call (nonce), small enough that the budget never runs out during the run. */
+function intentFor(policy: PolicyRef, nonce: bigint) {
+  return {
+    policyId: policy.policyId,
+    policyHash: policy.policyHash,
+    agentId: 'bench-agent',
+    category: 'market-data',
+    provider: 'api.vendor.example',
+    capability: 'quotes.read',
+    item: { description: 'EURUSD 1m candles', params: { pair: 'EURUSD' } },
+    recipient: '0x2a2b2c2d2e2f2a2b2c2d2e2f2a2b2c2d2e2f2a2b',
+    network: 'eip155:196',
+    token: TOKEN,
+    amount: '1000',
+    deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
+    nonce: nonce.toString(),
+    endpoint: 'https://api.vendor.example/candles',
+  };
+}
+
+/** The client thread: CLIENTS loops, each sending its next request as soon as the last answered. */
+export async function runClients(job: ClientJob): Promise<ClientReport> {
+  const secret = Buffer.from(job.actorSecretHex, 'hex');
+  // node:http with a keep-alive agent: the client shares the machine with the server, and fetch
+  // (undici, web streams) costs several times its CPU per request.
+  const target = new URL(job.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const post = (body: string, headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (response) => {
+          response.on('data', () => undefined);
+          response.on('end', () => resolve(response.statusCode ?? 0));
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  const send = (policy: PolicyRef, nonce: bigint): Promise<number> =>
+    job.target === 'gateway'
+      ? post(JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }), {})
+      : post(
+          JSON.stringify({
+            query: job.document,
+            operationName: 'PreflightPayment',
+            variables: { policyId: policy.policyId, intent: intentFor(policy, nonce) },
+          }),
+          // The field admits only the REST layer's paid call, exactly what the gateway signs after its paywall.
+          { [ACTOR_HEADER]: signActor(ANONYMOUS, secret, Date.now(), 'POST /preflight_payment') },
+        );
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
+  const until = warmupUntil + job.seconds * 1000;
+  let measuredStart = 0;
+  let cpuStart: number | null = null;
+  let nonce = BigInt(job.nonceStart);
+  const client = async (index: number) => {
+    let turn = index;
+    while (Date.now() < until) {
+      const policy = job.policies[turn % job.policies.length];
+      turn += CLIENTS;
+      nonce += 1n;
+      const started = process.hrtime.bigint();
+      const status = await send(policy, nonce);
+      const now = Date.now();
+      if (now < warmupUntil) continue;
+      if (measuredStart === 0) {
+        measuredStart = now;
+        cpuStart = threadCpuMs();
+      }
+      latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, (_value, index) => client(index)));
+  const cpuEnd = threadCpuMs();
+  agent.destroy();
+  return {
+    latenciesMs: Float64Array.from(latencies),
+    elapsedSeconds: (Date.now() - measuredStart) / 1000,
+    statuses: [...statuses],
+    clientCpuMs: cpuStart === null || cpuEnd === null ? null : cpuEnd - cpuStart,
+  };
+}
