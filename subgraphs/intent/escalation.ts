@@ -7,6 +7,7 @@
 // sealed copy for the notices still to be delivered. This module prepares the arguments.
 import { newEscalationPollRef } from '../../core/canon/ids';
 import {
+  approvalNote,
   type Decision,
   explainDecision,
   type OwnerApproval,
@@ -28,7 +29,7 @@ export function approvalWasUsed(
   approval: OwnerApproval | null,
 ): approval is OwnerApproval {
   if (approval === null || decision.outcome !== 'APPROVED') return false;
-  const note = `OWNER_APPROVED:${approval.pollRef}`;
+  const note = approvalNote(approval.pollRef);
   return decision.ruleTrace.some((entry) => entry.note === note);
 }
 
