@@ -5,16 +5,16 @@
 // approval that cleared the escalation is used up; an ESCALATED_* decision opens the escalation
 // (or finds the open one) with a fresh single-use reply code, kept only as its sha256 plus a
 // sealed copy for the notices still to be delivered. This module prepares the arguments.
-import { newEscalationPollRef } from '../../core/canon/ids';
+import { newEscalationPollRef } from '../../../core/canon/ids';
 import {
   approvalNote,
   type Decision,
   explainDecision,
   type OwnerApproval,
   type PolicySnapshot,
-} from '../../core/engine';
-import { seal } from '../../platform/sealing';
-import { codeDigest, newReplyCode } from '../policy';
+} from '../../../core/engine';
+import { seal } from '../../../platform/sealing';
+import { codeDigest, newReplyCode } from '../../policy';
 
 /** The escalation object of the preflight response (DECISIONS "Preflight response"). */
 export interface PreflightEscalation {

@@ -1,10 +1,10 @@
 // Spend-intent queries: `spendIntent(intentHash)` for an admin (see access.ts for why only an
 // admin today); the same rule resolves SpendIntent entity references.
 import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import type { ReferenceResolvers, SubgraphContext } from '../kit';
+import type { ReferenceResolvers, SubgraphContext } from '../../kit';
 import { readableSpendIntent } from './access';
 import { SpendIntent } from './schema';
-import type { SpendIntentRow } from './store';
+import type { SpendIntentRow } from './reads';
 
 @Resolver()
 export class SpendIntentResolver {

@@ -1,6 +1,9 @@
-// The intent subgraph's first entity: a bound SpendIntent, keyed by its intentHash. Creation,
-// preflight and the decision trace arrive with the control-plane routes.
+// A bound SpendIntent, the intent subgraph's entity keyed by its intentHash, and a dashboard page
+// of them. Created by create_spend_intent or a preflight of a given intent (intents/writes.ts,
+// preflight/batch.ts); read by spendIntent and the dashboard lists.
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { IntentPageInfo } from '../dashboard/schema';
+import type { SpendIntentRow } from './reads';
 
 @Directive('@key(fields: "intentHash")')
 @ObjectType({ description: 'A spend intent bound by the service, identified by its EIP-712 hash.' })
@@ -19,4 +22,10 @@ export class SpendIntent {
 
   @Field()
   createdAt!: Date;
+}
+
+@ObjectType({ description: 'Newest first; stable while intents are added.' })
+export class SpendIntentConnection {
+  @Field(() => [SpendIntent]) nodes!: SpendIntentRow[];
+  @Field(() => IntentPageInfo) pageInfo!: IntentPageInfo;
 }

@@ -2,14 +2,16 @@
 // transaction (each policy's first preflight, then its second, …), each round one call of
 // `intent.preflight_windows` (the locks and every window) and one of `intent.preflight_records`
 // (every decision), with BEGIN and the durable COMMIT paid once per batch (migrations 0003, 0004,
-// 0011). A decision's time is its clock read once the policy's lock is held; a repeat of an intent
-// whose approval still holds its reservation is answered with that decision and writes nothing.
+// 0011). A decision's time is its clock read once the policy's lock is held (decide.ts decides it);
+// a repeat of an intent whose approval still holds its reservation is answered with that decision
+// and writes nothing.
 import type { QueryResult } from 'pg';
-import { newReceiptId, newReservationId } from '../../core/canon/ids';
-import { evaluate } from '../../core/engine';
-import { AppError } from '../../core/errors';
-import { spendIntentToWire, type SpendIntent } from '../../core/validation/intent';
-import type { SubgraphContext } from '../kit';
+import { newReceiptId, newReservationId } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import type { DbPool } from '../../../platform/db';
+import { escalationToOpen } from '../decisions/escalation';
+import { APPROVAL_LOST_SQLSTATE } from '../sql';
+import type { Json } from '../views';
 import {
   BatchNotCommitted,
   type BatchQueueOptions,
@@ -18,153 +20,33 @@ import {
   type Settled,
 } from './batchQueue';
 import {
-  approvalWasUsed,
-  type EscalationToOpen,
-  escalationToOpen,
-  preflightEscalation,
-} from './escalation';
-import {
-  type HeldRules,
-  type Json,
-  knownRules,
-  type PreflightReading,
+  type DecidedPreflight,
+  type DecisionDraws,
+  decidePreflight,
+  type PreflightToDecide,
   type PreflightWindowRow,
   readingOf,
-  type ReplayRow,
-  utcDay,
-  windowItem,
-} from './preflightWindow';
+  replayAnswer,
+} from './decide';
+import { policyOf } from './policy';
+import { type HeldRules, knownRules } from './rulesCache';
+import { windowItem } from './window';
 
 /** One preflight waiting for its batch: validated, its policyId in its one spelling. */
-export interface PreflightRequest {
+export interface PreflightRequest extends PreflightToDecide {
   /** The queue's key: a policy is in one batch at a time, and its preflights run in arrival order. */
   readonly policyId: string;
-  readonly intent: SpendIntent;
-  /** The intent came in the body (so it is bound as create_spend_intent binds it). */
-  readonly given: boolean;
   /** The caller's clock, read for the decision once the policy's lock is held: its evaluatedAt. */
   readonly clock: () => Date;
-  readonly sealingKey: Buffer | undefined;
 }
 
-/** What one decision writes (intent.preflight_records' element) and how its answer is built. */
-interface DecidedPreflight {
-  readonly record: Json;
-  respond(row: { escalation_poll_ref: string | null; escalation_expires_at: Date | null }): Json;
-}
-
-/** Runs the engine on one request's reading at `now` and prepares its writes and its answer. */
-function decidePreflight(
-  request: PreflightRequest,
-  reading: PreflightReading,
-  now: Date,
-): DecidedPreflight {
-  const { intent, policyId } = request;
-  const { policy, window, approval } = reading;
-  const decision = evaluate({ intent, policy, window, now, approval });
-  let escalation: EscalationToOpen | null = null;
-  if (decision.outcome === 'ESCALATED' && policy !== null) {
-    if (request.sealingKey === undefined)
-      throw new AppError('INTERNAL_ERROR', 'No sealing key for escalation codes.');
-    escalation = escalationToOpen({ policy, decision, sealingKey: request.sealingKey });
-  }
-  // An intent preflighted directly is bound as create_spend_intent would bind it (when its policy exists).
-  const storeIntent = request.given && policy !== null;
-  const canonical = storeIntent || escalation !== null ? spendIntentToWire(intent) : null;
-  const approved = decision.outcome === 'APPROVED' && policy !== null;
-  const reservationId = approved ? newReservationId() : null;
-  const reservationExpiresAt = new Date(intent.deadlineUnixSeconds * 1000);
-  const asset =
-    policy === null ? null : `${policy.rules.asset.network}/erc20:${policy.rules.asset.token}`;
-  const day = utcDay(now);
-  const receiptId = newReceiptId();
-  const record: Json = {
-    intentHash: intent.intentHash,
-    policyId,
-    policyVersion: policy?.version ?? null,
-    policyHash: policy?.policyHash ?? null,
-    decision: decision.decision,
-    outcome: decision.outcome,
-    decidingRule: decision.decidingRule,
-    ruleTrace: decision.ruleTrace,
-    engine: decision.engine,
-    failClosedReason: decision.failClosedReason,
-    now: now.toISOString(),
-    receiptId,
-    storeIntent,
-    agentId: intent.agentId,
-    amount: intent.amountAtomic.toString(),
-    canonical,
-    reservationId,
-    asset,
-    day,
-    reservationExpiresAt: reservationExpiresAt.toISOString(),
-    provider: intent.provider,
-    capability: intent.capability,
-    recipient: intent.recipient,
-    itemHash: intent.itemHash,
-    endpoint: intent.endpoint,
-    useApproval: approvalWasUsed(decision, approval) ? approval.pollRef : null,
-    escalationPollRef: escalation?.pollRef ?? null,
-    escalationRule: escalation?.decidingRule ?? null,
-    escalationReason: escalation?.reason ?? null,
-    codeSha256: escalation?.codeSha256.toString('hex') ?? null,
-    sealedCode: escalation?.sealedCode.toString('hex') ?? null,
-  };
-  return {
-    record,
-    respond: (row) => ({
-      decision: decision.decision,
-      intentHash: intent.intentHash,
-      policyId,
-      policyHash: policy?.policyHash ?? null,
-      policyVersion: policy?.version ?? null,
-      evaluatedAt: now.toISOString(),
-      engine: decision.engine,
-      ruleTrace: decision.ruleTrace,
-      reservation:
-        reservationId === null
-          ? null
-          : {
-              reservationId,
-              state: 'ACTIVE',
-              amountAtomic: intent.amountAtomic.toString(),
-              asset,
-              day,
-              expiresAt: reservationExpiresAt.toISOString(),
-            },
-      escalation:
-        escalation === null
-          ? null
-          : preflightEscalation(row.escalation_poll_ref!, row.escalation_expires_at!),
-      receiptId,
-    }),
-  };
-}
-
-/** The answer to a repeat of an intent whose approval still holds its reservation: that approval, as first answered. */
-function replayAnswer(request: PreflightRequest, replay: ReplayRow): Json {
-  return {
-    decision: replay.decision,
-    intentHash: request.intent.intentHash,
-    policyId: request.policyId,
-    policyHash: replay.policyHash,
-    policyVersion: replay.policyVersion,
-    evaluatedAt: new Date(replay.evaluatedAtMs).toISOString(),
-    engine: replay.engine,
-    ruleTrace: replay.ruleTrace,
-    reservation: {
-      reservationId: replay.reservationId,
-      state: 'ACTIVE',
-      amountAtomic: replay.amount,
-      asset: replay.asset,
-      day: replay.day,
-      expiresAt: new Date(replay.expiresAtMs).toISOString(),
-    },
-    escalation: null,
-    receiptId: replay.receiptId,
-  };
-}
+/** Fresh ids, and a fresh single-use reply code for an escalation (decisions/escalation.ts). */
+const FRESH_DRAWS: DecisionDraws = {
+  // Called through the module at each draw, never held: tests replace an id generator in place.
+  receiptId: () => newReceiptId(),
+  reservationId: () => newReservationId(),
+  escalation: (policy, decision, sealingKey) => escalationToOpen({ policy, decision, sealingKey }),
+};
 
 /**
  * An error PostgreSQL answered while the session lives on (severity ERROR): the transaction is
@@ -175,9 +57,6 @@ function abortedByServer(error: unknown): boolean {
   const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && severity === 'ERROR';
 }
-
-/** Raised by intent.preflight_record when the owner approval it was to use is gone. */
-const APPROVAL_LOST = 'IN001';
 
 type WindowRow = PreflightWindowRow & { item: number };
 type RecordRow = {
@@ -201,7 +80,7 @@ function roundsOf(requests: readonly PreflightRequest[]): number[][] {
 function notCommitted(cause: unknown): BatchNotCommitted {
   const code = (cause as { code?: unknown } | null)?.code;
   return new BatchNotCommitted(
-    code === APPROVAL_LOST
+    code === APPROVAL_LOST_SQLSTATE
       ? new AppError('INTERNAL_ERROR', 'An owner approval was used concurrently.')
       : cause,
   );
@@ -292,7 +171,7 @@ type Recording = {
  * FATAL) is every request's answer.
  */
 async function runPreflightBatch(
-  pool: SubgraphContext['db'],
+  pool: DbPool,
   requests: readonly PreflightRequest[],
   signals: BatchSignals,
 ): Promise<Array<Settled<Json>>> {
@@ -398,8 +277,9 @@ async function decideRounds(
             index,
             decision: decidePreflight(
               request,
-              readingOf(row, request.policyId, request.intent, known[row.item]),
+              readingOf(row, request.intent, policyOf(row, request.policyId, known[row.item])),
               reading.nows[row.item]!,
+              FRESH_DRAWS,
             ),
           });
       } catch (error) {
@@ -434,15 +314,10 @@ export const PREFLIGHT_BATCH_OPTIONS: BatchQueueOptions = Object.freeze({
   spareAfterMs: 20,
 });
 
-const preflightQueues = new WeakMap<
-  SubgraphContext['db'],
-  KeyedBatchQueue<PreflightRequest, Json>
->();
+const preflightQueues = new WeakMap<DbPool, KeyedBatchQueue<PreflightRequest, Json>>();
 
 /** The preflight queue of a pool (one per pool, so every context of a server shares it). */
-export function preflightQueue(
-  pool: SubgraphContext['db'],
-): KeyedBatchQueue<PreflightRequest, Json> {
+export function preflightQueue(pool: DbPool): KeyedBatchQueue<PreflightRequest, Json> {
   let queue = preflightQueues.get(pool);
   if (queue === undefined) {
     queue = new KeyedBatchQueue(

@@ -5,12 +5,12 @@
 // one settlement takes, a lost approval is reported, and one policy has one spelling of its id.
 import fc from 'fast-check';
 import type { PoolClient } from 'pg';
-import * as ids from '../../core/canon/ids';
-import { NOW_MS } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import type { SubgraphContext } from '../kit';
-import { consumeReservation } from './settlement';
+import * as ids from '../../../core/canon/ids';
+import { NOW_MS } from '../../../core/test-support/spend-fixtures';
+import { formatIsoSeconds } from '../../../core/validation/timestamp';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
+import type { SubgraphContext } from '../../kit';
+import { consumeReservation } from '../reservations/settlement';
 import {
   fundingPosting,
   intentTestKit,
@@ -18,18 +18,13 @@ import {
   registerFixtureAsset,
   type CreatedPolicy,
   type IntentTestKit,
-} from './test-support';
-import {
-  dollarQuoted,
-  lockAndReadPreflight,
-  lockPolicyDecisions,
-  PREFLIGHT_BATCH_OPTIONS,
-  preflightPayment,
-  preflightQueue,
-  readToolWindow,
-  utcDay,
-  validIntent,
-} from './preflight';
+} from '../test-support';
+import { utcDay } from '../day';
+import { dollarQuoted, PREFLIGHT_BATCH_OPTIONS, preflightQueue } from './batch';
+import { preflightPayment } from './dispatch';
+import { validIntent } from './input';
+import { lockPolicyDecisions } from './lock';
+import { lockAndReadPreflight, readToolWindow } from './window';
 
 let db: TestDatabase;
 let clockMs = NOW_MS;

@@ -3,20 +3,19 @@
 // and their answers and errors cross back. The fourteen outcomes through the thread are in
 // test/e2e/preflight.test.ts; this file holds what only the thread adds.
 import { Pool } from 'pg';
-import { AppError } from '../../core/errors';
-import { NOW_MS } from '../../core/test-support/spend-fixtures';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import type { SubgraphContext } from '../kit';
+import { AppError } from '../../../core/errors';
+import { NOW_MS } from '../../../core/test-support/spend-fixtures';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
+import type { SubgraphContext } from '../../kit';
 import {
   attachDecisionThread,
   detachDecisionThread,
-  fromWireError,
   startDecisionThread,
-  toWireError,
   type DecisionThread,
 } from './decisionThread';
-import { preflightPayment } from './preflight';
-import { intentTestKit, type IntentTestKit } from './test-support';
+import { fromWireError, toWireError } from './threadWire';
+import { preflightPayment } from './dispatch';
+import { intentTestKit, type IntentTestKit } from '../test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;

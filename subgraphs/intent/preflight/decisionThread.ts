@@ -3,84 +3,25 @@
 // the server's event loop, a batch's round trips wait behind the HTTP, GraphQL and JSON work of
 // every other request before their answers are read, so a policy's lock is held, and its next
 // preflights wait, longer than PostgreSQL needs (docs/engine.md, Performance). The thread runs
-// exactly the in-thread code (`preflightPaymentHere` of preflight.ts: validation, lookup, the
-// queue and its batches); only arguments, answers and errors cross. A thread that dies leaves its
+// exactly the in-thread code (`preflightPaymentHere` of dispatch.ts: validation, lookup, the
+// queue and its batches); only arguments, answers and errors cross (threadWire.ts). A thread that dies leaves its
 // pending preflights with an unknown outcome (they may have committed), which is their answer; the
 // next preflight starts a new thread.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { Pool } from 'pg';
-import { AppError, isErrorCode } from '../../core/errors';
-import { systemClock } from '../../platform/clock';
-import type { Json } from './preflight';
-
-/** A preflight's arguments as the resolver got them (the thread validates, hashes and looks up, so the server's thread does not). */
-export interface PreflightArguments {
-  readonly policyId: unknown;
-  readonly intent: unknown;
-  readonly intentHash: unknown;
-}
-
-/**
- * A preflight as it crosses to the thread: its arguments as JSON text (they came as JSON, and a
- * string crosses as one copy where a cloned object costs the server's thread far more), the
- * caller's clock, and the sealing key as hex (a Buffer would drag its whole slab along). A clock
- * function cannot cross threads: when the caller runs on the system clock (the service always
- * does), the thread reads its own system clock once the policy's lock is held, as the in-thread
- * path reads the caller's; any other (injected) clock crosses as the reading taken at hand-over.
- */
-export interface WirePreflight {
-  readonly argumentsJson: string;
-  readonly systemClock: boolean;
-  /** The caller's clock read at hand-over: the decision's time when systemClock is false. */
-  readonly nowMs: number;
-  readonly sealingKeyHex: string | null;
-}
-
-/** An error as it crosses back: enough to rebuild an AppError, or a pg error with its SQLSTATE. */
-export interface WireError {
-  readonly app: boolean;
-  readonly name: string;
-  readonly message: string;
-  readonly code?: string;
-  readonly severity?: string;
-  readonly details?: unknown;
-  readonly stack?: string;
-}
-
-/**
- * What crosses, in batches: every preflight submitted in one turn of the event loop goes in one
- * message, and every answer a batch settles comes back in one (each message wakes the other thread,
- * which costs far more than cloning a few objects).
- */
-export type ThreadMessage =
-  | {
-      readonly preflights: ReadonlyArray<{
-        readonly id: number;
-        readonly preflight: WirePreflight;
-      }>;
-    }
-  | { readonly stop: true };
-/** An answer: the preflight response as JSON text, or the error. */
-export type ThreadAnswer =
-  | { readonly id: number; readonly ok: true; readonly valueJson: string }
-  | { readonly id: number; readonly ok: false; readonly error: WireError };
-export type ThreadAnswers = { readonly answers: readonly ThreadAnswer[] };
-
-/** Collects items and hands them over together once the current turn of the event loop is done. */
-export function coalescing<T>(deliver: (items: T[]) => void): (item: T) => void {
-  let items: T[] = [];
-  return (item) => {
-    if (items.length === 0) {
-      setImmediate(() => {
-        const due = items;
-        items = [];
-        deliver(due);
-      });
-    }
-    items.push(item);
-  };
-}
+import { AppError } from '../../../core/errors';
+import { systemClock } from '../../../platform/clock';
+import type { DbPool } from '../../../platform/db';
+import type { Json } from '../views';
+import {
+  coalescing,
+  fromWireError,
+  type PreflightArguments,
+  type ThreadAnswer,
+  type ThreadAnswers,
+  type ThreadMessage,
+  type WirePreflight,
+} from './threadWire';
 
 export interface DecisionThreadOptions {
   /** The database the thread opens its own pool on (the subgraph's own DATABASE_URL). */
@@ -101,43 +42,6 @@ export interface DecisionThread {
   stop(): Promise<void>;
 }
 
-export function toWireError(error: unknown): WireError {
-  if (error instanceof AppError)
-    return {
-      app: true,
-      name: error.name,
-      message: error.message,
-      code: error.code,
-      details: error.details,
-      stack: error.stack,
-    };
-  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
-  return {
-    app: false,
-    name: error instanceof Error ? error.name : 'Error',
-    message: error instanceof Error ? error.message : String(error),
-    ...(typeof code === 'string' ? { code } : {}),
-    ...(typeof severity === 'string' ? { severity } : {}),
-    ...(error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {}),
-  };
-}
-
-export function fromWireError(wire: WireError): Error {
-  if (wire.app && wire.code !== undefined && isErrorCode(wire.code)) {
-    const error = new AppError(wire.code, wire.message, wire.details);
-    if (wire.stack !== undefined) error.stack = wire.stack;
-    return error;
-  }
-  const error = new Error(wire.message);
-  error.name = wire.name;
-  if (wire.stack !== undefined) error.stack = wire.stack;
-  return Object.assign(
-    error,
-    wire.code === undefined ? {} : { code: wire.code },
-    wire.severity === undefined ? {} : { severity: wire.severity },
-  );
-}
-
 /** The worker's entry beside this file: compiled JavaScript, or TypeScript through ts-node under jest. */
 function workerEntry(): { file: string; execArgv: string[] } {
   const typescript = path.extname(__filename) === '.ts';
@@ -147,11 +51,58 @@ function workerEntry(): { file: string; execArgv: string[] } {
   };
 }
 
+/** The preflights handed to the thread and not answered yet, by id. */
+type Pending = Map<number, { resolve: (value: Json) => void; reject: (error: Error) => void }>;
+
+/** A worker thread running decisionWorker on a pool of its own. */
+function newWorker(options: DecisionThreadOptions): Worker {
+  const entry = workerEntry();
+  return new Worker(entry.file, {
+    execArgv: [
+      ...process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')),
+      ...entry.execArgv,
+    ],
+    workerData: {
+      connectionString: options.connectionString,
+      poolSize: options.poolSize ?? 4,
+      applicationName: options.applicationName ?? 'spend-control-decisions',
+    },
+  });
+}
+
+/** Settles each waiter the thread answered (an answer without a waiter is one already told). */
+function settle(pending: Pending, answers: readonly ThreadAnswer[]): void {
+  for (const answer of answers) {
+    const waiter = pending.get(answer.id);
+    if (waiter === undefined) continue;
+    pending.delete(answer.id);
+    if (answer.ok) waiter.resolve(JSON.parse(answer.valueJson) as Json);
+    else waiter.reject(fromWireError(answer.error));
+  }
+}
+
+/** A preflight as it crosses (see WirePreflight); arguments that are not JSON are REQUEST_INVALID. */
+function wirePreflight(
+  args: PreflightArguments,
+  clock: () => Date,
+  sealingKey: Buffer | undefined,
+): WirePreflight {
+  try {
+    return {
+      argumentsJson: JSON.stringify(args),
+      systemClock: clock === systemClock,
+      nowMs: clock().getTime(),
+      sealingKeyHex: sealingKey?.toString('hex') ?? null,
+    };
+  } catch (error) {
+    throw new AppError('REQUEST_INVALID', 'The arguments are not JSON.', undefined, {
+      cause: error,
+    });
+  }
+}
+
 export function startDecisionThread(options: DecisionThreadOptions): DecisionThread {
-  const pending = new Map<
-    number,
-    { resolve: (value: Json) => void; reject: (error: Error) => void }
-  >();
+  const pending: Pending = new Map();
   let nextId = 1;
   let worker: Worker | null = null;
   let stopping: Promise<void> | null = null;
@@ -164,27 +115,8 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
   };
 
   const spawn = (): Worker => {
-    const entry = workerEntry();
-    const spawned = new Worker(entry.file, {
-      execArgv: [
-        ...process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')),
-        ...entry.execArgv,
-      ],
-      workerData: {
-        connectionString: options.connectionString,
-        poolSize: options.poolSize ?? 4,
-        applicationName: options.applicationName ?? 'spend-control-decisions',
-      },
-    });
-    spawned.on('message', ({ answers }: ThreadAnswers) => {
-      for (const answer of answers) {
-        const waiter = pending.get(answer.id);
-        if (waiter === undefined) continue;
-        pending.delete(answer.id);
-        if (answer.ok) waiter.resolve(JSON.parse(answer.valueJson) as Json);
-        else waiter.reject(fromWireError(answer.error));
-      }
-    });
+    const spawned = newWorker(options);
+    spawned.on('message', ({ answers }: ThreadAnswers) => settle(pending, answers));
     const died = (cause: unknown) => {
       if (worker !== spawned) return;
       worker = null;
@@ -215,18 +147,9 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
         return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'The service is shutting down.'));
       let preflight: WirePreflight;
       try {
-        preflight = {
-          argumentsJson: JSON.stringify(args),
-          systemClock: clock === systemClock,
-          nowMs: clock().getTime(),
-          sealingKeyHex: sealingKey?.toString('hex') ?? null,
-        };
+        preflight = wirePreflight(args, clock, sealingKey);
       } catch (error) {
-        return Promise.reject(
-          new AppError('REQUEST_INVALID', 'The arguments are not JSON.', undefined, {
-            cause: error,
-          }),
-        );
+        return Promise.reject(error);
       }
       worker ??= spawn();
       const id = nextId++;
@@ -249,16 +172,16 @@ export function startDecisionThread(options: DecisionThreadOptions): DecisionThr
 }
 
 /** The decision thread serving a pool's preflights, if one was attached (else they run in-thread). */
-const threads = new WeakMap<Pool, DecisionThread>();
+const threads = new WeakMap<DbPool, DecisionThread>();
 
-export function attachDecisionThread(pool: Pool, thread: DecisionThread): void {
+export function attachDecisionThread(pool: DbPool, thread: DecisionThread): void {
   threads.set(pool, thread);
 }
 
-export function detachDecisionThread(pool: Pool, thread: DecisionThread): void {
+export function detachDecisionThread(pool: DbPool, thread: DecisionThread): void {
   if (threads.get(pool) === thread) threads.delete(pool);
 }
 
-export function decisionThreadOf(pool: Pool): DecisionThread | undefined {
+export function decisionThreadOf(pool: DbPool): DecisionThread | undefined {
   return threads.get(pool);
 }

@@ -5,20 +5,21 @@
 // window was read just before the lock, it is read again when the reading under the lock could
 // see it differently (a whole second passed, a counted call left the hour). Real database.
 import type { PoolClient } from 'pg';
-import { freshWireIntent, NOW_MS } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
-import { systemClock } from '../../platform/clock';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
+import { freshWireIntent, NOW_MS } from '../../../core/test-support/spend-fixtures';
+import { formatIsoSeconds } from '../../../core/validation/timestamp';
+import { systemClock } from '../../../platform/clock';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { attachDecisionThread, detachDecisionThread, startDecisionThread } from './decisionThread';
-import { lockPolicyDecisions, preflightPayment } from './preflight';
-import { consumeReservation } from './settlement';
+import { preflightPayment } from './dispatch';
+import { lockPolicyDecisions } from './lock';
+import { consumeReservation } from '../reservations/settlement';
 import {
   fundingPosting,
   intentTestKit,
   registerFixtureAsset,
   type CreatedPolicy,
   type IntentTestKit,
-} from './test-support';
+} from '../test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;

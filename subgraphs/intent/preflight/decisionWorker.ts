@@ -1,9 +1,9 @@
 // The decision thread's side (see decisionThread.ts): its own pool, the same preflight code the
-// server runs in-thread (validation, lookup, the batch queue), one answer per request. On `stop`
-// it answers what it holds, ends its pool and lets the thread exit.
+// server runs in-thread (preflightPaymentHere of dispatch.ts: validation, lookup, the batch queue),
+// one answer per request. On `stop` it answers what it holds, ends its pool and lets the thread exit.
 import { parentPort, workerData } from 'node:worker_threads';
-import { systemClock } from '../../platform/clock';
-import { createPool } from '../../platform/db/pool';
+import { systemClock } from '../../../platform/clock';
+import { createPool } from '../../../platform/db/pool';
 import {
   coalescing,
   toWireError,
@@ -11,8 +11,8 @@ import {
   type ThreadAnswer,
   type ThreadAnswers,
   type ThreadMessage,
-} from './decisionThread';
-import { preflightPaymentHere } from './preflight';
+} from './threadWire';
+import { preflightPaymentHere } from './dispatch';
 
 const port = parentPort;
 if (port === null) throw new Error('decisionWorker runs only as a worker thread');

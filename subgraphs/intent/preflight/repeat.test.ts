@@ -3,12 +3,12 @@
 // and PostgreSQL refuses a second ACTIVE reservation of the intent whatever path writes it
 // (migrations 0010, 0011). Through the module API on a real database, in-thread and on the
 // decision thread, concurrently.
-import { NOW_MS } from '../../core/test-support/spend-fixtures';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
+import { NOW_MS } from '../../../core/test-support/spend-fixtures';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { attachDecisionThread, detachDecisionThread, startDecisionThread } from './decisionThread';
-import { preflightPayment } from './preflight';
-import { releaseReservation } from './settlement';
-import { intentTestKit, type CreatedPolicy, type IntentTestKit } from './test-support';
+import { preflightPayment } from './dispatch';
+import { releaseReservation } from '../reservations/settlement';
+import { intentTestKit, type CreatedPolicy, type IntentTestKit } from '../test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;

@@ -1,11 +1,12 @@
-// The agent-facing operations of the intent subgraph. Anonymous callers are admitted, except on
-// the fields priced REST routes sell (preflightPayment, detectDuplicate): those run only as the
-// gateway's signed paid call. Bodies are the REST bodies of DECISIONS, answered verbatim.
+// The agent-facing mutations of the intent subgraph: create_spend_intent and preflight_payment.
+// Anonymous callers are admitted, except on preflightPayment, which a priced REST route sells: it
+// runs only as the gateway's signed paid call. Bodies are the REST bodies of DECISIONS, verbatim.
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { requirePaidCall, type SubgraphContext } from '../kit';
-import { createSpendIntent, preflightPayment, type Json } from './preflight';
-import { detectDuplicate, getLedger, receiptAnchor } from './tools';
+import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import { requirePaidCall, type SubgraphContext } from '../../kit';
+import { createSpendIntent } from '../intents/writes';
+import type { Json } from '../views';
+import { preflightPayment } from './dispatch';
 
 @Resolver()
 export class IntentMutationResolver {
@@ -34,56 +35,5 @@ export class IntentMutationResolver {
   ): Promise<Json> {
     requirePaidCall(ctx, 'preflightPayment');
     return preflightPayment(ctx, policyId, intent, intentHash);
-  }
-}
-
-@Resolver()
-export class IntentToolResolver {
-  @Query(() => GraphQLJSONObject, {
-    description:
-      'detect_duplicate: whether an approved intent with the same duplicate key tuple lies inside the policy’s window. ' +
-      'Runs only through the paid REST route POST /detect_duplicate (PAID_ROUTE_ONLY otherwise).',
-  })
-  async detectDuplicate(
-    @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
-    @Arg('intent', () => GraphQLJSONObject, { nullable: true }) intent: Json | null,
-    @Arg('intentHash', () => ID, { nullable: true }) intentHash: string | null,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<Json> {
-    requirePaidCall(ctx, 'detectDuplicate');
-    return detectDuplicate(ctx, policyId, intent, intentHash);
-  }
-
-  @Query(() => GraphQLJSONObject, {
-    description:
-      'get_ledger: the policy’s window slice. Admin, the owner, or its consumer session.',
-  })
-  async policyLedgerWindow(
-    @Arg('policyId', () => ID, { nullable: true }) policyId: string | null,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<Json> {
-    return getLedger(ctx, policyId);
-  }
-
-  @Query(() => GraphQLJSONObject, {
-    description:
-      'The anchor object of a decision receipt: PENDING {receiptId} or NOT_FOUND {receiptId}.',
-  })
-  async receiptAnchor(
-    @Arg('receiptId') receiptId: string,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<Json> {
-    return receiptAnchor(ctx, receiptId);
-  }
-
-  @Mutation(() => GraphQLJSONObject, {
-    description:
-      'log_receipt: the anchor object of a decision receipt (anchoring batches arrive later).',
-  })
-  async logReceipt(
-    @Arg('receiptId') receiptId: string,
-    @Ctx() ctx: SubgraphContext,
-  ): Promise<Json> {
-    return receiptAnchor(ctx, receiptId);
   }
 }

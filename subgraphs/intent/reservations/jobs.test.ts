@@ -1,18 +1,15 @@
 // The lapsed-reservation sweep on a real database: lapsed ACTIVE reservations become EXPIRED once,
 // whichever worker gets there, under the policy's decision lock; nothing else moves; the window a
 // decision reads is the same before and after, and the running totals still equal the raw rows.
-import { NOW_MS } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { withTransaction } from '../../platform/db/transaction';
-import {
-  lockPolicyDecisions,
-  preflightPayment,
-  readToolWindow,
-  validIntent,
-  lockAndReadPreflight,
-} from './preflight';
-import { sweepLapsedReservations } from './reservationJobs';
+import { NOW_MS } from '../../../core/test-support/spend-fixtures';
+import { formatIsoSeconds } from '../../../core/validation/timestamp';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
+import { withTransaction } from '../../../platform/db/transaction';
+import { preflightPayment } from '../preflight/dispatch';
+import { validIntent } from '../preflight/input';
+import { lockPolicyDecisions } from '../preflight/lock';
+import { readToolWindow, lockAndReadPreflight } from '../preflight/window';
+import { sweepLapsedReservations } from './jobs';
 import { consumeReservation, releaseReservation } from './settlement';
 import {
   fundingPosting,
@@ -21,7 +18,7 @@ import {
   registerFixtureAsset,
   type CreatedPolicy,
   type IntentTestKit,
-} from './test-support';
+} from '../test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;

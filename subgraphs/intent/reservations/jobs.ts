@@ -6,15 +6,15 @@
 // decision lock, the lock preflight and settlement take: a decision never sees one half-moved,
 // and the running totals (their trigger) move in the same transaction. Any number of workers may
 // run it; a reservation already moved is left alone.
-import type { Pool } from 'pg';
-import { withTransaction } from '../../platform/db/transaction';
-import { lockPolicyDecisions } from './preflight';
+import type { DbPool } from '../../../platform/db';
+import { withTransaction } from '../../../platform/db/transaction';
+import { lockPolicyDecisions } from '../preflight/lock';
 
 /** Policies looked at per sweep statement; the sweep repeats until none are left. */
 export const RESERVATION_SWEEP_POLICIES = 100;
 
 /** Marks every ACTIVE reservation whose deadline is at or before `now` EXPIRED; returns how many this call moved. */
-export async function sweepLapsedReservations(db: Pool, now: Date): Promise<number> {
+export async function sweepLapsedReservations(db: DbPool, now: Date): Promise<number> {
   let expired = 0;
   let after = '';
   for (;;) {

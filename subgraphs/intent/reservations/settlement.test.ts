@@ -2,11 +2,13 @@
 // but exactly one ledger group in the reservation's asset moving at most what it reserved, and
 // nothing of a refused consumption is posted; a partial settlement counts only what it moved.
 // The TypeScript wrapper checks none of this; every refusal below carries PostgreSQL's SQLSTATE.
-import { NOW_MS } from '../../core/test-support/spend-fixtures';
-import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { accountId, assetId } from '../ledger';
-import { registerAsset } from '../ledger';
-import { preflightPayment, readToolWindow, currentPolicy } from './preflight';
+import { NOW_MS } from '../../../core/test-support/spend-fixtures';
+import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
+import { accountId, assetId } from '../../ledger';
+import { registerAsset } from '../../ledger';
+import { preflightPayment } from '../preflight/dispatch';
+import { currentPolicy } from '../preflight/policy';
+import { readToolWindow } from '../preflight/window';
 import { consumeReservation, releaseReservation, type ReservationPosting } from './settlement';
 import {
   FIXTURE_ASSET,
@@ -15,7 +17,7 @@ import {
   registerFixtureAsset,
   type CreatedPolicy,
   type IntentTestKit,
-} from './test-support';
+} from '../test-support';
 
 let db: TestDatabase;
 let kit: IntentTestKit;

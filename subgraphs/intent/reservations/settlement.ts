@@ -6,13 +6,15 @@
 // Release gives the authority back (RELEASED). Both take the policy's decision lock first and read
 // the clock once it is held, so their instant is ordered with every decision's. Both are
 // idempotent: consuming a consumed reservation returns the group it posted; releasing a released
-// one, or one the sweep expired (reservationJobs.ts), returns it unchanged.
-import type { Pool, PoolClient } from 'pg';
-import { isReservationId } from '../../core/canon/ids';
-import { AppError, type ErrorCode } from '../../core/errors';
-import { withTransaction } from '../../platform/db/transaction';
-import { ledgerErrorFrom } from '../ledger';
-import { lockPolicyDecisions } from './preflight';
+// one, or one the sweep expired (jobs.ts), returns it unchanged.
+import { isReservationId } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import type { Db, DbPool } from '../../../platform/db';
+import { withTransaction } from '../../../platform/db/transaction';
+import { appErrorFromSql } from '../../kit';
+import { ledgerErrorFrom } from '../../ledger';
+import { lockPolicyDecisions } from '../preflight/lock';
+import { INTENT_SQLSTATES } from '../sql';
 
 /** One ledger group, as `ledger.post_group` takes it (see docs/ledger.md for the accounting). */
 export interface ReservationPosting {
@@ -50,17 +52,12 @@ interface Row {
 const COLUMNS =
   'reservation_id, state, intent_hash, policy_id, amount::text AS amount, settled_amount::text AS settled_amount, expires_at, settled_group_id';
 
-/** What consume_reservation and the reservation guard raise (migrations 0008, 0009). */
-const RESERVATION_SQLSTATES: Readonly<Record<string, ErrorCode>> = {
-  IN002: 'ILLEGAL_STATE_TRANSITION',
-  IN003: 'RESERVATION_SETTLEMENT_INVALID',
-};
-
+/**
+ * What consume_reservation and the reservation guard raise (IN002, IN003: sql.ts), else what
+ * ledger.post_group raised inside the same transaction (the ledger's own map).
+ */
 function settlementErrorFrom(error: unknown): AppError | null {
-  const { code: sqlstate, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  const code = typeof sqlstate === 'string' ? RESERVATION_SQLSTATES[sqlstate] : undefined;
-  if (code === undefined || typeof message !== 'string') return ledgerErrorFrom(error);
-  return new AppError(code, message.replace(/^[A-Z_]+: /, ''), { sqlstate }, { cause: error });
+  return appErrorFromSql(error, INTENT_SQLSTATES) ?? ledgerErrorFrom(error);
 }
 
 function stateOf(row: Row): ReservationState {
@@ -76,7 +73,7 @@ function stateOf(row: Row): ReservationState {
 }
 
 /** The reservation, locked: the per-policy decision lock first (as preflight takes it), then the row. */
-async function lockedReservation(client: PoolClient, reservationId: string): Promise<Row> {
+async function lockedReservation(client: Db, reservationId: string): Promise<Row> {
   if (!isReservationId(reservationId))
     throw new AppError('REQUEST_INVALID', 'A reservationId is rsv_ followed by 24 hex characters.');
   const policy = await client.query<{ policy_id: string }>(
@@ -99,7 +96,7 @@ async function lockedReservation(client: PoolClient, reservationId: string): Pro
  * lock is held.
  */
 export async function consumeReservation(
-  pool: Pool,
+  pool: DbPool,
   reservationId: string,
   postings: readonly ReservationPosting[],
   clock: () => Date,
@@ -131,7 +128,7 @@ export async function consumeReservation(
 
 /** Releases the reservation; `clock` is read once the decision lock is held. */
 export async function releaseReservation(
-  pool: Pool,
+  pool: DbPool,
   reservationId: string,
   clock: () => Date,
 ): Promise<ReservationState> {

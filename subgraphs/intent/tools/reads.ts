@@ -1,19 +1,15 @@
 // The read-side agent tools: detect_duplicate (the duplicate rule's view of the window), get_ledger
 // (a policy's window slice; admin, its owner or its consumer session only) and the receipt anchor
 // status of a decision receipt. All read the same tables and running totals the preflight reads.
-import { isReceiptId } from '../../core/canon/ids';
-import { AppError } from '../../core/errors';
-import { parseDisplayAmount } from '../../core/money/amount';
-import type { SubgraphContext } from '../kit';
-import {
-  currentPolicy,
-  readToolWindow,
-  requirePolicyId,
-  resolveIntent,
-  utcDay,
-  validIntent,
-  type Json,
-} from './preflight';
+import { isReceiptId } from '../../../core/canon/ids';
+import { AppError } from '../../../core/errors';
+import { parseDisplayAmount } from '../../../core/money/amount';
+import type { SubgraphContext } from '../../kit';
+import { utcDay } from '../day';
+import { requirePolicyId, resolveIntent, validIntent } from '../preflight/input';
+import { currentPolicy } from '../preflight/policy';
+import { readToolWindow } from '../preflight/window';
+import type { Json } from '../views';
 
 export async function detectDuplicate(
   ctx: SubgraphContext,
