@@ -42,7 +42,7 @@ export interface SubgraphRoleDeps {
   readonly settings?: Partial<SubgraphSettings>;
   /** The database the pool is open on; parts that open their own connections (the decision thread) need it. */
   readonly databaseUrl?: string;
-  /** The intent subgraph decides preflights on a thread of its own (see subgraphs/intent/decisionThread.ts). */
+  /** The intent subgraph decides preflights on a thread of its own (see subgraphs/intent/preflight/decisionThread.ts). */
   readonly decisionThread?: boolean;
 }
 

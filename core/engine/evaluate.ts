@@ -2,6 +2,7 @@
 // its inputs, runs all fourteen rules in order, and decides first BLOCK, else first ESCALATE,
 // else APPROVED. Anything unexpected, including a rule throwing, is BLOCKED_FAIL_CLOSED.
 import { compilePolicy, PolicyCompileError, type CompiledPolicy } from './compile';
+import { approvalNote, noteCode } from './decisionCodes';
 import {
   approvalProblem,
   intentProblem,
@@ -54,8 +55,9 @@ function evaluateChecked(input: EngineInput): Decision {
   if (typeof input !== 'object' || input === null) return failClosed('INPUT_MALFORMED');
   const nowMs = nowMsOf(input.now);
   if (nowMs === null) return failClosed('NOW_MALFORMED');
-  const { intent, policy, window } = input;
-  const problem = intentProblem(intent) ?? windowProblem(window) ?? approvalProblem(input.approval);
+  const { intent, policy } = input;
+  const problem =
+    intentProblem(intent) ?? windowProblem(input.window) ?? approvalProblem(input.approval);
   if (problem !== null) return failClosed(problem);
 
   let compiled: CompiledPolicy | null = null;
@@ -66,24 +68,40 @@ function evaluateChecked(input: EngineInput): Decision {
     if (snapshotIssue !== null) return failClosed(snapshotIssue);
   }
 
-  const approval = input.approval;
+  const trace = runRules(ruleContext(input, nowMs, compiled));
+  if (typeof trace === 'string') return failClosed(`RULE_EXCEPTION:${trace}`);
+  return verdict(trace);
+}
+
+/** What every rule sees; the approval counts only when it names this exact intent. */
+function ruleContext(
+  input: EngineInput,
+  nowMs: number,
+  compiled: CompiledPolicy | null,
+): RuleContext {
+  const { intent, approval } = input;
   const approved =
     approval !== undefined &&
     approval !== null &&
     approval.intentHash.toLowerCase() === intent.intentHash.toLowerCase();
-  const ctx: RuleContext = {
+  return {
     intent,
-    policy,
+    policy: input.policy,
     compiled,
-    window,
+    window: input.window,
     nowMs,
-    approvalNote: approved ? `OWNER_APPROVED:${approval.pollRef}` : null,
+    approvalNote: approved ? approvalNote(approval.pollRef) : null,
     amountText: intent.amountAtomic.toString(),
   };
+}
 
-  // Direct calls in manifest order rather than a loop over RULES: each call site then sees one
-  // rule and the JIT inlines it, which a loop calling fourteen targets through one site prevents
-  // (a quarter of the cost of a decision). The scan below ties this sequence to RULE_IDS.
+/**
+ * The fourteen trace lines in manifest order, or the id of the rule that threw. Direct calls in
+ * manifest order rather than a loop over RULES: each call site then sees one rule and the JIT
+ * inlines it, which a loop calling fourteen targets through one site prevents (a quarter of the
+ * cost of a decision). verdict() ties this sequence to RULE_IDS.
+ */
+function runRules(ctx: RuleContext): TraceEntry[] | RuleId {
   const trace: TraceEntry[] = new Array(RULE_COUNT);
   let at = 0;
   try {
@@ -115,9 +133,13 @@ function evaluateChecked(input: EngineInput): Decision {
     at = 13;
     trace[13] = escalateAboveThreshold.evaluate(ctx);
   } catch {
-    return failClosed(`RULE_EXCEPTION:${RULE_IDS[at]}`);
+    return RULE_IDS[at]!;
   }
+  return trace;
+}
 
+/** First BLOCK, else first ESCALATE, else APPROVED; a line out of manifest order or with an unknown result fails closed. */
+function verdict(trace: TraceEntry[]): Decision {
   let firstBlock = -1;
   let firstEscalate = -1;
   for (let i = 0; i < RULE_COUNT; i += 1) {
@@ -152,9 +174,7 @@ function decided(
   outcome: 'BLOCKED' | 'ESCALATED',
 ): Decision {
   const entry = trace[index]!;
-  const note = entry.note ?? '';
-  const colon = note.indexOf(':');
-  const code = colon < 0 ? note : note.slice(0, colon);
+  const code = noteCode(entry.note ?? '');
   if (!allowed.has(code)) return failClosed(`RULE_EXCEPTION:${entry.rule}`);
   return {
     decision: code as DecisionCode,

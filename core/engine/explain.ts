@@ -3,6 +3,7 @@
 // and asset give the same lines, so they can be stored, shown to owners and compared in tests.
 import { formatAmount } from '../money/amount';
 import { formatIsoSeconds } from '../validation/timestamp';
+import { parseApprovalNote } from './decisionCodes';
 import { NOT_EVALUATED_NO_POLICY } from './trace';
 import type { Decision, TraceEntry } from './types';
 
@@ -42,8 +43,8 @@ export function explainDecision(decision: Decision, asset: ExplainAsset | null):
 function explainEntry(entry: TraceEntry, asset: ExplainAsset | null): string | null {
   const note = entry.note ?? '';
   if (entry.result === 'PASS') {
-    if (!note.startsWith('OWNER_APPROVED:')) return null;
-    const pollRef = note.slice('OWNER_APPROVED:'.length);
+    const pollRef = parseApprovalNote(note);
+    if (pollRef === null) return null;
     return `The owner approved this exact intent (${pollRef}), which cleared the ${RULE_NAMES[entry.rule] ?? entry.rule} check.`;
   }
   const observed = entry.observed ?? '';

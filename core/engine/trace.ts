@@ -1,5 +1,6 @@
 // Builders for trace entries, so every rule writes its line the same way. A rule that cannot
 // be checked (no policy) is not a pass: it is reported as BLOCK with note NOT_EVALUATED:NO_POLICY.
+import type { ApprovalNote, DecisionNote } from './decisionCodes';
 import type { RuleId, TraceEntry } from './types';
 
 export function pass(
@@ -15,7 +16,7 @@ export function block(
   rule: RuleId,
   observed: string | null,
   limit: string | null,
-  note: string,
+  note: DecisionNote,
 ): TraceEntry {
   return { rule, result: 'BLOCK', observed, limit, note };
 }
@@ -24,7 +25,7 @@ export function escalate(
   rule: RuleId,
   observed: string | null,
   limit: string | null,
-  note: string,
+  note: DecisionNote,
 ): TraceEntry {
   return { rule, result: 'ESCALATE', observed, limit, note };
 }
@@ -43,8 +44,8 @@ export function escalateUnlessApproved(
   rule: RuleId,
   observed: string | null,
   limit: string | null,
-  note: string,
-  approvalNote: string | null,
+  note: DecisionNote,
+  approvalNote: ApprovalNote | null,
 ): TraceEntry {
   if (approvalNote !== null) return { rule, result: 'PASS', observed, limit, note: approvalNote };
   return { rule, result: 'ESCALATE', observed, limit, note };

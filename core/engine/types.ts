@@ -5,6 +5,18 @@ import type { Hex } from 'viem';
 import type { SpendIntent } from '../validation/intent';
 import type { NormalisedPolicyRules } from '../validation/policy';
 import type { CompiledPolicy } from './compile';
+import type { ApprovalNote, DecisionCode, Outcome } from './decisionCodes';
+
+export {
+  BLOCK_CODES,
+  ESCALATE_CODES,
+  type ApprovalNote,
+  type BlockCode,
+  type DecisionCode,
+  type DecisionNote,
+  type EscalateCode,
+  type Outcome,
+} from './decisionCodes';
 
 export type PolicyStatus = 'ACTIVE' | 'PAUSED';
 
@@ -86,8 +98,8 @@ export type RuleId = (typeof RULE_IDS)[number];
 
 /**
  * One line of the trace. `observed` and `limit` are strings (money atomic, times unix seconds,
- * durations seconds) or null; `note` is `CODE` or `CODE:DETAIL`, and on a BLOCK or ESCALATE its
- * CODE is the decision that entry stands for.
+ * durations seconds) or null; on a BLOCK or ESCALATE `note` is a DecisionNote (decisionCodes.ts),
+ * whose CODE is the decision that entry stands for.
  */
 export interface TraceEntry {
   readonly rule: RuleId;
@@ -96,35 +108,6 @@ export interface TraceEntry {
   readonly limit: string | null;
   readonly note: string | null;
 }
-
-export const BLOCK_CODES = [
-  'BLOCKED_POLICY_INACTIVE',
-  'BLOCKED_POLICY_MISMATCH',
-  'BLOCKED_DEADLINE',
-  'BLOCKED_ASSET',
-  'BLOCKED_CATEGORY',
-  'BLOCKED_RECIPIENT',
-  'BLOCKED_AGENT',
-  'BLOCKED_VENDOR_RISK',
-  'BLOCKED_DUPLICATE',
-  'BLOCKED_COOLDOWN',
-  'BLOCKED_RATE',
-  'BLOCKED_HARD_CAP',
-  'BLOCKED_PER_CALL_CAP',
-  'BLOCKED_BUDGET',
-  'BLOCKED_FAIL_CLOSED',
-] as const;
-
-export const ESCALATE_CODES = [
-  'ESCALATED_VENDOR_RISK',
-  'ESCALATED_PER_CALL_CAP',
-  'ESCALATED_THRESHOLD',
-] as const;
-
-export type BlockCode = (typeof BLOCK_CODES)[number];
-export type EscalateCode = (typeof ESCALATE_CODES)[number];
-export type DecisionCode = 'APPROVED' | BlockCode | EscalateCode;
-export type Outcome = 'APPROVED' | 'BLOCKED' | 'ESCALATED';
 
 export interface EngineInfo {
   readonly version: string;
@@ -151,8 +134,8 @@ export interface RuleContext {
   readonly compiled: CompiledPolicy | null;
   readonly window: LedgerWindow;
   readonly nowMs: number;
-  /** `OWNER_APPROVED:<pollRef>` when an approval for this exact intentHash was given, else null. */
-  readonly approvalNote: string | null;
+  /** approvalNote(pollRef) when an approval for this exact intentHash was given, else null. */
+  readonly approvalNote: ApprovalNote | null;
   /** intent.amountAtomic as a decimal string, made once and shared by the money rules. */
   readonly amountText: string;
 }

@@ -1,10 +1,17 @@
 // The intent subgraph: bound spend intents, preflight decisions (storage, window, engine), the
 // read-side agent tools and the dashboard reads. Owns the `intent` Postgres schema.
 import { buildFederatedSchema, type SubgraphModule } from '../kit';
-import { attachDecisionThread, detachDecisionThread, startDecisionThread } from './decisionThread';
-import { DashboardResolver, PolicyIntentsResolver, PolicyWithIntents } from './dashboard';
-import { IntentMutationResolver, IntentToolResolver } from './mutations';
-import { intentReferenceResolvers, SpendIntentResolver } from './resolvers';
+// Loaded in this order on purpose: type-graphql registers fields as their modules load, and the
+// committed schema (schema/intent.graphql) lists them in that order.
+import { DashboardResolver, PolicyIntentsResolver, PolicyWithIntents } from './dashboard/resolvers';
+import {
+  attachDecisionThread,
+  detachDecisionThread,
+  startDecisionThread,
+} from './preflight/decisionThread';
+import { IntentMutationResolver } from './preflight/resolvers';
+import { IntentToolResolver } from './tools/resolvers';
+import { intentReferenceResolvers, SpendIntentResolver } from './intents/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',

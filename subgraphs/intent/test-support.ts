@@ -19,8 +19,9 @@ import type { SubgraphContext } from '../kit';
 import { accountId, assetId } from '../ledger';
 import { registerAsset } from '../ledger';
 import { createPolicy } from '../policy';
-import { recentApprovals, utcDay } from './preflight';
-import type { ReservationPosting } from './settlement';
+import { utcDay } from './day';
+import { recentApprovals } from './preflight/window';
+import type { ReservationPosting } from './reservations/settlement';
 
 export interface CreatedPolicy {
   policyId: string;

@@ -74,8 +74,8 @@ describe('no language model on a money path (from the import graph)', () => {
       expect.arrayContaining([
         'core/engine/evaluate.ts',
         'gateway/x402/paywall.ts',
-        'subgraphs/intent/preflight.ts',
-        'subgraphs/intent/settlement.ts',
+        'subgraphs/intent/preflight/dispatch.ts',
+        'subgraphs/intent/reservations/settlement.ts',
         'subgraphs/ledger/posting.ts',
       ]),
     );

@@ -1,0 +1,22 @@
+// Who may read a policy's dashboard lists (its intents and decisions): an admin every policy, an
+// owner only the policies they own (asked of the policy subgraph through its published
+// `policy.policy_owner`, since this subgraph never joins another's tables); anyone else is refused.
+import { AppError } from '../../../core/errors';
+import { requireActor, type SubgraphContext } from '../../kit';
+
+const POLICY_ID = /^[0-9]{1,78}$/;
+
+/** Admin: every policy; owner: their own; anyone else is refused. */
+export async function requirePolicyReader(ctx: SubgraphContext, policyId: string): Promise<void> {
+  const actor = requireActor(ctx, ['admin', 'owner']);
+  if (actor.kind === 'admin') return;
+  const owner = POLICY_ID.test(policyId)
+    ? (
+        await ctx.db.query<{ owner: string | null }>('SELECT policy.policy_owner($1) AS owner', [
+          policyId,
+        ])
+      ).rows[0]?.owner
+    : null;
+  if (owner?.toLowerCase() !== actor.address.toLowerCase())
+    throw new AppError('FORBIDDEN', 'Only the policy’s owner sees its intents and decisions.');
+}
