@@ -1,0 +1,18 @@
+// The ledger's custom SQLSTATEs (raised by the SQL in migrations/) mapped to the AppError codes
+// clients see, and the one function that turns a refusal PostgreSQL raised (also at COMMIT) into
+// its AppError. Any other error passes through unmapped, for the caller to rethrow.
+import type { AppError } from '../../core/errors';
+import { appErrorFromSql, type SqlStateMap } from '../kit';
+
+export const LEDGER_SQLSTATES: SqlStateMap = {
+  LG001: 'LEDGER_GROUP_UNBALANCED',
+  LG002: 'LEDGER_GROUP_INVALID',
+  LG003: 'LEDGER_GROUP_NOT_FOUND',
+  LG004: 'LEDGER_ALREADY_REVERSED',
+  LG005: 'LEDGER_IDEMPOTENCY_CONFLICT',
+};
+
+/** The AppError for a ledger refusal raised by PostgreSQL (also at COMMIT), or null for any other error. */
+export function ledgerErrorFrom(error: unknown): AppError | null {
+  return appErrorFromSql(error, LEDGER_SQLSTATES);
+}
