@@ -4,6 +4,11 @@
 import type { AppError } from '../../core/errors';
 import { appErrorFromSql, type SqlStateMap } from '../kit';
 
+/**
+ * LG006 (the append-only guards and the x402 payment record's triggers) is not here: docs/ledger.md
+ * names it a defect, not a refusal, and mapping it would change what bookings.ts throws (the test
+ * "refuses FAILED without proof" expects PostgreSQL's message); the decision is open on issue #16.
+ */
 export const LEDGER_SQLSTATES: SqlStateMap = {
   LG001: 'LEDGER_GROUP_UNBALANCED',
   LG002: 'LEDGER_GROUP_INVALID',
