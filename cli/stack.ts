@@ -3,6 +3,7 @@
 // It knows nothing about where config comes from; callers pass resolved values.
 import type { ApolloServer } from '@apollo/server';
 import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
 import type { Logger } from '../platform/log';
 import type { SubgraphName } from '../platform/db/migrate';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../gateway/server';
@@ -34,6 +35,8 @@ export interface RunningSubgraph {
 
 export interface SubgraphRoleDeps {
   readonly db: Pool;
+  /** The process's one TypeORM DataSource (subgraphs/registry.ts openSubgraphDataSource). */
+  readonly dataSource?: DataSource;
   readonly actorSecret: Buffer;
   readonly now?: () => Date;
   readonly log: Logger;
@@ -63,6 +66,7 @@ export async function startSubgraph(
   try {
     server = await createSubgraphServer(module, {
       db: deps.db,
+      dataSource: deps.dataSource,
       actorSecret: deps.actorSecret,
       now: deps.now,
       chains: deps.chains,
@@ -124,6 +128,7 @@ export function startGatewayRole(options: GatewayStackOptions): Promise<RunningG
 
 export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> {
   readonly db: Pool;
+  readonly dataSource?: DataSource;
   /** 'in-process': the gateway calls subgraphs without HTTP; 'http': each subgraph listens on its own port. */
   readonly transport: 'in-process' | 'http';
   /** First subgraph port for the 'http' transport; 0 picks free ports. */
@@ -177,6 +182,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
           : null;
       const deps: SubgraphRoleDeps = {
         db: options.db,
+        dataSource: options.dataSource,
         actorSecret: options.actorSecret,
         now: options.now,
         log: options.log,

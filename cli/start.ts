@@ -31,6 +31,7 @@ import { prepareRdap } from './rdap';
 import type { RdapClientOptions } from '../platform/rdap';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
 import { startEscalationWorker } from './worker';
+import { openSubgraphDataSource } from '../subgraphs/registry';
 
 export const ROLES = ['all', 'gateway', 'worker', ...SUBGRAPH_NAMES] as const;
 export type Role = (typeof ROLES)[number];
@@ -244,6 +245,8 @@ export async function start(
     }
     const pool: Pool = createPool(databaseUrl, { applicationName: `spend-control-${args.role}` });
     stoppers.push({ name: 'database pool', stop: () => pool.end() });
+    const dataSource = await openSubgraphDataSource(databaseUrl, `spend-control-${args.role}`);
+    stoppers.push({ name: 'TypeORM data source', stop: () => dataSource.destroy() });
     await checkServiceRole(pool, config.isProduction, out);
 
     let devnet: DevnetInfo | null = null;
@@ -355,6 +358,7 @@ export async function start(
       const stack = await startAllInOne({
         ...gatewayOptions,
         db: pool,
+        dataSource,
         databaseUrl,
         decisionThread: config.decisionThread,
         transport: args.transport,
@@ -400,6 +404,7 @@ export async function start(
         args.role,
         {
           db: pool,
+          dataSource,
           databaseUrl,
           decisionThread: config.decisionThread,
           actorSecret: internalActorSecret,

@@ -1,6 +1,8 @@
 // The five subgraph modules by name, in migration order, with the canonical port each one
 // listens on (deployments override URLs and ports from config). The one place that says which
-// subgraphs make up the supergraph.
+// subgraphs make up the supergraph, and so which entities the process's one DataSource maps.
+import type { DataSource } from 'typeorm';
+import { createDataSource } from '../platform/db/dataSource';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
 import { builderSubgraph } from './builder/subgraph';
 import { catalogSubgraph } from './catalog/subgraph';
@@ -38,4 +40,19 @@ export function subgraphModules(): SubgraphModule[] {
       throw new Error(`registry entry ${name} holds the ${module.name} module`);
     return module;
   });
+}
+
+/** How many connections the DataSource may hold: it serves only small reads (the catalog). */
+export const DATA_SOURCE_MAX_CONNECTIONS = 4;
+
+/**
+ * The process's one TypeORM DataSource over every subgraph's entities, connected. Created where the
+ * process opens its pool and destroyed when it stops; subgraphs receive it in their server deps.
+ */
+export function openSubgraphDataSource(url: string, applicationName: string): Promise<DataSource> {
+  const entities = subgraphModules().flatMap((module) => module.entities ?? []);
+  return createDataSource(url, entities, {
+    max: DATA_SOURCE_MAX_CONNECTIONS,
+    applicationName,
+  }).initialize();
 }

@@ -1,4 +1,5 @@
-// TypeORM DataSource over PostgreSQL for entity reads and writes. The schema belongs to the SQL
+// TypeORM DataSource over PostgreSQL for entity reads and writes: one per process, opened where the
+// process opens its pool (subgraphs/registry.ts names the entities). The schema belongs to the SQL
 // migrations (migrate.ts), so TypeORM never synchronises or migrates; pool limits match pool.ts.
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { POOL_DEFAULTS, type PoolOptions } from './pool';

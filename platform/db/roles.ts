@@ -2,15 +2,13 @@
 // as it), spend_control_service holds only the grants the running service needs and owns nothing,
 // so it can neither disable a guard trigger nor change session_replication_role. Both are NOLOGIN
 // groups; the logins that connect are their members. Creating them needs an admin (superuser).
-import type { ClientBase } from 'pg';
+import type { Db } from './handle';
 
 export const OWNER_ROLE = 'spend_control_owner';
 export const SERVICE_ROLE = 'spend_control_service';
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const PASSWORD = /^[0-9a-f]{32,128}$/;
-
-type Queryable = Pick<ClientBase, 'query'>;
 
 function roleName(name: string): string {
   if (!ROLE_NAME.test(name)) throw new Error(`invalid role name ${JSON.stringify(name)}`);
@@ -22,7 +20,7 @@ function roleName(name: string): string {
  * workers, replicas) may get here at once: the loser of a concurrent CREATE ROLE gets
  * unique_violation or duplicate_object, which means the role now exists.
  */
-export async function ensureGroupRoles(client: Queryable): Promise<void> {
+export async function ensureGroupRoles(client: Db): Promise<void> {
   for (const role of [OWNER_ROLE, SERVICE_ROLE]) {
     await client.query(`
       DO $$
@@ -39,7 +37,7 @@ export async function ensureGroupRoles(client: Queryable): Promise<void> {
 
 /** A login that is a member of `group` (OWNER_ROLE or SERVICE_ROLE), with this password. Idempotent. */
 export async function ensureLoginRole(
-  client: Queryable,
+  client: Db,
   name: string,
   password: string,
   group: string,
@@ -63,7 +61,7 @@ export async function ensureLoginRole(
   await client.query(`GRANT ${group} TO ${login}`);
 }
 
-export async function dropLoginRole(client: Queryable, name: string): Promise<void> {
+export async function dropLoginRole(client: Db, name: string): Promise<void> {
   await client.query(`DROP ROLE IF EXISTS ${roleName(name)}`);
 }
 
@@ -71,7 +69,7 @@ export async function dropLoginRole(client: Queryable, name: string): Promise<vo
  * Run by an admin in the service's database: the group roles exist, the owner may create schemas
  * (and public.schema_migrations) and the service may connect. Idempotent.
  */
-export async function prepareDatabaseRoles(client: Queryable): Promise<void> {
+export async function prepareDatabaseRoles(client: Db): Promise<void> {
   await ensureGroupRoles(client);
   const { rows } = await client.query<{ db: string }>('SELECT current_database() AS db');
   const db = `"${rows[0].db.replace(/"/g, '""')}"`;
@@ -85,7 +83,7 @@ export async function prepareDatabaseRoles(client: Queryable): Promise<void> {
  * Run by an admin: objects an earlier version created as another role (a superuser, before these
  * roles existed) pass to OWNER_ROLE, so that migrations can change them. Idempotent.
  */
-export async function adoptObjects(client: Queryable, schemas: readonly string[]): Promise<void> {
+export async function adoptObjects(client: Db, schemas: readonly string[]): Promise<void> {
   await client.query(adoptObjectsSql(schemas));
 }
 
@@ -140,7 +138,7 @@ function adoptObjectsSql(schemas: readonly string[]): string {
  * What makes a connection unfit to run the service: it could bypass the database's guards. Empty
  * when it is a plain member of SERVICE_ROLE (or anything equally powerless).
  */
-export async function serviceRoleProblems(client: Queryable): Promise<string[]> {
+export async function serviceRoleProblems(client: Db): Promise<string[]> {
   const { rows } = await client.query<{
     user: string;
     rolsuper: boolean;

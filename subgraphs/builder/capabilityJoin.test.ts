@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
+import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { projectRoot } from '../../platform/paths';
 import { composeSupergraph } from '../../cli/compose';
@@ -12,7 +13,7 @@ import {
   type SubgraphContext,
   type SubgraphHttpHandle,
 } from '../kit';
-import { SUBGRAPH_MODULES } from '../registry';
+import { openSubgraphDataSource, SUBGRAPH_MODULES } from '../registry';
 
 const SECRET = randomBytes(32);
 const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
@@ -20,6 +21,7 @@ const SILENT = { debug() {}, info() {}, warn() {}, error() {} };
 const UNUSED_URL = 'http://127.0.0.1:9/graphql';
 
 let db: TestDatabase;
+let dataSource: DataSource;
 const subgraphServers: Array<ApolloServer<SubgraphContext>> = [];
 const listeners: SubgraphHttpHandle[] = [];
 let gatewayServer: ApolloServer;
@@ -27,10 +29,12 @@ const subgraphRequests: string[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase({ subgraphs: ['catalog'] });
+  dataSource = await openSubgraphDataSource(db.url, 'capability-join-test');
   const urls: Record<string, string> = {};
   for (const name of ['catalog', 'builder'] as const) {
     const server = await createSubgraphServer(SUBGRAPH_MODULES[name], {
       db: db.pool,
+      dataSource,
       actorSecret: SECRET,
     });
     subgraphServers.push(server);
@@ -57,6 +61,7 @@ afterAll(async () => {
   await gatewayServer?.stop();
   for (const listener of listeners) await listener.stop();
   for (const server of subgraphServers) await server.stop();
+  await dataSource?.destroy();
   await db?.drop();
 });
 

@@ -1,3 +1,4 @@
-// The builder subgraph's public surface: none yet. Other layers reach the builder through GraphQL
-// (the gateway) only; the Apollo module itself is in subgraph.ts, which subgraphs/registry.ts loads.
+// The builder subgraph's public surface: empty, because no other layer calls builder code; clients
+// reach Capability.builderTools through the gateway's GraphQL. The Apollo module is subgraph.ts,
+// which subgraphs/registry.ts loads.
 export {};

@@ -1,5 +1,6 @@
-// The builder subgraph (launch pack). This issue: it extends the catalog's Capability entity with
-// builderTools. No tables yet; the builder routes themselves arrive in a later issue.
+// The builder subgraph (launch pack): extends the catalog's Capability entity with builderTools,
+// the builder routes that rely on it (tools.ts, a static table). It owns no tables and serves no
+// builder route itself; the launch pack's pure parts (names, ranking, SEO tips) are in core/builder.
 import { buildFederatedSchema, type SubgraphModule } from '../kit';
 import { builderReferenceResolvers, CapabilityBuilderToolsResolver } from './resolvers';
 import { CapabilityBuilderTools } from './schema';

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import { Client, type Notification } from 'pg';
+import type { DataSource } from 'typeorm';
 import { type Actor, signActor } from '../../platform/actor';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
+import { openSubgraphDataSource } from '../registry';
+import { readCatalog as readCatalogRows } from './reads';
 import { catalogSubgraph } from './subgraph';
 
 const SECRET = randomBytes(32);
@@ -12,12 +15,15 @@ const ADMIN: Actor = { kind: 'admin' };
 const OWNER: Actor = { kind: 'owner', address: `0x${'ab'.repeat(20)}` };
 
 let db: TestDatabase;
+let dataSource: DataSource;
 let server: ApolloServer<SubgraphContext>;
 
 beforeAll(async () => {
   db = await createTestDatabase({ subgraphs: ['catalog'] });
+  dataSource = await openSubgraphDataSource(db.url, 'catalog-test');
   server = await createSubgraphServer(catalogSubgraph, {
     db: db.pool,
+    dataSource,
     actorSecret: SECRET,
     now: () => NOW,
   });
@@ -25,6 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  await dataSource?.destroy();
   await db?.drop();
 });
 
@@ -519,5 +526,40 @@ describe('catalog_changed notifications', () => {
       maturity: 'experimental',
       changedAt: '2026-11-22T10:00:00.000Z',
     });
+  });
+});
+
+describe('the catalog read through TypeORM', () => {
+  it('gives what one SQL statement gives: ids in byte order (COLLATE "C") and timestamps to the millisecond', async () => {
+    const { rows: before } = await db.adminPool.query<{ updated_at: Date }>(
+      "SELECT updated_at FROM catalog.capabilities WHERE id = 'shop.*'",
+    );
+    await db.adminPool.query(
+      "UPDATE catalog.capabilities SET updated_at = '2026-11-22T10:00:00.123999Z' WHERE id = 'shop.*'",
+    );
+    try {
+      const rows = await readCatalogRows(dataSource);
+      const providers = await db.pool.query<{ id: string; updated_at: Date }>(
+        'SELECT id, updated_at FROM catalog.providers ORDER BY id COLLATE "C"',
+      );
+      const capabilities = await db.pool.query<{ id: string; updated_at: Date }>(
+        'SELECT id, updated_at FROM catalog.capabilities ORDER BY id COLLATE "C"',
+      );
+      expect(rows.providers.map((p) => [p.id, p.updatedAt])).toEqual(
+        providers.rows.map((row) => [row.id, row.updated_at]),
+      );
+      expect(rows.capabilities.map((c) => [c.id, c.updatedAt])).toEqual(
+        capabilities.rows.map((row) => [row.id, row.updated_at]),
+      );
+      expect(rows.capabilities.find((c) => c.id === 'shop.*')?.updatedAt.toISOString()).toBe(
+        '2026-11-22T10:00:00.123Z',
+      );
+      expect(rows.gatedRails.map((r) => r.rail)).toEqual(['solana', 'tempo']);
+    } finally {
+      await db.adminPool.query(
+        "UPDATE catalog.capabilities SET updated_at = $1 WHERE id = 'shop.*'",
+        [before[0].updated_at],
+      );
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Entity reference resolvers: how the gateway fetches a Provider or Capability by id when
 // another subgraph's field returns one. Unknown ids resolve to null, as the queries do.
 import type { ReferenceResolvers } from '../kit';
-import { catalogFor } from './view';
+import { catalogFor } from './views';
 
 export const catalogReferenceResolvers: ReferenceResolvers = {
   Provider: {

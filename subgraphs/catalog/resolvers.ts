@@ -6,14 +6,14 @@ import { AppError } from '../../core/errors';
 import { describeActor, requireAdmin, type SubgraphContext } from '../kit';
 import { MATURITY, type MaturityLevel } from './maturity';
 import { Capability, Catalog, Provider } from './schema';
-import { MAX_REASON_LENGTH, type MaturitySubject, setMaturity } from './store';
 import {
   type CapabilityView,
   type CatalogView,
   catalogFor,
   type ProviderView,
   refreshCatalog,
-} from './view';
+} from './views';
+import { MAX_REASON_LENGTH, type MaturitySubject, setMaturity } from './writes';
 
 function validReason(reason: string): string {
   const trimmed = reason.trim();

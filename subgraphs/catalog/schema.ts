@@ -1,6 +1,9 @@
-// The catalog's GraphQL types as type-graphql classes: Provider and Capability are federation
-// entities keyed by id (other subgraphs extend Capability); Catalog is the whole live catalog
-// with the execution object. Values come from view.ts; these classes only declare the shape.
+// The catalog's GraphQL types as type-graphql classes. Provider, Capability and GatedRail are also
+// the TypeORM entities of their tables (one class per thing: its columns are read through the
+// process's DataSource, reads.ts); fields derived per request (standing, links) are no columns and
+// come from views.ts. Provider and Capability are federation entities keyed by id (other subgraphs
+// extend Capability); Catalog is the whole live catalog with the execution object.
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { Directive, Field, ID, ObjectType, registerEnumType } from 'type-graphql';
 import { MATURITY, type MaturityLevel } from './maturity';
 
@@ -12,19 +15,24 @@ registerEnumType(MATURITY, {
 
 @Directive('@key(fields: "id")')
 @ObjectType({ description: 'A maker of capabilities; its id contains the maker’s name.' })
+@Entity({ schema: 'catalog', name: 'providers' })
 export class Provider {
   @Field(() => ID)
+  @PrimaryColumn({ type: 'text' })
   id!: string;
 
   @Field()
+  @Column({ type: 'text' })
   name!: string;
 
   @Field({ description: 'What the provider sells: domains, travel, email, shopping, gifts.' })
+  @Column({ type: 'text' })
   kind!: string;
 
   @Field(() => MATURITY, {
     description: 'The provider’s own maturity; promoting it promotes no capability.',
   })
+  @Column({ type: 'text' })
   maturity!: MaturityLevel;
 
   @Field(() => [Capability])
@@ -34,6 +42,7 @@ export class Provider {
   executableToday!: boolean;
 
   @Field()
+  @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt!: Date;
 }
 
@@ -42,14 +51,21 @@ export class Provider {
   description:
     'Something a provider can do, e.g. domains.check. An id ending in ".*" covers every capability under that prefix.',
 })
+@Entity({ schema: 'catalog', name: 'capabilities' })
 export class Capability {
   @Field(() => ID)
+  @PrimaryColumn({ type: 'text' })
   id!: string;
+
+  /** The column behind `provider`; GraphQL serves the provider itself. */
+  @Column({ name: 'provider_id', type: 'text' })
+  providerId!: string;
 
   @Field(() => Provider)
   provider!: Provider;
 
   @Field(() => MATURITY, { description: 'The capability’s own maturity.' })
+  @Column({ type: 'text' })
   maturity!: MaturityLevel;
 
   @Field(() => MATURITY, {
@@ -58,12 +74,14 @@ export class Capability {
   effectiveMaturity!: MaturityLevel;
 
   @Field({ description: 'Whether executing it pays a merchant.' })
+  @Column({ name: 'moves_money', type: 'boolean' })
   movesMoney!: boolean;
 
   @Field(() => String, {
     nullable: true,
     description: 'The named refusal of a gated capability; null when not gated.',
   })
+  @Column({ name: 'gate_code', type: 'text', nullable: true })
   gateCode!: string | null;
 
   @Field(() => String, {
@@ -79,19 +97,26 @@ export class Capability {
   executable!: boolean;
 
   @Field()
+  @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt!: Date;
 }
 
 @ObjectType({
   description: 'A settlement rail that exists but refuses to settle, with its named refusal.',
 })
+@Entity({ schema: 'catalog', name: 'gated_rails' })
 export class GatedRail {
   @Field()
+  @PrimaryColumn({ type: 'text' })
   rail!: string;
 
   @Field()
+  @Column({ name: 'refusal_code', type: 'text' })
   refusalCode!: string;
 }
+
+/** The catalog's TypeORM entities, for the process's one DataSource (subgraphs/registry.ts). */
+export const CATALOG_ENTITIES = [Provider, Capability, GatedRail];
 
 @ObjectType()
 export class CatalogExecution {

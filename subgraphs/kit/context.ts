@@ -4,6 +4,7 @@
 import { isCorrelationId, newCorrelationId } from '../../core/canon/ids';
 import { GraphQLError } from 'graphql';
 import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
 import { AppError } from '../../core/errors';
 import { ActorSignatureError, verifyClaims } from '../../platform/actor';
 import { systemClock } from '../../platform/clock';
@@ -17,6 +18,8 @@ export const MIN_ACTOR_SECRET_BYTES = 32;
 
 export interface SubgraphServerDeps {
   readonly db: Pool;
+  /** The process's one TypeORM DataSource (initialised; its owner destroys it); needed by subgraphs with entities. */
+  readonly dataSource?: DataSource;
   readonly actorSecret: Buffer;
   /** The one clock; tests inject a fixed one. */
   readonly now?: () => Date;
@@ -83,6 +86,7 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
       actor,
       paidRoute,
       db: deps.db,
+      dataSource: deps.dataSource,
       now,
       correlationId,
       chains: deps.chains,

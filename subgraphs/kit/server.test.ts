@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
+import type { DataSource } from 'typeorm';
 import { Ctx, Field, ObjectType, Query, Resolver } from 'type-graphql';
 import { AppError } from '../../core/errors';
 import { ACTOR_HEADER, type Actor, signActor } from '../../platform/actor';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { settingsOf } from './context';
+import { createContextFactory, settingsOf } from './context';
 import { buildFederatedSchema } from './federation';
 import {
   CORRELATION_HEADER,
@@ -328,6 +329,15 @@ test('deployment settings and chains reach the resolvers; a server without them 
   } finally {
     await configured.stop();
   }
+});
+
+test('the process’s DataSource, when the deps carry one, reaches every request’s context', async () => {
+  const dataSource = { isInitialized: true } as unknown as DataSource;
+  const header = signActor({ kind: 'admin' }, SECRET);
+  const withOne = createContextFactory({ db: db.pool, actorSecret: SECRET, dataSource });
+  const without = createContextFactory({ db: db.pool, actorSecret: SECRET });
+  expect(withOne({ actorHeader: header }).dataSource).toBe(dataSource);
+  expect(without({ actorHeader: header }).dataSource).toBeUndefined();
 });
 
 test('the subgraph serves _service.sdl, which the gateway and composition read', async () => {

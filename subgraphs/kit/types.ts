@@ -3,6 +3,7 @@
 // database nor config, so composition runs offline.
 import type { GraphQLSchema } from 'graphql';
 import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
 import type { Actor } from '../../platform/actor';
 import type { SubgraphName } from '../../platform/db/migrate';
 
@@ -14,7 +15,12 @@ export interface SubgraphModule {
   buildSchema(): Promise<GraphQLSchema>;
   /** What the subgraph runs beside its server while it serves (started before it, stopped after it). */
   startBeside?(deps: SubgraphBesideDeps): SubgraphBeside;
+  /** Its TypeORM entity classes, for the process's one DataSource; absent: it reads only through SQL. */
+  readonly entities?: readonly EntityClass[];
 }
+
+/** A TypeORM entity class (decorated with `@Entity`). */
+export type EntityClass = new () => object;
 
 /** What a subgraph's background parts are given. */
 export interface SubgraphBesideDeps {
@@ -53,12 +59,14 @@ export interface SubgraphSettings {
   readonly consumerAuthRequired: boolean;
 }
 
-/** What a resolver may rely on: the verified actor, the pool, the injected clock, the correlation id. */
+/** What a resolver may rely on: the verified actor, the pool (and DataSource), the injected clock, the correlation id. */
 export interface SubgraphContext {
   readonly actor: Actor;
   /** The priced REST route this call was paid on (a gateway-signed claim); null or absent: not a paid call. */
   readonly paidRoute?: string | null;
   readonly db: Pool;
+  /** The process's one TypeORM DataSource, for tables read and written without locks or money. */
+  readonly dataSource?: DataSource;
   now(): Date;
   readonly correlationId: string;
   /** The chains this process may read; absent: no chain configured. */

@@ -1,21 +1,27 @@
 // The ledger's public surface for other subgraphs, the gateway, the CLI, benches and tests: the
 // wrappers of its SQL functions (the only cross-schema way to move money) and the account names.
-export { accountId, assetId, FEE_RECEIVER_REF } from './accounts';
-export { ledgerErrorFrom, MAX_GROUPS_PER_BATCH, postFunding, registerAsset } from './posting';
+// No type-graphql class is loaded from here (the decision thread imports it without them).
+export { accountId, assetId, FEE_RECEIVER_REF } from './accounts/names';
+export { postFunding } from './posting/groupKinds';
+export { MAX_GROUPS_PER_BATCH, registerAsset } from './posting/writes';
+export { ledgerErrorFrom } from './sql';
+export { getPayment, listUnresolved } from './servicePayments/reads';
+export {
+  type FailureEvidence,
+  type PaymentClaim,
+  type ServicePayment,
+} from './servicePayments/record';
 export {
   claimPayment,
-  type FailureEvidence,
-  getPayment,
-  listUnresolved,
-  type PaymentClaim,
   recordAnswer,
+  releaseClaim,
+  releaseLease,
+  takeLapsedLease,
+} from './servicePayments/writes';
+export {
   recordConfirmed,
   recordFailed,
   recordPending,
   recordSettled,
-  releaseClaim,
-  releaseLease,
-  type ServicePayment,
-  takeLapsedLease,
-} from './servicePayments';
-export { readOnchainFloat } from './treasury';
+} from './servicePayments/bookings';
+export { readOnchainFloat } from './treasury/snapshots';

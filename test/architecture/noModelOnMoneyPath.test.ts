@@ -76,7 +76,7 @@ describe('no language model on a money path (from the import graph)', () => {
         'gateway/x402/paywall.ts',
         'subgraphs/intent/preflight/dispatch.ts',
         'subgraphs/intent/reservations/settlement.ts',
-        'subgraphs/ledger/posting.ts',
+        'subgraphs/ledger/posting/writes.ts',
       ]),
     );
     expect(graph.unfollowed).toEqual([]);

@@ -1,9 +1,11 @@
 // End-to-end tests start the real service in-process: a fresh database on the test server, every
 // subgraph, and the gateway on a free loopback port — the same assembly `spend-control start` runs.
 import { createHash, randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { silentLogger } from '../../platform/log';
 import { startAllInOne, type AllInOneOptions, type RunningStack } from '../../cli/stack';
+import { openSubgraphDataSource } from '../../subgraphs/registry';
 import type { RestServiceInfo } from '../../gateway/rest/types';
 import type { SubgraphChains } from '../../subgraphs/kit';
 import type { DevnetChains } from '../../devnet/chains';
@@ -88,11 +90,14 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   const paid = options.x402;
   const funding = paid?.devnet.info.chains.funding;
   const settleTimeoutMs = paid?.settleTimeoutMs ?? 10_000;
+  let dataSource: DataSource | null = null;
   try {
+    dataSource = await openSubgraphDataSource(db.url, 'spend-control-test');
     const stack = await startAllInOne({
       host: '127.0.0.1',
       port: 0,
       db: db.pool,
+      dataSource,
       databaseUrl: db.url,
       decisionThread: options.decisionThread ?? false,
       transport: options.transport ?? 'in-process',
@@ -158,10 +163,12 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       stack,
       async stop() {
         await stack.stop();
+        await dataSource?.destroy();
         await db.drop();
       },
     };
   } catch (error) {
+    await dataSource?.destroy();
     await db.drop();
     throw error;
   }

@@ -4,21 +4,16 @@
 // tables run as the server's superuser (db.adminPool): the service role may not make them at all.
 import { randomBytes } from 'node:crypto';
 import { Client, type PoolClient } from 'pg';
-import { AppError } from '../../core/errors';
-import { withTransaction } from '../../platform/db/transaction';
-import { serverUrl, type TestDatabase, withDatabase } from '../../platform/db/testDb';
-import { ACCOUNT_KINDS, accountId, GROUP_KINDS, treasuryAccount } from './accounts';
-import {
-  accountBalance,
-  ledgerErrorFrom,
-  postCrossRailRecognition,
-  postFunding,
-  postGroup,
-  postSettlement,
-  postTreasuryTransfer,
-  reverseGroup,
-} from './posting';
-import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from './testRails';
+import { AppError } from '../../../core/errors';
+import { withTransaction } from '../../../platform/db/transaction';
+import { serverUrl, type TestDatabase, withDatabase } from '../../../platform/db/testDb';
+import { ACCOUNT_KINDS, accountId, GROUP_KINDS, treasuryAccount } from '../accounts/names';
+import { accountBalance } from '../accounts/reads';
+import { postFunding, postSettlement } from './groupKinds';
+import { postCrossRailRecognition } from './recognition';
+import { postGroup, postTreasuryTransfer, reverseGroup } from './writes';
+import { ledgerErrorFrom } from '../sql';
+import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from '../test-support';
 
 let db: TestDatabase;
 const intruder = `ledger_intruder_${randomBytes(4).toString('hex')}`;

@@ -1,9 +1,9 @@
 // Who sees which money. Admins see everything; an owner sees the groups and entries of the
 // policies they own (asked of the policy subgraph through its published policy.policy_owner);
 // a consumer session sees its one policy; anonymous callers see nothing (AUTH_REQUIRED).
-import { AppError } from '../../core/errors';
-import { requireActor, type SubgraphContext } from '../kit';
-import type { LedgerScope } from './reads';
+import { AppError } from '../../../core/errors';
+import { requireActor, type SubgraphContext } from '../../kit';
+import type { LedgerScope } from './views';
 
 const ALL: LedgerScope = Object.freeze({ all: true });
 const scopes = new WeakMap<SubgraphContext, Promise<LedgerScope>>();

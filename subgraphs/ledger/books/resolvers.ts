@@ -1,6 +1,7 @@
 // The ledger subgraph's queries, mutations and entity fields. Every resolver decides access
 // first: lists and lookups through the actor's scope (access.ts), accounts, the trial balance,
-// treasury drift and the operator mutations for admins only. Reads go through reads.ts.
+// treasury drift and the operator mutations for admins only. Reads go through reads.ts and
+// balances.ts, operator mutations through operator/writes.ts.
 import {
   Arg,
   Args,
@@ -15,28 +16,27 @@ import {
   Resolver,
   Root,
 } from 'type-graphql';
-import { describeActor, requireAdmin, type ReferenceResolvers, type SubgraphContext } from '../kit';
-import type { AccountKind, GroupKind } from './accounts';
-import { scopeFor, scopeForPolicy } from './access';
-import { recordTreasuryTransfer, reverseLedgerGroup } from './operator';
 import {
-  type AccountView,
-  entriesOfGroups,
-  type EntryView,
-  groupById,
-  groupReversing,
-  type GroupView,
-  latestTreasuryDrift,
-  type LedgerFilterInput,
-  type LedgerScope,
-  listAccounts,
-  listEntries,
-  listGroups,
-  type Page,
-  type TreasuryDriftView,
-  trialBalance,
-  type TrialBalanceView,
-} from './reads';
+  describeActor,
+  requireAdmin,
+  type ReferenceResolvers,
+  type SubgraphContext,
+} from '../../kit';
+import type { AccountKind, GroupKind } from '../accounts/names';
+import { scopeFor, scopeForPolicy } from './access';
+import { recordTreasuryTransfer, reverseLedgerGroup } from '../operator/writes';
+import { latestTreasuryDrift, listAccounts, trialBalance } from './balances';
+import { entriesOfGroups, groupById, groupReversing, listEntries, listGroups } from './reads';
+import type {
+  AccountView,
+  EntryView,
+  GroupView,
+  LedgerFilterInput,
+  LedgerScope,
+  Page,
+  TreasuryDriftView,
+  TrialBalanceView,
+} from './views';
 import {
   LedgerAccount,
   LedgerAccountConnection,

@@ -2,16 +2,22 @@
 // three assets on two rails, with retries and reversals mixed in), every asset's trial balance
 // is zero and every account's balance equals the sum of its entries, as an in-memory model says.
 import fc from 'fast-check';
-import type { TestDatabase } from '../../platform/db/testDb';
-import { ACCOUNT_KINDS, accountId, assetId, GROUP_KINDS } from './accounts';
+import type { TestDatabase } from '../../../platform/db/testDb';
+import { ACCOUNT_KINDS, accountId, assetId, GROUP_KINDS } from '../accounts/names';
 import {
   postGroup,
   registerAsset,
   reverseGroup,
   type LedgerEntryInput,
   type PostGroupInput,
-} from './posting';
-import { createLedgerTestDatabase, FUNDING_CHAIN, registerRails, USDC, USDT0 } from './testRails';
+} from './writes';
+import {
+  createLedgerTestDatabase,
+  FUNDING_CHAIN,
+  registerRails,
+  USDC,
+  USDT0,
+} from '../test-support';
 
 const USDC_ON_FUNDING_RAIL = assetId(FUNDING_CHAIN, '0x00000000000000000000000000000000000c0c0c');
 const ASSETS = [USDT0, USDC, USDC_ON_FUNDING_RAIL] as const;

@@ -1,7 +1,7 @@
 // The ledger's vocabulary: account and group kinds, and the identifiers built from them
 // (asset `chain|token`, account `KIND:chain|token:ref`). Pure functions; the database enforces
 // the same shapes, these only let callers build them without string surgery.
-import { AppError } from '../../core/errors';
+import { AppError } from '../../../core/errors';
 
 export const ACCOUNT_KINDS = [
   'TREASURY',

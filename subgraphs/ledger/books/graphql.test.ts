@@ -3,18 +3,19 @@
 // cursors stay stable while groups are added; operator mutations are admin-only and audited.
 import { randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
-import { ACTOR_HEADER, type Actor, signActor } from '../../platform/actor';
-import type { TestDatabase } from '../../platform/db/testDb';
+import { ACTOR_HEADER, type Actor, signActor } from '../../../platform/actor';
+import type { TestDatabase } from '../../../platform/db/testDb';
 import {
   createSubgraphServer,
   startSubgraphHttp,
   type SubgraphContext,
   type SubgraphHttpHandle,
-} from '../kit';
-import { accountId, treasuryAccount } from './accounts';
-import { ledgerSubgraph } from './subgraph';
-import { postFunding, postGroup, postServiceFee, postTreasuryTransfer } from './posting';
-import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from './testRails';
+} from '../../kit';
+import { accountId, treasuryAccount } from '../accounts/names';
+import { ledgerSubgraph } from '../subgraph';
+import { postFunding, postServiceFee } from '../posting/groupKinds';
+import { postGroup, postTreasuryTransfer } from '../posting/writes';
+import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from '../test-support';
 
 const SECRET = randomBytes(32);
 const ALICE = `0x${'a1'.repeat(20)}`;

@@ -2,14 +2,11 @@
 // replenishment as a TREASURY_TRANSFER pair, reverse a group with a reason. Each is audited in
 // ledger.operator_actions: in the same transaction when it succeeds, in its own when it fails.
 import type { Pool, PoolClient } from 'pg';
-import { AppError } from '../../core/errors';
-import { withTransaction } from '../../platform/db/transaction';
-import {
-  ledgerErrorFrom,
-  postTreasuryTransfer,
-  reverseGroup,
-  type TreasuryTransferGroups,
-} from './posting';
+import { AppError } from '../../../core/errors';
+import type { Db } from '../../../platform/db';
+import { withTransaction } from '../../../platform/db/transaction';
+import { postTreasuryTransfer, reverseGroup, type TreasuryTransferGroups } from '../posting/writes';
+import { ledgerErrorFrom } from '../sql';
 
 export type OperatorAction = 'TREASURY_TRANSFER' | 'REVERSE_GROUP';
 
@@ -32,7 +29,7 @@ export function parseAmountAtomic(field: string, value: string): bigint {
 }
 
 async function insertAudit(
-  db: Pool | PoolClient,
+  db: Db,
   audit: AuditContext,
   action: OperatorAction,
   payload: unknown,

@@ -2,23 +2,15 @@
 // arrive at once, the ledger groups each money state books (and SUSPENSE netting to zero), and the
 // rules the database refuses to break even for direct SQL.
 import { randomBytes } from 'node:crypto';
-import type { TestDatabase } from '../../platform/db/testDb';
-import { accountId, FEE_RECEIVER_REF, FLOAT_REF } from './accounts';
-import { accountBalance, postGroup } from './posting';
-import {
-  type PaymentClaim,
-  claimPayment,
-  feeStreamOf,
-  listUnresolved,
-  recordAnswer,
-  recordConfirmed,
-  recordFailed,
-  recordPending,
-  recordSettled,
-  releaseClaim,
-  takeLapsedLease,
-} from './servicePayments';
-import { createLedgerTestDatabase, registerRails, USDT0 } from './testRails';
+import type { TestDatabase } from '../../../platform/db/testDb';
+import { accountId, FEE_RECEIVER_REF, FLOAT_REF } from '../accounts/names';
+import { accountBalance } from '../accounts/reads';
+import { postGroup } from '../posting/writes';
+import { recordConfirmed, recordFailed, recordPending, recordSettled } from './bookings';
+import { listUnresolved } from './reads';
+import { type PaymentClaim, feeStreamOf } from './record';
+import { claimPayment, recordAnswer, releaseClaim, takeLapsedLease } from './writes';
+import { createLedgerTestDatabase, registerRails, USDT0 } from '../test-support';
 
 let db: TestDatabase;
 const TOKEN = USDT0.split('|')[1];

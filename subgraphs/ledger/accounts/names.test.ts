@@ -1,6 +1,6 @@
 // Identifier shapes: assets are chain|token with one spelling per EVM token, accounts are
 // KIND:chain|token:ref and parse back into exactly their parts.
-import { AppError } from '../../core/errors';
+import { AppError } from '../../../core/errors';
 import {
   accountId,
   assetId,
@@ -8,7 +8,7 @@ import {
   parseAssetId,
   railRef,
   treasuryAccount,
-} from './accounts';
+} from './names';
 
 const USDT0 = assetId('eip155:196', '0x779DED0C9E1022225F8E0630B35A9B54BE713736');
 

@@ -2,7 +2,7 @@
 // atomic units (+ debit, - credit). Policy and SpendIntent are other subgraphs' entities, known
 // here only by their keys, so a dashboard reads an intent with its money in one query.
 import { Directive, Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { ACCOUNT_KINDS, type AccountKind, GROUP_KINDS, type GroupKind } from './accounts';
+import { ACCOUNT_KINDS, type AccountKind, GROUP_KINDS, type GroupKind } from '../accounts/names';
 
 export const LedgerAccountKindEnum = Object.fromEntries(
   ACCOUNT_KINDS.map((kind) => [kind, kind]),

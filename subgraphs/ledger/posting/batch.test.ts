@@ -3,19 +3,14 @@
 // message, all or nothing, idempotent per key, checked again at COMMIT, and safe under concurrency.
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { AppError } from '../../core/errors';
-import { withTransaction } from '../../platform/db/transaction';
-import type { TestDatabase } from '../../platform/db/testDb';
-import { accountId, treasuryAccount } from './accounts';
-import {
-  accountBalance,
-  ledgerErrorFrom,
-  MAX_GROUPS_PER_BATCH,
-  postGroup,
-  postGroups,
-  type PostGroupInput,
-} from './posting';
-import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from './testRails';
+import { AppError } from '../../../core/errors';
+import { withTransaction } from '../../../platform/db/transaction';
+import type { TestDatabase } from '../../../platform/db/testDb';
+import { accountId, treasuryAccount } from '../accounts/names';
+import { accountBalance } from '../accounts/reads';
+import { MAX_GROUPS_PER_BATCH, postGroup, postGroups, type PostGroupInput } from './writes';
+import { ledgerErrorFrom } from '../sql';
+import { createLedgerTestDatabase, intentId, registerRails, USDC, USDT0 } from '../test-support';
 
 let db: TestDatabase;
 

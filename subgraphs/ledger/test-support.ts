@@ -2,8 +2,8 @@
 // token addresses, registered in a fresh test database. Not imported by production code.
 import type { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { assetId } from './accounts';
-import { registerAsset } from './posting';
+import { assetId } from './accounts/names';
+import { registerAsset } from './posting/writes';
 
 export const FUNDING_CHAIN = 'eip155:196';
 export const SETTLEMENT_CHAIN = 'eip155:8453';

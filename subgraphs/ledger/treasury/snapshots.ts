@@ -1,12 +1,16 @@
 // Treasury drift: reads each rail's on-chain float (ERC-20 balanceOf of the treasury address at
 // one block) and records it next to the ledger's TREASURY balance of that asset. It reports the
 // difference and never corrects it: a drift is a question for an operator, not a posting.
-import type { Pool } from 'pg';
 import { type Address, erc20Abi, getAddress } from 'viem';
-import { type ClientOptions, caip2Of, createChainPublicClient } from '../../platform/chain/clients';
-import { ChainIdMismatchError } from '../../platform/chain/errors';
-import { assetId } from './accounts';
-import { ledgerErrorFrom } from './posting';
+import {
+  type ClientOptions,
+  caip2Of,
+  createChainPublicClient,
+} from '../../../platform/chain/clients';
+import { ChainIdMismatchError } from '../../../platform/chain/errors';
+import type { Db } from '../../../platform/db';
+import { assetId } from '../accounts/names';
+import { ledgerErrorFrom } from '../sql';
 
 export interface TreasuryRail {
   readonly rpcUrl: string;
@@ -60,7 +64,7 @@ export async function readOnchainFloat(
 
 /** Reads the rail's float and stores it with the ledger's TREASURY balance of the same asset. */
 export async function recordTreasurySnapshot(
-  pool: Pool,
+  pool: Db,
   rail: TreasuryRail,
   options: ClientOptions = {},
 ): Promise<TreasurySnapshot> {
@@ -96,7 +100,7 @@ export async function recordTreasurySnapshot(
 
 /** One snapshot per rail, read in parallel; any rail that fails fails the whole call. */
 export function recordTreasurySnapshots(
-  pool: Pool,
+  pool: Db,
   rails: readonly TreasuryRail[],
   options: ClientOptions = {},
 ): Promise<TreasurySnapshot[]> {

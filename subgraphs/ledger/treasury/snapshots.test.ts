@@ -4,26 +4,27 @@
 import { randomBytes } from 'node:crypto';
 import type { ApolloServer } from '@apollo/server';
 import { type Address, erc20Abi } from 'viem';
-import { eip3009TokenAbi, eip3009TokenBytecode } from '../../contracts/artifacts/abis';
-import { signActor } from '../../platform/actor';
-import { type AnvilNode, startAnvil } from '../../platform/chain/anvil';
+import { eip3009TokenAbi, eip3009TokenBytecode } from '../../../contracts/artifacts/abis';
+import { signActor } from '../../../platform/actor';
+import { type AnvilNode, startAnvil } from '../../../platform/chain/anvil';
 import {
   type ChainPublicClient,
   type ChainWalletClient,
   createAnvilTestClient,
   createChainPublicClient,
   createChainWalletClient,
-} from '../../platform/chain/clients';
-import { deployArtifact } from '../../platform/chain/deploy';
-import { generateKeyStore } from '../../platform/chain/keys';
-import { mintToken } from '../../platform/chain/tokens';
-import type { TestDatabase } from '../../platform/db/testDb';
-import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../kit';
-import { assetId } from './accounts';
-import { ledgerSubgraph } from './subgraph';
-import { postFunding, postServiceFee, postTreasuryTransfer, registerAsset } from './posting';
-import { createLedgerTestDatabase, intentId } from './testRails';
-import { type TreasuryRail, recordTreasurySnapshot, recordTreasurySnapshots } from './treasury';
+} from '../../../platform/chain/clients';
+import { deployArtifact } from '../../../platform/chain/deploy';
+import { generateKeyStore } from '../../../platform/chain/keys';
+import { mintToken } from '../../../platform/chain/tokens';
+import type { TestDatabase } from '../../../platform/db/testDb';
+import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../../kit';
+import { assetId } from '../accounts/names';
+import { ledgerSubgraph } from '../subgraph';
+import { postFunding, postServiceFee } from '../posting/groupKinds';
+import { postTreasuryTransfer, registerAsset } from '../posting/writes';
+import { createLedgerTestDatabase, intentId } from '../test-support';
+import { type TreasuryRail, recordTreasurySnapshot, recordTreasurySnapshots } from './snapshots';
 
 interface Rail {
   node: AnvilNode;

@@ -1,0 +1,173 @@
+// Reads of groups and entries for dashboards and analysts: filtered by account, kind, intent,
+// policy, asset and time, newest first, each list a page (paging.ts), each lookup within the
+// actor's scope. Balances, the trial balance and treasury drift are in balances.ts.
+import type { Db } from '../../../platform/db';
+import type { GroupKind, AccountKind } from '../accounts/names';
+import {
+  ASSET_COLUMNS,
+  type AssetColumns,
+  assetOf,
+  Conditions,
+  decodeCursor,
+  filtered,
+  pageOf,
+  pageSize,
+  scoped,
+  SEQ_CURSOR,
+} from './paging';
+import type {
+  EntryView,
+  GroupView,
+  LedgerFilterInput,
+  LedgerScope,
+  Page,
+  PageRequest,
+} from './views';
+
+interface GroupRow extends AssetColumns {
+  seq: string;
+  group_id: string;
+  kind: GroupKind;
+  intent_ref: string | null;
+  policy_id: string | null;
+  reverses: string | null;
+  memo: string | null;
+  idempotency_key: string;
+  created_at: Date;
+}
+
+const GROUP_SELECT = `SELECT g.seq::text AS seq, g.group_id, g.kind::text AS kind, g.intent_ref, g.policy_id, g.reverses, g.memo,
+         g.idempotency_key, g.created_at, ${ASSET_COLUMNS}
+    FROM ledger.groups g JOIN ledger.assets s ON s.asset_id = g.asset`;
+
+function groupOf(row: GroupRow): GroupView {
+  return {
+    id: row.group_id,
+    kind: row.kind,
+    asset: assetOf(row),
+    intentRef: row.intent_ref,
+    policyId: row.policy_id,
+    reverses: row.reverses,
+    memo: row.memo,
+    idempotencyKey: row.idempotency_key,
+    createdAt: row.created_at,
+  };
+}
+
+export async function listGroups(
+  db: Db,
+  scope: LedgerScope,
+  filter: LedgerFilterInput,
+  page: PageRequest,
+): Promise<Page<GroupView>> {
+  const size = pageSize(page.first);
+  const conditions = new Conditions();
+  scoped(conditions, scope);
+  filtered(conditions, filter, 'group');
+  if (page.after != null)
+    conditions.add((p) => `g.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
+  conditions.values.push(size + 1);
+  const result = await db.query<GroupRow>(
+    `${GROUP_SELECT} ${conditions.where()} ORDER BY g.seq DESC LIMIT $${conditions.values.length}`,
+    conditions.values,
+  );
+  return pageOf(result.rows, size, groupOf);
+}
+
+/** One group, or null when it does not exist or lies outside the scope. */
+export async function groupById(
+  db: Db,
+  scope: LedgerScope,
+  groupId: string,
+): Promise<GroupView | null> {
+  const conditions = new Conditions();
+  conditions.add((p) => `g.group_id = ${p}`, groupId);
+  scoped(conditions, scope);
+  const result = await db.query<GroupRow>(
+    `${GROUP_SELECT} ${conditions.where()}`,
+    conditions.values,
+  );
+  return result.rows.length === 0 ? null : groupOf(result.rows[0]);
+}
+
+export async function groupReversing(
+  db: Db,
+  scope: LedgerScope,
+  groupId: string,
+): Promise<GroupView | null> {
+  const conditions = new Conditions();
+  conditions.add((p) => `g.reverses = ${p}`, groupId);
+  scoped(conditions, scope);
+  const result = await db.query<GroupRow>(
+    `${GROUP_SELECT} ${conditions.where()}`,
+    conditions.values,
+  );
+  return result.rows.length === 0 ? null : groupOf(result.rows[0]);
+}
+
+interface EntryRow extends AssetColumns {
+  seq: string;
+  group_id: string;
+  entry_no: number;
+  group_kind: GroupKind;
+  account_id: string;
+  account_kind: AccountKind;
+  amount: string;
+  created_at: Date;
+}
+
+const ENTRY_SELECT = `SELECT e.seq::text AS seq, e.group_id, e.entry_no, g.kind::text AS group_kind, e.account_id,
+         a.kind::text AS account_kind, e.amount::text AS amount, g.created_at, ${ASSET_COLUMNS}
+    FROM ledger.entries e
+    JOIN ledger.groups g ON g.group_id = e.group_id
+    JOIN ledger.accounts a ON a.account_id = e.account_id
+    JOIN ledger.assets s ON s.asset_id = e.asset`;
+
+function entryOf(row: EntryRow): EntryView {
+  return {
+    id: `${row.group_id}:${row.entry_no}`,
+    groupId: row.group_id,
+    entryNo: row.entry_no,
+    groupKind: row.group_kind,
+    accountKey: row.account_id,
+    accountKind: row.account_kind,
+    asset: assetOf(row),
+    amountAtomic: row.amount,
+    createdAt: row.created_at,
+  };
+}
+
+export async function listEntries(
+  db: Db,
+  scope: LedgerScope,
+  filter: LedgerFilterInput,
+  page: PageRequest,
+): Promise<Page<EntryView>> {
+  const size = pageSize(page.first);
+  const conditions = new Conditions();
+  scoped(conditions, scope);
+  filtered(conditions, filter, 'entry');
+  if (page.after != null)
+    conditions.add((p) => `e.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
+  conditions.values.push(size + 1);
+  const result = await db.query<EntryRow>(
+    `${ENTRY_SELECT} ${conditions.where()} ORDER BY e.seq DESC LIMIT $${conditions.values.length}`,
+    conditions.values,
+  );
+  return pageOf(result.rows, size, entryOf);
+}
+
+/** The entries of these groups (already authorised through their groups), in slot order. */
+export async function entriesOfGroups(
+  db: Db,
+  groupIds: readonly string[],
+): Promise<Map<string, EntryView[]>> {
+  const byGroup = new Map<string, EntryView[]>(groupIds.map((id) => [id, []]));
+  if (groupIds.length === 0) return byGroup;
+  const result = await db.query<EntryRow>(
+    `${ENTRY_SELECT} WHERE e.group_id = ANY($1::text[]) ORDER BY e.group_id, e.entry_no`,
+    [groupIds],
+  );
+  for (const row of result.rows) byGroup.get(row.group_id)?.push(entryOf(row));
+  return byGroup;
+}

@@ -1,0 +1,107 @@
+// Changes of the x402 payment record that move no money: the claim (exactly one caller wins an
+// authorization), lease takeover and release, forgetting a claim that never reached the chain,
+// and keeping the call's answer for replays. The database's triggers refuse illegal changes.
+import { newServicePaymentId } from '../../../core/canon/ids';
+import type { Db } from '../../../platform/db';
+import { findPayment } from './reads';
+import {
+  type ClaimOutcome,
+  fromRow,
+  LEASE_SQL,
+  type PaymentClaim,
+  type Row,
+  type ServicePayment,
+  withLease,
+} from './record';
+
+/**
+ * Inserts the claim (state SETTLING, leased for `leaseMs`) unless this authorization already has a
+ * record; either way returns the record. Exactly one of any number of concurrent callers claims.
+ */
+export async function claimPayment(
+  db: Db,
+  claim: PaymentClaim,
+  leaseMs: number,
+): Promise<ClaimOutcome> {
+  const inserted = await db.query<Row>(
+    withLease(
+      `INSERT INTO ledger.service_payments
+         (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest, state, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'SETTLING', ${LEASE_SQL})
+       ON CONFLICT ON CONSTRAINT service_payments_authorization_once DO NOTHING
+       RETURNING *`,
+      11,
+    ),
+    [
+      newServicePaymentId(),
+      claim.network,
+      claim.asset,
+      claim.payer,
+      claim.nonce,
+      claim.payTo,
+      claim.amountAtomic.toString(),
+      claim.validBefore.toString(),
+      claim.route,
+      claim.requestDigest,
+      leaseMs,
+    ],
+  );
+  if (inserted.rows[0]) return { claimed: true, payment: fromRow(inserted.rows[0]) };
+  const existing = await findPayment(db, claim);
+  if (!existing) throw new Error('service payment vanished between claim and read');
+  return { claimed: false, payment: existing };
+}
+
+/**
+ * Takes the lease of a SETTLING or SETTLED record whose previous holder let it lapse (crashed or
+ * gave up); null when someone else holds it or the state moved on.
+ */
+export async function takeLapsedLease(
+  db: Db,
+  paymentId: string,
+  state: 'SETTLING' | 'SETTLED',
+  leaseMs: number,
+): Promise<ServicePayment | null> {
+  const result = await db.query<Row>(
+    withLease(
+      `UPDATE ledger.service_payments SET lease_until = ${LEASE_SQL}
+        WHERE payment_id = $1 AND state = $2 AND (lease_until IS NULL OR lease_until < now())
+        RETURNING *`,
+      3,
+    ),
+    [paymentId, state, leaseMs],
+  );
+  return result.rows[0] ? fromRow(result.rows[0]) : null;
+}
+
+/** A verification refused the authorization before anything was sent: forget the claim. */
+export async function releaseClaim(db: Db, paymentId: string): Promise<void> {
+  await db.query(
+    `DELETE FROM ledger.service_payments WHERE payment_id = $1 AND state = 'SETTLING' AND tx_hash IS NULL`,
+    [paymentId],
+  );
+}
+
+/** Lets another presentation run the paid call (it failed with a server error, not an answer). */
+export async function releaseLease(db: Db, paymentId: string): Promise<void> {
+  await db.query(
+    `UPDATE ledger.service_payments SET lease_until = NULL WHERE payment_id = $1 AND state = 'SETTLED'`,
+    [paymentId],
+  );
+}
+
+/** The paid call answered: keep the answer for every later presentation of the same payment. */
+export async function recordAnswer(
+  db: Db,
+  paymentId: string,
+  status: number,
+  body: unknown,
+): Promise<ServicePayment | null> {
+  const result = await db.query<Row>(
+    `UPDATE ledger.service_payments
+        SET state = 'ANSWERED', answer_status = $2, answer_body = $3::json, answered_at = now(), lease_until = NULL
+      WHERE payment_id = $1 AND state = 'SETTLED' RETURNING *`,
+    [paymentId, status, JSON.stringify(body ?? null)],
+  );
+  return result.rows[0] ? fromRow(result.rows[0]) : null;
+}
