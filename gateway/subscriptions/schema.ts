@@ -30,8 +30,6 @@ import {
 import type { Fanout } from './fanout';
 import { ReadQueue } from './readQueue';
 
-export type { CatalogChangeEvent } from './catalog';
-
 export type SubscriptionEvent =
   | { topic: 'catalogChanged'; event: CatalogChangeEvent }
   | { topic: 'escalationUpdated'; event: EscalationNotification };
