@@ -3,6 +3,7 @@
 // and never trust an unsigned claim. The same signed value travels over HTTP and in-process.
 // A header may also carry a paid-call claim: the priced REST route the gateway took payment for.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { isPolicyId } from '../core/canon/id-shapes';
 
 export type Actor =
   | { readonly kind: 'anonymous' }
@@ -76,8 +77,7 @@ function isActor(value: unknown): value is Actor {
       return (
         typeof actor.address === 'string' &&
         /^0x[0-9a-f]{40}$/.test(actor.address) &&
-        typeof actor.policyId === 'string' &&
-        /^[0-9]{1,78}$/.test(actor.policyId)
+        isPolicyId(actor.policyId)
       );
     case 'channel':
       return (CHANNEL_ACTOR_KINDS as readonly unknown[]).includes(actor.channel);

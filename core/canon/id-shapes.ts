@@ -1,6 +1,6 @@
-// The shape of every identifier the service mints (prefix + lowercase hex), and the validators
-// for them. Pure: the engine may import this file; generation lives in ids.ts because it needs
-// randomness, which the engine must never reach.
+// The shape of every identifier the service mints (prefix + lowercase hex) or is given (a policy id:
+// a uint256 in decimal), and the validators for them. Pure: the engine may import this file;
+// generation lives in ids.ts because it needs randomness, which the engine must never reach.
 
 export interface IdShape {
   readonly prefix: string;
@@ -34,6 +34,23 @@ const PATTERNS: Record<IdKind, RegExp> = Object.fromEntries(
 export function isIdOfKind(kind: IdKind, value: unknown): value is string {
   return typeof value === 'string' && PATTERNS[kind].test(value);
 }
+
+/**
+ * The prefix exactly, then the right number of hex characters in either case: for ids a caller may
+ * write in uppercase hex and the owning subgraph lowercases before its lookup (a receipt id).
+ */
+export function isIdOfKindAnyHexCase(kind: IdKind, value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const { prefix } = ID_SHAPES[kind];
+  return (
+    value.startsWith(prefix) && isIdOfKind(kind, prefix + value.slice(prefix.length).toLowerCase())
+  );
+}
+
+/** A policy id is its uint256 in decimal, as the policy subgraph stores it: 1 to 78 digits. */
+export const POLICY_ID_PATTERN = /^[0-9]{1,78}$/;
+export const isPolicyId = (value: unknown): value is string =>
+  typeof value === 'string' && POLICY_ID_PATTERN.test(value);
 
 export const isConsumerIntentId = (value: unknown): value is string =>
   isIdOfKind('consumerIntent', value);

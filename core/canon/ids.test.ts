@@ -9,6 +9,8 @@ import {
   isCorrelationId,
   isEscalationPollRef,
   isChannelBindingId,
+  isIdOfKindAnyHexCase,
+  isPolicyId,
   isLedgerGroupId,
   isQuoteId,
   isReceiptId,
@@ -99,5 +101,24 @@ describe('id generation', () => {
     expect(check(prefix + 'g'.repeat(hexChars))).toBe(false);
     expect(check(`x${prefix}${'a'.repeat(hexChars)}`)).toBe(false);
     expect(check(42)).toBe(false);
+  });
+});
+
+describe('ids written by callers', () => {
+  it('a receipt id may carry uppercase hex, never another prefix or length', () => {
+    expect(isIdOfKindAnyHexCase('receipt', `0x${'aB'.repeat(32)}`)).toBe(true);
+    expect(isIdOfKindAnyHexCase('receipt', `0X${'ab'.repeat(32)}`)).toBe(false);
+    expect(isIdOfKindAnyHexCase('receipt', `0x${'ab'.repeat(31)}`)).toBe(false);
+    expect(isIdOfKindAnyHexCase('receipt', `0x${'g'.repeat(64)}`)).toBe(false);
+    expect(isIdOfKindAnyHexCase('receipt', 42)).toBe(false);
+  });
+
+  it('a policy id is 1 to 78 decimal digits', () => {
+    expect(isPolicyId('0')).toBe(true);
+    expect(isPolicyId('9'.repeat(78))).toBe(true);
+    expect(isPolicyId('')).toBe(false);
+    expect(isPolicyId('9'.repeat(79))).toBe(false);
+    expect(isPolicyId('0x1')).toBe(false);
+    expect(isPolicyId(1)).toBe(false);
   });
 });

@@ -80,6 +80,64 @@ class BufferedResponse implements FetcherResponse {
   }
 }
 
+/** The request body as bytes and headers with its content-length, so it goes out in one write. */
+function requestPayload(init: FetcherRequestInit): {
+  body: Buffer | undefined;
+  headers: Record<string, string>;
+} {
+  const body =
+    init.body === undefined
+      ? undefined
+      : typeof init.body === 'string'
+        ? Buffer.from(init.body, 'utf8')
+        : init.body;
+  const headers: Record<string, string> = { ...init.headers };
+  if (
+    body !== undefined &&
+    !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')
+  ) {
+    headers['content-length'] = String(body.length);
+  }
+  return { body, headers };
+}
+
+/** Buffers a response up to maxBytes (beyond it the request is destroyed) and settles with it. */
+function bufferResponse(
+  url: string,
+  request: http.ClientRequest,
+  response: http.IncomingMessage,
+  maxBytes: number,
+  settle: { resolve(response: FetcherResponse): void; reject(error: unknown): void },
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  response.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxBytes) {
+      request.destroy(new SubgraphTransportError(`subgraph response over ${maxBytes} bytes`));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  response.on('end', () => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (Array.isArray(value)) value.forEach((v) => headers.append(name, v));
+      else if (value !== undefined) headers.set(name, value);
+    }
+    settle.resolve(
+      new BufferedResponse(
+        url,
+        response.statusCode ?? 502,
+        response.statusMessage ?? '',
+        headers as unknown as FetcherHeaders,
+        chunks.length === 1 ? chunks[0] : Buffer.concat(chunks),
+      ),
+    );
+  });
+  response.on('error', settle.reject);
+}
+
 /** A Fetcher over node:http with keep-alive; resolves with the whole body buffered. */
 export function createKeepAliveFetcher(
   options: { timeoutMs?: number; maxResponseBytes?: number } = {},
@@ -96,20 +154,7 @@ export function createKeepAliveFetcher(
     new Promise<FetcherResponse>((resolve, reject) => {
       const target = new URL(url);
       const transport = target.protocol === 'https:' ? https : http;
-      // With a content-length the request goes out in one write (headers and body), not as chunks.
-      const body =
-        init.body === undefined
-          ? undefined
-          : typeof init.body === 'string'
-            ? Buffer.from(init.body, 'utf8')
-            : init.body;
-      const headers: Record<string, string> = { ...init.headers };
-      if (
-        body !== undefined &&
-        !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')
-      ) {
-        headers['content-length'] = String(body.length);
-      }
+      const { body, headers } = requestPayload(init);
       const request = transport.request(
         target,
         {
@@ -118,37 +163,7 @@ export function createKeepAliveFetcher(
           agent: target.protocol === 'https:' ? httpsAgent : httpAgent,
           timeout: timeoutMs,
         },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxBytes) {
-              request.destroy(
-                new SubgraphTransportError(`subgraph response over ${maxBytes} bytes`),
-              );
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('end', () => {
-            const headers = new Headers();
-            for (const [name, value] of Object.entries(response.headers)) {
-              if (Array.isArray(value)) value.forEach((v) => headers.append(name, v));
-              else if (value !== undefined) headers.set(name, value);
-            }
-            resolve(
-              new BufferedResponse(
-                url,
-                response.statusCode ?? 502,
-                response.statusMessage ?? '',
-                headers as unknown as FetcherHeaders,
-                chunks.length === 1 ? chunks[0] : Buffer.concat(chunks),
-              ),
-            );
-          });
-          response.on('error', reject);
-        },
+        (response) => bufferResponse(url, request, response, maxBytes, { resolve, reject }),
       );
       request.on('timeout', () =>
         request.destroy(new SubgraphTransportError(`subgraph timed out after ${timeoutMs} ms`)),

@@ -17,64 +17,74 @@ const errorResponse = {
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
 };
 
+/** The answers a route may give: success, the error body everywhere, auth and payment where they apply. */
+function responsesOf(route: RouteDefinition): Record<string, unknown> {
+  const responses: Record<string, unknown> = {
+    '200': {
+      description: 'Success',
+      content: { 'application/json': { schema: { type: 'object' } } },
+    },
+    '400': errorResponse,
+    '404': errorResponse,
+    '429': errorResponse,
+    '500': errorResponse,
+  };
+  if (route.auth !== 'public') {
+    responses['401'] = errorResponse;
+    responses['403'] = errorResponse;
+  }
+  if (route.price.kind === 'paid') {
+    responses['402'] = {
+      description:
+        'Payment required: the x402 v2 challenge is in the payment-required header; the body is {}',
+      headers: {
+        'payment-required': {
+          schema: { type: 'string', description: 'base64 JSON PaymentRequired' },
+        },
+      },
+      content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
+    };
+    responses['503'] = {
+      ...errorResponse,
+      description:
+        'PAYMENT_SETTLEMENT_PENDING: the payment is sent and unconfirmed; present the same PAYMENT-SIGNATURE again (Retry-After)',
+    };
+  }
+  return responses;
+}
+
+/** One route as an OpenAPI operation: purpose, group, price, path parameters, body, security. */
+function operationOf(route: RouteDefinition, params: string[], service: RestServiceInfo) {
+  return {
+    summary: route.purpose,
+    tags: [route.group],
+    'x-price': describePrice(route.price, service),
+    parameters: params.map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    })),
+    ...(route.method === 'POST'
+      ? {
+          requestBody: {
+            required: false,
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+        }
+      : {}),
+    ...(route.auth === 'admin' ? { security: [{ adminBearer: [] }] } : {}),
+    ...(route.auth === 'consumer' ? { security: [{ sessionBearer: [] }] } : {}),
+    responses: responsesOf(route),
+  };
+}
+
 export function openApiDocument(service: RestServiceInfo, routes: readonly RouteDefinition[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const { path, params } = openapiPath(route.path);
-    const responses: Record<string, unknown> = {
-      '200': {
-        description: 'Success',
-        content: { 'application/json': { schema: { type: 'object' } } },
-      },
-      '400': errorResponse,
-      '404': errorResponse,
-      '429': errorResponse,
-      '500': errorResponse,
-    };
-    if (route.auth !== 'public') {
-      responses['401'] = errorResponse;
-      responses['403'] = errorResponse;
-    }
-    if (route.price.kind === 'paid') {
-      responses['402'] = {
-        description:
-          'Payment required: the x402 v2 challenge is in the payment-required header; the body is {}',
-        headers: {
-          'payment-required': {
-            schema: { type: 'string', description: 'base64 JSON PaymentRequired' },
-          },
-        },
-        content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
-      };
-      responses['503'] = {
-        ...errorResponse,
-        description:
-          'PAYMENT_SETTLEMENT_PENDING: the payment is sent and unconfirmed; present the same PAYMENT-SIGNATURE again (Retry-After)',
-      };
-    }
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = {
-      summary: route.purpose,
-      tags: [route.group],
-      'x-price': describePrice(route.price, service),
-      parameters: params.map((name) => ({
-        name,
-        in: 'path',
-        required: true,
-        schema: { type: 'string' },
-      })),
-      ...(route.method === 'POST'
-        ? {
-            requestBody: {
-              required: false,
-              content: { 'application/json': { schema: { type: 'object' } } },
-            },
-          }
-        : {}),
-      ...(route.auth === 'admin' ? { security: [{ adminBearer: [] }] } : {}),
-      ...(route.auth === 'consumer' ? { security: [{ sessionBearer: [] }] } : {}),
-      responses,
-    };
+    paths[path][route.method.toLowerCase()] = operationOf(route, params, service);
   }
   return {
     openapi: '3.1.0',

@@ -5,7 +5,15 @@
 // ownership again. The first messages are the current state: the named escalation, or the open ones.
 // A read that fails ends the subscription with an error message (never silence): the subscriber
 // must not believe it holds the current state when it does not.
-import { GraphQLError } from 'graphql';
+import {
+  GraphQLEnumType,
+  GraphQLError,
+  GraphQLID,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLString,
+} from 'graphql';
+import { isEscalationPollRef, isPolicyId } from '../../core/canon/id-shapes';
 import type { Actor } from '../../platform/actor';
 import type { Fanout } from './fanout';
 
@@ -46,6 +54,42 @@ export interface EscalationUpdate {
   resolvedVia: string | null;
 }
 
+/** The EscalationUpdate type of the subscription schema: Query.escalation's fields, as the owner sees them. */
+export function escalationUpdateType(): GraphQLObjectType<EscalationUpdate> {
+  return new GraphQLObjectType<EscalationUpdate>({
+    name: 'EscalationUpdate',
+    description: 'The current state of one escalation, as its owner sees it (Query.escalation).',
+    fields: {
+      pollRef: { type: new GraphQLNonNull(GraphQLID) },
+      state: {
+        type: new GraphQLNonNull(
+          new GraphQLEnumType({
+            name: 'EscalationState',
+            values: { PENDING: {}, APPROVED: {}, DENIED: {}, EXPIRED: {} },
+          }),
+        ),
+      },
+      outcome: {
+        type: GraphQLString,
+        description: 'APPROVED or DENIED once resolved (EXPIRED reports DENIED).',
+      },
+      reason: { type: GraphQLString },
+      intentHash: { type: new GraphQLNonNull(GraphQLString) },
+      policyId: { type: new GraphQLNonNull(GraphQLID) },
+      decision: { type: new GraphQLNonNull(GraphQLString) },
+      amountAtomic: { type: new GraphQLNonNull(GraphQLString) },
+      recipient: { type: new GraphQLNonNull(GraphQLString) },
+      createdAt: { type: new GraphQLNonNull(GraphQLString) },
+      expiresAt: { type: new GraphQLNonNull(GraphQLString) },
+      resolvedAt: { type: GraphQLString },
+      resolvedVia: {
+        type: GraphQLString,
+        description: 'The deciding channel (owners only see their own).',
+      },
+    },
+  });
+}
+
 const FIELDS =
   'pollRef state outcome reason intentHash policyId decision amountAtomic recipient createdAt expiresAt resolvedAt resolvedVia';
 const ONE = `query EscalationUpdateOne($pollRef: ID!) { escalation(pollRef: $pollRef) { ${FIELDS} } }`;
@@ -53,15 +97,11 @@ const OPEN = `query EscalationUpdateOpen($policyId: ID, $first: Int) { escalatio
 /** The snapshot of open escalations a subscription starts with. */
 export const MAX_SNAPSHOT_ESCALATIONS = 100;
 
-const POLL_REF = /^esc_[0-9a-f]{24}$/;
-const POLICY_ID = /^[0-9]{1,78}$/;
-
 export function escalationNotification(payload: unknown): EscalationNotification | null {
   if (typeof payload !== 'object' || payload === null) return null;
   const record = payload as Record<string, unknown>;
   const { pollRef, policyId, owner, state } = record;
-  if (typeof pollRef !== 'string' || !POLL_REF.test(pollRef)) return null;
-  if (typeof policyId !== 'string' || !POLICY_ID.test(policyId)) return null;
+  if (!isEscalationPollRef(pollRef) || !isPolicyId(policyId)) return null;
   if (typeof owner !== 'string' || typeof state !== 'string') return null;
   return { kind: 'CHANGED', pollRef, policyId, owner, state };
 }
@@ -101,10 +141,46 @@ export function checkSubscriber(actor: Actor, args: EscalationFeedArgs): void {
     );
   if (actor.kind !== 'owner' && actor.kind !== 'admin')
     throw refuse('FORBIDDEN', 'Only owner sessions and admins follow escalations.');
-  if (args.pollRef !== null && !POLL_REF.test(args.pollRef))
+  if (args.pollRef !== null && !isEscalationPollRef(args.pollRef))
     throw refuse('REQUEST_INVALID', 'pollRef is esc_ + 24 hex.');
-  if (args.policyId !== null && !POLICY_ID.test(args.policyId))
+  if (args.policyId !== null && !isPolicyId(args.policyId))
     throw refuse('REQUEST_INVALID', 'policyId is a uint256 decimal string.');
+}
+
+/** The subscriber's reads of current state, through the gateway with their own actor. */
+function escalationReads(execute: GatewayExecutor, actor: Actor, args: EscalationFeedArgs) {
+  const readOne = async (pollRef: string): Promise<EscalationUpdate | null> => {
+    const data = await dataOf(execute(actor, ONE, { pollRef }));
+    return (data.escalation ?? null) as EscalationUpdate | null;
+  };
+  /** The named escalation, or the open ones oldest first: what a subscription starts with. */
+  const readSnapshot = async (): Promise<EscalationUpdate[]> => {
+    if (args.pollRef !== null) {
+      const one = await readOne(args.pollRef);
+      if (one === null)
+        throw new GraphQLError('No escalation with this pollRef.', {
+          extensions: { code: 'ESCALATION_NOT_FOUND' },
+        });
+      return [one];
+    }
+    const data = await dataOf(
+      execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS }),
+    );
+    const nodes = (data.escalations as { nodes?: EscalationUpdate[] } | null)?.nodes ?? [];
+    return [...nodes].reverse();
+  };
+  return { readOne, readSnapshot };
+}
+
+/** Whether a change concerns this subscriber: their own (an admin: any), and what they named. */
+function visibleTo(
+  actor: Actor,
+  args: EscalationFeedArgs,
+): (event: Extract<EscalationNotification, { kind: 'CHANGED' }>) => boolean {
+  return (event) =>
+    (actor.kind === 'admin' || (actor.kind === 'owner' && event.owner === actor.address)) &&
+    (args.pollRef === null || event.pollRef === args.pollRef) &&
+    (args.policyId === null || event.policyId === args.policyId);
 }
 
 /**
@@ -123,32 +199,10 @@ export function escalationFeed(
   const events = fanout.subscribe(
     ESCALATION_TOPIC,
   ) as AsyncIterableIterator<EscalationNotification>;
+  const { readOne, readSnapshot } = escalationReads(execute, actor, args);
+  const visible = visibleTo(actor, args);
   const queue: EscalationUpdate[] = [];
   let snapshotDue = true;
-
-  const readOne = async (pollRef: string): Promise<EscalationUpdate | null> => {
-    const data = await dataOf(execute(actor, ONE, { pollRef }));
-    return (data.escalation ?? null) as EscalationUpdate | null;
-  };
-  const readSnapshot = async (): Promise<EscalationUpdate[]> => {
-    if (args.pollRef !== null) {
-      const one = await readOne(args.pollRef);
-      if (one === null)
-        throw new GraphQLError('No escalation with this pollRef.', {
-          extensions: { code: 'ESCALATION_NOT_FOUND' },
-        });
-      return [one];
-    }
-    const data = await dataOf(
-      execute(actor, OPEN, { policyId: args.policyId, first: MAX_SNAPSHOT_ESCALATIONS }),
-    );
-    const nodes = (data.escalations as { nodes?: EscalationUpdate[] } | null)?.nodes ?? [];
-    return [...nodes].reverse();
-  };
-  const visible = (event: Extract<EscalationNotification, { kind: 'CHANGED' }>): boolean =>
-    (actor.kind === 'admin' || (actor.kind === 'owner' && event.owner === actor.address)) &&
-    (args.pollRef === null || event.pollRef === args.pollRef) &&
-    (args.policyId === null || event.policyId === args.policyId);
 
   const step = async (): Promise<IteratorResult<EscalationUpdate>> => {
     for (;;) {

@@ -125,32 +125,11 @@ function parseAuthorization(raw: unknown): Authorization | null {
   };
 }
 
-/**
- * Everything that can be judged without the chain: the header decodes, it is v2, the `accepted`
- * echo is what we offered, and the signed authorization pays exactly that to us within its window.
- * The signature, balance and nonce are the facilitator's and the chain's to judge.
- */
-export function checkPayment(
-  header: string,
+/** The `accepted` echo must be exactly what we offered: scheme, network, asset, payee, price, window, domain. */
+function checkAccepted(
+  accepted: Partial<PaymentRequirements>,
   offered: PaymentRequirements,
-  nowS: bigint,
-): PaymentCheck {
-  let payload: PaymentPayload;
-  try {
-    payload = decodePaymentSignatureHeader(header);
-  } catch {
-    return refuse(
-      'invalid_payload',
-      'the payment header is not base64 JSON of an x402 PaymentPayload',
-    );
-  }
-  if (typeof payload !== 'object' || payload === null)
-    return refuse('invalid_payload', 'the payment header holds no object');
-  if (payload.x402Version !== X402_VERSION)
-    return refuse('invalid_x402_version', 'only x402Version 2 is accepted');
-  const accepted = payload.accepted as Partial<PaymentRequirements> | undefined;
-  if (typeof accepted !== 'object' || accepted === null)
-    return refuse('invalid_payload', 'the payload has no `accepted` requirements');
+): PaymentCheck | null {
   if (accepted.scheme !== offered.scheme)
     return refuse('invalid_scheme', `only the ${offered.scheme} scheme is accepted`);
   if (accepted.network !== offered.network)
@@ -175,14 +154,15 @@ export function checkPayment(
       'extra.name and extra.version must be the token domain offered',
     );
   }
-  const inner = payload.payload as { authorization?: unknown; signature?: unknown } | undefined;
-  const authorization = parseAuthorization(inner?.authorization);
-  if (!authorization || typeof inner?.signature !== 'string' || !HEX.test(inner.signature)) {
-    return refuse(
-      'invalid_payload',
-      'payload.authorization and payload.signature must be an EIP-3009 authorization',
-    );
-  }
+  return null;
+}
+
+/** The signed authorization must pay exactly the offer to us, inside a window we can settle in. */
+function checkAuthorization(
+  authorization: Authorization,
+  offered: PaymentRequirements,
+  nowS: bigint,
+): PaymentCheck | null {
   if (!sameAddress(authorization.to, offered.payTo)) {
     return refuse(
       'invalid_exact_evm_recipient_mismatch',
@@ -216,5 +196,44 @@ export function checkPayment(
       'the authorization is not valid yet',
     );
   }
-  return { ok: true, payload, authorization };
+  return null;
+}
+
+/**
+ * Everything that can be judged without the chain: the header decodes, it is v2, the `accepted`
+ * echo is what we offered, and the signed authorization pays exactly that to us within its window.
+ * The signature, balance and nonce are the facilitator's and the chain's to judge.
+ */
+export function checkPayment(
+  header: string,
+  offered: PaymentRequirements,
+  nowS: bigint,
+): PaymentCheck {
+  let payload: PaymentPayload;
+  try {
+    payload = decodePaymentSignatureHeader(header);
+  } catch {
+    return refuse(
+      'invalid_payload',
+      'the payment header is not base64 JSON of an x402 PaymentPayload',
+    );
+  }
+  if (typeof payload !== 'object' || payload === null)
+    return refuse('invalid_payload', 'the payment header holds no object');
+  if (payload.x402Version !== X402_VERSION)
+    return refuse('invalid_x402_version', 'only x402Version 2 is accepted');
+  const accepted = payload.accepted as Partial<PaymentRequirements> | undefined;
+  if (typeof accepted !== 'object' || accepted === null)
+    return refuse('invalid_payload', 'the payload has no `accepted` requirements');
+  const refusedOffer = checkAccepted(accepted, offered);
+  if (refusedOffer !== null) return refusedOffer;
+  const inner = payload.payload as { authorization?: unknown; signature?: unknown } | undefined;
+  const authorization = parseAuthorization(inner?.authorization);
+  if (!authorization || typeof inner?.signature !== 'string' || !HEX.test(inner.signature)) {
+    return refuse(
+      'invalid_payload',
+      'payload.authorization and payload.signature must be an EIP-3009 authorization',
+    );
+  }
+  return checkAuthorization(authorization, offered, nowS) ?? { ok: true, payload, authorization };
 }

@@ -89,6 +89,73 @@ function transfersIn(logs: readonly Log[], token: Address): ObservedTransfer[] {
     });
 }
 
+/**
+ * The receipts the facilitator waited for, kept briefly: the ledger books from the same receipt,
+ * so confirming its Transfer costs no second RPC round trip. Each is read at most once.
+ */
+class RecentReceipts {
+  private readonly byHash = new Map<Hex, TransactionReceipt>();
+
+  remember(receipt: TransactionReceipt): TransactionReceipt {
+    this.byHash.set(receipt.transactionHash, receipt);
+    if (this.byHash.size > RECENT_RECEIPTS)
+      this.byHash.delete(this.byHash.keys().next().value as Hex);
+    return receipt;
+  }
+
+  take(txHash: Hex): TransactionReceipt | undefined {
+    const receipt = this.byHash.get(txHash);
+    this.byHash.delete(txHash);
+    return receipt;
+  }
+}
+
+/** The token's Transfer events in a receipt, or why there are none to count (see SettlementRail.receipt). */
+async function readReceipt(
+  publicClient: ChainPublicClient,
+  token: Address,
+  recent: RecentReceipts,
+  txHash: Hex,
+  atBlock: bigint | undefined,
+): Promise<ReceiptOutcome> {
+  try {
+    const receipt =
+      recent.take(txHash) ?? (await publicClient.getTransactionReceipt({ hash: txHash }));
+    if (atBlock !== undefined && receipt.blockNumber > atBlock) return { status: 'unknown' };
+    if (receipt.status !== 'success') return { status: 'reverted' };
+    return { status: 'success', transfers: transfersIn(receipt.logs, token) };
+  } catch (error) {
+    if ((error as Error).name === 'TransactionReceiptNotFoundError') return { status: 'unknown' };
+    throw error;
+  }
+}
+
+/** The transaction that used or canceled an authorization within the lookback (SettlementRail). */
+async function findAuthorizationTransaction(
+  publicClient: ChainPublicClient,
+  token: Address,
+  lookback: bigint,
+  query: { payer: Address; nonce: Hex; toBlock: bigint },
+): Promise<Hex | null> {
+  const { payer, nonce, toBlock } = query;
+  const range = { fromBlock: toBlock > lookback ? toBlock - lookback : 0n, toBlock };
+  const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
+    publicClient.getContractEvents({
+      address: token,
+      abi: eip3009TokenAbi,
+      eventName,
+      args: { authorizer: payer, nonce },
+      ...range,
+    });
+  // A nonce is spent once, by a transfer or a cancellation: at most one of these has an event.
+  const [used, canceled] = await Promise.all([
+    search('AuthorizationUsed'),
+    search('AuthorizationCanceled'),
+  ]);
+  const event = used[0] ?? canceled[0];
+  return event ? (event.transactionHash as Hex) : null;
+}
+
 export function createSettlementRail(options: RailOptions): SettlementRail {
   const endpoint = { chainId: options.chainId, rpcUrl: options.rpcUrl };
   const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
@@ -98,19 +165,12 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const wallet = withChainReads(createChainWalletClient(endpoint, account, clientOptions));
   const network = caip2Of(options.chainId);
   const token = getAddress(options.token);
+  const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
 
-  // The receipt the facilitator waited for is the one the ledger books from: keep it briefly so
-  // confirming the Transfer costs no second RPC round trip.
-  const recentReceipts = new Map<Hex, TransactionReceipt>();
-  const remember = (receipt: TransactionReceipt) => {
-    recentReceipts.set(receipt.transactionHash, receipt);
-    if (recentReceipts.size > RECENT_RECEIPTS)
-      recentReceipts.delete(recentReceipts.keys().next().value as Hex);
-    return receipt;
-  };
+  const recentReceipts = new RecentReceipts();
   const signer = createFacilitatorSigner(wallet, account.address, {
     confirmationTimeoutMs: options.confirmationTimeoutMs,
-    onReceipt: remember,
+    onReceipt: (receipt) => recentReceipts.remember(receipt),
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
@@ -120,21 +180,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     relayer: account.address,
     settle: (payload, requirements) => facilitator.settle(payload, requirements),
     latestBlockNumber: () => publicClient.getBlockNumber({ cacheTime: 0 }),
-    async receipt(txHash, atBlock) {
-      try {
-        const receipt =
-          recentReceipts.get(txHash) ??
-          (await publicClient.getTransactionReceipt({ hash: txHash }));
-        recentReceipts.delete(txHash);
-        if (atBlock !== undefined && receipt.blockNumber > atBlock) return { status: 'unknown' };
-        if (receipt.status !== 'success') return { status: 'reverted' };
-        return { status: 'success', transfers: transfersIn(receipt.logs, token) };
-      } catch (error) {
-        if ((error as Error).name === 'TransactionReceiptNotFoundError')
-          return { status: 'unknown' };
-        throw error;
-      }
-    },
+    receipt: (txHash, atBlock) => readReceipt(publicClient, token, recentReceipts, txHash, atBlock),
     authorizationUsed: (payer, nonce, blockNumber) =>
       publicClient.readContract({
         address: token,
@@ -143,25 +189,8 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
         args: [payer, nonce],
         blockNumber,
       }),
-    async findAuthorizationTransaction(payer, nonce, toBlock) {
-      const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
-      const range = { fromBlock: toBlock > lookback ? toBlock - lookback : 0n, toBlock };
-      const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
-        publicClient.getContractEvents({
-          address: token,
-          abi: eip3009TokenAbi,
-          eventName,
-          args: { authorizer: payer, nonce },
-          ...range,
-        });
-      // A nonce is spent once, by a transfer or a cancellation: at most one of these has an event.
-      const [used, canceled] = await Promise.all([
-        search('AuthorizationUsed'),
-        search('AuthorizationCanceled'),
-      ]);
-      const event = used[0] ?? canceled[0];
-      return event ? (event.transactionHash as Hex) : null;
-    },
+    findAuthorizationTransaction: (payer, nonce, toBlock) =>
+      findAuthorizationTransaction(publicClient, token, lookback, { payer, nonce, toBlock }),
     balanceOf: (owner, blockNumber) =>
       publicClient.readContract({
         address: token,
