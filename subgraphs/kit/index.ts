@@ -36,4 +36,4 @@ export {
   type SubgraphHttpOptions,
   type SubgraphServerDeps,
 } from './server';
-export { appErrorFromSql, type SqlStateMap } from './sqlStates';
+export { appErrorFromSql, DEFECT, type SqlStateMap } from './sqlStates';

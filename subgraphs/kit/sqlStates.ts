@@ -3,8 +3,15 @@
 // migrations for ERRCODE and fails on a code no map names.
 import { AppError, type ErrorCode } from '../../core/errors';
 
-/** SQLSTATE (five characters, e.g. `LG001`) → error code. */
-export type SqlStateMap = Readonly<Record<string, ErrorCode>>;
+/**
+ * SQLSTATE (five characters, e.g. `LG001`) → the error code clients see, or `DEFECT` for a guard
+ * that only our own broken code can trip (e.g. an UPDATE of an append-only table): such an error
+ * is not a refusal to explain to a client, so it passes through and reaches them as
+ * INTERNAL_ERROR with nothing of the SQL message. Naming it keeps the map complete.
+ */
+export type SqlStateMap = Readonly<Record<string, ErrorCode | typeof DEFECT>>;
+
+export const DEFECT = 'DEFECT';
 
 /** The AppError for an error PostgreSQL raised with a SQLSTATE in `map`, or null for any other. */
 export function appErrorFromSql(error: unknown, map: SqlStateMap): AppError | null {
@@ -12,6 +19,6 @@ export function appErrorFromSql(error: unknown, map: SqlStateMap): AppError | nu
   const { code: sqlstate, message } = error as { code?: unknown; message?: unknown };
   if (typeof sqlstate !== 'string' || typeof message !== 'string') return null;
   const code = map[sqlstate];
-  if (code === undefined) return null;
+  if (code === undefined || code === DEFECT) return null;
   return new AppError(code, message.replace(/^[A-Z_]+: /, ''), { sqlstate }, { cause: error });
 }

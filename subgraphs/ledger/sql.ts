@@ -2,12 +2,11 @@
 // clients see, and the one function that turns a refusal PostgreSQL raised (also at COMMIT) into
 // its AppError. Any other error passes through unmapped, for the caller to rethrow.
 import type { AppError } from '../../core/errors';
-import { appErrorFromSql, type SqlStateMap } from '../kit';
+import { appErrorFromSql, DEFECT, type SqlStateMap } from '../kit';
 
 /**
- * LG006 (the append-only guards and the x402 payment record's triggers) is not here: docs/ledger.md
- * names it a defect, not a refusal, and mapping it would change what bookings.ts throws (the test
- * "refuses FAILED without proof" expects PostgreSQL's message); the decision is open on issue #16.
+ * LG006 (the append-only guards and the x402 payment record's triggers) is a DEFECT: only our own
+ * broken code can trip it, so it is no refusal to explain to a client (docs/ledger.md).
  */
 export const LEDGER_SQLSTATES: SqlStateMap = {
   LG001: 'LEDGER_GROUP_UNBALANCED',
@@ -15,6 +14,7 @@ export const LEDGER_SQLSTATES: SqlStateMap = {
   LG003: 'LEDGER_GROUP_NOT_FOUND',
   LG004: 'LEDGER_ALREADY_REVERSED',
   LG005: 'LEDGER_IDEMPOTENCY_CONFLICT',
+  LG006: DEFECT,
 };
 
 /** The AppError for a ledger refusal raised by PostgreSQL (also at COMMIT), or null for any other error. */
