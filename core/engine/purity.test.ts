@@ -21,6 +21,8 @@ const ALLOWED_EXTERNALS: Record<string, ReadonlySet<string>> = {
   ]),
   canonicalize: new Set(['default']),
   'js-sha3': new Set(['keccak256']),
+  // Schema checks only (core/validation): zod does no I/O, reads no clock, draws no randomness.
+  zod: new Set(['z']),
 };
 
 /** Globals that read the outside world; calling or touching any of them makes code impure. */

@@ -1,6 +1,6 @@
-// Small checks shared by the intent and policy validators: plain-object tests, unknown-key
-// refusal and field paths in the `categories.allow[0]` style. Collects every problem instead of
-// stopping at the first, so a caller can fix a document in one round trip.
+// What every validator here shares: field paths in the `categories.allow[0]` style, plain-object
+// tests and the patterns of ids, addresses, hashes and networks. The readers
+// rejectUnknownKeys, has and integerInRange serve the builder's body check (core/builder).
 import type { FieldError } from '../errors';
 
 export type FieldErrors = FieldError[];
