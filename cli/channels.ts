@@ -21,19 +21,23 @@ export interface EscalationChannels {
   stop(): Promise<void>;
 }
 
-export async function prepareEscalationChannels(options: {
-  config: EscalationConfig;
-  /** PUBLIC_URL: webhook notices tell the owner's system to reply at <publicUrl>/channels/webhook/reply. */
-  publicUrl: string;
-  /** Start stand-ins for the channels that are not configured (the embedded devnet default). */
-  standIns: boolean;
-  out: (line: string) => void;
-}): Promise<EscalationChannels> {
+interface StandIns {
+  /** The configured settings with the stand-ins filled in. */
+  readonly settings: EscalationConfig;
+  readonly stoppers: Array<() => Promise<void>>;
+  readonly setSlackInteractivityUrl: ((url: string) => void) | null;
+}
+
+/** Starts a local stand-in for each channel not configured, with fresh tokens and secrets. */
+async function startStandIns(
+  config: EscalationConfig,
+  out: (line: string) => void,
+): Promise<StandIns> {
   const stoppers: Array<() => Promise<void>> = [];
-  let settings = options.config;
+  let settings = config;
   let setSlackInteractivityUrl: ((url: string) => void) | null = null;
   try {
-    if (options.standIns && settings.telegram === null) {
+    if (settings.telegram === null) {
       const botToken = `7000000001:${randomBytes(16).toString('hex')}`;
       const telegram = await startTelegramStandIn({ botToken });
       stoppers.push(() => telegram.stop());
@@ -45,28 +49,37 @@ export async function prepareEscalationChannels(options: {
           webhookSecret: randomBytes(24).toString('hex'),
         },
       };
-      options.out(`channels        telegram stand-in ${telegram.url}`);
+      out(`channels        telegram stand-in ${telegram.url}`);
     }
-    if (options.standIns && settings.slack === null) {
+    if (settings.slack === null) {
       const botToken = `xoxb-devnet-${randomBytes(12).toString('hex')}`;
       const signingSecret = randomBytes(24).toString('hex');
       const slack = await startSlackStandIn({ botToken, signingSecret });
       stoppers.push(() => slack.stop());
       setSlackInteractivityUrl = (url) => slack.setInteractivityUrl(url);
       settings = { ...settings, slack: { apiBaseUrl: slack.url, botToken, signingSecret } };
-      options.out(`channels        slack stand-in ${slack.url}`);
+      out(`channels        slack stand-in ${slack.url}`);
     }
-    if (options.standIns && settings.smtp === null) {
+    if (settings.smtp === null) {
       const sink = await startSmtpSink();
       stoppers.push(() => sink.stop());
       settings = { ...settings, smtp: { url: sink.url, from: 'spend-control@devnet.invalid' } };
-      options.out(`channels        smtp sink ${sink.url}`);
+      out(`channels        smtp sink ${sink.url}`);
     }
   } catch (error) {
-    for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
+    await stopAll(stoppers);
     throw error;
   }
-  const adapters = createChannelAdapters({
+  return { settings, stoppers, setSlackInteractivityUrl };
+}
+
+async function stopAll(stoppers: Array<() => Promise<void>>): Promise<void> {
+  for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
+}
+
+/** The worker's side: one adapter per configured channel, plus the webhook reply URL. */
+function adaptersOf(settings: EscalationConfig, publicUrl: string): ChannelAdapters {
+  return createChannelAdapters({
     ...(settings.telegram
       ? {
           telegram: {
@@ -79,10 +92,14 @@ export async function prepareEscalationChannels(options: {
       ? { slack: { apiBaseUrl: settings.slack.apiBaseUrl, botToken: settings.slack.botToken } }
       : {}),
     ...(settings.smtp ? { smtp: settings.smtp } : {}),
-    webhookReplyUrl: `${options.publicUrl}/channels/webhook/reply`,
+    webhookReplyUrl: `${publicUrl}/channels/webhook/reply`,
   });
+}
+
+/** The gateway's side: the secrets that verify what Telegram and Slack send back. */
+function inboundOf(settings: EscalationConfig, adapters: ChannelAdapters): ChannelInboundOptions {
   const telegramAdapter = adapters.telegram;
-  const inbound: ChannelInboundOptions = {
+  return {
     ...(settings.telegram
       ? {
           telegram: {
@@ -98,9 +115,24 @@ export async function prepareEscalationChannels(options: {
       : {}),
     ...(settings.slack ? { slack: { signingSecret: settings.slack.signingSecret } } : {}),
   };
+}
+
+export async function prepareEscalationChannels(options: {
+  config: EscalationConfig;
+  /** PUBLIC_URL: webhook notices tell the owner's system to reply at <publicUrl>/channels/webhook/reply. */
+  publicUrl: string;
+  /** Start stand-ins for the channels that are not configured (the embedded devnet default). */
+  standIns: boolean;
+  out: (line: string) => void;
+}): Promise<EscalationChannels> {
+  const { settings, stoppers, setSlackInteractivityUrl } = options.standIns
+    ? await startStandIns(options.config, options.out)
+    : { settings: options.config, stoppers: [], setSlackInteractivityUrl: null };
+  const adapters = adaptersOf(settings, options.publicUrl);
+  const telegramAdapter = adapters.telegram;
   return {
     adapters,
-    inbound,
+    inbound: inboundOf(settings, adapters),
     settings,
     async registerGateway(gatewayUrl) {
       if (telegramAdapter !== undefined && settings.telegram !== null) {
@@ -111,8 +143,6 @@ export async function prepareEscalationChannels(options: {
       }
       setSlackInteractivityUrl?.(`${gatewayUrl}/channels/slack/interactivity`);
     },
-    async stop() {
-      for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
-    },
+    stop: () => stopAll(stoppers),
   };
 }

@@ -9,6 +9,7 @@ import { diff, CriticalityLevel } from '@graphql-inspector/core';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { buildSchema, type GraphQLSchema, Kind, parse, printSchema, validate } from 'graphql';
 import { projectRoot } from '../platform/paths';
+import { parseCommandArgs } from './args';
 import { readPersistedDocuments } from '../gateway/rest/documents';
 import type { SubgraphModule } from '../subgraphs/kit';
 import { canonicalSubgraphUrl, subgraphModules } from '../subgraphs/registry';
@@ -265,9 +266,12 @@ async function runWrite(io: ComposeIo): Promise<number> {
 
 /** Entry point of `spend-control compose`; returns the process exit code. */
 export async function main(argv: readonly string[], io: ComposeIo = STDIO): Promise<number> {
-  if (argv.length > 1 || (argv.length === 1 && argv[0] !== '--check')) {
+  let check: boolean;
+  try {
+    check = parseCommandArgs(argv, { check: { type: 'boolean', default: false } }).values.check;
+  } catch {
     io.err(USAGE);
     return 2;
   }
-  return argv[0] === '--check' ? runCheck(io) : runWrite(io);
+  return check ? runCheck(io) : runWrite(io);
 }

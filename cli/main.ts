@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `spend-control` command: start (all roles, or one with --role), migrate, compose, and the
-// devnet helpers. Errors print one clear message (no stack for expected failures) and exit 1.
+// devnet helpers, dispatched from one table (COMMANDS). Errors print one clear message (no stack
+// for expected failures) and exit 1; a usage error also prints the usage text.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import path from 'node:path';
@@ -13,49 +14,8 @@ import { DevnetAlreadyRunningError, DevnetFileError, startDevnetChains } from '.
 import { FaucetRefusedError, faucet } from '../devnet/faucet';
 import { main as composeMain } from './compose';
 import { main as schemaMain } from './schemaDump';
-import { ROLES, StartupError, start, type Role, type StartArgs } from './start';
-
-const USAGE = `usage: spend-control <command>
-
-commands:
-  start [--role <${ROLES.join('|')}>] [--transport in-process|http]
-                      run the service (default: every role in one process, on the embedded
-                      defaults when DATABASE_URL and the RPC URLs are unset)
-  migrate             apply pending database migrations and exit (as MIGRATION_DATABASE_URL,
-                      else DATABASE_URL outside production)
-  compose [--check]   write schema/ from the subgraphs, or check it has not drifted
-  schema dump [--check]
-                      write schema/sql/ (the database schema after every migration), or check it
-  devnet start        run only the local anvil chains (DATA_DIR/devnet.json)
-  devnet faucet <address> [amount]
-                      send devnet USDT0, USDC and gas to an address (the devnet must be running)
-  help                show this text
-
-Configuration comes from the environment: see docs/operations.md.`;
-
-class UsageError extends Error {}
-
-function option(argv: string[], name: string): string | undefined {
-  const index = argv.indexOf(name);
-  if (index === -1) return undefined;
-  const value = argv[index + 1];
-  if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value`);
-  return value;
-}
-
-function parseStartArgs(argv: string[]): StartArgs {
-  const known = new Set(['--role', '--transport']);
-  for (let index = 0; index < argv.length; index += 2) {
-    if (!known.has(argv[index])) throw new UsageError(`unknown option ${argv[index]}`);
-  }
-  const role = option(argv, '--role') ?? 'all';
-  if (!(ROLES as readonly string[]).includes(role))
-    throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
-  const transport = option(argv, '--transport') ?? 'in-process';
-  if (transport !== 'in-process' && transport !== 'http')
-    throw new UsageError('--transport must be in-process or http');
-  return { role: role as Role, transport };
-}
+import { parseCommandArgs, parseStartArgs, UsageError } from './args';
+import { ROLES, StartupError, start } from './start';
 
 /** Runs until SIGINT/SIGTERM, then stops cleanly; a second signal exits at once. */
 function untilSignal(stop: () => Promise<void>): Promise<number> {
@@ -115,7 +75,22 @@ async function runMigrate(): Promise<number> {
   }
 }
 
-async function runDevnet(argv: string[]): Promise<number> {
+const FAUCET_USAGE = 'usage: spend-control devnet faucet <address> [amount]';
+
+/** `<address> [amount]`, nothing else. */
+function parseFaucetArgs(argv: readonly string[]): { address: string; amount?: string } {
+  let positionals: string[];
+  try {
+    positionals = parseCommandArgs(argv, {}, true).positionals;
+  } catch {
+    throw new UsageError(FAUCET_USAGE);
+  }
+  const [address, amount] = positionals;
+  if (!address || positionals.length > 2) throw new UsageError(FAUCET_USAGE);
+  return { address, amount };
+}
+
+async function runDevnet(argv: readonly string[]): Promise<number> {
   const config = loadConfig();
   const [sub, ...rest] = argv;
   if (sub === 'start') {
@@ -133,9 +108,7 @@ async function runDevnet(argv: string[]): Promise<number> {
     return untilSignal(() => chains.stop());
   }
   if (sub === 'faucet') {
-    const [address, amount] = rest;
-    if (!address || rest.length > 2)
-      throw new UsageError('usage: spend-control devnet faucet <address> [amount]');
+    const { address, amount } = parseFaucetArgs(rest);
     const result = await faucet({ dataDir: config.dataDir, address, amount });
     process.stdout.write(
       `${JSON.stringify(result, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2)}\n`,
@@ -159,30 +132,69 @@ function isExpectedFailure(error: unknown): boolean {
   ].some((kind) => error instanceof kind);
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'start': {
-      const running = await start(parseStartArgs(rest));
+/**
+ * The subcommands, in the order the usage text lists them. A subcommand is one entry: its usage
+ * lines (indented two spaces, the description from column 23) and `run`, which receives the
+ * arguments after its name and resolves to the exit code; refuse bad arguments with a UsageError.
+ */
+const COMMANDS: Readonly<Record<string, Command>> = {
+  start: {
+    usage: `  start [--role <${ROLES.join('|')}>] [--transport in-process|http]
+                      run the service (default: every role in one process, on the embedded
+                      defaults when DATABASE_URL and the RPC URLs are unset)`,
+    run: async (argv) => {
+      const running = await start(parseStartArgs(argv));
       return untilSignal(running.stop);
-    }
-    case 'migrate':
-      return runMigrate();
-    case 'compose':
-      return composeMain(rest);
-    case 'schema':
-      return schemaMain(rest);
-    case 'devnet':
-      return runDevnet(rest);
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      return command === undefined ? 1 : 0;
-    default:
-      throw new UsageError(`unknown command ${command}`);
+    },
+  },
+  migrate: {
+    usage: `  migrate             apply pending database migrations and exit (as MIGRATION_DATABASE_URL,
+                      else DATABASE_URL outside production)`,
+    run: () => runMigrate(),
+  },
+  compose: {
+    usage: '  compose [--check]   write schema/ from the subgraphs, or check it has not drifted',
+    run: (argv) => composeMain(argv),
+  },
+  schema: {
+    usage: `  schema dump [--check]
+                      write schema/sql/ (the database schema after every migration), or check it
+                      has not drifted`,
+    run: (argv) => schemaMain(argv),
+  },
+  devnet: {
+    usage: `  devnet start        run only the local anvil chains (DATA_DIR/devnet.json)
+  devnet faucet <address> [amount]
+                      send devnet USDT0, USDC and gas to an address (the devnet must be running)`,
+    run: (argv) => runDevnet(argv),
+  },
+};
+
+interface Command {
+  readonly usage: string;
+  run(argv: readonly string[]): Promise<number>;
+}
+
+const USAGE = `usage: spend-control <command>
+
+commands:
+${Object.values(COMMANDS)
+  .map((command) => command.usage)
+  .join('\n')}
+  help                show this text
+
+Configuration comes from the environment: see docs/operations.md.`;
+
+const HELP = new Set(['help', '--help', '-h']);
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || HELP.has(command)) {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 1 : 0;
   }
+  if (!Object.hasOwn(COMMANDS, command)) throw new UsageError(`unknown command ${command}`);
+  return COMMANDS[command]!.run(rest);
 }
 
 if (require.main === module) {

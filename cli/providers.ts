@@ -13,7 +13,7 @@ export interface Providers {
   stop(): Promise<void>;
 }
 
-/** config.ts accepted the URL, so it parses; only its password is hidden. */
+/** platform/config accepted the URL, so it parses; only its password is hidden. */
 function withoutPassword(url: string): string {
   const parsed = new URL(url);
   if (parsed.password === '') return url;

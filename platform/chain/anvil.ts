@@ -136,7 +136,10 @@ function anvilArgs(options: StartAnvilOptions): string[] {
 }
 
 /** The anvil binary, checked to be executable before anything is spawned. */
-function executableAnvilBinary(chainId: number): string {
+function executableBinary(chainId: number): string {
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) {
+    throw new AnvilStartError(`invalid chain id ${chainId}`, { binary: '-', chainId: 0 });
+  }
   const binary = anvilBinaryPath();
   try {
     fs.accessSync(binary, fs.constants.X_OK);
@@ -150,47 +153,81 @@ function executableAnvilBinary(chainId: number): string {
   return binary;
 }
 
-/**
- * Polls eth_chainId until the node answers with the chain id asked for; `fail` (which stops the
- * node and throws) when it exits or the deadline passes, ChainIdMismatchError for another id.
- */
-async function waitForChainId(wait: {
-  child: ChildProcess;
-  rpcUrl: string;
-  chainId: number;
-  deadlineMs: number;
-  startTimeoutMs: number;
-  stop: () => Promise<void>;
-  fail: (message: string) => Promise<never>;
-}): Promise<void> {
-  const { child, rpcUrl, chainId, deadlineMs, startTimeoutMs, stop, fail } = wait;
+interface AnvilOutput {
+  /** The last OUTPUT_TAIL_LINES lines, for error messages. */
+  readonly tail: string[];
+  /** The port of anvil's "Listening on" line; rejects when anvil fails or exits first. */
+  listening(timeoutMs: number): Promise<number>;
+}
+
+/** Drains both streams for the child's whole life: a full pipe would block anvil's logging. */
+function followOutput(child: ChildProcess, log: ((line: string) => void) | undefined): AnvilOutput {
+  const tail: string[] = [];
+  let onListening: ((port: number) => void) | null = null;
+  const onLine = (line: string): void => {
+    tail.push(line);
+    if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
+    log?.(line);
+    const match = onListening && /Listening on 127\.0\.0\.1:(\d+)/.exec(line);
+    if (match && onListening) onListening(Number(match[1]));
+  };
+  readline.createInterface({ input: child.stdout! }).on('line', onLine);
+  readline.createInterface({ input: child.stderr! }).on('line', onLine);
+  const listening = (timeoutMs: number): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no "Listening on" line within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      onListening = (listeningPort) => {
+        clearTimeout(timer);
+        onListening = null;
+        resolve(listeningPort);
+      };
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`exited before listening (code ${code}, signal ${signal})`));
+      });
+    });
+  return { tail, listening };
+}
+
+/** SIGTERM (anvil then writes its state file), SIGKILL after the stop timeout. */
+async function stopChild(child: ChildProcess, stopTimeoutMs: number): Promise<void> {
+  if (hasExited(child)) return;
+  child.kill('SIGTERM');
+  if (await waitForExit(child, stopTimeoutMs)) return;
+  child.kill('SIGKILL');
+  await waitForExit(child, stopTimeoutMs);
+}
+
+/** Polls eth_chainId until anvil answers; a failure when it exits or the deadline passes first. */
+async function answeredChainId(
+  child: ChildProcess,
+  rpcUrl: string,
+  deadlineMs: number,
+  startTimeoutMs: number,
+): Promise<{ chainId: number } | { failure: string }> {
   for (;;) {
     if (hasExited(child))
-      return fail(`exited while starting (code ${child.exitCode}, signal ${child.signalCode})`);
+      return {
+        failure: `exited while starting (code ${child.exitCode}, signal ${child.signalCode})`,
+      };
     const answered = await readChainId(rpcUrl);
-    if (answered !== null) {
-      if (answered !== chainId) {
-        await stop();
-        throw new ChainIdMismatchError({
-          rpcUrl,
-          expectedChainId: chainId,
-          actualChainId: answered,
-        });
-      }
-      return;
-    }
+    if (answered !== null) return { chainId: answered };
     if (Date.now() > deadlineMs)
-      return fail(`eth_chainId did not answer within ${startTimeoutMs} ms`);
+      return { failure: `eth_chainId did not answer within ${startTimeoutMs} ms` };
     await new Promise((resolve) => setTimeout(resolve, READY_POLL_INTERVAL_MS));
   }
 }
 
 export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode> {
   const { chainId } = options;
-  if (!Number.isSafeInteger(chainId) || chainId <= 0) {
-    throw new AnvilStartError(`invalid chain id ${chainId}`, { binary: '-', chainId: 0 });
-  }
-  const binary = executableAnvilBinary(chainId);
+  const binary = executableBinary(chainId);
   if (options.stateFile !== undefined)
     fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });
 
@@ -198,56 +235,32 @@ export async function startAnvil(options: StartAnvilOptions): Promise<AnvilNode>
   const stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
   const child = spawn(binary, anvilArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
   trackChild(child);
-
-  const outputTail: string[] = [];
-  let onListening: ((port: number) => void) | null = null;
-  const onLine = (line: string): void => {
-    outputTail.push(line);
-    if (outputTail.length > OUTPUT_TAIL_LINES) outputTail.shift();
-    options.log?.(line);
-    const match = onListening && /Listening on 127\.0\.0\.1:(\d+)/.exec(line);
-    if (match && onListening) onListening(Number(match[1]));
-  };
-  // Both streams are drained for the child's whole life: a full pipe would block anvil's logging.
-  readline.createInterface({ input: child.stdout! }).on('line', onLine);
-  readline.createInterface({ input: child.stderr! }).on('line', onLine);
-
-  const stop = async (): Promise<void> => {
-    if (hasExited(child)) return;
-    child.kill('SIGTERM');
-    if (await waitForExit(child, stopTimeoutMs)) return;
-    child.kill('SIGKILL');
-    await waitForExit(child, stopTimeoutMs);
-  };
+  const output = followOutput(child, options.log);
+  const stop = (): Promise<void> => stopChild(child, stopTimeoutMs);
   const fail = async (message: string, cause?: unknown): Promise<never> => {
     await stop();
-    throw new AnvilStartError(message, { binary, chainId, outputTail: [...outputTail] }, { cause });
+    throw new AnvilStartError(
+      message,
+      { binary, chainId, outputTail: [...output.tail] },
+      { cause },
+    );
   };
 
   const deadlineMs = Date.now() + startTimeoutMs;
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no "Listening on" line within ${startTimeoutMs} ms`)),
-      startTimeoutMs,
-    );
-    onListening = (listeningPort) => {
-      clearTimeout(timer);
-      onListening = null;
-      resolve(listeningPort);
-    };
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`exited before listening (code ${code}, signal ${signal})`));
-    });
-  }).catch((error: Error) => fail(error.message, error));
-
+  const port = await output
+    .listening(startTimeoutMs)
+    .catch((error: Error) => fail(error.message, error));
   const rpcUrl = `http://${ANVIL_HOST}:${port}`;
-  await waitForChainId({ child, rpcUrl, chainId, deadlineMs, startTimeoutMs, stop, fail });
-
+  const answer = await answeredChainId(child, rpcUrl, deadlineMs, startTimeoutMs);
+  if ('failure' in answer) return fail(answer.failure);
+  if (answer.chainId !== chainId) {
+    await stop();
+    throw new ChainIdMismatchError({
+      rpcUrl,
+      expectedChainId: chainId,
+      actualChainId: answer.chainId,
+    });
+  }
   if (child.pid === undefined) return fail('no pid after start');
   return { chainId, rpcUrl, pid: child.pid, stateFile: options.stateFile ?? null, stop };
 }

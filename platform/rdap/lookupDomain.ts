@@ -70,6 +70,15 @@ export interface RdapClient {
   lookupDomain(name: string): Promise<DomainLookup>;
 }
 
+/** What every lookup of one client shares: its clock, bootstrap, concurrency slots and bounds. */
+interface LookupContext {
+  readonly now: () => Date;
+  readonly bootstrap: BootstrapCache;
+  readonly slots: Semaphore;
+  readonly timeoutMs: number;
+  readonly retries: number;
+}
+
 export function createRdapClient(options: RdapClientOptions): RdapClient {
   const now = options.now ?? (() => new Date());
   const timeoutMs = bounded(
@@ -92,74 +101,78 @@ export function createRdapClient(options: RdapClientOptions): RdapClient {
   );
   const bootstrap = new BootstrapCache(options.bootstrapSource, now);
   const slots = new Semaphore(permits, MAX_WAITING_LOOKUPS);
+  const context: LookupContext = { now, bootstrap, slots, timeoutMs, retries };
+  return { bootstrap, lookupDomain: (name) => lookupDomain(context, name) };
+}
 
-  async function ask(url: string): Promise<{ result: QueryResult | null; attempts: number }> {
-    for (let attempt = 1; ; attempt += 1) {
-      const acquiring = slots.tryAcquire();
-      if (acquiring === null) return { result: null, attempts: attempt - 1 };
-      const release = await acquiring;
-      let result: QueryResult;
-      try {
-        result = await queryRdap(url, timeoutMs);
-      } finally {
-        release();
-      }
-      if (result.kind !== 'transport' || attempt > retries) return { result, attempts: attempt };
-      await sleep(RETRY_BACKOFF_MS * attempt);
+/** One request in a slot, repeated after transport failures only; null result: no slot free. */
+async function ask(
+  { slots, timeoutMs, retries }: LookupContext,
+  url: string,
+): Promise<{ result: QueryResult | null; attempts: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const acquiring = slots.tryAcquire();
+    if (acquiring === null) return { result: null, attempts: attempt - 1 };
+    const release = await acquiring;
+    let result: QueryResult;
+    try {
+      result = await queryRdap(url, timeoutMs);
+    } finally {
+      release();
     }
+    if (result.kind !== 'transport' || attempt > retries) return { result, attempts: attempt };
+    await sleep(RETRY_BACKOFF_MS * attempt);
   }
+}
 
+async function lookupDomain(context: LookupContext, name: string): Promise<DomainLookup> {
+  const { bootstrap, now } = context;
+  const domain = normaliseDomainName(name);
+  const unknown = (
+    source: string,
+    attempts: number,
+    reason: RdapFailureReason,
+    detail: string,
+  ): DomainLookup => ({
+    domain,
+    status: 'UNKNOWN',
+    source,
+    checkedAt: now().toISOString(),
+    attempts,
+    reason,
+    detail,
+  });
+  let baseUrl: string | null;
+  try {
+    baseUrl = findRdapBaseUrl(await bootstrap.current(), domain);
+  } catch (error) {
+    if (!(error instanceof BootstrapUnavailableError)) throw error;
+    return unknown(bootstrap.source, 0, 'BOOTSTRAP_UNAVAILABLE', error.message);
+  }
+  if (baseUrl === null) {
+    return unknown(
+      bootstrap.source,
+      0,
+      'NO_RDAP_SERVER',
+      `the RDAP bootstrap names no registry for ${domain}`,
+    );
+  }
+  const source = new URL(`domain/${domain}`, baseUrl).href;
+  const { result, attempts } = await ask(context, source);
+  if (result === null)
+    return unknown(
+      source,
+      attempts,
+      'OVERLOADED',
+      `more than ${MAX_WAITING_LOOKUPS} lookups are waiting; not asked`,
+    );
+  if (result.kind !== 'answer') return unknown(source, attempts, result.reason, result.detail);
   return {
-    bootstrap,
-    async lookupDomain(name) {
-      const domain = normaliseDomainName(name);
-      const unknown = (
-        source: string,
-        attempts: number,
-        reason: RdapFailureReason,
-        detail: string,
-      ): DomainLookup => ({
-        domain,
-        status: 'UNKNOWN',
-        source,
-        checkedAt: now().toISOString(),
-        attempts,
-        reason,
-        detail,
-      });
-      let baseUrl: string | null;
-      try {
-        baseUrl = findRdapBaseUrl(await bootstrap.current(), domain);
-      } catch (error) {
-        if (!(error instanceof BootstrapUnavailableError)) throw error;
-        return unknown(bootstrap.source, 0, 'BOOTSTRAP_UNAVAILABLE', error.message);
-      }
-      if (baseUrl === null) {
-        return unknown(
-          bootstrap.source,
-          0,
-          'NO_RDAP_SERVER',
-          `the RDAP bootstrap names no registry for ${domain}`,
-        );
-      }
-      const source = new URL(`domain/${domain}`, baseUrl).href;
-      const { result, attempts } = await ask(source);
-      if (result === null)
-        return unknown(
-          source,
-          attempts,
-          'OVERLOADED',
-          `more than ${MAX_WAITING_LOOKUPS} lookups are waiting; not asked`,
-        );
-      if (result.kind !== 'answer') return unknown(source, attempts, result.reason, result.detail);
-      return {
-        ...classifyAnswer(domain, result),
-        domain,
-        source,
-        checkedAt: now().toISOString(),
-        attempts,
-      };
-    },
+    ...classifyAnswer(domain, result),
+    domain,
+    source,
+    checkedAt: now().toISOString(),
+    attempts,
   };
 }
 

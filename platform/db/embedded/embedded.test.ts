@@ -15,13 +15,13 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { projectRoot } from '../paths';
+import { projectRoot } from '../../paths';
 import {
   EmbeddedPostgresError,
   isRunning,
   startEmbeddedPostgres,
   type RunningEmbeddedPostgres,
-} from './embedded';
+} from '.';
 
 const isRoot = process.getuid?.() === 0;
 let workDir: string;
@@ -74,7 +74,7 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<v
 /** A separate Node process that starts the server on `dataDir` and reports its URL. */
 async function startInChildProcess(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const script = `
-    require(${JSON.stringify(path.join(__dirname, 'embedded.ts'))})
+    require(${JSON.stringify(path.join(__dirname, 'index.ts'))})
       .startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, durable: false })
       .then((pg) => process.stdout.write(JSON.stringify({ url: pg.url }) + '\\n'))
       .catch((error) => { console.error(error); process.exit(1); });`;

@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { adminTokenMatches, ConfigError, loadConfig, prepareLocalSecrets } from './config';
-import { projectRoot } from './paths';
+import { adminTokenMatches, ConfigError, loadConfig, prepareLocalSecrets } from '.';
+import { projectRoot } from '../paths';
 
 /** anvil's account 0: the best-known private key in the world. */
 const ANVIL_KEY_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';

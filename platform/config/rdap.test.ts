@@ -1,6 +1,6 @@
 // The RDAP variables: the devnet leaves the bootstrap to `npm start` (its local registry), every
 // other mode defaults to IANA's file; sources must be https (loopback http), file: or absolute paths.
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig } from '.';
 
 const REAL_CHAINS = {
   FUNDING_RPC_URL: 'https://rpc.funding.example',

@@ -1,5 +1,5 @@
 // The escalation channel variables: defaults, the pairs that must be set together, and redaction.
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig } from '.';
 
 function problems(env: NodeJS.ProcessEnv): string[] {
   try {

@@ -1,7 +1,7 @@
 // The provider registry variables: PROVIDER_DOMAINS_URL read as a URL (unset: none, the devnet
 // starts its own merchant), refused when it is not http(s), and printed without its password.
 import { inspect } from 'node:util';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig } from '.';
 
 describe('provider URLs', () => {
   it('has no domains merchant configured by default', () => {

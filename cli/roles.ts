@@ -1,0 +1,128 @@
+// Starts what one role runs once its database, chains and channels are ready: every role in this
+// process (`all`), the gateway alone (SUBGRAPH_URL_* name the subgraphs), the escalation worker, or
+// one subgraph on its own port. Each part joins the stoppers as soon as it runs.
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../platform/config';
+import { SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
+import type { Logger } from '../platform/log';
+import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
+import type { SubgraphChains } from '../subgraphs/kit';
+import type { EscalationChannels } from './channels';
+import type { GatewayRoleOptions } from './gatewayOptions';
+import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
+import { StartupError, type Out, type StartArgs, type Stoppers } from './startup';
+import { startEscalationWorker } from './worker';
+
+export interface RoleInputs {
+  readonly args: StartArgs;
+  readonly config: Config;
+  readonly pool: Pool;
+  /** The process's one TypeORM DataSource; set for the roles that serve subgraphs. */
+  readonly dataSource: DataSource | undefined;
+  readonly databaseUrl: string;
+  readonly chains: SubgraphChains | undefined;
+  readonly channels: EscalationChannels | null;
+  readonly gatewayOptions: GatewayRoleOptions;
+  readonly log: Logger;
+  readonly stoppers: Stoppers;
+  readonly out: Out;
+}
+
+/** Starts the role; resolves to the gateway's URL when this process serves one. */
+export async function startRole(inputs: RoleInputs): Promise<string | null> {
+  switch (inputs.args.role) {
+    case 'all':
+      return startEverything(inputs);
+    case 'gateway':
+      return startGatewayAlone(inputs);
+    case 'worker':
+      startWorker(inputs);
+      return null;
+    default:
+      await startOneSubgraph(inputs, inputs.args.role);
+      return null;
+  }
+}
+
+function escalationWorkerOf({ config, channels }: RoleInputs) {
+  return {
+    adapters: channels?.adapters ?? {},
+    dashboardBaseUrl: config.escalations.dashboardUrl,
+    intervalMs: config.escalations.sweepIntervalMs,
+  };
+}
+
+async function startEverything(inputs: RoleInputs): Promise<string> {
+  const { config, out } = inputs;
+  const stack = await startAllInOne({
+    ...inputs.gatewayOptions,
+    db: inputs.pool,
+    dataSource: inputs.dataSource,
+    databaseUrl: inputs.databaseUrl,
+    decisionThread: config.decisionThread,
+    transport: inputs.args.transport,
+    subgraphPortBase: config.subgraphPortBase,
+    chains: inputs.chains,
+    escalationWorker: escalationWorkerOf(inputs),
+  });
+  inputs.stoppers.push('service', () => stack.stop());
+  for (const subgraph of stack.subgraphs) {
+    out(
+      `subgraph        ${subgraph.name.padEnd(8)} ${subgraph.http ? subgraph.http.url : 'in-process'}`,
+    );
+  }
+  return stack.gateway.url;
+}
+
+async function startGatewayAlone(inputs: RoleInputs): Promise<string> {
+  const endpoints: Partial<Record<SubgraphName, SubgraphEndpoint>> = {};
+  const missing: string[] = [];
+  for (const name of SUBGRAPH_NAMES) {
+    const url = inputs.config.subgraphUrls[name];
+    if (url) endpoints[name] = { url };
+    else missing.push(`SUBGRAPH_URL_${name.toUpperCase()}`);
+  }
+  if (missing.length > 0) throw new StartupError(`the gateway role needs ${missing.join(', ')}`);
+  const gateway = await startGatewayRole({
+    ...inputs.gatewayOptions,
+    subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint>,
+  });
+  inputs.stoppers.push('gateway', () => gateway.stop());
+  return gateway.url;
+}
+
+function startWorker(inputs: RoleInputs): void {
+  const escalationWorker = escalationWorkerOf(inputs);
+  const worker = startEscalationWorker({
+    ...escalationWorker,
+    db: inputs.pool,
+    actorSecret: inputs.gatewayOptions.actorSecret,
+    log: inputs.log,
+  });
+  inputs.stoppers.push('escalation worker', () => worker.stop());
+  inputs.out(
+    `worker          escalation sweep and notices every ${escalationWorker.intervalMs} ms`,
+  );
+}
+
+async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise<void> {
+  const { config } = inputs;
+  const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(role);
+  const subgraph = await startSubgraph(
+    role,
+    {
+      db: inputs.pool,
+      dataSource: inputs.dataSource,
+      databaseUrl: inputs.databaseUrl,
+      decisionThread: config.decisionThread,
+      actorSecret: inputs.gatewayOptions.actorSecret,
+      log: inputs.log,
+      chains: inputs.chains,
+      settings: subgraphSettingsOf(inputs.gatewayOptions),
+    },
+    { host: config.host, port },
+  );
+  inputs.stoppers.push(`subgraph ${role}`, () => subgraph.stop());
+  inputs.out(`subgraph        ${role.padEnd(8)} ${subgraph.http?.url}`);
+}
