@@ -97,13 +97,11 @@ const mutation: fc.Arbitrary<{
       reason: 'CHAIN_ID_MISMATCH' as const,
       apply: (t: any) => void (t.domain.chainId = id),
     })),
-  fc
-    .constantFrom('8453', 8453.5, null)
-    .map((id) => ({
-      name: 'chainId type',
-      reason: 'CHAIN_ID_MISMATCH' as const,
-      apply: (t: any) => void (t.domain.chainId = id),
-    })),
+  fc.constantFrom('8453', 8453.5, null).map((id) => ({
+    name: 'chainId type',
+    reason: 'CHAIN_ID_MISMATCH' as const,
+    apply: (t: any) => void (t.domain.chainId = id),
+  })),
   otherAddress(MERCHANT).map((a) => ({
     name: 'recipient',
     reason: 'RECIPIENT_NOT_ALLOWED' as const,
@@ -114,39 +112,31 @@ const mutation: fc.Arbitrary<{
     reason: 'PAYER_MISMATCH' as const,
     apply: (t: any) => void (t.message.from = a),
   })),
-  fc
-    .bigInt({ min: 1n, max: 10n ** 30n })
-    .map((d) => ({
-      name: 'value+d',
-      reason: 'VALUE_ABOVE_CEILING' as const,
-      apply: (t: any) => void (t.message.value = CEILING + d),
-    })),
+  fc.bigInt({ min: 1n, max: 10n ** 30n }).map((d) => ({
+    name: 'value+d',
+    reason: 'VALUE_ABOVE_CEILING' as const,
+    apply: (t: any) => void (t.message.value = CEILING + d),
+  })),
   fc.constant({
     name: 'value 0',
     reason: 'VALUE_ZERO' as const,
     apply: (t: any) => void (t.message.value = 0n),
   }),
-  fc
-    .bigInt({ min: 1n, max: 10n ** 12n })
-    .map((d) => ({
-      name: 'validBefore later',
-      reason: 'VALID_BEFORE_AFTER_EXPIRY' as const,
-      apply: (t: any) => void (t.message.validBefore = EXPIRY_S + d),
-    })),
-  fc
-    .bigInt({ min: 0n, max: NOW_S })
-    .map((v) => ({
-      name: 'validBefore passed',
-      reason: 'VALID_BEFORE_PASSED' as const,
-      apply: (t: any) => void (t.message.validBefore = v),
-    })),
-  fc
-    .bigInt({ min: 1n, max: 10n ** 12n })
-    .map((d) => ({
-      name: 'validAfter future',
-      reason: 'NOT_YET_VALID' as const,
-      apply: (t: any) => void (t.message.validAfter = NOW_S + d),
-    })),
+  fc.bigInt({ min: 1n, max: 10n ** 12n }).map((d) => ({
+    name: 'validBefore later',
+    reason: 'VALID_BEFORE_AFTER_EXPIRY' as const,
+    apply: (t: any) => void (t.message.validBefore = EXPIRY_S + d),
+  })),
+  fc.bigInt({ min: 0n, max: NOW_S }).map((v) => ({
+    name: 'validBefore passed',
+    reason: 'VALID_BEFORE_PASSED' as const,
+    apply: (t: any) => void (t.message.validBefore = v),
+  })),
+  fc.bigInt({ min: 1n, max: 10n ** 12n }).map((d) => ({
+    name: 'validAfter future',
+    reason: 'NOT_YET_VALID' as const,
+    apply: (t: any) => void (t.message.validAfter = NOW_S + d),
+  })),
   fc
     .string()
     .filter((s) => s !== 'TransferWithAuthorization')
@@ -183,34 +173,26 @@ const mutation: fc.Arbitrary<{
       reason: 'DOMAIN_VERSION_MISMATCH' as const,
       apply: (t: any) => void (t.domain.version = v),
     })),
-  fc
-    .constantFrom('salt', 'extra', '__proto__x')
-    .map((k) => ({
-      name: `domain.${k}`,
-      reason: 'DOMAIN_MALFORMED' as const,
-      apply: (t: any) => void (t.domain[k] = `0x${'00'.repeat(32)}`),
-    })),
-  fc
-    .constantFrom('memo', 'data', 'extra')
-    .map((k) => ({
-      name: `message.${k}`,
-      reason: 'MESSAGE_MALFORMED' as const,
-      apply: (t: any) => void (t.message[k] = '0x'),
-    })),
-  fc
-    .constantFrom('account', 'extra', 'signature')
-    .map((k) => ({
-      name: `top.${k}`,
-      reason: 'TYPED_DATA_MALFORMED' as const,
-      apply: (t: any) => void (t[k] = 1),
-    })),
-  fc
-    .constantFrom('EIP712Domain', 'Extra')
-    .map((k) => ({
-      name: `types.${k}`,
-      reason: 'TYPES_NOT_EIP3009' as const,
-      apply: (t: any) => void (t.types[k] = [{ name: 'x', type: 'uint256' }]),
-    })),
+  fc.constantFrom('salt', 'extra', '__proto__x').map((k) => ({
+    name: `domain.${k}`,
+    reason: 'DOMAIN_MALFORMED' as const,
+    apply: (t: any) => void (t.domain[k] = `0x${'00'.repeat(32)}`),
+  })),
+  fc.constantFrom('memo', 'data', 'extra').map((k) => ({
+    name: `message.${k}`,
+    reason: 'MESSAGE_MALFORMED' as const,
+    apply: (t: any) => void (t.message[k] = '0x'),
+  })),
+  fc.constantFrom('account', 'extra', 'signature').map((k) => ({
+    name: `top.${k}`,
+    reason: 'TYPED_DATA_MALFORMED' as const,
+    apply: (t: any) => void (t[k] = 1),
+  })),
+  fc.constantFrom('EIP712Domain', 'Extra').map((k) => ({
+    name: `types.${k}`,
+    reason: 'TYPES_NOT_EIP3009' as const,
+    apply: (t: any) => void (t.types[k] = [{ name: 'x', type: 'uint256' }]),
+  })),
   fc
     .constantFrom(
       (fields: any[]) => fields.reverse(),
@@ -224,17 +206,13 @@ const mutation: fc.Arbitrary<{
       reason: 'TYPES_NOT_EIP3009' as const,
       apply: (t: any) => void edit(t.types.TransferWithAuthorization),
     })),
-  fc
-    .constantFrom('value', 'validAfter', 'validBefore')
-    .chain((field) =>
-      fc
-        .constantFrom<unknown>(50_000, '50000', -1n, 2n ** 256n, null)
-        .map((v) => ({
-          name: `${field} type`,
-          reason: 'MESSAGE_MALFORMED' as const,
-          apply: (t: any) => void (t.message[field] = v),
-        })),
-    ),
+  fc.constantFrom('value', 'validAfter', 'validBefore').chain((field) =>
+    fc.constantFrom<unknown>(50_000, '50000', -1n, 2n ** 256n, null).map((v) => ({
+      name: `${field} type`,
+      reason: 'MESSAGE_MALFORMED' as const,
+      apply: (t: any) => void (t.message[field] = v),
+    })),
+  ),
   fc
     .constantFrom<unknown>('0x1234', `0x${'zz'.repeat(32)}`, 7n, `0x${'ab'.repeat(33)}`)
     .map((n) => ({
@@ -242,20 +220,16 @@ const mutation: fc.Arbitrary<{
       reason: 'MESSAGE_MALFORMED' as const,
       apply: (t: any) => void (t.message.nonce = n),
     })),
-  fc
-    .constantFrom('from', 'to', 'value', 'validAfter', 'validBefore', 'nonce')
-    .map((k) => ({
-      name: `missing ${k}`,
-      reason: 'MESSAGE_MALFORMED' as const,
-      apply: (t: any) => void delete t.message[k],
-    })),
-  fc
-    .constantFrom('name', 'version', 'chainId', 'verifyingContract')
-    .map((k) => ({
-      name: `missing domain.${k}`,
-      reason: 'DOMAIN_MALFORMED' as const,
-      apply: (t: any) => void delete t.domain[k],
-    })),
+  fc.constantFrom('from', 'to', 'value', 'validAfter', 'validBefore', 'nonce').map((k) => ({
+    name: `missing ${k}`,
+    reason: 'MESSAGE_MALFORMED' as const,
+    apply: (t: any) => void delete t.message[k],
+  })),
+  fc.constantFrom('name', 'version', 'chainId', 'verifyingContract').map((k) => ({
+    name: `missing domain.${k}`,
+    reason: 'DOMAIN_MALFORMED' as const,
+    apply: (t: any) => void delete t.domain[k],
+  })),
 );
 
 describe('mintPaymentCapability', () => {
