@@ -15,7 +15,6 @@ module.exports = {
       from: { path: '^core/', pathNot: TESTS },
       to: {
         pathNot: '^core/',
-        dependencyTypesNot: ['type-only'],
         path: '^(platform|subgraphs|gateway|cli|devnet|channels|bench|contracts|test)/',
       },
     },
@@ -34,7 +33,7 @@ module.exports = {
       comment: 'platform/ is shared I/O: it knows no subgraph, gateway or CLI.',
       severity: 'error',
       from: { path: '^platform/', pathNot: TESTS },
-      to: { path: '^(subgraphs|gateway|cli|bench)/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^(subgraphs|gateway|cli|bench)/' },
     },
     {
       name: 'gateway-through-subgraph-index',
@@ -73,7 +72,7 @@ module.exports = {
       comment: 'a cycle makes load order matter and hides which module owns what.',
       severity: 'error',
       from: { path: '^(core|platform|subgraphs|gateway|cli|devnet|channels)/' },
-      to: { circular: true, dependencyTypesNot: ['type-only'] },
+      to: { circular: true },
     },
   ],
   options: {

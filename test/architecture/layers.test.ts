@@ -61,8 +61,8 @@ const FIXTURES: Record<string, Fixture> = {
       'platform/pure/pool.ts': LEAF,
     },
     allowed: {
-      'core/pureTyped/decide.ts': `import type { Pool } from '../../platform/pureTyped/pool';\nexport type P = Pool;\n`,
-      'platform/pureTyped/pool.ts': 'export interface Pool { readonly size: number }\n',
+      'core/pureSibling/decide.ts': uses('../pureSibling/money'),
+      'core/pureSibling/money.ts': LEAF,
     },
   },
   'core-no-io-modules': {
