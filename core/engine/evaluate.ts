@@ -2,7 +2,7 @@
 // its inputs, runs all fourteen rules in order, and decides first BLOCK, else first ESCALATE,
 // else APPROVED. Anything unexpected, including a rule throwing, is BLOCKED_FAIL_CLOSED.
 import { compilePolicy, PolicyCompileError, type CompiledPolicy } from './compile';
-import { approvalNote, noteCode } from './decisionCodes';
+import { approvalNote, BLOCK_CODES, ESCALATE_CODES, noteCode } from './decisionCodes';
 import {
   approvalProblem,
   intentProblem,
@@ -26,8 +26,6 @@ import { perCallCap } from './rules/12-per-call-cap';
 import { budgetDaily } from './rules/13-budget-daily';
 import { escalateAboveThreshold } from './rules/14-escalate-above-threshold';
 import {
-  BLOCK_CODES,
-  ESCALATE_CODES,
   RULE_IDS,
   type Decision,
   type DecisionCode,

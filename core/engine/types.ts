@@ -7,15 +7,13 @@ import type { NormalisedPolicyRules } from '../validation/policy';
 import type { CompiledPolicy } from './compile';
 import type { ApprovalNote, DecisionCode, Outcome } from './decisionCodes';
 
-export {
-  BLOCK_CODES,
-  ESCALATE_CODES,
-  type ApprovalNote,
-  type BlockCode,
-  type DecisionCode,
-  type DecisionNote,
-  type EscalateCode,
-  type Outcome,
+export type {
+  ApprovalNote,
+  BlockCode,
+  DecisionCode,
+  DecisionNote,
+  EscalateCode,
+  Outcome,
 } from './decisionCodes';
 
 export type PolicyStatus = 'ACTIVE' | 'PAUSED';
