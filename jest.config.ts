@@ -1,5 +1,6 @@
 // Jest runs TypeScript through ts-jest in transpile-only mode (isolatedModules); the type check is
-// the separate `tsc` build that `npm test` runs first (pretest).
+// the separate `tsc` build that `npm test` runs first (pretest). jose ships ESM only, which jest's
+// CommonJS runtime cannot load: its .js files alone are rewritten to CommonJS (cached like the rest).
 import type { Config } from 'jest';
 
 const config: Config = {
@@ -8,7 +9,11 @@ const config: Config = {
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/.data/'],
   modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.data/'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    '/node_modules/jose/.+\\.js$': '<rootDir>/test/esm-to-commonjs.cjs',
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   setupFiles: ['<rootDir>/test/setup-env.ts'],
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',

@@ -24,8 +24,8 @@ export function gatewayAuthenticator(
 }
 
 export interface ActorContexts {
-  /** The context of a request bearing `authorization`; throws AppError for a bad credential. */
-  forRequest(authorization: string | undefined, correlationId: string): GatewayContext;
+  /** The context of a request bearing `authorization`; rejects with AppError for a bad credential. */
+  forRequest(authorization: string | undefined, correlationId: string): Promise<GatewayContext>;
   /** The context of an operation the gateway runs itself as `actor` (subscriptions, channels). */
   forActor(actor: Actor): GatewayContext;
   /** The same caller as a paid call of this priced route. */
@@ -43,8 +43,8 @@ export function actorContexts(
     correlationId,
   });
   return {
-    forRequest: (authorization, correlationId) =>
-      signed(authenticator.authenticate(authorization), correlationId),
+    forRequest: async (authorization, correlationId) =>
+      signed(await authenticator.authenticate(authorization), correlationId),
     forActor: (actor) => signed(actor, newCorrelationId()),
     paid: (context, paidRoute) => ({
       ...context,

@@ -119,7 +119,10 @@ export function mountGraphQL(
     expressMiddleware(graphql.apollo, {
       context: async ({ req, res }) => {
         try {
-          return contexts.forRequest(req.headers.authorization, String(res.locals.correlationId));
+          return await contexts.forRequest(
+            req.headers.authorization,
+            String(res.locals.correlationId),
+          );
         } catch (error) {
           if (error instanceof AppError) throw graphQLAuthError(error);
           throw error;

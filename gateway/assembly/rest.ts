@@ -20,7 +20,7 @@ export interface RestMountDeps {
   readonly graphql: GatewayGraphQL;
   readonly contexts: ActorContexts;
   readonly consumerAuthRequired: boolean;
-  readonly issueSession: (claims: SessionClaims) => IssuedSession;
+  readonly issueSession: (claims: SessionClaims) => Promise<IssuedSession>;
   readonly paywall: Paywall | null;
   readonly bodyLimitBytes: number;
   readonly now: () => Date;

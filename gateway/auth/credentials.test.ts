@@ -9,29 +9,29 @@ describe('credentials', () => {
     adminTokenVerifier([sha256('first-admin-token'), sha256('second-admin-token')]),
   ]);
 
-  it('recognises every configured admin token by its sha256', () => {
-    expect(authenticator.authenticate('Bearer first-admin-token')).toEqual({ kind: 'admin' });
-    expect(authenticator.authenticate('bearer second-admin-token')).toEqual({ kind: 'admin' });
+  it('recognises every configured admin token by its sha256', async () => {
+    expect(await authenticator.authenticate('Bearer first-admin-token')).toEqual({ kind: 'admin' });
+    expect(await authenticator.authenticate('bearer second-admin-token')).toEqual({
+      kind: 'admin',
+    });
   });
 
-  it('treats a missing credential as the anonymous actor', () => {
-    expect(authenticator.authenticate(undefined)).toEqual({ kind: 'anonymous' });
-    expect(authenticator.authenticate('')).toEqual({ kind: 'anonymous' });
+  it('treats a missing credential as the anonymous actor', async () => {
+    expect(await authenticator.authenticate(undefined)).toEqual({ kind: 'anonymous' });
+    expect(await authenticator.authenticate('')).toEqual({ kind: 'anonymous' });
   });
 
-  it('refuses an unknown token and a malformed header with SESSION_INVALID', () => {
+  it('refuses an unknown token and a malformed header with SESSION_INVALID', async () => {
     for (const header of [
       'Bearer not-a-token',
       'Basic abc',
       'Bearer',
       `Bearer ${'x'.repeat(5000)}`,
     ]) {
-      expect(() => authenticator.authenticate(header)).toThrow(AppError);
-      try {
-        authenticator.authenticate(header);
-      } catch (error) {
-        expect((error as AppError).code).toBe('SESSION_INVALID');
-      }
+      await expect(authenticator.authenticate(header)).rejects.toThrow(AppError);
+      await expect(authenticator.authenticate(header)).rejects.toMatchObject({
+        code: 'SESSION_INVALID',
+      });
     }
   });
 

@@ -5,8 +5,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../../core/errors';
 import { ANONYMOUS, type Actor } from '../../platform/actor';
 
-/** Returns the actor for a bearer token it recognises, or null when the token is not its kind. */
-export type BearerVerifier = (token: string) => Actor | null;
+/**
+ * Returns the actor for a bearer token it recognises, or null when the token is not its kind; may
+ * answer later (a session's JWS is checked by jose, whose verify is async).
+ */
+export type BearerVerifier = (token: string) => Actor | null | Promise<Actor | null>;
 
 export const MAX_BEARER_LENGTH = 4096;
 
@@ -36,11 +39,11 @@ export class Authenticator {
   constructor(private readonly verifiers: readonly BearerVerifier[]) {}
 
   /** The actor behind an Authorization header value; throws SESSION_INVALID for an unknown token. */
-  authenticate(authorization: string | undefined): Actor {
+  async authenticate(authorization: string | undefined): Promise<Actor> {
     const token = bearerToken(authorization);
     if (token === null) return ANONYMOUS;
     for (const verify of this.verifiers) {
-      const actor = verify(token);
+      const actor = await verify(token);
       if (actor) return actor;
     }
     throw new AppError('SESSION_INVALID');

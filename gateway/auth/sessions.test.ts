@@ -1,21 +1,29 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { SignJWT, decodeProtectedHeader } from 'jose';
 import { AppError } from '../../core/errors';
 import { Authenticator, adminTokenVerifier } from './credentials';
-import { SESSION_LIFETIME_SECONDS, sessionIssuer, sessionVerifier } from './sessions';
+import {
+  SESSION_LIFETIME_SECONDS,
+  SESSION_TOKEN_TYPE,
+  sessionExpiresAt,
+  sessionIssuer,
+  sessionVerifier,
+} from './sessions';
 
 const SECRET = randomBytes(32);
 const ADDRESS = `0x${'ab'.repeat(20)}`;
 const POLICY_ID = (2n ** 200n + 3n).toString();
 const T0 = new Date('2026-11-22T09:00:00Z');
+const T0_SECONDS = T0.getTime() / 1000;
 
 function clockAt(date: Date) {
   let now = date;
   return { now: () => now, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
 }
 
-function sessionInvalid(verify: () => unknown): string {
+async function sessionInvalid(verify: () => unknown): Promise<string> {
   try {
-    verify();
+    await verify();
   } catch (error) {
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe('SESSION_INVALID');
@@ -24,13 +32,22 @@ function sessionInvalid(verify: () => unknown): string {
   throw new Error('expected SESSION_INVALID');
 }
 
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const SESSION_HEADER = b64({ alg: 'HS256', typ: SESSION_TOKEN_TYPE });
+
+/** A token signed with the real secret over any header and payload: only our own checks refuse it. */
+function signedWithSecret(payload: Record<string, unknown>, header = SESSION_HEADER): string {
+  const body = `${header}.${b64(payload)}`;
+  return `${body}.${createHmac('sha256', SECRET).update(body).digest('base64url')}`;
+}
+
 describe('session bearers', () => {
-  it('turn a consumer sign-in into a consumer actor bound to its policy, and an owner sign-in into an owner actor', () => {
+  it('turn a consumer sign-in into a consumer actor bound to its policy, and an owner sign-in into an owner actor', async () => {
     const clock = clockAt(T0);
     const issue = sessionIssuer(SECRET, clock.now);
     const verify = sessionVerifier(SECRET, clock.now);
     const expiresAt = new Date(T0.getTime() + SESSION_LIFETIME_SECONDS * 1000);
-    const consumer = issue({
+    const consumer = await issue({
       address: ADDRESS.toUpperCase().replace('0X', '0x'),
       policyId: POLICY_ID,
       expiresAt,
@@ -43,82 +60,134 @@ describe('session bearers', () => {
       expiresAt: expiresAt.toISOString(),
       expiresInSeconds: 1800,
     });
-    expect(consumer.accessToken).toMatch(/^scs1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
-    expect(verify(consumer.accessToken)).toEqual({
+    expect(consumer.accessToken).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+    expect(decodeProtectedHeader(consumer.accessToken)).toEqual({
+      alg: 'HS256',
+      typ: SESSION_TOKEN_TYPE,
+    });
+    expect(await verify(consumer.accessToken)).toEqual({
       kind: 'consumer',
       address: ADDRESS,
       policyId: POLICY_ID,
     });
-    const owner = issue({ address: ADDRESS, policyId: null, expiresAt });
-    expect(verify(owner.accessToken)).toEqual({ kind: 'owner', address: ADDRESS });
+    const owner = await issue({ address: ADDRESS, policyId: null, expiresAt });
+    expect(await verify(owner.accessToken)).toEqual({ kind: 'owner', address: ADDRESS });
+    expect(sessionExpiresAt(`Bearer ${owner.accessToken}`)).toEqual(expiresAt);
+    expect(sessionExpiresAt('Bearer the-admin-token')).toBeNull();
   });
 
-  it('expire after 30 minutes by the injected clock, whatever lifetime the claims ask for', () => {
+  it('expire after 30 minutes by the injected clock, whatever lifetime the claims ask for', async () => {
     const clock = clockAt(T0);
-    const issued = sessionIssuer(
+    const issued = await sessionIssuer(
       SECRET,
       clock.now,
     )({ address: ADDRESS, policyId: null, expiresAt: new Date(T0.getTime() + 24 * 3600_000) });
     expect(issued.expiresInSeconds).toBe(SESSION_LIFETIME_SECONDS);
     const verify = sessionVerifier(SECRET, clock.now);
     clock.advance(SESSION_LIFETIME_SECONDS * 1000 - 1000);
-    expect(verify(issued.accessToken)).toEqual({ kind: 'owner', address: ADDRESS });
+    expect(await verify(issued.accessToken)).toEqual({ kind: 'owner', address: ADDRESS });
     clock.advance(1000);
-    expect(sessionInvalid(() => verify(issued.accessToken))).toMatch(/expired/);
+    expect(await sessionInvalid(() => verify(issued.accessToken))).toMatch(/expired/);
   });
 
-  it('refuse a tampered payload, another secret’s signature and a forged lifetime', () => {
+  it('refuse a tampered payload, another secret’s signature and a forged lifetime', async () => {
     const clock = clockAt(T0);
-    const issued = sessionIssuer(
+    const issued = await sessionIssuer(
       SECRET,
       clock.now,
     )({ address: ADDRESS, policyId: '7', expiresAt: new Date(T0.getTime() + 60_000) });
     const verify = sessionVerifier(SECRET, clock.now);
-    const [prefix, payload, mac] = issued.accessToken.split('.');
+    const [header, payload, mac] = issued.accessToken.split('.');
     const widened = Buffer.from(
       JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), pid: '8' }),
     ).toString('base64url');
-    sessionInvalid(() => verify(`${prefix}.${widened}.${mac}`));
-    sessionInvalid(() =>
+    await sessionInvalid(() => verify(`${header}.${widened}.${mac}`));
+    await sessionInvalid(async () =>
       verify(
-        sessionIssuer(
-          randomBytes(32),
-          clock.now,
-        )({ address: ADDRESS, policyId: '7', expiresAt: new Date(T0.getTime() + 60_000) })
-          .accessToken,
+        (
+          await sessionIssuer(
+            randomBytes(32),
+            clock.now,
+          )({ address: ADDRESS, policyId: '7', expiresAt: new Date(T0.getTime() + 60_000) })
+        ).accessToken,
       ),
     );
-    sessionInvalid(() => verify(`${prefix}.${payload}`));
+    await sessionInvalid(() => verify(`${header}.${payload}`));
     // Even with the secret, a token claiming a day's lifetime is refused.
-    const long = Buffer.from(
-      JSON.stringify({
-        typ: 'owner',
-        sub: ADDRESS,
-        iat: T0.getTime() / 1000,
-        exp: T0.getTime() / 1000 + 86_400,
-      }),
-    ).toString('base64url');
-    const signed = createHmac('sha256', SECRET).update(`scs1.${long}`).digest('base64url');
-    expect(sessionInvalid(() => verify(`scs1.${long}.${signed}`))).toMatch(/lifetime/);
+    const long = signedWithSecret({
+      typ: 'owner',
+      sub: ADDRESS,
+      iat: T0_SECONDS,
+      exp: T0_SECONDS + 86_400,
+    });
+    expect(await sessionInvalid(() => verify(long))).toMatch(/lifetime/);
   });
 
-  it('leave other bearers to other verifiers: the admin token still authenticates beside sessions', () => {
+  it('answer each refusal with its own message, in the order shape, lifetime, expiry', async () => {
+    const clock = clockAt(T0);
+    const verify = sessionVerifier(SECRET, clock.now);
+    const owner = { typ: 'owner', sub: ADDRESS, iat: T0_SECONDS, exp: T0_SECONDS + 60 };
+    const refusal = (token: string) => sessionInvalid(() => verify(token));
+    expect(await refusal(`${SESSION_HEADER}.!!.x`)).toBe(
+      'The session token is malformed; sign in again.',
+    );
+    expect(await refusal(SESSION_HEADER)).toBe('The session token is malformed; sign in again.');
+    expect(await refusal(signedWithSecret({ ...owner, pid: '7' }))).toBe(
+      'The session token is malformed; sign in again.',
+    );
+    expect(await refusal(signedWithSecret({ ...owner, typ: 'consumer', pid: '07' }))).toBe(
+      'The session token is malformed; sign in again.',
+    );
+    expect(await refusal(signedWithSecret({ ...owner, exp: 'later' }))).toBe(
+      'The session token is malformed; sign in again.',
+    );
+    expect(await refusal(`${signedWithSecret(owner).slice(0, -4)}AAAA`)).toBe(
+      'The session token is not one this service issued; sign in again.',
+    );
+    expect(await refusal(signedWithSecret({ ...owner, iat: T0_SECONDS + 120 }))).toBe(
+      'The session token has an impossible lifetime; sign in again.',
+    );
+    // Expired and too long at once: the lifetime is what is wrong with it.
+    const expiredLong = { ...owner, iat: T0_SECONDS - 7200, exp: T0_SECONDS - 60 };
+    expect(await refusal(signedWithSecret(expiredLong))).toBe(
+      'The session token has an impossible lifetime; sign in again.',
+    );
+    expect(await refusal(signedWithSecret({ ...owner, exp: T0_SECONDS }))).toBe(
+      'The session expired; sign in again.',
+    );
+  });
+
+  it('accept HS256 only: no `none`, no other algorithm even keyed with the secret', async () => {
+    const clock = clockAt(T0);
+    const verify = sessionVerifier(SECRET, clock.now);
+    const owner = { typ: 'owner', sub: ADDRESS, iat: T0_SECONDS, exp: T0_SECONDS + 60 };
+    const unsigned = `${b64({ alg: 'none', typ: SESSION_TOKEN_TYPE })}.${b64(owner)}.`;
+    expect(await sessionInvalid(() => verify(unsigned))).toMatch(/not one this service issued/);
+    const hs512 = await new SignJWT(owner)
+      .setProtectedHeader({ alg: 'HS512', typ: SESSION_TOKEN_TYPE })
+      .sign(new Uint8Array(SECRET));
+    expect(await sessionInvalid(() => verify(hs512))).toMatch(/not one this service issued/);
+    const rs256 = signedWithSecret(owner, b64({ alg: 'RS256', typ: SESSION_TOKEN_TYPE }));
+    expect(await sessionInvalid(() => verify(rs256))).toMatch(/not one this service issued/);
+  });
+
+  it('leave other bearers to other verifiers: the admin token still authenticates beside sessions', async () => {
     const clock = clockAt(T0);
     const authenticator = new Authenticator([
       adminTokenVerifier([createHash('sha256').update('the-admin-token').digest()]),
       sessionVerifier(SECRET, clock.now),
     ]);
-    expect(sessionVerifier(SECRET, clock.now)('not-a-session-token')).toBeNull();
-    expect(authenticator.authenticate('Bearer the-admin-token')).toEqual({ kind: 'admin' });
-    const issued = sessionIssuer(
+    expect(await sessionVerifier(SECRET, clock.now)('not-a-session-token')).toBeNull();
+    expect(await authenticator.authenticate('Bearer the-admin-token')).toEqual({ kind: 'admin' });
+    const issued = await sessionIssuer(
       SECRET,
       clock.now,
     )({ address: ADDRESS, policyId: null, expiresAt: new Date(T0.getTime() + 60_000) });
-    expect(authenticator.authenticate(`Bearer ${issued.accessToken}`)).toEqual({
+    expect(await authenticator.authenticate(`Bearer ${issued.accessToken}`)).toEqual({
       kind: 'owner',
       address: ADDRESS,
     });
-    sessionInvalid(() => authenticator.authenticate('Bearer something-else'));
+    await sessionInvalid(() => authenticator.authenticate('Bearer something-else'));
   });
 
   it('refuse to run with a short secret', () => {

@@ -1,24 +1,39 @@
 // Owner and consumer session bearers. The gateway owns credentials: after the policy subgraph has
-// verified a sign-in, the gateway mints a bearer from its claims, HMAC-SHA256-signed with
+// verified a sign-in, the gateway mints a bearer from its claims, a JWS (HS256, jose) keyed with
 // SESSION_SECRET, and later turns a presented bearer back into an Actor. The lifetime is 30 minutes
 // and expiry is checked against the gateway's injected clock. Nothing is stored server-side.
 //
-// Token: `scs1.<base64url(JSON{typ, sub, pid?, iat, exp})>.<base64url(HMAC-SHA256(secret, "scs1." + payload))>`
-// typ "consumer" (pid = the one policyId) or "owner"; sub = lowercase address; iat/exp unix seconds.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Token: JWS compact `<header>.<payload>.<HMAC-SHA256>`, header {alg: "HS256", typ: "session+jwt"},
+// payload {typ, sub, pid?, iat, exp}: typ "consumer" (pid = the one policyId) or "owner"; sub =
+// lowercase address; iat/exp unix seconds. Only HS256 verifies: no `none`, no RS/ES.
+import { webcrypto } from 'node:crypto';
+import { SignJWT, decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
 import { AppError } from '../../core/errors';
 import type { Actor } from '../../platform/actor';
 import { bearerToken, type BearerVerifier } from './credentials';
 
-export const SESSION_TOKEN_PREFIX = 'scs1';
+/** The JWS header `typ` that marks a bearer as this service's session (RFC 8725 §3.11). */
+export const SESSION_TOKEN_TYPE = 'session+jwt';
 export const SESSION_LIFETIME_SECONDS = 30 * 60;
 /** HMAC keys shorter than the hash output weaken it. */
 export const MIN_SESSION_SECRET_BYTES = 32;
 /** A token issued slightly "later" than this gateway's clock (another replica) is still accepted. */
 const ISSUED_AT_SKEW_SECONDS = 60;
+const ALGORITHM = 'HS256';
 
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 const POLICY_ID = /^(0|[1-9][0-9]{0,77})$/;
+
+const MALFORMED = 'The session token is malformed; sign in again.';
+const NOT_ISSUED = 'The session token is not one this service issued; sign in again.';
+const IMPOSSIBLE_LIFETIME = 'The session token has an impossible lifetime; sign in again.';
+const EXPIRED = 'The session expired; sign in again.';
+/** jose's refusal of a claim, for a token whose claims passed our own checks (nbf, say). */
+const CLAIM_REFUSALS: Readonly<Record<string, string>> = {
+  exp: EXPIRED,
+  iat: IMPOSSIBLE_LIFETIME,
+  nbf: IMPOSSIBLE_LIFETIME,
+};
 
 export type SessionKind = 'consumer' | 'owner';
 
@@ -49,10 +64,6 @@ interface SessionPayload {
   exp: number;
 }
 
-function mac(secret: Buffer, payload: string): Buffer {
-  return createHmac('sha256', secret).update(`${SESSION_TOKEN_PREFIX}.${payload}`).digest();
-}
-
 function assertSecret(secret: Buffer): void {
   if (!Buffer.isBuffer(secret) || secret.length < MIN_SESSION_SECRET_BYTES) {
     throw new Error(
@@ -61,13 +72,22 @@ function assertSecret(secret: Buffer): void {
   }
 }
 
+/** Imported once per issuer or verifier: jose would import a raw secret again on every call. */
+function hmacKey(secret: Buffer): Promise<webcrypto.CryptoKey> {
+  return webcrypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
+}
+
 /** Mints bearers; the lifetime is capped at 30 minutes from now whatever the claims say. */
 export function sessionIssuer(
   secret: Buffer,
   now: () => Date,
-): (claims: SessionClaims) => IssuedSession {
+): (claims: SessionClaims) => Promise<IssuedSession> {
   assertSecret(secret);
-  return (claims) => {
+  const key = hmacKey(secret);
+  return async (claims) => {
     const address = claims.address.toLowerCase();
     if (!ADDRESS.test(address)) throw new Error('session claims carry no valid address');
     if (claims.policyId !== null && !POLICY_ID.test(claims.policyId))
@@ -79,16 +99,17 @@ export function sessionIssuer(
     );
     if (!(exp > iat)) throw new Error('session claims are already expired');
     const typ: SessionKind = claims.policyId === null ? 'owner' : 'consumer';
-    const body: SessionPayload = {
+    const accessToken = await new SignJWT({
       typ,
-      sub: address,
       ...(claims.policyId !== null ? { pid: claims.policyId } : {}),
-      iat,
-      exp,
-    };
-    const payload = Buffer.from(JSON.stringify(body)).toString('base64url');
+    })
+      .setProtectedHeader({ alg: ALGORITHM, typ: SESSION_TOKEN_TYPE })
+      .setSubject(address)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(await key);
     return {
-      accessToken: `${SESSION_TOKEN_PREFIX}.${payload}.${mac(secret, payload).toString('base64url')}`,
+      accessToken,
       tokenType: 'Bearer',
       session: typ,
       address,
@@ -103,15 +124,24 @@ function invalid(message: string): AppError {
   return new AppError('SESSION_INVALID', message);
 }
 
-function parsePayload(payload: string): SessionPayload {
-  let decoded: Partial<SessionPayload>;
+/** Ours when the JWS header names our `typ`; whether it is well-formed is jose's to judge. */
+function isSessionToken(token: string): boolean {
   try {
-    decoded = JSON.parse(
-      Buffer.from(payload, 'base64url').toString('utf8'),
-    ) as Partial<SessionPayload>;
+    const header: unknown = JSON.parse(
+      Buffer.from(token.split('.', 1)[0], 'base64url').toString('utf8'),
+    );
+    return (
+      typeof header === 'object' &&
+      header !== null &&
+      (header as { typ?: unknown }).typ === SESSION_TOKEN_TYPE
+    );
   } catch {
-    throw invalid('The session token is malformed; sign in again.');
+    return false;
   }
+}
+
+/** The payload's shape, stricter than JWT's (policyId pattern, one kind per shape). */
+function sessionPayload(decoded: Partial<SessionPayload>): SessionPayload {
   const shapeOk =
     (decoded.typ === 'consumer' || decoded.typ === 'owner') &&
     typeof decoded.sub === 'string' &&
@@ -121,35 +151,61 @@ function parsePayload(payload: string): SessionPayload {
       : typeof decoded.pid === 'string' && POLICY_ID.test(decoded.pid)) &&
     Number.isSafeInteger(decoded.iat) &&
     Number.isSafeInteger(decoded.exp);
-  if (!shapeOk) throw invalid('The session token is malformed; sign in again.');
+  if (!shapeOk) throw invalid(MALFORMED);
   return decoded as SessionPayload;
 }
 
+/** Shape, then lifetime, then expiry: the order the refusals have always had. */
+function checkedClaims(payload: JWTPayload, nowSeconds: number): SessionPayload {
+  const claims = sessionPayload(payload as Partial<SessionPayload>);
+  if (
+    claims.exp - claims.iat > SESSION_LIFETIME_SECONDS ||
+    claims.iat > nowSeconds + ISSUED_AT_SKEW_SECONDS
+  ) {
+    throw invalid(IMPOSSIBLE_LIFETIME);
+  }
+  if (nowSeconds >= claims.exp) throw invalid(EXPIRED);
+  return claims;
+}
+
+/** jose's error classes as our refusals; anything else is not a verdict on the token. */
+function refusal(error: unknown, nowSeconds: number): unknown {
+  if (error instanceof errors.JWTClaimValidationFailed || error instanceof errors.JWTExpired) {
+    // The signature held: our own checks speak first, as they did before jose.
+    checkedClaims(error.payload, nowSeconds);
+    return invalid(CLAIM_REFUSALS[error.claim] ?? MALFORMED);
+  }
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JOSEAlgNotAllowed
+  ) {
+    return invalid(NOT_ISSUED);
+  }
+  if (error instanceof errors.JOSEError) return invalid(MALFORMED);
+  return error;
+}
+
 /**
- * Recognises `scs1.` bearers (anything else is another verifier's: null). A token of this kind that
- * fails its MAC, its shape or its lifetime is SESSION_INVALID.
+ * Recognises session bearers by their header (anything else is another verifier's: null). A token
+ * of this kind that fails its signature, its shape or its lifetime is SESSION_INVALID.
  */
 export function sessionVerifier(secret: Buffer, now: () => Date): BearerVerifier {
   assertSecret(secret);
-  return (token): Actor | null => {
-    const parts = token.split('.');
-    if (parts[0] !== SESSION_TOKEN_PREFIX) return null;
-    if (parts.length !== 3) throw invalid('The session token is malformed; sign in again.');
-    const [, payload, signature] = parts;
-    const given = Buffer.from(signature, 'base64url');
-    const expected = mac(secret, payload);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw invalid('The session token is not one this service issued; sign in again.');
+  const key = hmacKey(secret);
+  return async (token): Promise<Actor | null> => {
+    if (!isSessionToken(token)) return null;
+    const at = now();
+    const nowSeconds = at.getTime() / 1000;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, await key, {
+        algorithms: [ALGORITHM],
+        currentDate: at,
+      }));
+    } catch (error) {
+      throw refusal(error, nowSeconds);
     }
-    const claims = parsePayload(payload);
-    const nowSeconds = now().getTime() / 1000;
-    if (
-      claims.exp - claims.iat > SESSION_LIFETIME_SECONDS ||
-      claims.iat > nowSeconds + ISSUED_AT_SKEW_SECONDS
-    ) {
-      throw invalid('The session token has an impossible lifetime; sign in again.');
-    }
-    if (nowSeconds >= claims.exp) throw invalid('The session expired; sign in again.');
+    const claims = checkedClaims(payload, nowSeconds);
     return claims.typ === 'consumer'
       ? { kind: 'consumer', address: claims.sub, policyId: claims.pid! }
       : { kind: 'owner', address: claims.sub };
@@ -163,7 +219,12 @@ export function sessionVerifier(secret: Buffer, now: () => Date): BearerVerifier
  */
 export function sessionExpiresAt(authorization: string): Date | null {
   const token = bearerToken(authorization);
-  const parts = token?.split('.') ?? [];
-  if (parts[0] !== SESSION_TOKEN_PREFIX || parts.length !== 3) return null;
-  return new Date(parsePayload(parts[1]).exp * 1000);
+  if (token === null || !isSessionToken(token) || token.split('.').length !== 3) return null;
+  let decoded: JWTPayload;
+  try {
+    decoded = decodeJwt(token);
+  } catch {
+    throw invalid(MALFORMED);
+  }
+  return new Date(sessionPayload(decoded as Partial<SessionPayload>).exp * 1000);
 }

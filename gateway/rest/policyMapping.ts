@@ -52,7 +52,11 @@ interface ClaimsData {
 }
 
 /** Mints the bearer for verified claims; a claim of the wrong kind for the route is an internal fault. */
-export function sessionBody(data: unknown, expected: 'CONSUMER' | 'OWNER', edge: RouteEdge): Json {
+export async function sessionBody(
+  data: unknown,
+  expected: 'CONSUMER' | 'OWNER',
+  edge: RouteEdge,
+): Promise<Json> {
   const claims = data as ClaimsData;
   if (claims.session !== expected || (expected === 'CONSUMER') !== (claims.policyId !== null)) {
     throw new AppError('INTERNAL_ERROR', 'The sign-in claims do not match the route.');
@@ -62,5 +66,5 @@ export function sessionBody(data: unknown, expected: 'CONSUMER' | 'OWNER', edge:
     policyId: claims.policyId,
     expiresAt: new Date(claims.expiresAt),
   };
-  return { ...edge.issueSession(sessionClaims) };
+  return { ...(await edge.issueSession(sessionClaims)) };
 }

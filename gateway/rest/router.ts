@@ -29,8 +29,8 @@ export interface RestRouterDeps {
     variables: Record<string, unknown>,
     context: GatewayContext,
   ): Promise<OperationResult>;
-  /** Builds the operation context from the request; throws AppError for a bad credential. */
-  contextFor(req: Request): GatewayContext;
+  /** Builds the operation context from the request; rejects with AppError for a bad credential. */
+  contextFor(req: Request): Promise<GatewayContext>;
   /** The same caller as a paid call of this priced route: the only context its operation runs in. */
   paidContext(context: GatewayContext, paidRoute: string): GatewayContext;
   /** CONSUMER_AUTH_REQUIRED: when false, consumer routes also serve a caller that only names a policyId. */
@@ -96,7 +96,7 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
       checkWireParameters(req.params, req.query);
-      const context = deps.contextFor(req);
+      const context = await deps.contextFor(req);
       const input: RestInput = {
         params: req.params as Record<string, string>,
         query: req.query as Record<string, string | string[] | undefined>,

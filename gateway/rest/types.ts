@@ -43,7 +43,7 @@ export interface RestResult {
 /** What the edge offers a route's response mapping: the gateway owns credentials, so it mints sessions. */
 export interface RouteEdge {
   /** A session bearer for claims the policy subgraph has verified. */
-  issueSession(claims: SessionClaims): IssuedSession;
+  issueSession(claims: SessionClaims): Promise<IssuedSession>;
 }
 
 export interface OperationBinding {
@@ -53,7 +53,11 @@ export interface OperationBinding {
   /** Maps the request to GraphQL variables; throws AppError(REQUEST_INVALID, …) on bad input. */
   variables(input: RestInput): Record<string, unknown>;
   /** Maps the operation's data to the REST body. */
-  respond(data: Record<string, unknown>, input: RestInput, edge: RouteEdge): RestResult;
+  respond(
+    data: Record<string, unknown>,
+    input: RestInput,
+    edge: RouteEdge,
+  ): RestResult | Promise<RestResult>;
 }
 
 export interface RestServiceInfo {

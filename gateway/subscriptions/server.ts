@@ -121,36 +121,7 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): {
 
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     schema: options.schema,
-    onConnect(ctx) {
-      const authorization = ctx.connectionParams?.authorization;
-      // A credential that is not a string is a bad credential, never the anonymous actor.
-      if (authorization !== undefined && typeof authorization !== 'string') {
-        log.info('websocket connection refused: authorization is not a string');
-        return false;
-      }
-      let actor: Actor;
-      try {
-        actor = options.authenticator.authenticate(authorization);
-      } catch {
-        log.info('websocket connection refused: bad credential');
-        return false;
-      }
-      const session = sessions.open(
-        ctx.extra.socket,
-        actor,
-        authorization ? options.sessionExpiresAt(authorization) : null,
-      );
-      if (session === null) {
-        log.info(
-          { actor: actor.kind },
-          'websocket connection refused: too many sockets for this session',
-        );
-        ctx.extra.socket.close(CLOSE_CODES.tooManySockets, 'Too many connections for this session');
-        return false;
-      }
-      ctx.extra.session = session;
-      return true;
-    },
+    onConnect: (ctx) => acceptConnection(ctx, options, sessions),
     onSubscribe: (ctx, id, payload) => subscribeArgs(ctx, id, payload, options, sessions),
     // Called once for every operation onSubscribe let run, however it ended.
     onComplete(ctx, id) {
@@ -178,6 +149,41 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): {
     },
     connectionCount: () => wss.clients.size,
   };
+}
+
+/** connection_init: the socket's credential becomes its session, or the socket is refused. */
+async function acceptConnection(
+  ctx: ConnectionContext,
+  options: SubscriptionServerOptions,
+  sessions: SocketSessions,
+): Promise<boolean> {
+  const authorization = ctx.connectionParams?.authorization;
+  // A credential that is not a string is a bad credential, never the anonymous actor.
+  if (authorization !== undefined && typeof authorization !== 'string') {
+    options.log.info('websocket connection refused: authorization is not a string');
+    return false;
+  }
+  const actor: Actor | null = await options.authenticator
+    .authenticate(authorization)
+    .catch(() => null);
+  if (actor === null) {
+    options.log.info('websocket connection refused: bad credential');
+    return false;
+  }
+  // Closed while its credential was checked: a session opened now would never be closed.
+  if (ctx.extra.socket.readyState !== WebSocket.OPEN) return false;
+  const expiresAt = authorization ? options.sessionExpiresAt(authorization) : null;
+  const session = sessions.open(ctx.extra.socket, actor, expiresAt);
+  if (session === null) {
+    options.log.info(
+      { actor: actor.kind },
+      'websocket connection refused: too many sockets for this session',
+    );
+    ctx.extra.socket.close(CLOSE_CODES.tooManySockets, 'Too many connections for this session');
+    return false;
+  }
+  ctx.extra.session = session;
+  return true;
 }
 
 /** The execution arguments of a subscribe message, or the errors that refuse it. */

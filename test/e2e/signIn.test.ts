@@ -87,7 +87,7 @@ describe('sign-in with a real database and real signatures', () => {
     );
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      accessToken: expect.stringMatching(/^scs1\./),
+      accessToken: expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/),
       tokenType: 'Bearer',
       session: 'consumer',
       address: owner.address.toLowerCase(),

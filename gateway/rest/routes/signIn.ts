@@ -41,9 +41,9 @@ export const consumerSignInRoute: RouteDefinition = {
     document: 'verifySignIn',
     operationName: 'VerifySignIn',
     variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'CONSUMER' }),
-    respond: (data, _input, edge) => ({
+    respond: async (data, _input, edge) => ({
       status: 200,
-      body: sessionBody(data.verifySignIn, 'CONSUMER', edge),
+      body: await sessionBody(data.verifySignIn, 'CONSUMER', edge),
     }),
   },
 };
@@ -61,9 +61,9 @@ export const ownerSignInRoute: RouteDefinition = {
     document: 'verifySignIn',
     operationName: 'VerifySignIn',
     variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'OWNER' }),
-    respond: (data, _input, edge) => ({
+    respond: async (data, _input, edge) => ({
       status: 200,
-      body: sessionBody(data.verifySignIn, 'OWNER', edge),
+      body: await sessionBody(data.verifySignIn, 'OWNER', edge),
     }),
   },
 };
