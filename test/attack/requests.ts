@@ -300,6 +300,9 @@ function authorizationFor(target: AttackTarget, world: FuzzWorld): fc.Arbitrary<
         'Basic YWRtaW46YWRtaW4=',
         'Bearer scs1.',
         'Bearer scs1.e30.AAAA',
+        // JWS-shaped junk that reaches the session verifier: alg none, an empty payload, no signature.
+        'Bearer eyJhbGciOiJub25lIiwidHlwIjoic2Vzc2lvbitqd3QifQ.e30.',
+        'Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6InNlc3Npb24rand0In0.e30.AAAA',
         `Bearer ${tampered(world.ownerToken)}`,
         `bearer ${world.adminToken}`,
         `Bearer ${world.adminToken} ${world.adminToken}`,
