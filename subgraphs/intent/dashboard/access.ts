@@ -3,14 +3,13 @@
 // `policy.policy_owner`, since this subgraph never joins another's tables); anyone else is refused.
 import { AppError } from '../../../core/errors';
 import { requireActor, type SubgraphContext } from '../../kit';
-
-const POLICY_ID = /^[0-9]{1,78}$/;
+import { POLICY_ID_PATTERN } from '../../../core/canon/id-shapes';
 
 /** Admin: every policy; owner: their own; anyone else is refused. */
 export async function requirePolicyReader(ctx: SubgraphContext, policyId: string): Promise<void> {
   const actor = requireActor(ctx, ['admin', 'owner']);
   if (actor.kind === 'admin') return;
-  const owner = POLICY_ID.test(policyId)
+  const owner = POLICY_ID_PATTERN.test(policyId)
     ? (
         await ctx.db.query<{ owner: string | null }>('SELECT policy.policy_owner($1) AS owner', [
           policyId,

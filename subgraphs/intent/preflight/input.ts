@@ -5,13 +5,12 @@ import { AppError } from '../../../core/errors';
 import { validateSpendIntent, type SpendIntent } from '../../../core/validation/intent';
 import type { SubgraphContext } from '../../kit';
 import { INTENT_HASH, readStoredIntent } from '../intents/reads';
-
-const POLICY_ID = /^[0-9]{1,78}$/;
+import { POLICY_ID_PATTERN } from '../../../core/canon/id-shapes';
 
 export function requirePolicyId(policyId: unknown): string {
   if (policyId === undefined || policyId === null || policyId === '')
     throw new AppError('POLICY_ID_REQUIRED');
-  if (typeof policyId !== 'string' || !POLICY_ID.test(policyId)) {
+  if (typeof policyId !== 'string' || !POLICY_ID_PATTERN.test(policyId)) {
     throw new AppError('REQUEST_INVALID', 'policyId must be a uint256 decimal string.', [
       { field: 'policyId', reason: 'must be a uint256 decimal string' },
     ]);

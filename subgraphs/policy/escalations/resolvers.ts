@@ -20,7 +20,8 @@ import { isEscalationPollRef } from '../../../core/canon/ids';
 import { AppError } from '../../../core/errors';
 import { requireActor, type SubgraphContext } from '../../kit';
 import { readablePolicy } from '../policies/access';
-import { pageSize, POLICY_ID, type PolicyRow } from '../policies/reads';
+import { POLICY_ID_PATTERN } from '../../../core/canon/id-shapes';
+import { pageSize, type PolicyRow } from '../policies/reads';
 import { Policy } from '../policies/schema';
 import { decideAsOwner, type OwnerDecision } from './decisions';
 import {
@@ -110,7 +111,7 @@ export class EscalationResolver {
   ): Promise<EscalationConnection> {
     const actor = requireActor(ctx, ['admin', 'owner']);
     const policyId = args.policyId ?? null;
-    if (policyId !== null && !POLICY_ID.test(policyId)) {
+    if (policyId !== null && !POLICY_ID_PATTERN.test(policyId)) {
       throw new AppError('REQUEST_INVALID', undefined, [
         { field: 'policyId', reason: 'must be a uint256 decimal string' },
       ]);

@@ -4,6 +4,7 @@
 // text, never JS numbers.
 import { AppError } from '../../../core/errors';
 import type { Db } from '../../../platform/db';
+import { POLICY_ID_PATTERN } from '../../../core/canon/id-shapes';
 
 export type PolicyStatus = 'ACTIVE' | 'PAUSED';
 
@@ -26,7 +27,6 @@ export interface PolicyRow {
 }
 
 /** A policyId is a decimal uint256. */
-export const POLICY_ID = /^[0-9]{1,78}$/;
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
@@ -67,7 +67,7 @@ export async function readLatestPolicy(
   id: string,
   owner: string | null,
 ): Promise<PolicyRow | null> {
-  if (!POLICY_ID.test(id)) return null;
+  if (!POLICY_ID_PATTERN.test(id)) return null;
   const result = await db.query<PolicyRecord>(
     `SELECT *
        FROM (SELECT ${POLICY_COLUMNS}
@@ -88,7 +88,7 @@ export async function readPolicyVersion(
   id: string,
   version: number,
 ): Promise<PolicyRow | null> {
-  if (!POLICY_ID.test(id) || !Number.isSafeInteger(version) || version < 1) return null;
+  if (!POLICY_ID_PATTERN.test(id) || !Number.isSafeInteger(version) || version < 1) return null;
   const result = await db.query<PolicyRecord>(
     `SELECT ${POLICY_COLUMNS} FROM policy.policies WHERE policy_id = $1::numeric AND version = $2`,
     [id, version],
