@@ -5,6 +5,13 @@
 import type { Db } from './handle';
 
 export const OWNER_ROLE = 'spend_control_owner';
+
+/**
+ * Held (shared) while a database and its logins are being made (test databases, the schema dump's
+ * scratch database), so that test teardown, which drops the group roles when nothing uses them any
+ * more, never drops them from under a creator.
+ */
+export const ROLE_LIFECYCLE_LOCK_KEY = 7_302_114_565_012n;
 export const SERVICE_ROLE = 'spend_control_service';
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -12,7 +12,9 @@ import {
   ensureGroupRoles,
   ensureLoginRole,
   prepareDatabaseRoles,
+  ROLE_LIFECYCLE_LOCK_KEY,
 } from './roles';
+import { withDatabase } from './url';
 
 export interface TestDatabase {
   /** The service role's URL: what the service connects with. */
@@ -30,12 +32,6 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/**
- * Held (shared) while a database and its logins are being made, so that global teardown, which
- * drops the group roles when nothing uses them any more, never drops them from under a creator.
- */
-export const ROLE_LIFECYCLE_LOCK_KEY = 7_302_114_565_012n;
-
 export function serverUrl(): string {
   const url = process.env.DATABASE_URL;
   if (!url) {
@@ -46,11 +42,7 @@ export function serverUrl(): string {
   return url;
 }
 
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
-}
+export { withDatabase };
 
 export function withLogin(url: string, user: string, password: string): string {
   const parsed = new URL(url);

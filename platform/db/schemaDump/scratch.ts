@@ -8,8 +8,8 @@ import path from 'node:path';
 import { Client, Pool } from 'pg';
 import { startEmbeddedPostgres } from '../embedded';
 import { migrate } from '../migrate';
-import { prepareDatabaseRoles } from '../roles';
-import { ROLE_LIFECYCLE_LOCK_KEY, withDatabase } from '../testDb';
+import { prepareDatabaseRoles, ROLE_LIFECYCLE_LOCK_KEY } from '../roles';
+import { withDatabase } from '../url';
 import { SchemaDumpError } from './pgDump';
 
 export interface ScratchDatabase {
