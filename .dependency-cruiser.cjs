@@ -85,7 +85,17 @@ module.exports = {
       conditionNames: ['import', 'require', 'node', 'default'],
     },
     reporterOptions: {
-      dot: { collapsePattern: '^(core|platform|subgraphs/[^/]+|gateway|cli|devnet|channels)/' },
+      // The picture of docs/architecture.md: one box per layer (a box per subgraph), our code only,
+      // importers above what they import, so every arrow points down.
+      dot: {
+        collapsePattern: '^(core|platform|subgraphs/[^/]+|gateway|cli|devnet|channels|contracts)/',
+        filters: {
+          includeOnly: {
+            path: '^(core|platform|subgraphs|gateway|cli|devnet|channels|contracts)/',
+          },
+        },
+        theme: { graph: { rankdir: 'TB', splines: 'true' } },
+      },
     },
   },
 };
