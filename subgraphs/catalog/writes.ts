@@ -2,6 +2,7 @@
 // audit row in one transaction. It stays in SQL on the pg pool (not TypeORM) because it takes a
 // row lock; the update fires the catalog_changed notification (migration 0001).
 import type { Pool } from 'pg';
+import { withTransaction } from '../../platform/db';
 import { type MaturityLevel } from './maturity';
 import { maturityOf } from './reads';
 
@@ -33,18 +34,13 @@ export async function setMaturity(
   change: MaturityChange,
 ): Promise<{ from: MaturityLevel } | null> {
   const table = SUBJECT_TABLES[change.subject];
-  const client = await db.connect();
-  let broken = false;
-  try {
-    await client.query('BEGIN');
+  return withTransaction(db, async (client) => {
     const current = await client.query<{ maturity: string }>(
       `SELECT maturity FROM ${table} WHERE id = $1 FOR UPDATE`,
       [change.id],
     );
-    if (current.rows.length === 0) {
-      await client.query('ROLLBACK');
-      return null;
-    }
+    // No such row: nothing was written, so ending the transaction with COMMIT changes nothing.
+    if (current.rows.length === 0) return null;
     const from = maturityOf(current.rows[0].maturity, `${change.subject} ${change.id}`);
     await client.query(`UPDATE ${table} SET maturity = $2, updated_at = $3 WHERE id = $1`, [
       change.id,
@@ -56,16 +52,6 @@ export async function setMaturity(
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [change.subject, change.id, from, change.maturity, change.reason, change.actor, change.at],
     );
-    await client.query('COMMIT');
     return { from };
-  } catch (error) {
-    // A connection whose ROLLBACK failed is in an unknown state: destroy it instead of pooling it.
-    broken = await client.query('ROLLBACK').then(
-      () => false,
-      () => true,
-    );
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
