@@ -4,7 +4,7 @@
 // PostgreSQL, verify (signature, simulation) and settle on chain through the official in-process
 // facilitator, wait for the receipt, book SERVICE_FEE, run the call, record the answer. Clients
 // sign their authorizations before the clock starts, as a real agent's wallet would (with the
-// same signer as the end-to-end tests, test/support/payments.ts). Reports
+// same signer as the end-to-end tests, devnet/agents/x402Payer.ts). Reports
 // calls/s and p50/p99 of each, sequential and with concurrent clients, and the difference.
 // Run: npm run bench:x402   (args: [seconds per scenario])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
@@ -21,7 +21,7 @@ import { createChainPublicClient, createChainWalletClient } from '../platform/ch
 import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
 import { benchServiceInfo, createScratchDatabase } from './service';
-import { signedPaymentHeader } from '../test/support/payments';
+import { signedPaymentHeader } from '../devnet/agents/x402Payer';
 import { percentile } from './stats';
 
 const DEFAULT_SECONDS = 6;

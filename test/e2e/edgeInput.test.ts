@@ -9,7 +9,7 @@ import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { buildRoutes } from '../../gateway/rest/routes';
 import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
-import { challengeOf, signedPaymentHeader } from '../support/payments';
+import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
 import { startTestStack, type TestStack } from '../support/stack';
 
 const POLLING = { pollingIntervalMs: 20 };

@@ -10,7 +10,7 @@ import type { RateLimits } from '../../gateway/rateLimit/limiter';
 import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import { loadConfig } from '../../platform/config';
-import { challengeOf, signedPaymentHeader } from '../support/payments';
+import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
 import { startTestStack, type TestStack } from '../support/stack';
 
 const POLLING = { pollingIntervalMs: 20 };

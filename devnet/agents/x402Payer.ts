@@ -1,6 +1,6 @@
-// x402 payments as a client builds them, for end-to-end tests and the x402 bench: the challenge of a
-// paid route and a v2 PAYMENT-SIGNATURE header with a real EIP-3009 signature over exactly what the
-// challenge asks. No jest here: bench/x402.ts runs it from dist/ as a plain module.
+// A paying agent, the outside peer of our x402 routes, for end-to-end tests and the x402 bench: the
+// challenge of a paid route and a v2 PAYMENT-SIGNATURE header with a real EIP-3009 signature over
+// exactly what the challenge asks. No jest here: bench/x402.ts runs it from dist/.
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import type { Address } from 'viem';
