@@ -7,7 +7,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Address, type Hex, bytesToHex } from 'viem';
-import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { relayerAccount } from '../../platform/chain/facilitatorSigner';
 import { isPublishedDevKey } from '../../platform/chain/devKeys';
 import {
   InvalidPrivateKeyError,
@@ -43,7 +44,7 @@ function randomKey(name: MerchantKeyName): Hex {
 
 function keysFrom(secrets: Record<MerchantKeyName, Hex>): MerchantKeys {
   return {
-    relayer: privateKeyToAccount(secrets.relayer, { nonceManager }),
+    relayer: relayerAccount(secrets.relayer),
     payTo: privateKeyToAccount(secrets.payTo).address,
   };
 }

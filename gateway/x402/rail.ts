@@ -14,7 +14,7 @@ import {
   getAddress,
   parseEventLogs,
 } from 'viem';
-import { type Account, nonceManager, privateKeyToAccount } from 'viem/accounts';
+import type { Account } from 'viem/accounts';
 import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
 import {
   caip2Of,
@@ -22,7 +22,11 @@ import {
   createChainWalletClient,
   type ChainPublicClient,
 } from '../../platform/chain/clients';
-import { createFacilitatorSigner, withChainReads } from '../../platform/chain/facilitatorSigner';
+import {
+  createFacilitatorSigner,
+  relayerAccount,
+  withChainReads,
+} from '../../platform/chain/facilitatorSigner';
 
 export interface RailOptions {
   readonly chainId: number;
@@ -160,8 +164,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const endpoint = { chainId: options.chainId, rpcUrl: options.rpcUrl };
   const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
   const publicClient: ChainPublicClient = createChainPublicClient(endpoint, clientOptions);
-  // One nonce manager per relayer key: concurrent settlements get consecutive nonces.
-  const account: Account = privateKeyToAccount(options.relayerPrivateKey, { nonceManager });
+  const account: Account = relayerAccount(options.relayerPrivateKey);
   const wallet = withChainReads(createChainWalletClient(endpoint, account, clientOptions));
   const network = caip2Of(options.chainId);
   const token = getAddress(options.token);

@@ -4,15 +4,25 @@
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import {
   type Address,
+  type Hex,
   isAddressEqual,
   publicActions,
   recoverTypedDataAddress,
   size,
   type TransactionReceipt,
 } from 'viem';
+import { nonceManager, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import type { ChainWalletClient } from './clients';
 
 const ECDSA_SIGNATURE_BYTES = 65;
+
+/**
+ * A relayer's account: viem's nonce manager hands concurrent settlements consecutive nonces, and a
+ * send the node refuses gives its nonce back (facilitatorSigner.test.ts holds both to it).
+ */
+export function relayerAccount(privateKey: Hex): PrivateKeyAccount {
+  return privateKeyToAccount(privateKey, { nonceManager });
+}
 
 /** A relayer's wallet client that can also read the chain, as a facilitator needs. */
 export function withChainReads(wallet: ChainWalletClient) {

@@ -1,0 +1,106 @@
+// The relayer's sends through the facilitator signer, against a real anvil: concurrent settlements
+// never share a nonce (a plain account without the nonce manager fails this: "nonce too low"), and
+// a send the node refuses leaves no gap behind which every later settlement would wait. The RPC
+// passes through a real HTTP relay on 127.0.0.1 that can refuse one eth_sendRawTransaction.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generatePrivateKey } from 'viem/accounts';
+import { type AnvilNode, startAnvil } from './anvil';
+import { createAnvilTestClient, createChainWalletClient } from './clients';
+import { createFacilitatorSigner, relayerAccount, withChainReads } from './facilitatorSigner';
+
+let anvil: AnvilNode;
+let relay: http.Server;
+let relayUrl: string;
+let refuseNextSend = false;
+
+/** Forwards JSON-RPC to anvil; refuses one eth_sendRawTransaction when asked, as a flaky node would. */
+function startRelay(target: string): Promise<http.Server> {
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const call = JSON.parse(body) as { id: number; method: string };
+      response.setHeader('content-type', 'application/json');
+      if (refuseNextSend && call.method === 'eth_sendRawTransaction') {
+        refuseNextSend = false;
+        response.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: call.id,
+            error: { code: -32003, message: 'transaction rejected by the relay' },
+          }),
+        );
+        return;
+      }
+      const answer = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      response.end(await answer.text());
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function fundedSigner() {
+  const account = relayerAccount(generatePrivateKey());
+  await createAnvilTestClient(anvil).setBalance({ address: account.address, value: 10n ** 20n });
+  const endpoint = { chainId: anvil.chainId, rpcUrl: relayUrl };
+  const wallet = withChainReads(
+    createChainWalletClient(endpoint, account, { pollingIntervalMs: 20 }),
+  );
+  const signer = createFacilitatorSigner(wallet, account.address, {
+    confirmationTimeoutMs: 5_000,
+  });
+  return { account, wallet, signer };
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 8453 });
+  relay = await startRelay(anvil.rpcUrl);
+  relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => relay.close(resolve));
+  await anvil.stop();
+});
+
+const SINK = '0x000000000000000000000000000000000000dEaD';
+
+it('sends 16 concurrent settlements with 16 consecutive nonces, all mined', async () => {
+  const { account, wallet, signer } = await fundedSigner();
+  const hashes = await Promise.all(
+    Array.from({ length: 16 }, () => signer.sendTransaction({ to: SINK, data: '0x' })),
+  );
+  const receipts = await Promise.all(
+    hashes.map((hash) => signer.waitForTransactionReceipt({ hash })),
+  );
+  expect(receipts.every((receipt) => receipt.status === 'success')).toBe(true);
+  const nonces = await Promise.all(
+    hashes.map(async (hash) => (await wallet.getTransaction({ hash })).nonce),
+  );
+  expect([...nonces].sort((a, b) => a - b)).toEqual(Array.from({ length: 16 }, (_, i) => i));
+  expect(await wallet.getTransactionCount({ address: account.address })).toBe(16);
+});
+
+it('after a send the RPC refused, the next settlement takes the free nonce and is mined', async () => {
+  const { account, wallet, signer } = await fundedSigner();
+  const first = await signer.sendTransaction({ to: SINK, data: '0x' });
+  await signer.waitForTransactionReceipt({ hash: first });
+
+  refuseNextSend = true;
+  await expect(signer.sendTransaction({ to: SINK, data: '0x' })).rejects.toThrow(
+    /rejected by the relay/,
+  );
+  expect(refuseNextSend).toBe(false);
+
+  const next = await signer.sendTransaction({ to: SINK, data: '0x' });
+  const receipt = await signer.waitForTransactionReceipt({ hash: next });
+  expect(receipt.status).toBe('success');
+  expect((await wallet.getTransaction({ hash: next })).nonce).toBe(1);
+  expect(await wallet.getTransactionCount({ address: account.address })).toBe(2);
+});
