@@ -1,9 +1,8 @@
 // Turns the catalog's rows into what GraphQL serves: each provider and capability with its
 // derived standing (effective maturity, refusal, executable) and links both ways. The whole
 // catalog is read once per request and shared by every resolver of that request.
-import type { DataSource } from 'typeorm';
 import { type ErrorCode } from '../../core/errors';
-import type { SubgraphContext } from '../kit';
+import { dataSourceOf, type SubgraphContext } from '../kit';
 import {
   effectiveMaturity,
   isExecutable,
@@ -95,14 +94,10 @@ export function buildCatalogView(rows: CatalogRows): CatalogView {
 
 const viewsByRequest = new WeakMap<SubgraphContext, Promise<CatalogView>>();
 
-/** The catalog reads through the process's TypeORM DataSource, which the server's deps must carry. */
-function dataSourceOf(ctx: SubgraphContext): DataSource {
-  if (ctx.dataSource === undefined)
-    throw new Error('the catalog subgraph needs a DataSource (SubgraphServerDeps.dataSource)');
-  return ctx.dataSource;
-}
-
-/** The catalog as this request sees it: read on first use, then shared by every resolver. */
+/**
+ * The catalog as this request sees it: read on first use through the process's TypeORM DataSource,
+ * then shared by every resolver.
+ */
 export function catalogFor(ctx: SubgraphContext): Promise<CatalogView> {
   let view = viewsByRequest.get(ctx);
   if (view === undefined) {

@@ -112,3 +112,10 @@ export function contextFactoryFor(server: object): ContextFactory {
 export function isContextRefusal(error: unknown): error is GraphQLError {
   return error instanceof GraphQLError && error.originalError instanceof AppError;
 }
+
+/** The process's one TypeORM DataSource; a subgraph that reads through it cannot run without it. */
+export function dataSourceOf(ctx: SubgraphContext): DataSource {
+  if (ctx.dataSource === undefined)
+    throw new Error('this subgraph needs a DataSource (SubgraphServerDeps.dataSource)');
+  return ctx.dataSource;
+}

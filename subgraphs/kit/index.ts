@@ -11,7 +11,7 @@ export type {
   SubgraphName,
   SubgraphSettings,
 } from './types';
-export { DEFAULT_SUBGRAPH_SETTINGS, settingsOf } from './context';
+export { DEFAULT_SUBGRAPH_SETTINGS, dataSourceOf, settingsOf } from './context';
 export {
   buildFederatedSchema,
   FEDERATION_SPEC_URL,

@@ -7,6 +7,7 @@ import { buildFederatedSchema, type SubgraphModule } from '../kit';
 // order of the printed schema (schema/policy.graphql, checked by `compose --check`).
 import { EscalationResolver } from './escalations/resolvers';
 import { ChannelResolver } from './channels/resolvers';
+import { ChannelBindingRecord } from './channels/entity';
 import {
   PolicyMutationResolver,
   PolicyResolver,
@@ -16,6 +17,8 @@ import { SignInResolver } from './signIn/resolvers';
 
 export const policySubgraph: SubgraphModule = {
   name: 'policy',
+  // An owner's channel bindings are listed through TypeORM (channels/entity.ts).
+  entities: [ChannelBindingRecord],
   buildSchema: () =>
     buildFederatedSchema(
       {

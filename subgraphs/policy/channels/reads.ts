@@ -1,11 +1,13 @@
-// SQL reads of channel bindings: an owner's pending and active bindings, and the webhook
-// bindings whose (unsealed) secrets may have signed a request. Revoked bindings are never read.
+// Reads of channel bindings: an owner's pending and active bindings (through TypeORM, entity.ts),
+// and the webhook bindings whose (unsealed) secrets may have signed a request (SQL: the sealed
+// secret is not mapped on the entity). Revoked bindings are never read.
+import { type DataSource, Not } from 'typeorm';
 import type { Db } from '../../../platform/db';
+import { type BindingKind, type BindingState, ChannelBindingRecord } from './entity';
 import { unseal } from '../../../platform/sealing';
 
-export type BindingKind = 'telegram' | 'slack' | 'webhook' | 'email';
+export type { BindingKind, BindingState };
 export const BINDING_KINDS: readonly BindingKind[] = ['telegram', 'slack', 'webhook', 'email'];
-export type BindingState = 'PENDING' | 'ACTIVE' | 'REVOKED';
 
 /** Bounds the bindings one owner keeps (pending and active), so a session cannot fill the table. */
 export const MAX_BINDINGS_PER_OWNER = 50;
@@ -51,12 +53,12 @@ export function toBinding(record: BindingRecord): BindingRow {
   };
 }
 
-export async function readBindings(db: Db, owner: string): Promise<BindingRow[]> {
-  const result = await db.query<BindingRecord>(
-    `SELECT ${COLUMNS} FROM policy.channel_bindings WHERE owner = $1 AND state <> 'REVOKED' ORDER BY created_at, binding_id`,
-    [owner],
-  );
-  return result.rows.map(toBinding);
+/** The owner's pending and active bindings, oldest first. */
+export async function readBindings(dataSource: DataSource, owner: string): Promise<BindingRow[]> {
+  return dataSource.getRepository(ChannelBindingRecord).find({
+    where: { owner, state: Not('REVOKED' as const) },
+    order: { createdAt: 'ASC', bindingId: 'ASC' },
+  });
 }
 
 /** Webhook bindings (pending or active) that may have signed a request for this owner, with their secrets. */

@@ -3,7 +3,7 @@
 // platform (a `channel` actor; nobody else may call those).
 import { Arg, Args, ArgsType, Ctx, Field, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { AppError } from '../../../core/errors';
-import { requireActor, type SubgraphContext } from '../../kit';
+import { dataSourceOf, requireActor, type SubgraphContext } from '../../kit';
 import { type InboundResult, receiveChatMessage, receiveWebhookRequest } from './inbound';
 import { type BindingKind, type BindingRow, readBindings } from './reads';
 import {
@@ -79,7 +79,7 @@ export class ChannelResolver {
   })
   async channelBindings(@Ctx() ctx: SubgraphContext): Promise<ChannelBinding[]> {
     const actor = requireActor(ctx, ['owner']);
-    return (await readBindings(ctx.db, actor.address)).map(bindingView);
+    return (await readBindings(dataSourceOf(ctx), actor.address)).map(bindingView);
   }
 
   @Mutation(() => ChannelLinkStart, {
