@@ -28,6 +28,19 @@ export const signInNonceRoute: RouteDefinition = {
   },
 };
 
+/** Both sign-in routes run the one verifySignIn document; only the session kind differs. */
+function verifySignInAs(session: 'CONSUMER' | 'OWNER'): RouteDefinition['operation'] {
+  return {
+    document: 'verifySignIn',
+    operationName: 'VerifySignIn',
+    variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session }),
+    respond: async (data, _input, edge) => ({
+      status: 200,
+      body: await sessionBody(data.verifySignIn, session, edge),
+    }),
+  };
+}
+
 export const consumerSignInRoute: RouteDefinition = {
   method: 'POST',
   path: '/consumer/auth/verify',
@@ -37,15 +50,7 @@ export const consumerSignInRoute: RouteDefinition = {
   auth: 'public',
   price: FREE,
   rateLimit: 'sign-in',
-  operation: {
-    document: 'verifySignIn',
-    operationName: 'VerifySignIn',
-    variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'CONSUMER' }),
-    respond: async (data, _input, edge) => ({
-      status: 200,
-      body: await sessionBody(data.verifySignIn, 'CONSUMER', edge),
-    }),
-  },
+  operation: verifySignInAs('CONSUMER'),
 };
 
 export const ownerSignInRoute: RouteDefinition = {
@@ -57,13 +62,5 @@ export const ownerSignInRoute: RouteDefinition = {
   auth: 'public',
   price: FREE,
   rateLimit: 'sign-in',
-  operation: {
-    document: 'verifySignIn',
-    operationName: 'VerifySignIn',
-    variables: (input) => ({ ...stringFields(input, SIGN_IN_FIELDS), session: 'OWNER' }),
-    respond: async (data, _input, edge) => ({
-      status: 200,
-      body: await sessionBody(data.verifySignIn, 'OWNER', edge),
-    }),
-  },
+  operation: verifySignInAs('OWNER'),
 };
