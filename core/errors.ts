@@ -253,6 +253,27 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'The quote has expired; create the intent again for a fresh quote.',
   },
+  TREASURY_FLOAT_INSUFFICIENT: {
+    status: 409,
+    retryable: true,
+    message: 'The settlement treasury cannot cover this payment now; nothing was paid.',
+  },
+  CONSUMER_INTENT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    message: 'No consumer intent with this id on this policy.',
+  },
+  PROVIDER_UNAVAILABLE: {
+    status: 502,
+    retryable: true,
+    message:
+      'The merchant did not give a usable quote (no x402 v2 challenge we can pay); nothing was charged.',
+  },
+  INTENT_NOT_FUNDABLE: {
+    status: 409,
+    retryable: false,
+    message: 'This consumer intent is not waiting for funding.',
+  },
   RESERVATION_SETTLEMENT_INVALID: {
     status: 409,
     retryable: false,

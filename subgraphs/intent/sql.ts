@@ -15,4 +15,8 @@ export const INTENT_SQLSTATES: SqlStateMap = {
   IN002: 'ILLEGAL_STATE_TRANSITION',
   // consume_reservation refused the ledger groups (migration 0009).
   IN003: 'RESERVATION_SETTLEMENT_INVALID',
+  // A consumer intent moved outside the lifecycle table, or changed what it is (migration 0014).
+  IN004: 'ILLEGAL_STATE_TRANSITION',
+  // A payment capability changed what it allows, or was redeemed or signed twice (migration 0014).
+  IN005: 'ILLEGAL_STATE_TRANSITION',
 };

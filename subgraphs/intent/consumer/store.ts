@@ -1,0 +1,294 @@
+// Consumer intents in the database (migration 0014): the row as code reads it, and the one way a
+// state changes: a compare-and-set UPDATE from the state the caller saw to a state the lifecycle
+// table lists, bumping state_version. The table is checked here (assertTransition, 409
+// ILLEGAL_STATE_TRANSITION) and again by the database's trigger (IN004), which also writes the
+// outbox row `consumer_intent.state_changed` and NOTIFYs `consumer_intent` in the same
+// transaction. Losing the compare-and-set (another writer moved it first) returns null: the
+// caller re-reads and decides again; nothing is overwritten.
+import {
+  assertTransition,
+  type ConsumerIntentState,
+  isConsumerIntentState,
+} from '../../../core/consumer/lifecycle';
+import type { Db } from '../../../platform/db';
+import { appErrorFromSql } from '../../kit';
+import { INTENT_SQLSTATES } from '../sql';
+
+/** The jsonb and scalar columns a state change may set along with the state. */
+export interface ConsumerIntentChanges {
+  readonly quote?: Record<string, unknown> | null;
+  readonly quoteExpiresAt?: Date | null;
+  readonly fundingAmount?: bigint | null;
+  readonly spendIntent?: Record<string, unknown> | null;
+  readonly intentHash?: string | null;
+  readonly decision?: Record<string, unknown> | null;
+  readonly pollRef?: string | null;
+  readonly reservationId?: string | null;
+  readonly funding?: Record<string, unknown> | null;
+  readonly settlement?: Record<string, unknown> | null;
+  readonly providerAttested?: Record<string, unknown> | null;
+  readonly refund?: Record<string, unknown> | null;
+  readonly resolution?: Record<string, unknown> | null;
+}
+
+/** Change key → column, and whether the value goes in as JSON. */
+const CHANGE_COLUMNS: Readonly<
+  Record<keyof ConsumerIntentChanges, { column: string; json: boolean }>
+> = {
+  quote: { column: 'quote', json: true },
+  quoteExpiresAt: { column: 'quote_expires_at', json: false },
+  fundingAmount: { column: 'funding_amount', json: false },
+  spendIntent: { column: 'spend_intent', json: true },
+  intentHash: { column: 'intent_hash', json: false },
+  decision: { column: 'decision', json: true },
+  pollRef: { column: 'poll_ref', json: false },
+  reservationId: { column: 'reservation_id', json: false },
+  funding: { column: 'funding', json: true },
+  settlement: { column: 'settlement', json: true },
+  providerAttested: { column: 'provider_attested', json: true },
+  refund: { column: 'refund', json: true },
+  resolution: { column: 'resolution', json: true },
+};
+
+export interface ConsumerIntentRow {
+  readonly intentId: string;
+  readonly policyId: string;
+  readonly wallet: string;
+  readonly capability: string;
+  readonly provider: string;
+  readonly category: string;
+  readonly params: Record<string, unknown>;
+  readonly idempotencyKey: string | null;
+  readonly state: ConsumerIntentState;
+  readonly stateVersion: number;
+  readonly stateReason: string | null;
+  readonly quote: Record<string, unknown> | null;
+  readonly quoteExpiresAt: Date | null;
+  readonly fundingAmount: bigint | null;
+  readonly spendIntent: Record<string, unknown> | null;
+  readonly intentHash: string | null;
+  readonly decision: Record<string, unknown> | null;
+  readonly pollRef: string | null;
+  readonly reservationId: string | null;
+  readonly funding: Record<string, unknown> | null;
+  readonly settlement: Record<string, unknown> | null;
+  readonly providerAttested: Record<string, unknown> | null;
+  readonly refund: Record<string, unknown> | null;
+  readonly resolution: Record<string, unknown> | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** Select list giving the row in the shape fromRow reads (numerics as text). */
+export const CONSUMER_INTENT_COLUMNS = `intent_id, policy_id::text AS policy_id, wallet, capability,
+  provider, category, params, idempotency_key, state, state_version, state_reason, quote,
+  quote_expires_at, funding_amount::text AS funding_amount, spend_intent, intent_hash, decision,
+  poll_ref, reservation_id, funding, settlement, provider_attested, refund, resolution, created_at,
+  updated_at`;
+
+type Json = Record<string, unknown>;
+
+export interface ConsumerIntentDbRow {
+  intent_id: string;
+  policy_id: string;
+  wallet: string;
+  capability: string;
+  provider: string;
+  category: string;
+  params: Json;
+  idempotency_key: string | null;
+  state: string;
+  state_version: number;
+  state_reason: string | null;
+  quote: Json | null;
+  quote_expires_at: Date | null;
+  funding_amount: string | null;
+  spend_intent: Json | null;
+  intent_hash: string | null;
+  decision: Json | null;
+  poll_ref: string | null;
+  reservation_id: string | null;
+  funding: Json | null;
+  settlement: Json | null;
+  provider_attested: Json | null;
+  refund: Json | null;
+  resolution: Json | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function fromRow(row: ConsumerIntentDbRow): ConsumerIntentRow {
+  if (!isConsumerIntentState(row.state))
+    throw new Error(`consumer intent ${row.intent_id} has an unknown state ${row.state}`);
+  return {
+    intentId: row.intent_id,
+    policyId: row.policy_id,
+    wallet: row.wallet,
+    capability: row.capability,
+    provider: row.provider,
+    category: row.category,
+    params: row.params,
+    idempotencyKey: row.idempotency_key,
+    state: row.state,
+    stateVersion: row.state_version,
+    stateReason: row.state_reason,
+    quote: row.quote,
+    quoteExpiresAt: row.quote_expires_at,
+    fundingAmount: row.funding_amount === null ? null : BigInt(row.funding_amount),
+    spendIntent: row.spend_intent,
+    intentHash: row.intent_hash,
+    decision: row.decision,
+    pollRef: row.poll_ref,
+    reservationId: row.reservation_id,
+    funding: row.funding,
+    settlement: row.settlement,
+    providerAttested: row.provider_attested,
+    refund: row.refund,
+    resolution: row.resolution,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** IN004 / IN005 raised by the triggers, as the AppError clients see; anything else unchanged. */
+export function consumerErrorFrom(error: unknown): unknown {
+  return appErrorFromSql(error, INTENT_SQLSTATES) ?? error;
+}
+
+export interface NewConsumerIntent {
+  readonly intentId: string;
+  readonly policyId: string;
+  readonly wallet: string;
+  readonly capability: string;
+  readonly provider: string;
+  readonly category: string;
+  readonly params: Json;
+  readonly idempotencyKey: string | null;
+  readonly now: Date;
+}
+
+/**
+ * Inserts a CREATED intent (the trigger writes its first outbox row). With an idempotency key
+ * already used on this policy, nothing is inserted and the existing intent is returned with
+ * `created: false`.
+ */
+export async function insertConsumerIntent(
+  db: Db,
+  intent: NewConsumerIntent,
+): Promise<{ row: ConsumerIntentRow; created: boolean }> {
+  try {
+    const inserted = await db.query<ConsumerIntentDbRow>(
+      `INSERT INTO intent.consumer_intents
+         (intent_id, policy_id, wallet, capability, provider, category, params, idempotency_key,
+          created_at, updated_at)
+       VALUES ($1, $2, lower($3), $4, $5, $6, $7, $8, $9, $9)
+       ON CONFLICT (policy_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${CONSUMER_INTENT_COLUMNS}`,
+      [
+        intent.intentId,
+        intent.policyId,
+        intent.wallet,
+        intent.capability,
+        intent.provider,
+        intent.category,
+        intent.params,
+        intent.idempotencyKey,
+        intent.now,
+      ],
+    );
+    if (inserted.rows[0]) return { row: fromRow(inserted.rows[0]), created: true };
+  } catch (error) {
+    throw consumerErrorFrom(error);
+  }
+  const existing = await db.query<ConsumerIntentDbRow>(
+    `SELECT ${CONSUMER_INTENT_COLUMNS} FROM intent.consumer_intents
+      WHERE policy_id = $1 AND idempotency_key = $2`,
+    [intent.policyId, intent.idempotencyKey],
+  );
+  if (!existing.rows[0]) throw new Error('idempotency conflict without an existing intent');
+  return { row: fromRow(existing.rows[0]), created: false };
+}
+
+/** One intent by id; `forUpdate` locks the row for the caller's transaction. */
+export async function getConsumerIntent(
+  db: Db,
+  intentId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ConsumerIntentRow | null> {
+  const result = await db.query<ConsumerIntentDbRow>(
+    `SELECT ${CONSUMER_INTENT_COLUMNS} FROM intent.consumer_intents WHERE intent_id = $1
+     ${options.forUpdate ? 'FOR UPDATE' : ''}`,
+    [intentId],
+  );
+  return result.rows[0] ? fromRow(result.rows[0]) : null;
+}
+
+/**
+ * Moves an intent from `from` to `to` (compare-and-set on the state), setting `changes` and the
+ * reason with it; null when the intent was no longer in `from`. A move the lifecycle does not
+ * list throws 409 ILLEGAL_STATE_TRANSITION before any SQL runs.
+ */
+export async function transitionConsumerIntent(
+  db: Db,
+  intentId: string,
+  from: ConsumerIntentState,
+  to: ConsumerIntentState,
+  options: { now: Date; reason?: string | null; changes?: ConsumerIntentChanges },
+): Promise<ConsumerIntentRow | null> {
+  assertTransition(from, to);
+  const params: unknown[] = [intentId, from, to, options.now, options.reason ?? null];
+  const sets = [
+    'state = $3',
+    'state_version = state_version + 1',
+    'updated_at = $4',
+    'state_reason = $5',
+  ];
+  for (const [key, value] of Object.entries(options.changes ?? {})) {
+    if (value === undefined) continue;
+    const spec = CHANGE_COLUMNS[key as keyof ConsumerIntentChanges];
+    if (spec === undefined) throw new Error(`not a consumer intent change: ${key}`);
+    params.push(typeof value === 'bigint' ? value.toString() : value);
+    sets.push(`${spec.column} = $${params.length}`);
+  }
+  try {
+    const result = await db.query<ConsumerIntentDbRow>(
+      `UPDATE intent.consumer_intents SET ${sets.join(', ')}
+        WHERE intent_id = $1 AND state = $2
+        RETURNING ${CONSUMER_INTENT_COLUMNS}`,
+      params,
+    );
+    return result.rows[0] ? fromRow(result.rows[0]) : null;
+  } catch (error) {
+    throw consumerErrorFrom(error);
+  }
+}
+
+/** Sets progress columns without a state change (no outbox row): e.g. the settlement's tx hash. */
+export async function updateConsumerIntent(
+  db: Db,
+  intentId: string,
+  expectedState: ConsumerIntentState,
+  changes: ConsumerIntentChanges,
+  now: Date,
+): Promise<ConsumerIntentRow | null> {
+  const params: unknown[] = [intentId, expectedState, now];
+  const sets = ['updated_at = $3'];
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    const spec = CHANGE_COLUMNS[key as keyof ConsumerIntentChanges];
+    if (spec === undefined) throw new Error(`not a consumer intent change: ${key}`);
+    params.push(typeof value === 'bigint' ? value.toString() : value);
+    sets.push(`${spec.column} = $${params.length}`);
+  }
+  try {
+    const result = await db.query<ConsumerIntentDbRow>(
+      `UPDATE intent.consumer_intents SET ${sets.join(', ')}
+        WHERE intent_id = $1 AND state = $2
+        RETURNING ${CONSUMER_INTENT_COLUMNS}`,
+      params,
+    );
+    return result.rows[0] ? fromRow(result.rows[0]) : null;
+  } catch (error) {
+    throw consumerErrorFrom(error);
+  }
+}
