@@ -7,7 +7,7 @@ import type { Config } from '../platform/config';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
 import type { Logger } from '../platform/log';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
-import type { SubgraphChains } from '../subgraphs/kit';
+import type { ConsumerRails, SubgraphChains } from '../subgraphs/kit';
 import type { EscalationChannels } from './channels';
 import type { GatewayRoleOptions } from './gatewayOptions';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
@@ -22,6 +22,8 @@ export interface RoleInputs {
   readonly dataSource: DataSource | undefined;
   readonly databaseUrl: string;
   readonly chains: SubgraphChains | undefined;
+  /** The consumer purchase path's rails; undefined: purchases unavailable. */
+  readonly consumer: ConsumerRails | undefined;
   readonly channels: EscalationChannels | null;
   readonly gatewayOptions: GatewayRoleOptions;
   readonly log: Logger;
@@ -64,6 +66,7 @@ async function startEverything(inputs: RoleInputs): Promise<string> {
     transport: inputs.args.transport,
     subgraphPortBase: config.subgraphPortBase,
     chains: inputs.chains,
+    ...(inputs.consumer ? { consumer: { rails: inputs.consumer } } : {}),
     escalationWorker: escalationWorkerOf(inputs),
   });
   inputs.stoppers.push('service', () => stack.stop());
@@ -119,6 +122,7 @@ async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise
       actorSecret: inputs.gatewayOptions.actorSecret,
       log: inputs.log,
       chains: inputs.chains,
+      consumer: inputs.consumer,
       settings: subgraphSettingsOf(inputs.gatewayOptions),
     },
     { host: config.host, port },

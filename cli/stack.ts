@@ -18,6 +18,7 @@ import {
   createSubgraphServer,
   executeInProcess,
   startSubgraphHttp,
+  type ConsumerRails,
   type SubgraphChains,
   type SubgraphContext,
   type SubgraphHttpHandle,
@@ -42,6 +43,8 @@ export interface SubgraphRoleDeps {
   readonly log: Logger;
   /** The funding chain and its PolicyRegistry; absent: no chain (registration is refused). */
   readonly chains?: SubgraphChains;
+  /** The consumer purchase path's rails and provider registry; absent: purchases unavailable. */
+  readonly consumer?: ConsumerRails;
   readonly settings?: Partial<SubgraphSettings>;
   /** The database the pool is open on; parts that open their own connections (the decision thread) need it. */
   readonly databaseUrl?: string;
@@ -70,6 +73,7 @@ export async function startSubgraph(
       actorSecret: deps.actorSecret,
       now: deps.now,
       chains: deps.chains,
+      consumer: deps.consumer,
       settings: deps.settings,
       onInternalError: (error, correlationId) =>
         deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
@@ -134,6 +138,11 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   /** First subgraph port for the 'http' transport; 0 picks free ports. */
   readonly subgraphPortBase: number;
   readonly chains?: SubgraphChains;
+  /**
+   * The consumer purchase path: `rails` reach every subgraph; each part of issue #17 adds its own
+   * sub-key here (workers, signers) rather than a top-level option.
+   */
+  readonly consumer?: { readonly rails: ConsumerRails };
   /** The primary chain id sign-in messages must name; default 196. */
   readonly primaryChainId?: number;
   /** The escalation worker (sweep and notice delivery) in this process; absent: no worker. */
@@ -187,6 +196,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
         now: options.now,
         log: options.log,
         chains: options.chains,
+        consumer: options.consumer?.rails,
         settings: subgraphSettingsOf(options),
         databaseUrl: options.databaseUrl,
         decisionThread: options.decisionThread,

@@ -12,6 +12,8 @@ import { prepareEscalationChannels, type EscalationChannels } from './channels';
 import { prepareDatabase } from './database';
 import { gatewayOptionsOf, type GatewayRoleOptions } from './gatewayOptions';
 import { prepareProviders, type ProviderUrls } from './providers';
+import { devnetConsumerRails } from '../devnet/consumerRails';
+import type { ConsumerRails } from '../subgraphs/kit';
 import { prepareRdap } from './rdap';
 import { startRole } from './roles';
 import { StartupError, Stoppers, type Out, type Role, type StartArgs } from './startup';
@@ -76,6 +78,15 @@ async function preparePeers(
   return { rdap, channels, providers };
 }
 
+/**
+ * The consumer purchase path's rails: on the embedded devnet, its two chains and the devnet
+ * merchant; otherwise none yet (purchases answer PROVIDER_UNAVAILABLE until rails are configured).
+ */
+function consumerRailsOf(devnet: DevnetInfo | null, urls: ProviderUrls): ConsumerRails | undefined {
+  if (devnet === null || urls.domains === null) return undefined;
+  return devnetConsumerRails(devnet, { 'spendctl-domains': urls.domains });
+}
+
 /** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
 export async function start(
   args: StartArgs,
@@ -94,6 +105,7 @@ export async function start(
     const { databaseUrl, pool, dataSource } = await prepareDatabase(config, role, stoppers, out);
     const { devnet, devnetKeys, subgraphChains } = await prepareChains(config, role, stoppers, out);
     const { rdap, channels, providers } = await preparePeers(config, role, devnet, stoppers, out);
+    const consumer = consumerRailsOf(devnet, providers.urls);
     const gatewayOptions = gatewayOptionsOf({
       config,
       role,
@@ -114,6 +126,7 @@ export async function start(
       dataSource,
       databaseUrl,
       chains: subgraphChains,
+      consumer,
       channels,
       gatewayOptions,
       log,

@@ -10,7 +10,7 @@ import { ActorSignatureError, verifyClaims } from '../../platform/actor';
 import { systemClock } from '../../platform/clock';
 import { deriveSealingKey } from '../../platform/sealing';
 import { toGraphQLError } from './errors';
-import type { SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
+import type { ConsumerRails, SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
 
 export { CORRELATION_HEADER } from '../../platform/actor';
 /** HMAC-SHA256 keys shorter than the hash output weaken it; refuse them at start-up. */
@@ -27,6 +27,8 @@ export interface SubgraphServerDeps {
   readonly onInternalError?: (error: unknown, correlationId: string) => void;
   /** The chains this subgraph may read (the policy subgraph reads registrations on the funding chain). */
   readonly chains?: SubgraphChains;
+  /** The consumer purchase path's rails and provider registry (the intent subgraph). */
+  readonly consumer?: ConsumerRails;
   /** Deployment settings; absent fields take DEFAULT_SUBGRAPH_SETTINGS. */
   readonly settings?: Partial<SubgraphSettings>;
 }
@@ -90,6 +92,7 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
       now,
       correlationId,
       chains: deps.chains,
+      consumer: deps.consumer,
       settings,
       sealingKey,
     };

@@ -6,6 +6,8 @@ export type {
   SubgraphBeside,
   SubgraphBesideDeps,
   SubgraphChains,
+  ConsumerRails,
+  ConsumerRailAsset,
   SubgraphContext,
   SubgraphModule,
   SubgraphName,

@@ -49,6 +49,38 @@ export interface SubgraphChains {
   readonly funding: FundingChainAccess;
 }
 
+/** One EIP-3009 token on one rail, as the consumer purchase path needs it. */
+export interface ConsumerRailAsset {
+  /** CAIP-2, e.g. `eip155:196`. */
+  readonly network: string;
+  readonly chainId: number;
+  readonly rpcUrl: string;
+  /** The token contract (checksummed or lowercase; compare lowercased). */
+  readonly token: `0x${string}`;
+  readonly decimals: number;
+  /** EIP-712 domain name and version of the token (e.g. `USD₮0` / `1`, `USD Coin` / `2`). */
+  readonly name: string;
+  readonly version: string;
+  /** The service's treasury on this rail: the fund route's payTo (funding), the payer of merchants (settlement). */
+  readonly treasury: `0x${string}`;
+}
+
+/**
+ * What the consumer purchase path reads from the deployment: the two rails and where each
+ * merchant answers (the provider registry: catalog provider id → base URL; never in code paths).
+ * Absent: consumer purchases are unavailable (create answers PROVIDER_UNAVAILABLE).
+ */
+export interface ConsumerRails {
+  /** Users fund here (USD₮0 on eip155:196). */
+  readonly funding: ConsumerRailAsset;
+  /** Merchants are paid here (USDC on eip155:8453). */
+  readonly settlement: ConsumerRailAsset;
+  /** Catalog provider id → the merchant's base URL, e.g. `spendctl-domains` → `http://127.0.0.1:4100`. */
+  readonly providers: Readonly<Record<string, string>>;
+  /** The cross-rail spread in basis points (DECISIONS: 50). */
+  readonly spreadBps: bigint;
+}
+
 /** The service as its clients see it, for the rules that depend on the deployment. */
 export interface SubgraphSettings {
   /** PUBLIC_URL; sign-in messages must name its host. null: sign-in is unavailable. */
@@ -71,6 +103,8 @@ export interface SubgraphContext {
   readonly correlationId: string;
   /** The chains this process may read; absent: no chain configured. */
   readonly chains?: SubgraphChains;
+  /** The consumer purchase path's rails and provider registry; absent: purchases unavailable. */
+  readonly consumer?: ConsumerRails;
   /** Absent in hand-built contexts; read it through `settingsOf`. */
   readonly settings?: SubgraphSettings;
   /** AES key for secrets kept sealed at rest (platform/sealing.ts); derived from the actor secret. */

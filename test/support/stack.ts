@@ -58,6 +58,8 @@ export interface TestStackOptions {
   readonly now?: () => Date;
   /** The funding chain and its PolicyRegistry (e.g. from startDevnetChains); default: none. */
   readonly chains?: SubgraphChains;
+  /** The consumer purchase path (rails and provider registry, e.g. devnetConsumerRails); default: none. */
+  readonly consumer?: AllInOneOptions['consumer'];
   /** CONSUMER_AUTH_REQUIRED; default true. */
   readonly consumerAuthRequired?: boolean;
   /** The escalation worker in the stack (tests usually run its rounds with `stack.worker.runOnce()`). */
@@ -107,6 +109,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       sessionSecret: randomBytes(32),
       consumerAuthRequired: options.consumerAuthRequired,
       chains: options.chains,
+      consumer: options.consumer,
       now: options.now,
       listenDatabaseUrl: db.url,
       escalationWorker: options.escalationWorker,
