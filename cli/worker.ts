@@ -1,12 +1,17 @@
 // The worker role: runs the background jobs on an interval (expire overdue escalations, deliver
-// due notices, mark lapsed reservations EXPIRED). Jobs are claimed with FOR UPDATE SKIP LOCKED or
+// due notices, mark lapsed reservations EXPIRED, move consumer intents whose escalation was decided
+// and expire unfunded ones past their quote). Jobs are claimed with FOR UPDATE SKIP LOCKED or
 // under the policy's decision lock, so any number of workers may run against one database.
 // `runOnce` lets tests and operators run one round with a chosen clock.
 import type { Pool } from 'pg';
 import type { ChannelAdapter, ChannelKind } from '../channels/types';
 import type { Logger } from '../platform/log';
 import { deriveSealingKey } from '../platform/sealing';
-import { sweepLapsedReservations } from '../subgraphs/intent';
+import {
+  advanceConsumerApprovals,
+  expireConsumerIntents,
+  sweepLapsedReservations,
+} from '../subgraphs/intent';
 import { deliverDueNotices, sweepExpiredEscalations } from '../subgraphs/policy';
 
 export interface EscalationWorkerOptions {
@@ -26,6 +31,10 @@ export interface RoundResult {
   readonly delivered: number;
   /** Reservations past their deadline marked EXPIRED. */
   readonly reservationsExpired: number;
+  /** Consumer intents moved on after their escalation was decided (approved, denied or expired). */
+  readonly consumerApprovalsAdvanced: number;
+  /** Unfunded consumer intents past their quote's expiry, now EXPIRED. */
+  readonly consumerIntentsExpired: number;
 }
 
 export interface RunningWorker {
@@ -59,7 +68,23 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     const reservationsExpired = await sweepLapsedReservations(options.db, now());
     if (reservationsExpired > 0)
       options.log.info({ reservations: reservationsExpired }, 'lapsed reservations expired');
-    return { expired, delivered, reservationsExpired };
+    const consumerApprovalsAdvanced = await advanceConsumerApprovals(
+      { db: options.db, sealingKey: deps.sealingKey },
+      now(),
+    );
+    const consumerIntentsExpired = await expireConsumerIntents(options.db, now());
+    if (consumerApprovalsAdvanced + consumerIntentsExpired > 0)
+      options.log.info(
+        { advanced: consumerApprovalsAdvanced, expired: consumerIntentsExpired },
+        'consumer intents moved',
+      );
+    return {
+      expired,
+      delivered,
+      reservationsExpired,
+      consumerApprovalsAdvanced,
+      consumerIntentsExpired,
+    };
   };
   /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
   const runOnce = async (): Promise<RoundResult> => {

@@ -3,6 +3,7 @@
 // once, with its price, who may call it and the operation behind it, in routes/<concept>.ts.
 import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
+import { consumerIntentRoutes } from './routes/consumer';
 import { escalationStatusRoute } from './routes/escalations';
 import {
   createSpendIntentRoute,
@@ -28,6 +29,7 @@ export function buildRoutes(): RouteDefinition[] {
     serviceMapRoute,
     consumerCatalogRoute,
     consumerPolicyRoute,
+    ...consumerIntentRoutes,
     signInNonceRoute,
     consumerSignInRoute,
     ownerSignInRoute,

@@ -1,8 +1,14 @@
 // The intent subgraph's public surface for the worker and tests: reservation settlement (which
-// runs ledger.post_group inside the intent's transaction) and the lapsed-reservation round.
+// runs ledger.post_group inside the intent's transaction), the lapsed-reservation round and the
+// consumer intents' rounds (approvals decided outside the approve route, quotes past expiry).
 export {
   consumeReservation,
   releaseReservation,
   type ReservationPosting,
 } from './reservations/settlement';
 export { sweepLapsedReservations } from './reservations/jobs';
+export {
+  advanceConsumerApprovals,
+  type ConsumerJobDeps,
+  expireConsumerIntents,
+} from './consumer/approval/jobs';

@@ -12,6 +12,11 @@ import {
 import { IntentMutationResolver } from './preflight/resolvers';
 import { IntentToolResolver } from './tools/resolvers';
 import { intentReferenceResolvers, SpendIntentResolver } from './intents/resolvers';
+import {
+  ConsumerIntentResolver,
+  PolicyConsumerIntentsResolver,
+  resolveConsumerIntentReference,
+} from './consumer/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -24,10 +29,15 @@ export const intentSubgraph: SubgraphModule = {
           IntentToolResolver,
           DashboardResolver,
           PolicyIntentsResolver,
+          ConsumerIntentResolver,
+          PolicyConsumerIntentsResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },
-      intentReferenceResolvers,
+      {
+        ...intentReferenceResolvers,
+        ConsumerIntent: { __resolveReference: resolveConsumerIntentReference },
+      },
     ),
   startBeside({ db, databaseUrl, decisionThread, onError }) {
     if (!decisionThread) return { stop: async () => undefined };

@@ -4,3 +4,6 @@
 export { codeDigest, newReplyCode } from './escalations/replyCode';
 export { deliverDueNotices, sweepExpiredEscalations } from './escalations/jobs';
 export { createPolicy } from './policies/writes';
+// The owner's decision on an escalation (the dashboard's path), for the consumer-intent approve
+// route, which resolves the escalation exactly as decideEscalation does before it moves the intent.
+export { decideAsOwner, type OwnerDecision } from './escalations/decisions';

@@ -11,6 +11,9 @@ import { type Address, type Hex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
+import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
+import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
 import {
   createAnvilTestClient,
   createChainPublicClient,
@@ -35,6 +38,11 @@ export interface MatrixPolicy {
   readonly document: Record<string, unknown>;
 }
 
+export interface ConsumerIntentRef {
+  readonly intentId: string;
+  readonly intentHash: string;
+}
+
 export interface MatrixWorld {
   readonly stack: TestStack;
   readonly devnet: DevnetChains;
@@ -55,6 +63,12 @@ export interface MatrixWorld {
   readonly obligationAccountA: string;
   readonly registrationTxA: string;
   readonly bindingA: { readonly bindingId: string; readonly address: string };
+  /** A's consumer intents (created by A's consumer session, escalated): one to read, one per approve operation. */
+  readonly consumerIntentsA: {
+    readonly read: ConsumerIntentRef;
+    readonly approveRest: ConsumerIntentRef;
+    readonly approveGraphQL: ConsumerIntentRef;
+  };
   /** chain|token of the two registered assets (the policy asset and the payment asset). */
   readonly assets: readonly [string, string];
   /** Strings only policy A's data holds: one in an answer that was not in the request is A's data. */
@@ -113,7 +127,13 @@ async function createPolicy(
   label: string,
 ): Promise<MatrixPolicy> {
   const name = `matrix ${label} ${randomBytes(6).toString('hex')}`;
-  const document = policyDocument({ owner: owner.address.toLowerCase(), name });
+  // A domains purchase (0.05025 funded) escalates; the fixtures' 0.05 intents still approve.
+  const document = policyDocument({
+    owner: owner.address.toLowerCase(),
+    name,
+    escalateAbove: '0.05',
+    categories: { allow: ['market-data', 'security', 'research', 'domains'], deny: [] },
+  });
   const created = await postJson(
     stack.url,
     '/create_spend_policy',
@@ -191,10 +211,41 @@ async function settleApproved(
   return { groupId: state.groupIds[0], account };
 }
 
+/** An escalated consumer intent of the session's policy, created through the REST route. */
+async function escalatedConsumerIntent(
+  stack: TestStack,
+  session: string,
+  domain: string,
+): Promise<ConsumerIntentRef> {
+  const created = await postJson(
+    stack.url,
+    '/consumer/intents',
+    { capability: 'domains.check', params: { domain } },
+    session,
+  );
+  if (created.status !== 201 || created.body.intent.state !== 'AWAITING_APPROVAL')
+    throw new Error(`fixture consumer intent: ${created.status} ${JSON.stringify(created.body)}`);
+  return { intentId: created.body.intent.intentId, intentHash: created.body.intent.intentHash };
+}
+
 export async function startMatrixWorld(): Promise<MatrixWorld> {
   const devnet = await startDevnetChains({ dataDir: null });
   const funding = devnet.info.chains.funding;
-  const stack = await startTestStack({ ...attackStackOptions(devnet), x402: { devnet } });
+  let merchant: DomainsMerchant;
+  try {
+    merchant = await startDevnetDomainsMerchant({
+      settlement: devnet.info.chains.settlement,
+      dataDir: null,
+    });
+  } catch (error) {
+    await devnet.stop();
+    throw error;
+  }
+  const stack = await startTestStack({
+    ...attackStackOptions(devnet),
+    x402: { devnet },
+    consumer: { rails: devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url }) },
+  });
   try {
     const policyAsset = await registerAsset(stack.db.pool, {
       chain: 'eip155:196',
@@ -248,6 +299,12 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
       tokens.ownerA!,
     );
     const paymentAsset = assetId(`eip155:${funding.chainId}`, funding.token.address);
+    const suffix = randomBytes(4).toString('hex');
+    const consumerIntentsA = {
+      read: await escalatedConsumerIntent(stack, tokens.consumerA!, `read-${suffix}.test`),
+      approveRest: await escalatedConsumerIntent(stack, tokens.consumerA!, `rest-${suffix}.test`),
+      approveGraphQL: await escalatedConsumerIntent(stack, tokens.consumerA!, `gql-${suffix}.test`),
+    };
     return {
       stack,
       devnet,
@@ -262,6 +319,7 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
       obligationAccountA: ledger.account,
       registrationTxA,
       bindingA: { bindingId: link.startChannelLink.binding.bindingId, address: bindingAddress },
+      consumerIntentsA,
       assets: [policyAsset, paymentAsset],
       markersOfA: [
         a.policyId,
@@ -276,15 +334,18 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
         ledger.groupId,
         registrationTxA,
         bindingAddress,
+        ...Object.values(consumerIntentsA).flatMap((ref) => [ref.intentId, ref.intentHash]),
       ],
       freshIntentA,
       async stop() {
         await stack.stop();
+        await merchant.stop();
         await devnet.stop();
       },
     };
   } catch (error) {
     await stack.stop();
+    await merchant.stop();
     await devnet.stop();
     throw error;
   }

@@ -104,6 +104,26 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     path: `/consumer/policy?policyId=${world.a.policyId}`,
   }),
   'POST /get_ledger': post('/get_ledger', (world) => ({ policyId: world.a.policyId })),
+  'POST /consumer/intents': (world, actor) =>
+    post('/consumer/intents', () => ({
+      capability: 'domains.check',
+      params: { domain: `matrix-${actor.toLowerCase()}-${Date.now()}.test` },
+    }))(world, actor),
+  'GET /consumer/intents': (world) => ({
+    kind: 'rest',
+    method: 'GET',
+    path: `/consumer/intents?policyId=${world.a.policyId}`,
+  }),
+  'GET /consumer/intents/:intentId': (world) => ({
+    kind: 'rest',
+    method: 'GET',
+    path: `/consumer/intents/${world.consumerIntentsA.read.intentId}`,
+  }),
+  'POST /consumer/intents/:intentId/approve': (world, actor) =>
+    post(`/consumer/intents/${world.consumerIntentsA.approveRest.intentId}/approve`, () => ({
+      decision: 'APPROVE',
+      intentHash: world.consumerIntentsA.approveRest.intentHash,
+    }))(world, actor),
   'POST /create_spend_intent': post('/create_spend_intent', (world) => ({
     policyId: world.a.policyId,
     intent: world.freshIntentA(),
@@ -195,6 +215,16 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'spendIntents',
     'query ($id: ID!) { spendIntents(policyId: $id) { nodes { intentHash } } }',
     A,
+  ),
+  'Query.consumerIntents': gql(
+    'consumerIntents',
+    'query ($id: ID) { consumerIntents(policyId: $id) { nodes { intentId policyId intentHash } } }',
+    A,
+  ),
+  'Query.consumerIntent': gql(
+    'consumerIntent',
+    'query ($i: ID!) { consumerIntent(intentId: $i) { intentId policyId intentHash } }',
+    (world) => ({ i: world.consumerIntentsA.read.intentId }),
   ),
   'Query.spendDecision': gql(
     'spendDecision',
@@ -338,6 +368,25 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'mutation ($p: ID!) { decideEscalation(pollRef: $p, decision: DENY) { pollRef intentHash } }',
     (world) => ({
       p: world.decidablePollRefA,
+    }),
+  ),
+  'Mutation.createConsumerIntent': (world, actor) =>
+    gql(
+      'createConsumerIntent',
+      'mutation ($in: JSONObject!) { createConsumerIntent(input: $in) }',
+      () => ({
+        in: {
+          capability: 'domains.check',
+          params: { domain: `matrix-gql-${actor.toLowerCase()}-${Date.now()}.test` },
+        },
+      }),
+    )(world, actor),
+  'Mutation.approveConsumerIntent': gql(
+    'approveConsumerIntent',
+    'mutation ($i: ID!, $h: String!) { approveConsumerIntent(intentId: $i, decision: APPROVE, intentHash: $h) }',
+    (world) => ({
+      i: world.consumerIntentsA.approveGraphQL.intentId,
+      h: world.consumerIntentsA.approveGraphQL.intentHash,
     }),
   ),
   'Mutation.startChannelLink': (world, actor) =>
