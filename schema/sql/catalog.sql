@@ -11,6 +11,28 @@ CREATE SCHEMA catalog;
 ALTER SCHEMA catalog OWNER TO spend_control_owner;
 
 --
+-- Name: capability_terms(text); Type: FUNCTION; Schema: catalog; Owner: spend_control_owner
+--
+
+CREATE FUNCTION catalog.capability_terms(p_capability text) RETURNS TABLE(capability text, provider_id text, category text, fee_bps integer, moves_money boolean, gate_code text, provider_maturity text, capability_maturity text, effective_maturity text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+  SELECT c.id, c.provider_id, c.category, c.fee_bps, c.moves_money, c.gate_code, p.maturity, c.maturity,
+         CASE WHEN array_position(ARRAY['experimental','sandbox','verified'], p.maturity)
+                 < array_position(ARRAY['experimental','sandbox','verified'], c.maturity)
+              THEN p.maturity ELSE c.maturity END
+    FROM catalog.capabilities c JOIN catalog.providers p ON p.id = c.provider_id
+   WHERE c.id = p_capability
+      OR (c.id LIKE '%.*' AND p_capability LIKE left(c.id, length(c.id) - 1) || '%'
+          AND p_capability ~ '^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$')
+   ORDER BY (c.id = p_capability) DESC
+   LIMIT 1
+$_$;
+
+ALTER FUNCTION catalog.capability_terms(p_capability text) OWNER TO spend_control_owner;
+
+--
 -- Name: notify_maturity_changed(); Type: FUNCTION; Schema: catalog; Owner: spend_control_owner
 --
 
@@ -41,6 +63,10 @@ CREATE TABLE catalog.capabilities (
     moves_money boolean NOT NULL,
     gate_code text,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    category text DEFAULT 'uncategorised'::text NOT NULL,
+    fee_bps integer DEFAULT 0 NOT NULL,
+    CONSTRAINT capabilities_category_check CHECK ((category ~ '^[a-z0-9.-]{1,64}$'::text)),
+    CONSTRAINT capabilities_fee_bps_check CHECK (((fee_bps >= 0) AND (fee_bps <= 10000))),
     CONSTRAINT capabilities_gate_code_check CHECK ((gate_code ~ '^[A-Z][A-Z0-9_]*_GATED$'::text)),
     CONSTRAINT capabilities_id_check CHECK (((id ~ '^[a-z][a-z0-9_]*(\.[a-z0-9_*]+)*$'::text) AND (length(id) <= 64))),
     CONSTRAINT capabilities_maturity_check CHECK ((maturity = ANY (ARRAY['experimental'::text, 'sandbox'::text, 'verified'::text])))
@@ -182,6 +208,12 @@ ALTER TABLE ONLY catalog.capabilities
 --
 
 GRANT USAGE ON SCHEMA catalog TO spend_control_service;
+
+--
+-- Name: FUNCTION capability_terms(p_capability text); Type: ACL; Schema: catalog; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION catalog.capability_terms(p_capability text) TO spend_control_service;
 
 --
 -- Name: FUNCTION notify_maturity_changed(); Type: ACL; Schema: catalog; Owner: spend_control_owner

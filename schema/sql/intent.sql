@@ -137,6 +137,33 @@ $_$;
 ALTER FUNCTION intent.consume_reservation(p_reservation_id text, p_groups jsonb, p_now timestamp with time zone) OWNER TO spend_control_owner;
 
 --
+-- Name: consumer_intent_outbox(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.consumer_intent_outbox() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.state IS NOT DISTINCT FROM OLD.state THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO intent.consumer_intent_events
+    (intent_id, policy_id, type, from_state, to_state, state_version, reason, occurred_at)
+  VALUES (NEW.intent_id, NEW.policy_id, 'consumer_intent.state_changed',
+          CASE WHEN TG_OP = 'UPDATE' THEN OLD.state END, NEW.state, NEW.state_version,
+          NEW.state_reason, NEW.updated_at);
+  -- Ids and states only: far below NOTIFY's 8000-byte cap.
+  PERFORM pg_notify('consumer_intent', json_build_object(
+    'intentId', NEW.intent_id, 'policyId', NEW.policy_id::text, 'state', NEW.state,
+    'version', NEW.state_version)::text);
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.consumer_intent_outbox() OWNER TO spend_control_owner;
+
+--
 -- Name: count_approved_call(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -228,6 +255,80 @@ END
 $$;
 
 ALTER FUNCTION intent.forget_counts() OWNER TO spend_control_owner;
+
+--
+-- Name: guard_consumer_intent(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_consumer_intent() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.state <> 'CREATED' OR NEW.state_version <> 1 THEN
+      RAISE EXCEPTION 'consumer intent % must be born CREATED at version 1', NEW.intent_id
+        USING ERRCODE = 'IN004';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF NEW.intent_id IS DISTINCT FROM OLD.intent_id OR NEW.policy_id IS DISTINCT FROM OLD.policy_id
+     OR NEW.wallet IS DISTINCT FROM OLD.wallet OR NEW.capability IS DISTINCT FROM OLD.capability
+     OR NEW.params IS DISTINCT FROM OLD.params OR NEW.idempotency_key IS DISTINCT FROM OLD.idempotency_key
+     OR NEW.created_at IS DISTINCT FROM OLD.created_at THEN
+    RAISE EXCEPTION 'consumer intent % keeps what it is; only its progress changes', OLD.intent_id
+      USING ERRCODE = 'IN004';
+  END IF;
+  IF NEW.state IS DISTINCT FROM OLD.state THEN
+    IF NOT EXISTS (SELECT 1 FROM intent.consumer_intent_transitions t
+                    WHERE t.from_state = OLD.state AND t.to_state = NEW.state) THEN
+      RAISE EXCEPTION 'a consumer intent cannot move from % to %', OLD.state, NEW.state
+        USING ERRCODE = 'IN004';
+    END IF;
+    IF NEW.state_version <> OLD.state_version + 1 THEN
+      RAISE EXCEPTION 'consumer intent % state change must bump state_version by one', OLD.intent_id
+        USING ERRCODE = 'IN004';
+    END IF;
+  ELSIF NEW.state_version IS DISTINCT FROM OLD.state_version THEN
+    RAISE EXCEPTION 'consumer intent % state_version moves only with its state', OLD.intent_id
+      USING ERRCODE = 'IN004';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.guard_consumer_intent() OWNER TO spend_control_owner;
+
+--
+-- Name: guard_payment_capability(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_payment_capability() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF NEW.capability_id IS DISTINCT FROM OLD.capability_id OR NEW.intent_id IS DISTINCT FROM OLD.intent_id
+     OR NEW.network IS DISTINCT FROM OLD.network OR NEW.token IS DISTINCT FROM OLD.token
+     OR NEW.token_name IS DISTINCT FROM OLD.token_name OR NEW.token_version IS DISTINCT FROM OLD.token_version
+     OR NEW.payer IS DISTINCT FROM OLD.payer OR NEW.ceiling IS DISTINCT FROM OLD.ceiling
+     OR NEW.recipients IS DISTINCT FROM OLD.recipients OR NEW.minted_at IS DISTINCT FROM OLD.minted_at
+     OR NEW.expires_at IS DISTINCT FROM OLD.expires_at THEN
+    RAISE EXCEPTION 'payment capability % never changes what it allows', OLD.capability_id
+      USING ERRCODE = 'IN005';
+  END IF;
+  IF OLD.redeemed_at IS NOT NULL AND NEW.redeemed_at IS DISTINCT FROM OLD.redeemed_at THEN
+    RAISE EXCEPTION 'payment capability % is redeemed once', OLD.capability_id USING ERRCODE = 'IN005';
+  END IF;
+  IF OLD.signed_at IS NOT NULL AND (NEW.signed_at IS DISTINCT FROM OLD.signed_at
+       OR NEW.signed_authorization IS DISTINCT FROM OLD.signed_authorization) THEN
+    RAISE EXCEPTION 'payment capability % signs once', OLD.capability_id USING ERRCODE = 'IN005';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.guard_payment_capability() OWNER TO spend_control_owner;
 
 --
 -- Name: guard_reservation_update(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -622,6 +723,108 @@ CREATE TABLE intent.approved_calls (
 ALTER TABLE intent.approved_calls OWNER TO spend_control_owner;
 
 --
+-- Name: consumer_intent_events; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.consumer_intent_events (
+    event_id bigint NOT NULL,
+    intent_id text NOT NULL,
+    policy_id numeric(78,0) NOT NULL,
+    type text NOT NULL,
+    from_state text,
+    to_state text NOT NULL,
+    state_version integer NOT NULL,
+    reason text,
+    occurred_at timestamp with time zone NOT NULL,
+    published_at timestamp with time zone,
+    CONSTRAINT consumer_intent_events_type_check CHECK ((type = 'consumer_intent.state_changed'::text))
+);
+
+ALTER TABLE intent.consumer_intent_events OWNER TO spend_control_owner;
+
+--
+-- Name: consumer_intent_events_event_id_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE intent.consumer_intent_events ALTER COLUMN event_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME intent.consumer_intent_events_event_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: consumer_intent_transitions; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.consumer_intent_transitions (
+    from_state text NOT NULL,
+    to_state text NOT NULL
+);
+
+ALTER TABLE intent.consumer_intent_transitions OWNER TO spend_control_owner;
+
+--
+-- Name: consumer_intents; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.consumer_intents (
+    intent_id text NOT NULL,
+    policy_id numeric(78,0) NOT NULL,
+    wallet text NOT NULL,
+    capability text NOT NULL,
+    provider text NOT NULL,
+    category text NOT NULL,
+    params jsonb NOT NULL,
+    idempotency_key text,
+    state text DEFAULT 'CREATED'::text NOT NULL,
+    state_version integer DEFAULT 1 NOT NULL,
+    state_reason text,
+    quote jsonb,
+    quote_expires_at timestamp with time zone,
+    funding_amount numeric(78,0),
+    spend_intent jsonb,
+    intent_hash text,
+    decision jsonb,
+    poll_ref text,
+    reservation_id text,
+    funding jsonb,
+    settlement jsonb,
+    provider_attested jsonb,
+    refund jsonb,
+    resolution jsonb,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT consumer_intents_capability_check CHECK (((length(capability) >= 1) AND (length(capability) <= 64))),
+    CONSTRAINT consumer_intents_category_check CHECK ((category ~ '^[a-z0-9.-]{1,64}$'::text)),
+    CONSTRAINT consumer_intents_decision_check CHECK (((decision IS NULL) OR (jsonb_typeof(decision) = 'object'::text))),
+    CONSTRAINT consumer_intents_funding_amount_check CHECK ((funding_amount > (0)::numeric)),
+    CONSTRAINT consumer_intents_funding_check CHECK (((funding IS NULL) OR (jsonb_typeof(funding) = 'object'::text))),
+    CONSTRAINT consumer_intents_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 128))),
+    CONSTRAINT consumer_intents_intent_hash_check CHECK ((intent_hash ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT consumer_intents_intent_id_check CHECK ((intent_id ~ '^ci_[0-9a-f]{24}$'::text)),
+    CONSTRAINT consumer_intents_params_check CHECK ((jsonb_typeof(params) = 'object'::text)),
+    CONSTRAINT consumer_intents_policy_id_check CHECK ((policy_id >= (0)::numeric)),
+    CONSTRAINT consumer_intents_poll_ref_check CHECK ((poll_ref ~ '^esc_[0-9a-f]{24}$'::text)),
+    CONSTRAINT consumer_intents_provider_attested_check CHECK (((provider_attested IS NULL) OR (jsonb_typeof(provider_attested) = 'object'::text))),
+    CONSTRAINT consumer_intents_provider_check CHECK (((length(provider) >= 1) AND (length(provider) <= 253))),
+    CONSTRAINT consumer_intents_quote_check CHECK (((quote IS NULL) OR (jsonb_typeof(quote) = 'object'::text))),
+    CONSTRAINT consumer_intents_refund_check CHECK (((refund IS NULL) OR (jsonb_typeof(refund) = 'object'::text))),
+    CONSTRAINT consumer_intents_reservation_id_check CHECK ((reservation_id ~ '^rsv_[0-9a-f]{24}$'::text)),
+    CONSTRAINT consumer_intents_resolution_check CHECK (((resolution IS NULL) OR (jsonb_typeof(resolution) = 'object'::text))),
+    CONSTRAINT consumer_intents_settlement_check CHECK (((settlement IS NULL) OR (jsonb_typeof(settlement) = 'object'::text))),
+    CONSTRAINT consumer_intents_spend_intent_check CHECK (((spend_intent IS NULL) OR (jsonb_typeof(spend_intent) = 'object'::text))),
+    CONSTRAINT consumer_intents_state_known CHECK ((state = ANY (ARRAY['CREATED'::text, 'DISCOVERING'::text, 'QUOTED'::text, 'POLICY_CHECKING'::text, 'AWAITING_APPROVAL'::text, 'APPROVED'::text, 'AWAITING_FUNDING'::text, 'FUNDED'::text, 'EXECUTION_QUEUED'::text, 'PROVIDER_PAYMENT_PENDING'::text, 'PROVIDER_PAID'::text, 'PROVIDER_ACKNOWLEDGED'::text, 'DELIVERY_PENDING'::text, 'DELIVERY_VERIFIED'::text, 'FAILED_BEFORE_PAYMENT'::text, 'FAILED_AFTER_PAYMENT'::text, 'REFUND_PENDING'::text, 'MANUAL_REVIEW'::text, 'BLOCKED'::text, 'COMPLETED'::text, 'REFUNDED'::text, 'EXPIRED'::text, 'CANCELLED'::text]))),
+    CONSTRAINT consumer_intents_state_reason_check CHECK ((length(state_reason) <= 1000)),
+    CONSTRAINT consumer_intents_state_version_check CHECK ((state_version >= 1)),
+    CONSTRAINT consumer_intents_wallet_check CHECK ((wallet ~ '^0x[0-9a-f]{40}$'::text))
+);
+
+ALTER TABLE intent.consumer_intents OWNER TO spend_control_owner;
+
+--
 -- Name: decision_receipts; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -683,6 +886,41 @@ ALTER TABLE intent.decisions_decision_id_seq OWNER TO spend_control_owner;
 --
 
 ALTER SEQUENCE intent.decisions_decision_id_seq OWNED BY intent.decisions.decision_id;
+
+--
+-- Name: payment_capabilities; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.payment_capabilities (
+    capability_id text NOT NULL,
+    intent_id text NOT NULL,
+    network text NOT NULL,
+    token text NOT NULL,
+    token_name text NOT NULL,
+    token_version text NOT NULL,
+    payer text NOT NULL,
+    ceiling numeric(78,0) NOT NULL,
+    recipients text[] NOT NULL,
+    minted_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    redeemed_at timestamp with time zone,
+    signed_authorization jsonb,
+    signed_at timestamp with time zone,
+    CONSTRAINT payment_capabilities_capability_id_check CHECK ((capability_id ~ '^cap_[0-9a-f]{24}$'::text)),
+    CONSTRAINT payment_capabilities_ceiling_check CHECK ((ceiling > (0)::numeric)),
+    CONSTRAINT payment_capabilities_check CHECK ((expires_at > minted_at)),
+    CONSTRAINT payment_capabilities_check1 CHECK (((signed_at IS NULL) OR (redeemed_at IS NOT NULL))),
+    CONSTRAINT payment_capabilities_check2 CHECK (((signed_authorization IS NULL) = (signed_at IS NULL))),
+    CONSTRAINT payment_capabilities_network_check CHECK ((network ~ '^eip155:[1-9][0-9]{0,14}$'::text)),
+    CONSTRAINT payment_capabilities_payer_check CHECK ((payer ~ '^0x[0-9a-f]{40}$'::text)),
+    CONSTRAINT payment_capabilities_recipients_check CHECK ((cardinality(recipients) >= 1)),
+    CONSTRAINT payment_capabilities_signed_authorization_check CHECK (((signed_authorization IS NULL) OR (jsonb_typeof(signed_authorization) = 'object'::text))),
+    CONSTRAINT payment_capabilities_token_check CHECK ((token ~ '^0x[0-9a-f]{40}$'::text)),
+    CONSTRAINT payment_capabilities_token_name_check CHECK (((length(token_name) >= 1) AND (length(token_name) <= 100))),
+    CONSTRAINT payment_capabilities_token_version_check CHECK (((length(token_version) >= 1) AND (length(token_version) <= 20)))
+);
+
+ALTER TABLE intent.payment_capabilities OWNER TO spend_control_owner;
 
 --
 -- Name: policy_call_minutes; Type: TABLE; Schema: intent; Owner: spend_control_owner
@@ -764,6 +1002,27 @@ ALTER TABLE ONLY intent.approved_calls
     ADD CONSTRAINT approved_calls_pkey PRIMARY KEY (decision_id);
 
 --
+-- Name: consumer_intent_events consumer_intent_events_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_intent_events
+    ADD CONSTRAINT consumer_intent_events_pkey PRIMARY KEY (event_id);
+
+--
+-- Name: consumer_intent_transitions consumer_intent_transitions_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_intent_transitions
+    ADD CONSTRAINT consumer_intent_transitions_pkey PRIMARY KEY (from_state, to_state);
+
+--
+-- Name: consumer_intents consumer_intents_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_intents
+    ADD CONSTRAINT consumer_intents_pkey PRIMARY KEY (intent_id);
+
+--
 -- Name: decision_receipts decision_receipts_decision_id_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
@@ -783,6 +1042,13 @@ ALTER TABLE ONLY intent.decision_receipts
 
 ALTER TABLE ONLY intent.decisions
     ADD CONSTRAINT decisions_pkey PRIMARY KEY (decision_id);
+
+--
+-- Name: payment_capabilities payment_capabilities_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.payment_capabilities
+    ADD CONSTRAINT payment_capabilities_pkey PRIMARY KEY (capability_id);
 
 --
 -- Name: policy_call_minutes policy_call_minutes_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -844,6 +1110,36 @@ ALTER TABLE ONLY intent.spend_intents
 CREATE INDEX approved_calls_window ON intent.approved_calls USING btree (policy_id, approved_at DESC);
 
 --
+-- Name: consumer_intent_events_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX consumer_intent_events_intent ON intent.consumer_intent_events USING btree (intent_id, event_id);
+
+--
+-- Name: consumer_intent_events_unpublished; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX consumer_intent_events_unpublished ON intent.consumer_intent_events USING btree (event_id) WHERE (published_at IS NULL);
+
+--
+-- Name: consumer_intents_idempotency; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE UNIQUE INDEX consumer_intents_idempotency ON intent.consumer_intents USING btree (policy_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+
+--
+-- Name: consumer_intents_open; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX consumer_intents_open ON intent.consumer_intents USING btree (state, updated_at) WHERE (state = ANY (ARRAY['AWAITING_APPROVAL'::text, 'APPROVED'::text, 'AWAITING_FUNDING'::text, 'FUNDED'::text, 'EXECUTION_QUEUED'::text, 'PROVIDER_PAYMENT_PENDING'::text, 'PROVIDER_PAID'::text, 'PROVIDER_ACKNOWLEDGED'::text, 'FAILED_BEFORE_PAYMENT'::text, 'REFUND_PENDING'::text, 'MANUAL_REVIEW'::text]));
+
+--
+-- Name: consumer_intents_policy; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX consumer_intents_policy ON intent.consumer_intents USING btree (policy_id, created_at DESC, intent_id DESC);
+
+--
 -- Name: decisions_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
@@ -854,6 +1150,18 @@ CREATE INDEX decisions_intent ON intent.decisions USING btree (intent_hash);
 --
 
 CREATE INDEX decisions_policy ON intent.decisions USING btree (policy_id, evaluated_at DESC, decision_id DESC);
+
+--
+-- Name: payment_capabilities_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX payment_capabilities_intent ON intent.payment_capabilities USING btree (intent_id, minted_at);
+
+--
+-- Name: payment_capabilities_one_signed; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE UNIQUE INDEX payment_capabilities_one_signed ON intent.payment_capabilities USING btree (intent_id) WHERE (signed_at IS NOT NULL);
 
 --
 -- Name: reservations_active_deadline; Type: INDEX; Schema: intent; Owner: spend_control_owner
@@ -902,6 +1210,38 @@ CREATE TRIGGER approved_calls_truncate AFTER TRUNCATE ON intent.approved_calls F
 ALTER TABLE intent.approved_calls ENABLE ALWAYS TRIGGER approved_calls_truncate;
 
 --
+-- Name: consumer_intents consumer_intents_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_intents_guard BEFORE INSERT OR UPDATE ON intent.consumer_intents FOR EACH ROW EXECUTE FUNCTION intent.guard_consumer_intent();
+
+ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_guard;
+
+--
+-- Name: consumer_intents consumer_intents_outbox; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_intents_outbox AFTER INSERT OR UPDATE ON intent.consumer_intents FOR EACH ROW EXECUTE FUNCTION intent.consumer_intent_outbox();
+
+ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_outbox;
+
+--
+-- Name: payment_capabilities payment_capabilities_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER payment_capabilities_guard BEFORE UPDATE ON intent.payment_capabilities FOR EACH ROW EXECUTE FUNCTION intent.guard_payment_capability();
+
+ALTER TABLE intent.payment_capabilities ENABLE ALWAYS TRIGGER payment_capabilities_guard;
+
+--
+-- Name: payment_capabilities payment_capabilities_no_delete; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER payment_capabilities_no_delete BEFORE DELETE ON intent.payment_capabilities FOR EACH ROW EXECUTE FUNCTION intent.guard_payment_capability();
+
+ALTER TABLE intent.payment_capabilities ENABLE ALWAYS TRIGGER payment_capabilities_no_delete;
+
+--
 -- Name: reservations reservations_count; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -933,11 +1273,25 @@ ALTER TABLE ONLY intent.approved_calls
     ADD CONSTRAINT approved_calls_decision_id_fkey FOREIGN KEY (decision_id) REFERENCES intent.decisions(decision_id);
 
 --
+-- Name: consumer_intent_events consumer_intent_events_intent_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_intent_events
+    ADD CONSTRAINT consumer_intent_events_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intent.consumer_intents(intent_id);
+
+--
 -- Name: decision_receipts decision_receipts_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
 ALTER TABLE ONLY intent.decision_receipts
     ADD CONSTRAINT decision_receipts_decision_id_fkey FOREIGN KEY (decision_id) REFERENCES intent.decisions(decision_id);
+
+--
+-- Name: payment_capabilities payment_capabilities_intent_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.payment_capabilities
+    ADD CONSTRAINT payment_capabilities_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intent.consumer_intents(intent_id);
 
 --
 -- Name: reservations reservations_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -972,6 +1326,12 @@ REVOKE ALL ON FUNCTION intent.consume_reservation(p_reservation_id text, p_group
 GRANT ALL ON FUNCTION intent.consume_reservation(p_reservation_id text, p_groups jsonb, p_now timestamp with time zone) TO spend_control_service;
 
 --
+-- Name: FUNCTION consumer_intent_outbox(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.consumer_intent_outbox() TO spend_control_service;
+
+--
 -- Name: FUNCTION count_approved_call(); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -988,6 +1348,18 @@ GRANT ALL ON FUNCTION intent.count_reservation() TO spend_control_service;
 --
 
 GRANT ALL ON FUNCTION intent.forget_counts() TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_consumer_intent(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.guard_consumer_intent() TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_payment_capability(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.guard_payment_capability() TO spend_control_service;
 
 --
 -- Name: FUNCTION guard_reservation_update(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -1048,6 +1420,36 @@ GRANT ALL ON FUNCTION intent.window_sums(p_policy_id text, p_day date, p_now tim
 GRANT SELECT ON TABLE intent.approved_calls TO spend_control_service;
 
 --
+-- Name: TABLE consumer_intent_events; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_intent_events TO spend_control_service;
+
+--
+-- Name: COLUMN consumer_intent_events.published_at; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT UPDATE(published_at) ON TABLE intent.consumer_intent_events TO spend_control_service;
+
+--
+-- Name: SEQUENCE consumer_intent_events_event_id_seq; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE intent.consumer_intent_events_event_id_seq TO spend_control_service;
+
+--
+-- Name: TABLE consumer_intent_transitions; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_intent_transitions TO spend_control_service;
+
+--
+-- Name: TABLE consumer_intents; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_intents TO spend_control_service;
+
+--
 -- Name: TABLE decision_receipts; Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1058,6 +1460,12 @@ GRANT SELECT ON TABLE intent.decision_receipts TO spend_control_service;
 --
 
 GRANT SELECT ON TABLE intent.decisions TO spend_control_service;
+
+--
+-- Name: TABLE payment_capabilities; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.payment_capabilities TO spend_control_service;
 
 --
 -- Name: TABLE policy_call_minutes; Type: ACL; Schema: intent; Owner: spend_control_owner

@@ -103,6 +103,24 @@ $$;
 ALTER FUNCTION policy.escalation_approval(p_intent_hash text) OWNER TO spend_control_owner;
 
 --
+-- Name: escalation_outcome(text, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestamp with time zone) RETURNS TABLE(poll_ref text, state text, intent_hash text, policy_id text, resolved_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  SELECT e.poll_ref,
+         CASE WHEN e.state = 'PENDING' AND e.expires_at <= p_now THEN 'EXPIRED' ELSE e.state END,
+         e.intent_hash, e.policy_id::text,
+         CASE WHEN e.state = 'PENDING' AND e.expires_at <= p_now THEN e.expires_at ELSE e.resolved_at END
+    FROM policy.escalations e
+   WHERE e.poll_ref = p_poll_ref
+$$;
+
+ALTER FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: expire_due_escalations(text, text, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
 --
 
@@ -194,6 +212,23 @@ END
 $$;
 
 ALTER FUNCTION policy.open_escalation(p_poll_ref text, p_intent_hash text, p_policy_id text, p_policy_version integer, p_decision text, p_deciding_rule text, p_rule_reason text, p_amount numeric, p_recipient text, p_intent jsonb, p_code_sha256 bytea, p_sealed_code bytea, p_now timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: owner_policy_ids(text); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.owner_policy_ids(p_owner text) RETURNS TABLE(policy_id text)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  SELECT latest.policy_id::text
+    FROM (SELECT DISTINCT ON (p.policy_id) p.policy_id, p.owner
+            FROM policy.policies p
+           ORDER BY p.policy_id, p.version DESC) latest
+   WHERE latest.owner = lower(p_owner)
+$$;
+
+ALTER FUNCTION policy.owner_policy_ids(p_owner text) OWNER TO spend_control_owner;
 
 --
 -- Name: policy_owner(text); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
@@ -817,6 +852,13 @@ GRANT ALL ON FUNCTION policy.current_policy(p_policy_id text) TO spend_control_s
 REVOKE ALL ON FUNCTION policy.escalation_approval(p_intent_hash text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION escalation_outcome(p_poll_ref text, p_now timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestamp with time zone) TO spend_control_service;
+
+--
 -- Name: FUNCTION expire_due_escalations(p_intent_hash text, p_poll_ref text, p_now timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
 --
 
@@ -834,6 +876,13 @@ GRANT ALL ON FUNCTION policy.notify_escalation_updated() TO spend_control_servic
 --
 
 REVOKE ALL ON FUNCTION policy.open_escalation(p_poll_ref text, p_intent_hash text, p_policy_id text, p_policy_version integer, p_decision text, p_deciding_rule text, p_rule_reason text, p_amount numeric, p_recipient text, p_intent jsonb, p_code_sha256 bytea, p_sealed_code bytea, p_now timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION owner_policy_ids(p_owner text); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION policy.owner_policy_ids(p_owner text) FROM PUBLIC;
+GRANT ALL ON FUNCTION policy.owner_policy_ids(p_owner text) TO spend_control_service;
 
 --
 -- Name: FUNCTION policy_owner(p_policy_id text); Type: ACL; Schema: policy; Owner: spend_control_owner
