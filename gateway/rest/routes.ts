@@ -10,6 +10,7 @@ import {
   preflightPaymentRoute,
 } from './routes/intents';
 import { getLedgerRoute, reverseGroupRoute, treasuryTransferRoute } from './routes/ledger';
+import { fundConsumerIntentRoute } from './routes/consumerFunding';
 import { consumerPolicyRoute, policyAdministrationRoutes } from './routes/policies';
 import { redactPaymentMetadataRoute } from './routes/privacy';
 import { logReceiptRoute, receiptStatusRoute } from './routes/receipts';
@@ -28,6 +29,7 @@ export function buildRoutes(): RouteDefinition[] {
     serviceMapRoute,
     consumerCatalogRoute,
     consumerPolicyRoute,
+    fundConsumerIntentRoute,
     signInNonceRoute,
     consumerSignInRoute,
     ownerSignInRoute,

@@ -6,3 +6,4 @@ export {
   type ReservationPosting,
 } from './reservations/settlement';
 export { sweepLapsedReservations } from './reservations/jobs';
+export { bookFundingPayment, type FundingBookingOptions } from './consumer/funding/booking';
