@@ -32,6 +32,7 @@ describe('paid fields', () => {
   it('reads the fields of the priced routes from the route table', () => {
     const paid = paidFieldsOf(buildRoutes(), documents);
     expect(Object.fromEntries(paid)).toEqual({
+      'Mutation.fundConsumerIntent': ['POST /consumer/intents/:intentId/fund'],
       'Mutation.preflightPayment': ['POST /preflight_payment'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],
     });

@@ -8,7 +8,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { RouteDefinition } from '../rest/types';
+import { isPriced, type RouteDefinition } from '../rest/types';
 import { gatewayGraphQLError } from './errors';
 
 /** `Mutation.preflightPayment` → the priced routes (`POST /preflight_payment`) whose call may run it. */
@@ -92,12 +92,12 @@ export function paidFieldsOf(
 ): PaidFields {
   const paid = new Map<string, string[]>();
   for (const route of routes) {
-    if (route.price.kind !== 'paid') continue;
+    if (!isPriced(route.price)) continue;
     for (const field of routeRootFields(route, documents))
       paid.set(field, [...(paid.get(field) ?? []), routeKey(route)]);
   }
   for (const route of routes) {
-    if (route.price.kind === 'paid') continue;
+    if (isPriced(route.price)) continue;
     for (const field of routeRootFields(route, documents)) {
       const sellers = paid.get(field);
       if (sellers)

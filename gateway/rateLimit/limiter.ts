@@ -7,7 +7,7 @@ import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { AppError } from '../../core/errors';
 import type { Logger } from '../../platform/log';
 import { paymentHeader, routeMatcher } from '../rest/router';
-import type { RouteDefinition } from '../rest/types';
+import { isPriced, type RouteDefinition } from '../rest/types';
 import { type BucketLimit, MAX_BUCKET_SETTING, retryAfterSeconds } from './bucket';
 import { clientBucketId } from './clientIp';
 import type { BucketCharge, RateLimitStore } from './store';
@@ -99,7 +99,7 @@ export function rateLimiter(options: RateLimiterOptions): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const route = routeFor(req.method, req.path);
     const header =
-      options.payments && route?.price.kind === 'paid' && req.method !== 'HEAD'
+      options.payments && route && isPriced(route.price) && req.method !== 'HEAD'
         ? paymentHeader(req)
         : null;
     const charges = chargesFor(

@@ -1,7 +1,7 @@
 // /openapi.json, generated from the same route table that serves the requests: paths, methods,
 // prices (as the x-price extension), admin security, and the one error body every failure uses.
 import { describePrice } from './serviceMap';
-import type { RestServiceInfo, RouteDefinition } from './types';
+import { isPriced, type RestServiceInfo, type RouteDefinition } from './types';
 
 function openapiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
@@ -33,7 +33,7 @@ function responsesOf(route: RouteDefinition): Record<string, unknown> {
     responses['401'] = errorResponse;
     responses['403'] = errorResponse;
   }
-  if (route.price.kind === 'paid') {
+  if (isPriced(route.price)) {
     responses['402'] = {
       description:
         'Payment required: the x402 v2 challenge is in the payment-required header; the body is {}',

@@ -11,7 +11,15 @@ import { PAYMENT_HEADERS } from '../x402/protocol';
 import type { Paywall } from '../x402/paywall';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
 import { checkWireParameters } from './requestGuards';
-import type { RestInput, RestResult, RestServiceInfo, RouteDefinition, RouteEdge } from './types';
+import {
+  isPriced,
+  type RequestTerms,
+  type RestInput,
+  type RestResult,
+  type RestServiceInfo,
+  type RouteDefinition,
+  type RouteEdge,
+} from './types';
 
 export interface OperationResult {
   data?: Record<string, unknown> | null;
@@ -112,8 +120,7 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
         if (route.handler) return route.handler(input, deps.service, deps.routes);
         const operation = route.operation!;
         // Reached only past the paywall (or with none, in development): the priced fields admit nothing else.
-        const runAs =
-          route.price.kind === 'paid' ? deps.paidContext(context, routeKey(route)) : context;
+        const runAs = isPriced(route.price) ? deps.paidContext(context, routeKey(route)) : context;
         const result = await deps.execute(
           deps.documents.get(operation.document)!,
           operation.operationName,
@@ -124,10 +131,14 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
         if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
         return operation.respond(result.data, input, deps.edge);
       };
-      if (route.price.kind !== 'paid' || deps.paywall === null) {
+      if (!isPriced(route.price) || deps.paywall === null) {
         send(res, await call());
         return;
       }
+      const priced =
+        route.price.kind === 'paid'
+          ? { amountAtomic: route.price.amountAtomic }
+          : pricedRequest(await requestTerms(route, input, context, deps));
       const result = await deps.paywall.serve(
         {
           route: `${route.method} ${route.path}`,
@@ -136,34 +147,71 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
             description: route.purpose,
             mimeType: 'application/json',
           },
-          amountAtomic: route.price.amountAtomic,
+          ...priced,
           requestDigest: requestDigest(req),
           // HEAD shows the challenge and never pays: its answer would have no body to deliver.
           paymentHeader: req.method === 'HEAD' ? null : paymentHeader(req),
         },
-        async () => {
-          try {
-            return await call();
-          } catch (error) {
-            // A refusal is the paid call's answer and is replayed; a server error is not.
-            if (!(error instanceof AppError) || error.status >= 500) throw error;
-            const correlationId = String(res.locals.correlationId ?? '');
-            return {
-              status: error.status,
-              body: errorBody(error.code, {
-                message: error.message,
-                details: error.details,
-                correlationId,
-                docsBaseUrl: deps.service.docsBaseUrl,
-              }),
-            };
-          }
-        },
+        () => answerOf(call, res, deps),
       );
       send(res, result);
     } catch (error) {
       next(error);
     }
+  };
+}
+
+/** Runs the paid call: a refusal is its answer and is replayed; a server error is not. */
+async function answerOf(
+  call: () => Promise<RestResult>,
+  res: Response,
+  deps: RestRouterDeps,
+): Promise<RestResult> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    const correlationId = String(res.locals.correlationId ?? '');
+    return {
+      status: error.status,
+      body: errorBody(error.code, {
+        message: error.message,
+        details: error.details,
+        correlationId,
+        docsBaseUrl: deps.service.docsBaseUrl,
+      }),
+    };
+  }
+}
+
+/** A dynamically priced route's terms for this request, from its terms operation (run as the caller, unpaid). */
+async function requestTerms(
+  route: RouteDefinition,
+  input: RestInput,
+  context: GatewayContext,
+  deps: RestRouterDeps,
+): Promise<RequestTerms> {
+  if (route.price.kind !== 'dynamic') throw new Error(`route ${routeKey(route)} is not dynamic`);
+  const { terms } = route.price;
+  const source = deps.documents.get(terms.document);
+  if (source === undefined)
+    throw new Error(`route ${routeKey(route)}: no persisted document ${terms.document}.graphql`);
+  const result = await deps.execute(source, terms.operationName, terms.variables(input), context);
+  if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
+  if (!result.data) throw new AppError('INTERNAL_ERROR', 'The terms operation returned no data.');
+  return terms.read(result.data);
+}
+
+/** The paywall's view of request terms: nothing to pay is the refusal itself. */
+function pricedRequest(terms: RequestTerms) {
+  if (terms.amountAtomic === null)
+    throw terms.refusal ?? new AppError('INTERNAL_ERROR', 'The route priced nothing.');
+  return {
+    amountAtomic: terms.amountAtomic,
+    payTo: terms.payTo as `0x${string}`,
+    asset: terms.asset,
+    funding: terms.funding,
+    ...(terms.refusal ? { refusal: terms.refusal } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   preflightPaymentRoute,
 } from './routes/intents';
 import { getLedgerRoute, reverseGroupRoute, treasuryTransferRoute } from './routes/ledger';
+import { fundConsumerIntentRoute } from './routes/consumerFunding';
 import { consumerPolicyRoute, policyAdministrationRoutes } from './routes/policies';
 import { redactPaymentMetadataRoute } from './routes/privacy';
 import { logReceiptRoute, receiptStatusRoute } from './routes/receipts';
@@ -30,6 +31,7 @@ export function buildRoutes(): RouteDefinition[] {
     consumerCatalogRoute,
     consumerPolicyRoute,
     ...consumerIntentRoutes,
+    fundConsumerIntentRoute,
     signInNonceRoute,
     consumerSignInRoute,
     ownerSignInRoute,

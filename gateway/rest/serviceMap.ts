@@ -5,6 +5,8 @@ import type { RestServiceInfo, RouteDefinition, RoutePrice } from './types';
 
 export interface ServiceMapPrice {
   kind: RoutePrice['kind'];
+  /** Dynamic prices: how the amount and payTo are set per request (the 402 names them). */
+  basis?: string;
   amountAtomic?: string;
   amountDisplay?: string;
   asset?: string;
@@ -12,6 +14,14 @@ export interface ServiceMapPrice {
 }
 
 export function describePrice(price: RoutePrice, service: RestServiceInfo): ServiceMapPrice {
+  if (price.kind === 'dynamic') {
+    return {
+      kind: 'dynamic',
+      basis: price.basis,
+      asset: service.payment.assetSymbol,
+      network: service.payment.network,
+    };
+  }
   if (price.kind !== 'paid') return { kind: price.kind };
   return {
     kind: 'paid',

@@ -1,6 +1,7 @@
 // The shape of one REST route in the route table: method, exact path from the spec, price, who may
 // call it, and either a persisted GraphQL operation (with its input and output mapping) or, for the
 // few routes that describe the service itself, a handler.
+import type { AppError } from '../../core/errors';
 import { parseDisplayAmount } from '../../core/money/amount';
 import type { Actor } from '../../platform/actor';
 import type { IssuedSession, SessionClaims } from '../auth/sessions';
@@ -11,7 +12,47 @@ export type HttpMethod = 'GET' | 'POST';
 export type RoutePrice =
   | { readonly kind: 'free' }
   | { readonly kind: 'bundled' }
-  | { readonly kind: 'paid'; readonly amountAtomic: bigint };
+  | { readonly kind: 'paid'; readonly amountAtomic: bigint }
+  | DynamicPrice;
+
+/**
+ * A route priced per request: before any 402 the gateway runs `terms` (a persisted GraphQL
+ * operation of the subgraph that owns the priced thing) and offers exactly what it answers.
+ */
+export interface DynamicPrice {
+  readonly kind: 'dynamic';
+  /** How the price is set, for the service map, discovery and openapi. */
+  readonly basis: string;
+  readonly terms: TermsBinding;
+}
+
+/** What a dynamically priced request costs, where it is paid, and what the payment pays for. */
+export interface RequestTerms {
+  /** null when there is nothing to pay (then `refusal` is set). */
+  readonly amountAtomic: bigint | null;
+  readonly network: string;
+  readonly asset: string;
+  readonly payTo: string;
+  /** The consumer intent the payment funds. */
+  readonly funding: { readonly policyId: string; readonly intentRef: string };
+  /** Why no new payment is taken now (a payment already taken is still replayed). */
+  readonly refusal: AppError | null;
+}
+
+export interface TermsBinding {
+  /** File name (without .graphql) in gateway/rest/documents/. */
+  readonly document: string;
+  readonly operationName: string;
+  variables(input: RestInput): Record<string, unknown>;
+  read(data: Record<string, unknown>): RequestTerms;
+}
+
+/** Whether a route takes x402 payment: a fixed price or one set per request. */
+export function isPriced(
+  price: RoutePrice,
+): price is Extract<RoutePrice, { kind: 'paid' }> | DynamicPrice {
+  return price.kind === 'paid' || price.kind === 'dynamic';
+}
 
 /**
  * public: anyone. admin: an admin bearer (ADMIN_AUTH_REQUIRED otherwise). consumer: a session; a

@@ -7,8 +7,13 @@
 // reverted while the signed authorization can still be used, is parked in SUSPENSE and answered
 // 503 PAYMENT_SETTLEMENT_PENDING; the call runs once the chain shows the Transfer, and the payment
 // is refused only once the chain proves it can never arrive.
+//
+// A route may price itself per request (its amount, its payTo) and say what the payment pays
+// for: the fund route of a consumer intent takes the intent's funding amount to the funding
+// treasury, booked as FUNDING by the intent subgraph (books.ts), at most one live payment per
+// intent. Such a route may also refuse a new payment (the intent is not fundable): then nothing is
+// offered or claimed, but a payment it already took is still replayed (or resolved) as above.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodePaymentResponseHeader } from '@x402/core/http';
 import type {
   PaymentPayload,
   PaymentRequirements,
@@ -20,22 +25,25 @@ import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
 import type { Logger } from '../../platform/log';
 import {
+  type FundingTarget,
   type PaymentClaim,
   type ServicePayment,
+  claimFundingPayment,
   claimPayment,
+  findPayment,
   getPayment,
   recordAnswer,
   recordPending,
-  recordSettled,
   releaseClaim,
   releaseLease,
   takeLapsedLease,
 } from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
+import { alreadyFunded, settlementPending, withReceipt } from './answers';
+import { bookSettled } from './books';
 import {
   type Authorization,
   type PaymentTerms,
-  PAYMENT_RESPONSE_HEADER,
   challenge,
   checkPayment,
   paymentRequired,
@@ -66,6 +74,14 @@ export interface PaidRequest {
   readonly requestDigest: string;
   /** PAYMENT-SIGNATURE (or X-PAYMENT); null when absent. */
   readonly paymentHeader: string | null;
+  /** A route priced per request pays here instead of the fee receiver. */
+  readonly payTo?: Address;
+  /** The asset a route priced per request names: it must be the one this paywall settles. */
+  readonly asset?: string;
+  /** Set when the payment funds a consumer intent (booked as FUNDING, not as the route's fee). */
+  readonly funding?: FundingTarget;
+  /** The route takes no new payment now; one it already took is still replayed. */
+  readonly refusal?: AppError;
 }
 
 /** Runs the paid call; answers (2xx and 4xx) are recorded, a thrown error is not. */
@@ -86,9 +102,20 @@ export class Paywall {
   }
 
   async serve(request: PaidRequest, run: RunPaidCall): Promise<RestResult> {
-    const offered = requirementsFor(this.options.terms, request.amountAtomic);
-    const refuse = (reason: string) =>
-      challenge(paymentRequired(request.resource, offered, reason));
+    if (request.asset && request.asset.toLowerCase() !== this.options.terms.asset.toLowerCase())
+      throw new Error(
+        `the route is priced in ${request.asset}; x402 settles ${this.options.terms.asset}`,
+      );
+    const terms = request.payTo
+      ? { ...this.options.terms, payTo: request.payTo }
+      : this.options.terms;
+    const offered = requirementsFor(terms, request.amountAtomic);
+    const { refusal } = request;
+    const refuse = (reason: string) => {
+      // A route that takes no new payment never offers one.
+      if (refusal) throw refusal;
+      return challenge(paymentRequired(request.resource, offered, reason));
+    };
     if (request.paymentHeader === null) return refuse('Payment required');
 
     const nowS = BigInt(Math.floor(this.now().getTime() / 1000));
@@ -109,12 +136,30 @@ export class Paywall {
     const attempt = { request, offered, payload, authorization, refuse, run };
 
     const deadline = Date.now() + this.options.leaseMs;
+    if (refusal) return this.replayOnly(claim, attempt, refusal, deadline);
     for (;;) {
-      const outcome = await claimPayment(this.options.db, claim, this.options.leaseMs);
+      const outcome = request.funding
+        ? await claimFundingPayment(this.options.db, claim, request.funding, this.options.leaseMs)
+        : await claimPayment(this.options.db, claim, this.options.leaseMs);
       if (outcome.claimed) return this.settleAndRun(outcome.payment, attempt);
+      if (outcome.payment === null) throw alreadyFunded(request.funding, outcome.fundedBy);
       const result = await this.follow(outcome.payment, attempt, deadline);
       if (result !== 'RECLAIM') return result;
     }
+  }
+
+  /** The route refuses new payments: only an authorization it already recorded is answered (replayed or resolved). */
+  private async replayOnly(
+    claim: PaymentClaim,
+    attempt: Attempt,
+    refusal: AppError,
+    deadline: number,
+  ): Promise<RestResult> {
+    const existing = await findPayment(this.options.db, claim);
+    if (!existing) throw refusal;
+    const result = await this.follow(existing, attempt, deadline);
+    if (result === 'RECLAIM') throw refusal;
+    return result;
   }
 
   /** Another presentation owns (or owned) this authorization: replay, resume or wait. */
@@ -164,7 +209,7 @@ export class Paywall {
           break;
         }
       }
-      if (Date.now() >= deadline) throw this.pending(payment);
+      if (Date.now() >= deadline) throw settlementPending(payment);
       await sleep(this.followPollMs);
       payment = await getPayment(this.options.db, payment.paymentId);
     }
@@ -184,7 +229,7 @@ export class Paywall {
     if (resolved && ownsLease) return this.runAndRecord(resolved, attempt);
     if (resolved?.state === 'FAILED')
       return attempt.refuse(resolved.failureReason ?? 'invalid_transaction_state');
-    if (resolved?.state === 'PENDING') throw this.pending(resolved);
+    if (resolved?.state === 'PENDING') throw settlementPending(resolved);
     return null;
   }
 
@@ -202,24 +247,24 @@ export class Paywall {
         { err: error, paymentId: payment.paymentId },
         'x402 settlement threw; parking the fee in SUSPENSE',
       );
-      throw this.pending(await recordPending(db, payment, { txHash: null }));
+      throw settlementPending(await recordPending(db, payment, { txHash: null }));
     }
 
     if (settlement.success) {
       const txHash = settlement.transaction as Hex;
       const outcome = await rail.receipt(txHash);
       if (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment)) {
-        return this.runAndRecord(await recordSettled(db, payment, txHash), attempt);
+        return this.runAndRecord(await bookSettled(db, payment, txHash), attempt);
       }
       this.options.log.error(
         { paymentId: payment.paymentId, txHash, outcome: outcome.status },
         'x402 settlement reported success without a matching Transfer',
       );
-      throw this.pending(await recordPending(db, payment, { txHash }));
+      throw settlementPending(await recordPending(db, payment, { txHash }));
     }
     const reason = settlement.errorReason ?? 'unexpected_settle_error';
     if (reason === SETTLEMENT_PENDING) {
-      throw this.pending(
+      throw settlementPending(
         await recordPending(db, payment, {
           txHash: settlement.transaction ? settlement.transaction : null,
         }),
@@ -240,7 +285,7 @@ export class Paywall {
       });
       const result = await this.follow(parked, attempt, Date.now() + this.options.leaseMs);
       // A parked record is never deleted, so there is no claim to take again.
-      if (result === 'RECLAIM') throw this.pending(parked);
+      if (result === 'RECLAIM') throw settlementPending(parked);
       return result;
     }
     // Refused before anything was sent.
@@ -269,7 +314,7 @@ export class Paywall {
     if (!txHash) return null;
     const outcome = await rail.receipt(txHash, atBlock);
     if (outcome.status !== 'success' || !matchingTransfer(outcome.transfers, payment)) return null;
-    return recordSettled(db, payment, txHash);
+    return bookSettled(db, payment, txHash);
   }
 
   /** The reference facilitator reports a bare simulation failure on chains without Multicall3; say why. */
@@ -304,50 +349,11 @@ export class Paywall {
       result.status,
       result.body,
     );
-    return this.withReceipt({ ...result }, answered ?? payment);
+    return withReceipt({ ...result }, answered ?? payment);
   }
 
   private replay(payment: ServicePayment): RestResult {
-    return this.withReceipt(
-      { status: payment.answerStatus ?? 200, body: payment.answerBody },
-      payment,
-    );
-  }
-
-  private withReceipt(result: RestResult, payment: ServicePayment): RestResult {
-    const receipt: SettleResponse = {
-      success: true,
-      transaction: payment.txHash ?? '',
-      network: payment.network as SettleResponse['network'],
-      payer: payment.payer,
-    };
-    return {
-      ...result,
-      headers: {
-        ...(result.headers ?? {}),
-        [PAYMENT_RESPONSE_HEADER]: encodePaymentResponseHeader(receipt),
-        'access-control-expose-headers': 'PAYMENT-RESPONSE',
-        'cache-control': 'private, no-store',
-      },
-    };
-  }
-
-  /** 503: the chain has not decided. `validBefore` bounds the wait: after it an unused authorization is refused. */
-  private pending(payment: ServicePayment): AppError {
-    const reverted = payment.txHash === null && payment.unpaidTxHash !== null;
-    const message = reverted
-      ? 'The settlement transaction reverted, but the signed authorization can still be used on chain until validBefore. ' +
-        'Present the same payment header again: the call runs if it is paid, it is refused once it can no longer be, ' +
-        'and it is never charged twice. Do not sign a new one for this call.'
-      : 'The payment was sent on chain and is not confirmed yet. Present the same payment header again; it will not be charged twice.';
-    return new AppError('PAYMENT_SETTLEMENT_PENDING', message, {
-      paymentId: payment.paymentId,
-      transaction: payment.txHash,
-      ...(reverted ? { revertedTransaction: payment.unpaidTxHash } : {}),
-      validBefore: payment.validBefore.toString(),
-      network: payment.network,
-      retryAfterSeconds: 5,
-    });
+    return withReceipt({ status: payment.answerStatus ?? 200, body: payment.answerBody }, payment);
   }
 }
 

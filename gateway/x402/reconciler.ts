@@ -14,11 +14,10 @@ import {
   type ServicePayment,
   getPayment,
   listUnresolved,
-  recordConfirmed,
   recordFailed,
-  recordSettled,
   releaseLease,
 } from '../../subgraphs/ledger';
+import { bookConfirmed, bookSettled } from './books';
 import type { ObservedTransfer, SettlementRail } from './rail';
 
 export interface ReconcilerOptions {
@@ -140,10 +139,10 @@ export class Reconciler {
   ): Promise<Resolution> {
     const { db } = this.options;
     if (payment.state === 'PENDING') {
-      const updated = await recordConfirmed(db, payment, txHash, leaseMs);
+      const updated = await bookConfirmed(db, payment, txHash, leaseMs);
       if (updated) return { payment: updated, ownsLease: leaseMs !== null };
     } else if (payment.state === 'SETTLING') {
-      const updated = await recordSettled(db, payment, txHash).catch(() => null);
+      const updated = await bookSettled(db, payment, txHash).catch(() => null);
       if (updated) {
         if (leaseMs !== null) return { payment: updated, ownsLease: true };
         await releaseLease(db, updated.paymentId);

@@ -703,6 +703,11 @@ CREATE TABLE ledger.service_payments (
     evidence_block numeric(78,0),
     evidence_chain_time numeric(78,0),
     evidence_tx_hash text,
+    purpose text DEFAULT 'FEE'::text NOT NULL,
+    policy_id text,
+    intent_ref text,
+    funding_group_id ledger.group_id,
+    refund_group_id ledger.group_id,
     CONSTRAINT service_payments_addresses_lowercase CHECK (((asset ~ '^0x[0-9a-f]{40}$'::text) AND (payer ~ '^0x[0-9a-f]{40}$'::text) AND (pay_to ~ '^0x[0-9a-f]{40}$'::text))),
     CONSTRAINT service_payments_amount_positive CHECK ((amount > (0)::numeric)),
     CONSTRAINT service_payments_answered_has_answer CHECK (((state = 'ANSWERED'::text) = ((answer_status IS NOT NULL) AND (answered_at IS NOT NULL)))),
@@ -710,12 +715,19 @@ CREATE TABLE ledger.service_payments (
     CONSTRAINT service_payments_evidence_tx_shape CHECK (((evidence_tx_hash IS NULL) OR (evidence_tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
     CONSTRAINT service_payments_failed_has_reason CHECK (((state <> 'FAILED'::text) OR (failure_reason IS NOT NULL))),
     CONSTRAINT service_payments_failed_unbooked CHECK (((state <> 'FAILED'::text) OR (fee_group_id IS NULL) OR (reversal_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_funding_booked CHECK (((purpose <> 'FUNDING'::text) OR (state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR (funding_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_funding_names_intent CHECK (
+CASE
+    WHEN (purpose = 'FUNDING'::text) THEN ((policy_id ~ '^[0-9]{1,78}$'::text) AND (intent_ref ~ '^ci_[0-9a-f]{24}$'::text))
+    ELSE ((policy_id IS NULL) AND (intent_ref IS NULL) AND (funding_group_id IS NULL) AND (refund_group_id IS NULL))
+END),
     CONSTRAINT service_payments_id_shape CHECK ((payment_id ~ '^pay_[0-9a-f]{24}$'::text)),
     CONSTRAINT service_payments_lease_while_working CHECK (((state = ANY (ARRAY['SETTLING'::text, 'SETTLED'::text])) OR (lease_until IS NULL))),
     CONSTRAINT service_payments_network_shape CHECK ((network ~ '^eip155:[0-9]{1,20}$'::text)),
     CONSTRAINT service_payments_nonce_shape CHECK ((nonce ~ '^0x[0-9a-f]{64}$'::text)),
     CONSTRAINT service_payments_paid_booked CHECK (((state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR ((tx_hash IS NOT NULL) AND (fee_group_id IS NOT NULL) AND (settled_at IS NOT NULL)))),
     CONSTRAINT service_payments_pending_parked CHECK (((state <> 'PENDING'::text) OR (fee_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_purpose_known CHECK ((purpose = ANY (ARRAY['FEE'::text, 'FUNDING'::text]))),
     CONSTRAINT service_payments_settling_has_lease CHECK (((state <> 'SETTLING'::text) OR (lease_until IS NOT NULL))),
     CONSTRAINT service_payments_state_known CHECK ((state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text, 'ANSWERED'::text, 'FAILED'::text]))),
     CONSTRAINT service_payments_tx_shape CHECK (((tx_hash IS NULL) OR (tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
@@ -753,6 +765,19 @@ DECLARE
   v_asset text;
   v_debit numeric;
 BEGIN
+  IF NEW.purpose = 'FUNDING' THEN
+    IF NEW.fee_group_id IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.fee_group_id IS DISTINCT FROM NEW.fee_group_id)
+       AND NOT ledger.service_payment_group_is(NEW, NEW.fee_group_id, ARRAY['FUNDING', 'SUSPENSE_MOVE']) THEN
+      RAISE EXCEPTION 'SERVICE_PAYMENT_FEE_MISMATCH: group % is not a FUNDING or SUSPENSE_MOVE of % on %|%',
+        NEW.fee_group_id, NEW.amount, NEW.network, NEW.asset USING ERRCODE = 'LG006';
+    END IF;
+    IF NEW.funding_group_id IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.funding_group_id IS DISTINCT FROM NEW.funding_group_id)
+       AND NOT ledger.service_payment_group_is(NEW, NEW.funding_group_id, ARRAY['FUNDING']) THEN
+      RAISE EXCEPTION 'SERVICE_PAYMENT_FEE_MISMATCH: group % is not a FUNDING of % on %|%',
+        NEW.funding_group_id, NEW.amount, NEW.network, NEW.asset USING ERRCODE = 'LG006';
+    END IF;
+    RETURN NEW;
+  END IF;
   IF NEW.fee_group_id IS NULL OR (TG_OP = 'UPDATE' AND OLD.fee_group_id IS NOT DISTINCT FROM NEW.fee_group_id) THEN
     RETURN NEW;
   END IF;
@@ -769,6 +794,54 @@ END;
 $$;
 
 ALTER FUNCTION ledger.service_payment_fee_matches() OWNER TO spend_control_owner;
+
+--
+-- Name: service_payment_funding_guard(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.service_payment_funding_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.funding_group_id IS NOT NULL OR NEW.refund_group_id IS NOT NULL THEN
+      RAISE EXCEPTION 'SERVICE_PAYMENT_TRANSITION: a payment starts as a SETTLING claim with nothing recorded'
+        USING ERRCODE = 'LG006';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF NEW.purpose IS DISTINCT FROM OLD.purpose OR NEW.policy_id IS DISTINCT FROM OLD.policy_id
+     OR NEW.intent_ref IS DISTINCT FROM OLD.intent_ref THEN
+    RAISE EXCEPTION 'SERVICE_PAYMENT_IMMUTABLE: what payment % pays for never changes', OLD.payment_id
+      USING ERRCODE = 'LG006';
+  END IF;
+  IF (NEW.funding_group_id, NEW.refund_group_id) IS DISTINCT FROM (OLD.funding_group_id, OLD.refund_group_id)
+     AND NOT (OLD.funding_group_id IS NULL AND OLD.refund_group_id IS NULL AND NEW.state = 'SETTLED'
+              AND OLD.state IN ('SETTLING', 'PENDING')) THEN
+    RAISE EXCEPTION 'SERVICE_PAYMENT_IMMUTABLE: the funding of % is booked once, when it settles', OLD.payment_id
+      USING ERRCODE = 'LG006';
+  END IF;
+  RETURN NEW;
+END;
+$$;
+
+ALTER FUNCTION ledger.service_payment_funding_guard() OWNER TO spend_control_owner;
+
+--
+-- Name: service_payment_group_is(ledger.service_payments, text, text[]); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT EXISTS (
+    SELECT 1 FROM ledger.groups g
+     WHERE g.group_id = p_group AND g.kind::text = ANY (p_kinds)
+       AND g.asset = p_row.network || '|' || p_row.asset
+       AND (SELECT sum(e.amount) FROM ledger.entries e WHERE e.group_id = g.group_id AND e.amount > 0) = p_row.amount);
+$$;
+
+ALTER FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) OWNER TO spend_control_owner;
 
 --
 -- Name: service_payment_transition(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -1271,6 +1344,12 @@ CREATE UNIQUE INDEX groups_reverses_once ON ledger.groups USING btree (reverses)
 CREATE INDEX operator_actions_at ON ledger.operator_actions USING btree (at);
 
 --
+-- Name: service_payments_one_live_funding; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE UNIQUE INDEX service_payments_one_live_funding ON ledger.service_payments USING btree (intent_ref) WHERE ((purpose = 'FUNDING'::text) AND (state <> 'FAILED'::text));
+
+--
 -- Name: service_payments_unresolved; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1363,6 +1442,14 @@ CREATE TRIGGER service_payments_fee_matches BEFORE INSERT OR UPDATE ON ledger.se
 ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_fee_matches;
 
 --
+-- Name: service_payments service_payments_funding_guard; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER service_payments_funding_guard BEFORE INSERT OR UPDATE ON ledger.service_payments FOR EACH ROW EXECUTE FUNCTION ledger.service_payment_funding_guard();
+
+ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_funding_guard;
+
+--
 -- Name: service_payments service_payments_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1413,6 +1500,20 @@ ALTER TABLE ONLY ledger.service_payments
 
 ALTER TABLE ONLY ledger.service_payments
     ADD CONSTRAINT service_payments_fee_group_id_fkey FOREIGN KEY (fee_group_id) REFERENCES ledger.groups(group_id);
+
+--
+-- Name: service_payments service_payments_funding_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.service_payments
+    ADD CONSTRAINT service_payments_funding_group_id_fkey FOREIGN KEY (funding_group_id) REFERENCES ledger.groups(group_id);
+
+--
+-- Name: service_payments service_payments_refund_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.service_payments
+    ADD CONSTRAINT service_payments_refund_group_id_fkey FOREIGN KEY (refund_group_id) REFERENCES ledger.groups(group_id);
 
 --
 -- Name: service_payments service_payments_reversal_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1547,6 +1648,18 @@ GRANT ALL ON FUNCTION ledger.service_payment_failure_proven(p_row ledger.service
 --
 
 GRANT ALL ON FUNCTION ledger.service_payment_fee_matches() TO spend_control_service;
+
+--
+-- Name: FUNCTION service_payment_funding_guard(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.service_payment_funding_guard() TO spend_control_service;
+
+--
+-- Name: FUNCTION service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) TO spend_control_service;
 
 --
 -- Name: FUNCTION service_payment_transition(); Type: ACL; Schema: ledger; Owner: spend_control_owner

@@ -12,3 +12,4 @@ export {
   type ConsumerJobDeps,
   expireConsumerIntents,
 } from './consumer/approval/jobs';
+export { bookFundingPayment, type FundingBookingOptions } from './consumer/funding/booking';

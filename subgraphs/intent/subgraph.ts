@@ -3,6 +3,7 @@
 import { buildFederatedSchema, type SubgraphModule } from '../kit';
 // Loaded in this order on purpose: type-graphql registers fields as their modules load, and the
 // committed schema (schema/intent.graphql) lists them in that order.
+import { ConsumerFundingResolver } from './consumer/funding/resolvers';
 import { DashboardResolver, PolicyIntentsResolver, PolicyWithIntents } from './dashboard/resolvers';
 import {
   attachDecisionThread,
@@ -31,6 +32,7 @@ export const intentSubgraph: SubgraphModule = {
           PolicyIntentsResolver,
           ConsumerIntentResolver,
           PolicyConsumerIntentsResolver,
+          ConsumerFundingResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

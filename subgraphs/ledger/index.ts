@@ -1,16 +1,26 @@
 // The ledger's public surface for other subgraphs, the gateway, the CLI, benches and tests: the
 // wrappers of its SQL functions (the only cross-schema way to move money) and the account names.
 // No type-graphql class is loaded from here (the decision thread imports it without them).
-export { accountId, assetId, FEE_RECEIVER_REF } from './accounts/names';
-export { postFunding } from './posting/groupKinds';
+export { accountId, assetId, FEE_RECEIVER_REF, FLOAT_REF } from './accounts/names';
+export { postFunding, postRefund } from './posting/groupKinds';
 export { MAX_GROUPS_PER_BATCH, registerAsset } from './posting/writes';
 export { ledgerErrorFrom } from './sql';
-export { getPayment, listUnresolved } from './servicePayments/reads';
+export { findPayment, getPayment, listUnresolved } from './servicePayments/reads';
 export {
   type FailureEvidence,
+  type FundingTarget,
   type PaymentClaim,
+  type PaymentPurpose,
   type ServicePayment,
 } from './servicePayments/record';
+export {
+  claimFundingPayment,
+  type FundingClaimOutcome,
+  type FundingSettlement,
+  lockFundingPayment,
+  markFundingSettled,
+  postFundingParkClear,
+} from './servicePayments/funding';
 export {
   claimPayment,
   recordAnswer,

@@ -35,6 +35,9 @@ type Build = (world: MatrixWorld, actor: ActorName) => Invocation | Promise<Invo
 const get =
   (path: string): Build =>
   () => ({ kind: 'rest', method: 'GET', path });
+/** No consumer intent of A exists in this world yet: a well-formed id nobody holds. */
+const UNKNOWN_INTENT = `ci_${'0'.repeat(24)}`;
+
 const post =
   (path: string, body: (world: MatrixWorld) => unknown = () => ({})): Build =>
   (world) => ({ kind: 'rest', method: 'POST', path, body: body(world) });
@@ -152,6 +155,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     metadata: { note: 'ada@example.com' },
   })),
   'POST /cafe/order/latte': post('/cafe/order/latte', () => ({ cupName: 'Matrix' })),
+  'POST /consumer/intents/:intentId/fund': post(`/consumer/intents/${UNKNOWN_INTENT}/fund`),
   'POST /create_spend_policy': post('/create_spend_policy', (world) => ({
     policy: copyOfA(world),
   })),
@@ -180,6 +184,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'escalationStatus',
     'query ($p: ID!) { escalationStatus(pollRef: $p) }',
     (world) => ({ p: world.pollRefA }),
+  ),
+  'Query.consumerIntentFundingTerms': gql(
+    'consumerIntentFundingTerms',
+    'query ($i: String!) { consumerIntentFundingTerms(intentId: $i) }',
+    () => ({ i: UNKNOWN_INTENT }),
   ),
   'Query.detectDuplicate': gql(
     'detectDuplicate',
@@ -303,6 +312,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
       p: world.a.policyId,
       i: world.freshIntentA(),
     }),
+  ),
+  'Mutation.fundConsumerIntent': gql(
+    'fundConsumerIntent',
+    'mutation ($i: String!) { fundConsumerIntent(intentId: $i) }',
+    () => ({ i: UNKNOWN_INTENT }),
   ),
   'Mutation.setProviderMaturity': gql(
     'setProviderMaturity',

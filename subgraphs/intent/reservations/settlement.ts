@@ -102,28 +102,42 @@ export async function consumeReservation(
   clock: () => Date,
 ): Promise<ReservationState> {
   try {
-    return await withTransaction(pool, async (client) => {
-      const row = await lockedReservation(client, reservationId);
-      if (row.state === 'CONSUMED') return stateOf(row);
-      const groups = postings.map((posting) => ({
-        kind: posting.kind,
-        asset: posting.asset,
-        entries: posting.entries.map((entry) => ({
-          account: entry.account,
-          amount: entry.amountAtomic.toString(),
-        })),
-        idempotencyKey: posting.idempotencyKey,
-        memo: posting.memo ?? null,
-      }));
-      const consumed = await client.query<Row>(
-        `SELECT ${COLUMNS} FROM intent.consume_reservation($1, $2::jsonb, $3)`,
-        [reservationId, JSON.stringify(groups), clock()],
-      );
-      return stateOf(consumed.rows[0]!);
-    });
+    return await withTransaction(pool, (client) =>
+      consumeReservationIn(client, reservationId, postings, clock),
+    );
   } catch (error) {
     throw settlementErrorFrom(error) ?? error;
   }
+}
+
+/**
+ * consumeReservation inside the caller's transaction (`client` has BEGUN): for a caller that
+ * changes more with the same commit, e.g. a consumer intent funded by this group. SQL refusals
+ * are thrown as they come; map them with the caller's own error handling.
+ */
+export async function consumeReservationIn(
+  client: Db,
+  reservationId: string,
+  postings: readonly ReservationPosting[],
+  clock: () => Date,
+): Promise<ReservationState> {
+  const row = await lockedReservation(client, reservationId);
+  if (row.state === 'CONSUMED') return stateOf(row);
+  const groups = postings.map((posting) => ({
+    kind: posting.kind,
+    asset: posting.asset,
+    entries: posting.entries.map((entry) => ({
+      account: entry.account,
+      amount: entry.amountAtomic.toString(),
+    })),
+    idempotencyKey: posting.idempotencyKey,
+    memo: posting.memo ?? null,
+  }));
+  const consumed = await client.query<Row>(
+    `SELECT ${COLUMNS} FROM intent.consume_reservation($1, $2::jsonb, $3)`,
+    [reservationId, JSON.stringify(groups), clock()],
+  );
+  return stateOf(consumed.rows[0]!);
 }
 
 /** Releases the reservation; `clock` is read once the decision lock is held. */

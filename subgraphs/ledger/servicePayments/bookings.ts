@@ -9,6 +9,7 @@ import { accountId, FEE_RECEIVER_REF } from '../accounts/names';
 import { postServiceFee } from '../posting/groupKinds';
 import { postGroup, reverseGroup } from '../posting/writes';
 import { ledgerErrorFrom } from '../sql';
+import { recordFundingPending } from './funding';
 import {
   type FailureEvidence,
   feeStreamOf,
@@ -96,6 +97,8 @@ export function recordPending(
   payment: ServicePayment,
   settlement: UnconfirmedSettlement,
 ): Promise<ServicePayment> {
+  // A payment funding a consumer intent parks against the user's obligation instead (funding.ts).
+  if (payment.purpose === 'FUNDING') return recordFundingPending(pool, payment, settlement);
   const { txHash } = settlement;
   const unpaidTxHash = settlement.unpaidTxHash ?? null;
   return inTransaction(pool, async (client) => {

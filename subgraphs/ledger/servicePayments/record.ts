@@ -5,6 +5,16 @@ import { assetId } from '../accounts/names';
 
 export type ServicePaymentState = 'SETTLING' | 'PENDING' | 'SETTLED' | 'ANSWERED' | 'FAILED';
 
+/** What a payment pays for (migration 0008): a priced route's fee, or the funding of a consumer intent. */
+export type PaymentPurpose = 'FEE' | 'FUNDING';
+
+/** The consumer intent a FUNDING payment funds. */
+export interface FundingTarget {
+  readonly policyId: string;
+  /** `ci_` + 24 hex. */
+  readonly intentRef: string;
+}
+
 /** One authorization: EIP-3009 makes (token, authorizer, nonce) single use on chain. */
 export interface AuthorizationKey {
   /** CAIP-2, e.g. eip155:196. */
@@ -29,6 +39,12 @@ export interface PaymentClaim extends AuthorizationKey {
 
 export interface ServicePayment extends PaymentClaim {
   readonly paymentId: string;
+  readonly purpose: PaymentPurpose;
+  /** Set for FUNDING payments only. */
+  readonly funding: FundingTarget | null;
+  /** FUNDING payments: the FUNDING group, and the REFUND owed when the intent could no longer be funded. */
+  readonly fundingGroupId: string | null;
+  readonly refundGroupId: string | null;
   readonly state: ServicePaymentState;
   readonly leaseUntil: Date | null;
   /** The transaction that paid (or, while PENDING, the one sent and not yet confirmed). */
@@ -75,11 +91,21 @@ export interface Row {
   answer_body: unknown;
   created_at: Date;
   settled_at: Date | null;
+  purpose: PaymentPurpose;
+  policy_id: string | null;
+  intent_ref: string | null;
+  funding_group_id: string | null;
+  refund_group_id: string | null;
 }
 
 export function fromRow(row: Row): ServicePayment {
   return {
     paymentId: row.payment_id,
+    purpose: row.purpose,
+    funding:
+      row.purpose === 'FUNDING' ? { policyId: row.policy_id!, intentRef: row.intent_ref! } : null,
+    fundingGroupId: row.funding_group_id,
+    refundGroupId: row.refund_group_id,
     network: row.network,
     asset: row.asset,
     payer: row.payer,

@@ -1,0 +1,62 @@
+// The paywall's own answers beside the 402 challenge: the receipt header on a paid answer, the
+// 503 of a settlement the chain has not decided, and the 409 of a second payment for an intent
+// another payment already funds.
+import { encodePaymentResponseHeader } from '@x402/core/http';
+import type { SettleResponse } from '@x402/core/types';
+import { AppError } from '../../core/errors';
+import type { FundingTarget, ServicePayment } from '../../subgraphs/ledger';
+import type { RestResult } from '../rest/types';
+import { PAYMENT_RESPONSE_HEADER } from './protocol';
+
+/** The answer with PAYMENT-RESPONSE naming the transaction that paid. */
+export function withReceipt(result: RestResult, payment: ServicePayment): RestResult {
+  const receipt: SettleResponse = {
+    success: true,
+    transaction: payment.txHash ?? '',
+    network: payment.network as SettleResponse['network'],
+    payer: payment.payer,
+  };
+  return {
+    ...result,
+    headers: {
+      ...(result.headers ?? {}),
+      [PAYMENT_RESPONSE_HEADER]: encodePaymentResponseHeader(receipt),
+      'access-control-expose-headers': 'PAYMENT-RESPONSE',
+      'cache-control': 'private, no-store',
+    },
+  };
+}
+
+/** 503: the chain has not decided. `validBefore` bounds the wait: after it an unused authorization is refused. */
+export function settlementPending(payment: ServicePayment): AppError {
+  const reverted = payment.txHash === null && payment.unpaidTxHash !== null;
+  const message = reverted
+    ? 'The settlement transaction reverted, but the signed authorization can still be used on chain until validBefore. ' +
+      'Present the same payment header again: the call runs if it is paid, it is refused once it can no longer be, ' +
+      'and it is never charged twice. Do not sign a new one for this call.'
+    : 'The payment was sent on chain and is not confirmed yet. Present the same payment header again; it will not be charged twice.';
+  return new AppError('PAYMENT_SETTLEMENT_PENDING', message, {
+    paymentId: payment.paymentId,
+    transaction: payment.txHash,
+    ...(reverted ? { revertedTransaction: payment.unpaidTxHash } : {}),
+    validBefore: payment.validBefore.toString(),
+    network: payment.network,
+    retryAfterSeconds: 5,
+  });
+}
+
+/** 409: another authorization funds (or is funding) this intent; this one is never settled. */
+export function alreadyFunded(
+  funding: FundingTarget | undefined,
+  fundedBy: ServicePayment | null,
+): AppError {
+  return new AppError(
+    'INTENT_NOT_FUNDABLE',
+    'Another payment funds this intent (or is being settled for it); this one was not charged.',
+    {
+      intentId: funding?.intentRef ?? null,
+      paymentId: fundedBy?.paymentId ?? null,
+      paymentState: fundedBy?.state ?? null,
+    },
+  );
+}
