@@ -274,6 +274,21 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'This consumer intent is not waiting for funding.',
   },
+  CONSUMER_INTENT_NOT_EXECUTABLE: {
+    status: 409,
+    retryable: false,
+    message: 'This consumer intent is not funded, so there is nothing to execute.',
+  },
+  CONSUMER_INTENT_NOT_RESOLVABLE: {
+    status: 409,
+    retryable: false,
+    message: 'Only a consumer intent in MANUAL_REVIEW with an ambiguous payment can be resolved.',
+  },
+  RESOLUTION_CONTRADICTS_CHAIN: {
+    status: 409,
+    retryable: true,
+    message: 'The chain does not show what this resolution claims; nothing was changed.',
+  },
   RESERVATION_SETTLEMENT_INVALID: {
     status: 409,
     retryable: false,

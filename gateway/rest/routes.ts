@@ -3,6 +3,10 @@
 // once, with its price, who may call it and the operation behind it, in routes/<concept>.ts.
 import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
+import {
+  executeConsumerIntentRoute,
+  resolveConsumerIntentRoute,
+} from './routes/consumerExecution';
 import { escalationStatusRoute } from './routes/escalations';
 import {
   createSpendIntentRoute,
@@ -42,6 +46,8 @@ export function buildRoutes(): RouteDefinition[] {
     ...policyAdministrationRoutes,
     treasuryTransferRoute,
     reverseGroupRoute,
+    executeConsumerIntentRoute,
+    resolveConsumerIntentRoute,
     ...cafeRoutes,
     x402DiscoveryRoute,
     ...registrationCardRoutes,

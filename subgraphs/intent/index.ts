@@ -6,3 +6,9 @@ export {
   type ReservationPosting,
 } from './reservations/settlement';
 export { sweepLapsedReservations } from './reservations/jobs';
+export {
+  type ConsumerExecutionDeps,
+  type ExecutionRoundResult,
+  registerConsumerAssets,
+  runConsumerExecutionRound,
+} from './consumer/execution/jobs';

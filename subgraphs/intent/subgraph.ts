@@ -12,6 +12,7 @@ import {
 import { IntentMutationResolver } from './preflight/resolvers';
 import { IntentToolResolver } from './tools/resolvers';
 import { intentReferenceResolvers, SpendIntentResolver } from './intents/resolvers';
+import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -24,6 +25,7 @@ export const intentSubgraph: SubgraphModule = {
           IntentToolResolver,
           DashboardResolver,
           PolicyIntentsResolver,
+          ConsumerExecutionResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },
