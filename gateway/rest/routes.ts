@@ -3,10 +3,7 @@
 // once, with its price, who may call it and the operation behind it, in routes/<concept>.ts.
 import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
-import {
-  executeConsumerIntentRoute,
-  resolveConsumerIntentRoute,
-} from './routes/consumerExecution';
+import { executeConsumerIntentRoute, resolveConsumerIntentRoute } from './routes/consumerExecution';
 import { escalationStatusRoute } from './routes/escalations';
 import {
   createSpendIntentRoute,

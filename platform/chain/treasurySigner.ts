@@ -58,7 +58,8 @@ export interface TreasurySigner {
 }
 
 export function createTreasurySigner(key: RoleKey): TreasurySigner {
-  if (key.role !== 'treasury') throw new Error(`the treasury signer needs the treasury key, not ${key.role}`);
+  if (key.role !== 'treasury')
+    throw new Error(`the treasury signer needs the treasury key, not ${key.role}`);
   const account = key.account;
   const address = key.address;
   const signer: TreasurySigner = {

@@ -158,7 +158,10 @@ test('happy path: execute → DELIVERY_PENDING, the merchant paid on 8453 from t
   const before = await settlementBalances(payTo);
   const queued = await execute(seeded.intentId);
   expect(queued.status).toBe(202);
-  expect(queued.body.intent).toMatchObject({ intentId: seeded.intentId, state: 'EXECUTION_QUEUED' });
+  expect(queued.body.intent).toMatchObject({
+    intentId: seeded.intentId,
+    state: 'EXECUTION_QUEUED',
+  });
   await worker().runOnce();
   const row = await intent(seeded.intentId);
   expect(row.state).toBe('DELIVERY_PENDING');
@@ -198,9 +201,7 @@ test('happy path: execute → DELIVERY_PENDING, the merchant paid on 8453 from t
 test('20 concurrent execute calls on one intent pay the merchant exactly once', async () => {
   const seeded = await seedFundedIntent(seed, policy, { merchant });
   const fromBlock = await settlementChain.getBlockNumber();
-  const answers = await Promise.all(
-    Array.from({ length: 20 }, () => execute(seeded.intentId)),
-  );
+  const answers = await Promise.all(Array.from({ length: 20 }, () => execute(seeded.intentId)));
   expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(202));
   await Promise.all([worker().runOnce(), worker().runOnce()]);
   expect((await intent(seeded.intentId)).state).toBe('DELIVERY_PENDING');
@@ -221,11 +222,15 @@ test('another policy’s session gets 404; an admin cannot resolve an intent tha
   expect((await execute('ci_000000000000000000000000')).body.code).toBe(
     'CONSUMER_INTENT_NOT_FOUND',
   );
-  expect((await postJson(stack.url, `/consumer/intents/${seeded.intentId}/execute`, {})).status).toBe(401);
+  expect(
+    (await postJson(stack.url, `/consumer/intents/${seeded.intentId}/execute`, {})).status,
+  ).toBe(401);
   const notUnderReview = await resolve(seeded.intentId, { outcome: 'PAID', evidence: 'x' });
   expect(notUnderReview.status).toBe(409);
   expect(notUnderReview.body.code).toBe('CONSUMER_INTENT_NOT_RESOLVABLE');
-  expect((await resolve(seeded.intentId, { outcome: 'PAID', evidence: 'x' }, policy.bearer)).status).toBe(401);
+  expect(
+    (await resolve(seeded.intentId, { outcome: 'PAID', evidence: 'x' }, policy.bearer)).status,
+  ).toBe(401);
   expect((await intent(seeded.intentId)).state).toBe('FUNDED');
 });
 
@@ -255,7 +260,11 @@ test('expired quote and insufficient float fail before payment and are refunded'
   const short = await seedFundedIntent(seed, policy, { merchant });
   const settlement = devnet.info.chains.settlement;
   const holder = devnet.keys.deployer;
-  const float = await readTokenBalance(settlementChain, rails.settlement.token, rails.settlement.treasury);
+  const float = await readTokenBalance(
+    settlementChain,
+    rails.settlement.token,
+    rails.settlement.treasury,
+  );
   const moveFloat = async (from: typeof holder, to: Address, value: bigint) => {
     const wallet = createChainWalletClient(settlement, from.account);
     const hash = await wallet.writeContract({
@@ -303,7 +312,10 @@ test('dropped after settling: MANUAL_REVIEW with SUSPENSE, one payment on chain,
   expect(await treasuryAuthorizationsUsed(fromBlock)).toHaveLength(1);
   row = await intent(seeded.intentId);
   expect(row.resolution).toMatchObject({ chainFinding: { status: 'PAID' } });
-  const contradicted = await resolve(seeded.intentId, { outcome: 'NOT_PAID', evidence: 'merchant says no' });
+  const contradicted = await resolve(seeded.intentId, {
+    outcome: 'NOT_PAID',
+    evidence: 'merchant says no',
+  });
   expect(contradicted.status).toBe(409);
   expect(contradicted.body.code).toBe('RESOLUTION_CONTRADICTS_CHAIN');
   const resolved = await resolve(seeded.intentId, {
@@ -311,7 +323,10 @@ test('dropped after settling: MANUAL_REVIEW with SUSPENSE, one payment on chain,
     evidence: 'AuthorizationUsed on 8453',
   });
   expect(resolved.status).toBe(200);
-  expect(resolved.body.intent).toMatchObject({ state: 'COMPLETED', resolution: { outcome: 'PAID' } });
+  expect(resolved.body.intent).toMatchObject({
+    state: 'COMPLETED',
+    resolution: { outcome: 'PAID' },
+  });
   expect((await groupsOf(seeded.intentId)).map((group) => group.kind)).toEqual([
     'FUNDING',
     'SUSPENSE_MOVE',

@@ -13,10 +13,7 @@ import { policyDocument } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
-import {
-  createChainPublicClient,
-  createChainWalletClient,
-} from '../../platform/chain/clients';
+import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
 import {
   mintToken,
   signTransferWithAuthorization,
@@ -79,7 +76,8 @@ export async function seedPolicy(seed: SeedContext): Promise<SeededPolicy> {
     },
     seed.stack.adminToken,
   );
-  if (created.status !== 201 && created.status !== 200) throw new Error(`policy: ${JSON.stringify(created.body)}`);
+  if (created.status !== 201 && created.status !== 200)
+    throw new Error(`policy: ${JSON.stringify(created.body)}`);
   const { policyId, policyHash } = created.body;
   const bearer = await signIn(seed.stack.url, owner, policyId);
   return { policyId, policyHash, owner, bearer };

@@ -148,7 +148,11 @@ export async function findAuthorization(
     return { status: 'OPEN', checkedAt: now.toISOString() };
   }
   if (block.timestamp >= authorization.validBefore)
-    return { status: 'NOT_PAID', checkedAt: now.toISOString(), blockNumber: block.number.toString() };
+    return {
+      status: 'NOT_PAID',
+      checkedAt: now.toISOString(),
+      blockNumber: block.number.toString(),
+    };
   return { status: 'OPEN', checkedAt: now.toISOString() };
 }
 

@@ -40,7 +40,14 @@ async function ambiguous(
   row: ConsumerIntentRow,
   detail: string,
 ): Promise<void> {
-  const parked = await parkAmbiguous(deps.db, row.intentId, row.state, detail, deps.rails, deps.now());
+  const parked = await parkAmbiguous(
+    deps.db,
+    row.intentId,
+    row.state,
+    detail,
+    deps.rails,
+    deps.now(),
+  );
   if (parked !== null)
     deps.log.warn(
       { intentId: row.intentId, policyId: row.policyId, detail },
@@ -109,10 +116,21 @@ async function settleOutcome(
   }
   const payment = await chainPaymentOf(deps, row, outcome);
   if (payment === null) {
-    await ambiguous(deps, row, `the merchant answered ${outcome.status} without a confirmed transfer`);
+    await ambiguous(
+      deps,
+      row,
+      `the merchant answered ${outcome.status} without a confirmed transfer`,
+    );
     return;
   }
-  await recordProviderPaid(deps.db, intentId, payment, answerFieldsOf(outcome.body), deps.rails, deps.now());
+  await recordProviderPaid(
+    deps.db,
+    intentId,
+    payment,
+    answerFieldsOf(outcome.body),
+    deps.rails,
+    deps.now(),
+  );
   await finishPaid(deps, intentId);
 }
 
@@ -123,7 +141,8 @@ async function chainPaymentOf(
 ) {
   const authorization = row.settlement?.authorization as { nonce?: unknown } | undefined;
   const tx = outcome.settle?.transaction ?? '';
-  if (outcome.status < 200 || outcome.status >= 300 || outcome.settle?.success !== true) return null;
+  if (outcome.status < 200 || outcome.status >= 300 || outcome.settle?.success !== true)
+    return null;
   if (!/^0x[0-9a-fA-F]{64}$/.test(tx) || typeof authorization?.nonce !== 'string') return null;
   return confirmedTransfer(deps.rails.settlement, tx as Hex, {
     from: deps.rails.settlement.treasury,

@@ -25,7 +25,8 @@ const fail = (reason: GateReason, message: string): GateResult => ({ ok: false, 
 
 /** The stored SpendIntent recomputed with core/canon, against the stored hash and the decision's. */
 export function approvalHashProblem(row: ConsumerIntentRow): string | null {
-  if (row.spendIntent === null || row.intentHash === null) return 'no decided SpendIntent is stored';
+  if (row.spendIntent === null || row.intentHash === null)
+    return 'no decided SpendIntent is stored';
   // The deadline is not what is checked here (the quote's freshness is): validate at time 0.
   const validated = validateSpendIntent(row.spendIntent, 0);
   if (!validated.ok) return 'the stored SpendIntent no longer validates';
@@ -72,7 +73,10 @@ export async function runGates(
   now: Date,
 ): Promise<GateResult> {
   if (!isQuoteFresh(quote.expiresAt, now))
-    return fail('QUOTE_EXPIRED', `quote ${quote.quoteId} expired at ${quote.expiresAt.toISOString()}`);
+    return fail(
+      'QUOTE_EXPIRED',
+      `quote ${quote.quoteId} expired at ${quote.expiresAt.toISOString()}`,
+    );
   const hashProblem = approvalHashProblem(row);
   if (hashProblem !== null) return fail('APPROVAL_HASH_MISMATCH', hashProblem);
   const catalog = await catalogGate(db, row);

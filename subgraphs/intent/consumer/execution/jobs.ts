@@ -45,7 +45,12 @@ export async function runConsumerExecutionRound(
   const executed = await withClaimedIntents(
     deps.db,
     {
-      states: ['EXECUTION_QUEUED', 'PROVIDER_PAYMENT_PENDING', 'PROVIDER_PAID', 'PROVIDER_ACKNOWLEDGED'],
+      states: [
+        'EXECUTION_QUEUED',
+        'PROVIDER_PAYMENT_PENDING',
+        'PROVIDER_PAID',
+        'PROVIDER_ACKNOWLEDGED',
+      ],
       limit: EXECUTION_BATCH,
     },
     (intentId) => advanceExecution(deps, intentId),

@@ -47,7 +47,8 @@ export function quoteOf(row: ConsumerIntentRow): ExecutionQuote {
   const payTo = text(merchant.payTo, 'merchant.payTo');
   if (!ADDRESS.test(payTo)) throw new Error("the stored quote's merchant.payTo is not an address");
   const expiresAt = new Date(text(quote.expiresAt, 'expiresAt'));
-  if (!Number.isFinite(expiresAt.getTime())) throw new Error("the stored quote's expiry is not a time");
+  if (!Number.isFinite(expiresAt.getTime()))
+    throw new Error("the stored quote's expiry is not a time");
   return {
     quoteId: text(quote.quoteId, 'quoteId'),
     expiresAt,

@@ -128,17 +128,26 @@ async function refundOnChain(
   const use = await authorizationUse(rail, rail.treasury, nonce, BigInt(refund.fromBlock ?? '0'));
   const confirmed = use ? await confirmedTransfer(rail, use.txHash, expected) : null;
   if (confirmed === null)
-    throw new Error(`refund nonce of ${row.intentId} is used by a transaction that is not its refund`);
+    throw new Error(
+      `refund nonce of ${row.intentId} is used by a transaction that is not its refund`,
+    );
   return confirmed;
 }
 
-async function sendRefund(deps: RefundDeps, row: ConsumerIntentRow, refund: RefundRecord, nonce: Hex) {
+async function sendRefund(
+  deps: RefundDeps,
+  row: ConsumerIntentRow,
+  refund: RefundRecord,
+  nonce: Hex,
+) {
   const rail = deps.rails.funding;
   const client = railClient(rail);
   const nowSeconds = BigInt(Math.floor(deps.now().getTime() / 1000));
   const recorded = refund.validBefore === undefined ? null : BigInt(refund.validBefore);
   const validBefore =
-    recorded !== null && recorded > nowSeconds + 60n ? recorded : nowSeconds + REFUND_VALIDITY_SECONDS;
+    recorded !== null && recorded > nowSeconds + 60n
+      ? recorded
+      : nowSeconds + REFUND_VALIDITY_SECONDS;
   const fromBlock = refund.fromBlock ?? (await client.getBlockNumber()).toString();
   let saved = await saveRefund(deps, row, {
     ...refund,

@@ -95,9 +95,15 @@ async function settleNotPaid(
     policyId: row.policyId,
     idempotencyKey: `suspense-clear:${row.intentId}`,
   });
-  return oweRefund(client, { ...row, stateReason: 'resolved NOT_PAID: refund owed' }, rails, ctx.now(), {
-    resolution,
-  });
+  return oweRefund(
+    client,
+    { ...row, stateReason: 'resolved NOT_PAID: refund owed' },
+    rails,
+    ctx.now(),
+    {
+      resolution,
+    },
+  );
 }
 
 export async function resolveConsumerIntent(
@@ -109,7 +115,8 @@ export async function resolveConsumerIntent(
   const admin = requireAdmin(ctx);
   const outcome = checkInput(outcomeRaw, evidence);
   const rails = ctx.consumer;
-  if (rails === undefined) throw new AppError('PROVIDER_UNAVAILABLE', 'No consumer rails configured.');
+  if (rails === undefined)
+    throw new AppError('PROVIDER_UNAVAILABLE', 'No consumer rails configured.');
   const found = isConsumerIntentId(intentId) ? await getConsumerIntent(ctx.db, intentId) : null;
   const row = resolvable(found, intentId);
   const authorization = authorizationToCheck(row, rails);
@@ -130,7 +137,10 @@ export async function resolveConsumerIntent(
     resolvedAt: ctx.now().toISOString(),
   };
   const moved = await withTransaction(ctx.db, async (client) => {
-    const locked = resolvable(await getConsumerIntent(client, intentId, { forUpdate: true }), intentId);
+    const locked = resolvable(
+      await getConsumerIntent(client, intentId, { forUpdate: true }),
+      intentId,
+    );
     return finding.status === 'PAID'
       ? settlePaid(client, ctx, locked, finding, resolution)
       : settleNotPaid(client, ctx, locked, resolution);

@@ -86,7 +86,8 @@ export async function acknowledge(
     if (row.providerAttested === null)
       return transitionConsumerIntent(client, intentId, 'PROVIDER_PAID', 'MANUAL_REVIEW', {
         now,
-        reason: 'PROVIDER_ANSWER_INVALID: paid, but the merchant did not answer {domain, available, checkedAt}',
+        reason:
+          'PROVIDER_ANSWER_INVALID: paid, but the merchant did not answer {domain, available, checkedAt}',
       });
     return transitionConsumerIntent(client, intentId, 'PROVIDER_PAID', 'PROVIDER_ACKNOWLEDGED', {
       now,
