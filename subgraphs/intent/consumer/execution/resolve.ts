@@ -114,11 +114,11 @@ export async function resolveConsumerIntent(
 ): Promise<ConsumerIntentView> {
   const admin = requireAdmin(ctx);
   const outcome = checkInput(outcomeRaw, evidence);
-  const rails = ctx.consumer;
-  if (rails === undefined)
-    throw new AppError('PROVIDER_UNAVAILABLE', 'No consumer rails configured.');
   const found = isConsumerIntentId(intentId) ? await getConsumerIntent(ctx.db, intentId) : null;
   const row = resolvable(found, intentId);
+  const rails = ctx.consumer;
+  if (rails === undefined)
+    throw new AppError('PROVIDER_UNAVAILABLE', 'No consumer rails are configured.');
   const authorization = authorizationToCheck(row, rails);
   if (authorization === null)
     throw new AppError('CONSUMER_INTENT_NOT_RESOLVABLE', 'No signed authorization is recorded.');
