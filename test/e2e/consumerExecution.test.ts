@@ -15,6 +15,11 @@ import {
 } from '../../platform/chain/clients';
 import { readTokenBalance } from '../../platform/chain/tokens';
 import { getConsumerIntent } from '../../subgraphs/intent/consumer/store';
+import {
+  mintAndRedeem,
+  recordSignedAuthorization,
+} from '../../subgraphs/intent/consumer/execution/capabilities';
+import { createTreasurySigner } from '../../platform/chain/treasurySigner';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import {
   COST,
@@ -370,3 +375,76 @@ test('never settled: the request timed out, the authorization expired unused, NO
   expect(await treasuryAuthorizationsUsed(fromBlock)).toHaveLength(0);
   await expectTrialBalanceZero();
 }, 90_000);
+
+test('recovery: a capability redeemed by a crashed run is replaced; a signature recorded by a crashed run is never re-sent', async () => {
+  // Crash after redeem: the queued intent holds a redeemed, unsigned capability.
+  const redeemed = await seedFundedIntent(seed, policy, { merchant });
+  await execute(redeemed.intentId);
+  const dead = await mintAndRedeem(stack.db.pool, redeemed.intentId, rails.settlement, new Date());
+  expect(dead).not.toBeNull();
+  await worker().runOnce();
+  expect((await intent(redeemed.intentId)).state).toBe('DELIVERY_PENDING');
+  const capabilities = await stack.db.pool.query<{ capability_id: string; signed: boolean }>(
+    `SELECT capability_id, signed_at IS NOT NULL AS signed FROM intent.payment_capabilities
+      WHERE intent_id = $1 ORDER BY minted_at`,
+    [redeemed.intentId],
+  );
+  expect(capabilities.rows).toEqual([
+    { capability_id: dead!.capabilityId, signed: false },
+    { capability_id: expect.stringMatching(/^cap_/), signed: true },
+  ]);
+
+  // Crash after signing: the authorization is recorded (PROVIDER_PAYMENT_PENDING), never sent.
+  const signedOnly = await seedFundedIntent(seed, policy, { merchant });
+  await execute(signedOnly.intentId);
+  const fromBlock = await settlementChain.getBlockNumber();
+  const capability = (await mintAndRedeem(
+    stack.db.pool,
+    signedOnly.intentId,
+    rails.settlement,
+    new Date(),
+  ))!;
+  const now = new Date();
+  const signed = await createTreasurySigner(devnet.keys.treasury).signTransferAuthorization(
+    capability,
+    {
+      domain: {
+        name: rails.settlement.name,
+        version: rails.settlement.version,
+        chainId: rails.settlement.chainId,
+        verifyingContract: rails.settlement.token,
+      },
+      types: {
+        TransferWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: rails.settlement.treasury,
+        to: merchant.payTo,
+        value: COST,
+        validAfter: 0n,
+        validBefore: BigInt(Math.floor(now.getTime() / 1000) + 60),
+        nonce: `0x${'5a'.repeat(32)}`,
+      },
+    },
+    now,
+  );
+  await recordSignedAuthorization(stack.db.pool, capability, signed.typedData.message, {
+    fromBlock: fromBlock.toString(),
+    now,
+  });
+  await worker().runOnce();
+  const parked = await intent(signedOnly.intentId);
+  expect(parked.state).toBe('MANUAL_REVIEW');
+  expect(parked.stateReason).toMatch(/^PAYMENT_AMBIGUOUS: found after a restart/);
+  expect(parked.resolution).toMatchObject({ chainFinding: { status: 'OPEN' } });
+  expect(await treasuryAuthorizationsUsed(fromBlock)).toHaveLength(0);
+  await expectTrialBalanceZero();
+});
