@@ -13,6 +13,7 @@ import type { GatewayRoleOptions } from './gatewayOptions';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
 import { StartupError, type Out, type StartArgs, type Stoppers } from './startup';
 import { startEscalationWorker } from './worker';
+import type { ConsumerExecutionOptions } from './consumerWorker';
 
 export interface RoleInputs {
   readonly args: StartArgs;
@@ -24,6 +25,8 @@ export interface RoleInputs {
   readonly chains: SubgraphChains | undefined;
   /** The consumer purchase path's rails; undefined: purchases unavailable. */
   readonly consumer: ConsumerRails | undefined;
+  /** The consumer execution worker's keys and interval (all-in-one); undefined: no worker. */
+  readonly consumerExecution?: ConsumerExecutionOptions;
   readonly channels: EscalationChannels | null;
   readonly gatewayOptions: GatewayRoleOptions;
   readonly log: Logger;
@@ -66,7 +69,9 @@ async function startEverything(inputs: RoleInputs): Promise<string> {
     transport: inputs.args.transport,
     subgraphPortBase: config.subgraphPortBase,
     chains: inputs.chains,
-    ...(inputs.consumer ? { consumer: { rails: inputs.consumer } } : {}),
+    ...(inputs.consumer
+      ? { consumer: { rails: inputs.consumer, execution: inputs.consumerExecution } }
+      : {}),
     escalationWorker: escalationWorkerOf(inputs),
   });
   inputs.stoppers.push('service', () => stack.stop());

@@ -26,6 +26,11 @@ import {
 } from '../subgraphs/kit';
 import { SUBGRAPH_MODULES } from '../subgraphs/registry';
 import { type EscalationWorkerOptions, type RunningWorker, startEscalationWorker } from './worker';
+import {
+  type ConsumerExecutionOptions,
+  type RunningConsumerWorker,
+  startConsumerExecutionWorker,
+} from './consumerWorker';
 
 export interface RunningSubgraph {
   readonly name: SubgraphName;
@@ -142,7 +147,11 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
    * The consumer purchase path: `rails` reach every subgraph; each part of issue #17 adds its own
    * sub-key here (workers, signers) rather than a top-level option.
    */
-  readonly consumer?: { readonly rails: ConsumerRails };
+  readonly consumer?: {
+    readonly rails: ConsumerRails;
+    /** The consumer execution worker (execution, refunds, reconciler) in this process; absent: none. */
+    readonly execution?: ConsumerExecutionOptions;
+  };
   /** The primary chain id sign-in messages must name; default 196. */
   readonly primaryChainId?: number;
   /** The escalation worker (sweep and notice delivery) in this process; absent: no worker. */
@@ -173,6 +182,8 @@ export interface RunningStack {
   readonly gateway: RunningGateway;
   readonly subgraphs: readonly RunningSubgraph[];
   readonly worker: RunningWorker | null;
+  /** The consumer execution worker, when `consumer.execution` asked for one. */
+  readonly consumerExecution: RunningConsumerWorker | null;
   stop(): Promise<void>;
 }
 
@@ -219,11 +230,27 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
           log: options.log,
         })
       : null;
+    const consumerExecution =
+      options.consumer?.execution !== undefined
+        ? await startConsumerExecutionWorker({
+            ...options.consumer.execution,
+            db: options.db,
+            rails: options.consumer.rails,
+            log: options.log,
+            now: options.now,
+          }).catch(async (error: unknown) => {
+            await worker?.stop();
+            await gateway.stop();
+            throw error;
+          })
+        : null;
     return {
       gateway,
       subgraphs: started,
       worker,
+      consumerExecution,
       async stop() {
+        await consumerExecution?.stop();
         await worker?.stop();
         await gateway.stop();
         for (const subgraph of [...started].reverse()) await subgraph.stop();

@@ -16,6 +16,7 @@ import { devnetConsumerRails } from '../devnet/consumerRails';
 import type { ConsumerRails } from '../subgraphs/kit';
 import { prepareRdap } from './rdap';
 import { startRole } from './roles';
+import { DEFAULT_EXECUTION_INTERVAL_MS } from './consumerWorker';
 import { StartupError, Stoppers, type Out, type Role, type StartArgs } from './startup';
 
 export { ROLES, StartupError, type Role, type StartArgs } from './startup';
@@ -127,6 +128,15 @@ export async function start(
       databaseUrl,
       chains: subgraphChains,
       consumer,
+      ...(consumer !== undefined && devnetKeys !== null
+        ? {
+            consumerExecution: {
+              treasuryKey: devnetKeys.treasury,
+              relayerKey: devnetKeys.relayer,
+              intervalMs: DEFAULT_EXECUTION_INTERVAL_MS,
+            },
+          }
+        : {}),
       channels,
       gatewayOptions,
       log,

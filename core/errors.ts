@@ -2,6 +2,8 @@
 // default message. Every failure the service reports, over REST or GraphQL, names a code from
 // here, and every code has an anchor in docs/errors.md (a test keeps the two in step).
 
+import { CONSUMER_ERROR_CODES } from './consumerErrorCodes';
+
 export interface ErrorSpec {
   readonly status: number;
   readonly retryable: boolean;
@@ -232,54 +234,8 @@ export const ERROR_CODES = {
   },
   TEMPO_SETTLEMENT_GATED: { status: 409, retryable: false, message: 'Tempo settlement is gated.' },
 
-  // Consumer intents and execution.
-  ILLEGAL_STATE_TRANSITION: {
-    status: 409,
-    retryable: false,
-    message: 'This state change is not allowed from the current state.',
-  },
-  APPROVAL_HASH_MISMATCH: {
-    status: 409,
-    retryable: false,
-    message: 'The approval was for a different intent hash; execution refuses.',
-  },
-  PAYMENT_AMBIGUOUS: {
-    status: 409,
-    retryable: false,
-    message: 'The outcome of a payment is unknown; a human reviews it and nothing is re-sent.',
-  },
-  QUOTE_EXPIRED: {
-    status: 409,
-    retryable: false,
-    message: 'The quote has expired; create the intent again for a fresh quote.',
-  },
-  TREASURY_FLOAT_INSUFFICIENT: {
-    status: 409,
-    retryable: true,
-    message: 'The settlement treasury cannot cover this payment now; nothing was paid.',
-  },
-  CONSUMER_INTENT_NOT_FOUND: {
-    status: 404,
-    retryable: false,
-    message: 'No consumer intent with this id on this policy.',
-  },
-  PROVIDER_UNAVAILABLE: {
-    status: 502,
-    retryable: true,
-    message:
-      'The merchant did not give a usable quote (no x402 v2 challenge we can pay); nothing was charged.',
-  },
-  INTENT_NOT_FUNDABLE: {
-    status: 409,
-    retryable: false,
-    message: 'This consumer intent is not waiting for funding.',
-  },
-  RESERVATION_SETTLEMENT_INVALID: {
-    status: 409,
-    retryable: false,
-    message:
-      'A reservation is settled by exactly one ledger group, in its asset, for at most the reserved amount.',
-  },
+  // Consumer intents and execution (core/consumerErrorCodes.ts).
+  ...CONSUMER_ERROR_CODES,
 
   // Payments on the service's own paid routes.
   PAYMENT_SETTLEMENT_PENDING: {

@@ -15,6 +15,7 @@ function railOf(chain: DevnetChainInfo, treasury: `0x${string}`): ConsumerRailAs
     rpcUrl: chain.rpcUrl,
     token: chain.token.address,
     decimals: chain.token.decimals,
+    symbol: chain.token.symbol,
     name: chain.token.name,
     version: chain.token.version,
     treasury,

@@ -4,6 +4,7 @@
 import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
 import { consumerIntentRoutes } from './routes/consumer';
+import { executeConsumerIntentRoute, resolveConsumerIntentRoute } from './routes/consumerExecution';
 import { escalationStatusRoute } from './routes/escalations';
 import {
   createSpendIntentRoute,
@@ -46,6 +47,8 @@ export function buildRoutes(): RouteDefinition[] {
     ...policyAdministrationRoutes,
     treasuryTransferRoute,
     reverseGroupRoute,
+    executeConsumerIntentRoute,
+    resolveConsumerIntentRoute,
     ...cafeRoutes,
     x402DiscoveryRoute,
     ...registrationCardRoutes,

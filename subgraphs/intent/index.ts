@@ -13,3 +13,9 @@ export {
   expireConsumerIntents,
 } from './consumer/approval/jobs';
 export { bookFundingPayment, type FundingBookingOptions } from './consumer/funding/booking';
+export {
+  type ConsumerExecutionDeps,
+  type ExecutionRoundResult,
+  registerConsumerAssets,
+  runConsumerExecutionRound,
+} from './consumer/execution/jobs';

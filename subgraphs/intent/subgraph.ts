@@ -18,6 +18,7 @@ import {
   PolicyConsumerIntentsResolver,
   resolveConsumerIntentReference,
 } from './consumer/resolvers';
+import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -33,6 +34,7 @@ export const intentSubgraph: SubgraphModule = {
           ConsumerIntentResolver,
           PolicyConsumerIntentsResolver,
           ConsumerFundingResolver,
+          ConsumerExecutionResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

@@ -58,6 +58,8 @@ export interface ConsumerRailAsset {
   /** The token contract (checksummed or lowercase; compare lowercased). */
   readonly token: `0x${string}`;
   readonly decimals: number;
+  /** The token's ticker as the ledger registers the asset (e.g. `USDT0`, `USDC`). */
+  readonly symbol: string;
   /** EIP-712 domain name and version of the token (e.g. `USD₮0` / `1`, `USD Coin` / `2`). */
   readonly name: string;
   readonly version: string;

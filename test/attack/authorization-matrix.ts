@@ -77,6 +77,9 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'POST /resume_policy': ADMIN_ROUTE,
   'POST /ledger/treasury_transfer': ADMIN_ROUTE_OK,
   'POST /ledger/reverse_group': ADMIN_ROUTE,
+  // The world holds no consumer intent yet: an unknown one is hidden from everyone allowed to ask.
+  'POST /consumer/intents/:intentId/execute': row('401', '404', '404', '403', '403', '403'),
+  'POST /consumer/intents/:intentId/resolve': row('401', '401', '401', '401', '401', '404'),
 
   // GraphQL queries.
   'Query.catalog': PUBLIC,
@@ -120,6 +123,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Mutation.setCapabilityMaturity': ADMIN_FIELD_OK,
   'Mutation.recordTreasuryTransfer': ADMIN_FIELD_OK,
   'Mutation.reverseLedgerGroup': ADMIN_FIELD,
+  'Mutation.executeConsumerIntent': row('401', '404', '404', '403', '403', '403'),
+  'Mutation.resolveConsumerIntent': row('401', '403', '403', '403', '403', '404'),
   'Mutation.createPolicy': row('401', '403', '403', 'ok', '403', 'ok'),
   'Mutation.requestPolicyRegistration': OWNER_WRITE,
   'Mutation.syncPolicyRegistration': OWNER_WRITE,

@@ -62,6 +62,8 @@ async function signedByOwnerA(
   );
 }
 
+/** A well-formed consumer intent id that no world creates. */
+const UNKNOWN_CONSUMER_INTENT = 'ci_00000000000000000000a77a';
 const A = (world: MatrixWorld) => ({ id: world.a.policyId });
 const treasury = (world: MatrixWorld) => ({
   sourceAsset: world.assets[1],
@@ -171,6 +173,14 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'POST /resume_policy': post('/resume_policy', (world) => ({ policyId: world.a.policyId })),
   'POST /ledger/treasury_transfer': post('/ledger/treasury_transfer', treasury),
   'POST /ledger/reverse_group': post('/ledger/reverse_group', reversal),
+  'POST /consumer/intents/:intentId/execute': post(
+    `/consumer/intents/${UNKNOWN_CONSUMER_INTENT}/execute`,
+    () => ({}),
+  ),
+  'POST /consumer/intents/:intentId/resolve': post(
+    `/consumer/intents/${UNKNOWN_CONSUMER_INTENT}/resolve`,
+    () => ({ outcome: 'PAID', evidence: 'matrix' }),
+  ),
 
   'Query.catalog': gql('catalog', '{ catalog { maturityOrder } }'),
   'Query.provider': gql('provider', '{ provider(id: "spendctl-domains") { id maturity } }'),
@@ -340,6 +350,14 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
       const { groupId, reason, idempotencyKey } = reversal(world);
       return { g: groupId, r: reason, k: idempotencyKey };
     },
+  ),
+  'Mutation.executeConsumerIntent': gql(
+    'executeConsumerIntent',
+    `mutation { executeConsumerIntent(intentId: "${UNKNOWN_CONSUMER_INTENT}") }`,
+  ),
+  'Mutation.resolveConsumerIntent': gql(
+    'resolveConsumerIntent',
+    `mutation { resolveConsumerIntent(intentId: "${UNKNOWN_CONSUMER_INTENT}", outcome: "PAID", evidence: "matrix") }`,
   ),
   'Mutation.createPolicy': gql(
     'createPolicy',

@@ -49,6 +49,8 @@ export interface DomainsMerchantOptions {
   readonly pollingIntervalMs?: number;
   /** The clock for `checkedAt`; defaults to the system clock. */
   readonly now?: () => Date;
+  /** The authorization lifetime the 402 asks buyers to sign for; default DOMAINS_CHECK_MAX_TIMEOUT_S. */
+  readonly maxTimeoutSeconds?: number;
 }
 
 export interface DomainsMerchant {
@@ -70,7 +72,11 @@ export interface DomainsMerchant {
   stop(): Promise<void>;
 }
 
-function domainsCheckRoute(chain: MerchantChain, payTo: Address): RoutesConfig {
+function domainsCheckRoute(
+  chain: MerchantChain,
+  payTo: Address,
+  maxTimeoutSeconds: number,
+): RoutesConfig {
   return {
     [`GET ${DOMAINS_CHECK_PATH}`]: {
       accepts: {
@@ -82,7 +88,7 @@ function domainsCheckRoute(chain: MerchantChain, payTo: Address): RoutesConfig {
           asset: getAddress(chain.token.address),
           extra: { name: chain.token.name, version: chain.token.version },
         },
-        maxTimeoutSeconds: DOMAINS_CHECK_MAX_TIMEOUT_S,
+        maxTimeoutSeconds,
       },
       description: 'domains.check: whether a domain name is available for registration',
       mimeType: 'application/json',
@@ -154,7 +160,11 @@ async function paymentFor(
   );
   const httpServer = new x402HTTPResourceServer(
     resourceServer,
-    domainsCheckRoute(options.chain, payTo),
+    domainsCheckRoute(
+      options.chain,
+      payTo,
+      options.maxTimeoutSeconds ?? DOMAINS_CHECK_MAX_TIMEOUT_S,
+    ),
   );
   // Fails here, not on the first buyer, when the facilitator cannot serve the route's network.
   await httpServer.initialize();

@@ -23,6 +23,8 @@ export interface DevnetDomainsMerchantOptions {
   readonly registeredDomains?: Iterable<string>;
   readonly port?: number;
   readonly now?: () => Date;
+  /** The authorization lifetime the merchant's 402 asks for (tests shorten it); default 300 s. */
+  readonly maxTimeoutSeconds?: number;
 }
 
 export async function startDevnetDomainsMerchant(
@@ -49,5 +51,8 @@ export async function startDevnetDomainsMerchant(
     pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.maxTimeoutSeconds !== undefined
+      ? { maxTimeoutSeconds: options.maxTimeoutSeconds }
+      : {}),
   });
 }

@@ -22,6 +22,7 @@ function rail(overrides: Partial<ConsumerRailAsset>): ConsumerRailAsset {
     rpcUrl: 'http://127.0.0.1:1',
     token: USDC,
     decimals: 6,
+    symbol: 'USDC',
     name: 'USD Coin',
     version: '2',
     treasury: TREASURY,

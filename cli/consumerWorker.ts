@@ -1,0 +1,94 @@
+// The consumer execution worker: on an interval (and on demand through runOnce, for tests and
+// operators), one round executes queued purchases (or finishes what a crashed run left), sends
+// owed refunds and reads chain truth for ambiguous payments. It holds the treasury signer (the
+// only holder of the treasury key) and the funding rail's relayer (refund gas); the payment
+// adapter it drives sees neither.
+import type { Pool } from 'pg';
+import { createChainWalletClient } from '../platform/chain/clients';
+import { relayerAccount } from '../platform/chain/facilitatorSigner';
+import type { RoleKey } from '../platform/chain/keys';
+import { createTreasurySigner } from '../platform/chain/treasurySigner';
+import type { Logger } from '../platform/log';
+import {
+  type ExecutionRoundResult,
+  registerConsumerAssets,
+  runConsumerExecutionRound,
+} from '../subgraphs/intent';
+import type { ConsumerRails } from '../subgraphs/kit';
+
+/** Default pause between rounds in `npm start`. */
+export const DEFAULT_EXECUTION_INTERVAL_MS = 250;
+/** Default bound on one paid exchange with a merchant (402, signature, paid answer). */
+export const DEFAULT_MERCHANT_TIMEOUT_MS = 30_000;
+
+export interface ConsumerExecutionOptions {
+  /** The treasury key (pays merchants on the settlement rail, refunds on the funding rail). */
+  readonly treasuryKey: RoleKey;
+  /** Pays the gas of refunds on the funding rail. */
+  readonly relayerKey: RoleKey;
+  /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
+  readonly intervalMs: number;
+  readonly requestTimeoutMs?: number;
+}
+
+export interface RunningConsumerWorker {
+  runOnce(): Promise<ExecutionRoundResult>;
+  stop(): Promise<void>;
+}
+
+export async function startConsumerExecutionWorker(
+  options: ConsumerExecutionOptions & {
+    readonly db: Pool;
+    readonly rails: ConsumerRails;
+    readonly log: Logger;
+    readonly now?: () => Date;
+  },
+): Promise<RunningConsumerWorker> {
+  await registerConsumerAssets(options.db, options.rails);
+  const funding = options.rails.funding;
+  const deps = {
+    db: options.db,
+    rails: options.rails,
+    signer: createTreasurySigner(options.treasuryKey),
+    refundRelayer: createChainWalletClient(
+      { chainId: funding.chainId, rpcUrl: funding.rpcUrl },
+      relayerAccount(options.relayerKey.exportPrivateKey()),
+      { pollingIntervalMs: 50 },
+    ),
+    log: options.log,
+    now: options.now ?? (() => new Date()),
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_MERCHANT_TIMEOUT_MS,
+  };
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+  let running: Promise<ExecutionRoundResult> | null = null;
+  /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
+  const runOnce = async (): Promise<ExecutionRoundResult> => {
+    while (running !== null) await running.catch(() => undefined);
+    running = runConsumerExecutionRound(deps);
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  };
+  const schedule = (): void => {
+    if (stopped || options.intervalMs <= 0) return;
+    timer = setTimeout(() => {
+      runOnce()
+        .catch((error: unknown) =>
+          options.log.error({ err: error }, 'consumer execution round failed'),
+        )
+        .finally(schedule);
+    }, options.intervalMs);
+  };
+  schedule();
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,147 @@
+// The payment adapter: pays one merchant request with the official x402 client (@x402/fetch
+// wrapFetchWithPayment over an x402Client with the exact-EVM scheme). It holds no key: the scheme's
+// ClientEvmSigner is the `sign` callback it is given (the capability-backed treasury signer plus
+// the record of what was signed), so the only EIP-3009 authorization it can produce is one the
+// capability allows. Spend controls allow exactly the settlement token, capped at the capability's
+// ceiling. It reports what happened and decides nothing: whether the paid request left (a
+// signature was handed over) is what separates a refusal before payment from an ambiguous one.
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import type { Hex } from 'viem';
+import type { PaymentCapability } from '../../../../core/consumer/paymentCapability';
+import { CappedTimeoutScheme } from './cappedTimeout';
+
+/** The merchant's answer is bounded: a domains check is a few hundred bytes. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+export interface MerchantRequest {
+  /** The full paid URL from the quote. */
+  readonly url: string;
+  readonly method: string;
+}
+
+export interface PaymentAdapterInput {
+  readonly request: MerchantRequest;
+  readonly capability: PaymentCapability;
+  /**
+   * Signs EIP-712 typed data for the treasury: refuses anything outside the capability, and
+   * records the signed authorization before resolving (so a crash after signing is never invisible).
+   */
+  readonly sign: (typedData: {
+    domain: Record<string, unknown>;
+    types: Record<string, unknown>;
+    primaryType: string;
+    message: Record<string, unknown>;
+  }) => Promise<Hex>;
+  /** Called once, just before the request carrying the payment leaves. */
+  readonly onPaidRequestLeaving?: () => Promise<void>;
+  readonly timeoutMs: number;
+  readonly now?: () => Date;
+  /** The transport; default the global fetch. */
+  readonly fetch?: typeof globalThis.fetch;
+}
+
+export interface SettleAnswer {
+  readonly success: boolean;
+  readonly transaction: string;
+  readonly network: string;
+}
+
+export type PaymentOutcome =
+  /** Nothing was signed: the merchant refused, or the client could not build a payment. */
+  | { readonly kind: 'NOT_PAID'; readonly status: number | null; readonly detail: string }
+  /** A signature was handed over and the merchant answered. */
+  | {
+      readonly kind: 'ANSWERED';
+      readonly status: number;
+      readonly settle: SettleAnswer | null;
+      readonly body: unknown;
+    }
+  /** A signature was handed over and no usable answer came back (dropped, timed out, broken). */
+  | { readonly kind: 'LOST'; readonly detail: string };
+
+function clientFor(input: PaymentAdapterInput, onSigned: () => void): x402Client {
+  const { capability } = input;
+  const signer = {
+    address: capability.payer,
+    async signTypedData(typedData: Parameters<PaymentAdapterInput['sign']>[0]): Promise<Hex> {
+      const signature = await input.sign(typedData);
+      onSigned();
+      return signature;
+    },
+  };
+  const scheme = new CappedTimeoutScheme(
+    new ExactEvmScheme(signer),
+    capability.expiresAt,
+    input.now,
+  );
+  const client = new x402Client().register(capability.network as `${string}:${string}`, scheme);
+  client.setSpendControls({
+    allowedAssets: [
+      {
+        network: capability.network as `${string}:${string}`,
+        asset: capability.asset.token,
+        maxAmountPerPayment: capability.ceilingAtomic.toString(),
+      },
+    ],
+  });
+  return client;
+}
+
+async function readAnswer(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text.length > MAX_ANSWER_BYTES) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+function settleOf(response: Response): SettleAnswer | null {
+  const header = response.headers.get('payment-response');
+  if (header === null) return null;
+  try {
+    const decoded = decodePaymentResponseHeader(header);
+    return {
+      success: decoded.success === true,
+      transaction: String(decoded.transaction ?? ''),
+      network: String(decoded.network ?? ''),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** One paid request; never throws (every failure is an outcome). */
+export async function payMerchant(input: PaymentAdapterInput): Promise<PaymentOutcome> {
+  let signed = false;
+  const transport = input.fetch ?? globalThis.fetch;
+  const signal = AbortSignal.timeout(input.timeoutMs);
+  const watched: typeof globalThis.fetch = async (request, init) => {
+    const outgoing = request instanceof Request ? request : new Request(request, init);
+    if (outgoing.headers.has('payment-signature')) await input.onPaidRequestLeaving?.();
+    return transport(outgoing, { signal });
+  };
+  const paidFetch = wrapFetchWithPayment(
+    watched,
+    clientFor(input, () => {
+      signed = true;
+    }),
+  );
+  try {
+    const response = await paidFetch(input.request.url, { method: input.request.method, signal });
+    const body = await readAnswer(response);
+    if (!signed) {
+      return {
+        kind: 'NOT_PAID',
+        status: response.status,
+        detail: `the merchant answered ${response.status} without asking for a payment we signed`,
+      };
+    }
+    return { kind: 'ANSWERED', status: response.status, settle: settleOf(response), body };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.slice(0, 300) : 'unknown failure';
+    return signed ? { kind: 'LOST', detail } : { kind: 'NOT_PAID', status: null, detail };
+  }
+}

@@ -1,0 +1,59 @@
+// The reconciler: for every MANUAL_REVIEW intent parked as PAYMENT_AMBIGUOUS with a signed
+// authorization, it reads chain truth on the settlement rail and records it as
+// `resolution.chainFinding`: PAID {txHash, blockNumber} when the authorization's nonce was used
+// by the expected transfer, NOT_PAID {checkedAt} once the chain's clock is past validBefore with
+// the nonce unused (it can never pay), OPEN otherwise. It decides nothing: an admin resolves
+// (resolve.ts), checked against the same reading.
+import type { DbPool } from '../../../../platform/db';
+import type { ConsumerRails } from '../../../kit';
+import { type ConsumerIntentRow, updateConsumerIntent } from '../store';
+import { type AuthorizationToCheck, type ChainFinding, findAuthorization } from './chainTruth';
+import { AMBIGUOUS_REASON } from './failures';
+import { quoteOf } from './quoteFields';
+
+/** SQL condition (no parameters) of an intent the reconciler still has to read. */
+export const RECONCILE_WHERE = `state_reason LIKE '${AMBIGUOUS_REASON}%'
+  AND settlement ? 'authorization'
+  AND coalesce(resolution->'chainFinding'->>'status', 'OPEN') = 'OPEN'`;
+
+/** The authorization an ambiguous intent signed, as the chain check needs it; null without one. */
+export function authorizationToCheck(
+  row: ConsumerIntentRow,
+  rails: ConsumerRails,
+): AuthorizationToCheck | null {
+  const settlement = row.settlement;
+  const authorization = settlement?.authorization as Record<string, unknown> | undefined;
+  if (authorization === undefined || typeof authorization.nonce !== 'string') return null;
+  const validBefore = authorization.validBefore;
+  if (typeof validBefore !== 'string' || !/^[0-9]{1,20}$/.test(validBefore)) return null;
+  const fromBlock = typeof settlement?.fromBlock === 'string' ? settlement.fromBlock : '0';
+  return {
+    from: rails.settlement.treasury,
+    to: quoteOf(row).payTo,
+    value: quoteOf(row).providerCost,
+    nonce: authorization.nonce,
+    validBefore: BigInt(validBefore),
+    fromBlock: BigInt(fromBlock),
+  };
+}
+
+/** Reads the chain for one intent and records the finding; returns it (null: nothing to read). */
+export async function reconcileIntent(
+  db: DbPool,
+  row: ConsumerIntentRow,
+  rails: ConsumerRails,
+  now: Date,
+): Promise<ChainFinding | null> {
+  if (row.state !== 'MANUAL_REVIEW') return null;
+  const authorization = authorizationToCheck(row, rails);
+  if (authorization === null) return null;
+  const finding = await findAuthorization(rails.settlement, authorization, now);
+  await updateConsumerIntent(
+    db,
+    row.intentId,
+    'MANUAL_REVIEW',
+    { resolution: { ...(row.resolution ?? {}), chainFinding: finding } },
+    now,
+  );
+  return finding;
+}

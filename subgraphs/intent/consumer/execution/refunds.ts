@@ -1,0 +1,194 @@
+// Refunds on the funding rail: REFUND_PENDING (REFUND owed booked) → an EIP-3009
+// transferWithAuthorization of the funded amount from the funding treasury to the funding payer,
+// signed by the treasury signer and sent by the relayer (no ERC-20 approve) → REFUNDED with the
+// REFUND paid group, once the receipt shows the Transfer. Idempotent across crashes by
+// construction: the authorization's nonce is derived from the intent, so the token accepts at
+// most one refund per intent however often it is signed or sent; the tx hash is recorded before
+// waiting, and a restart looks at the chain (nonce used? which transaction?) before sending again.
+import { type Address, type Hex, keccak256, parseAbi, parseSignature, toBytes } from 'viem';
+import type { ChainWalletClient } from '../../../../platform/chain/clients';
+import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
+import { type DbPool, withTransaction } from '../../../../platform/db';
+import type { Logger } from '../../../../platform/log';
+import type { ConsumerRails } from '../../../kit';
+import { assetId, postRefund } from '../../../ledger';
+import {
+  type ConsumerIntentRow,
+  getConsumerIntent,
+  transitionConsumerIntent,
+  updateConsumerIntent,
+} from '../store';
+import {
+  authorizationUse,
+  type ChainPayment,
+  confirmedTransfer,
+  railClient,
+  readAuthorizationState,
+} from './chainTruth';
+
+/** A refund authorization stays valid an hour: long enough for any relayer, short enough to end. */
+export const REFUND_VALIDITY_SECONDS = 3600n;
+const RECEIPT_WAIT_MS = 30_000;
+
+const TRANSFER_WITH_AUTHORIZATION = parseAbi([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+]);
+
+export interface RefundDeps {
+  readonly db: DbPool;
+  readonly rails: ConsumerRails;
+  readonly signer: TreasurySigner;
+  /** Pays the gas of refunds on the funding rail. */
+  readonly relayer: ChainWalletClient;
+  readonly log: Logger;
+  now(): Date;
+}
+
+/** One nonce per intent, ever: keccak256("spend-control:refund:<intentId>"). */
+export function refundNonce(intentId: string): Hex {
+  return keccak256(toBytes(`spend-control:refund:${intentId}`));
+}
+
+interface RefundRecord {
+  amount: string;
+  to: string;
+  network: string;
+  asset: string;
+  groupIds: string[];
+  nonce?: string;
+  validBefore?: string;
+  fromBlock?: string;
+  txHash?: string;
+}
+
+function refundOf(row: ConsumerIntentRow): RefundRecord {
+  const refund = row.refund as RefundRecord | null;
+  if (refund === null || typeof refund.amount !== 'string' || typeof refund.to !== 'string')
+    throw new Error(`intent ${row.intentId} is REFUND_PENDING without a refund record`);
+  return refund;
+}
+
+async function saveRefund(deps: RefundDeps, row: ConsumerIntentRow, refund: RefundRecord) {
+  const saved = await updateConsumerIntent(
+    deps.db,
+    row.intentId,
+    'REFUND_PENDING',
+    { refund: { ...refund } },
+    deps.now(),
+  );
+  if (saved === null) throw new Error(`intent ${row.intentId} left REFUND_PENDING`);
+  return saved;
+}
+
+/** REFUND (paid) and REFUND_PENDING → REFUNDED, one transaction. */
+async function finishRefund(deps: RefundDeps, intentId: string, payment: ChainPayment) {
+  await withTransaction(deps.db, async (client) => {
+    const row = await getConsumerIntent(client, intentId, { forUpdate: true });
+    if (row === null || row.state !== 'REFUND_PENDING') return;
+    const refund = refundOf(row);
+    const groupId = await postRefund(client, {
+      stage: 'PAID',
+      asset: assetId(deps.rails.funding.network, deps.rails.funding.token),
+      amountAtomic: BigInt(refund.amount),
+      policyId: row.policyId,
+      intentRef: intentId,
+      idempotencyKey: `refund-paid:${intentId}`,
+    });
+    await transitionConsumerIntent(client, intentId, 'REFUND_PENDING', 'REFUNDED', {
+      now: deps.now(),
+      reason: row.stateReason,
+      changes: {
+        refund: {
+          ...refund,
+          txHash: payment.txHash,
+          blockNumber: payment.blockNumber.toString(),
+          groupIds: [...refund.groupIds.filter((id) => id !== groupId), groupId],
+          refundedAt: deps.now().toISOString(),
+        },
+      },
+    });
+  });
+}
+
+/** Where the chain already shows this intent's refund, if it does. */
+async function refundOnChain(
+  deps: RefundDeps,
+  row: ConsumerIntentRow,
+  refund: RefundRecord,
+  nonce: Hex,
+): Promise<ChainPayment | null> {
+  const rail = deps.rails.funding;
+  const expected = { from: rail.treasury, to: refund.to, value: BigInt(refund.amount), nonce };
+  if (refund.txHash !== undefined) {
+    const known = await confirmedTransfer(rail, refund.txHash as Hex, expected);
+    if (known !== null) return known;
+  }
+  const used = await readAuthorizationState(railClient(rail), rail.token, rail.treasury, nonce);
+  if (!used) return null;
+  const use = await authorizationUse(rail, rail.treasury, nonce, BigInt(refund.fromBlock ?? '0'));
+  const confirmed = use ? await confirmedTransfer(rail, use.txHash, expected) : null;
+  if (confirmed === null)
+    throw new Error(
+      `refund nonce of ${row.intentId} is used by a transaction that is not its refund`,
+    );
+  return confirmed;
+}
+
+async function sendRefund(
+  deps: RefundDeps,
+  row: ConsumerIntentRow,
+  refund: RefundRecord,
+  nonce: Hex,
+) {
+  const rail = deps.rails.funding;
+  const client = railClient(rail);
+  const nowSeconds = BigInt(Math.floor(deps.now().getTime() / 1000));
+  const recorded = refund.validBefore === undefined ? null : BigInt(refund.validBefore);
+  const validBefore =
+    recorded !== null && recorded > nowSeconds + 60n
+      ? recorded
+      : nowSeconds + REFUND_VALIDITY_SECONDS;
+  const fromBlock = refund.fromBlock ?? (await client.getBlockNumber()).toString();
+  let saved = await saveRefund(deps, row, {
+    ...refund,
+    nonce,
+    validBefore: validBefore.toString(),
+    fromBlock,
+  });
+  const value = BigInt(refund.amount);
+  const signature = await deps.signer.signRefundAuthorization({
+    chainId: rail.chainId,
+    token: rail.token,
+    name: rail.name,
+    version: rail.version,
+    to: refund.to as Address,
+    value,
+    validBefore,
+    nonce,
+  });
+  const { r, s, yParity } = parseSignature(signature);
+  const { request } = await client.simulateContract({
+    address: rail.token,
+    abi: TRANSFER_WITH_AUTHORIZATION,
+    functionName: 'transferWithAuthorization',
+    args: [rail.treasury, refund.to as Address, value, 0n, validBefore, nonce, 27 + yParity, r, s],
+    account: deps.relayer.account,
+  });
+  const txHash = await deps.relayer.writeContract(request);
+  saved = await saveRefund(deps, saved, { ...refundOf(saved), txHash });
+  await client.waitForTransactionReceipt({ hash: txHash, timeout: RECEIPT_WAIT_MS });
+  return refundOnChain(deps, saved, refundOf(saved), nonce);
+}
+
+/** Moves one claimed REFUND_PENDING intent to REFUNDED when its refund is (or gets) on chain. */
+export async function advanceRefund(deps: RefundDeps, intentId: string): Promise<void> {
+  const row = await getConsumerIntent(deps.db, intentId);
+  if (row === null || row.state !== 'REFUND_PENDING') return;
+  const refund = refundOf(row);
+  const nonce = refundNonce(intentId);
+  const onChain =
+    (await refundOnChain(deps, row, refund, nonce)) ?? (await sendRefund(deps, row, refund, nonce));
+  if (onChain === null) throw new Error(`the refund of ${intentId} did not confirm yet`);
+  await finishRefund(deps, intentId, onChain);
+  deps.log.info({ intentId, txHash: onChain.txHash }, 'consumer intent refunded on chain');
+}

@@ -1,0 +1,36 @@
+// The execution mutations of the intent subgraph: the consumer session queues its funded intent
+// (REST POST /consumer/intents/:intentId/execute, 202), and an admin resolves an ambiguous payment
+// against the chain (REST POST /consumer/intents/:intentId/resolve). Bodies: the intent view.
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
+import type { SubgraphContext } from '../../../kit';
+import type { Json } from '../../views';
+import { queueExecution } from './queue';
+import { resolveConsumerIntent } from './resolve';
+
+@Resolver()
+export class ConsumerExecutionResolver {
+  @Mutation(() => GraphQLJSONObject, {
+    description:
+      "Queue a FUNDED consumer intent for execution (the intent's consumer session); a repeat once queued changes nothing.",
+  })
+  async executeConsumerIntent(
+    @Arg('intentId', () => ID) intentId: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
+    return { intent: await queueExecution(ctx, intentId) };
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description:
+      'Admin: resolve an ambiguous payment (MANUAL_REVIEW, PAYMENT_AMBIGUOUS) as PAID or NOT_PAID, checked against the settlement chain.',
+  })
+  async resolveConsumerIntent(
+    @Arg('intentId', () => ID) intentId: string,
+    @Arg('outcome') outcome: string,
+    @Arg('evidence') evidence: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<Json> {
+    return { intent: await resolveConsumerIntent(ctx, intentId, outcome, evidence) };
+  }
+}
