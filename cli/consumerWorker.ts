@@ -9,10 +9,13 @@ import { relayerAccount } from '../platform/chain/facilitatorSigner';
 import type { RoleKey } from '../platform/chain/keys';
 import { createTreasurySigner } from '../platform/chain/treasurySigner';
 import type { Logger } from '../platform/log';
+import type { PoolClient } from 'pg';
 import {
   type ExecutionRoundResult,
   registerConsumerAssets,
   runConsumerExecutionRound,
+  runConsumerIntentNow,
+  WAKING_STATES,
 } from '../subgraphs/intent';
 import type { ConsumerRails } from '../subgraphs/kit';
 
@@ -28,6 +31,11 @@ export interface ConsumerExecutionOptions {
   readonly relayerKey: RoleKey;
   /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
   readonly intervalMs: number;
+  /**
+   * Act on an intent as soon as the database announces it queued (LISTEN consumer_intent), rather
+   * than at the next round; default true. Tests that step rounds by hand turn it off.
+   */
+  readonly wakeOnNotify?: boolean;
   readonly requestTimeoutMs?: number;
 }
 
@@ -83,12 +91,67 @@ export async function startConsumerExecutionWorker(
     }, options.intervalMs);
   };
   schedule();
+  const woken = new Set<Promise<unknown>>();
+  const listener =
+    options.wakeOnNotify === false
+      ? null
+      : await listenForQueued(options.db, (intentId, state) => {
+          if (stopped) return;
+          const run = runConsumerIntentNow(deps, intentId, state).catch((error: unknown) =>
+            options.log.error(
+              { err: error, intentId },
+              'consumer wake-up failed; the round retries',
+            ),
+          );
+          woken.add(run);
+          void run.finally(() => woken.delete(run));
+        });
   return {
     runOnce,
     async stop() {
       stopped = true;
       if (timer !== null) clearTimeout(timer);
+      await listener?.stop();
+      await Promise.all([...woken]);
       await running?.catch(() => undefined);
+    },
+  };
+}
+
+type WakingState = (typeof WAKING_STATES)[number];
+
+/**
+ * One pooled connection held for LISTEN consumer_intent: each state change the trigger announces
+ * (on commit only) into a state a job acts on calls `wake`. A lost connection only costs latency:
+ * the interval rounds still find everything.
+ */
+async function listenForQueued(
+  pool: Pool,
+  wake: (intentId: string, state: WakingState) => void,
+): Promise<{ stop(): Promise<void> }> {
+  const client: PoolClient = await pool.connect();
+  const onNotice = (message: { channel: string; payload?: string }) => {
+    if (message.channel !== 'consumer_intent' || message.payload === undefined) return;
+    let notice: { intentId?: unknown; state?: unknown };
+    try {
+      notice = JSON.parse(message.payload) as typeof notice;
+    } catch {
+      return;
+    }
+    const state = WAKING_STATES.find((candidate) => candidate === notice.state);
+    if (state !== undefined && typeof notice.intentId === 'string') wake(notice.intentId, state);
+  };
+  client.on('notification', onNotice);
+  let broken = false;
+  client.on('error', () => {
+    broken = true;
+  });
+  await client.query('LISTEN consumer_intent');
+  return {
+    async stop() {
+      client.off('notification', onNotice);
+      if (!broken) await client.query('UNLISTEN consumer_intent').catch(() => (broken = true));
+      client.release(broken);
     },
   };
 }

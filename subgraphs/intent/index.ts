@@ -18,4 +18,6 @@ export {
   type ExecutionRoundResult,
   registerConsumerAssets,
   runConsumerExecutionRound,
+  runConsumerIntentNow,
+  WAKING_STATES,
 } from './consumer/execution/jobs';

@@ -65,6 +65,8 @@ beforeAll(async () => {
         treasuryKey: devnet.keys.treasury,
         relayerKey: devnet.keys.relayer,
         intervalMs: 0,
+        // These tests step the worker's rounds by hand (consumerPurchase.test.ts runs it awake).
+        wakeOnNotify: false,
         requestTimeoutMs: 4_000,
       },
     },

@@ -15,6 +15,8 @@ export interface ClaimFilter {
   readonly states: readonly ConsumerIntentState[];
   /** Extra SQL condition on the row (no parameters), e.g. `settlement ? 'authorization'`. */
   readonly where?: string;
+  /** Only these intents (a worker woken for one intent claims just that one). */
+  readonly intentIds?: readonly string[];
   readonly limit: number;
 }
 
@@ -44,9 +46,10 @@ export async function claimIntents(pool: DbPool, filter: ClaimFilter): Promise<C
     const candidates = await client.query<{ intent_id: string }>(
       `SELECT intent_id FROM intent.consumer_intents
         WHERE state = ANY($1::text[]) ${filter.where ? `AND (${filter.where})` : ''}
+          AND ($3::text[] IS NULL OR intent_id = ANY($3::text[]))
         ORDER BY updated_at LIMIT $2
         FOR UPDATE SKIP LOCKED`,
-      [filter.states, filter.limit],
+      [filter.states, filter.limit, filter.intentIds ?? null],
     );
     intentIds = await tryLocks(
       client,

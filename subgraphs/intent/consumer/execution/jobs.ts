@@ -74,6 +74,38 @@ export async function runConsumerExecutionRound(
   return { executed, refunds, reconciled };
 }
 
+/** The states a worker woken by the intent's NOTIFY acts on at once, and the job that does. */
+export const WAKING_STATES = ['EXECUTION_QUEUED', 'REFUND_PENDING'] as const;
+
+/**
+ * Runs the job for one intent now, as soon as its state change is announced (NOTIFY
+ * `consumer_intent`), instead of at the next round: the claim is the same (SKIP LOCKED plus the
+ * advisory lock), so a round or another worker that took it first simply wins. Returns whether
+ * this call ran it.
+ */
+export async function runConsumerIntentNow(
+  deps: ConsumerExecutionDeps,
+  intentId: string,
+  state: (typeof WAKING_STATES)[number],
+): Promise<boolean> {
+  const onError = (failed: string, error: unknown) =>
+    deps.log.error(
+      { err: error, intentId: failed },
+      `consumer ${state} job failed; retried next round`,
+    );
+  const work =
+    state === 'EXECUTION_QUEUED'
+      ? (id: string) => advanceExecution(deps, id)
+      : (id: string) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, id);
+  const ran = await withClaimedIntents(
+    deps.db,
+    { states: [state], intentIds: [intentId], limit: 1 },
+    work,
+    onError,
+  );
+  return ran > 0;
+}
+
 /** Both rails' assets, registered with the ledger before the first posting (idempotent). */
 export async function registerConsumerAssets(db: DbPool, rails: ConsumerRails): Promise<void> {
   for (const rail of [rails.funding, rails.settlement]) {

@@ -1,0 +1,347 @@
+// Consumer purchase benchmark: whole purchases end to end on the devnet, the way a consumer app
+// drives them through the gateway. Each of 8 concurrent consumers (its own wallet, policy and
+// SIWE session) loops: create an intent for a fresh domain (the service quotes from the devnet
+// merchant's own 402 and the engine decides), fund it over x402 on eip155:196 (a real EIP-3009
+// authorization settled on chain), execute it, and wait until it is DELIVERY_PENDING (the service
+// has paid the merchant on eip155:8453 through a one-time capability and stored its answer).
+// Reports purchases per second and p50/p99 from execute to PROVIDER_ACKNOWLEDGED, read from the
+// intent's own outbox events (the database's timestamps of both state changes), plus the whole
+// purchase's p50/p99 as the consumer saw it.
+// Target: ≥ 25 purchases/s and p99 execute → PROVIDER_ACKNOWLEDGED ≤ 250 ms.
+// Run: npm run bench:consumer   (args: [seconds] [consumers])
+process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+import 'reflect-metadata';
+import { createHash, randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { Client } from 'pg';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { startAllInOne, type RunningStack } from '../cli/stack';
+import { policyDocument } from '../core/test-support/spend-fixtures';
+import { signedPaymentHeader, challengeOf } from '../devnet/agents/x402Payer';
+import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
+import { devnetConsumerRails } from '../devnet/consumerRails';
+import { startDevnetDomainsMerchant } from '../devnet/merchants/domains/start';
+import { uniformLimits } from '../gateway/rateLimit/limiter';
+import { createSettlementRail } from '../gateway/x402/rail';
+import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
+import { mintToken } from '../platform/chain/tokens';
+import { silentLogger } from '../platform/log';
+import { signIn } from '../test/support/siwe';
+import { benchServiceInfo, createScratchDatabase } from './service';
+import { percentile } from './stats';
+
+const DEFAULT_SECONDS = 20;
+const DEFAULT_CONSUMERS = 8;
+const WARMUP_SECONDS = 2;
+const TARGET_PER_SECOND = 25;
+const TARGET_P99_MS = 250;
+
+type Devnet = Awaited<ReturnType<typeof startDevnetChains>>;
+
+interface Consumer {
+  readonly account: PrivateKeyAccount;
+  readonly policyId: string;
+  readonly session: string;
+}
+
+interface Purchase {
+  readonly intentId: string;
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+/** Waits for intents to reach a state, from the service's own NOTIFY (no polling). */
+class StateWaiter {
+  private readonly waiting = new Map<string, () => void>();
+  private readonly reached = new Set<string>();
+
+  constructor(private readonly target: string) {}
+
+  onNotice(payload: string): void {
+    const notice = JSON.parse(payload) as { intentId: string; state: string };
+    if (notice.state !== this.target) return;
+    const resolve = this.waiting.get(notice.intentId);
+    if (resolve) {
+      this.waiting.delete(notice.intentId);
+      resolve();
+    } else this.reached.add(notice.intentId);
+  }
+
+  wait(intentId: string, timeoutMs: number): Promise<void> {
+    if (this.reached.delete(intentId)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(intentId);
+        reject(new Error(`intent ${intentId} did not reach ${this.target} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiting.set(intentId, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+async function call(
+  url: string,
+  path: string,
+  init: { method: string; token: string; body?: unknown; payment?: string },
+): Promise<Response> {
+  return fetch(`${url}${path}`, {
+    method: init.method,
+    headers: {
+      authorization: `Bearer ${init.token}`,
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(init.payment !== undefined ? { 'payment-signature': init.payment } : {}),
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+}
+
+/** A JSON answer as the bench reads it: plain objects, fields checked where used. */
+type Answer = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function expectStatus(response: Response, status: number, what: string): Promise<Answer> {
+  const body = (await response.json().catch(() => ({}))) as Answer;
+  if (response.status !== status)
+    throw new Error(`${what} answered ${response.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+let domainCounter = 0;
+
+/** One whole purchase: create → fund (x402) → execute → DELIVERY_PENDING. */
+async function purchase(url: string, who: Consumer, waiter: StateWaiter): Promise<Purchase> {
+  const startedAt = Date.now();
+  domainCounter += 1;
+  const domain = `bench-${domainCounter}-${randomBytes(3).toString('hex')}.test`;
+  const created = await expectStatus(
+    await call(url, '/consumer/intents', {
+      method: 'POST',
+      token: who.session,
+      body: { capability: 'domains.check', params: { domain } },
+    }),
+    201,
+    'create',
+  );
+  const intentId = created.intent.intentId as string;
+  if (created.nextAction !== 'FUND') throw new Error(`not fundable: ${JSON.stringify(created)}`);
+  const fundPath = `/consumer/intents/${intentId}/fund`;
+  const challenge = challengeOf(await call(url, fundPath, { method: 'POST', token: who.session }));
+  const payment = await signedPaymentHeader(challenge, who.account);
+  await expectStatus(
+    await call(url, fundPath, { method: 'POST', token: who.session, payment }),
+    200,
+    'fund',
+  );
+  const delivered = waiter.wait(intentId, 60_000);
+  await expectStatus(
+    await call(url, `/consumer/intents/${intentId}/execute`, {
+      method: 'POST',
+      token: who.session,
+    }),
+    202,
+    'execute',
+  );
+  await delivered;
+  return { intentId, startedAt, endedAt: Date.now() };
+}
+
+async function startStack(
+  database: Awaited<ReturnType<typeof createScratchDatabase>>,
+  devnet: Devnet,
+  merchantUrl: string,
+  adminToken: string,
+): Promise<RunningStack> {
+  const funding = devnet.info.chains.funding;
+  const rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchantUrl });
+  return startAllInOne({
+    host: '127.0.0.1',
+    port: 0,
+    db: database.pool,
+    transport: 'in-process',
+    subgraphPortBase: 0,
+    actorSecret: randomBytes(32),
+    adminTokenHashes: [createHash('sha256').update(adminToken).digest()],
+    sessionSecret: randomBytes(32),
+    listenDatabaseUrl: database.url,
+    graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
+    bodyLimitBytes: 65_536,
+    rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
+    log: silentLogger,
+    service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
+    x402: {
+      rail: createSettlementRail({
+        chainId: funding.chainId,
+        rpcUrl: funding.rpcUrl,
+        token: funding.token.address,
+        relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+        confirmationTimeoutMs: 30_000,
+        pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+      }),
+      db: database.pool,
+      leaseMs: 60_000,
+      reconcileIntervalMs: 0,
+    },
+    consumer: {
+      rails,
+      execution: {
+        treasuryKey: devnet.keys.treasury,
+        relayerKey: devnet.keys.relayer,
+        intervalMs: 250,
+      },
+    },
+  });
+}
+
+/** One consumer per client: a wallet with USD₮0, its own policy (generous limits), a session. */
+async function consumers(
+  url: string,
+  adminToken: string,
+  devnet: Devnet,
+  count: number,
+): Promise<Consumer[]> {
+  const funding = devnet.info.chains.funding;
+  const publicClient = createChainPublicClient(funding, {
+    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+  });
+  const minter = createChainWalletClient(funding, devnet.keys.deployer.account, {
+    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+  });
+  const made: Consumer[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const account = privateKeyToAccount(generatePrivateKey());
+    await mintToken({
+      publicClient,
+      minter,
+      token: funding.token.address,
+      to: account.address,
+      amountAtomic: 1_000_000_000_000n,
+    });
+    const policy = policyDocument({
+      owner: account.address.toLowerCase(),
+      asset: {
+        network: funding.caip2,
+        token: funding.token.address.toLowerCase(),
+        symbol: 'USDT0',
+        decimals: 6,
+      },
+      dailyBudget: '1000000.00',
+      perCallCap: '10.00',
+      hardCap: '10.00',
+      escalateAbove: '10.00',
+      categories: { allow: ['domains'], deny: [] },
+      rateLimit: { callsPerHour: 1_000_000 },
+    });
+    const response = await fetch(`${url}/create_spend_policy`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ policy }),
+    });
+    const body = await expectStatus(response, 201, 'create_spend_policy');
+    made.push({
+      account,
+      policyId: body.policyId as string,
+      session: await signIn(url, account, body.policyId as string),
+    });
+  }
+  return made;
+}
+
+/** execute → PROVIDER_ACKNOWLEDGED of each purchase, from the database's own event times. */
+async function acknowledgedLatencies(
+  pool: Awaited<ReturnType<typeof createScratchDatabase>>['pool'],
+  intentIds: readonly string[],
+): Promise<number[]> {
+  const result = await pool.query<{ ms: number }>(
+    `SELECT extract(epoch FROM (a.occurred_at - q.occurred_at)) * 1000 AS ms
+       FROM intent.consumer_intent_events q
+       JOIN intent.consumer_intent_events a ON a.intent_id = q.intent_id
+      WHERE q.intent_id = ANY($1) AND q.to_state = 'EXECUTION_QUEUED'
+        AND a.to_state = 'PROVIDER_ACKNOWLEDGED'`,
+    [intentIds],
+  );
+  return result.rows.map((row) => Number(row.ms)).sort((a, b) => a - b);
+}
+
+async function measure(
+  url: string,
+  people: Consumer[],
+  waiter: StateWaiter,
+  seconds: number,
+): Promise<{ purchases: Purchase[]; measuredSeconds: number }> {
+  const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
+  const until = warmupUntil + seconds * 1000;
+  const purchases: Purchase[] = [];
+  await Promise.all(
+    people.map(async (who) => {
+      while (Date.now() < until) {
+        const done = await purchase(url, who, waiter);
+        if (done.startedAt >= warmupUntil && done.endedAt <= until) purchases.push(done);
+      }
+    }),
+  );
+  return { purchases, measuredSeconds: seconds };
+}
+
+async function main(): Promise<number> {
+  const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
+  const clients = Number(process.argv[3] ?? DEFAULT_CONSUMERS);
+  const database = await createScratchDatabase();
+  const devnet = await startDevnetChains({ dataDir: null });
+  const merchant = await startDevnetDomainsMerchant({
+    settlement: devnet.info.chains.settlement,
+    dataDir: null,
+  });
+  const adminToken = randomBytes(32).toString('base64url');
+  let stack: RunningStack | null = null;
+  const listener = new Client({ connectionString: database.url });
+  try {
+    stack = await startStack(database, devnet, merchant.url, adminToken);
+    const url = stack.gateway.url;
+    const waiter = new StateWaiter('DELIVERY_PENDING');
+    await listener.connect();
+    listener.on('notification', (message) => waiter.onNotice(message.payload ?? '{}'));
+    await listener.query('LISTEN consumer_intent');
+    const people = await consumers(url, adminToken, devnet, clients);
+    process.stdout.write(
+      `consumer bench: ${clients} consumers, ${seconds} s after ${WARMUP_SECONDS} s warm-up, ` +
+        `${os.cpus().length} cores, anvil automine on both chains\n`,
+    );
+    const { purchases, measuredSeconds } = await measure(url, people, waiter, seconds);
+    const whole = purchases.map((p) => p.endedAt - p.startedAt).sort((a, b) => a - b);
+    const acknowledged = await acknowledgedLatencies(
+      database.pool,
+      purchases.map((p) => p.intentId),
+    );
+    const perSecond = purchases.length / measuredSeconds;
+    const p50 = percentile(acknowledged, 50);
+    const p99 = percentile(acknowledged, 99);
+    process.stdout.write(
+      `purchases: ${purchases.length} in ${measuredSeconds} s = ${perSecond.toFixed(1)}/s\n` +
+        `execute → PROVIDER_ACKNOWLEDGED: p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms (${acknowledged.length} samples)\n` +
+        `whole purchase (create → DELIVERY_PENDING): p50 ${percentile(whole, 50)} ms, p99 ${percentile(whole, 99)} ms\n`,
+    );
+    const met = perSecond >= TARGET_PER_SECOND && p99 <= TARGET_P99_MS;
+    process.stdout.write(
+      `verdict: ${met ? 'target met' : 'target missed'} (≥ ${TARGET_PER_SECOND} purchases/s and p99 ≤ ${TARGET_P99_MS} ms)\n`,
+    );
+    return 0;
+  } finally {
+    await listener.end().catch(() => undefined);
+    await stack?.stop();
+    await merchant.stop();
+    await devnet.stop();
+    await database.drop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `consumer bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);
