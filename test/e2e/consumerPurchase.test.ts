@@ -1,0 +1,310 @@
+// A whole consumer purchase end to end, as a consumer app and an owner drive it through the
+// gateway, on real anvil chains with the real devnet merchant and the official x402 client:
+// session → create (the merchant's own 402 is the quote) → fund (the official client pays exactly
+// the funding amount to the funding treasury on eip155:196) → execute (the worker, woken by the
+// intent's NOTIFY, pays the merchant on eip155:8453 through a one-time capability) →
+// DELIVERY_PENDING. Balances are read from both chains; the ledger tells the same story, zero per
+// asset on each rail. An escalated purchase is approved by the owner and then paid; a denied one
+// never pays.
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import type { Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
+import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
+import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
+import {
+  type ChainPublicClient,
+  createChainPublicClient,
+  createChainWalletClient,
+} from '../../platform/chain/clients';
+import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
+import type { ConsumerRails } from '../../subgraphs/kit';
+import { createEscalatingPolicy, type TestPolicy } from '../support/escalations';
+import { signIn } from '../support/siwe';
+import { postJson, startTestStack, type TestStack } from '../support/stack';
+
+let devnet: DevnetChains;
+let merchant: DomainsMerchant;
+let rails: ConsumerRails;
+let stack: TestStack;
+let fundingChain: ChainPublicClient;
+let settlementChain: ChainPublicClient;
+let domains = 0;
+
+interface Consumer {
+  readonly account: PrivateKeyAccount;
+  readonly policy: TestPolicy;
+  readonly session: string;
+  readonly owner: string;
+}
+
+beforeAll(async () => {
+  devnet = await startDevnetChains({ dataDir: null });
+  merchant = await startDevnetDomainsMerchant({
+    settlement: devnet.info.chains.settlement,
+    dataDir: null,
+  });
+  rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
+  stack = await startTestStack({
+    x402: { devnet },
+    consumer: {
+      rails,
+      // Awake: the worker acts on the intent's NOTIFY; no round is stepped by hand here.
+      execution: {
+        treasuryKey: devnet.keys.treasury,
+        relayerKey: devnet.keys.relayer,
+        intervalMs: 0,
+      },
+    },
+  });
+  fundingChain = createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 });
+  settlementChain = createChainPublicClient(devnet.info.chains.settlement, {
+    pollingIntervalMs: 20,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await merchant?.stop();
+  await devnet?.stop();
+});
+
+/** A wallet with 10 USD₮0, a policy it owns (escalating above `escalateAbove`), both sessions. */
+async function consumer(escalateAbove = '1.00'): Promise<Consumer> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const funding = devnet.info.chains.funding;
+  await mintToken({
+    publicClient: fundingChain,
+    minter: createChainWalletClient(funding, devnet.keys.deployer.account, {
+      pollingIntervalMs: 20,
+    }),
+    token: funding.token.address,
+    to: account.address,
+    amountAtomic: 10_000_000n,
+  });
+  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+    asset: {
+      network: funding.caip2,
+      token: funding.token.address.toLowerCase(),
+      symbol: 'USDT0',
+      decimals: 6,
+    },
+    categories: { allow: ['domains'], deny: [] },
+    escalateAbove,
+  });
+  return {
+    account,
+    policy,
+    session: await signIn(stack.url, account, policy.policyId),
+    owner: await signIn(stack.url, account),
+  };
+}
+
+/** The official client (@x402/fetch + @x402/evm) of the consumer's wallet, allowed the devnet USD₮0. */
+function officialFetch(payer: PrivateKeyAccount): typeof fetch {
+  const client = new x402Client().register(
+    rails.funding.network as `${string}:${string}`,
+    new ExactEvmScheme(payer),
+  );
+  client.setSpendControls({
+    allowedAssets: [
+      {
+        network: rails.funding.network,
+        asset: rails.funding.token.toLowerCase(),
+        maxAmountPerPayment: '1000000',
+      },
+    ],
+  });
+  return wrapFetchWithPayment(fetch, client) as typeof fetch;
+}
+
+/** GET /consumer/intents/:intentId as the consumer session: the intent. */
+async function getIntent(who: Consumer, intentId: string): Promise<any> {
+  const response = await fetch(`${stack.url}/consumer/intents/${intentId}`, {
+    headers: { authorization: `Bearer ${who.session}` },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { intent: unknown }).intent;
+}
+
+/** Reads the intent until it reaches `state` (the worker runs on its own; nothing is stepped). */
+async function settledIn(who: Consumer, intentId: string, state: string): Promise<any> {
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    const intent = await getIntent(who, intentId);
+    if (intent.state === state) return intent;
+    if (['MANUAL_REVIEW', 'REFUNDED', 'BLOCKED', 'EXPIRED'].includes(intent.state))
+      throw new Error(`intent ended ${intent.state}: ${intent.stateReason}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`intent ${intentId} never reached ${state}`);
+}
+
+async function balances(payer: Address) {
+  return {
+    payer: await readTokenBalance(fundingChain, rails.funding.token, payer),
+    fundingTreasury: await readTokenBalance(
+      fundingChain,
+      rails.funding.token,
+      rails.funding.treasury,
+    ),
+    settlementTreasury: await readTokenBalance(
+      settlementChain,
+      rails.settlement.token,
+      rails.settlement.treasury,
+    ),
+    merchant: await readTokenBalance(settlementChain, rails.settlement.token, merchant.payTo),
+  };
+}
+
+async function groupsOf(intentId: string, fundingGroupId: string) {
+  const result = await stack.db.pool.query<{ kind: string; asset: string; entries: string[] }>(
+    `SELECT g.kind, g.asset,
+            array_agg(e.account_id || ' ' || e.amount::text ORDER BY e.amount DESC, e.account_id) AS entries
+       FROM ledger.groups g JOIN ledger.entries e ON e.group_id = g.group_id
+      WHERE g.intent_ref = $1 OR g.group_id = $2
+      GROUP BY g.group_id, g.kind, g.asset, g.seq ORDER BY g.seq`,
+    [intentId, fundingGroupId],
+  );
+  return result.rows;
+}
+
+async function buy(who: Consumer, intentId: string): Promise<any> {
+  const paid = await officialFetch(who.account)(`${stack.url}/consumer/intents/${intentId}/fund`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${who.session}` },
+  });
+  expect(paid.status).toBe(200);
+  expect(paid.headers.get('payment-response')).toEqual(expect.any(String));
+  const executed = await postJson(
+    stack.url,
+    `/consumer/intents/${intentId}/execute`,
+    {},
+    who.session,
+  );
+  expect(executed.status).toBe(202);
+  return settledIn(who, intentId, 'DELIVERY_PENDING');
+}
+
+test('happy path: create → fund with the official client → execute → DELIVERY_PENDING; both chains and the ledger agree', async () => {
+  const who = await consumer();
+  const domain = `happy-${(domains += 1)}-${Date.now().toString(36)}.test`;
+  const created = await postJson(
+    stack.url,
+    '/consumer/intents',
+    { capability: 'domains.check', params: { domain } },
+    who.session,
+  );
+  expect(created.status).toBe(201);
+  expect(created.body.nextAction).toBe('FUND');
+  expect(created.body.fundingRequest).toMatchObject({
+    amount: '50250',
+    payTo: rails.funding.treasury.toLowerCase(),
+  });
+  const intentId = created.body.intent.intentId as string;
+  const before = await balances(who.account.address);
+
+  const intent = await buy(who, intentId);
+
+  const after = await balances(who.account.address);
+  expect({
+    payer: after.payer - before.payer,
+    fundingTreasury: after.fundingTreasury - before.fundingTreasury,
+    settlementTreasury: after.settlementTreasury - before.settlementTreasury,
+    merchant: after.merchant - before.merchant,
+  }).toEqual({
+    payer: -50250n,
+    fundingTreasury: 50250n,
+    settlementTreasury: -50000n,
+    merchant: 50000n,
+  });
+  expect(intent.providerAttested).toMatchObject({
+    status: 'ATTESTED',
+    fields: { domain, available: true },
+  });
+  expect(intent.funding).toMatchObject({ amount: '50250', txHash: expect.stringMatching(/^0x/) });
+  expect(intent.settlement).toMatchObject({ txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+
+  // The story in the ledger: FUNDING on F, SETTLEMENT on S, then the recognition pair, each rail
+  // through CROSS_RAIL_CLEARING, the spread to SPREAD_REVENUE; every group single-asset, zero-sum.
+  const groups = await groupsOf(intentId, intent.funding.groupId);
+  const F = `${rails.funding.network}|${rails.funding.token.toLowerCase()}`;
+  const S = `${rails.settlement.network}|${rails.settlement.token.toLowerCase()}`;
+  expect(groups.map((g) => [g.kind, g.asset])).toEqual([
+    ['FUNDING', F],
+    ['SETTLEMENT', S],
+    ['RECOGNITION', F],
+    ['RECOGNITION', S],
+  ]);
+  const recognitionF = groups[2]!.entries.join('\n');
+  expect(recognitionF).toMatch(/SPREAD_REVENUE:.* -250/);
+  expect(recognitionF).toMatch(/CROSS_RAIL_CLEARING:.* -50000/);
+  expect(groups[3]!.entries.join('\n')).toMatch(/CROSS_RAIL_CLEARING:.* 50000/);
+  const balance = await stack.db.pool.query<{ asset: string; net: string }>(
+    `SELECT g.asset, sum(e.amount)::text AS net FROM ledger.entries e
+       JOIN ledger.groups g ON g.group_id = e.group_id GROUP BY g.asset`,
+  );
+  for (const row of balance.rows) expect(row.net).toBe('0');
+  expect(balance.rows.map((row) => row.asset)).toEqual(expect.arrayContaining([F, S]));
+});
+
+test('escalated: the owner approves by route, then the purchase is funded and paid; a denied one never pays', async () => {
+  const who = await consumer('0.05');
+  const ask = async () =>
+    postJson(
+      stack.url,
+      '/consumer/intents',
+      {
+        capability: 'domains.check',
+        params: { domain: `esc-${(domains += 1)}-${Date.now().toString(36)}.test` },
+      },
+      who.session,
+    );
+  const approvedOne = await ask();
+  expect(approvedOne.body.nextAction).toBe('AWAIT_APPROVAL');
+  const intentId = approvedOne.body.intent.intentId as string;
+  const approve = await postJson(
+    stack.url,
+    `/consumer/intents/${intentId}/approve`,
+    { decision: 'APPROVE', intentHash: approvedOne.body.intent.intentHash },
+    who.owner,
+  );
+  expect(approve.status).toBe(200);
+  const paid = await buy(who, intentId);
+  expect(paid.state).toBe('DELIVERY_PENDING');
+
+  const deniedOne = await ask();
+  const deniedId = deniedOne.body.intent.intentId as string;
+  const deny = await postJson(
+    stack.url,
+    `/consumer/intents/${deniedId}/approve`,
+    { decision: 'DENY', intentHash: deniedOne.body.intent.intentHash },
+    who.owner,
+  );
+  expect(deny.status).toBe(200);
+  const merchantBefore = await readTokenBalance(
+    settlementChain,
+    rails.settlement.token,
+    merchant.payTo,
+  );
+  const unpaid = await fetch(`${stack.url}/consumer/intents/${deniedId}/fund`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${who.session}` },
+  });
+  expect(unpaid.status).toBe(409);
+  expect((await unpaid.json()).code).toBe('INTENT_NOT_FUNDABLE');
+  const execute = await postJson(
+    stack.url,
+    `/consumer/intents/${deniedId}/execute`,
+    {},
+    who.session,
+  );
+  expect(execute.status).toBe(409);
+  expect(
+    (await getIntent(who, deniedId)).intent?.state ?? (await getIntent(who, deniedId)).state,
+  ).toBe('BLOCKED');
+  expect(await readTokenBalance(settlementChain, rails.settlement.token, merchant.payTo)).toBe(
+    merchantBefore,
+  );
+});
