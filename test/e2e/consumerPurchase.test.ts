@@ -301,9 +301,7 @@ test('escalated: the owner approves by route, then the purchase is funded and pa
     who.session,
   );
   expect(execute.status).toBe(409);
-  expect(
-    (await getIntent(who, deniedId)).intent?.state ?? (await getIntent(who, deniedId)).state,
-  ).toBe('BLOCKED');
+  expect((await getIntent(who, deniedId)).state).toBe('BLOCKED');
   expect(await readTokenBalance(settlementChain, rails.settlement.token, merchant.payTo)).toBe(
     merchantBefore,
   );
