@@ -16,3 +16,17 @@ export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv = process.e
   if (env.NODE_ENV === 'production') return;
   if (env[CRASH_ENV] === point) process.kill(process.pid, 'SIGKILL');
 }
+
+/**
+ * The same, `afterMs` from now and without waiting: for a step whose end no code observes, such
+ * as a request that is on the wire while its answer is not back (a test makes the peer slow
+ * enough that the request has certainly arrived).
+ */
+export function crashPointSoon(
+  point: CrashPoint,
+  afterMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  if (env.NODE_ENV === 'production' || env[CRASH_ENV] !== point) return;
+  setTimeout(() => process.kill(process.pid, 'SIGKILL'), afterMs).unref();
+}

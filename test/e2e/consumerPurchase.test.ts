@@ -111,7 +111,7 @@ function officialFetch(payer: PrivateKeyAccount): typeof fetch {
   client.setSpendControls({
     allowedAssets: [
       {
-        network: rails.funding.network,
+        network: rails.funding.network as `${string}:${string}`,
         asset: rails.funding.token.toLowerCase(),
         maxAmountPerPayment: '1000000',
       },
@@ -293,7 +293,7 @@ test('escalated: the owner approves by route, then the purchase is funded and pa
     headers: { authorization: `Bearer ${who.session}` },
   });
   expect(unpaid.status).toBe(409);
-  expect((await unpaid.json()).code).toBe('INTENT_NOT_FUNDABLE');
+  expect(((await unpaid.json()) as { code: string }).code).toBe('INTENT_NOT_FUNDABLE');
   const execute = await postJson(
     stack.url,
     `/consumer/intents/${deniedId}/execute`,

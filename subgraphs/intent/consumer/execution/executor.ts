@@ -10,7 +10,7 @@
 import type { Hex } from 'viem';
 import type { PaymentCapability } from '../../../../core/consumer/paymentCapability';
 import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
-import { crashPoint } from '../../../../platform/crashSeam';
+import { crashPoint, crashPointSoon } from '../../../../platform/crashSeam';
 import type { DbPool } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
 import type { ConsumerRails } from '../../../kit';
@@ -83,7 +83,6 @@ async function markRequestLeft(deps: ExecutionDeps, intentId: string): Promise<v
     { settlement: { ...(row.settlement ?? {}), requestLeftAt: deps.now().toISOString() } },
     deps.now(),
   );
-  crashPoint('after-request-left');
 }
 
 async function settleOutcome(
@@ -175,6 +174,8 @@ async function executeQueued(deps: ExecutionDeps, row: ConsumerIntentRow): Promi
     capability,
     sign: signerFor(deps, capability, fromBlock),
     onPaidRequestLeaving: () => markRequestLeft(deps, row.intentId),
+    // The crash test makes the merchant slow, so 300 ms after sending the request is with it.
+    onPaidRequestSent: () => crashPointSoon('after-request-left', 300),
     timeoutMs: deps.requestTimeoutMs,
     now: deps.now,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),

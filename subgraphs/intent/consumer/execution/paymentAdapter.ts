@@ -35,6 +35,8 @@ export interface PaymentAdapterInput {
   }) => Promise<Hex>;
   /** Called once, just before the request carrying the payment leaves. */
   readonly onPaidRequestLeaving?: () => Promise<void>;
+  /** Called once the request carrying the payment has been handed to the transport. */
+  readonly onPaidRequestSent?: () => void;
   readonly timeoutMs: number;
   readonly now?: () => Date;
   /** The transport; default the global fetch. */
@@ -120,8 +122,11 @@ export async function payMerchant(input: PaymentAdapterInput): Promise<PaymentOu
   const signal = AbortSignal.timeout(input.timeoutMs);
   const watched: typeof globalThis.fetch = async (request, init) => {
     const outgoing = request instanceof Request ? request : new Request(request, init);
-    if (outgoing.headers.has('payment-signature')) await input.onPaidRequestLeaving?.();
-    return transport(outgoing, { signal });
+    const paid = outgoing.headers.has('payment-signature');
+    if (paid) await input.onPaidRequestLeaving?.();
+    const answer = transport(outgoing, { signal });
+    if (paid) input.onPaidRequestSent?.();
+    return answer;
   };
   const paidFetch = wrapFetchWithPayment(
     watched,

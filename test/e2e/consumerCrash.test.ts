@@ -1,0 +1,312 @@
+// kill -9 at each execution step, then a restart on the same data. The execution worker runs in a
+// process of its own (test/support/consumerWorkerProcess.ts) that kills itself with SIGKILL at
+// the named step: after the capability is redeemed, after the authorization is signed (recorded,
+// never sent), after the paid request left (the merchant is slow and settles after we died),
+// after the merchant's answer came back (before it was recorded). A fresh worker process then
+// takes over. For each step: the intent ends in a legal state (DELIVERY_PENDING, or through
+// MANUAL_REVIEW resolved by the admin route from chain truth: COMPLETED or REFUNDED), the merchant
+// is paid at most once (AuthorizationUsed of the treasury read from the chain), and the ledger's
+// treasuries moved exactly as the chains did, with nothing left in SUSPENSE and every asset
+// balanced.
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { parseAbi } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { CrashPoint } from '../../platform/crashSeam';
+import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
+import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
+import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
+import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
+import {
+  type ChainPublicClient,
+  createAnvilTestClient,
+  createChainPublicClient,
+  createChainWalletClient,
+} from '../../platform/chain/clients';
+import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
+import type { ConsumerRails } from '../../subgraphs/kit';
+import { createEscalatingPolicy } from '../support/escalations';
+import { signIn } from '../support/siwe';
+import { postJson, startTestStack, type TestStack } from '../support/stack';
+import {
+  CONSUMER_WORKER_CONFIG_ENV,
+  type ConsumerWorkerProcessConfig,
+} from '../support/consumerWorkerProcess';
+
+const WORKER = path.join(__dirname, '../../dist/test/support/consumerWorkerProcess.js');
+const AUTHORIZATION_USED = parseAbi([
+  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
+]);
+
+let devnet: DevnetChains;
+let merchant: DomainsMerchant;
+let rails: ConsumerRails;
+let stack: TestStack;
+let fundingChain: ChainPublicClient;
+let settlementChain: ChainPublicClient;
+const children = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  devnet = await startDevnetChains({ dataDir: null });
+  // Short authorizations, so an authorization that was never sent is provably dead within the test.
+  merchant = await startDevnetDomainsMerchant({
+    settlement: devnet.info.chains.settlement,
+    dataDir: null,
+    maxTimeoutSeconds: 10,
+  });
+  rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
+  // The gateway and subgraphs here; the execution worker only in the child processes.
+  stack = await startTestStack({ x402: { devnet }, consumer: { rails } });
+  fundingChain = createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 });
+  settlementChain = createChainPublicClient(devnet.info.chains.settlement, {
+    pollingIntervalMs: 20,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await stack?.stop();
+  await merchant?.stop();
+  await devnet?.stop();
+});
+
+function startWorker(crashAt: CrashPoint | null): { child: ChildProcess; exited: Promise<string> } {
+  const config: ConsumerWorkerProcessConfig = {
+    databaseUrl: stack.db.url,
+    rails: { ...rails, spreadBps: rails.spreadBps.toString() },
+    treasuryPrivateKey: devnet.keys.treasury.exportPrivateKey(),
+    relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+  };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    [CONSUMER_WORKER_CONFIG_ENV]: JSON.stringify(config),
+  };
+  delete env.SPEND_CONTROL_CRASH_AT;
+  if (crashAt !== null) env.SPEND_CONTROL_CRASH_AT = crashAt;
+  const child = spawn(process.execPath, [WORKER], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<string>((resolve) =>
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      resolve(signal ?? `code ${code}: ${stderr.slice(0, 500)}`);
+    }),
+  );
+  return { child, exited };
+}
+
+async function readyWorker(crashAt: CrashPoint | null) {
+  const worker = startWorker(crashAt);
+  await new Promise<void>((resolve, reject) => {
+    worker.child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('consumer worker ready')) resolve();
+    });
+    void worker.exited.then((how) => reject(new Error(`worker exited before ready: ${how}`)));
+  });
+  return worker;
+}
+
+async function intentRow(intentId: string) {
+  const result = await stack.db.pool.query<{
+    state: string;
+    state_reason: string | null;
+    resolution: { chainFinding?: { status: string } } | null;
+  }>('SELECT state, state_reason, resolution FROM intent.consumer_intents WHERE intent_id = $1', [
+    intentId,
+  ]);
+  return result.rows[0]!;
+}
+
+async function until<T>(what: string, read: () => Promise<T | null>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A funded intent of a fresh consumer (created and paid through the gateway, x402 on 196). */
+async function fundedIntent(): Promise<{ intentId: string; session: string }> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const funding = devnet.info.chains.funding;
+  await mintToken({
+    publicClient: fundingChain,
+    minter: createChainWalletClient(funding, devnet.keys.deployer.account, {
+      pollingIntervalMs: 20,
+    }),
+    token: funding.token.address,
+    to: account.address,
+    amountAtomic: 1_000_000n,
+  });
+  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+    asset: {
+      network: funding.caip2,
+      token: funding.token.address.toLowerCase(),
+      symbol: 'USDT0',
+      decimals: 6,
+    },
+    categories: { allow: ['domains'], deny: [] },
+  });
+  const session = await signIn(stack.url, account, policy.policyId);
+  const created = await postJson(
+    stack.url,
+    '/consumer/intents',
+    {
+      capability: 'domains.check',
+      params: { domain: `crash-${Date.now().toString(36)}-${account.address.slice(2, 8)}.test` },
+    },
+    session,
+  );
+  expect(created.status).toBe(201);
+  const intentId = created.body.intent.intentId as string;
+  const fundUrl = `${stack.url}/consumer/intents/${intentId}/fund`;
+  const init = { method: 'POST', headers: { authorization: `Bearer ${session}` } };
+  const payment = await signedPaymentHeader(challengeOf(await fetch(fundUrl, init)), account);
+  const funded = await fetch(fundUrl, {
+    ...init,
+    headers: { ...init.headers, 'payment-signature': payment },
+  });
+  expect(funded.status).toBe(200);
+  return { intentId, session };
+}
+
+/** The ledger's balance of an account kind on one asset (all refs), as a bigint. */
+async function ledgerBalance(kind: string, asset: string): Promise<bigint> {
+  const result = await stack.db.pool.query<{ sum: string }>(
+    `SELECT COALESCE(sum(e.amount), 0)::text AS sum FROM ledger.entries e
+       JOIN ledger.groups g ON g.group_id = e.group_id
+      WHERE g.asset = $2 AND e.account_id LIKE $1 || ':%'`,
+    [kind, asset],
+  );
+  return BigInt(result.rows[0]!.sum);
+}
+
+async function treasuryPayments(fromBlock: bigint): Promise<number> {
+  const logs = await settlementChain.getLogs({
+    address: rails.settlement.token,
+    event: AUTHORIZATION_USED[0],
+    args: { authorizer: rails.settlement.treasury },
+    fromBlock,
+    toBlock: 'latest',
+  });
+  return logs.length;
+}
+
+/** Resolves a MANUAL_REVIEW intent as the chain says, once the reconciler has read it. */
+async function resolveFromChain(intentId: string): Promise<string> {
+  const finding = await until(`a chain finding for ${intentId}`, async () => {
+    const row = await intentRow(intentId);
+    const status = row.resolution?.chainFinding?.status;
+    if (status === 'PAID' || status === 'NOT_PAID') return status;
+    // An unused authorization is dead only once the chain's clock passes validBefore: a new
+    // block carries the wall clock's time (never jumped ahead: later cases pay on this chain).
+    await createAnvilTestClient(devnet.info.chains.settlement).mine({ blocks: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    return null;
+  });
+  const resolved = await postJson(
+    stack.url,
+    `/consumer/intents/${intentId}/resolve`,
+    { outcome: finding, evidence: `kill -9 test: the chain shows ${finding}` },
+    stack.adminToken,
+  );
+  expect(resolved.status).toBe(200);
+  return finding;
+}
+
+const F = () => `${rails.funding.network}|${rails.funding.token.toLowerCase()}`;
+const S = () => `${rails.settlement.network}|${rails.settlement.token.toLowerCase()}`;
+
+const CASES: ReadonlyArray<{
+  point: CrashPoint;
+  /** The merchant holds the paid request this long, so "after the request left" is real. */
+  merchantDelayMs: number;
+  payments: number;
+  ends: readonly string[];
+}> = [
+  { point: 'after-redeem', merchantDelayMs: 0, payments: 1, ends: ['DELIVERY_PENDING'] },
+  { point: 'after-signing', merchantDelayMs: 0, payments: 0, ends: ['REFUNDED'] },
+  { point: 'after-request-left', merchantDelayMs: 1_500, payments: 1, ends: ['COMPLETED'] },
+  { point: 'after-answer', merchantDelayMs: 0, payments: 1, ends: ['COMPLETED'] },
+];
+
+test.each(CASES)(
+  'kill -9 $point, restart: a legal end state, $payments merchant payment(s), every unit in the ledger',
+  async ({ point, merchantDelayMs, payments, ends }) => {
+    const { intentId, session } = await fundedIntent();
+    const fromBlock = (await settlementChain.getBlockNumber()) + 1n;
+    const before = {
+      settlementTreasury: await readTokenBalance(
+        settlementChain,
+        rails.settlement.token,
+        rails.settlement.treasury,
+      ),
+      fundingTreasury: await readTokenBalance(
+        fundingChain,
+        rails.funding.token,
+        rails.funding.treasury,
+      ),
+      ledgerS: await ledgerBalance('TREASURY', S()),
+      ledgerF: await ledgerBalance('TREASURY', F()),
+    };
+    merchant.setFaults({ delayMs: merchantDelayMs });
+    const crashing = await readyWorker(point);
+    const queued = await postJson(stack.url, `/consumer/intents/${intentId}/execute`, {}, session);
+    expect(queued.status).toBe(202);
+    expect(await crashing.exited).toBe('SIGKILL');
+    // Let a slow merchant finish settling what was sent before we died.
+    if (merchantDelayMs > 0)
+      await new Promise((resolve) => setTimeout(resolve, merchantDelayMs + 500));
+    merchant.resetFaults();
+
+    const restarted = await readyWorker(null);
+    const settled = await until(`${intentId} to settle after the restart`, async () => {
+      const row = await intentRow(intentId);
+      return ['DELIVERY_PENDING', 'MANUAL_REVIEW'].includes(row.state) ? row : null;
+    });
+    if (settled.state === 'MANUAL_REVIEW') {
+      expect(settled.state_reason).toMatch(/^PAYMENT_AMBIGUOUS/);
+      await resolveFromChain(intentId);
+    }
+    const end = await until(`${intentId} to end`, async () => {
+      const row = await intentRow(intentId);
+      return ['DELIVERY_PENDING', 'COMPLETED', 'REFUNDED'].includes(row.state) ? row.state : null;
+    });
+    restarted.child.kill('SIGTERM');
+    await restarted.exited;
+
+    expect(ends).toContain(end);
+    expect(await treasuryPayments(fromBlock)).toBe(payments);
+    const after = {
+      settlementTreasury: await readTokenBalance(
+        settlementChain,
+        rails.settlement.token,
+        rails.settlement.treasury,
+      ),
+      fundingTreasury: await readTokenBalance(
+        fundingChain,
+        rails.funding.token,
+        rails.funding.treasury,
+      ),
+      ledgerS: await ledgerBalance('TREASURY', S()),
+      ledgerF: await ledgerBalance('TREASURY', F()),
+    };
+    // The ledger's treasuries moved exactly as the chains did (refunds included), nothing in SUSPENSE.
+    expect(after.ledgerS - before.ledgerS).toBe(
+      after.settlementTreasury - before.settlementTreasury,
+    );
+    expect(after.ledgerF - before.ledgerF).toBe(after.fundingTreasury - before.fundingTreasury);
+    expect(after.settlementTreasury - before.settlementTreasury).toBe(-50_000n * BigInt(payments));
+    expect(await ledgerBalance('SUSPENSE', S())).toBe(0n);
+    const balance = await stack.db.pool.query<{ asset: string; net: string }>(
+      `SELECT g.asset, sum(e.amount)::text AS net FROM ledger.entries e
+         JOIN ledger.groups g ON g.group_id = e.group_id GROUP BY g.asset`,
+    );
+    for (const row of balance.rows) expect(row.net).toBe('0');
+  },
+  120_000,
+);
