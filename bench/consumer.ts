@@ -8,7 +8,8 @@
 // intent's own outbox events (the database's timestamps of both state changes), plus the whole
 // purchase's p50/p99 as the consumer saw it.
 // Target: ≥ 25 purchases/s and p99 execute → PROVIDER_ACKNOWLEDGED ≤ 250 ms.
-// Run: npm run bench:consumer   (args: [seconds] [consumers])
+// Run: npm run bench:consumer   (args: [seconds] [consumers] [rounds])
+// `rounds` runs the worker without its NOTIFY wake-up (250 ms rounds only), for comparison.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
@@ -152,6 +153,7 @@ async function startStack(
   devnet: Devnet,
   merchantUrl: string,
   adminToken: string,
+  wakeOnNotify: boolean,
 ): Promise<RunningStack> {
   const funding = devnet.info.chains.funding;
   const rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchantUrl });
@@ -189,6 +191,7 @@ async function startStack(
         treasuryKey: devnet.keys.treasury,
         relayerKey: devnet.keys.relayer,
         intervalMs: 250,
+        wakeOnNotify,
       },
     },
   });
@@ -287,6 +290,7 @@ async function measure(
 async function main(): Promise<number> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
   const clients = Number(process.argv[3] ?? DEFAULT_CONSUMERS);
+  const wakeOnNotify = process.argv[4] !== 'rounds';
   const database = await createScratchDatabase();
   const devnet = await startDevnetChains({ dataDir: null });
   const merchant = await startDevnetDomainsMerchant({
@@ -297,7 +301,7 @@ async function main(): Promise<number> {
   let stack: RunningStack | null = null;
   const listener = new Client({ connectionString: database.url });
   try {
-    stack = await startStack(database, devnet, merchant.url, adminToken);
+    stack = await startStack(database, devnet, merchant.url, adminToken, wakeOnNotify);
     const url = stack.gateway.url;
     const waiter = new StateWaiter('DELIVERY_PENDING');
     await listener.connect();
@@ -306,7 +310,8 @@ async function main(): Promise<number> {
     const people = await consumers(url, adminToken, devnet, clients);
     process.stdout.write(
       `consumer bench: ${clients} consumers, ${seconds} s after ${WARMUP_SECONDS} s warm-up, ` +
-        `${os.cpus().length} cores, anvil automine on both chains\n`,
+        `${os.cpus().length} cores, anvil automine on both chains, worker ` +
+        `${wakeOnNotify ? 'woken by NOTIFY' : 'on 250 ms rounds only'}\n`,
     );
     const { purchases, measuredSeconds } = await measure(url, people, waiter, seconds);
     const whole = purchases.map((p) => p.endedAt - p.startedAt).sort((a, b) => a - b);
