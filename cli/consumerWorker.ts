@@ -9,6 +9,7 @@ import { relayerAccount } from '../platform/chain/facilitatorSigner';
 import type { RoleKey } from '../platform/chain/keys';
 import { createTreasurySigner } from '../platform/chain/treasurySigner';
 import type { Logger } from '../platform/log';
+import { startRoundLoop } from './roundLoop';
 import type { PoolClient } from 'pg';
 import {
   type ExecutionRoundResult,
@@ -67,58 +68,46 @@ export async function startConsumerExecutionWorker(
     now: options.now ?? (() => new Date()),
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_MERCHANT_TIMEOUT_MS,
   };
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  let running: Promise<ExecutionRoundResult> | null = null;
-  /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
-  const runOnce = async (): Promise<ExecutionRoundResult> => {
-    while (running !== null) await running.catch(() => undefined);
-    running = runConsumerExecutionRound(deps);
-    try {
-      return await running;
-    } finally {
-      running = null;
-    }
-  };
-  const schedule = (): void => {
-    if (stopped || options.intervalMs <= 0) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) =>
-          options.log.error({ err: error }, 'consumer execution round failed'),
-        )
-        .finally(schedule);
-    }, options.intervalMs);
-  };
-  schedule();
+  const loop = startRoundLoop(
+    () => runConsumerExecutionRound(deps),
+    options.intervalMs,
+    (error: unknown) => options.log.error({ err: error }, 'consumer execution round failed'),
+  );
   const woken = new Set<Promise<unknown>>();
-  const listener =
-    options.wakeOnNotify === false
-      ? null
-      : await listenForQueued(options.db, (intentId, state) => {
-          if (stopped) return;
-          const run = runConsumerIntentNow(deps, intentId, state).catch((error: unknown) =>
-            options.log.error(
-              { err: error, intentId },
-              'consumer wake-up failed; the round retries',
-            ),
-          );
-          woken.add(run);
-          void run.finally(() => woken.delete(run));
-        });
+  const listener = await wakeUps(options, loop, deps, woken).catch(async (error: unknown) => {
+    await loop.stop();
+    throw error;
+  });
   return {
-    runOnce,
+    runOnce: loop.runOnce,
     async stop() {
-      stopped = true;
-      if (timer !== null) clearTimeout(timer);
+      const stopping = loop.stop();
       await listener?.stop();
       await Promise.all([...woken]);
-      await running?.catch(() => undefined);
+      await stopping;
     },
   };
 }
 
 type WakingState = (typeof WAKING_STATES)[number];
+
+/** The NOTIFY wake-up (unless turned off): each announced intent runs at once, tracked in `woken`. */
+function wakeUps(
+  options: { readonly db: Pool; readonly log: Logger; readonly wakeOnNotify?: boolean },
+  loop: { readonly stopped: boolean },
+  deps: Parameters<typeof runConsumerIntentNow>[0],
+  woken: Set<Promise<unknown>>,
+): Promise<{ stop(): Promise<void> } | null> {
+  if (options.wakeOnNotify === false) return Promise.resolve(null);
+  return listenForQueued(options.db, (intentId, state) => {
+    if (loop.stopped) return;
+    const run = runConsumerIntentNow(deps, intentId, state).catch((error: unknown) =>
+      options.log.error({ err: error, intentId }, 'consumer wake-up failed; the round retries'),
+    );
+    woken.add(run);
+    void run.finally(() => woken.delete(run));
+  });
+}
 
 /**
  * One pooled connection held for LISTEN consumer_intent: each state change the trigger announces

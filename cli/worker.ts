@@ -6,6 +6,7 @@
 import type { Pool } from 'pg';
 import type { ChannelAdapter, ChannelKind } from '../channels/types';
 import type { Logger } from '../platform/log';
+import { type RoundLoop, startRoundLoop } from './roundLoop';
 import { deriveSealingKey } from '../platform/sealing';
 import {
   advanceConsumerApprovals,
@@ -51,10 +52,7 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     dashboardBaseUrl: options.dashboardBaseUrl,
     log: options.log,
   };
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  let running: Promise<RoundResult> | null = null;
-
+  let loop: RoundLoop<RoundResult> | null = null;
   const round = async (): Promise<RoundResult> => {
     const expired = await sweepExpiredEscalations(options.db, now());
     if (expired.length > 0)
@@ -63,7 +61,7 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     for (;;) {
       const claimed = await deliverDueNotices(deps, now());
       delivered += claimed;
-      if (claimed === 0 || stopped) break;
+      if (claimed === 0 || loop?.stopped === true) break;
     }
     const reservationsExpired = await sweepLapsedReservations(options.db, now());
     if (reservationsExpired > 0)
@@ -86,33 +84,8 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
       consumerIntentsExpired,
     };
   };
-  /** One round at a time in this process; a caller arriving mid-round runs the next one after it. */
-  const runOnce = async (): Promise<RoundResult> => {
-    while (running !== null) await running.catch(() => undefined);
-    running = round();
-    try {
-      return await running;
-    } finally {
-      running = null;
-    }
-  };
-  const schedule = (): void => {
-    if (stopped || options.intervalMs <= 0) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) =>
-          options.log.error({ err: error }, 'escalation worker round failed'),
-        )
-        .finally(schedule);
-    }, options.intervalMs);
-  };
-  schedule();
-  return {
-    runOnce,
-    async stop() {
-      stopped = true;
-      if (timer !== null) clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  loop = startRoundLoop(round, options.intervalMs, (error: unknown) =>
+    options.log.error({ err: error }, 'escalation worker round failed'),
+  );
+  return loop;
 }

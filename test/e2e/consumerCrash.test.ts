@@ -11,7 +11,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseAbi } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { CrashPoint } from '../../platform/crashSeam';
 import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
@@ -22,12 +21,10 @@ import {
   type ChainPublicClient,
   createAnvilTestClient,
   createChainPublicClient,
-  createChainWalletClient,
 } from '../../platform/chain/clients';
-import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
+import { readTokenBalance } from '../../platform/chain/tokens';
 import type { ConsumerRails } from '../../subgraphs/kit';
-import { createEscalatingPolicy } from '../support/escalations';
-import { signIn } from '../support/siwe';
+import { newConsumer } from '../support/consumers';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 import {
   CONSUMER_WORKER_CONFIG_ENV,
@@ -131,27 +128,7 @@ async function until<T>(what: string, read: () => Promise<T | null>, ms = 60_000
 
 /** A funded intent of a fresh consumer (created and paid through the gateway, x402 on 196). */
 async function fundedIntent(): Promise<{ intentId: string; session: string }> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const funding = devnet.info.chains.funding;
-  await mintToken({
-    publicClient: fundingChain,
-    minter: createChainWalletClient(funding, devnet.keys.deployer.account, {
-      pollingIntervalMs: 20,
-    }),
-    token: funding.token.address,
-    to: account.address,
-    amountAtomic: 1_000_000n,
-  });
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
-    asset: {
-      network: funding.caip2,
-      token: funding.token.address.toLowerCase(),
-      symbol: 'USDT0',
-      decimals: 6,
-    },
-    categories: { allow: ['domains'], deny: [] },
-  });
-  const session = await signIn(stack.url, account, policy.policyId);
+  const { account, session } = await newConsumer(stack, devnet, { mintAtomic: 1_000_000n });
   const created = await postJson(
     stack.url,
     '/consumer/intents',

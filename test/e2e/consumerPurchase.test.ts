@@ -9,20 +9,15 @@
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Address } from 'viem';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { devnetConsumerRails } from '../../devnet/consumerRails';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
 import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
-import {
-  type ChainPublicClient,
-  createChainPublicClient,
-  createChainWalletClient,
-} from '../../platform/chain/clients';
-import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
+import { type ChainPublicClient, createChainPublicClient } from '../../platform/chain/clients';
+import { readTokenBalance } from '../../platform/chain/tokens';
 import type { ConsumerRails } from '../../subgraphs/kit';
-import { createEscalatingPolicy, type TestPolicy } from '../support/escalations';
-import { signIn } from '../support/siwe';
+import { newConsumer, type TestConsumer } from '../support/consumers';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
 let devnet: DevnetChains;
@@ -33,12 +28,7 @@ let fundingChain: ChainPublicClient;
 let settlementChain: ChainPublicClient;
 let domains = 0;
 
-interface Consumer {
-  readonly account: PrivateKeyAccount;
-  readonly policy: TestPolicy;
-  readonly session: string;
-  readonly owner: string;
-}
+type Consumer = TestConsumer;
 
 beforeAll(async () => {
   devnet = await startDevnetChains({ dataDir: null });
@@ -72,34 +62,8 @@ afterAll(async () => {
 });
 
 /** A wallet with 10 USD₮0, a policy it owns (escalating above `escalateAbove`), both sessions. */
-async function consumer(escalateAbove = '1.00'): Promise<Consumer> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const funding = devnet.info.chains.funding;
-  await mintToken({
-    publicClient: fundingChain,
-    minter: createChainWalletClient(funding, devnet.keys.deployer.account, {
-      pollingIntervalMs: 20,
-    }),
-    token: funding.token.address,
-    to: account.address,
-    amountAtomic: 10_000_000n,
-  });
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
-    asset: {
-      network: funding.caip2,
-      token: funding.token.address.toLowerCase(),
-      symbol: 'USDT0',
-      decimals: 6,
-    },
-    categories: { allow: ['domains'], deny: [] },
-    escalateAbove,
-  });
-  return {
-    account,
-    policy,
-    session: await signIn(stack.url, account, policy.policyId),
-    owner: await signIn(stack.url, account),
-  };
+function consumer(escalateAbove = '1.00'): Promise<Consumer> {
+  return newConsumer(stack, devnet, { mintAtomic: 10_000_000n, policy: { escalateAbove } });
 }
 
 /** The official client (@x402/fetch + @x402/evm) of the consumer's wallet, allowed the devnet USD₮0. */

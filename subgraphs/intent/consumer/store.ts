@@ -31,23 +31,21 @@ export interface ConsumerIntentChanges {
   readonly resolution?: Record<string, unknown> | null;
 }
 
-/** Change key → column, and whether the value goes in as JSON. */
-const CHANGE_COLUMNS: Readonly<
-  Record<keyof ConsumerIntentChanges, { column: string; json: boolean }>
-> = {
-  quote: { column: 'quote', json: true },
-  quoteExpiresAt: { column: 'quote_expires_at', json: false },
-  fundingAmount: { column: 'funding_amount', json: false },
-  spendIntent: { column: 'spend_intent', json: true },
-  intentHash: { column: 'intent_hash', json: false },
-  decision: { column: 'decision', json: true },
-  pollRef: { column: 'poll_ref', json: false },
-  reservationId: { column: 'reservation_id', json: false },
-  funding: { column: 'funding', json: true },
-  settlement: { column: 'settlement', json: true },
-  providerAttested: { column: 'provider_attested', json: true },
-  refund: { column: 'refund', json: true },
-  resolution: { column: 'resolution', json: true },
+/** Change key → column (pg sends objects as JSON, bigints are sent as decimal text). */
+const CHANGE_COLUMNS: Readonly<Record<keyof ConsumerIntentChanges, string>> = {
+  quote: 'quote',
+  quoteExpiresAt: 'quote_expires_at',
+  fundingAmount: 'funding_amount',
+  spendIntent: 'spend_intent',
+  intentHash: 'intent_hash',
+  decision: 'decision',
+  pollRef: 'poll_ref',
+  reservationId: 'reservation_id',
+  funding: 'funding',
+  settlement: 'settlement',
+  providerAttested: 'provider_attested',
+  refund: 'refund',
+  resolution: 'resolution',
 };
 
 export interface ConsumerIntentRow {
@@ -236,31 +234,12 @@ export async function transitionConsumerIntent(
   options: { now: Date; reason?: string | null; changes?: ConsumerIntentChanges },
 ): Promise<ConsumerIntentRow | null> {
   assertTransition(from, to);
-  const params: unknown[] = [intentId, from, to, options.now, options.reason ?? null];
-  const sets = [
-    'state = $3',
-    'state_version = state_version + 1',
-    'updated_at = $4',
-    'state_reason = $5',
-  ];
-  for (const [key, value] of Object.entries(options.changes ?? {})) {
-    if (value === undefined) continue;
-    const spec = CHANGE_COLUMNS[key as keyof ConsumerIntentChanges];
-    if (spec === undefined) throw new Error(`not a consumer intent change: ${key}`);
-    params.push(typeof value === 'bigint' ? value.toString() : value);
-    sets.push(`${spec.column} = $${params.length}`);
-  }
-  try {
-    const result = await db.query<ConsumerIntentDbRow>(
-      `UPDATE intent.consumer_intents SET ${sets.join(', ')}
-        WHERE intent_id = $1 AND state = $2
-        RETURNING ${CONSUMER_INTENT_COLUMNS}`,
-      params,
-    );
-    return result.rows[0] ? fromRow(result.rows[0]) : null;
-  } catch (error) {
-    throw consumerErrorFrom(error);
-  }
+  return updateWhereState(
+    db,
+    [intentId, from, to, options.now, options.reason ?? null],
+    ['state = $3', 'state_version = state_version + 1', 'updated_at = $4', 'state_reason = $5'],
+    options.changes ?? {},
+  );
 }
 
 /** Sets progress columns without a state change (no outbox row): e.g. the settlement's tx hash. */
@@ -271,14 +250,25 @@ export async function updateConsumerIntent(
   changes: ConsumerIntentChanges,
   now: Date,
 ): Promise<ConsumerIntentRow | null> {
-  const params: unknown[] = [intentId, expectedState, now];
-  const sets = ['updated_at = $3'];
+  return updateWhereState(db, [intentId, expectedState, now], ['updated_at = $3'], changes);
+}
+
+/**
+ * `UPDATE … SET <sets>, <changes> WHERE intent_id = $1 AND state = $2 RETURNING …`: the one
+ * compare-and-set statement both writers use; `params` holds $1, $2 and what `sets` names.
+ */
+async function updateWhereState(
+  db: Db,
+  params: unknown[],
+  sets: string[],
+  changes: ConsumerIntentChanges,
+): Promise<ConsumerIntentRow | null> {
   for (const [key, value] of Object.entries(changes)) {
     if (value === undefined) continue;
-    const spec = CHANGE_COLUMNS[key as keyof ConsumerIntentChanges];
+    const spec = CHANGE_COLUMNS[key as keyof ConsumerIntentChanges] as string | undefined;
     if (spec === undefined) throw new Error(`not a consumer intent change: ${key}`);
     params.push(typeof value === 'bigint' ? value.toString() : value);
-    sets.push(`${spec.column} = $${params.length}`);
+    sets.push(`${spec} = $${params.length}`);
   }
   try {
     const result = await db.query<ConsumerIntentDbRow>(
