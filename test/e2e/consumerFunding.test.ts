@@ -21,7 +21,7 @@ import {
 } from '../../platform/chain/clients';
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import type { ConsumerRails } from '../../subgraphs/kit';
-import { transitionConsumerIntent } from '../../subgraphs/intent/consumer/store';
+import { getConsumerIntent, transitionConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import {
   FUNDING_AMOUNT,
   type SeededPolicy,
@@ -115,8 +115,8 @@ async function accountBalance(account: string): Promise<bigint> {
 async function groupsOf(intentId: string) {
   return query<{ group_id: string; kind: string; asset: string; idempotency_key: string }>(
     `SELECT group_id, kind::text, asset, idempotency_key FROM ledger.groups
-      WHERE idempotency_key IN ($1, $2) ORDER BY seq`,
-    [`funding:${intentId}`, `refund-owed:${intentId}`],
+      WHERE idempotency_key IN ($1, $2, $3) ORDER BY seq`,
+    [`funding:${intentId}`, `refund-owed:${intentId}`, `refund-paid:${intentId}`],
   );
 }
 
@@ -156,7 +156,16 @@ beforeAll(async () => {
   ledgerAsset = `eip155:196|${token.toLowerCase()}`;
   stack = await startTestStack({
     x402: { devnet, settleTimeoutMs: 1_500 },
-    consumer: { rails },
+    // The execution worker only pays refunds owed here; its rounds are stepped by hand.
+    consumer: {
+      rails,
+      execution: {
+        treasuryKey: devnet.keys.treasury,
+        relayerKey: devnet.keys.relayer,
+        intervalMs: 0,
+        wakeOnNotify: false,
+      },
+    },
   });
   consumer = newAccount();
   await fundWallet(consumer, 10_000_000n);
@@ -447,6 +456,27 @@ describe('a settlement the chain has not confirmed', () => {
     const again = await fund(intent.intentId, policy.session, header);
     expect(again.body).toEqual(late.body);
     expect(await balance(consumer.address)).toBe(consumerBefore - FUNDING_AMOUNT);
+
+    // The worker pays what is owed back on chain; the intent stays EXPIRED, its record says so.
+    await stack.stack.consumerExecution!.runOnce();
+    expect(await balance(consumer.address)).toBe(consumerBefore);
+    expect((await groupsOf(intent.intentId)).map((group) => group.kind)).toEqual([
+      'FUNDING',
+      'REFUND',
+      'REFUND',
+    ]);
+    expect(await accountBalance(`REFUND_PAYABLE:${ledgerAsset}:${policy.policyId}`)).toBe(0n);
+    const after = await getConsumerIntent(stack.db.pool, intent.intentId);
+    expect(after?.state).toBe('EXPIRED');
+    expect(after?.refund).toMatchObject({
+      amount: FUNDING_AMOUNT.toString(),
+      to: consumer.address.toLowerCase(),
+      txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      refundedAt: expect.any(String),
+    });
+    // A second round finds nothing more to pay.
+    await stack.stack.consumerExecution!.runOnce();
+    expect(await balance(consumer.address)).toBe(consumerBefore);
   });
 });
 

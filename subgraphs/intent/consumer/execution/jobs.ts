@@ -11,7 +11,7 @@ import { getConsumerIntent } from '../store';
 import { withClaimedIntents } from './claims';
 import { advanceExecution } from './executor';
 import { RECONCILE_WHERE, reconcileIntent } from './reconciler';
-import { advanceRefund } from './refunds';
+import { advanceRefund, OWED_REFUND_CLAIM } from './refunds';
 
 /** Intents taken per job per round; they run in parallel. */
 export const EXECUTION_BATCH = 16;
@@ -62,6 +62,12 @@ export async function runConsumerExecutionRound(
     (intentId) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, intentId),
     onError('refund'),
   );
+  const owedRefunds = await withClaimedIntents(
+    deps.db,
+    { ...OWED_REFUND_CLAIM, limit: EXECUTION_BATCH },
+    (intentId) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, intentId),
+    onError('owed refund'),
+  );
   const reconciled = await withClaimedIntents(
     deps.db,
     { states: ['MANUAL_REVIEW'], where: RECONCILE_WHERE, limit: EXECUTION_BATCH },
@@ -71,7 +77,7 @@ export async function runConsumerExecutionRound(
     },
     onError('reconciliation'),
   );
-  return { executed, refunds, reconciled };
+  return { executed, refunds: refunds + owedRefunds, reconciled };
 }
 
 /** The states a worker woken by the intent's NOTIFY acts on at once, and the job that does. */

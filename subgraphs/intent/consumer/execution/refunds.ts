@@ -5,6 +5,11 @@
 // construction: the authorization's nonce is derived from the intent, so the token accepts at
 // most one refund per intent however often it is signed or sent; the tx hash is recorded before
 // waiting, and a restart looks at the chain (nonce used? which transaction?) before sending again.
+//
+// The same path pays a refund owed without a state of its own: a funding payment that landed
+// after its intent stopped being fundable (booked FUNDING + REFUND owed by the funding booking,
+// `funding.refundOwed`); the intent keeps its state (often EXPIRED, which is terminal) and only
+// its `refund` record and the REFUND paid group say the money went back.
 import { type Address, type Hex, keccak256, parseAbi, parseSignature, toBytes } from 'viem';
 import type { ChainWalletClient } from '../../../../platform/chain/clients';
 import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
@@ -44,12 +49,22 @@ export interface RefundDeps {
   now(): Date;
 }
 
+/**
+ * The intents whose funding arrived too late and is owed back (any state but REFUND_PENDING,
+ * which has its own flow), as a claim filter (SQL without parameters).
+ */
+export const OWED_REFUND_CLAIM = {
+  states: ['AWAITING_APPROVAL', 'APPROVED', 'AWAITING_FUNDING', 'BLOCKED', 'EXPIRED', 'CANCELLED'],
+  where: `funding ? 'refundOwed' AND NOT coalesce(refund ? 'refundedAt', false)`,
+} as const;
+
 /** One nonce per intent, ever: keccak256("spend-control:refund:<intentId>"). */
 export function refundNonce(intentId: string): Hex {
   return keccak256(toBytes(`spend-control:refund:${intentId}`));
 }
 
 interface RefundRecord {
+  refundedAt?: string;
   amount: string;
   to: string;
   network: string;
@@ -61,22 +76,51 @@ interface RefundRecord {
   txHash?: string;
 }
 
-function refundOf(row: ConsumerIntentRow): RefundRecord {
-  const refund = row.refund as RefundRecord | null;
-  if (refund === null || typeof refund.amount !== 'string' || typeof refund.to !== 'string')
-    throw new Error(`intent ${row.intentId} is REFUND_PENDING without a refund record`);
-  return refund;
+/** A funding payment booked and owed back because its intent was no longer fundable. */
+interface RefundOwed {
+  readonly groupId: string;
+  readonly amount: string;
 }
 
+function owedOf(row: ConsumerIntentRow): RefundOwed | null {
+  const owed = (row.funding as { refundOwed?: RefundOwed } | null)?.refundOwed;
+  return owed !== undefined && typeof owed.amount === 'string' ? owed : null;
+}
+
+/** An owed refund (no REFUND_PENDING state) not paid back yet. */
+export function isOwedRefundOpen(row: ConsumerIntentRow): boolean {
+  const refund = row.refund as RefundRecord | null;
+  return row.state !== 'REFUND_PENDING' && owedOf(row) !== null && refund?.refundedAt === undefined;
+}
+
+function refundOf(row: ConsumerIntentRow, rails?: ConsumerRails): RefundRecord {
+  const refund = row.refund as RefundRecord | null;
+  if (refund !== null && typeof refund.amount === 'string' && typeof refund.to === 'string')
+    return refund;
+  const owed = owedOf(row);
+  const payer = (row.funding as { payer?: unknown } | null)?.payer;
+  if (owed !== null && rails !== undefined && typeof payer === 'string') {
+    return {
+      amount: owed.amount,
+      to: payer,
+      network: rails.funding.network,
+      asset: rails.funding.token.toLowerCase(),
+      groupIds: [owed.groupId],
+    };
+  }
+  throw new Error(`intent ${row.intentId} is ${row.state} without a refund record`);
+}
+
+/** Saves the refund's progress; the intent must still be in the state it was read in. */
 async function saveRefund(deps: RefundDeps, row: ConsumerIntentRow, refund: RefundRecord) {
   const saved = await updateConsumerIntent(
     deps.db,
     row.intentId,
-    'REFUND_PENDING',
+    row.state,
     { refund: { ...refund } },
     deps.now(),
   );
-  if (saved === null) throw new Error(`intent ${row.intentId} left REFUND_PENDING`);
+  if (saved === null) throw new Error(`intent ${row.intentId} left ${row.state}`);
   return saved;
 }
 
@@ -84,8 +128,8 @@ async function saveRefund(deps: RefundDeps, row: ConsumerIntentRow, refund: Refu
 async function finishRefund(deps: RefundDeps, intentId: string, payment: ChainPayment) {
   await withTransaction(deps.db, async (client) => {
     const row = await getConsumerIntent(client, intentId, { forUpdate: true });
-    if (row === null || row.state !== 'REFUND_PENDING') return;
-    const refund = refundOf(row);
+    if (row === null || (row.state !== 'REFUND_PENDING' && !isOwedRefundOpen(row))) return;
+    const refund = refundOf(row, deps.rails);
     const groupId = await postRefund(client, {
       stage: 'PAID',
       asset: assetId(deps.rails.funding.network, deps.rails.funding.token),
@@ -94,19 +138,23 @@ async function finishRefund(deps: RefundDeps, intentId: string, payment: ChainPa
       intentRef: intentId,
       idempotencyKey: `refund-paid:${intentId}`,
     });
-    await transitionConsumerIntent(client, intentId, 'REFUND_PENDING', 'REFUNDED', {
-      now: deps.now(),
-      reason: row.stateReason,
-      changes: {
-        refund: {
-          ...refund,
-          txHash: payment.txHash,
-          blockNumber: payment.blockNumber.toString(),
-          groupIds: [...refund.groupIds.filter((id) => id !== groupId), groupId],
-          refundedAt: deps.now().toISOString(),
-        },
-      },
-    });
+    const paid = {
+      ...refund,
+      txHash: payment.txHash,
+      blockNumber: payment.blockNumber.toString(),
+      groupIds: [...refund.groupIds.filter((id) => id !== groupId), groupId],
+      refundedAt: deps.now().toISOString(),
+    };
+    if (row.state === 'REFUND_PENDING') {
+      await transitionConsumerIntent(client, intentId, 'REFUND_PENDING', 'REFUNDED', {
+        now: deps.now(),
+        reason: row.stateReason,
+        changes: { refund: paid },
+      });
+    } else {
+      // An owed refund of an intent that keeps its state: only the record says it was paid.
+      await updateConsumerIntent(client, intentId, row.state, { refund: paid }, deps.now());
+    }
   });
 }
 
@@ -175,16 +223,16 @@ async function sendRefund(
     account: deps.relayer.account,
   });
   const txHash = await deps.relayer.writeContract(request);
-  saved = await saveRefund(deps, saved, { ...refundOf(saved), txHash });
+  saved = await saveRefund(deps, saved, { ...refundOf(saved, deps.rails), txHash });
   await client.waitForTransactionReceipt({ hash: txHash, timeout: RECEIPT_WAIT_MS });
-  return refundOnChain(deps, saved, refundOf(saved), nonce);
+  return refundOnChain(deps, saved, refundOf(saved, deps.rails), nonce);
 }
 
 /** Moves one claimed REFUND_PENDING intent to REFUNDED when its refund is (or gets) on chain. */
 export async function advanceRefund(deps: RefundDeps, intentId: string): Promise<void> {
   const row = await getConsumerIntent(deps.db, intentId);
-  if (row === null || row.state !== 'REFUND_PENDING') return;
-  const refund = refundOf(row);
+  if (row === null || (row.state !== 'REFUND_PENDING' && !isOwedRefundOpen(row))) return;
+  const refund = refundOf(row, deps.rails);
   const nonce = refundNonce(intentId);
   const onChain =
     (await refundOnChain(deps, row, refund, nonce)) ?? (await sendRefund(deps, row, refund, nonce));
