@@ -441,6 +441,22 @@ test('a policy that does not allow the category blocks: BLOCKED, nextAction NONE
   expect(answer.body.fundingRequest).toBeNull();
 });
 
+test('a policy kept in another asset blocks (BLOCKED_ASSET): the amount is never weighed in another unit', async () => {
+  const who = await consumer({
+    asset: {
+      network: devnet.info.chains.funding.caip2,
+      token: '0x' + '5a'.repeat(20),
+      symbol: 'OTHER',
+      decimals: 6,
+    },
+  });
+  const answer = await create(who);
+  expect(answer.status).toBe(201);
+  expect(answer.body.intent).toMatchObject({ state: 'BLOCKED', reservationId: null });
+  expect(answer.body.decision.decision).toBe('BLOCKED_ASSET');
+  expect(answer.body.nextAction).toBe('NONE');
+});
+
 describe('escalated intents', () => {
   const escalating = { escalateAbove: '0.05' };
 

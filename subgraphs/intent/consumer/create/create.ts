@@ -63,6 +63,8 @@ interface Quoted {
   readonly quote: ConsumerQuote;
   readonly url: string;
   readonly summary: string;
+  /** The asset the consumer will pay in (the funding rail's token). */
+  readonly fundingAsset: { readonly network: string; readonly token: string };
 }
 
 /** The catalog gate, then the merchant's price: nothing stored, PROVIDER_UNAVAILABLE when it cannot be quoted. */
@@ -91,7 +93,8 @@ async function quoteRequest(ctx: SubgraphContext, request: ConsumerIntentRequest
     method: route.method,
     challenge,
   });
-  return { terms, quote, url, summary: route.summary(params) };
+  const fundingAsset = { network: rails.funding.network, token: rails.funding.token };
+  return { terms, quote, url, summary: route.summary(params), fundingAsset };
 }
 
 /** Stores the quoted intent and its SpendIntent (CREATED → QUOTED → POLICY_CHECKING), or finds the key's intent. */
@@ -114,6 +117,7 @@ async function storeQuoted(
     summary: quoted.summary,
     recipient: (quoted.quote.json.merchant as { payTo: string }).payTo,
     fundingAtomic: quoted.quote.fundingAtomic,
+    fundingAsset: quoted.fundingAsset,
     quoteExpiresAt: quoted.quote.expiresAt,
     endpoint: quoted.url,
   });

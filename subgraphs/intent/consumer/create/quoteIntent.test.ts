@@ -237,6 +237,7 @@ describe('the quote and the SpendIntent', () => {
       summary: 'a.test',
       recipient: MERCHANT,
       fundingAtomic: 50250n,
+      fundingAsset: { network: 'eip155:196', token: USDT0 },
       quoteExpiresAt: new Date('2026-11-22T09:05:00.000Z'),
       endpoint: url,
     });

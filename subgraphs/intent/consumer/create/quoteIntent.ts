@@ -92,6 +92,8 @@ export interface SpendIntentInput {
   /** The merchant's payTo (the quote's merchant.payTo). */
   readonly recipient: string;
   readonly fundingAtomic: bigint;
+  /** The asset the consumer pays in: the funding rail's token (rails.funding). */
+  readonly fundingAsset: { readonly network: string; readonly token: string };
   readonly quoteExpiresAt: Date;
   /** The merchant URL (the quote's merchant.url). */
   readonly endpoint: string;
@@ -106,8 +108,10 @@ export function nonceOfIntentId(intentId: string): bigint {
 
 /**
  * The SpendIntent of a consumer purchase: the amount the engine weighs is what the consumer pays
- * (the funding amount, in the policy's asset), paid towards the merchant's payTo, until the
- * quote's expiry.
+ * (the funding amount), in the asset it is paid in (the funding rail's token), towards the
+ * merchant's payTo, until the quote's expiry. Naming the funding asset rather than copying the
+ * policy's makes the engine's rule 3 (asset.allowed) refuse a policy kept in any other asset
+ * (BLOCKED_ASSET), so an amount is never weighed against limits in another unit.
  */
 export function buildSpendIntent(input: SpendIntentInput): SpendIntentWire {
   return {
@@ -122,8 +126,8 @@ export function buildSpendIntent(input: SpendIntentInput): SpendIntentWire {
       params: input.params as JsonObject,
     },
     recipient: input.recipient.toLowerCase(),
-    network: input.policy.asset.network,
-    token: input.policy.asset.token.toLowerCase(),
+    network: input.fundingAsset.network,
+    token: input.fundingAsset.token.toLowerCase(),
     amount: input.fundingAtomic.toString(),
     deadline: formatIsoSeconds(Math.floor(input.quoteExpiresAt.getTime() / 1000)),
     nonce: nonceOfIntentId(input.intentId).toString(),
