@@ -12,6 +12,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { ConsumerRails } from '../../subgraphs/kit';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
 import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
 import {
@@ -228,6 +229,16 @@ async function escalatedConsumerIntent(
   return { intentId: created.body.intent.intentId, intentHash: created.body.intent.intentHash };
 }
 
+/**
+ * The devnet rails, with the funding asset named as the world's policies keep theirs (the fixture
+ * token on eip155:196): purchases are weighed in the asset they are paid in, and this world only
+ * creates and reads intents (nothing is funded here), so the policies and the rails must agree.
+ */
+function matrixRails(devnet: DevnetChains, merchantUrl: string): ConsumerRails {
+  const rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchantUrl });
+  return { ...rails, funding: { ...rails.funding, token: TOKEN } };
+}
+
 export async function startMatrixWorld(): Promise<MatrixWorld> {
   const devnet = await startDevnetChains({ dataDir: null });
   const funding = devnet.info.chains.funding;
@@ -244,7 +255,7 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
   const stack = await startTestStack({
     ...attackStackOptions(devnet),
     x402: { devnet },
-    consumer: { rails: devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url }) },
+    consumer: { rails: matrixRails(devnet, merchant.url) },
   });
   try {
     const policyAsset = await registerAsset(stack.db.pool, {
