@@ -27,7 +27,7 @@ import { createSettlementRail } from '../gateway/x402/rail';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
-import { signIn } from '../test/support/siwe';
+import { signIn } from '../devnet/agents/signIn';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
 

@@ -15,6 +15,7 @@ import { FaucetRefusedError, faucet } from '../devnet/faucet';
 import { main as composeMain } from './compose';
 import { main as schemaMain } from './schemaDump';
 import { parseCommandArgs, parseStartArgs, UsageError } from './args';
+import { runDemo } from './demo';
 import { ROLES, StartupError, start } from './start';
 
 /** Runs until SIGINT/SIGTERM, then stops cleanly; a second signal exits at once. */
@@ -161,6 +162,15 @@ const COMMANDS: Readonly<Record<string, Command>> = {
                       write schema/sql/ (the database schema after every migration), or check it
                       has not drifted`,
     run: (argv) => schemaMain(argv),
+  },
+  demo: {
+    usage: `  demo                the whole story of one purchase on the embedded default, step by step:
+                      policy, sign-in, quote, x402 funding, the merchant paid, the registry's
+                      check, the public receipt and the trial balance; exit 1 if a step fails`,
+    run: (argv) => {
+      if (argv.length > 0) throw new UsageError('usage: spend-control demo');
+      return runDemo();
+    },
   },
   devnet: {
     usage: `  devnet start        run only the local anvil chains (DATA_DIR/devnet.json)

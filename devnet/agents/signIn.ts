@@ -1,0 +1,88 @@
+// Sign-in as a wallet does it, for the demo, end-to-end tests and benches: ask the service for a
+// nonce, write the EIP-4361 message with viem's createSiweMessage (overridable field by field, so
+// tests can try every refusal), sign it with a real key (personal_sign) and post it to a verify route.
+import type { LocalAccount } from 'viem';
+import { createSiweMessage } from 'viem/siwe';
+
+export interface IssuedNonce {
+  nonce: string;
+  issuedAt: string;
+  expiresAt: string;
+  domain: string;
+  uri: string;
+  chainId: number;
+  version: string;
+  statement: string;
+  resourceFormat: string;
+}
+
+export interface SignedMessage {
+  message: string;
+  signature: `0x${string}`;
+}
+
+export type MessageOverrides = Partial<Parameters<typeof createSiweMessage>[0]>;
+
+export async function requestNonce(url: string): Promise<IssuedNonce> {
+  const response = await fetch(`${url}/consumer/auth/nonce`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
+  if (response.status !== 200)
+    throw new Error(`nonce request answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as IssuedNonce;
+}
+
+/** The message the service asks for (a policy resource when `policyId` is given), with overrides applied. */
+export async function signSignInMessage(
+  account: LocalAccount,
+  nonce: IssuedNonce,
+  options: { policyId?: string; overrides?: MessageOverrides; issuedAt?: Date } = {},
+): Promise<SignedMessage> {
+  const message = createSiweMessage({
+    address: account.address,
+    domain: nonce.domain,
+    uri: nonce.uri,
+    chainId: nonce.chainId,
+    nonce: nonce.nonce,
+    version: '1',
+    statement: nonce.statement,
+    issuedAt: options.issuedAt ?? new Date(nonce.issuedAt),
+    ...(options.policyId !== undefined
+      ? { resources: [nonce.resourceFormat.replace('<policyId>', options.policyId)] }
+      : {}),
+    ...options.overrides,
+  });
+  return { message, signature: await account.signMessage({ message }) };
+}
+
+export async function postSignIn(
+  url: string,
+  route: '/consumer/auth/verify' | '/owner/auth/verify',
+  signed: SignedMessage,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(signed),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Signs in and returns the bearer; throws with the answer when sign-in is refused. */
+export async function signIn(
+  url: string,
+  account: LocalAccount,
+  policyId?: string,
+): Promise<string> {
+  const signed = await signSignInMessage(account, await requestNonce(url), { policyId });
+  const answer = await postSignIn(
+    url,
+    policyId === undefined ? '/owner/auth/verify' : '/consumer/auth/verify',
+    signed,
+  );
+  if (answer.status !== 200)
+    throw new Error(`sign-in answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return answer.body.accessToken as string;
+}
