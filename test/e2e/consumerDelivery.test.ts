@@ -297,12 +297,18 @@ describe('POST /verify_delivery', () => {
     await until(completedId, (current) => current.state === 'COMPLETED');
   }, 60_000);
 
-  const verify = (body: unknown, who: TestConsumer | null = buyer, paid = true) =>
+  /** POST /verify_delivery as `who`'s consumer session (or `bearer`), paid from `who`'s wallet. */
+  const verify = (
+    body: unknown,
+    who: TestConsumer | null = buyer,
+    paid = true,
+    bearer = who?.session,
+  ) =>
     (paid && who !== null ? officialFetch(who.account) : fetch)(`${stack.url}/verify_delivery`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        ...(who === null ? {} : { authorization: `Bearer ${who.session}` }),
+        ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
       },
       body: JSON.stringify(body),
     });
@@ -367,6 +373,12 @@ describe('POST /verify_delivery', () => {
     expect(await readTokenBalance(fundingChain, rails.funding.token, feeReceiver)).toBe(
       before + VERIFY_PRICE,
     );
+    // The policy's owner and an admin may ask too, and get the same finding.
+    for (const bearer of [buyer.owner, stack.adminToken]) {
+      const asked = await verify({ intentId: completedId }, buyer, true, bearer);
+      expect(asked.status).toBe(200);
+      expect(await asked.json()).toEqual(body);
+    }
   });
 
   test('paid, {capability, params, providerAttested}: the same check for a purchase made elsewhere', async () => {
@@ -426,6 +438,22 @@ describe('POST /verify_delivery', () => {
     expect(((await down.json()) as { serviceVerified: unknown }).serviceVerified).toMatchObject({
       verified: false,
       detail: expect.stringMatching(/^not verified: the RDAP lookup failed \(MALFORMED_ANSWER\)/),
+    });
+  });
+
+  test('paid, an intent the merchant has not answered yet: 409 DELIVERY_NOT_READY', async () => {
+    const created = await postJson(
+      stack.url,
+      '/consumer/intents',
+      { capability: 'domains.check', params: { domain: unique('unpaid') } },
+      buyer.session,
+    );
+    expect(created.body.intent.state).toBe('AWAITING_FUNDING');
+    const answer = await verify({ intentId: created.body.intent.intentId });
+    expect(answer.status).toBe(409);
+    expect(await answer.json()).toMatchObject({
+      code: 'DELIVERY_NOT_READY',
+      details: { state: 'AWAITING_FUNDING' },
     });
   });
 
