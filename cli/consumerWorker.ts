@@ -1,6 +1,7 @@
 // The consumer execution worker: on an interval (and on demand through runOnce, for tests and
-// operators), one round executes queued purchases (or finishes what a crashed run left), sends
-// owed refunds and reads chain truth for ambiguous payments. It holds the treasury signer (the
+// operators), one round executes queued purchases (or finishes what a crashed run left), checks
+// deliveries against the RDAP registry, sends owed refunds and reads chain truth for ambiguous
+// payments. It holds the treasury signer (the
 // only holder of the treasury key) and the funding rail's relayer (refund gas); the payment
 // adapter it drives sees neither.
 import type { Pool } from 'pg';
@@ -9,9 +10,13 @@ import { relayerAccount } from '../platform/chain/facilitatorSigner';
 import type { RoleKey } from '../platform/chain/keys';
 import { createTreasurySigner } from '../platform/chain/treasurySigner';
 import type { Logger } from '../platform/log';
+import type { RdapClient } from '../platform/rdap';
 import { startRoundLoop } from './roundLoop';
 import type { PoolClient } from 'pg';
 import {
+  assertDeliveryRetryPolicy,
+  DEFAULT_DELIVERY_RETRY,
+  type DeliveryRetryPolicy,
   type ExecutionRoundResult,
   registerConsumerAssets,
   runConsumerExecutionRound,
@@ -38,6 +43,14 @@ export interface ConsumerExecutionOptions {
    */
   readonly wakeOnNotify?: boolean;
   readonly requestTimeoutMs?: number;
+  /**
+   * The RDAP client delivery checks ask (the registry, never the merchant); `npm start` passes the
+   * one cli/rdap.ts prepares. Absent: this worker runs no delivery job and DELIVERY_PENDING waits
+   * for a worker that has one. The subgraphs of the same process answer POST /verify_delivery with it.
+   */
+  readonly rdap?: RdapClient;
+  /** Checks without a usable answer before MANUAL_REVIEW, and the waits between them; default 5 and 2 s…2 min. */
+  readonly deliveryRetry?: DeliveryRetryPolicy;
 }
 
 export interface RunningConsumerWorker {
@@ -54,6 +67,10 @@ export async function startConsumerExecutionWorker(
   },
 ): Promise<RunningConsumerWorker> {
   await registerConsumerAssets(options.db, options.rails);
+  const retry = options.deliveryRetry ?? DEFAULT_DELIVERY_RETRY;
+  assertDeliveryRetryPolicy(retry);
+  if (options.rdap === undefined)
+    options.log.info('consumer worker without an RDAP client: deliveries are not checked here');
   const funding = options.rails.funding;
   const deps = {
     db: options.db,
@@ -67,6 +84,7 @@ export async function startConsumerExecutionWorker(
     log: options.log,
     now: options.now ?? (() => new Date()),
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_MERCHANT_TIMEOUT_MS,
+    delivery: options.rdap === undefined ? null : { rdap: options.rdap, retry },
   };
   const loop = startRoundLoop(
     () => runConsumerExecutionRound(deps),

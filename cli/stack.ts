@@ -5,6 +5,7 @@ import type { ApolloServer } from '@apollo/server';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../platform/log';
+import type { RdapClient } from '../platform/rdap';
 import type { SubgraphName } from '../platform/db/migrate';
 import { startGateway, type GatewayOptions, type RunningGateway } from '../gateway/server';
 import {
@@ -50,6 +51,8 @@ export interface SubgraphRoleDeps {
   readonly chains?: SubgraphChains;
   /** The consumer purchase path's rails and provider registry; absent: purchases unavailable. */
   readonly consumer?: ConsumerRails;
+  /** The RDAP client of delivery checks (POST /verify_delivery); absent: none configured. */
+  readonly rdap?: RdapClient;
   readonly settings?: Partial<SubgraphSettings>;
   /** The database the pool is open on; parts that open their own connections (the decision thread) need it. */
   readonly databaseUrl?: string;
@@ -79,6 +82,7 @@ export async function startSubgraph(
       now: deps.now,
       chains: deps.chains,
       consumer: deps.consumer,
+      rdap: deps.rdap,
       settings: deps.settings,
       onInternalError: (error, correlationId) =>
         deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
@@ -208,6 +212,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
         log: options.log,
         chains: options.chains,
         consumer: options.consumer?.rails,
+        // The execution worker's RDAP client also answers POST /verify_delivery.
+        rdap: options.consumer?.execution?.rdap,
         settings: subgraphSettingsOf(options),
         databaseUrl: options.databaseUrl,
         decisionThread: options.decisionThread,

@@ -5,7 +5,7 @@
 // each started here in turn.
 import { loadConfig, prepareLocalSecrets, type Config } from '../platform/config';
 import { createLogger, type Logger } from '../platform/log';
-import type { RdapClientOptions } from '../platform/rdap';
+import { createRdapClient, type RdapClientOptions } from '../platform/rdap';
 import type { DevnetInfo } from '../devnet/chains';
 import { prepareChains } from './chains';
 import { prepareEscalationChannels, type EscalationChannels } from './channels';
@@ -134,6 +134,8 @@ export async function start(
               treasuryKey: devnetKeys.treasury,
               relayerKey: devnetKeys.relayer,
               intervalMs: DEFAULT_EXECUTION_INTERVAL_MS,
+              // Deliveries are checked against the registry cli/rdap.ts found (the devnet one here).
+              ...(rdap.client === null ? {} : { rdap: createRdapClient(rdap.client) }),
             },
           }
         : {}),

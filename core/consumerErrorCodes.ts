@@ -52,6 +52,12 @@ export const CONSUMER_ERROR_CODES = {
     retryable: false,
     message: 'Only a consumer intent in MANUAL_REVIEW with an ambiguous payment can be resolved.',
   },
+  DELIVERY_NOT_READY: {
+    status: 409,
+    retryable: true,
+    message:
+      'This consumer intent has no merchant answer yet, so there is no delivery to verify; ask again once it is delivered.',
+  },
   RESOLUTION_CONTRADICTS_CHAIN: {
     status: 409,
     retryable: true,

@@ -34,6 +34,7 @@ describe('paid fields', () => {
     expect(Object.fromEntries(paid)).toEqual({
       'Mutation.fundConsumerIntent': ['POST /consumer/intents/:intentId/fund'],
       'Mutation.preflightPayment': ['POST /preflight_payment'],
+      'Mutation.verifyDelivery': ['POST /verify_delivery'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],
     });
   });

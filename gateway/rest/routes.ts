@@ -5,6 +5,7 @@ import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
 import { consumerIntentRoutes } from './routes/consumer';
 import { executeConsumerIntentRoute, resolveConsumerIntentRoute } from './routes/consumerExecution';
+import { verifyDeliveryRoute } from './routes/delivery';
 import { escalationStatusRoute } from './routes/escalations';
 import {
   createSpendIntentRoute,
@@ -39,6 +40,7 @@ export function buildRoutes(): RouteDefinition[] {
     createSpendIntentRoute,
     preflightPaymentRoute,
     detectDuplicateRoute,
+    verifyDeliveryRoute,
     getLedgerRoute,
     receiptStatusRoute,
     escalationStatusRoute,

@@ -21,3 +21,8 @@ export {
   runConsumerIntentNow,
   WAKING_STATES,
 } from './consumer/execution/jobs';
+export {
+  assertDeliveryRetryPolicy,
+  DEFAULT_DELIVERY_RETRY,
+  type DeliveryRetryPolicy,
+} from './consumer/delivery/retry';

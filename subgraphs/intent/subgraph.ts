@@ -19,6 +19,7 @@ import {
   resolveConsumerIntentReference,
 } from './consumer/resolvers';
 import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
+import { ConsumerDeliveryResolver } from './consumer/delivery/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -35,6 +36,7 @@ export const intentSubgraph: SubgraphModule = {
           PolicyConsumerIntentsResolver,
           ConsumerFundingResolver,
           ConsumerExecutionResolver,
+          ConsumerDeliveryResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

@@ -10,6 +10,7 @@ import { ActorSignatureError, verifyClaims } from '../../platform/actor';
 import { systemClock } from '../../platform/clock';
 import { deriveSealingKey } from '../../platform/sealing';
 import { toGraphQLError } from './errors';
+import type { RdapClient } from '../../platform/rdap';
 import type { ConsumerRails, SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
 
 export { CORRELATION_HEADER } from '../../platform/actor';
@@ -29,6 +30,8 @@ export interface SubgraphServerDeps {
   readonly chains?: SubgraphChains;
   /** The consumer purchase path's rails and provider registry (the intent subgraph). */
   readonly consumer?: ConsumerRails;
+  /** The RDAP client delivery checks ask (the intent subgraph's verify_delivery). */
+  readonly rdap?: RdapClient;
   /** Deployment settings; absent fields take DEFAULT_SUBGRAPH_SETTINGS. */
   readonly settings?: Partial<SubgraphSettings>;
 }
@@ -93,6 +96,7 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
       correlationId,
       chains: deps.chains,
       consumer: deps.consumer,
+      rdap: deps.rdap,
       settings,
       sealingKey,
     };

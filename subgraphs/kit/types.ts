@@ -5,6 +5,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Actor } from '../../platform/actor';
+import type { RdapClient } from '../../platform/rdap';
 import type { SubgraphName } from '../../platform/db/migrate';
 
 export type { SubgraphName };
@@ -107,6 +108,8 @@ export interface SubgraphContext {
   readonly chains?: SubgraphChains;
   /** The consumer purchase path's rails and provider registry; absent: purchases unavailable. */
   readonly consumer?: ConsumerRails;
+  /** The RDAP client delivery checks ask (POST /verify_delivery); absent: RDAP checks answer verified: false. */
+  readonly rdap?: RdapClient;
   /** Absent in hand-built contexts; read it through `settingsOf`. */
   readonly settings?: SubgraphSettings;
   /** AES key for secrets kept sealed at rest (platform/sealing.ts); derived from the actor secret. */

@@ -66,6 +66,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'GET /ping_service': PAID,
   'POST /preflight_payment': PAID,
   'POST /detect_duplicate': PAID,
+  'POST /verify_delivery': PAID,
   'POST /redact_payment_metadata': PAID,
   'POST /cafe/order/latte': PAID,
   // Funding a consumer intent (none of A's exists in this world): a session needed, else hidden.
@@ -119,6 +120,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Mutation.logReceipt': PUBLIC,
   'Mutation.preflightPayment': PAID,
   'Mutation.fundConsumerIntent': PAID,
+  'Mutation.verifyDelivery': PAID,
   'Mutation.setProviderMaturity': ADMIN_FIELD_OK,
   'Mutation.setCapabilityMaturity': ADMIN_FIELD_OK,
   'Mutation.recordTreasuryTransfer': ADMIN_FIELD_OK,

@@ -38,6 +38,13 @@ const get =
 /** No consumer intent of A exists in this world yet: a well-formed id nobody holds. */
 const UNKNOWN_INTENT = `ci_${'0'.repeat(24)}`;
 
+/** A purchase made elsewhere, for verify_delivery: the body form that needs no intent of A. */
+const VERIFY_DELIVERY_CLAIM = {
+  capability: 'domains.check',
+  params: { domain: 'taken.test' },
+  providerAttested: { fields: { domain: 'taken.test', available: false } },
+};
+
 const post =
   (path: string, body: (world: MatrixWorld) => unknown = () => ({})): Build =>
   (world) => ({ kind: 'rest', method: 'POST', path, body: body(world) });
@@ -153,6 +160,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     policyId: world.a.policyId,
     intentHash: world.approved.intentHash,
   })),
+  'POST /verify_delivery': post('/verify_delivery', () => VERIFY_DELIVERY_CLAIM),
   'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({
     metadata: { note: 'ada@example.com' },
   })),
@@ -321,6 +329,15 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     (world) => ({
       p: world.a.policyId,
       i: world.freshIntentA(),
+    }),
+  ),
+  'Mutation.verifyDelivery': gql(
+    'verifyDelivery',
+    'mutation ($c: String, $p: JSONObject, $a: JSONObject) { verifyDelivery(capability: $c, params: $p, providerAttested: $a) }',
+    () => ({
+      c: VERIFY_DELIVERY_CLAIM.capability,
+      p: VERIFY_DELIVERY_CLAIM.params,
+      a: VERIFY_DELIVERY_CLAIM.providerAttested,
     }),
   ),
   'Mutation.fundConsumerIntent': gql(

@@ -41,6 +41,11 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     policyId: policy.policyId,
     intent: freshWireIntent(policy, NOW_MS),
   }),
+  'POST /verify_delivery': () => ({
+    capability: 'travel.book',
+    params: { from: 'AMS' },
+    providerAttested: { status: 'ATTESTED', fields: { booked: true } },
+  }),
 };
 
 const routes = buildRoutes();

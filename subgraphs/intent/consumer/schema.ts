@@ -54,6 +54,12 @@ export class ConsumerIntent implements ConsumerIntentView {
   providerAttested!: Json | null;
   @Field(() => GraphQLJSONObject, { nullable: true }) refund!: Json | null;
   @Field(() => GraphQLJSONObject, { nullable: true }) resolution!: Json | null;
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'The service’s own delivery finding {verified, method, source, checkedAt, detail}, kept apart from providerAttested.',
+  })
+  serviceVerified!: Json | null;
   @Field({ description: 'ISO-8601 UTC.' }) createdAt!: string;
   @Field({ description: 'ISO-8601 UTC.' }) updatedAt!: string;
 }

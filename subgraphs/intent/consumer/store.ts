@@ -29,6 +29,10 @@ export interface ConsumerIntentChanges {
   readonly providerAttested?: Record<string, unknown> | null;
   readonly refund?: Record<string, unknown> | null;
   readonly resolution?: Record<string, unknown> | null;
+  /** The service's own delivery finding (ServiceVerified), never merged with providerAttested. */
+  readonly serviceVerified?: Record<string, unknown> | null;
+  readonly deliveryAttempts?: number;
+  readonly deliveryNextAttemptAt?: Date | null;
 }
 
 /** Change key → column (pg sends objects as JSON, bigints are sent as decimal text). */
@@ -46,6 +50,9 @@ const CHANGE_COLUMNS: Readonly<Record<keyof ConsumerIntentChanges, string>> = {
   providerAttested: 'provider_attested',
   refund: 'refund',
   resolution: 'resolution',
+  serviceVerified: 'service_verified',
+  deliveryAttempts: 'delivery_attempts',
+  deliveryNextAttemptAt: 'delivery_next_attempt_at',
 };
 
 export interface ConsumerIntentRow {
@@ -73,6 +80,10 @@ export interface ConsumerIntentRow {
   readonly providerAttested: Record<string, unknown> | null;
   readonly refund: Record<string, unknown> | null;
   readonly resolution: Record<string, unknown> | null;
+  readonly serviceVerified: Record<string, unknown> | null;
+  /** Delivery checks that found no usable answer so far (the job's bounded retries). */
+  readonly deliveryAttempts: number;
+  readonly deliveryNextAttemptAt: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -81,8 +92,8 @@ export interface ConsumerIntentRow {
 export const CONSUMER_INTENT_COLUMNS = `intent_id, policy_id::text AS policy_id, wallet, capability,
   provider, category, params, idempotency_key, state, state_version, state_reason, quote,
   quote_expires_at, funding_amount::text AS funding_amount, spend_intent, intent_hash, decision,
-  poll_ref, reservation_id, funding, settlement, provider_attested, refund, resolution, created_at,
-  updated_at`;
+  poll_ref, reservation_id, funding, settlement, provider_attested, refund, resolution,
+  service_verified, delivery_attempts, delivery_next_attempt_at, created_at, updated_at`;
 
 type Json = Record<string, unknown>;
 
@@ -111,6 +122,9 @@ export interface ConsumerIntentDbRow {
   provider_attested: Json | null;
   refund: Json | null;
   resolution: Json | null;
+  service_verified: Json | null;
+  delivery_attempts: number;
+  delivery_next_attempt_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -143,6 +157,9 @@ export function fromRow(row: ConsumerIntentDbRow): ConsumerIntentRow {
     providerAttested: row.provider_attested,
     refund: row.refund,
     resolution: row.resolution,
+    serviceVerified: row.service_verified,
+    deliveryAttempts: row.delivery_attempts,
+    deliveryNextAttemptAt: row.delivery_next_attempt_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -25,6 +25,8 @@ export interface ConsumerIntentView {
   readonly providerAttested: Record<string, unknown> | null;
   readonly refund: Record<string, unknown> | null;
   readonly resolution: Record<string, unknown> | null;
+  /** The service's own delivery finding; the merchant's word stays in providerAttested. */
+  readonly serviceVerified: Record<string, unknown> | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -51,6 +53,7 @@ export function consumerIntentView(row: ConsumerIntentRow): ConsumerIntentView {
     providerAttested: row.providerAttested,
     refund: row.refund,
     resolution: row.resolution,
+    serviceVerified: row.serviceVerified,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

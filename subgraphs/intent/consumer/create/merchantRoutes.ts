@@ -4,17 +4,10 @@
 // capability the service can quote; a capability without a row cannot be bought (the catalog gate
 // refuses it first: gated or not verified).
 import { z } from 'zod';
+import { isDomainName } from '../../../../core/validation/domainName';
 import { requiredOr } from '../../../../core/validation/zodDetails';
 
-const MAX_DOMAIN_LENGTH = 253;
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
-/** A plain DNS name of at least two labels (letters, digits, hyphens; IDNs as punycode), any case. */
-export function isDomainName(value: string): boolean {
-  if (value.length === 0 || value.length > MAX_DOMAIN_LENGTH) return false;
-  const labels = value.toLowerCase().split('.');
-  return labels.length >= 2 && labels.every((label) => LABEL.test(label));
-}
+export { isDomainName };
 
 export interface MerchantRoute {
   readonly method: 'GET';

@@ -1,12 +1,16 @@
 // One round of the consumer execution worker: execute what is queued (or finish what a crashed
-// run left half-way), send the refunds that are owed, and read chain truth for the ambiguous
-// payments. Each job claims its intents (claims.ts), so any number of workers may run.
+// run left half-way), check deliveries against the registry, send the refunds that are owed, and
+// read chain truth for the ambiguous payments. Each job claims its intents (claims.ts), so any
+// number of workers may run.
 import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
 import type { ChainWalletClient } from '../../../../platform/chain/clients';
 import type { DbPool } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
+import type { RdapClient } from '../../../../platform/rdap';
 import type { ConsumerRails } from '../../../kit';
 import { registerAsset } from '../../../ledger';
+import { advanceDelivery, DELIVERY_CLAIM, type DeliveryDeps } from '../delivery/job';
+import type { DeliveryRetryPolicy } from '../delivery/retry';
 import { getConsumerIntent } from '../store';
 import { withClaimedIntents } from './claims';
 import { advanceExecution } from './executor';
@@ -26,6 +30,11 @@ export interface ConsumerExecutionDeps {
   now(): Date;
   readonly requestTimeoutMs: number;
   readonly fetch?: typeof globalThis.fetch;
+  /**
+   * Delivery verification (the registry over RDAP, and the retry bound); absent: this worker
+   * leaves DELIVERY_PENDING intents to a worker that has it.
+   */
+  readonly delivery?: { readonly rdap: RdapClient; readonly retry: DeliveryRetryPolicy } | null;
 }
 
 export interface ExecutionRoundResult {
@@ -35,6 +44,26 @@ export interface ExecutionRoundResult {
   readonly refunds: number;
   /** Ambiguous payments whose chain finding was read. */
   readonly reconciled: number;
+  /** Deliveries checked (or finished) by the delivery job. */
+  readonly delivered: number;
+}
+
+function deliveryDepsOf(deps: ConsumerExecutionDeps): DeliveryDeps | null {
+  if (!deps.delivery) return null;
+  return { ...deps.delivery, db: deps.db, log: deps.log, now: () => deps.now() };
+}
+
+/**
+ * Executes one claimed intent and, once it reaches DELIVERY_PENDING, checks its delivery under the
+ * same claim: the delivery's NOTIFY arrives while this claim still holds the intent, so a wake-up
+ * could not take it, and the purchase would otherwise wait for the next round.
+ */
+function executeThenDeliver(deps: ConsumerExecutionDeps) {
+  const delivery = deliveryDepsOf(deps);
+  return async (intentId: string): Promise<void> => {
+    await advanceExecution(deps, intentId);
+    if (delivery !== null) await advanceDelivery(delivery, intentId);
+  };
 }
 
 export async function runConsumerExecutionRound(
@@ -53,9 +82,19 @@ export async function runConsumerExecutionRound(
       ],
       limit: EXECUTION_BATCH,
     },
-    (intentId) => advanceExecution(deps, intentId),
+    executeThenDeliver(deps),
     onError('execution'),
   );
+  const delivery = deliveryDepsOf(deps);
+  const delivered =
+    delivery === null
+      ? 0
+      : await withClaimedIntents(
+          deps.db,
+          { ...DELIVERY_CLAIM, limit: EXECUTION_BATCH },
+          (intentId) => advanceDelivery(delivery, intentId),
+          onError('delivery'),
+        );
   const refunds = await withClaimedIntents(
     deps.db,
     { states: ['REFUND_PENDING'], limit: EXECUTION_BATCH },
@@ -77,11 +116,27 @@ export async function runConsumerExecutionRound(
     },
     onError('reconciliation'),
   );
-  return { executed, refunds: refunds + owedRefunds, reconciled };
+  return { executed, refunds: refunds + owedRefunds, reconciled, delivered };
 }
 
 /** The states a worker woken by the intent's NOTIFY acts on at once, and the job that does. */
-export const WAKING_STATES = ['EXECUTION_QUEUED', 'REFUND_PENDING'] as const;
+export const WAKING_STATES = ['EXECUTION_QUEUED', 'DELIVERY_PENDING', 'REFUND_PENDING'] as const;
+
+function jobFor(
+  deps: ConsumerExecutionDeps,
+  state: (typeof WAKING_STATES)[number],
+): ((intentId: string) => Promise<void>) | null {
+  switch (state) {
+    case 'EXECUTION_QUEUED':
+      return executeThenDeliver(deps);
+    case 'DELIVERY_PENDING': {
+      const delivery = deliveryDepsOf(deps);
+      return delivery === null ? null : (id) => advanceDelivery(delivery, id);
+    }
+    case 'REFUND_PENDING':
+      return (id) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, id);
+  }
+}
 
 /**
  * Runs the job for one intent now, as soon as its state change is announced (NOTIFY
@@ -99,10 +154,8 @@ export async function runConsumerIntentNow(
       { err: error, intentId: failed },
       `consumer ${state} job failed; retried next round`,
     );
-  const work =
-    state === 'EXECUTION_QUEUED'
-      ? (id: string) => advanceExecution(deps, id)
-      : (id: string) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, id);
+  const work = jobFor(deps, state);
+  if (work === null) return false;
   const ran = await withClaimedIntents(
     deps.db,
     { states: [state], intentIds: [intentId], limit: 1 },
