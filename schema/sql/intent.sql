@@ -797,9 +797,13 @@ CREATE TABLE intent.consumer_intents (
     resolution jsonb,
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL,
+    service_verified jsonb,
+    delivery_attempts integer DEFAULT 0 NOT NULL,
+    delivery_next_attempt_at timestamp with time zone,
     CONSTRAINT consumer_intents_capability_check CHECK (((length(capability) >= 1) AND (length(capability) <= 64))),
     CONSTRAINT consumer_intents_category_check CHECK ((category ~ '^[a-z0-9.-]{1,64}$'::text)),
     CONSTRAINT consumer_intents_decision_check CHECK (((decision IS NULL) OR (jsonb_typeof(decision) = 'object'::text))),
+    CONSTRAINT consumer_intents_delivery_attempts_check CHECK (((delivery_attempts >= 0) AND (delivery_attempts <= 100))),
     CONSTRAINT consumer_intents_funding_amount_check CHECK ((funding_amount > (0)::numeric)),
     CONSTRAINT consumer_intents_funding_check CHECK (((funding IS NULL) OR (jsonb_typeof(funding) = 'object'::text))),
     CONSTRAINT consumer_intents_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 128))),
@@ -814,6 +818,7 @@ CREATE TABLE intent.consumer_intents (
     CONSTRAINT consumer_intents_refund_check CHECK (((refund IS NULL) OR (jsonb_typeof(refund) = 'object'::text))),
     CONSTRAINT consumer_intents_reservation_id_check CHECK ((reservation_id ~ '^rsv_[0-9a-f]{24}$'::text)),
     CONSTRAINT consumer_intents_resolution_check CHECK (((resolution IS NULL) OR (jsonb_typeof(resolution) = 'object'::text))),
+    CONSTRAINT consumer_intents_service_verified_check CHECK (((service_verified IS NULL) OR ((jsonb_typeof(service_verified) = 'object'::text) AND (jsonb_typeof((service_verified -> 'verified'::text)) = 'boolean'::text) AND ((service_verified ->> 'method'::text) = ANY (ARRAY['RDAP'::text, 'PROVIDER_ATTESTATION'::text]))))),
     CONSTRAINT consumer_intents_settlement_check CHECK (((settlement IS NULL) OR (jsonb_typeof(settlement) = 'object'::text))),
     CONSTRAINT consumer_intents_spend_intent_check CHECK (((spend_intent IS NULL) OR (jsonb_typeof(spend_intent) = 'object'::text))),
     CONSTRAINT consumer_intents_state_known CHECK ((state = ANY (ARRAY['CREATED'::text, 'DISCOVERING'::text, 'QUOTED'::text, 'POLICY_CHECKING'::text, 'AWAITING_APPROVAL'::text, 'APPROVED'::text, 'AWAITING_FUNDING'::text, 'FUNDED'::text, 'EXECUTION_QUEUED'::text, 'PROVIDER_PAYMENT_PENDING'::text, 'PROVIDER_PAID'::text, 'PROVIDER_ACKNOWLEDGED'::text, 'DELIVERY_PENDING'::text, 'DELIVERY_VERIFIED'::text, 'FAILED_BEFORE_PAYMENT'::text, 'FAILED_AFTER_PAYMENT'::text, 'REFUND_PENDING'::text, 'MANUAL_REVIEW'::text, 'BLOCKED'::text, 'COMPLETED'::text, 'REFUNDED'::text, 'EXPIRED'::text, 'CANCELLED'::text]))),
@@ -1131,7 +1136,7 @@ CREATE UNIQUE INDEX consumer_intents_idempotency ON intent.consumer_intents USIN
 -- Name: consumer_intents_open; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE INDEX consumer_intents_open ON intent.consumer_intents USING btree (state, updated_at) WHERE (state = ANY (ARRAY['AWAITING_APPROVAL'::text, 'APPROVED'::text, 'AWAITING_FUNDING'::text, 'FUNDED'::text, 'EXECUTION_QUEUED'::text, 'PROVIDER_PAYMENT_PENDING'::text, 'PROVIDER_PAID'::text, 'PROVIDER_ACKNOWLEDGED'::text, 'FAILED_BEFORE_PAYMENT'::text, 'REFUND_PENDING'::text, 'MANUAL_REVIEW'::text]));
+CREATE INDEX consumer_intents_open ON intent.consumer_intents USING btree (state, updated_at) WHERE (state = ANY (ARRAY['AWAITING_APPROVAL'::text, 'APPROVED'::text, 'AWAITING_FUNDING'::text, 'FUNDED'::text, 'EXECUTION_QUEUED'::text, 'PROVIDER_PAYMENT_PENDING'::text, 'PROVIDER_PAID'::text, 'PROVIDER_ACKNOWLEDGED'::text, 'DELIVERY_PENDING'::text, 'DELIVERY_VERIFIED'::text, 'FAILED_BEFORE_PAYMENT'::text, 'REFUND_PENDING'::text, 'MANUAL_REVIEW'::text]));
 
 --
 -- Name: consumer_intents_policy; Type: INDEX; Schema: intent; Owner: spend_control_owner
