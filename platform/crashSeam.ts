@@ -7,6 +7,8 @@ export const CRASH_POINTS = [
   'after-signing',
   'after-request-left',
   'after-answer',
+  'after-paid-recorded',
+  'after-delivery-check',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

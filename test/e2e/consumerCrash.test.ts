@@ -1,13 +1,17 @@
-// kill -9 at each execution step, then a restart on the same data. The execution worker runs in a
-// process of its own (test/support/consumerWorkerProcess.ts) that kills itself with SIGKILL at
-// the named step: after the capability is redeemed, after the authorization is signed (recorded,
-// never sent), after the paid request left (the merchant is slow and settles after we died),
-// after the merchant's answer came back (before it was recorded). A fresh worker process then
-// takes over. For each step: the intent ends in a legal state (DELIVERY_PENDING, or through
-// MANUAL_REVIEW resolved by the admin route from chain truth: COMPLETED or REFUNDED), the merchant
-// is paid at most once (AuthorizationUsed of the treasury read from the chain), and the ledger's
-// treasuries moved exactly as the chains did, with nothing left in SUSPENSE and every asset
-// balanced.
+// The crash campaign: kill -9 at each step from a funded intent to COMPLETED, for several seeds,
+// then a restart on the same data. The execution worker runs in a process of its own
+// (test/support/consumerWorkerProcess.ts) that kills itself with SIGKILL at the named step: after
+// the capability is redeemed, after the authorization is signed (recorded, never sent), after the
+// paid request left (the merchant is slow and settles after we died), after the merchant's answer
+// came back (before it was recorded), after the payment was recorded (before the acknowledgement
+// and recognition), after the registry answered the delivery check (before it was recorded). A
+// seed decides how many intents are in flight together (1 to 3) when the worker dies. A fresh
+// worker process then takes over. For every intent: a legal end state (COMPLETED, or through
+// MANUAL_REVIEW resolved by the admin route from chain truth: COMPLETED or REFUNDED), at most one
+// merchant payment (AuthorizationUsed of the treasury read from the chain), the ledger's
+// treasuries moved exactly as the chains did, nothing left in SUSPENSE, every asset balanced.
+// The counts of the whole campaign are printed at the end. (Funding itself is the x402 paywall's,
+// whose crash and replay cases are in x402Settlement.test.ts.)
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseAbi } from 'viem';
@@ -15,6 +19,7 @@ import type { CrashPoint } from '../../platform/crashSeam';
 import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { devnetConsumerRails } from '../../devnet/consumerRails';
+import { type DevnetRdapRegistry, startDevnetRdapRegistry } from '../../devnet/rdap/registry';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
 import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
 import {
@@ -37,6 +42,7 @@ const AUTHORIZATION_USED = parseAbi([
 ]);
 
 let devnet: DevnetChains;
+let registry: DevnetRdapRegistry;
 let merchant: DomainsMerchant;
 let rails: ConsumerRails;
 let stack: TestStack;
@@ -46,6 +52,7 @@ const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   devnet = await startDevnetChains({ dataDir: null });
+  registry = await startDevnetRdapRegistry();
   // Short authorizations, so an authorization that was never sent is provably dead within the test.
   merchant = await startDevnetDomainsMerchant({
     settlement: devnet.info.chains.settlement,
@@ -65,7 +72,9 @@ afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await stack?.stop();
   await merchant?.stop();
+  await registry?.stop();
   await devnet?.stop();
+  process.stdout.write(`crash campaign: ${JSON.stringify(totals)}\n`);
 });
 
 function startWorker(crashAt: CrashPoint | null): { child: ChildProcess; exited: Promise<string> } {
@@ -74,6 +83,7 @@ function startWorker(crashAt: CrashPoint | null): { child: ChildProcess; exited:
     rails: { ...rails, spreadBps: rails.spreadBps.toString() },
     treasuryPrivateKey: devnet.keys.treasury.exportPrivateKey(),
     relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+    rdapBootstrapUrl: registry.bootstrapUrl,
   };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -134,6 +144,7 @@ async function fundedIntent(): Promise<{ intentId: string; session: string }> {
     '/consumer/intents',
     {
       capability: 'domains.check',
+      // Not registered: the merchant says available and the devnet registry answers 404.
       params: { domain: `crash-${Date.now().toString(36)}-${account.address.slice(2, 8)}.test` },
     },
     session,
@@ -198,42 +209,87 @@ async function resolveFromChain(intentId: string): Promise<string> {
 const F = () => `${rails.funding.network}|${rails.funding.token.toLowerCase()}`;
 const S = () => `${rails.settlement.network}|${rails.settlement.token.toLowerCase()}`;
 
-const CASES: ReadonlyArray<{
+/** The campaign's counts over every case and seed (printed at the end). */
+const totals = {
+  runs: 0,
+  intents: 0,
+  payments: 0,
+  doublePayments: 0,
+  lostUnits: 0,
+  ends: {} as Record<string, number>,
+};
+
+const STEPS: ReadonlyArray<{
   point: CrashPoint;
   /** The merchant holds the paid request this long, so "after the request left" is real. */
   merchantDelayMs: number;
+  /** Payments per intent, and where an intent ends. */
   payments: number;
   ends: readonly string[];
 }> = [
-  { point: 'after-redeem', merchantDelayMs: 0, payments: 1, ends: ['DELIVERY_PENDING'] },
+  { point: 'after-redeem', merchantDelayMs: 0, payments: 1, ends: ['COMPLETED'] },
   { point: 'after-signing', merchantDelayMs: 0, payments: 0, ends: ['REFUNDED'] },
   { point: 'after-request-left', merchantDelayMs: 1_500, payments: 1, ends: ['COMPLETED'] },
   { point: 'after-answer', merchantDelayMs: 0, payments: 1, ends: ['COMPLETED'] },
+  { point: 'after-paid-recorded', merchantDelayMs: 0, payments: 1, ends: ['COMPLETED'] },
+  { point: 'after-delivery-check', merchantDelayMs: 0, payments: 1, ends: ['COMPLETED'] },
 ];
+const SEEDS = [1, 2, 3];
+const CASES = STEPS.flatMap((step) => SEEDS.map((seed) => ({ ...step, seed })));
+
+async function books() {
+  return {
+    settlementTreasury: await readTokenBalance(
+      settlementChain,
+      rails.settlement.token,
+      rails.settlement.treasury,
+    ),
+    fundingTreasury: await readTokenBalance(
+      fundingChain,
+      rails.funding.token,
+      rails.funding.treasury,
+    ),
+    ledgerS: await ledgerBalance('TREASURY', S()),
+    ledgerF: await ledgerBalance('TREASURY', F()),
+  };
+}
+
+/** Waits for each intent to end, resolving the ambiguous ones from chain truth on the way. */
+async function endOf(intentId: string): Promise<string> {
+  const settled = await until(`${intentId} to settle after the restart`, async () => {
+    const row = await intentRow(intentId);
+    return ['COMPLETED', 'MANUAL_REVIEW'].includes(row.state) ? row : null;
+  });
+  if (settled.state === 'MANUAL_REVIEW') {
+    expect(settled.state_reason).toMatch(/^PAYMENT_AMBIGUOUS/);
+    await resolveFromChain(intentId);
+  }
+  return until(`${intentId} to end`, async () => {
+    const row = await intentRow(intentId);
+    return ['COMPLETED', 'REFUNDED'].includes(row.state) ? row.state : null;
+  });
+}
 
 test.each(CASES)(
-  'kill -9 $point, restart: a legal end state, $payments merchant payment(s), every unit in the ledger',
-  async ({ point, merchantDelayMs, payments, ends }) => {
-    const { intentId, session } = await fundedIntent();
+  'kill -9 $point (seed $seed), restart: legal ends, $payments payment(s) per intent, every unit in the ledger',
+  async ({ point, merchantDelayMs, payments, ends, seed }) => {
+    const inFlight = 1 + ((seed * 7) % 3);
+    // One after the other: the faucet's minter is one wallet, its nonces must not race.
+    const intents: Array<{ intentId: string; session: string }> = [];
+    for (let i = 0; i < inFlight; i += 1) intents.push(await fundedIntent());
     const fromBlock = (await settlementChain.getBlockNumber()) + 1n;
-    const before = {
-      settlementTreasury: await readTokenBalance(
-        settlementChain,
-        rails.settlement.token,
-        rails.settlement.treasury,
-      ),
-      fundingTreasury: await readTokenBalance(
-        fundingChain,
-        rails.funding.token,
-        rails.funding.treasury,
-      ),
-      ledgerS: await ledgerBalance('TREASURY', S()),
-      ledgerF: await ledgerBalance('TREASURY', F()),
-    };
+    const before = await books();
     merchant.setFaults({ delayMs: merchantDelayMs });
     const crashing = await readyWorker(point);
-    const queued = await postJson(stack.url, `/consumer/intents/${intentId}/execute`, {}, session);
-    expect(queued.status).toBe(202);
+    for (const { intentId, session } of intents) {
+      const queued = await postJson(
+        stack.url,
+        `/consumer/intents/${intentId}/execute`,
+        {},
+        session,
+      );
+      expect(queued.status).toBe(202);
+    }
     expect(await crashing.exited).toBe('SIGKILL');
     // Let a slow merchant finish settling what was sent before we died.
     if (merchantDelayMs > 0)
@@ -241,49 +297,42 @@ test.each(CASES)(
     merchant.resetFaults();
 
     const restarted = await readyWorker(null);
-    const settled = await until(`${intentId} to settle after the restart`, async () => {
-      const row = await intentRow(intentId);
-      return ['DELIVERY_PENDING', 'MANUAL_REVIEW'].includes(row.state) ? row : null;
-    });
-    if (settled.state === 'MANUAL_REVIEW') {
-      expect(settled.state_reason).toMatch(/^PAYMENT_AMBIGUOUS/);
-      await resolveFromChain(intentId);
-    }
-    const end = await until(`${intentId} to end`, async () => {
-      const row = await intentRow(intentId);
-      return ['DELIVERY_PENDING', 'COMPLETED', 'REFUNDED'].includes(row.state) ? row.state : null;
-    });
+    const endStates = await Promise.all(intents.map(({ intentId }) => endOf(intentId)));
     restarted.child.kill('SIGTERM');
     await restarted.exited;
 
-    expect(ends).toContain(end);
-    expect(await treasuryPayments(fromBlock)).toBe(payments);
-    const after = {
-      settlementTreasury: await readTokenBalance(
-        settlementChain,
-        rails.settlement.token,
-        rails.settlement.treasury,
-      ),
-      fundingTreasury: await readTokenBalance(
-        fundingChain,
-        rails.funding.token,
-        rails.funding.treasury,
-      ),
-      ledgerS: await ledgerBalance('TREASURY', S()),
-      ledgerF: await ledgerBalance('TREASURY', F()),
-    };
+    // One intent met the crash at `point`; the others were before or after a step when it hit.
+    expect(endStates.some((end) => ends.includes(end))).toBe(true);
+    for (const end of endStates) expect(['COMPLETED', 'REFUNDED']).toContain(end);
+    const paid = await treasuryPayments(fromBlock);
+    const expectedPaid = endStates.filter((end) => end === 'COMPLETED').length;
+    expect(paid).toBe(expectedPaid);
+    if (inFlight === 1) expect(paid).toBe(payments);
+    const after = await books();
     // The ledger's treasuries moved exactly as the chains did (refunds included), nothing in SUSPENSE.
+    const lost =
+      after.ledgerS -
+      before.ledgerS -
+      (after.settlementTreasury - before.settlementTreasury) +
+      (after.ledgerF - before.ledgerF - (after.fundingTreasury - before.fundingTreasury));
     expect(after.ledgerS - before.ledgerS).toBe(
       after.settlementTreasury - before.settlementTreasury,
     );
     expect(after.ledgerF - before.ledgerF).toBe(after.fundingTreasury - before.fundingTreasury);
-    expect(after.settlementTreasury - before.settlementTreasury).toBe(-50_000n * BigInt(payments));
+    expect(after.settlementTreasury - before.settlementTreasury).toBe(-50_000n * BigInt(paid));
     expect(await ledgerBalance('SUSPENSE', S())).toBe(0n);
     const balance = await stack.db.pool.query<{ asset: string; net: string }>(
       `SELECT g.asset, sum(e.amount)::text AS net FROM ledger.entries e
          JOIN ledger.groups g ON g.group_id = e.group_id GROUP BY g.asset`,
     );
     for (const row of balance.rows) expect(row.net).toBe('0');
+
+    totals.runs += 1;
+    totals.intents += intents.length;
+    totals.payments += paid;
+    totals.doublePayments += Math.max(0, paid - intents.length);
+    totals.lostUnits += Number(lost);
+    for (const end of endStates) totals.ends[end] = (totals.ends[end] ?? 0) + 1;
   },
   120_000,
 );

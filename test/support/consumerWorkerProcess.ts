@@ -7,6 +7,7 @@ import { Pool } from 'pg';
 import { startConsumerExecutionWorker } from '../../cli/consumerWorker';
 import { RoleKey } from '../../platform/chain/keys';
 import { createLogger } from '../../platform/log';
+import { createRdapClient } from '../../platform/rdap';
 import type { ConsumerRails } from '../../subgraphs/kit';
 
 export const CONSUMER_WORKER_CONFIG_ENV = 'CONSUMER_WORKER_CONFIG';
@@ -17,6 +18,8 @@ export interface ConsumerWorkerProcessConfig {
   readonly rails: Omit<ConsumerRails, 'spreadBps'> & { readonly spreadBps: string };
   readonly treasuryPrivateKey: string;
   readonly relayerPrivateKey: string;
+  /** The RDAP bootstrap the delivery check reads (the devnet registry's). */
+  readonly rdapBootstrapUrl: string;
 }
 
 async function main(): Promise<void> {
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
     relayerKey: RoleKey.fromPrivateKey('relayer', config.relayerPrivateKey),
     intervalMs: 100,
     requestTimeoutMs: 10_000,
+    rdap: createRdapClient({ bootstrapSource: config.rdapBootstrapUrl, lookupTimeoutMs: 2_000 }),
   });
   process.stdout.write('consumer worker ready\n');
   const stop = () => {

@@ -8,6 +8,7 @@
 //                               with backoff; after the bound → MANUAL_REVIEW `DELIVERY_UNVERIFIED: …`.
 // Every move goes through the store's compare-and-set, so the outbox row `consumer_intent.state_changed`
 // (with the reason) is written in the same transaction. The caller holds the intent's claim.
+import { crashPoint } from '../../../../platform/crashSeam';
 import type { DbPool } from '../../../../platform/db';
 import { withTransaction } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
@@ -145,6 +146,7 @@ export async function advanceDelivery(deps: DeliveryDeps, intentId: string): Pro
   const due = row.deliveryNextAttemptAt;
   if (due !== null && due.getTime() > deps.now().getTime()) return;
   const check = await checkDelivery(deliverySubjectOf(row), deps.rdap, () => deps.now());
+  crashPoint('after-delivery-check');
   switch (check.outcome) {
     case 'CONFIRMED':
     case 'ATTESTED_ONLY':

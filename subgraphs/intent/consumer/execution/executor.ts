@@ -130,6 +130,7 @@ async function settleOutcome(
     deps.rails,
     deps.now(),
   );
+  crashPoint('after-paid-recorded');
   await finishPaid(deps, intentId);
 }
 
