@@ -19,6 +19,7 @@ import {
   resolveConsumerIntentReference,
 } from './consumer/resolvers';
 import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
+import { ConsumerReceiptResolver } from './consumer/receipts/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -35,6 +36,7 @@ export const intentSubgraph: SubgraphModule = {
           PolicyConsumerIntentsResolver,
           ConsumerFundingResolver,
           ConsumerExecutionResolver,
+          ConsumerReceiptResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },
