@@ -10,12 +10,12 @@ import {
 } from '../../../../core/consumer/receipt';
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
 import type { Db } from '../../../../platform/db';
-import type { ConsumerIntentRow } from '../store';
 
-/** The row store.ts hands over; serviceVerified is read when the row carries it (issue #18 item 1). */
-export type ReceiptSourceRow = ConsumerIntentRow & {
-  readonly serviceVerified?: Record<string, unknown> | null;
-};
+/**
+ * What store.ts hands over: its ConsumerIntentRow (typed structurally here, so the two modules do
+ * not import each other); serviceVerified is read when the row carries it (issue #18 item 1).
+ */
+export type ReceiptSourceRow = ReceiptSource;
 
 /** States an intent is in only before any funding could have been recorded: no receipt yet. */
 const NEVER_FUNDED: ReadonlySet<ConsumerIntentState> = new Set<ConsumerIntentState>([
