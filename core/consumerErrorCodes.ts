@@ -31,6 +31,11 @@ export const CONSUMER_ERROR_CODES = {
     retryable: false,
     message: 'No consumer intent with this id on this policy.',
   },
+  RECEIPT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    message: 'No receipt for this consumer intent (unknown id, or not funded yet).',
+  },
   PROVIDER_UNAVAILABLE: {
     status: 502,
     retryable: true,

@@ -4,6 +4,7 @@
 import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
 import { consumerIntentRoutes } from './routes/consumer';
+import { consumerReceiptRoute } from './routes/consumerReceipt';
 import { executeConsumerIntentRoute, resolveConsumerIntentRoute } from './routes/consumerExecution';
 import { verifyDeliveryRoute } from './routes/delivery';
 import { escalationStatusRoute } from './routes/escalations';
@@ -31,6 +32,7 @@ export function buildRoutes(): RouteDefinition[] {
     pingServiceRoute,
     serviceMapRoute,
     consumerCatalogRoute,
+    consumerReceiptRoute,
     consumerPolicyRoute,
     ...consumerIntentRoutes,
     fundConsumerIntentRoute,

@@ -23,6 +23,39 @@ $$;
 ALTER FUNCTION intent.call_minute(p_at timestamp with time zone) OWNER TO spend_control_owner;
 
 --
+-- Name: check_consumer_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.check_consumer_receipt() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  intent intent.consumer_intents%ROWTYPE;
+  receipt intent.consumer_receipts%ROWTYPE;
+BEGIN
+  SELECT * INTO intent FROM intent.consumer_intents WHERE intent_id = NEW.intent_id;
+  SELECT * INTO receipt FROM intent.consumer_receipts WHERE intent_id = NEW.intent_id;
+  IF receipt.receipt_id IS NULL THEN
+    IF intent.funding IS NULL THEN
+      RETURN NULL;
+    END IF;
+    RAISE EXCEPTION 'consumer intent % is funded but has no receipt', NEW.intent_id
+      USING ERRCODE = 'IN006';
+  END IF;
+  IF NOT receipt.final AND (receipt.intent_state IS DISTINCT FROM intent.state
+       OR receipt.intent_updated_at IS DISTINCT FROM intent.updated_at) THEN
+    RAISE EXCEPTION 'the receipt of consumer intent % was not written with its change (receipt %/%, intent %/%)',
+      NEW.intent_id, receipt.intent_state, receipt.intent_updated_at, intent.state, intent.updated_at
+      USING ERRCODE = 'IN006';
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.check_consumer_receipt() OWNER TO spend_control_owner;
+
+--
 -- Name: reservations; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -298,6 +331,34 @@ END
 $$;
 
 ALTER FUNCTION intent.guard_consumer_intent() OWNER TO spend_control_owner;
+
+--
+-- Name: guard_consumer_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_consumer_receipt() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'DELETE' OR TG_OP = 'TRUNCATE' THEN
+    RAISE EXCEPTION 'consumer receipts are never deleted' USING ERRCODE = 'IN006';
+  END IF;
+  IF NEW.receipt_id IS DISTINCT FROM OLD.receipt_id OR NEW.intent_id IS DISTINCT FROM OLD.intent_id
+     OR NEW.first_written_at IS DISTINCT FROM OLD.first_written_at THEN
+    RAISE EXCEPTION 'consumer receipt % keeps its id and intent', OLD.receipt_id USING ERRCODE = 'IN006';
+  END IF;
+  IF OLD.final AND ((NEW.body - 'anchor') IS DISTINCT FROM (OLD.body - 'anchor')
+       OR NEW.digest IS DISTINCT FROM OLD.digest OR NEW.intent_state IS DISTINCT FROM OLD.intent_state
+       OR NEW.intent_updated_at IS DISTINCT FROM OLD.intent_updated_at) THEN
+    RAISE EXCEPTION 'consumer receipt % is final: its intent is %', OLD.receipt_id, OLD.intent_state
+      USING ERRCODE = 'IN006';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.guard_consumer_receipt() OWNER TO spend_control_owner;
 
 --
 -- Name: guard_payment_capability(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -830,6 +891,45 @@ CREATE TABLE intent.consumer_intents (
 ALTER TABLE intent.consumer_intents OWNER TO spend_control_owner;
 
 --
+-- Name: consumer_receipts; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.consumer_receipts (
+    receipt_id text NOT NULL,
+    intent_id text NOT NULL,
+    seq bigint NOT NULL,
+    body jsonb NOT NULL,
+    digest text NOT NULL,
+    intent_state text NOT NULL,
+    intent_updated_at timestamp with time zone NOT NULL,
+    final boolean GENERATED ALWAYS AS ((intent_state = ANY (ARRAY['BLOCKED'::text, 'COMPLETED'::text, 'REFUNDED'::text, 'EXPIRED'::text, 'CANCELLED'::text]))) STORED,
+    first_written_at timestamp with time zone DEFAULT now() NOT NULL,
+    written_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT consumer_receipts_body_check CHECK ((jsonb_typeof(body) = 'object'::text)),
+    CONSTRAINT consumer_receipts_check CHECK (((body ->> 'intentId'::text) = intent_id)),
+    CONSTRAINT consumer_receipts_check1 CHECK (((body ->> 'state'::text) = intent_state)),
+    CONSTRAINT consumer_receipts_check2 CHECK ((((body -> 'integrity'::text) ->> 'digest'::text) = digest)),
+    CONSTRAINT consumer_receipts_check3 CHECK ((((body -> 'anchor'::text) ->> 'receiptId'::text) = receipt_id)),
+    CONSTRAINT consumer_receipts_digest_check CHECK ((digest ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT consumer_receipts_receipt_id_check CHECK ((receipt_id ~ '^0x[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE intent.consumer_receipts OWNER TO spend_control_owner;
+
+--
+-- Name: consumer_receipts_seq_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE intent.consumer_receipts ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME intent.consumer_receipts_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: decision_receipts; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1026,6 +1126,27 @@ ALTER TABLE ONLY intent.consumer_intent_transitions
 
 ALTER TABLE ONLY intent.consumer_intents
     ADD CONSTRAINT consumer_intents_pkey PRIMARY KEY (intent_id);
+
+--
+-- Name: consumer_receipts consumer_receipts_intent_id_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_receipts
+    ADD CONSTRAINT consumer_receipts_intent_id_key UNIQUE (intent_id);
+
+--
+-- Name: consumer_receipts consumer_receipts_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_receipts
+    ADD CONSTRAINT consumer_receipts_pkey PRIMARY KEY (receipt_id);
+
+--
+-- Name: consumer_receipts consumer_receipts_seq_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_receipts
+    ADD CONSTRAINT consumer_receipts_seq_key UNIQUE (seq);
 
 --
 -- Name: decision_receipts decision_receipts_decision_id_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -1231,6 +1352,30 @@ CREATE TRIGGER consumer_intents_outbox AFTER INSERT OR UPDATE ON intent.consumer
 ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_outbox;
 
 --
+-- Name: consumer_intents consumer_intents_receipt_current; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE CONSTRAINT TRIGGER consumer_intents_receipt_current AFTER UPDATE ON intent.consumer_intents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (((new.funding IS NOT NULL) OR (old.funding IS NOT NULL))) EXECUTE FUNCTION intent.check_consumer_receipt();
+
+ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_receipt_current;
+
+--
+-- Name: consumer_receipts consumer_receipts_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_receipts_guard BEFORE DELETE OR UPDATE ON intent.consumer_receipts FOR EACH ROW EXECUTE FUNCTION intent.guard_consumer_receipt();
+
+ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_guard;
+
+--
+-- Name: consumer_receipts consumer_receipts_no_truncate; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_receipts_no_truncate BEFORE TRUNCATE ON intent.consumer_receipts FOR EACH STATEMENT EXECUTE FUNCTION intent.guard_consumer_receipt();
+
+ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_no_truncate;
+
+--
 -- Name: payment_capabilities payment_capabilities_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1285,6 +1430,13 @@ ALTER TABLE ONLY intent.consumer_intent_events
     ADD CONSTRAINT consumer_intent_events_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intent.consumer_intents(intent_id);
 
 --
+-- Name: consumer_receipts consumer_receipts_intent_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.consumer_receipts
+    ADD CONSTRAINT consumer_receipts_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intent.consumer_intents(intent_id);
+
+--
 -- Name: decision_receipts decision_receipts_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1316,6 +1468,12 @@ GRANT USAGE ON SCHEMA intent TO spend_control_service;
 --
 
 GRANT ALL ON FUNCTION intent.call_minute(p_at timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION check_consumer_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.check_consumer_receipt() TO spend_control_service;
 
 --
 -- Name: TABLE reservations; Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -1359,6 +1517,12 @@ GRANT ALL ON FUNCTION intent.forget_counts() TO spend_control_service;
 --
 
 GRANT ALL ON FUNCTION intent.guard_consumer_intent() TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_consumer_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.guard_consumer_receipt() TO spend_control_service;
 
 --
 -- Name: FUNCTION guard_payment_capability(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -1453,6 +1617,18 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_intent_transitions TO
 --
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_intents TO spend_control_service;
+
+--
+-- Name: TABLE consumer_receipts; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_receipts TO spend_control_service;
+
+--
+-- Name: SEQUENCE consumer_receipts_seq_seq; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE intent.consumer_receipts_seq_seq TO spend_control_service;
 
 --
 -- Name: TABLE decision_receipts; Type: ACL; Schema: intent; Owner: spend_control_owner

@@ -1,7 +1,7 @@
 // The intent subgraph's custom SQLSTATEs (ERRCODE 'INnnn' in migrations/) and the error codes
 // clients see for them. Ledger errors raised through ledger.post_group inside an intent
 // transaction keep the ledger's own map (ledgerErrorFrom of subgraphs/ledger).
-import type { SqlStateMap } from '../kit';
+import { DEFECT, type SqlStateMap } from '../kit';
 
 /**
  * IN001: intent.preflight_record could not take the owner approval it was to use (used
@@ -19,4 +19,7 @@ export const INTENT_SQLSTATES: SqlStateMap = {
   IN004: 'ILLEGAL_STATE_TRANSITION',
   // A payment capability changed what it allows, or was redeemed or signed twice (migration 0014).
   IN005: 'ILLEGAL_STATE_TRANSITION',
+  // A consumer receipt deleted, changed once final, or not written with its intent's change
+  // (migration 0016): only our own broken code trips it.
+  IN006: DEFECT,
 };

@@ -20,6 +20,7 @@ import {
 } from './consumer/resolvers';
 import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
 import { ConsumerDeliveryResolver } from './consumer/delivery/resolvers';
+import { ConsumerReceiptResolver } from './consumer/receipts/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -37,6 +38,7 @@ export const intentSubgraph: SubgraphModule = {
           ConsumerFundingResolver,
           ConsumerExecutionResolver,
           ConsumerDeliveryResolver,
+          ConsumerReceiptResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

@@ -4,15 +4,18 @@
 // ILLEGAL_STATE_TRANSITION) and again by the database's trigger (IN004), which also writes the
 // outbox row `consumer_intent.state_changed` and NOTIFYs `consumer_intent` in the same
 // transaction. Losing the compare-and-set (another writer moved it first) returns null: the
-// caller re-reads and decides again; nothing is overwritten.
+// caller re-reads and decides again; nothing is overwritten. Every successful change also
+// rewrites the intent's public receipt (receipts/store.ts refreshReceipt) in the same transaction:
+// the caller's, or one opened here when the caller handed over the pool.
 import {
   assertTransition,
   type ConsumerIntentState,
   isConsumerIntentState,
 } from '../../../core/consumer/lifecycle';
-import type { Db } from '../../../platform/db';
+import { type Db, type DbPool, withTransaction } from '../../../platform/db';
 import { appErrorFromSql } from '../../kit';
 import { INTENT_SQLSTATES } from '../sql';
+import { mayTouchReceipt, refreshReceipt } from './receipts/store';
 
 /** The jsonb and scalar columns a state change may set along with the state. */
 export interface ConsumerIntentChanges {
@@ -270,9 +273,16 @@ export async function updateConsumerIntent(
   return updateWhereState(db, [intentId, expectedState, now], ['updated_at = $3'], changes);
 }
 
+/** The pool (not one connection): a change that may write a receipt opens its own transaction. */
+function isPool(db: Db): db is DbPool {
+  const candidate = db as Partial<DbPool>;
+  return typeof candidate.connect === 'function' && typeof candidate.totalCount === 'number';
+}
+
 /**
  * `UPDATE … SET <sets>, <changes> WHERE intent_id = $1 AND state = $2 RETURNING …`: the one
- * compare-and-set statement both writers use; `params` holds $1, $2 and what `sets` names.
+ * compare-and-set statement both writers use; `params` holds $1, $2 and what `sets` names. A
+ * change that went through rewrites the receipt on the same connection, in one transaction.
  */
 async function updateWhereState(
   db: Db,
@@ -287,14 +297,20 @@ async function updateWhereState(
     params.push(typeof value === 'bigint' ? value.toString() : value);
     sets.push(`${spec} = $${params.length}`);
   }
-  try {
-    const result = await db.query<ConsumerIntentDbRow>(
-      `UPDATE intent.consumer_intents SET ${sets.join(', ')}
+  const sql = `UPDATE intent.consumer_intents SET ${sets.join(', ')}
         WHERE intent_id = $1 AND state = $2
-        RETURNING ${CONSUMER_INTENT_COLUMNS}`,
-      params,
-    );
-    return result.rows[0] ? fromRow(result.rows[0]) : null;
+        RETURNING ${CONSUMER_INTENT_COLUMNS}`;
+  const change = async (handle: Db): Promise<ConsumerIntentRow | null> => {
+    const result = await handle.query<ConsumerIntentDbRow>(sql, params);
+    const row = result.rows[0] ? fromRow(result.rows[0]) : null;
+    if (row !== null) await refreshReceipt(handle, row);
+    return row;
+  };
+  try {
+    const expected = params[1] as ConsumerIntentState;
+    if (isPool(db) && mayTouchReceipt(expected, changes.funding))
+      return await withTransaction(db, change);
+    return await change(db);
   } catch (error) {
     throw consumerErrorFrom(error);
   }
