@@ -61,6 +61,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'POST /consumer/intents/:intentId/approve': row('401', '403', '403', 'A', '404', '403'),
   'POST /create_spend_intent': PUBLIC,
   'GET /receipt_status/:receiptId': PUBLIC,
+  // Public, and the world's intents are not funded: no receipt yet, the same 404 for everyone.
+  'GET /consumer/receipt/:intentId': row('404', '404', '404', '404', '404', '404'),
   'POST /log_receipt': PUBLIC,
   'GET /escalation_status/:pollRef': PUBLIC_A,
   'GET /ping_service': PAID,
@@ -86,6 +88,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.catalog': PUBLIC,
   'Query.provider': PUBLIC,
   'Query.capability': PUBLIC,
+  'Query.consumerReceipt': row('404', '404', '404', '404', '404', '404'),
   'Query.receiptAnchor': PUBLIC,
   'Query.escalationStatus': PUBLIC_A,
   'Query.detectDuplicate': PAID,

@@ -145,6 +145,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     method: 'GET',
     path: `/receipt_status/${world.approved.receiptId}`,
   }),
+  'GET /consumer/receipt/:intentId': (world) => ({
+    kind: 'rest',
+    method: 'GET',
+    path: `/consumer/receipt/${world.consumerIntentsA.approveRest.intentId}`,
+  }),
   'POST /log_receipt': post('/log_receipt', (world) => ({ receiptId: world.approved.receiptId })),
   'GET /escalation_status/:pollRef': (world) => ({
     kind: 'rest',
@@ -192,6 +197,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
 
   'Query.catalog': gql('catalog', '{ catalog { maturityOrder } }'),
   'Query.provider': gql('provider', '{ provider(id: "spendctl-domains") { id maturity } }'),
+  'Query.consumerReceipt': gql(
+    'consumerReceipt',
+    'query ($i: ID!) { consumerReceipt(intentId: $i) }',
+    (world) => ({ i: world.consumerIntentsA.approveRest.intentId }),
+  ),
   'Query.capability': gql('capability', '{ capability(id: "domains.check") { id executable } }'),
   'Query.receiptAnchor': gql(
     'receiptAnchor',
