@@ -9,7 +9,8 @@
 // worker process then takes over. For every intent: a legal end state (COMPLETED, or through
 // MANUAL_REVIEW resolved by the admin route from chain truth: COMPLETED or REFUNDED), at most one
 // merchant payment (AuthorizationUsed of the treasury read from the chain), the ledger's
-// treasuries moved exactly as the chains did, nothing left in SUSPENSE, every asset balanced.
+// treasuries moved exactly as the chains did, nothing left in SUSPENSE, every asset balanced,
+// and its public receipt there, built from its final state.
 // The counts of the whole campaign are printed at the end. (Funding itself is the x402 paywall's,
 // whose crash and replay cases are in x402Settlement.test.ts.)
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -216,6 +217,7 @@ const totals = {
   payments: 0,
   doublePayments: 0,
   lostUnits: 0,
+  receipts: 0,
   ends: {} as Record<string, number>,
 };
 
@@ -327,7 +329,31 @@ test.each(CASES)(
     );
     for (const row of balance.rows) expect(row.net).toBe('0');
 
+    // No receipt lost: each intent's public receipt is there, built from its final state, final.
+    const receipts = await stack.db.pool.query<{
+      intent_id: string;
+      intent_state: string;
+      final: boolean;
+    }>(
+      `SELECT r.intent_id, r.intent_state, r.final FROM intent.consumer_receipts r
+        WHERE r.intent_id = ANY($1)`,
+      [intents.map(({ intentId }) => intentId)],
+    );
+    const receiptOf = new Map(receipts.rows.map((row) => [row.intent_id, row]));
+    intents.forEach(({ intentId }, index) => {
+      expect(receiptOf.get(intentId)).toEqual({
+        intent_id: intentId,
+        intent_state: endStates[index],
+        final: true,
+      });
+    });
+    for (const { intentId } of intents) {
+      const publicReceipt = await fetch(`${stack.url}/consumer/receipt/${intentId}`);
+      expect(publicReceipt.status).toBe(200);
+    }
+
     totals.runs += 1;
+    totals.receipts += receipts.rows.length;
     totals.intents += intents.length;
     totals.payments += paid;
     totals.doublePayments += Math.max(0, paid - intents.length);
