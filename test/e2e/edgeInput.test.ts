@@ -23,6 +23,11 @@ const VALID_BODIES: Record<string, unknown> = {
   '/detect_duplicate': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
   '/redact_payment_metadata': { metadata: {} },
   '/cafe/order/latte': {},
+  '/verify_delivery': {
+    capability: 'travel.book',
+    params: { from: 'AMS' },
+    providerAttested: { status: 'ATTESTED', fields: { booked: true } },
+  },
 };
 
 let devnet: DevnetChains;
