@@ -95,11 +95,20 @@ export function paymentHeader(req: Request): string | null {
   return null;
 }
 
+/** The persisted documents a route runs: its operation, and its terms or check before any 402. */
+function routeDocuments(route: RouteDefinition): string[] {
+  const { price } = route;
+  const before =
+    price.kind === 'dynamic' ? price.terms : price.kind === 'paid' ? price.check : undefined;
+  return [route.operation, before].flatMap((binding) => (binding ? [binding.document] : []));
+}
+
 function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
-  if (route.operation && !deps.documents.has(route.operation.document)) {
-    throw new Error(
-      `route ${route.method} ${route.path}: no persisted document ${route.operation.document}.graphql`,
-    );
+  for (const document of routeDocuments(route)) {
+    if (!deps.documents.has(document))
+      throw new Error(
+        `route ${route.method} ${route.path}: no persisted document ${document}.graphql`,
+      );
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
@@ -135,9 +144,10 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
         send(res, await call());
         return;
       }
+      // A request the route refuses (its check or its terms) is answered before any 402.
       const priced =
         route.price.kind === 'paid'
-          ? { amountAtomic: route.price.amountAtomic }
+          ? await fixedPriceRequest(route, input, context, deps)
           : pricedRequest(await requestTerms(route, input, context, deps));
       const result = await deps.paywall.serve(
         {
@@ -184,6 +194,25 @@ async function answerOf(
   }
 }
 
+/** Runs a route's free persisted operation (terms, check) as the caller, unpaid; its errors are the answer. */
+async function runFree(
+  route: RouteDefinition,
+  binding: { readonly document: string; readonly operationName: string },
+  label: 'terms' | 'check',
+  variables: Record<string, unknown>,
+  context: GatewayContext,
+  deps: RestRouterDeps,
+): Promise<Record<string, unknown>> {
+  const source = deps.documents.get(binding.document);
+  if (source === undefined)
+    throw new Error(`route ${routeKey(route)}: no persisted document ${binding.document}.graphql`);
+  const result = await deps.execute(source, binding.operationName, variables, context);
+  if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
+  if (!result.data)
+    throw new AppError('INTERNAL_ERROR', `The ${label} operation returned no data.`);
+  return result.data;
+}
+
 /** A dynamically priced route's terms for this request, from its terms operation (run as the caller, unpaid). */
 async function requestTerms(
   route: RouteDefinition,
@@ -193,13 +222,22 @@ async function requestTerms(
 ): Promise<RequestTerms> {
   if (route.price.kind !== 'dynamic') throw new Error(`route ${routeKey(route)} is not dynamic`);
   const { terms } = route.price;
-  const source = deps.documents.get(terms.document);
-  if (source === undefined)
-    throw new Error(`route ${routeKey(route)}: no persisted document ${terms.document}.graphql`);
-  const result = await deps.execute(source, terms.operationName, terms.variables(input), context);
-  if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
-  if (!result.data) throw new AppError('INTERNAL_ERROR', 'The terms operation returned no data.');
-  return terms.read(result.data);
+  return terms.read(await runFree(route, terms, 'terms', terms.variables(input), context, deps));
+}
+
+/** A fixed-price request, with the refusal of the route's check (run as the caller, unpaid) if it has one. */
+async function fixedPriceRequest(
+  route: RouteDefinition,
+  input: RestInput,
+  context: GatewayContext,
+  deps: RestRouterDeps,
+): Promise<{ amountAtomic: bigint; refusal?: AppError }> {
+  if (route.price.kind !== 'paid') throw new Error(`route ${routeKey(route)} is not fixed-price`);
+  const { amountAtomic, check } = route.price;
+  const variables = check ? check.variables(input) : null;
+  if (!check || variables === null) return { amountAtomic };
+  const refusal = check.read(await runFree(route, check, 'check', variables, context, deps));
+  return refusal ? { amountAtomic, refusal } : { amountAtomic };
 }
 
 /** The paywall's view of request terms: nothing to pay is the refusal itself. */

@@ -10,10 +10,29 @@ export type HttpMethod = 'GET' | 'POST';
 
 /** Prices are in USDT0 atomic units (6 decimals) on eip155:196, written once, here. */
 export type RoutePrice =
-  | { readonly kind: 'free' }
-  | { readonly kind: 'bundled' }
-  | { readonly kind: 'paid'; readonly amountAtomic: bigint }
-  | DynamicPrice;
+  { readonly kind: 'free' } | { readonly kind: 'bundled' } | FixedPrice | DynamicPrice;
+
+/**
+ * A route with one price. It may name a `check`: a free persisted GraphQL operation the gateway
+ * runs before any 402, whose refusal is answered instead of a challenge (a request that cannot
+ * succeed is never charged).
+ */
+export interface FixedPrice {
+  readonly kind: 'paid';
+  readonly amountAtomic: bigint;
+  readonly check?: RefusalCheck;
+}
+
+/** A fixed-price route's pre-payment check: whether this request may be offered a payment at all. */
+export interface RefusalCheck {
+  /** File name (without .graphql) in gateway/rest/documents/. */
+  readonly document: string;
+  readonly operationName: string;
+  /** The check's variables for this request; null when this request needs no check. */
+  variables(input: RestInput): Record<string, unknown> | null;
+  /** Why no payment is taken for this request, or null to offer it. */
+  read(data: Record<string, unknown>): AppError | null;
+}
 
 /**
  * A route priced per request: before any 402 the gateway runs `terms` (a persisted GraphQL
@@ -48,9 +67,7 @@ export interface TermsBinding {
 }
 
 /** Whether a route takes x402 payment: a fixed price or one set per request. */
-export function isPriced(
-  price: RoutePrice,
-): price is Extract<RoutePrice, { kind: 'paid' }> | DynamicPrice {
+export function isPriced(price: RoutePrice): price is FixedPrice | DynamicPrice {
   return price.kind === 'paid' || price.kind === 'dynamic';
 }
 
@@ -146,7 +163,8 @@ export interface RouteDefinition {
 export const FREE: RoutePrice = { kind: 'free' };
 export const BUNDLED: RoutePrice = { kind: 'bundled' };
 export const PRICE_ASSET_DECIMALS = 6;
-/** A paid route's price in display USDT0 ("0.05"), parsed exactly. */
-export function usdt0(display: string): RoutePrice {
-  return { kind: 'paid', amountAtomic: parseDisplayAmount(display, PRICE_ASSET_DECIMALS) };
+/** A paid route's price in display USDT0 ("0.05"), parsed exactly, with its pre-payment check if any. */
+export function usdt0(display: string, check?: RefusalCheck): FixedPrice {
+  const amountAtomic = parseDisplayAmount(display, PRICE_ASSET_DECIMALS);
+  return check ? { kind: 'paid', amountAtomic, check } : { kind: 'paid', amountAtomic };
 }

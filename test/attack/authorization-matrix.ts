@@ -93,6 +93,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.escalationStatus': PUBLIC_A,
   'Query.detectDuplicate': PAID,
   'Query.consumerIntentFundingTerms': row('401', '404', '404', '404', '404', '404'),
+  // verify_delivery's free check of A's intent: its readers learn only that it is not ready yet.
+  'Query.verifyDeliveryTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
   'Query.policy': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policyVersion': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policies': row('401', '403', '403', 'A', 'ok', 'A'),

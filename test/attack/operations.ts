@@ -218,6 +218,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'query ($i: String!) { consumerIntentFundingTerms(intentId: $i) }',
     () => ({ i: UNKNOWN_INTENT }),
   ),
+  'Query.verifyDeliveryTerms': gql(
+    'verifyDeliveryTerms',
+    'query ($i: ID!) { verifyDeliveryTerms(intentId: $i) }',
+    (world) => ({ i: world.consumerIntentsA.read.intentId }),
+  ),
   'Query.detectDuplicate': gql(
     'detectDuplicate',
     'query ($p: ID, $h: ID) { detectDuplicate(policyId: $p, intentHash: $h) }',

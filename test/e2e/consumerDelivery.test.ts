@@ -3,7 +3,14 @@
 // worker's delivery job asks the devnet RDAP registry (never the merchant) and the intent ends
 // COMPLETED, MANUAL_REVIEW (the merchant lied) or, with the registry down, stays DELIVERY_PENDING
 // with verified: false and is retried until the bound hands it to a human. POST /verify_delivery is
-// paid with the official client to the fee receiver. Real chains, merchant, registry and database.
+// paid with the official client to the fee receiver; a request it cannot answer (an intent the
+// caller may not read, or one the merchant has not answered) is refused before any 402 and moves
+// no money. Real chains, merchant, registry and database.
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
@@ -77,8 +84,8 @@ afterEach(() => {
 
 const worker = () => stack.stack.consumerExecution!;
 
-/** The official client (@x402/fetch + @x402/evm) of a wallet, allowed the devnet USD₮0. */
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
+/** The official x402 client (@x402/core + @x402/evm) of a wallet, allowed the devnet USD₮0. */
+function officialClient(payer: PrivateKeyAccount): x402Client {
   const network = rails.funding.network as `${string}:${string}`;
   const client = new x402Client().register(network, new ExactEvmScheme(payer));
   client.setSpendControls({
@@ -86,7 +93,12 @@ function officialFetch(payer: PrivateKeyAccount): typeof fetch {
       { network, asset: rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
     ],
   });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
+  return client;
+}
+
+/** The official fetch wrapper (@x402/fetch) around that client. */
+function officialFetch(payer: PrivateKeyAccount): typeof fetch {
+  return wrapFetchWithPayment(fetch, officialClient(payer)) as typeof fetch;
 }
 
 async function row(intentId: string): Promise<ConsumerIntentRow> {
@@ -441,27 +453,107 @@ describe('POST /verify_delivery', () => {
     });
   });
 
-  test('paid, an intent the merchant has not answered yet: 409 DELIVERY_NOT_READY', async () => {
+  /** The wallet's USD₮0 on the funding chain (eip155:196), where x402 settles. */
+  async function balanceOf(address: string): Promise<bigint> {
+    const fundingChain = createChainPublicClient(devnet.info.chains.funding, {
+      pollingIntervalMs: 20,
+    });
+    return readTokenBalance(fundingChain, rails.funding.token, address as `0x${string}`);
+  }
+
+  async function unansweredIntent(): Promise<string> {
     const created = await postJson(
       stack.url,
       '/consumer/intents',
-      { capability: 'domains.check', params: { domain: unique('unpaid') } },
+      { capability: 'domains.check', params: { domain: unique('unanswered') } },
       buyer.session,
     );
     expect(created.body.intent.state).toBe('AWAITING_FUNDING');
-    const answer = await verify({ intentId: created.body.intent.intentId });
-    expect(answer.status).toBe(409);
-    expect(await answer.json()).toMatchObject({
+    return created.body.intent.intentId as string;
+  }
+
+  test('refused before any 402 and never charged: an unknown intent and another policy’s are the same 404, an unanswered one 409 DELIVERY_NOT_READY', async () => {
+    const unansweredId = await unansweredIntent();
+    const refused: Array<[TestConsumer, unknown, number, string]> = [
+      [stranger, { intentId: completedId }, 404, 'CONSUMER_INTENT_NOT_FOUND'],
+      [stranger, { intentId: 'ci_0123456789abcdef01234567' }, 404, 'CONSUMER_INTENT_NOT_FOUND'],
+      [buyer, { intentId: 'ci_0123456789abcdef01234567' }, 404, 'CONSUMER_INTENT_NOT_FOUND'],
+      [buyer, { intentId: unansweredId }, 409, 'DELIVERY_NOT_READY'],
+    ];
+    const feeReceiver = devnet.info.addresses.feeReceiver;
+    const before = {
+      buyer: await balanceOf(buyer.account.address),
+      stranger: await balanceOf(stranger.account.address),
+      feeReceiver: await balanceOf(feeReceiver),
+    };
+    for (const [who, body, status, code] of refused) {
+      // Unpaid, then with the official client ready to pay: the same refusal, and no 402 to pay.
+      for (const paid of [false, true]) {
+        const answer = await verify(body, who, paid);
+        const error = (await answer.json()) as Record<string, unknown>;
+        expect([answer.status, error.code, body, paid]).toEqual([status, code, body, paid]);
+        expect(answer.headers.get('payment-required')).toBeNull();
+        expect(answer.headers.get('payment-response')).toBeNull();
+      }
+    }
+    const notReady = await verify({ intentId: unansweredId }, buyer, false);
+    expect(await notReady.json()).toMatchObject({
       code: 'DELIVERY_NOT_READY',
-      details: { state: 'AWAITING_FUNDING' },
+      retryable: expect.any(Boolean),
+      details: { intentId: unansweredId, state: 'AWAITING_FUNDING' },
     });
+    // The unknown and the foreign intent answer byte-for-byte alike (bar the correlation id).
+    const [foreign, unknown] = await Promise.all(
+      [completedId, 'ci_0123456789abcdef01234567'].map(async (intentId) => {
+        const answer = (await (await verify({ intentId }, stranger, false)).json()) as Record<
+          string,
+          unknown
+        >;
+        const { correlationId: _ignored, details, ...rest } = answer;
+        return { ...rest, detailKeys: Object.keys((details ?? {}) as object) };
+      }),
+    );
+    expect(foreign).toEqual(unknown);
+    expect({
+      buyer: await balanceOf(buyer.account.address),
+      stranger: await balanceOf(stranger.account.address),
+      feeReceiver: await balanceOf(feeReceiver),
+    }).toEqual(before);
   });
 
-  test('paid, another policy’s intent: 404 CONSUMER_INTENT_NOT_FOUND, as an unknown one', async () => {
-    const foreign = await verify({ intentId: completedId }, stranger);
-    expect(foreign.status).toBe(404);
-    expect(((await foreign.json()) as { code: string }).code).toBe('CONSUMER_INTENT_NOT_FOUND');
-    const unknown = await verify({ intentId: 'ci_0123456789abcdef01234567' }, stranger);
-    expect(unknown.status).toBe(404);
+  test('a payment sent along with a refused request is not taken; it still pays for one that can be answered', async () => {
+    const unpaid = await verify({ intentId: completedId }, buyer, false);
+    expect(unpaid.status).toBe(402);
+    const required = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!);
+    const payload = await officialClient(buyer.account).createPaymentPayload(required);
+    const header = encodePaymentSignatureHeader(payload);
+    const send = (body: unknown) =>
+      fetch(`${stack.url}/verify_delivery`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${buyer.session}`,
+          'payment-signature': header,
+        },
+        body: JSON.stringify(body),
+      });
+    const before = await balanceOf(buyer.account.address);
+    const unansweredId = await unansweredIntent();
+    for (const [body, status] of [
+      [{ intentId: 'ci_0123456789abcdef01234567' }, 404],
+      [{ intentId: unansweredId }, 409],
+    ] as const) {
+      const refused = await send(body);
+      expect([refused.status, refused.headers.get('payment-response')]).toEqual([status, null]);
+    }
+    expect(await balanceOf(buyer.account.address)).toBe(before);
+
+    const answered = await send({ intentId: completedId });
+    expect(answered.status).toBe(200);
+    expect(decodePaymentResponseHeader(answered.headers.get('payment-response')!)).toMatchObject({
+      success: true,
+    });
+    expect(((await answered.json()) as Record<string, unknown>).intentId).toBe(completedId);
+    expect(await balanceOf(buyer.account.address)).toBe(before - VERIFY_PRICE);
   });
 });

@@ -5,7 +5,8 @@
 // consuming the intent's reservation, and the intent is FUNDED, in one transaction (paywall →
 // books.ts → the intent subgraph); the paid call answers {intent, funding}.
 import { isConsumerIntentId } from '../../../core/canon/id-shapes';
-import { AppError, type ErrorCode, isErrorCode } from '../../../core/errors';
+import { AppError } from '../../../core/errors';
+import { refusalFromData } from '../refusal';
 import type { RequestTerms, RestInput, RouteDefinition } from '../types';
 
 function intentIdOf(input: RestInput): string {
@@ -15,17 +16,13 @@ function intentIdOf(input: RestInput): string {
 /** The terms field's JSON, as the paywall takes it. */
 function readTerms(data: Record<string, unknown>): RequestTerms {
   const terms = data.consumerIntentFundingTerms as Record<string, unknown>;
-  const refusal = terms.refusal as { code?: unknown; message?: string; details?: unknown } | null;
-  const code: ErrorCode | null =
-    refusal === null ? null : isErrorCode(refusal.code) ? refusal.code : 'INTENT_NOT_FUNDABLE';
   return {
     amountAtomic: typeof terms.amountAtomic === 'string' ? BigInt(terms.amountAtomic) : null,
     network: String(terms.network),
     asset: String(terms.asset),
     payTo: String(terms.payTo),
     funding: { policyId: String(terms.policyId), intentRef: String(terms.intentId) },
-    refusal:
-      code === null ? null : new AppError(code, refusal?.message, refusal?.details ?? undefined),
+    refusal: refusalFromData(terms.refusal, 'INTENT_NOT_FUNDABLE'),
   };
 }
 
