@@ -14,18 +14,16 @@ import {
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
-import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
-import { type DevnetRdapRegistry, startDevnetRdapRegistry } from '../../devnet/rdap/registry';
+import type { DevnetRdapRegistry } from '../../devnet/rdap/registry';
 import { createChainPublicClient } from '../../platform/chain/clients';
 import { readTokenBalance } from '../../platform/chain/tokens';
-import { createRdapClient } from '../../platform/rdap';
 import { type ConsumerIntentRow, getConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { newConsumer, type TestConsumer } from '../support/consumers';
-import { postJson, startTestStack, type TestStack } from '../support/stack';
+import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
+import { postJson, type TestStack } from '../support/stack';
 
 const MAX_ATTEMPTS = 3;
 /** Long enough that only a test moving the clock of the row lets a retry run. */
@@ -41,28 +39,16 @@ let buyer: TestConsumer;
 let stranger: TestConsumer;
 let sequence = 0;
 
+let world: ConsumerWorld;
+
 beforeAll(async () => {
-  devnet = await startDevnetChains({ dataDir: null });
-  merchant = await startDevnetDomainsMerchant({
-    settlement: devnet.info.chains.settlement,
-    dataDir: null,
+  world = await startConsumerWorld({
+    rdap: true,
+    // Awake on NOTIFY; the retry rounds are stepped by hand with runOnce.
+    execution: { deliveryRetry: { maxAttempts: MAX_ATTEMPTS, backoffMs: [BACKOFF_MS] } },
   });
-  registry = await startDevnetRdapRegistry();
-  rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
-  stack = await startTestStack({
-    x402: { devnet },
-    consumer: {
-      rails,
-      execution: {
-        treasuryKey: devnet.keys.treasury,
-        relayerKey: devnet.keys.relayer,
-        // Awake on NOTIFY; the retry rounds are stepped by hand with runOnce.
-        intervalMs: 0,
-        rdap: createRdapClient({ bootstrapSource: registry.bootstrapUrl, lookupTimeoutMs: 2_000 }),
-        deliveryRetry: { maxAttempts: MAX_ATTEMPTS, backoffMs: [BACKOFF_MS] },
-      },
-    },
-  });
+  ({ devnet, merchant, rails, stack } = world);
+  registry = world.registry!;
   buyer = await newConsumer(stack, devnet, {
     mintAtomic: 10_000_000n,
     policy: { escalateAbove: '5.00' },
@@ -71,10 +57,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
-  await registry?.stop();
-  await merchant?.stop();
-  await devnet?.stop();
+  await world?.stop();
 });
 
 afterEach(() => {

@@ -10,15 +10,14 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Address } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
-import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
-import { type ChainPublicClient, createChainPublicClient } from '../../platform/chain/clients';
+import type { ChainPublicClient } from '../../platform/chain/clients';
 import { readTokenBalance } from '../../platform/chain/tokens';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { newConsumer, type TestConsumer } from '../support/consumers';
-import { postJson, startTestStack, type TestStack } from '../support/stack';
+import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
+import { postJson, type TestStack } from '../support/stack';
 
 let devnet: DevnetChains;
 let merchant: DomainsMerchant;
@@ -30,35 +29,15 @@ let domains = 0;
 
 type Consumer = TestConsumer;
 
+let world: ConsumerWorld;
+
 beforeAll(async () => {
-  devnet = await startDevnetChains({ dataDir: null });
-  merchant = await startDevnetDomainsMerchant({
-    settlement: devnet.info.chains.settlement,
-    dataDir: null,
-  });
-  rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
-  stack = await startTestStack({
-    x402: { devnet },
-    consumer: {
-      rails,
-      // Awake: the worker acts on the intent's NOTIFY; no round is stepped by hand here.
-      execution: {
-        treasuryKey: devnet.keys.treasury,
-        relayerKey: devnet.keys.relayer,
-        intervalMs: 0,
-      },
-    },
-  });
-  fundingChain = createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 });
-  settlementChain = createChainPublicClient(devnet.info.chains.settlement, {
-    pollingIntervalMs: 20,
-  });
+  world = await startConsumerWorld();
+  ({ devnet, merchant, rails, stack, fundingChain, settlementChain } = world);
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
-  await merchant?.stop();
-  await devnet?.stop();
+  await world?.stop();
 });
 
 /** A wallet with 10 USD₮0, a policy it owns (escalating above `escalateAbove`), both sessions. */

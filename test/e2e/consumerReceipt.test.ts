@@ -11,11 +11,9 @@ import canonicalize from 'canonicalize';
 import { type Hex, keccak256, parseAbi, parseEventLogs, toBytes } from 'viem';
 import type { PrivateKeyAccount } from 'viem/accounts';
 import { buildConsumerReceipt } from '../../core/consumer/receipt';
-import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
-import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
-import { type ChainPublicClient, createChainPublicClient } from '../../platform/chain/clients';
+import type { ChainPublicClient } from '../../platform/chain/clients';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import {
   CONSUMER_INTENT_COLUMNS,
@@ -23,7 +21,8 @@ import {
   fromRow,
 } from '../../subgraphs/intent/consumer/store';
 import { newConsumer, type TestConsumer } from '../support/consumers';
-import { graphql, postJson, startTestStack, type TestStack } from '../support/stack';
+import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
+import { graphql, postJson, type TestStack } from '../support/stack';
 
 const TRANSFER = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
@@ -36,34 +35,15 @@ let stack: TestStack;
 let fundingChain: ChainPublicClient;
 let settlementChain: ChainPublicClient;
 
+let world: ConsumerWorld;
+
 beforeAll(async () => {
-  devnet = await startDevnetChains({ dataDir: null });
-  merchant = await startDevnetDomainsMerchant({
-    settlement: devnet.info.chains.settlement,
-    dataDir: null,
-  });
-  rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
-  stack = await startTestStack({
-    x402: { devnet },
-    consumer: {
-      rails,
-      execution: {
-        treasuryKey: devnet.keys.treasury,
-        relayerKey: devnet.keys.relayer,
-        intervalMs: 0,
-      },
-    },
-  });
-  fundingChain = createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 });
-  settlementChain = createChainPublicClient(devnet.info.chains.settlement, {
-    pollingIntervalMs: 20,
-  });
+  world = await startConsumerWorld();
+  ({ devnet, merchant, rails, stack, fundingChain, settlementChain } = world);
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
-  await merchant?.stop();
-  await devnet?.stop();
+  await world?.stop();
 });
 
 /** DECISIONS "Receipts", written out again: each allow-listed object and its keys. */

@@ -1,0 +1,93 @@
+// The world the purchase-path end-to-end tests run in: real anvil chains (eip155:196 and
+// eip155:8453 with their EIP-3009 tokens), the real devnet domains merchant, optionally the devnet
+// RDAP registry, and the service with x402 on the funding chain, the consumer rails and the
+// execution worker (awake on NOTIFY unless a test steps its rounds by hand). One place builds it,
+// so every suite buys through the same assembly.
+import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
+import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
+import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
+import { type DevnetRdapRegistry, startDevnetRdapRegistry } from '../../devnet/rdap/registry';
+import type { ConsumerExecutionOptions } from '../../cli/consumerWorker';
+import { type ChainPublicClient, createChainPublicClient } from '../../platform/chain/clients';
+import { createRdapClient } from '../../platform/rdap';
+import type { ConsumerRails } from '../../subgraphs/kit';
+import { startTestStack, type TestStack, type TestStackOptions } from './stack';
+
+export interface ConsumerWorld {
+  readonly devnet: DevnetChains;
+  readonly merchant: DomainsMerchant;
+  /** The devnet RDAP registry; null when the world runs without delivery checks. */
+  readonly registry: DevnetRdapRegistry | null;
+  readonly rails: ConsumerRails;
+  readonly stack: TestStack;
+  readonly fundingChain: ChainPublicClient;
+  readonly settlementChain: ChainPublicClient;
+  stop(): Promise<void>;
+}
+
+export interface ConsumerWorldOptions {
+  /** Run the devnet RDAP registry and give the worker a client on it; default false. */
+  readonly rdap?: boolean;
+  /** Worker settings beyond the keys (interval 0 by default: awake on NOTIFY only). */
+  readonly execution?: Partial<Omit<ConsumerExecutionOptions, 'treasuryKey' | 'relayerKey'>>;
+  /** Further test-stack options (clock, escalation worker, channels…). */
+  readonly stack?: Partial<TestStackOptions>;
+}
+
+export async function startConsumerWorld(
+  options: ConsumerWorldOptions = {},
+): Promise<ConsumerWorld> {
+  const devnet = await startDevnetChains({ dataDir: null });
+  const started: Array<{ stop(): Promise<void> }> = [devnet];
+  const stopAll = async () => {
+    for (const part of started.reverse()) await part.stop();
+  };
+  try {
+    const merchant = await startDevnetDomainsMerchant({
+      settlement: devnet.info.chains.settlement,
+      dataDir: null,
+    });
+    started.push(merchant);
+    const registry = options.rdap ? await startDevnetRdapRegistry() : null;
+    if (registry !== null) started.push(registry);
+    const rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
+    const stack = await startTestStack({
+      x402: { devnet },
+      ...options.stack,
+      consumer: {
+        rails,
+        execution: {
+          treasuryKey: devnet.keys.treasury,
+          relayerKey: devnet.keys.relayer,
+          intervalMs: 0,
+          ...(registry !== null
+            ? {
+                rdap: createRdapClient({
+                  bootstrapSource: registry.bootstrapUrl,
+                  lookupTimeoutMs: 2_000,
+                }),
+              }
+            : {}),
+          ...options.execution,
+        },
+      },
+    });
+    started.push(stack);
+    return {
+      devnet,
+      merchant,
+      registry,
+      rails,
+      stack,
+      fundingChain: createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 }),
+      settlementChain: createChainPublicClient(devnet.info.chains.settlement, {
+        pollingIntervalMs: 20,
+      }),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
