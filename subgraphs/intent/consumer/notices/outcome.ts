@@ -73,7 +73,8 @@ function paramsText(params: Record<string, unknown>): string {
 }
 
 function reasonCodeOf(reason: string | null): string | null {
-  const match = /^([A-Z][A-Z0-9_]{2,63})(?::|$)/.exec(reason ?? '');
+  // The reason's leading machine code (`CODE: …`, `CODE (503): …`); free text has none.
+  const match = /^([A-Z][A-Z0-9_]{2,63})(?![A-Za-z0-9_])/.exec(reason ?? '');
   return match === null ? null : match[1];
 }
 
