@@ -10,6 +10,7 @@ import {
   SAMPLE_RECIPIENT,
   sampleNotice,
 } from './test-support/notices';
+import { SAMPLE_INTENT_ID, sampleContradicted } from './test-support/outcomes';
 
 const OWNER = 'owner@example.test';
 const FROM = 'Spend Control <noreply@spend-control.test>';
@@ -52,6 +53,25 @@ describe('email adapter', () => {
     ]) {
       expect(mail.text).toContain(words);
     }
+  });
+
+  it('mails an outcome notice: the headline as subject, the lines as body, the intent id as a header', async () => {
+    const adapter = createEmailAdapter({ smtpUrl: sink.url, from: FROM });
+    await adapter.sendOutcome(
+      { kind: 'email', address: 'outcome@example.test' },
+      sampleContradicted(),
+    );
+    const mail = await sink.waitForMessage((received) =>
+      received.envelopeTo.includes('outcome@example.test'),
+    );
+    expect(mail.subject).toBe(
+      'Purchase held for review: domains.check (domain=example.test) for 0.05025 USDT0',
+    );
+    expect(mail.headers['x-spend-control-intent-id']).toBe(SAMPLE_INTENT_ID);
+    expect(mail.text).toContain('(DELIVERY_CONTRADICTED)');
+    expect(mail.text).toContain('Nothing is re-sent to the merchant');
+    expect(mail.text).toContain('This email is a notice only; there is nothing to answer.');
+    expect(mail.raw).not.toMatch(/APPROVE|DENY/);
   });
 
   it('never carries the code or reply instructions: email is not a decision path', async () => {

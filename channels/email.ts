@@ -1,10 +1,18 @@
 // The email channel: an SMTP notice (nodemailer) that an escalation is waiting, with the dashboard
-// link. Email is never a decision path: the mail carries no code and no reply instructions (mail
-// is easily forwarded and read by others), and says to decide in the dashboard.
+// link, or that a consumer intent reached an outcome (subject + plain body). Email is never a
+// decision path: the mail carries no code and no reply instructions (mail is easily forwarded and
+// read by others), and says to decide in the dashboard.
 import nodemailer from 'nodemailer';
 import { ChannelDeliveryError, scrubPeerText } from './errors';
 import { NOTICE_FIELD_LIMITS, noticeProblem, plainField, renderNoticeSummary } from './message';
-import type { ChannelAdapter, ChannelTarget, DeliveryResult, EscalationNotice } from './types';
+import { outcomeProblem, renderOutcomeLines, renderOutcomeSubject } from './outcome';
+import type {
+  ChannelAdapter,
+  ChannelTarget,
+  DeliveryResult,
+  EscalationNotice,
+  OutcomeNotice,
+} from './types';
 
 /** Each SMTP step (connect, greeting, idle socket) must finish within this. */
 export const SMTP_TIMEOUT_MS = 10_000;
@@ -61,6 +69,15 @@ export function renderEmailText(notice: EscalationNotice, now: Date): string {
   ].join('\n');
 }
 
+/** A consumer intent's outcome: the lines every channel shows, and that the mail needs no answer. */
+export function renderOutcomeEmailText(notice: OutcomeNotice): string {
+  return [
+    ...renderOutcomeLines(notice),
+    '',
+    'This email is a notice only; there is nothing to answer. Replies to it are not read.',
+  ].join('\n');
+}
+
 export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter {
   if (typeof options.smtpUrl !== 'string' || !/^smtps?:\/\//.test(options.smtpUrl)) {
     throw new RangeError('email smtpUrl must be an smtp:// or smtps:// URL');
@@ -79,41 +96,62 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
     socketTimeout: SMTP_TIMEOUT_MS,
   });
   const now = options.now ?? (() => new Date());
+  const deliver = async (
+    target: ChannelTarget,
+    mail: { subject: string; text: string; headers: Record<string, string> },
+  ): Promise<DeliveryResult> => {
+    let info: { messageId?: unknown; rejected?: unknown };
+    try {
+      info = await transport.sendMail({
+        from: options.from,
+        to: target.address,
+        subject: mail.subject,
+        text: mail.text,
+        headers: { ...mail.headers, 'Auto-Submitted': 'auto-generated' },
+      });
+    } catch (error) {
+      throw smtpFailure(error);
+    }
+    if (Array.isArray(info.rejected) && info.rejected.length > 0) {
+      throw new ChannelDeliveryError('email', 'the SMTP server rejected the recipient', {
+        retryable: false,
+        reason: 'REJECTED',
+      });
+    }
+    return { externalId: typeof info.messageId === 'string' ? info.messageId : null };
+  };
   return {
     kind: 'email',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
-      if (target.kind !== 'email') throw invalid(`target kind is ${target.kind}`);
-      if (!isEmailAddress(target.address)) throw invalid('target address is not an email address');
+      checkTarget(target);
       const problem = noticeProblem(notice);
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       const text = renderEmailText(notice, now());
       const subject = renderEmailSubject(notice);
       if (text.includes(notice.code) || subject.includes(notice.code))
         throw invalid('the mail would carry the reply code');
-      let info: { messageId?: unknown; rejected?: unknown };
-      try {
-        info = await transport.sendMail({
-          from: options.from,
-          to: target.address,
-          subject,
-          text,
-          headers: {
-            'X-Spend-Control-Poll-Ref': notice.pollRef,
-            'Auto-Submitted': 'auto-generated',
-          },
-        });
-      } catch (error) {
-        throw smtpFailure(error);
-      }
-      if (Array.isArray(info.rejected) && info.rejected.length > 0) {
-        throw new ChannelDeliveryError('email', 'the SMTP server rejected the recipient', {
-          retryable: false,
-          reason: 'REJECTED',
-        });
-      }
-      return { externalId: typeof info.messageId === 'string' ? info.messageId : null };
+      return deliver(target, {
+        subject,
+        text,
+        headers: { 'X-Spend-Control-Poll-Ref': notice.pollRef },
+      });
+    },
+    async sendOutcome(target: ChannelTarget, notice: OutcomeNotice): Promise<DeliveryResult> {
+      checkTarget(target);
+      const problem = outcomeProblem(notice);
+      if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
+      return deliver(target, {
+        subject: renderOutcomeSubject(notice),
+        text: renderOutcomeEmailText(notice),
+        headers: { 'X-Spend-Control-Intent-Id': notice.intentId },
+      });
     },
   };
+}
+
+function checkTarget(target: ChannelTarget): void {
+  if (target.kind !== 'email') throw invalid(`target kind is ${target.kind}`);
+  if (!isEmailAddress(target.address)) throw invalid('target address is not an email address');
 }
 
 /** Classifies by SMTP reply class and nodemailer code; never quotes the server's text or the URL. */

@@ -18,6 +18,14 @@ export {
   replyCommand,
   REPLY_CODE_PATTERN,
 } from './message';
+export {
+  renderOutcomeText,
+  renderOutcomeLines,
+  renderOutcomeHeadline,
+  renderOutcomeSubject,
+  describeReviewReason,
+  outcomeProblem,
+} from './outcome';
 export * from './webhook';
 export * from './telegram';
 export * from './slack';

@@ -14,6 +14,7 @@ import {
 } from './slack';
 import { deliveryError } from './test-support/delivery';
 import { FIXED_NOW, SAMPLE_CODE, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
+import { SAMPLE_INTENT_ID, sampleOutcome } from './test-support/outcomes';
 
 const BOT_TOKEN = 'xoxb-1111-2222-devnetbottoken';
 const SIGNING_SECRET = 'slack-signing-secret-devnet-0123';
@@ -64,6 +65,21 @@ describe('slack adapter', () => {
       ['button', 'primary', `APPROVE ${SAMPLE_CODE}`],
       ['button', 'danger', `DENY ${SAMPLE_CODE}`],
     ]);
+  });
+
+  it('posts an outcome notice as one plain-text section, with no actions block', async () => {
+    const result = await adapter.sendOutcome(target, sampleOutcome());
+    const message = await slack.waitForMessage(
+      (posted) => posted.channel === CHANNEL && String(posted.text).includes(SAMPLE_INTENT_ID),
+    );
+    expect(result).toEqual({ externalId: message.ts });
+    const blocks = message.blocks as Array<{ type: string; text: { text: string } }>;
+    expect(blocks.map((block) => block.type)).toEqual(['section']);
+    expect(blocks[0].text.text).toContain(
+      'Purchase completed: domains.check (domain=taken.test) for 0.05025 USDT0.',
+    );
+    expect(blocks[0].text.text).toContain('Delivery: verified by RDAP at');
+    expect(message.text).not.toMatch(/APPROVE|DENY/);
   });
 
   it('reports invalid_auth as a refusal that retrying cannot fix, without the token', async () => {

@@ -1,6 +1,7 @@
 // The Slack channel through the Web API (base URL configurable for the devnet stand-in):
-// chat.postMessage with Approve/Deny buttons, and the checks on what Slack POSTs back when one is
-// clicked: the v0 request signature and the block_actions payload. The bot token stays here.
+// chat.postMessage with Approve/Deny buttons (a consumer intent's outcome: plain text only), and
+// the checks on what Slack POSTs back when a button is clicked: the v0 request signature and the
+// block_actions payload. The bot token stays here.
 import { ChannelDeliveryError, scrubPeerText } from './errors';
 import {
   type FetchLike,
@@ -12,6 +13,7 @@ import {
   retryAfterSeconds,
 } from './http';
 import { isHttpUrl, noticeProblem, renderNoticeText, replyCommand } from './message';
+import { outcomeProblem, renderOutcomeText } from './outcome';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   constantTimeEqualText,
@@ -19,7 +21,13 @@ import {
   isFreshTimestamp,
   singleHeaderValue,
 } from './signing';
-import type { ChannelAdapter, ChannelTarget, DeliveryResult, EscalationNotice } from './types';
+import type {
+  ChannelAdapter,
+  ChannelTarget,
+  DeliveryResult,
+  EscalationNotice,
+  OutcomeNotice,
+} from './types';
 
 export const SLACK_TIMESTAMP_HEADER = 'x-slack-request-timestamp';
 export const SLACK_SIGNATURE_HEADER = 'x-slack-signature';
@@ -158,6 +166,84 @@ export function buildSlackMessage(
   };
 }
 
+/** A consumer intent's outcome: the same plain text as a section, and no actions block. */
+export function buildSlackOutcomeMessage(
+  channel: string,
+  notice: OutcomeNotice,
+): Record<string, unknown> {
+  const text = renderOutcomeText(notice);
+  return {
+    channel,
+    text: escapeSlackText(text),
+    unfurl_links: false,
+    blocks: [{ type: 'section', text: { type: 'plain_text', text, emoji: false } }],
+  };
+}
+
+interface SlackConnection {
+  readonly base: string;
+  readonly botToken: string;
+  readonly fetch: FetchLike | undefined;
+  readonly timeoutMs: number | undefined;
+}
+
+/** chat.postMessage of a built message; Slack's ts, or a ChannelDeliveryError saying whether to retry. */
+async function postMessage(
+  connection: SlackConnection,
+  message: Record<string, unknown>,
+): Promise<DeliveryResult> {
+  const { botToken } = connection;
+  if (renderedLength(message) > SLACK_MAX_SECTION_CHARS)
+    throw invalid(`text is longer than ${SLACK_MAX_SECTION_CHARS} characters`);
+  const response = await postToPeer({
+    kind: 'slack',
+    url: `${connection.base}/chat.postMessage`,
+    fetch: connection.fetch,
+    timeoutMs: connection.timeoutMs,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      authorization: `Bearer ${botToken}`,
+    },
+    body: JSON.stringify(message),
+  });
+  const answer = parseJsonObject(response.text);
+  if (response.status < 200 || response.status > 299) {
+    const peerError = scrubPeerText(answer?.error, [botToken]);
+    throw new ChannelDeliveryError('slack', `chat.postMessage answered HTTP ${response.status}`, {
+      retryable: isRetryableStatus(response.status),
+      reason: 'HTTP_STATUS',
+      status: response.status,
+      peerError,
+      retryAfterSeconds: retryAfterSeconds(response.headers),
+    });
+  }
+  if (answer === null) {
+    throw new ChannelDeliveryError('slack', 'chat.postMessage answered something other than JSON', {
+      retryable: false,
+      reason: 'BAD_RESPONSE',
+      status: response.status,
+    });
+  }
+  if (answer.ok !== true) {
+    const peerError = scrubPeerText(answer.error, [botToken]) ?? 'unknown_error';
+    throw new ChannelDeliveryError('slack', `chat.postMessage refused: ${peerError}`, {
+      retryable: RETRYABLE_SLACK_ERRORS.has(peerError),
+      reason: 'REJECTED',
+      status: response.status,
+      peerError,
+      retryAfterSeconds: retryAfterSeconds(response.headers),
+    });
+  }
+  return { externalId: typeof answer.ts === 'string' ? answer.ts : null };
+}
+
+function checkTarget(target: ChannelTarget): string {
+  if (target.kind !== 'slack') throw invalid(`target kind is ${target.kind}`);
+  if (!CONVERSATION_ID_PATTERN.test(target.address))
+    throw invalid('target address is not a Slack channel or user id');
+  return target.address;
+}
+
 export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter {
   if (!isHttpUrl(options.apiBaseUrl))
     throw new RangeError('slack apiBaseUrl must be an http(s) URL');
@@ -169,68 +255,26 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
     throw new RangeError('slack botToken must be a non-empty token without spaces');
   }
   checkTimeoutMs('slack', options.timeoutMs);
-  const base = options.apiBaseUrl.replace(/\/+$/, '');
-  const { botToken } = options;
+  const connection: SlackConnection = {
+    base: options.apiBaseUrl.replace(/\/+$/, ''),
+    botToken: options.botToken,
+    fetch: options.fetch,
+    timeoutMs: options.timeoutMs,
+  };
   const now = options.now ?? (() => new Date());
   return {
     kind: 'slack',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
-      if (target.kind !== 'slack') throw invalid(`target kind is ${target.kind}`);
-      if (!CONVERSATION_ID_PATTERN.test(target.address))
-        throw invalid('target address is not a Slack channel or user id');
+      const channel = checkTarget(target);
       const problem = noticeProblem(notice);
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
-      const message = buildSlackMessage(target.address, notice, now());
-      if (renderedLength(message) > SLACK_MAX_SECTION_CHARS)
-        throw invalid(`text is longer than ${SLACK_MAX_SECTION_CHARS} characters`);
-      const response = await postToPeer({
-        kind: 'slack',
-        url: `${base}/chat.postMessage`,
-        fetch: options.fetch,
-        timeoutMs: options.timeoutMs,
-        headers: {
-          'content-type': 'application/json; charset=utf-8',
-          authorization: `Bearer ${botToken}`,
-        },
-        body: JSON.stringify(message),
-      });
-      const answer = parseJsonObject(response.text);
-      if (response.status < 200 || response.status > 299) {
-        const peerError = scrubPeerText(answer?.error, [botToken]);
-        throw new ChannelDeliveryError(
-          'slack',
-          `chat.postMessage answered HTTP ${response.status}`,
-          {
-            retryable: isRetryableStatus(response.status),
-            reason: 'HTTP_STATUS',
-            status: response.status,
-            peerError,
-            retryAfterSeconds: retryAfterSeconds(response.headers),
-          },
-        );
-      }
-      if (answer === null) {
-        throw new ChannelDeliveryError(
-          'slack',
-          'chat.postMessage answered something other than JSON',
-          {
-            retryable: false,
-            reason: 'BAD_RESPONSE',
-            status: response.status,
-          },
-        );
-      }
-      if (answer.ok !== true) {
-        const peerError = scrubPeerText(answer.error, [botToken]) ?? 'unknown_error';
-        throw new ChannelDeliveryError('slack', `chat.postMessage refused: ${peerError}`, {
-          retryable: RETRYABLE_SLACK_ERRORS.has(peerError),
-          reason: 'REJECTED',
-          status: response.status,
-          peerError,
-          retryAfterSeconds: retryAfterSeconds(response.headers),
-        });
-      }
-      return { externalId: typeof answer.ts === 'string' ? answer.ts : null };
+      return postMessage(connection, buildSlackMessage(channel, notice, now()));
+    },
+    async sendOutcome(target: ChannelTarget, notice: OutcomeNotice): Promise<DeliveryResult> {
+      const channel = checkTarget(target);
+      const problem = outcomeProblem(notice);
+      if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
+      return postMessage(connection, buildSlackOutcomeMessage(channel, notice));
     },
   };
 }

@@ -11,6 +11,7 @@ import {
 } from './telegram';
 import { deliveryError } from './test-support/delivery';
 import { FIXED_NOW, SAMPLE_CODE, SAMPLE_RECIPIENT, sampleNotice } from './test-support/notices';
+import { SAMPLE_INTENT_ID, sampleContradicted, sampleOutcome } from './test-support/outcomes';
 
 const BOT_TOKEN = '7000000001:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
 const OWNER_CHAT = '1234567890';
@@ -57,6 +58,38 @@ describe('telegram adapter', () => {
         ],
       ],
     });
+  });
+
+  it('sends an outcome notice as plain text: the intent, capability, amount and finding, no buttons, no code', async () => {
+    const result = await adapter.sendOutcome(target, sampleContradicted());
+    const message = await telegram.waitForMessage(
+      (sent) => sent.chatId === OWNER_CHAT && sent.text.includes(SAMPLE_INTENT_ID),
+    );
+    expect(result).toEqual({ externalId: String(message.messageId) });
+    for (const words of [
+      'Purchase held for review: domains.check (domain=example.test) for 0.05025 USDT0.',
+      `Intent: ${SAMPLE_INTENT_ID}`,
+      '(DELIVERY_CONTRADICTED)',
+      'Finding: the registry contradicts the merchant',
+      'A person at the service reviews this purchase.',
+    ]) {
+      expect(message.text).toContain(words);
+    }
+    expect(message.replyMarkup).toBeNull();
+    expect(message.text).not.toMatch(/APPROVE|DENY/);
+  });
+
+  it('refuses a malformed outcome notice or a bad chat id without calling Telegram', async () => {
+    const before = telegram.sent.length;
+    expect(
+      await deliveryError(adapter.sendOutcome(target, sampleOutcome({ intentId: 'ci_nope' }))),
+    ).toMatchObject({ retryable: false, reason: 'INVALID_INPUT' });
+    expect(
+      await deliveryError(
+        adapter.sendOutcome({ kind: 'telegram', address: 'not a chat' }, sampleOutcome()),
+      ),
+    ).toMatchObject({ retryable: false, reason: 'INVALID_INPUT' });
+    expect(telegram.sent.length).toBe(before);
   });
 
   it('reports a wrong bot token as a refusal that retrying cannot fix, without the token', async () => {

@@ -1,6 +1,7 @@
 // The Telegram channel through the Bot API (base URL configurable, so tests and `npm start` talk
-// to the devnet stand-in): sendMessage with Approve/Deny buttons, and the reading of the updates
-// Telegram POSTs back. The bot token is part of every API path; it never leaves this module.
+// to the devnet stand-in): sendMessage with Approve/Deny buttons for an escalation, plain text for
+// a consumer intent's outcome, and the reading of the updates Telegram POSTs back. The bot token
+// is part of every API path; it never leaves this module.
 import { ChannelDeliveryError, scrubPeerText } from './errors';
 import {
   type FetchLike,
@@ -11,8 +12,15 @@ import {
   postToPeer,
 } from './http';
 import { isHttpUrl, noticeProblem, renderNoticeText, replyCommand } from './message';
+import { outcomeProblem, renderOutcomeText } from './outcome';
 import { constantTimeEqualText, singleHeaderValue } from './signing';
-import type { ChannelAdapter, ChannelTarget, DeliveryResult, EscalationNotice } from './types';
+import type {
+  ChannelAdapter,
+  ChannelTarget,
+  DeliveryResult,
+  EscalationNotice,
+  OutcomeNotice,
+} from './types';
 
 export const TELEGRAM_SECRET_TOKEN_HEADER = 'x-telegram-bot-api-secret-token';
 /** Telegram's own limits. */
@@ -97,6 +105,33 @@ async function callBotApi(
   );
 }
 
+/** sendMessage to a checked chat; the message_id Telegram gives it. */
+async function sendMessage(
+  connection: BotApiConnection,
+  target: ChannelTarget,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Promise<DeliveryResult> {
+  if (target.kind !== 'telegram') throw invalid(`target kind is ${target.kind}`);
+  if (!CHAT_ID_PATTERN.test(target.address))
+    throw invalid('target address is not a Telegram chat id');
+  if (text.length > TELEGRAM_MAX_TEXT_CHARS)
+    throw invalid(`text is longer than ${TELEGRAM_MAX_TEXT_CHARS} characters`);
+  const result = await callBotApi(connection, 'sendMessage', {
+    chat_id: target.address,
+    text,
+    ...extra,
+  });
+  const messageId = (result as { message_id?: unknown } | null)?.message_id;
+  if (typeof messageId !== 'number' || !Number.isSafeInteger(messageId)) {
+    throw new ChannelDeliveryError('telegram', 'sendMessage answered ok without a message_id', {
+      retryable: false,
+      reason: 'BAD_RESPONSE',
+    });
+  }
+  return { externalId: String(messageId) };
+}
+
 export function createTelegramAdapter(options: TelegramAdapterOptions): TelegramAdapter {
   if (!isHttpUrl(options.apiBaseUrl))
     throw new RangeError('telegram apiBaseUrl must be an http(s) URL');
@@ -124,17 +159,9 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
   return {
     kind: 'telegram',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
-      if (target.kind !== 'telegram') throw invalid(`target kind is ${target.kind}`);
-      if (!CHAT_ID_PATTERN.test(target.address))
-        throw invalid('target address is not a Telegram chat id');
       const problem = noticeProblem(notice);
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
-      const text = renderNoticeText(notice, { now: now() });
-      if (text.length > TELEGRAM_MAX_TEXT_CHARS)
-        throw invalid(`text is longer than ${TELEGRAM_MAX_TEXT_CHARS} characters`);
-      const result = await callApi('sendMessage', {
-        chat_id: target.address,
-        text,
+      return sendMessage(connection, target, renderNoticeText(notice, { now: now() }), {
         reply_markup: {
           inline_keyboard: [
             [
@@ -144,14 +171,12 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
           ],
         },
       });
-      const messageId = (result as { message_id?: unknown } | null)?.message_id;
-      if (typeof messageId !== 'number' || !Number.isSafeInteger(messageId)) {
-        throw new ChannelDeliveryError('telegram', 'sendMessage answered ok without a message_id', {
-          retryable: false,
-          reason: 'BAD_RESPONSE',
-        });
-      }
-      return { externalId: String(messageId) };
+    },
+    async sendOutcome(target: ChannelTarget, notice: OutcomeNotice): Promise<DeliveryResult> {
+      const problem = outcomeProblem(notice);
+      if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
+      // Plain text, no buttons: there is nothing to answer.
+      return sendMessage(connection, target, renderOutcomeText(notice));
     },
     async answerCallbackQuery(callbackQueryId: string, text?: string): Promise<void> {
       if (typeof callbackQueryId !== 'string' || !/^[0-9A-Za-z_-]{1,64}$/.test(callbackQueryId)) {

@@ -1,5 +1,6 @@
-// The contract between escalations and the channels that carry them: what every notice must say,
-// where it goes, and what a reply means. Types and the kind list; the one error adapters throw is
+// The contract between the policy side and the channels that carry its notices: what an
+// escalation notice must say (and what a reply means), what a consumer intent's outcome notice
+// says, and where either goes. Types and the kind list; the one error adapters throw is
 // in errors.ts (which imports from here, never the other way). The adapters beside this file know
 // nothing about databases, configuration or an escalation's state.
 
@@ -33,6 +34,43 @@ export interface EscalationNotice {
   dashboardUrl: string;
 }
 
+/** The outcomes of a consumer intent its policy's owner is told about. */
+export const OUTCOME_KINDS = ['COMPLETED', 'MANUAL_REVIEW', 'REFUNDED'] as const;
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+
+/**
+ * A consumer intent reached an outcome (built by the notice job from what the intent subgraph
+ * queued). Information only: no code, nothing to answer, nothing secret (no session, no payment
+ * signature), every field already visible to the owner on the intent's own view.
+ */
+export interface OutcomeNotice {
+  /** ci_ + 24 lowercase hex. */
+  intentId: string;
+  outcome: OutcomeKind;
+  policyId: string;
+  policyName: string | null;
+  /** e.g. "domains.check". */
+  capability: string;
+  /** The purchase's scalar params as `key=value`, e.g. "domain=taken.test"; empty when none. */
+  params: string;
+  /** What the policy spent (the funding amount), display units, e.g. "0.050250". */
+  amountDisplay: string;
+  assetSymbol: string;
+  /** CAIP-2 of the policy's asset. */
+  network: string;
+  /** The machine reason of the outcome (DELIVERY_CONTRADICTED, PAYMENT_AMBIGUOUS…), or null. */
+  reasonCode: string | null;
+  /** The service's own finding (a registry's answer), never the merchant's word; null when none. */
+  detail: string | null;
+  /** How the delivery was checked, when it was: RDAP at a registry URL, or the provider's word. */
+  verification: { verified: boolean; method: string; source: string } | null;
+  /** REFUNDED: the amount returned, display units. */
+  refundDisplay: string | null;
+  occurredAt: Date;
+  /** Link to the intent in the dashboard. */
+  dashboardUrl: string;
+}
+
 /** One bound destination of an owner. */
 export interface ChannelTarget {
   kind: ChannelKind;
@@ -51,6 +89,8 @@ export interface ChannelAdapter {
   readonly kind: ChannelKind;
   /** Throws ChannelDeliveryError (with its retryable flag) on every failure, and only that. */
   send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult>;
+  /** A consumer intent's outcome: plain information, no code, no buttons; same errors as send. */
+  sendOutcome(target: ChannelTarget, notice: OutcomeNotice): Promise<DeliveryResult>;
 }
 
 export type ReplyDecision = 'APPROVE' | 'DENY';

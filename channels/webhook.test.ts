@@ -11,6 +11,8 @@ import {
   SAMPLE_RECIPIENT,
   sampleNotice,
 } from './test-support/notices';
+import { renderOutcomeText } from './outcome';
+import { SAMPLE_INTENT_ID, sampleContradicted, sampleOutcome } from './test-support/outcomes';
 import type { ChannelTarget } from './types';
 import {
   WEBHOOK_SIGNATURE_HEADER,
@@ -40,6 +42,78 @@ describe('webhook adapter', () => {
 
   afterAll(async () => {
     await receiver.stop();
+  });
+
+  it('POSTs an outcome as signed JSON of type consumer_intent.outcome, with no code and no reply', async () => {
+    const result = await adapter.sendOutcome(target, sampleContradicted());
+    expect(result).toEqual({ externalId: null });
+    const request = await receiver.waitForRequest((req) => req.rawBody.includes(SAMPLE_INTENT_ID));
+    const body = JSON.parse(request.rawBody);
+    expect(body).toEqual({
+      type: 'consumer_intent.outcome',
+      intentId: SAMPLE_INTENT_ID,
+      outcome: 'MANUAL_REVIEW',
+      policyId: '4242',
+      policyName: 'Research agent budget',
+      capability: 'domains.check',
+      params: 'domain=example.test',
+      amount: '0.05025',
+      asset: 'USDT0',
+      network: 'eip155:196',
+      reason: {
+        code: 'DELIVERY_CONTRADICTED',
+        description: expect.stringMatching(/^The registry contradicts what the merchant said/),
+      },
+      delivery: {
+        verified: false,
+        method: 'RDAP',
+        source: 'https://rdap.registry.example/domain/example.test',
+        detail: expect.stringMatching(/^the registry contradicts the merchant/),
+      },
+      refund: null,
+      humanReview: true,
+      occurredAt: FIXED_NOW.toISOString(),
+      dashboardUrl: sampleContradicted().dashboardUrl,
+      text: renderOutcomeText(sampleContradicted()),
+      sentAt: FIXED_NOW.toISOString(),
+    });
+    expect(
+      verifyWebhookReply({
+        secret: SECRET,
+        timestamp: request.headers[WEBHOOK_TIMESTAMP_HEADER],
+        signature: request.headers[WEBHOOK_SIGNATURE_HEADER],
+        rawBody: request.rawBody,
+        now: FIXED_NOW,
+      }),
+    ).toBe(true);
+    expect(
+      verifyWebhookReply({
+        secret: 'whsec_some-other-owner-secret-000',
+        timestamp: request.headers[WEBHOOK_TIMESTAMP_HEADER],
+        signature: request.headers[WEBHOOK_SIGNATURE_HEADER],
+        rawBody: request.rawBody,
+        now: FIXED_NOW,
+      }),
+    ).toBe(false);
+  });
+
+  it('a COMPLETED outcome carries the verified delivery and no review; a refused POST is a delivery error', async () => {
+    await adapter.sendOutcome(target, sampleOutcome({ intentId: 'ci_aaaaaaaaaaaaaaaaaaaaaaaa' }));
+    const request = await receiver.waitForRequest((req) =>
+      req.rawBody.includes('ci_aaaaaaaaaaaaaaaaaaaaaaaa'),
+    );
+    expect(JSON.parse(request.rawBody)).toMatchObject({
+      outcome: 'COMPLETED',
+      reason: null,
+      humanReview: false,
+      delivery: { verified: true, method: 'RDAP' },
+    });
+    receiver.failNext(503);
+    expect(await deliveryError(adapter.sendOutcome(target, sampleOutcome()))).toMatchObject({
+      retryable: true,
+      reason: 'HTTP_STATUS',
+      status: 503,
+    });
   });
 
   it('POSTs the escalation as signed JSON with the code and how to reply', async () => {

@@ -1,6 +1,7 @@
 // The webhook channel: an HMAC-signed JSON POST of the notice (code included, so the owner's
-// system can answer) to the owner's URL, and the checks on the owner's signed reply. Both
-// directions sign `<timestamp>.<rawBody>` with the secret shared at binding time.
+// system can answer) to the owner's URL, and the checks on the owner's signed reply. A consumer
+// intent's outcome is POSTed and signed the same way, as `consumer_intent.outcome` (no code).
+// Both directions sign `<timestamp>.<rawBody>` with the secret shared at binding time.
 import { ChannelDeliveryError } from './errors';
 import {
   type FetchLike,
@@ -18,6 +19,7 @@ import {
   renderNoticeText,
   replyCommand,
 } from './message';
+import { describeReviewReason, outcomeProblem, renderOutcomeText } from './outcome';
 import {
   DEFAULT_TOLERANCE_SECONDS,
   constantTimeEqualText,
@@ -31,6 +33,7 @@ import type {
   ChannelTarget,
   DeliveryResult,
   EscalationNotice,
+  OutcomeNotice,
   ParsedReply,
 } from './types';
 import { isEscalationPollRef } from '../core/canon/id-shapes';
@@ -39,6 +42,7 @@ export const WEBHOOK_TIMESTAMP_HEADER = 'x-spend-control-timestamp';
 export const WEBHOOK_SIGNATURE_HEADER = 'x-spend-control-signature';
 export const WEBHOOK_EVENT_REQUESTED = 'escalation.requested';
 export const WEBHOOK_EVENT_REPLY = 'escalation.reply';
+export const WEBHOOK_EVENT_OUTCOME = 'consumer_intent.outcome';
 /** A webhook secret shorter than this is guessable; binding should refuse it, delivery does too. */
 export const MIN_WEBHOOK_SECRET_CHARS = 16;
 export const MAX_WEBHOOK_URL_CHARS = 2_048;
@@ -75,6 +79,36 @@ export interface WebhookEscalationPayload {
   readonly code: string;
   readonly reply: { readonly approve: string; readonly deny: string };
   readonly replyUrl?: string;
+  readonly dashboardUrl: string;
+  /** The same plain text the chat channels show. */
+  readonly text: string;
+  readonly sentAt: string;
+}
+
+/** The JSON body POSTed when a consumer intent reaches an outcome. Add, never rename. No code. */
+export interface WebhookOutcomePayload {
+  readonly type: typeof WEBHOOK_EVENT_OUTCOME;
+  readonly intentId: string;
+  readonly outcome: OutcomeNotice['outcome'];
+  readonly policyId: string;
+  readonly policyName: string | null;
+  readonly capability: string;
+  readonly params: string;
+  readonly amount: string;
+  readonly asset: string;
+  readonly network: string;
+  readonly reason: { readonly code: string; readonly description: string | null } | null;
+  /** The service's own finding on the delivery (never the merchant's word), when there is one. */
+  readonly delivery: {
+    readonly verified: boolean;
+    readonly method: string;
+    readonly source: string;
+    readonly detail: string | null;
+  } | null;
+  readonly refund: { readonly amount: string } | null;
+  /** MANUAL_REVIEW: a person decides; the service re-sends nothing meanwhile. */
+  readonly humanReview: boolean;
+  readonly occurredAt: string;
   readonly dashboardUrl: string;
   /** The same plain text the chat channels show. */
   readonly text: string;
@@ -172,6 +206,76 @@ export function buildWebhookPayload(
   };
 }
 
+export function buildWebhookOutcomePayload(
+  notice: OutcomeNotice,
+  sentAt: Date,
+): WebhookOutcomePayload {
+  return {
+    type: WEBHOOK_EVENT_OUTCOME,
+    intentId: notice.intentId,
+    outcome: notice.outcome,
+    policyId: notice.policyId,
+    policyName: notice.policyName,
+    capability: notice.capability,
+    params: notice.params,
+    amount: notice.amountDisplay,
+    asset: notice.assetSymbol,
+    network: notice.network,
+    reason:
+      notice.reasonCode === null
+        ? null
+        : {
+            code: notice.reasonCode,
+            description:
+              notice.outcome === 'MANUAL_REVIEW' ? describeReviewReason(notice.reasonCode) : null,
+          },
+    delivery:
+      notice.verification === null ? null : { ...notice.verification, detail: notice.detail },
+    refund: notice.refundDisplay === null ? null : { amount: notice.refundDisplay },
+    humanReview: notice.outcome === 'MANUAL_REVIEW',
+    occurredAt: notice.occurredAt.toISOString(),
+    dashboardUrl: notice.dashboardUrl,
+    text: renderOutcomeText(notice),
+    sentAt: sentAt.toISOString(),
+  };
+}
+
+/** POSTs `rawBody` signed with the target's secret; a ChannelDeliveryError on any non-2xx. */
+async function postSigned(
+  options: WebhookAdapterOptions,
+  target: ChannelTarget,
+  secret: string,
+  rawBody: string,
+  sentAt: Date,
+): Promise<DeliveryResult> {
+  const timestamp = String(unixSeconds(sentAt));
+  const response = await postToPeer({
+    kind: 'webhook',
+    url: target.address,
+    fetch: options.fetch,
+    timeoutMs: options.timeoutMs,
+    body: rawBody,
+    headers: {
+      'content-type': 'application/json',
+      [WEBHOOK_TIMESTAMP_HEADER]: timestamp,
+      [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(secret, timestamp, rawBody),
+    },
+  });
+  if (response.status < 200 || response.status > 299) {
+    throw new ChannelDeliveryError(
+      'webhook',
+      `${hostOf(target.address)} answered HTTP ${response.status}`,
+      {
+        retryable: isRetryableStatus(response.status),
+        reason: 'HTTP_STATUS',
+        status: response.status,
+        retryAfterSeconds: retryAfterSeconds(response.headers),
+      },
+    );
+  }
+  return { externalId: null };
+}
+
 export function createWebhookAdapter(options: WebhookAdapterOptions = {}): ChannelAdapter {
   checkTimeoutMs('webhook', options.timeoutMs);
   const now = options.now ?? (() => new Date());
@@ -186,32 +290,15 @@ export function createWebhookAdapter(options: WebhookAdapterOptions = {}): Chann
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       const sentAt = now();
       const rawBody = JSON.stringify(buildWebhookPayload(notice, sentAt, options.replyUrl));
-      const timestamp = String(unixSeconds(sentAt));
-      const response = await postToPeer({
-        kind: 'webhook',
-        url: target.address,
-        fetch: options.fetch,
-        timeoutMs: options.timeoutMs,
-        body: rawBody,
-        headers: {
-          'content-type': 'application/json',
-          [WEBHOOK_TIMESTAMP_HEADER]: timestamp,
-          [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(secret, timestamp, rawBody),
-        },
-      });
-      if (response.status < 200 || response.status > 299) {
-        throw new ChannelDeliveryError(
-          'webhook',
-          `${hostOf(target.address)} answered HTTP ${response.status}`,
-          {
-            retryable: isRetryableStatus(response.status),
-            reason: 'HTTP_STATUS',
-            status: response.status,
-            retryAfterSeconds: retryAfterSeconds(response.headers),
-          },
-        );
-      }
-      return { externalId: null };
+      return postSigned(options, target, secret, rawBody, sentAt);
+    },
+    async sendOutcome(target: ChannelTarget, notice: OutcomeNotice): Promise<DeliveryResult> {
+      const secret = checkTarget(target);
+      const problem = outcomeProblem(notice);
+      if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
+      const sentAt = now();
+      const rawBody = JSON.stringify(buildWebhookOutcomePayload(notice, sentAt));
+      return postSigned(options, target, secret, rawBody, sentAt);
     },
   };
 }

@@ -6,7 +6,9 @@
 // transaction. Losing the compare-and-set (another writer moved it first) returns null: the
 // caller re-reads and decides again; nothing is overwritten. Every successful change also
 // rewrites the intent's public receipt (receipts/store.ts refreshReceipt) in the same transaction:
-// the caller's, or one opened here when the caller handed over the pool.
+// the caller's, or one opened here when the caller handed over the pool. A move into an outcome the
+// owner is told about (COMPLETED, MANUAL_REVIEW, REFUNDED) also queues the owner's notice through
+// the policy's function (notices/outcome.ts), in that same transaction.
 import {
   assertTransition,
   type ConsumerIntentState,
@@ -15,6 +17,7 @@ import {
 import { type Db, type DbPool, withTransaction } from '../../../platform/db';
 import { appErrorFromSql } from '../../kit';
 import { INTENT_SQLSTATES } from '../sql';
+import { isOwnerOutcome, queueOutcomeNotice } from './notices/outcome';
 import { mayTouchReceipt, refreshReceipt } from './receipts/store';
 
 /** The jsonb and scalar columns a state change may set along with the state. */
@@ -259,6 +262,7 @@ export async function transitionConsumerIntent(
     [intentId, from, to, options.now, options.reason ?? null],
     ['state = $3', 'state_version = state_version + 1', 'updated_at = $4', 'state_reason = $5'],
     options.changes ?? {},
+    isOwnerOutcome(to),
   );
 }
 
@@ -270,7 +274,7 @@ export async function updateConsumerIntent(
   changes: ConsumerIntentChanges,
   now: Date,
 ): Promise<ConsumerIntentRow | null> {
-  return updateWhereState(db, [intentId, expectedState, now], ['updated_at = $3'], changes);
+  return updateWhereState(db, [intentId, expectedState, now], ['updated_at = $3'], changes, false);
 }
 
 /** The pool (not one connection): a change that may write a receipt opens its own transaction. */
@@ -282,13 +286,15 @@ function isPool(db: Db): db is DbPool {
 /**
  * `UPDATE … SET <sets>, <changes> WHERE intent_id = $1 AND state = $2 RETURNING …`: the one
  * compare-and-set statement both writers use; `params` holds $1, $2 and what `sets` names. A
- * change that went through rewrites the receipt on the same connection, in one transaction.
+ * change that went through rewrites the receipt on the same connection, in one transaction, and
+ * a move into an owner outcome (`notifies`) queues the owner's notice there too.
  */
 async function updateWhereState(
   db: Db,
   params: unknown[],
   sets: string[],
   changes: ConsumerIntentChanges,
+  notifies: boolean,
 ): Promise<ConsumerIntentRow | null> {
   for (const [key, value] of Object.entries(changes)) {
     if (value === undefined) continue;
@@ -304,11 +310,12 @@ async function updateWhereState(
     const result = await handle.query<ConsumerIntentDbRow>(sql, params);
     const row = result.rows[0] ? fromRow(result.rows[0]) : null;
     if (row !== null) await refreshReceipt(handle, row);
+    if (row !== null && notifies) await queueOutcomeNotice(handle, row);
     return row;
   };
   try {
     const expected = params[1] as ConsumerIntentState;
-    if (isPool(db) && mayTouchReceipt(expected, changes.funding))
+    if (isPool(db) && (notifies || mayTouchReceipt(expected, changes.funding)))
       return await withTransaction(db, change);
     return await change(db);
   } catch (error) {

@@ -3,10 +3,14 @@
 // default is deny), and the delivery of notices to the owner's bound channels with bounded
 // retries and backoff. A failed channel is logged on the escalation; its clock runs regardless.
 // A delivered (or abandoned) notice's sealed code is wiped: only the code's sha256 stays.
+// The same job, with the same claim, bounds and backoff, delivers a consumer intent's outcome
+// notice (migration 0012; built by ../notices/outcomes.ts): no code, nothing to wipe, and its
+// failures stay on the delivery row (state, attempts, last_error) since there is no escalation.
 import type {
   ChannelAdapter,
   ChannelKind,
   ChannelTarget,
+  DeliveryResult,
   EscalationNotice,
 } from '../../../channels/types';
 import { ChannelDeliveryError } from '../../../channels/errors';
@@ -14,6 +18,7 @@ import { formatAmount } from '../../../core/money/amount';
 import type { Logger } from '../../../platform/log';
 import { SealError, unseal } from '../../../platform/sealing';
 import { type Db, type DbPool, withTransaction } from '../../../platform/db';
+import { outcomeNoticeOf } from '../notices/outcomes';
 import { insertEscalationEvent } from './writes';
 
 /** Escalations expired per sweep statement; the sweep repeats until fewer are due. */
@@ -60,17 +65,33 @@ export interface DeliveryDeps {
   readonly log: Logger;
 }
 
+/** A claimed delivery: the escalation's columns for an escalation notice, the outcome's for the other kind. */
 interface ClaimedDelivery {
   delivery_id: string;
+  notice_kind: 'ESCALATION' | 'CONSUMER_INTENT_OUTCOME';
   attempts: number;
   sealed_payload: Buffer | null;
   kind: ChannelKind;
   address: string | null;
   sealed_secret: Buffer | null;
   binding_id: string;
-  poll_ref: string;
   owner: string;
-  policy_id: string;
+  policy_id: string | null;
+  poll_ref: string | null;
+  amount: string | null;
+  recipient: string | null;
+  intent: { item?: { description?: unknown } } | null;
+  deciding_rule: string | null;
+  rule_reason: string | null;
+  expires_at: Date | null;
+  rules: { name?: string; asset: { symbol: string; decimals: number; network: string } } | null;
+  intent_id: string | null;
+  outcome: string | null;
+  payload: Record<string, unknown> | null;
+}
+
+type EscalationDelivery = ClaimedDelivery & {
+  poll_ref: string;
   amount: string;
   recipient: string;
   intent: { item?: { description?: unknown } };
@@ -78,7 +99,7 @@ interface ClaimedDelivery {
   rule_reason: string;
   expires_at: Date;
   rules: { name?: string; asset: { symbol: string; decimals: number; network: string } };
-}
+};
 
 async function claimDeliveries(db: DbPool, now: Date): Promise<ClaimedDelivery[]> {
   return withTransaction(db, async (client) => {
@@ -93,25 +114,30 @@ async function claimDeliveries(db: DbPool, now: Date): Promise<ClaimedDelivery[]
              FOR UPDATE SKIP LOCKED)
          RETURNING d.*
        )
-       SELECT c.delivery_id::text, c.attempts, c.sealed_payload, b.kind, b.address, b.sealed_secret, b.binding_id,
-              e.poll_ref, e.owner, e.policy_id::text AS policy_id, e.amount::text AS amount, e.recipient, e.intent,
-              e.deciding_rule, e.rule_reason, e.expires_at, p.rules
+       SELECT c.delivery_id::text, c.notice_kind, c.attempts, c.sealed_payload, b.kind, b.address, b.sealed_secret,
+              b.binding_id, coalesce(e.owner, b.owner) AS owner, coalesce(e.policy_id, c.policy_id)::text AS policy_id,
+              c.poll_ref, e.amount::text AS amount, e.recipient, e.intent, e.deciding_rule, e.rule_reason,
+              e.expires_at, p.rules, c.intent_id, c.outcome, c.payload
          FROM claimed c
          JOIN policy.channel_bindings b ON b.binding_id = c.binding_id
-         JOIN policy.escalations e ON e.poll_ref = c.poll_ref
-         JOIN policy.policies p ON p.policy_id = e.policy_id AND p.version = e.policy_version`,
+         LEFT JOIN policy.escalations e ON e.poll_ref = c.poll_ref
+         LEFT JOIN policy.policies p ON p.policy_id = e.policy_id AND p.version = e.policy_version`,
       [now, DELIVERY_BATCH, DELIVERY_LEASE_MS],
     );
     return result.rows;
   });
 }
 
-function noticeOf(row: ClaimedDelivery, code: string, dashboardBaseUrl: string): EscalationNotice {
+function noticeOf(
+  row: EscalationDelivery,
+  code: string,
+  dashboardBaseUrl: string,
+): EscalationNotice {
   const description = row.intent.item?.description;
   return {
     pollRef: row.poll_ref,
     code,
-    policyId: row.policy_id,
+    policyId: row.policy_id ?? '',
     policyName: typeof row.rules.name === 'string' && row.rules.name !== '' ? row.rules.name : null,
     amountDisplay: formatAmount(BigInt(row.amount), row.rules.asset.decimals),
     assetSymbol: row.rules.asset.symbol,
@@ -154,8 +180,9 @@ async function finish(
       keepCode,
     ],
   );
-  // Cancelled meanwhile (the escalation was decided or expired): nothing more to record.
-  if (updated.rowCount !== 1) return;
+  // Cancelled meanwhile (the escalation was decided or expired): nothing more to record. An
+  // outcome notice has no escalation to log on: its row (state, attempts, last_error) is the record.
+  if (updated.rowCount !== 1 || row.poll_ref === null) return;
   const kind =
     outcome.state === 'SENT'
       ? 'DELIVERY_SENT'
@@ -177,6 +204,21 @@ async function finish(
   });
 }
 
+type Send = (adapter: ChannelAdapter, target: ChannelTarget) => Promise<DeliveryResult>;
+
+/** What sending this row means: the escalation with its unsealed code, or the outcome notice. */
+function senderOf(deps: DeliveryDeps, row: ClaimedDelivery): Send {
+  if (row.notice_kind === 'CONSUMER_INTENT_OUTCOME') {
+    const notice = outcomeNoticeOf(row, deps.dashboardBaseUrl);
+    return (adapter, target) => adapter.sendOutcome(target, notice);
+  }
+  if (row.sealed_payload === null || row.poll_ref === null || row.rules === null)
+    throw new SealError('nothing to deliver');
+  const code = unseal(deps.sealingKey, row.sealed_payload);
+  const notice = noticeOf(row as EscalationDelivery, code, deps.dashboardBaseUrl);
+  return (adapter, target) => adapter.send(target, notice);
+}
+
 async function deliverOne(deps: DeliveryDeps, row: ClaimedDelivery, now: Date): Promise<void> {
   const adapter = deps.adapters[row.kind];
   if (adapter === undefined) {
@@ -188,12 +230,11 @@ async function deliverOne(deps: DeliveryDeps, row: ClaimedDelivery, now: Date): 
     );
     return;
   }
-  let code: string;
+  let send: Send;
   let target: ChannelTarget;
   try {
-    if (row.sealed_payload === null || row.address === null)
-      throw new SealError('nothing to deliver');
-    code = unseal(deps.sealingKey, row.sealed_payload);
+    if (row.address === null) throw new SealError('nothing to deliver');
+    send = senderOf(deps, row);
     target = {
       kind: row.kind,
       address: row.address,
@@ -204,20 +245,18 @@ async function deliverOne(deps: DeliveryDeps, row: ClaimedDelivery, now: Date): 
     return;
   }
   try {
-    const sent = await adapter.send(target, noticeOf(row, code, deps.dashboardBaseUrl));
+    const sent = await send(adapter, target);
     await finish(deps.db, row, { state: 'SENT', externalId: sent.externalId }, now);
   } catch (error) {
     const failure = error instanceof ChannelDeliveryError ? error : null;
     const message = failure?.message ?? 'the adapter failed unexpectedly';
+    const about = { pollRef: row.poll_ref, intentId: row.intent_id, channel: row.kind };
     if (failure === null)
-      deps.log.error(
-        { err: error, pollRef: row.poll_ref, channel: row.kind },
-        'channel adapter threw a non-delivery error',
-      );
+      deps.log.error({ err: error, ...about }, 'channel adapter threw a non-delivery error');
     else
       deps.log.warn(
-        { pollRef: row.poll_ref, channel: row.kind, reason: failure.reason, attempt: row.attempts },
-        'escalation notice not delivered',
+        { ...about, notice: row.notice_kind, reason: failure.reason, attempt: row.attempts },
+        'owner notice not delivered',
       );
     if (failure?.retryable === true && row.attempts < MAX_DELIVERY_ATTEMPTS) {
       const waitMs = Math.max(
