@@ -85,6 +85,46 @@ $_$;
 ALTER FUNCTION policy.current_policy(p_policy_id text) OWNER TO spend_control_owner;
 
 --
+-- Name: enqueue_outcome_notice(text, text, integer, text, jsonb, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_policy policy.policies;
+  v_queued integer;
+BEGIN
+  IF p_outcome IS NULL OR p_outcome NOT IN ('COMPLETED', 'MANUAL_REVIEW', 'REFUNDED') THEN
+    RAISE EXCEPTION 'outcome % is not one the owner is told about', p_outcome;
+  END IF;
+  IF p_summary IS NULL OR jsonb_typeof(p_summary) <> 'object' THEN
+    RAISE EXCEPTION 'an outcome summary is a JSON object';
+  END IF;
+  SELECT * INTO v_policy FROM policy.policies p
+   WHERE p.policy_id = p_policy_id::numeric ORDER BY p.version DESC LIMIT 1;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  INSERT INTO policy.channel_deliveries
+    (binding_id, notice_kind, policy_id, intent_id, intent_version, outcome, payload, state,
+     next_attempt_at, created_at, updated_at)
+  SELECT b.binding_id, 'CONSUMER_INTENT_OUTCOME', v_policy.policy_id, p_intent_id, p_intent_version, p_outcome,
+         p_summary || jsonb_build_object('policyName', v_policy.rules -> 'name', 'policyAsset', v_policy.rules -> 'asset'),
+         'PENDING', p_now, p_now, p_now
+    FROM policy.channel_bindings b
+   WHERE b.owner = v_policy.owner AND b.state = 'ACTIVE'
+     AND coalesce(v_policy.rules -> 'escalation' -> 'channels', '["webhook"]'::jsonb) ? b.kind
+  ON CONFLICT (intent_id, intent_version, binding_id) DO NOTHING;
+  GET DIAGNOSTICS v_queued = ROW_COUNT;
+  RETURN v_queued;
+END
+$$;
+
+ALTER FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: escalation_approval(text); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
 --
 
@@ -325,7 +365,7 @@ ALTER TABLE policy.channel_bindings OWNER TO spend_control_owner;
 CREATE TABLE policy.channel_deliveries (
     delivery_id bigint NOT NULL,
     binding_id text NOT NULL,
-    poll_ref text NOT NULL,
+    poll_ref text,
     state text NOT NULL,
     sealed_payload bytea,
     attempts integer DEFAULT 0 NOT NULL,
@@ -334,10 +374,22 @@ CREATE TABLE policy.channel_deliveries (
     last_error text,
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL,
+    notice_kind text DEFAULT 'ESCALATION'::text NOT NULL,
+    policy_id numeric(78,0),
+    intent_id text,
+    intent_version integer,
+    outcome text,
+    payload jsonb,
     CONSTRAINT channel_deliveries_attempts_check CHECK (((attempts >= 0) AND (attempts <= 10))),
     CONSTRAINT channel_deliveries_check CHECK (((state = 'PENDING'::text) OR (sealed_payload IS NULL))),
     CONSTRAINT channel_deliveries_external_id_check CHECK ((char_length(external_id) <= 256)),
+    CONSTRAINT channel_deliveries_intent_id_check CHECK ((intent_id ~ '^ci_[0-9a-f]{24}$'::text)),
+    CONSTRAINT channel_deliveries_intent_version_check CHECK ((intent_version >= 1)),
     CONSTRAINT channel_deliveries_last_error_check CHECK ((char_length(last_error) <= 500)),
+    CONSTRAINT channel_deliveries_notice_kind_check CHECK ((notice_kind = ANY (ARRAY['ESCALATION'::text, 'CONSUMER_INTENT_OUTCOME'::text]))),
+    CONSTRAINT channel_deliveries_notice_shape CHECK ((((notice_kind = 'ESCALATION'::text) AND (poll_ref IS NOT NULL) AND (policy_id IS NULL) AND (intent_id IS NULL) AND (intent_version IS NULL) AND (outcome IS NULL) AND (payload IS NULL)) OR ((notice_kind = 'CONSUMER_INTENT_OUTCOME'::text) AND (poll_ref IS NULL) AND (sealed_payload IS NULL) AND (policy_id IS NOT NULL) AND (intent_id IS NOT NULL) AND (intent_version IS NOT NULL) AND (outcome IS NOT NULL) AND (payload IS NOT NULL)))),
+    CONSTRAINT channel_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['COMPLETED'::text, 'MANUAL_REVIEW'::text, 'REFUNDED'::text]))),
+    CONSTRAINT channel_deliveries_payload_check CHECK (((payload IS NULL) OR ((jsonb_typeof(payload) = 'object'::text) AND (octet_length((payload)::text) <= 8192)))),
     CONSTRAINT channel_deliveries_state_check CHECK ((state = ANY (ARRAY['PENDING'::text, 'SENT'::text, 'FAILED'::text, 'CANCELLED'::text])))
 );
 
@@ -599,6 +651,13 @@ ALTER TABLE ONLY policy.channel_bindings
     ADD CONSTRAINT channel_bindings_pkey PRIMARY KEY (binding_id);
 
 --
+-- Name: channel_deliveries channel_deliveries_outcome_once; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.channel_deliveries
+    ADD CONSTRAINT channel_deliveries_outcome_once UNIQUE (intent_id, intent_version, binding_id);
+
+--
 -- Name: channel_deliveries channel_deliveries_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
 --
 
@@ -844,6 +903,13 @@ GRANT ALL ON FUNCTION policy.check_escalation_transition() TO spend_control_serv
 --
 
 GRANT ALL ON FUNCTION policy.current_policy(p_policy_id text) TO spend_control_service;
+
+--
+-- Name: FUNCTION enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: FUNCTION escalation_approval(p_intent_hash text); Type: ACL; Schema: policy; Owner: spend_control_owner
