@@ -49,6 +49,9 @@ function describeDevnet(devnet: DevnetInfo, out: Out): void {
   out(
     `                registry eip155:${funding.chainId} PolicyRegistry ${devnet.contracts.policyRegistry ?? 'none (restart the devnet)'}`,
   );
+  out(
+    `                anchor   eip155:${funding.chainId} ReceiptAnchor ${devnet.contracts.receiptAnchor ?? 'none (restart the devnet)'}`,
+  );
 }
 
 function describeConfigured(config: Config, out: Out): void {
@@ -61,6 +64,9 @@ function describeConfigured(config: Config, out: Out): void {
   );
   out(
     `                registry eip155:${funding.chainId} PolicyRegistry ${config.policyRegistryAddress ?? 'none (POLICY_REGISTRY_ADDRESS unset)'}`,
+  );
+  out(
+    `                anchor   eip155:${funding.chainId} ReceiptAnchor ${config.anchoring.address ?? 'none (RECEIPT_ANCHOR_ADDRESS unset: receipts NOT_RECORDED)'}`,
   );
 }
 

@@ -11,6 +11,7 @@ import { createPool } from '../platform/db/pool';
 import { MigrationError, migrate } from '../platform/db/migrate';
 import { EmbeddedPostgresError, startEmbeddedPostgres } from '../platform/db/embedded';
 import { DevnetAlreadyRunningError, DevnetFileError, startDevnetChains } from '../devnet/chains';
+import { receiptsMain } from './receiptsVerify';
 import { FaucetRefusedError, faucet } from '../devnet/faucet';
 import { main as composeMain } from './compose';
 import { main as schemaMain } from './schemaDump';
@@ -171,6 +172,13 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       if (argv.length > 0) throw new UsageError('usage: spend-control demo');
       return runDemo();
     },
+  },
+  receipts: {
+    usage: `  receipts verify <receiptId|intentId> --rpc <url> [--contract <address>]
+                      [--service <url>] [--receipt-file <path>]
+                      check a receipt's inclusion proof against the ReceiptAnchor contract on
+                      chain; exit 0 verified, 1 not (docs/receipts.md)`,
+    run: (argv) => receiptsMain(argv),
   },
   devnet: {
     usage: `  devnet start        run only the local anvil chains (DATA_DIR/devnet.json)

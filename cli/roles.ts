@@ -14,6 +14,8 @@ import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } fr
 import { StartupError, type Out, type StartArgs, type Stoppers } from './startup';
 import { startEscalationWorker } from './worker';
 import type { ConsumerExecutionOptions } from './consumerWorker';
+import type { AnchoringSetup } from './anchoring';
+import { startAnchorWorker } from './anchorWorker';
 
 export interface RoleInputs {
   readonly args: StartArgs;
@@ -27,6 +29,8 @@ export interface RoleInputs {
   readonly consumer: ConsumerRails | undefined;
   /** The consumer execution worker's keys and interval (all-in-one); undefined: no worker. */
   readonly consumerExecution?: ConsumerExecutionOptions;
+  /** Receipt anchoring: the worker (where this process holds the writer key) or why it is off. */
+  readonly anchoring: AnchoringSetup;
   readonly channels: EscalationChannels | null;
   readonly gatewayOptions: GatewayRoleOptions;
   readonly log: Logger;
@@ -73,6 +77,7 @@ async function startEverything(inputs: RoleInputs): Promise<string> {
       ? { consumer: { rails: inputs.consumer, execution: inputs.consumerExecution } }
       : {}),
     escalationWorker: escalationWorkerOf(inputs),
+    anchoring: inputs.anchoring,
   });
   inputs.stoppers.push('service', () => stack.stop());
   for (const subgraph of stack.subgraphs) {
@@ -112,6 +117,12 @@ function startWorker(inputs: RoleInputs): void {
   inputs.out(
     `worker          escalation sweep and notices every ${escalationWorker.intervalMs} ms`,
   );
+  const anchorWorker = inputs.anchoring.worker;
+  if (anchorWorker !== undefined) {
+    const anchoring = startAnchorWorker({ ...anchorWorker, db: inputs.pool, log: inputs.log });
+    inputs.stoppers.push('anchoring worker', () => anchoring.stop());
+    inputs.out(`worker          receipt anchoring into ${anchorWorker.contract}`);
+  }
 }
 
 async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise<void> {
@@ -128,7 +139,7 @@ async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise
       log: inputs.log,
       chains: inputs.chains,
       consumer: inputs.consumer,
-      settings: subgraphSettingsOf(inputs.gatewayOptions),
+      settings: subgraphSettingsOf({ ...inputs.gatewayOptions, anchoring: inputs.anchoring }),
     },
     { host: config.host, port },
   );

@@ -28,6 +28,11 @@ import {
 import { SUBGRAPH_MODULES } from '../subgraphs/registry';
 import { type EscalationWorkerOptions, type RunningWorker, startEscalationWorker } from './worker';
 import {
+  type AnchorWorkerOptions,
+  type RunningAnchorWorker,
+  startAnchorWorker,
+} from './anchorWorker';
+import {
   type ConsumerExecutionOptions,
   type RunningConsumerWorker,
   startConsumerExecutionWorker,
@@ -167,6 +172,12 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   readonly databaseUrl?: string;
   /** Preflights decided on a thread of their own; needs databaseUrl. */
   readonly decisionThread?: boolean;
+  /**
+   * Receipt anchoring (issue #19): `worker`, an anchoring worker in this process with the writer
+   * key (absent: none here); `off`, why this deployment anchors nothing (receipts then read
+   * NOT_RECORDED). Top-level rather than under `consumer`: it anchors preflights' receipts too.
+   */
+  readonly anchoring?: { readonly worker?: AnchorWorkerOptions; readonly off?: string };
 }
 
 /** What every subgraph learns about the deployment, from the gateway-facing options. */
@@ -174,11 +185,13 @@ export function subgraphSettingsOf(options: {
   service: RestServiceInfo;
   consumerAuthRequired?: boolean;
   primaryChainId?: number;
+  anchoring?: AllInOneOptions['anchoring'];
 }): Partial<SubgraphSettings> {
   return {
     publicUrl: options.service.publicUrl,
     consumerAuthRequired: options.consumerAuthRequired,
     primaryChainId: options.primaryChainId,
+    anchoringOff: options.anchoring?.off ?? null,
   };
 }
 
@@ -188,7 +201,16 @@ export interface RunningStack {
   readonly worker: RunningWorker | null;
   /** The consumer execution worker, when `consumer.execution` asked for one. */
   readonly consumerExecution: RunningConsumerWorker | null;
+  /** The anchoring worker, when `anchoring.worker` asked for one. */
+  readonly anchoring: RunningAnchorWorker | null;
   stop(): Promise<void>;
+}
+
+/** The anchoring worker `options.anchoring.worker` asks for, or null. */
+function anchoringWorkerOf(options: AllInOneOptions): RunningAnchorWorker | null {
+  const worker = options.anchoring?.worker;
+  if (worker === undefined) return null;
+  return startAnchorWorker({ ...worker, db: options.db, log: options.log, now: options.now });
 }
 
 /** Every subgraph plus the gateway in this process; stops in reverse order. */
@@ -250,12 +272,15 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
             throw error;
           })
         : null;
+    const anchoring = anchoringWorkerOf(options);
     return {
       gateway,
       subgraphs: started,
       worker,
       consumerExecution,
+      anchoring,
       async stop() {
+        await anchoring?.stop();
         await consumerExecution?.stop();
         await worker?.stop();
         await gateway.stop();

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../platform/log';
 import { createRdapClient, type RdapClientOptions } from '../platform/rdap';
 import type { DevnetInfo } from '../devnet/chains';
 import { prepareChains } from './chains';
+import { anchoringOf } from './anchoring';
 import { prepareEscalationChannels, type EscalationChannels } from './channels';
 import { prepareDatabase } from './database';
 import { gatewayOptionsOf, type GatewayRoleOptions } from './gatewayOptions';
@@ -139,6 +140,7 @@ export async function start(
             },
           }
         : {}),
+      anchoring: anchoringOf(config, devnet, devnetKeys),
       channels,
       gatewayOptions,
       log,

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { eip3009TokenAbi, policyRegistryAbi } from '../contracts/artifacts/abis';
+import { eip3009TokenAbi, policyRegistryAbi, receiptAnchorAbi } from '../contracts/artifacts/abis';
 import { type AnvilNode, startAnvil } from '../platform/chain/anvil';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { KEY_ROLES } from '../platform/chain/keys';
@@ -233,11 +233,49 @@ describe('startDevnetChains (with a dataDir)', () => {
     await stop(first);
     const { contracts: _contracts, ...legacy } = readDevnetFile(dataDir);
     fs.writeFileSync(path.join(dataDir, 'devnet.json'), JSON.stringify(legacy));
-    expect(readDevnetFile(dataDir).contracts).toEqual({ policyRegistry: null });
+    expect(readDevnetFile(dataDir).contracts).toEqual({
+      policyRegistry: null,
+      receiptAnchor: null,
+    });
 
     const second = await start(dataDir);
     expect(second.info.contracts.policyRegistry).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(second.info.contracts.receiptAnchor).toMatch(/^0x[0-9a-fA-F]{40}$/);
     expect(second.info.chains.funding.token).toEqual(first.info.chains.funding.token);
+    await stop(second);
+  });
+
+  it('a devnet and keys.json from before anchoring: same tokens, a fresh anchorWriter, a ReceiptAnchor it writes to', async () => {
+    const dataDir = tempDataDir();
+    const first = await start(dataDir);
+    await stop(first);
+    const keysPath = path.join(dataDir, 'keys.json');
+    const { anchorWriter: _key, ...olderKeys } = JSON.parse(fs.readFileSync(keysPath, 'utf8'));
+    fs.writeFileSync(keysPath, JSON.stringify(olderKeys), { mode: 0o600 });
+    const recorded = readDevnetFile(dataDir);
+    const { anchorWriter: _address, ...olderAddresses } = recorded.addresses;
+    const { receiptAnchor: _anchor, ...olderContracts } = recorded.contracts;
+    fs.writeFileSync(
+      path.join(dataDir, 'devnet.json'),
+      JSON.stringify({ ...recorded, addresses: olderAddresses, contracts: olderContracts }),
+    );
+
+    const second = await start(dataDir);
+    expect(second.info.chains.funding.token).toEqual(first.info.chains.funding.token);
+    expect(second.info.contracts.policyRegistry).toBe(first.info.contracts.policyRegistry);
+    const writer = second.keys.anchorWriter.address;
+    expect(writer).not.toBe(first.keys.anchorWriter.address);
+    expect(second.info.addresses.anchorWriter).toBe(writer);
+    const client = createChainPublicClient(second.info.chains.funding);
+    expect(
+      await client.readContract({
+        address: second.info.contracts.receiptAnchor!,
+        abi: receiptAnchorAbi,
+        functionName: 'isWriter',
+        args: [writer],
+      }),
+    ).toBe(true);
+    expect(await client.getBalance({ address: writer })).toBeGreaterThan(0n);
     await stop(second);
   });
 

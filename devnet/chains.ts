@@ -1,6 +1,7 @@
 // The devnet's two local chains: eip155:196 (funding, USD₮0) and eip155:8453 (settlement, USDC),
 // each an anvil process with our EIP-3009 token, funded fresh keys and a treasury float; the
-// funding chain also carries the PolicyRegistry owners register their policies in. With a
+// funding chain also carries the PolicyRegistry owners register their policies in and the
+// ReceiptAnchor receipts are anchored in (the anchorWriter key a writer from the start). With a
 // dataDir the chains, keys and contract addresses survive restarts; with null everything is
 // ephemeral (tests). devnet.json (devnetFile.ts) tells other processes (CLI faucet) where the
 // chains are, no secrets; dataDirClaim.ts keeps one devnet per dataDir. This is their public surface.
@@ -22,9 +23,12 @@ import {
   createChainWalletClient,
 } from '../platform/chain/clients';
 import { deployArtifact, hasContractCode } from '../platform/chain/deploy';
+import { devnetReceiptAnchorConfig, deployReceiptAnchor } from '../platform/chain/receiptAnchor';
 import {
   KEY_ROLES,
   type KeyStore,
+  LATER_KEY_ROLES,
+  addMissingKeyRoles,
   generateKeyStore,
   keyStoreAddresses,
   loadKeyFile,
@@ -90,7 +94,11 @@ export interface StartDevnetChainsOptions {
 function loadOrCreateKeys(dataDir: string | null, log: (line: string) => void): KeyStore {
   if (dataDir === null) return generateKeyStore();
   const filePath = keysFilePath(dataDir);
-  if (fs.existsSync(filePath)) return loadKeyFile(filePath);
+  if (fs.existsSync(filePath)) {
+    const added = addMissingKeyRoles(filePath);
+    if (added.length > 0) log(`added fresh ${added.join(', ')} keys to ${filePath}`);
+    return loadKeyFile(filePath);
+  }
   const keys = generateKeyStore();
   saveKeyFile(filePath, keys);
   log(`generated fresh keys in ${filePath}`);
@@ -196,6 +204,36 @@ async function prepareRegistry(
   return deployment.address;
 }
 
+/**
+ * Reuses the recorded ReceiptAnchor while the chain holds its code; otherwise deploys one with the
+ * devnet config (a few seconds of writer delay, the deployer as admin, the anchorWriter key a
+ * writer from the start). The writer gets gas if it has none (a key added to an older devnet).
+ */
+async function prepareReceiptAnchor(
+  node: AnvilNode,
+  keys: KeyStore,
+  previous: Address | null,
+  log: (line: string) => void,
+): Promise<Address> {
+  const endpoint: ChainEndpoint = { chainId: node.chainId, rpcUrl: node.rpcUrl };
+  const clientOptions = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
+  const publicClient = createChainPublicClient(endpoint, clientOptions);
+  const writer = keys.anchorWriter.address;
+  if ((await publicClient.getBalance({ address: writer })) === 0n)
+    await createAnvilTestClient(endpoint).setBalance({ address: writer, value: GAS_FUND_WEI });
+  if (previous !== null && (await hasContractCode(publicClient, previous))) {
+    log(`ReceiptAnchor on ${caip2Of(node.chainId)}: reusing ${previous}`);
+    return getAddress(previous);
+  }
+  const deployment = await deployReceiptAnchor(
+    publicClient,
+    createChainWalletClient(endpoint, keys.deployer.account, clientOptions),
+    devnetReceiptAnchorConfig(keys.deployer.address, writer),
+  );
+  log(`ReceiptAnchor on ${caip2Of(node.chainId)}: deployed at ${deployment.address}`);
+  return deployment.address;
+}
+
 /** Both anvils, pushed onto `nodes` as they come up so a failed start stops the one that did. */
 async function startNodes(
   dataDir: string | null,
@@ -218,7 +256,7 @@ async function startNodes(
   return [nodes[0], nodes[1]];
 }
 
-/** Tokens on both chains and the registry on the funding chain, reused where still on chain. */
+/** Tokens on both chains, the registry and the anchor on the funding chain, reused where still on chain. */
 async function prepareContracts(
   [fundingNode, settlementNode]: [AnvilNode, AnvilNode],
   keys: KeyStore,
@@ -226,9 +264,15 @@ async function prepareContracts(
   treasuryFloatAtomic: bigint,
   log: (line: string) => void,
 ): Promise<Pick<DevnetInfo, 'chains' | 'contracts'>> {
-  // Recorded contracts are reused only with the keys they were set up for (gas, float, minter).
+  // Recorded contracts are reused only with the keys they were set up for (gas, float, minter);
+  // a role added since (absent from the record) does not count.
   const recorded =
-    previous !== null && KEY_ROLES.every((role) => previous.addresses[role] === keys[role].address)
+    previous !== null &&
+    KEY_ROLES.every(
+      (role) =>
+        previous.addresses[role] === keys[role].address ||
+        (previous.addresses[role] === undefined && LATER_KEY_ROLES.includes(role)),
+    )
       ? previous.chains
       : null;
   const [funding, settlement] = await Promise.all([
@@ -249,7 +293,13 @@ async function prepareContracts(
     previous?.contracts.policyRegistry ?? null,
     log,
   );
-  return { chains: { funding, settlement }, contracts: { policyRegistry } };
+  const receiptAnchor = await prepareReceiptAnchor(
+    fundingNode,
+    keys,
+    recorded === null ? null : (previous?.contracts.receiptAnchor ?? null),
+    log,
+  );
+  return { chains: { funding, settlement }, contracts: { policyRegistry, receiptAnchor } };
 }
 
 export async function startDevnetChains(options: StartDevnetChainsOptions): Promise<DevnetChains> {

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Address, isAddress } from 'viem';
-import { KEY_ROLES, type KeyRole } from '../platform/chain/keys';
+import { KEY_ROLES, type KeyRole, LATER_KEY_ROLES } from '../platform/chain/keys';
 
 export const DEVNET_FILE = 'devnet.json';
 export const KEYS_FILE = 'keys.json';
@@ -28,6 +28,8 @@ export interface DevnetChainInfo {
 export interface DevnetContracts {
   /** null only in a devnet.json written before the registry existed (the next start deploys it). */
   readonly policyRegistry: Address | null;
+  /** ReceiptAnchor (writer: the anchorWriter key from the start); null only in a devnet.json from before it existed. */
+  readonly receiptAnchor: Address | null;
 }
 
 /** The content of devnet.json. Addresses only; private keys stay in keys.json. */
@@ -76,8 +78,14 @@ export function readDevnetFile(dataDir: string): DevnetInfo {
     );
   }
   assertDevnetInfo(filePath, parsed);
-  // Files from before the registry existed have no `contracts`; they stay readable.
-  return { ...parsed, contracts: { policyRegistry: parsed.contracts?.policyRegistry ?? null } };
+  // Files from before the registry or the anchor existed lack them; they stay readable.
+  return {
+    ...parsed,
+    contracts: {
+      policyRegistry: parsed.contracts?.policyRegistry ?? null,
+      receiptAnchor: parsed.contracts?.receiptAnchor ?? null,
+    },
+  };
 }
 
 function assertDevnetInfo(filePath: string, value: unknown): asserts value is DevnetInfo {
@@ -93,8 +101,11 @@ function assertDevnetInfo(filePath: string, value: unknown): asserts value is De
     info !== null &&
     chainOk(info.chains?.funding) &&
     chainOk(info.chains?.settlement) &&
-    KEY_ROLES.every((role) => typeof info.addresses?.[role] === 'string') &&
+    KEY_ROLES.every(
+      (role) => typeof info.addresses?.[role] === 'string' || LATER_KEY_ROLES.includes(role),
+    ) &&
     (info.contracts?.policyRegistry == null || isAddress(info.contracts.policyRegistry)) &&
+    (info.contracts?.receiptAnchor == null || isAddress(info.contracts.receiptAnchor)) &&
     typeof info.pids?.owner === 'number';
   if (!ok) throw new DevnetFileError(filePath, 'does not have the devnet.json shape');
 }

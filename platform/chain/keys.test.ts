@@ -13,7 +13,14 @@ import {
   KeyFilePermissionsError,
   PublishedDevKeyError,
 } from './errors';
-import { KEY_ROLES, RoleKey, generateKeyStore, loadKeyFile, saveKeyFile } from './keys';
+import {
+  KEY_ROLES,
+  RoleKey,
+  addMissingKeyRoles,
+  generateKeyStore,
+  loadKeyFile,
+  saveKeyFile,
+} from './keys';
 
 const publishedKey = (index: number): string =>
   bytesToHex(
@@ -31,10 +38,10 @@ describe('key store', () => {
     fs.rmSync(tempDir, { recursive: true, force: true });
   });
 
-  it('generates four distinct fresh keys, none of them published', () => {
+  it('generates distinct fresh keys for every role, none of them published', () => {
     const store = generateKeyStore();
     const addresses = KEY_ROLES.map((role) => store[role].address);
-    expect(new Set(addresses).size).toBe(4);
+    expect(new Set(addresses).size).toBe(KEY_ROLES.length);
     for (const role of KEY_ROLES) {
       expect(store[role].role).toBe(role);
       expect(store[role].account.address).toBe(store[role].address);
@@ -49,7 +56,13 @@ describe('key store', () => {
 
     expect(fs.statSync(filePath).mode & 0o777).toBe(0o600);
     const body = JSON.parse(fs.readFileSync(filePath, 'utf8'));
-    expect(Object.keys(body)).toEqual(['deployer', 'treasury', 'relayer', 'feeReceiver']);
+    expect(Object.keys(body)).toEqual([
+      'deployer',
+      'treasury',
+      'relayer',
+      'feeReceiver',
+      'anchorWriter',
+    ]);
     expect(body.treasury).toEqual({
       address: store.treasury.address,
       privateKey: store.treasury.exportPrivateKey(),
@@ -129,6 +142,22 @@ describe('key store', () => {
     const { feeReceiver: _dropped, ...withoutFeeReceiver } = body;
     fs.writeFileSync(filePath, JSON.stringify(withoutFeeReceiver));
     expect(() => loadKeyFile(filePath)).toThrow(/missing feeReceiver/);
+  });
+
+  it('gives a key file written before anchorWriter existed a fresh anchorWriter, keeping the other keys', () => {
+    const filePath = path.join(tempDir, 'keys.json');
+    const store = generateKeyStore();
+    saveKeyFile(filePath, store);
+    const { anchorWriter: _later, ...older } = JSON.parse(fs.readFileSync(filePath, 'utf8'));
+    fs.writeFileSync(filePath, JSON.stringify(older), { mode: 0o600 });
+    expect(() => loadKeyFile(filePath)).toThrow(/missing anchorWriter/);
+
+    expect(addMissingKeyRoles(filePath)).toEqual(['anchorWriter']);
+    expect(fs.statSync(filePath).mode & 0o777).toBe(0o600);
+    const loaded = loadKeyFile(filePath);
+    expect(loaded.treasury.address).toBe(store.treasury.address);
+    expect(loaded.anchorWriter.address).not.toBe(store.anchorWriter.address);
+    expect(addMissingKeyRoles(filePath)).toEqual([]);
   });
 
   it('rejects malformed private keys with the role in the message', () => {

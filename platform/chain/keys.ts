@@ -1,4 +1,4 @@
-// The key store: the service's four signing keys (deployer, treasury, relayer, feeReceiver), fresh
+// The key store: the service's signing keys (deployer, treasury, relayer, feeReceiver, anchorWriter), fresh
 // from the OS random source or loaded from a 0600 JSON file. Published development keys are refused
 // and key objects redact themselves in logs, JSON and inspection; only saveKeyFile reads the secret.
 import crypto from 'node:crypto';
@@ -10,10 +10,23 @@ import { isPublishedDevKey } from './devKeys';
 import { InvalidPrivateKeyError, KeyFileError, PublishedDevKeyError } from './errors';
 import { readKeyFile, writeKeyFile } from './keyFile';
 
-export const KEY_ROLES = ['deployer', 'treasury', 'relayer', 'feeReceiver'] as const;
+export const KEY_ROLES = [
+  'deployer',
+  'treasury',
+  'relayer',
+  'feeReceiver',
+  'anchorWriter',
+] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];
+/**
+ * Roles added after key files were first written: a key file without them is still valid and
+ * gets fresh keys for them (addMissingKeyRoles). anchorWriter sends the ReceiptAnchor batches: a
+ * key of its own, so its nonces never race the relayer's x402 settlements or the deployer's mints,
+ * and so a mainnet deployment can authorise exactly this address through the writer timelock.
+ */
+export const LATER_KEY_ROLES: readonly KeyRole[] = ['anchorWriter'];
 
-/** A key file is four short entries; anything larger is not ours. */
+/** A key file is five short entries; anything larger is not ours. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 const REDACTED = '[redacted]';
 const PRIVATE_KEY_PATTERN = /^0x[0-9a-fA-F]{64}$/;
@@ -151,4 +164,23 @@ export function loadKeyFile(filePath: string, policy: KeyPolicy = {}): KeyStore 
     store[role] = key;
   }
   return store;
+}
+
+/**
+ * Gives a key file written before a later role existed a fresh key for it (same file, mode 0600,
+ * atomic rewrite); the other keys are kept byte for byte. Returns the roles added.
+ */
+export function addMissingKeyRoles(filePath: string, policy: KeyPolicy = {}): KeyRole[] {
+  const parsed = readKeyFile(filePath, MAX_KEY_FILE_BYTES);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return [];
+  const entries = parsed as Record<string, unknown>;
+  const added = LATER_KEY_ROLES.filter((role) => entries[role] === undefined);
+  if (added.length === 0) return [];
+  const body: Record<string, unknown> = { ...entries };
+  for (const role of added) {
+    const key = RoleKey.generate(role, policy);
+    body[role] = { address: key.address, privateKey: key.exportPrivateKey() };
+  }
+  writeKeyFile(filePath, body);
+  return added;
 }

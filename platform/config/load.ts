@@ -50,6 +50,11 @@ export function loadConfig(env: Env = process.env): Config {
   const providerUrls = { domains: read.url('PROVIDER_DOMAINS_URL', HTTP) };
   const rdap = readRdap(read, chains.devnet);
   const identity = readIdentity(read, publicUrl);
+  const anchoring = {
+    address: read.address('RECEIPT_ANCHOR_ADDRESS'),
+    batchSize: read.integer('ANCHOR_BATCH_SIZE', 100, 1, 100_000),
+    batchSeconds: read.integer('ANCHOR_BATCH_SECONDS', 2, 0, 86_400),
+  };
 
   if (isProduction) {
     checkProduction(read, {
@@ -67,6 +72,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...base,
     ...chains,
     feeReceiverAddress,
+    anchoring,
     secrets,
     ...subgraphs,
     graphql,

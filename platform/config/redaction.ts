@@ -51,6 +51,7 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
     secrets: {
       treasuryPrivateKey: secret(secrets.treasuryPrivateKey),
       relayerPrivateKey: secret(secrets.relayerPrivateKey),
+      anchorWriterPrivateKey: secret(secrets.anchorWriterPrivateKey),
       adminTokenHashes: `[${secrets.adminTokenHashes.length} redacted]`,
       sessionSecret: secret(secrets.sessionSecret),
       internalActorSecret: secret(secrets.internalActorSecret),

@@ -40,6 +40,16 @@ export function readSecrets(read: EnvReader): Secrets {
       'must differ from TREASURY_PRIVATE_KEY: the relayer only pays gas and must not hold the treasury',
     );
   }
+  const anchorWriterPrivateKey = read.privateKey('ANCHOR_WRITER_PRIVATE_KEY');
+  if (
+    anchorWriterPrivateKey !== null &&
+    (anchorWriterPrivateKey === treasuryPrivateKey || anchorWriterPrivateKey === relayerPrivateKey)
+  ) {
+    read.problem(
+      'ANCHOR_WRITER_PRIVATE_KEY',
+      'must differ from TREASURY_PRIVATE_KEY and RELAYER_PRIVATE_KEY: its own nonces, its own authorisation',
+    );
+  }
   const sessionSecret = read.secret('SESSION_SECRET');
   const internalActorSecret = read.secret('INTERNAL_ACTOR_SECRET');
   if (sessionSecret && internalActorSecret && sessionSecret.equals(internalActorSecret)) {
@@ -51,6 +61,7 @@ export function readSecrets(read: EnvReader): Secrets {
   return {
     treasuryPrivateKey,
     relayerPrivateKey,
+    anchorWriterPrivateKey,
     adminTokenHashes,
     sessionSecret,
     internalActorSecret,
@@ -76,6 +87,7 @@ export function checkDevKeys(
   const keys = [
     ['TREASURY_PRIVATE_KEY', secrets.treasuryPrivateKey],
     ['RELAYER_PRIVATE_KEY', secrets.relayerPrivateKey],
+    ['ANCHOR_WRITER_PRIVATE_KEY', secrets.anchorWriterPrivateKey],
   ] as const;
   for (const [name, key] of keys) {
     if (key === null) continue;

@@ -56,6 +56,8 @@ export interface ChainConfig {
 export interface Secrets {
   readonly treasuryPrivateKey: Hex | null;
   readonly relayerPrivateKey: Hex | null;
+  /** ANCHOR_WRITER_PRIVATE_KEY: sends the ReceiptAnchor batches (a writer of RECEIPT_ANCHOR_ADDRESS). */
+  readonly anchorWriterPrivateKey: Hex | null;
   /** sha256 of each admin token, 32 bytes each. */
   readonly adminTokenHashes: readonly Buffer[];
   readonly sessionSecret: Buffer | null;
@@ -86,6 +88,8 @@ export interface Config {
   /** PolicyRegistry on the funding chain; null: none (the devnet deploys its own). */
   readonly policyRegistryAddress: Hex | null;
   readonly feeReceiverAddress: Hex | null;
+  /** Receipt anchoring (docs/receipts.md "Anchoring"): where batches go and when they close. */
+  readonly anchoring: AnchoringConfig;
   readonly secrets: Secrets;
   /** null: the subgraph runs in-process (all-in-one mode). */
   readonly subgraphUrls: Readonly<Record<SubgraphName, string | null>>;
@@ -121,6 +125,15 @@ export interface Config {
   };
   /** The same configuration with secrets, keys and URL credentials replaced by markers. */
   toJSON(): Record<string, unknown>;
+}
+
+export interface AnchoringConfig {
+  /** RECEIPT_ANCHOR_ADDRESS on the funding chain; null: the devnet's own, or no anchoring. */
+  readonly address: Hex | null;
+  /** ANCHOR_BATCH_SIZE: a batch closes at this many receipts (default 100). */
+  readonly batchSize: number;
+  /** ANCHOR_BATCH_SECONDS: …or this long after its oldest receipt was queued (default 2). */
+  readonly batchSeconds: number;
 }
 
 /** A token bucket: `perMinute` tokens added a minute, at most `burst` held. */

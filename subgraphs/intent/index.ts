@@ -26,3 +26,11 @@ export {
   DEFAULT_DELIVERY_RETRY,
   type DeliveryRetryPolicy,
 } from './consumer/delivery/retry';
+export {
+  type AnchorJobDeps,
+  type AnchorRoundResult,
+  closeDueBatch,
+  DEFAULT_ANCHOR_BATCH_SECONDS,
+  DEFAULT_ANCHOR_BATCH_SIZE,
+  runAnchorRound,
+} from './anchoring/job';

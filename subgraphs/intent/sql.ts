@@ -22,4 +22,7 @@ export const INTENT_SQLSTATES: SqlStateMap = {
   // A consumer receipt deleted, changed once final, or not written with its intent's change
   // (migration 0016): only our own broken code trips it.
   IN006: DEFECT,
+  // An anchor leaf or batch deleted, re-batched or changed once settled (migration 0017): only
+  // our own broken code trips it.
+  IN007: DEFECT,
 };

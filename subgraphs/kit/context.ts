@@ -41,6 +41,7 @@ export const DEFAULT_SUBGRAPH_SETTINGS: SubgraphSettings = Object.freeze({
   publicUrl: null,
   primaryChainId: 196,
   consumerAuthRequired: true,
+  anchoringOff: null,
 });
 
 /** The context's settings, with the defaults where a (hand-built) context carries none. */

@@ -92,6 +92,12 @@ export interface SubgraphSettings {
   readonly primaryChainId: number;
   /** CONSUMER_AUTH_REQUIRED: false lets consumer reads name a policyId without a session. */
   readonly consumerAuthRequired: boolean;
+  /**
+   * Why receipts are not anchored on this deployment (no ReceiptAnchor address or writer key
+   * configured): receipts waiting for a batch then report NOT_RECORDED with this reason. null:
+   * anchoring is configured and they report PENDING.
+   */
+  readonly anchoringOff: string | null;
 }
 
 /** What a resolver may rely on: the verified actor, the pool (and DataSource), the injected clock, the correlation id. */

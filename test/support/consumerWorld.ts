@@ -33,6 +33,11 @@ export interface ConsumerWorldOptions {
   readonly execution?: Partial<Omit<ConsumerExecutionOptions, 'treasuryKey' | 'relayerKey'>>;
   /** Further test-stack options (clock, escalation worker, channels…). */
   readonly stack?: Partial<TestStackOptions>;
+  /**
+   * An anchoring worker on the devnet's ReceiptAnchor with the anchorWriter key, rounds stepped by
+   * hand (`stack.stack.anchoring.runOnce()`); absent: none.
+   */
+  readonly anchoring?: { readonly batchSize?: number; readonly batchSeconds?: number };
 }
 
 export async function startConsumerWorld(
@@ -52,8 +57,22 @@ export async function startConsumerWorld(
     const registry = options.rdap ? await startDevnetRdapRegistry() : null;
     if (registry !== null) started.push(registry);
     const rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
+    const funding = devnet.info.chains.funding;
     const stack = await startTestStack({
       x402: { devnet },
+      ...(options.anchoring !== undefined
+        ? {
+            anchoring: {
+              worker: {
+                chain: { chainId: funding.chainId, rpcUrl: funding.rpcUrl },
+                contract: devnet.info.contracts.receiptAnchor!,
+                writer: devnet.keys.anchorWriter.account,
+                intervalMs: 0,
+                ...options.anchoring,
+              },
+            },
+          }
+        : {}),
       ...options.stack,
       consumer: {
         rails,

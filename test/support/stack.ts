@@ -62,6 +62,8 @@ export interface TestStackOptions {
   readonly consumer?: AllInOneOptions['consumer'];
   /** CONSUMER_AUTH_REQUIRED; default true. */
   readonly consumerAuthRequired?: boolean;
+  /** Receipt anchoring: a worker in the stack, or why it is off; default: neither (receipts PENDING). */
+  readonly anchoring?: AllInOneOptions['anchoring'];
   /** The escalation worker in the stack (tests usually run its rounds with `stack.worker.runOnce()`). */
   readonly escalationWorker?: AllInOneOptions['escalationWorker'];
   /** Websocket limits (sockets per session, subscriptions per socket, send queue, state reads); default: the production defaults. */
@@ -110,6 +112,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       consumerAuthRequired: options.consumerAuthRequired,
       chains: options.chains,
       consumer: options.consumer,
+      anchoring: options.anchoring,
       now: options.now,
       listenDatabaseUrl: db.url,
       escalationWorker: options.escalationWorker,

@@ -1,7 +1,6 @@
 // The read-side agent tools: detect_duplicate (the duplicate rule's view of the window), get_ledger
 // (a policy's window slice; admin, its owner or its consumer session only) and the receipt anchor
-// status of a decision receipt. All read the same tables and running totals the preflight reads.
-import { isReceiptId } from '../../../core/canon/ids';
+// status of a receipt (anchoring/reads.ts). All read the same tables and running totals the preflight reads.
 import { AppError } from '../../../core/errors';
 import { parseDisplayAmount } from '../../../core/money/amount';
 import type { SubgraphContext } from '../../kit';
@@ -117,16 +116,4 @@ export async function getLedger(ctx: SubgraphContext, policyIdRaw: unknown): Pro
   };
 }
 
-/** The anchor object of DECISIONS "Receipts": PENDING for an issued receipt, NOT_FOUND otherwise. */
-export async function receiptAnchor(ctx: SubgraphContext, receiptIdRaw: unknown): Promise<Json> {
-  const receiptId = typeof receiptIdRaw === 'string' ? receiptIdRaw.toLowerCase() : receiptIdRaw;
-  if (!isReceiptId(receiptId))
-    throw new AppError('RECEIPT_ID_INVALID', undefined, { receiptId: receiptIdRaw });
-  const result = await ctx.db.query<{ state: string }>(
-    'SELECT state FROM intent.decision_receipts WHERE receipt_id = $1',
-    [receiptId],
-  );
-  const row = result.rows[0];
-  if (row === undefined) return { state: 'NOT_FOUND', receiptId };
-  return { state: row.state, receiptId };
-}
+export { receiptAnchor } from '../anchoring/reads';

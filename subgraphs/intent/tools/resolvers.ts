@@ -37,7 +37,9 @@ export class IntentToolResolver {
 
   @Query(() => GraphQLJSONObject, {
     description:
-      'The anchor object of a decision receipt: PENDING {receiptId} or NOT_FOUND {receiptId}.',
+      'The anchor object of a decision or consumer receipt (docs/receipts.md "The five states"): ' +
+      'NOT_RECORDED {reason}, PENDING {receiptId}, ANCHORED {receiptId, txHash, blockNumber, batchRoot, proof, chain, contract}, ' +
+      'ANCHOR_FAILED {receiptId, reason} or NOT_FOUND {receiptId}.',
   })
   async receiptAnchor(
     @Arg('receiptId') receiptId: string,
@@ -48,7 +50,7 @@ export class IntentToolResolver {
 
   @Mutation(() => GraphQLJSONObject, {
     description:
-      'log_receipt: the anchor object of a decision receipt (anchoring batches arrive later).',
+      'log_receipt: the anchor object of a receipt; every receipt is queued for anchoring when it is written, so this only reports it.',
   })
   async logReceipt(
     @Arg('receiptId') receiptId: string,

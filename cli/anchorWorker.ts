@@ -1,0 +1,71 @@
+// The anchoring worker: on an interval (and on demand through runOnce, for tests and operators),
+// one round of the anchoring job (subgraphs/intent/anchoring/job.ts): batches of receipts, one
+// ReceiptAnchor transaction each. It holds the writer key; rounds of several workers are
+// serialised by the job's advisory lock.
+import type { Pool } from 'pg';
+import type { Address } from 'viem';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import {
+  type ChainEndpoint,
+  createChainPublicClient,
+  createChainWalletClient,
+} from '../platform/chain/clients';
+import type { Logger } from '../platform/log';
+import {
+  type AnchorRoundResult,
+  DEFAULT_ANCHOR_BATCH_SECONDS,
+  DEFAULT_ANCHOR_BATCH_SIZE,
+  runAnchorRound,
+} from '../subgraphs/intent';
+import { startRoundLoop } from './roundLoop';
+
+/** Default pause between rounds: well under the default ANCHOR_BATCH_SECONDS. */
+export const DEFAULT_ANCHOR_INTERVAL_MS = 500;
+
+export interface AnchorWorkerOptions {
+  /** The funding chain, where the ReceiptAnchor contract is. */
+  readonly chain: ChainEndpoint;
+  readonly contract: Address;
+  /** The writer (the key store's anchorWriter, or ANCHOR_WRITER_PRIVATE_KEY). */
+  readonly writer: PrivateKeyAccount;
+  readonly batchSize?: number;
+  readonly batchSeconds?: number;
+  /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
+  readonly intervalMs: number;
+}
+
+export interface RunningAnchorWorker {
+  runOnce(): Promise<AnchorRoundResult>;
+  stop(): Promise<void>;
+}
+
+export function startAnchorWorker(
+  options: AnchorWorkerOptions & {
+    readonly db: Pool;
+    readonly log: Logger;
+    readonly now?: () => Date;
+  },
+): RunningAnchorWorker {
+  const clientOptions = { pollingIntervalMs: 50 };
+  const deps = {
+    db: options.db,
+    publicClient: createChainPublicClient(options.chain, clientOptions),
+    writer: createChainWalletClient(options.chain, options.writer, clientOptions),
+    contract: options.contract,
+    batchSize: options.batchSize ?? DEFAULT_ANCHOR_BATCH_SIZE,
+    batchSeconds: options.batchSeconds ?? DEFAULT_ANCHOR_BATCH_SECONDS,
+    now: options.now ?? (() => new Date()),
+    log: options.log,
+  };
+  const loop = startRoundLoop(
+    async () => {
+      const result = await runAnchorRound(deps);
+      if (result.anchored + result.failed > 0)
+        options.log.info({ ...result }, 'receipt batches settled');
+      return result;
+    },
+    options.intervalMs,
+    (error: unknown) => options.log.error({ err: error }, 'anchoring round failed'),
+  );
+  return { runOnce: loop.runOnce, stop: loop.stop };
+}

@@ -1,0 +1,211 @@
+// The anchoring job (docs/receipts.md "Anchoring"): one round hashes decision receipts waiting for
+// a digest, settles batches a previous round recorded but did not finish (crash, RPC failure),
+// then closes batches at ANCHOR_BATCH_SIZE leaves or ANCHOR_BATCH_SECONDS after the oldest, each
+// recorded with its root and proofs before its one `anchor(root, firstSeq, count)` transaction.
+// Rounds are serialised across processes by a session advisory lock: one writer, one nonce stream.
+// A batch is anchored at most once: before sending (again) the contract is asked whether the root
+// is there (batchOf), and a refusal is checked the same way before the batch is called failed.
+import { BaseError, ContractFunctionRevertedError, type Address, type Hex } from 'viem';
+import type { Pool, PoolClient } from 'pg';
+import { receiptAnchorAbi } from '../../../contracts/artifacts/abis';
+import type { ChainPublicClient, ChainWalletClient } from '../../../platform/chain/clients';
+import { TransactionRevertedError } from '../../../platform/chain/errors';
+import { anchorBatch, readAnchoredEvent, readBatch } from '../../../platform/chain/receiptAnchor';
+import type { Logger } from '../../../platform/log';
+import {
+  type AnchorTarget,
+  type BatchRow,
+  closeBatch,
+  fillDecisionDigests,
+  markAnchored,
+  markFailed,
+  sendingBatches,
+} from './store';
+
+/** The session advisory lock every anchoring round holds (one writer at a time, any number of workers). */
+export const ANCHOR_LOCK_KEY = 0x616e63686f72; // "anchor"
+export const DEFAULT_ANCHOR_BATCH_SIZE = 100;
+export const DEFAULT_ANCHOR_BATCH_SECONDS = 2;
+/** Decision receipts hashed per query while filling digests. */
+const DIGEST_CHUNK = 1000;
+
+export interface AnchorJobDeps {
+  readonly db: Pool;
+  readonly publicClient: ChainPublicClient;
+  /** The writer's wallet (its key is an authorised writer of the contract, or will be). */
+  readonly writer: ChainWalletClient;
+  readonly contract: Address;
+  readonly batchSize: number;
+  readonly batchSeconds: number;
+  readonly now: () => Date;
+  readonly log: Logger;
+  readonly receiptTimeoutMs?: number;
+}
+
+export interface AnchorRoundResult {
+  /** False when another worker held the lock: this round did nothing. */
+  readonly ran: boolean;
+  readonly anchored: number;
+  readonly failed: number;
+  /** Batches left SENDING (the chain did not answer); the next round settles them. */
+  readonly sending: number;
+}
+
+type Outcome = 'ANCHORED' | 'ANCHOR_FAILED' | 'SENDING';
+
+function targetOf(deps: AnchorJobDeps): AnchorTarget {
+  return {
+    chain: `eip155:${deps.publicClient.chain.id}`,
+    contract: deps.contract.toLowerCase(),
+  };
+}
+
+/** The contract's refusal as a sentence, or null when the failure is not a refusal (transport, timeout). */
+export function refusalOf(
+  error: unknown,
+  deps: Pick<AnchorJobDeps, 'writer' | 'contract'>,
+): string | null {
+  if (error instanceof TransactionRevertedError)
+    return `the anchor transaction ${error.txHash} reverted`;
+  if (!(error instanceof BaseError)) return null;
+  const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError);
+  if (!(reverted instanceof ContractFunctionRevertedError)) return null;
+  const name = reverted.data?.errorName ?? 'revert';
+  if (name === 'NotWriter')
+    return (
+      `NotWriter: ${deps.writer.account.address} is not an authorised writer of ReceiptAnchor ` +
+      `${deps.contract} (add it with proposeWriter, then executeWriter once the contract's delay has passed)`
+    );
+  const args = (reverted.data?.args ?? []).map((arg) => String(arg)).join(', ');
+  return `${name}(${args})${reverted.reason ? `: ${reverted.reason}` : ''}`;
+}
+
+/** If the root is on chain already: its batch's landing (from the Anchored event), else null. */
+async function landed(
+  deps: AnchorJobDeps,
+  batch: BatchRow,
+): Promise<{ txHash: Hex; blockNumber: bigint } | 'ELSEWHERE' | null> {
+  const onChain = await readBatch(deps.publicClient, deps.contract, batch.root);
+  if (onChain === null) return null;
+  if (onChain.firstSeq !== batch.firstSeq || onChain.count !== batch.count) return 'ELSEWHERE';
+  const event = await readAnchoredEvent(deps.publicClient, deps.contract, { root: batch.root });
+  if (event === null) return null;
+  return { txHash: event.txHash, blockNumber: event.blockNumber };
+}
+
+/** Brings one recorded batch to ANCHORED or ANCHOR_FAILED, or leaves it SENDING when the chain is unreachable. */
+export async function settleBatch(
+  deps: AnchorJobDeps,
+  client: PoolClient,
+  batch: BatchRow,
+): Promise<Outcome> {
+  const before = await landed(deps, batch);
+  if (before === 'ELSEWHERE') {
+    await markFailed(client, batch.batchId, 'the same root is anchored under other positions');
+    return 'ANCHOR_FAILED';
+  }
+  if (before !== null) {
+    await markAnchored(client, batch.batchId, before);
+    return 'ANCHORED';
+  }
+  try {
+    const mined = await anchorBatch({
+      publicClient: deps.publicClient,
+      writer: deps.writer,
+      contract: deps.contract,
+      root: batch.root,
+      firstSeq: batch.firstSeq,
+      count: batch.count,
+      timeoutMs: deps.receiptTimeoutMs,
+    });
+    await markAnchored(client, batch.batchId, mined);
+    return 'ANCHORED';
+  } catch (error) {
+    const refusal = refusalOf(error, deps);
+    if (refusal === null) {
+      deps.log.warn(
+        { err: error, batchId: batch.batchId },
+        'anchor not sent; the next round retries',
+      );
+      return 'SENDING';
+    }
+    // Refused now, but an earlier send of the same batch may have landed meanwhile.
+    const after = await landed(deps, batch);
+    if (after !== null && after !== 'ELSEWHERE') {
+      await markAnchored(client, batch.batchId, after);
+      return 'ANCHORED';
+    }
+    await markFailed(client, batch.batchId, refusal);
+    deps.log.warn({ batchId: batch.batchId, reason: refusal }, 'anchor batch refused');
+    return 'ANCHOR_FAILED';
+  }
+}
+
+/**
+ * Hashes waiting decision receipts, then records the next due batch (root, positions, proofs)
+ * without sending it; null when none is due.
+ */
+export async function closeDueBatch(
+  deps: AnchorJobDeps,
+  client: PoolClient,
+): Promise<BatchRow | null> {
+  while ((await fillDecisionDigests(client, DIGEST_CHUNK)) === DIGEST_CHUNK);
+  const firstSeq = await deps.publicClient.readContract({
+    address: deps.contract,
+    abi: receiptAnchorAbi,
+    functionName: 'nextSeq',
+  });
+  return closeBatch(client, {
+    target: targetOf(deps),
+    firstSeq,
+    batchSize: deps.batchSize,
+    closeOlderThan: new Date(deps.now().getTime() - deps.batchSeconds * 1000),
+  });
+}
+
+async function anchorUnderLock(
+  deps: AnchorJobDeps,
+  client: PoolClient,
+): Promise<AnchorRoundResult> {
+  const counts = { ANCHORED: 0, ANCHOR_FAILED: 0, SENDING: 0 };
+  for (const batch of await sendingBatches(client, targetOf(deps))) {
+    counts[await settleBatch(deps, client, batch)] += 1;
+  }
+  // New batches only once every recorded one is settled: positions come from the contract.
+  while (counts.SENDING === 0) {
+    const batch = await closeDueBatch(deps, client);
+    if (batch === null) break;
+    counts[await settleBatch(deps, client, batch)] += 1;
+  }
+  return {
+    ran: true,
+    anchored: counts.ANCHORED,
+    failed: counts.ANCHOR_FAILED,
+    sending: counts.SENDING,
+  };
+}
+
+/** One anchoring round; does nothing (ran: false) while another worker's round holds the lock. */
+export async function runAnchorRound(deps: AnchorJobDeps): Promise<AnchorRoundResult> {
+  const client = await deps.db.connect();
+  let broken = false;
+  try {
+    const { rows } = await client.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock($1) AS locked',
+      [ANCHOR_LOCK_KEY],
+    );
+    if (rows[0]?.locked !== true) return { ran: false, anchored: 0, failed: 0, sending: 0 };
+    try {
+      return await anchorUnderLock(deps, client);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [ANCHOR_LOCK_KEY]).catch(() => {
+        broken = true;
+      });
+    }
+  } catch (error) {
+    broken = true;
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
