@@ -11,6 +11,84 @@ CREATE SCHEMA intent;
 ALTER SCHEMA intent OWNER TO spend_control_owner;
 
 --
+-- Name: anchor_batches; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.anchor_batches (
+    batch_id bigint NOT NULL,
+    chain text NOT NULL,
+    contract text NOT NULL,
+    first_seq numeric(20,0) NOT NULL,
+    count integer NOT NULL,
+    root text NOT NULL,
+    state text DEFAULT 'SENDING'::text NOT NULL,
+    tx_hash text,
+    block_number bigint,
+    reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT anchor_batches_block_number_check CHECK ((block_number >= 0)),
+    CONSTRAINT anchor_batches_chain_check CHECK ((chain ~ '^eip155:[0-9]+$'::text)),
+    CONSTRAINT anchor_batches_check CHECK (((state <> 'ANCHORED'::text) OR ((tx_hash IS NOT NULL) AND (block_number IS NOT NULL)))),
+    CONSTRAINT anchor_batches_check1 CHECK (((state <> 'ANCHOR_FAILED'::text) OR (reason IS NOT NULL))),
+    CONSTRAINT anchor_batches_contract_check CHECK ((contract ~ '^0x[0-9a-f]{40}$'::text)),
+    CONSTRAINT anchor_batches_count_check CHECK ((count > 0)),
+    CONSTRAINT anchor_batches_first_seq_check CHECK ((first_seq >= (0)::numeric)),
+    CONSTRAINT anchor_batches_root_check CHECK ((root ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT anchor_batches_state_check CHECK ((state = ANY (ARRAY['SENDING'::text, 'ANCHORED'::text, 'ANCHOR_FAILED'::text]))),
+    CONSTRAINT anchor_batches_tx_hash_check CHECK ((tx_hash ~ '^0x[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE intent.anchor_batches OWNER TO spend_control_owner;
+
+--
+-- Name: anchor_leaves; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.anchor_leaves (
+    seq bigint NOT NULL,
+    receipt_id text NOT NULL,
+    kind text NOT NULL,
+    digest text,
+    enqueued_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    batch_id bigint,
+    leaf_index integer,
+    proof jsonb,
+    CONSTRAINT anchor_leaves_check CHECK ((((batch_id IS NULL) = (leaf_index IS NULL)) AND ((batch_id IS NULL) = (proof IS NULL)))),
+    CONSTRAINT anchor_leaves_check1 CHECK (((batch_id IS NULL) OR (digest IS NOT NULL))),
+    CONSTRAINT anchor_leaves_digest_check CHECK ((digest ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT anchor_leaves_kind_check CHECK ((kind = ANY (ARRAY['decision'::text, 'consumer'::text]))),
+    CONSTRAINT anchor_leaves_leaf_index_check CHECK ((leaf_index >= 0)),
+    CONSTRAINT anchor_leaves_proof_check CHECK ((jsonb_typeof(proof) = 'array'::text)),
+    CONSTRAINT anchor_leaves_receipt_id_check CHECK ((receipt_id ~ '^0x[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE intent.anchor_leaves OWNER TO spend_control_owner;
+
+--
+-- Name: anchor_object(intent.anchor_leaves, intent.anchor_batches); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.anchor_object(l intent.anchor_leaves, b intent.anchor_batches) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  SELECT CASE
+    WHEN b.batch_id IS NULL OR b.state = 'SENDING' THEN
+      jsonb_build_object('state', 'PENDING', 'receiptId', l.receipt_id)
+    WHEN b.state = 'ANCHOR_FAILED' THEN
+      jsonb_build_object('state', 'ANCHOR_FAILED', 'receiptId', l.receipt_id, 'reason', b.reason)
+    ELSE
+      jsonb_build_object('state', 'ANCHORED', 'receiptId', l.receipt_id, 'txHash', b.tx_hash,
+        'blockNumber', b.block_number, 'batchRoot', b.root,
+        'proof', jsonb_build_object('digest', l.digest, 'index', l.leaf_index, 'treeSize', b.count, 'path', l.proof),
+        'chain', b.chain, 'contract', b.contract)
+  END
+$$;
+
+ALTER FUNCTION intent.anchor_object(l intent.anchor_leaves, b intent.anchor_batches) OWNER TO spend_control_owner;
+
+--
 -- Name: call_minute(timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -269,6 +347,40 @@ $$;
 ALTER FUNCTION intent.count_reservation() OWNER TO spend_control_owner;
 
 --
+-- Name: enqueue_consumer_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.enqueue_consumer_receipt() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  INSERT INTO intent.anchor_leaves (receipt_id, kind, digest) VALUES (NEW.receipt_id, 'consumer', NEW.digest)
+  ON CONFLICT (receipt_id) DO NOTHING;
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.enqueue_consumer_receipt() OWNER TO spend_control_owner;
+
+--
+-- Name: enqueue_decision_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.enqueue_decision_receipt() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  INSERT INTO intent.anchor_leaves (receipt_id, kind) VALUES (NEW.receipt_id, 'decision')
+  ON CONFLICT (receipt_id) DO NOTHING;
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.enqueue_decision_receipt() OWNER TO spend_control_owner;
+
+--
 -- Name: forget_counts(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -288,6 +400,62 @@ END
 $$;
 
 ALTER FUNCTION intent.forget_counts() OWNER TO spend_control_owner;
+
+--
+-- Name: guard_anchor_batch(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_anchor_batch() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'DELETE' OR TG_OP = 'TRUNCATE' THEN
+    RAISE EXCEPTION 'anchor batches are never deleted' USING ERRCODE = 'IN007';
+  END IF;
+  IF NEW.batch_id IS DISTINCT FROM OLD.batch_id OR NEW.chain IS DISTINCT FROM OLD.chain
+     OR NEW.contract IS DISTINCT FROM OLD.contract OR NEW.first_seq IS DISTINCT FROM OLD.first_seq
+     OR NEW.count IS DISTINCT FROM OLD.count OR NEW.root IS DISTINCT FROM OLD.root
+     OR NEW.created_at IS DISTINCT FROM OLD.created_at THEN
+    RAISE EXCEPTION 'anchor batch % keeps its root and positions', OLD.batch_id USING ERRCODE = 'IN007';
+  END IF;
+  IF OLD.state <> 'SENDING' AND (NEW.state IS DISTINCT FROM OLD.state OR NEW.tx_hash IS DISTINCT FROM OLD.tx_hash
+       OR NEW.block_number IS DISTINCT FROM OLD.block_number OR NEW.reason IS DISTINCT FROM OLD.reason) THEN
+    RAISE EXCEPTION 'anchor batch % is % already', OLD.batch_id, OLD.state USING ERRCODE = 'IN007';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.guard_anchor_batch() OWNER TO spend_control_owner;
+
+--
+-- Name: guard_anchor_leaf(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_anchor_leaf() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'DELETE' OR TG_OP = 'TRUNCATE' THEN
+    RAISE EXCEPTION 'anchor leaves are never deleted' USING ERRCODE = 'IN007';
+  END IF;
+  IF NEW.seq IS DISTINCT FROM OLD.seq OR NEW.receipt_id IS DISTINCT FROM OLD.receipt_id
+     OR NEW.kind IS DISTINCT FROM OLD.kind OR NEW.enqueued_at IS DISTINCT FROM OLD.enqueued_at
+     OR (OLD.digest IS NOT NULL AND NEW.digest IS DISTINCT FROM OLD.digest) THEN
+    RAISE EXCEPTION 'anchor leaf % keeps its receipt and digest', OLD.receipt_id USING ERRCODE = 'IN007';
+  END IF;
+  IF OLD.batch_id IS NOT NULL AND (NEW.batch_id IS DISTINCT FROM OLD.batch_id
+       OR NEW.leaf_index IS DISTINCT FROM OLD.leaf_index OR NEW.proof IS DISTINCT FROM OLD.proof) THEN
+    RAISE EXCEPTION 'receipt % is already in batch %; a receipt is never in two batches', OLD.receipt_id, OLD.batch_id
+      USING ERRCODE = 'IN007';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.guard_anchor_leaf() OWNER TO spend_control_owner;
 
 --
 -- Name: guard_consumer_intent(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -761,6 +929,32 @@ $$;
 ALTER FUNCTION intent.window_sums(p_policy_id text, p_day date, p_now timestamp with time zone, p_budget_window text) OWNER TO spend_control_owner;
 
 --
+-- Name: anchor_batches_batch_id_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE intent.anchor_batches ALTER COLUMN batch_id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME intent.anchor_batches_batch_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: anchor_leaves_seq_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE intent.anchor_leaves ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME intent.anchor_leaves_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: approved_calls; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1100,6 +1294,41 @@ ALTER TABLE intent.spend_intents OWNER TO spend_control_owner;
 ALTER TABLE ONLY intent.decisions ALTER COLUMN decision_id SET DEFAULT nextval('intent.decisions_decision_id_seq'::regclass);
 
 --
+-- Name: anchor_batches anchor_batches_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.anchor_batches
+    ADD CONSTRAINT anchor_batches_pkey PRIMARY KEY (batch_id);
+
+--
+-- Name: anchor_batches anchor_batches_root_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.anchor_batches
+    ADD CONSTRAINT anchor_batches_root_key UNIQUE (root);
+
+--
+-- Name: anchor_leaves anchor_leaves_batch_id_leaf_index_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.anchor_leaves
+    ADD CONSTRAINT anchor_leaves_batch_id_leaf_index_key UNIQUE (batch_id, leaf_index);
+
+--
+-- Name: anchor_leaves anchor_leaves_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.anchor_leaves
+    ADD CONSTRAINT anchor_leaves_pkey PRIMARY KEY (seq);
+
+--
+-- Name: anchor_leaves anchor_leaves_receipt_id_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.anchor_leaves
+    ADD CONSTRAINT anchor_leaves_receipt_id_key UNIQUE (receipt_id);
+
+--
 -- Name: approved_calls approved_calls_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1230,6 +1459,30 @@ ALTER TABLE ONLY intent.spend_intents
     ADD CONSTRAINT spend_intents_pkey PRIMARY KEY (intent_hash);
 
 --
+-- Name: anchor_batches_position; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE UNIQUE INDEX anchor_batches_position ON intent.anchor_batches USING btree (chain, contract, first_seq) WHERE (state <> 'ANCHOR_FAILED'::text);
+
+--
+-- Name: anchor_batches_sending; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX anchor_batches_sending ON intent.anchor_batches USING btree (batch_id) WHERE (state = 'SENDING'::text);
+
+--
+-- Name: anchor_leaves_unbatched; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX anchor_leaves_unbatched ON intent.anchor_leaves USING btree (seq) WHERE (batch_id IS NULL);
+
+--
+-- Name: anchor_leaves_unhashed; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX anchor_leaves_unhashed ON intent.anchor_leaves USING btree (seq) WHERE (digest IS NULL);
+
+--
 -- Name: approved_calls_window; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1320,6 +1573,38 @@ CREATE UNIQUE INDEX reservations_settled_group ON intent.reservations USING btre
 CREATE INDEX spend_intents_policy ON intent.spend_intents USING btree (policy_id, created_at);
 
 --
+-- Name: anchor_batches anchor_batches_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_batches_guard BEFORE DELETE OR UPDATE ON intent.anchor_batches FOR EACH ROW EXECUTE FUNCTION intent.guard_anchor_batch();
+
+ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_guard;
+
+--
+-- Name: anchor_batches anchor_batches_no_truncate; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_batches_no_truncate BEFORE TRUNCATE ON intent.anchor_batches FOR EACH STATEMENT EXECUTE FUNCTION intent.guard_anchor_batch();
+
+ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_no_truncate;
+
+--
+-- Name: anchor_leaves anchor_leaves_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_leaves_guard BEFORE DELETE OR UPDATE ON intent.anchor_leaves FOR EACH ROW EXECUTE FUNCTION intent.guard_anchor_leaf();
+
+ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_guard;
+
+--
+-- Name: anchor_leaves anchor_leaves_no_truncate; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_leaves_no_truncate BEFORE TRUNCATE ON intent.anchor_leaves FOR EACH STATEMENT EXECUTE FUNCTION intent.guard_anchor_leaf();
+
+ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_no_truncate;
+
+--
 -- Name: approved_calls approved_calls_count; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1360,6 +1645,22 @@ CREATE CONSTRAINT TRIGGER consumer_intents_receipt_current AFTER UPDATE ON inten
 ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_receipt_current;
 
 --
+-- Name: consumer_receipts consumer_receipts_anchor_final; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_receipts_anchor_final AFTER UPDATE ON intent.consumer_receipts FOR EACH ROW WHEN ((new.final AND (NOT old.final))) EXECUTE FUNCTION intent.enqueue_consumer_receipt();
+
+ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_anchor_final;
+
+--
+-- Name: consumer_receipts consumer_receipts_anchor_insert; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_receipts_anchor_insert AFTER INSERT ON intent.consumer_receipts FOR EACH ROW WHEN (new.final) EXECUTE FUNCTION intent.enqueue_consumer_receipt();
+
+ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_anchor_insert;
+
+--
 -- Name: consumer_receipts consumer_receipts_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1374,6 +1675,14 @@ ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_gua
 CREATE TRIGGER consumer_receipts_no_truncate BEFORE TRUNCATE ON intent.consumer_receipts FOR EACH STATEMENT EXECUTE FUNCTION intent.guard_consumer_receipt();
 
 ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_no_truncate;
+
+--
+-- Name: decision_receipts decision_receipts_anchor; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER decision_receipts_anchor AFTER INSERT ON intent.decision_receipts FOR EACH ROW EXECUTE FUNCTION intent.enqueue_decision_receipt();
+
+ALTER TABLE intent.decision_receipts ENABLE ALWAYS TRIGGER decision_receipts_anchor;
 
 --
 -- Name: payment_capabilities payment_capabilities_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -1414,6 +1723,13 @@ ALTER TABLE intent.reservations ENABLE ALWAYS TRIGGER reservations_guard;
 CREATE TRIGGER reservations_truncate AFTER TRUNCATE ON intent.reservations FOR EACH STATEMENT EXECUTE FUNCTION intent.forget_counts();
 
 ALTER TABLE intent.reservations ENABLE ALWAYS TRIGGER reservations_truncate;
+
+--
+-- Name: anchor_leaves anchor_leaves_batch_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.anchor_leaves
+    ADD CONSTRAINT anchor_leaves_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES intent.anchor_batches(batch_id);
 
 --
 -- Name: approved_calls approved_calls_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -1464,6 +1780,24 @@ ALTER TABLE ONLY intent.reservations
 GRANT USAGE ON SCHEMA intent TO spend_control_service;
 
 --
+-- Name: TABLE anchor_batches; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.anchor_batches TO spend_control_service;
+
+--
+-- Name: TABLE anchor_leaves; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.anchor_leaves TO spend_control_service;
+
+--
+-- Name: FUNCTION anchor_object(l intent.anchor_leaves, b intent.anchor_batches); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.anchor_object(l intent.anchor_leaves, b intent.anchor_batches) TO spend_control_service;
+
+--
 -- Name: FUNCTION call_minute(p_at timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1507,10 +1841,36 @@ GRANT ALL ON FUNCTION intent.count_approved_call() TO spend_control_service;
 GRANT ALL ON FUNCTION intent.count_reservation() TO spend_control_service;
 
 --
+-- Name: FUNCTION enqueue_consumer_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.enqueue_consumer_receipt() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.enqueue_consumer_receipt() TO spend_control_service;
+
+--
+-- Name: FUNCTION enqueue_decision_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.enqueue_decision_receipt() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.enqueue_decision_receipt() TO spend_control_service;
+
+--
 -- Name: FUNCTION forget_counts(); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
 GRANT ALL ON FUNCTION intent.forget_counts() TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_anchor_batch(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.guard_anchor_batch() TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_anchor_leaf(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.guard_anchor_leaf() TO spend_control_service;
 
 --
 -- Name: FUNCTION guard_consumer_intent(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -1581,6 +1941,18 @@ GRANT ALL ON FUNCTION intent.settlement_hour(p_at timestamp with time zone) TO s
 --
 
 GRANT ALL ON FUNCTION intent.window_sums(p_policy_id text, p_day date, p_now timestamp with time zone, p_budget_window text) TO spend_control_service;
+
+--
+-- Name: SEQUENCE anchor_batches_batch_id_seq; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE intent.anchor_batches_batch_id_seq TO spend_control_service;
+
+--
+-- Name: SEQUENCE anchor_leaves_seq_seq; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,USAGE ON SEQUENCE intent.anchor_leaves_seq_seq TO spend_control_service;
 
 --
 -- Name: TABLE approved_calls; Type: ACL; Schema: intent; Owner: spend_control_owner
