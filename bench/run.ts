@@ -13,6 +13,7 @@ const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: b
   { name: 'preflight', script: 'preflight.js', needsDatabase: true },
   { name: 'x402', script: 'x402.js', needsDatabase: true },
   { name: 'consumer', script: 'consumer.js', needsDatabase: true },
+  { name: 'anchor', script: 'anchor.js', needsDatabase: true },
 ];
 
 async function main(): Promise<number> {
