@@ -21,6 +21,8 @@ import { startRoundLoop } from './roundLoop';
 
 /** Default pause between rounds: well under the default ANCHOR_BATCH_SECONDS. */
 export const DEFAULT_ANCHOR_INTERVAL_MS = 500;
+/** What sending a batch and seeing its receipt takes on a fast chain, with room to spare. */
+const SEND_ALLOWANCE_MS = 300;
 
 export interface AnchorWorkerOptions {
   /** The funding chain, where the ReceiptAnchor contract is. */
@@ -54,6 +56,9 @@ export function startAnchorWorker(
     contract: options.contract,
     batchSize: options.batchSize ?? DEFAULT_ANCHOR_BATCH_SIZE,
     batchSeconds: options.batchSeconds ?? DEFAULT_ANCHOR_BATCH_SECONDS,
+    // A looping worker closes small batches one round plus a send before T, so T is the deadline
+    // a receipt is ANCHORED by; rounds stepped by hand (interval 0) close exactly at T.
+    closeLeadMs: options.intervalMs > 0 ? options.intervalMs + SEND_ALLOWANCE_MS : 0,
     now: options.now ?? (() => new Date()),
     log: options.log,
   };

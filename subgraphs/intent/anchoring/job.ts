@@ -37,6 +37,12 @@ export interface AnchorJobDeps {
   readonly contract: Address;
   readonly batchSize: number;
   readonly batchSeconds: number;
+  /**
+   * How long before T a batch smaller than batchSize closes, so that its oldest receipt is
+   * ANCHORED by T and not one round plus a transaction after it (the looping worker sets it to its
+   * round interval plus the send time); 0 closes exactly at T.
+   */
+  readonly closeLeadMs?: number;
   readonly now: () => Date;
   readonly log: Logger;
   readonly receiptTimeoutMs?: number;
@@ -159,7 +165,9 @@ export async function closeDueBatch(
     target: targetOf(deps),
     firstSeq,
     batchSize: deps.batchSize,
-    closeOlderThan: new Date(deps.now().getTime() - deps.batchSeconds * 1000),
+    closeOlderThan: new Date(
+      deps.now().getTime() - Math.max(0, deps.batchSeconds * 1000 - (deps.closeLeadMs ?? 0)),
+    ),
   });
 }
 
