@@ -11,9 +11,9 @@ import type { Fanout } from '../subscriptions/fanout';
 import { PgNotifyBridge } from '../subscriptions/pgBridge';
 import {
   buildSubscriptionSchema,
-  eventFromNotification,
+  eventsFromNotification,
   NOTIFY_CHANNELS,
-  resyncEvents,
+  publishResync,
 } from '../subscriptions/schema';
 import { attachSubscriptionServer } from '../subscriptions/server';
 
@@ -29,12 +29,10 @@ export async function startNotifyBridge(
     connectionString: listenDatabaseUrl,
     channels: NOTIFY_CHANNELS,
     onNotification: (channel, payload) => {
-      const event = eventFromNotification(channel, payload);
-      if (event) fanout.publish(event.topic, event.event);
+      for (const event of eventsFromNotification(channel, payload))
+        fanout.publish(event.topic, event.event);
     },
-    onResync: () => {
-      for (const event of resyncEvents(now())) fanout.publish(event.topic, event.event);
-    },
+    onResync: () => publishResync(fanout, now()),
     log,
   });
   await bridge.start();

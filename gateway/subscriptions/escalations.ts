@@ -119,7 +119,7 @@ function refuse(
 }
 
 /** The data of a state read, or its first error (already formatted for clients) thrown as is. */
-async function dataOf(read: ReturnType<GatewayExecutor>): Promise<Record<string, unknown>> {
+export async function dataOf(read: ReturnType<GatewayExecutor>): Promise<Record<string, unknown>> {
   const result = await read;
   const [first] = result.errors ?? [];
   if (first !== undefined || !result.data) {
@@ -132,15 +132,19 @@ async function dataOf(read: ReturnType<GatewayExecutor>): Promise<Record<string,
   return result.data;
 }
 
-/** Who may subscribe: an owner session (their policies) or an admin (all). */
-export function checkSubscriber(actor: Actor, args: EscalationFeedArgs): void {
+/** Who may subscribe: an owner session (their policies) or an admin (all); `what` names the feed. */
+export function checkSubscriber(
+  actor: Actor,
+  args: EscalationFeedArgs,
+  what = 'follow escalations',
+): void {
   if (actor.kind === 'anonymous')
     throw refuse(
       'AUTH_REQUIRED',
-      'Sign in as the owner (connectionParams.authorization) to follow escalations.',
+      `Sign in as the owner (connectionParams.authorization) to ${what}.`,
     );
   if (actor.kind !== 'owner' && actor.kind !== 'admin')
-    throw refuse('FORBIDDEN', 'Only owner sessions and admins follow escalations.');
+    throw refuse('FORBIDDEN', `Only owner sessions and admins ${what}.`);
   if (args.pollRef !== null && !isEscalationPollRef(args.pollRef))
     throw refuse('REQUEST_INVALID', 'pollRef is esc_ + 24 hex.');
   if (args.policyId !== null && !isPolicyId(args.policyId))

@@ -24,4 +24,17 @@ describe('fanout', () => {
     expect(await pending).toEqual({ done: true, value: undefined });
     expect(fanout.listenerCount('t')).toBe(0);
   });
+
+  it('publishes under a prefix to every keyed topic that has listeners, and to no other', async () => {
+    const fanout = new Fanout<number>();
+    const one = fanout.subscribe('anchor:1');
+    const two = fanout.subscribe('anchor:2');
+    const other = fanout.subscribe('policy:1');
+    fanout.publishUnder('anchor:', 7);
+    fanout.publish('policy:1', 8);
+    expect(await one.next()).toEqual({ done: false, value: 7 });
+    expect(await two.next()).toEqual({ done: false, value: 7 });
+    expect(await other.next()).toEqual({ done: false, value: 8 });
+    for (const iterator of [one, two, other]) await iterator.return!();
+  });
 });

@@ -17,6 +17,13 @@ export class Fanout<TEvent> {
     this.emitter.emit(topic, event);
   }
 
+  /** Publishes on every topic that has listeners and starts with `prefix` (keyed topics' RESYNC). */
+  publishUnder(prefix: string, event: TEvent): void {
+    for (const topic of this.emitter.eventNames()) {
+      if (typeof topic === 'string' && topic.startsWith(prefix)) this.emitter.emit(topic, event);
+    }
+  }
+
   subscribe(topic: string): AsyncIterableIterator<TEvent> {
     const inner = on(this.emitter, topic);
     const iterator: AsyncIterableIterator<TEvent> = {

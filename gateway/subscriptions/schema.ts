@@ -11,6 +11,17 @@ import {
 } from 'graphql';
 import type { Actor } from '../../platform/actor';
 import {
+  ANCHOR_CHANNEL,
+  type AnchorNotification,
+  type AnchorObject,
+  AnchorReads,
+  anchorNotification,
+  anchorsUpdatedField,
+  anchorTopics,
+  anchorUpdatedField,
+  publishAnchorResync,
+} from './anchors';
+import {
   CATALOG_CHANNEL,
   CATALOG_TOPIC,
   type CatalogChangeEvent,
@@ -32,7 +43,9 @@ import { ReadQueue } from './readQueue';
 
 export type SubscriptionEvent =
   | { topic: 'catalogChanged'; event: CatalogChangeEvent }
-  | { topic: 'escalationUpdated'; event: EscalationNotification };
+  | { topic: 'escalationUpdated'; event: EscalationNotification }
+  /** Keyed topics: `anchorUpdated:<receiptId>`, `anchorsUpdated:<policyId>`. */
+  | { topic: string; event: AnchorNotification };
 
 export interface SubscriptionContext {
   actor: Actor;
@@ -42,24 +55,37 @@ export interface SubscriptionContext {
  * What a Subscription field's resolver is given: the value its own subscribe iterator yielded
  * (graphql-js passes each event as the field's source). Every field resolves to its source as is.
  */
-type SubscriptionPayload = CatalogChangeEvent | EscalationUpdate;
+type SubscriptionPayload = CatalogChangeEvent | EscalationUpdate | AnchorObject;
 
 export const TOPICS = {
   catalogChanged: CATALOG_TOPIC,
   escalationUpdated: ESCALATION_TOPIC,
 } as const;
+/** The subscription fields (the anchor ones on keyed topics, so not in TOPICS). */
+const FIELDS = [...Object.keys(TOPICS), 'anchorUpdated', 'anchorsUpdated'];
 /** The NOTIFY channels the gateway LISTENs on. */
-export const NOTIFY_CHANNELS = [CATALOG_CHANNEL, ESCALATION_CHANNEL] as const;
+export const NOTIFY_CHANNELS = [CATALOG_CHANNEL, ESCALATION_CHANNEL, ANCHOR_CHANNEL] as const;
 
-/** Turns a NOTIFY on a channel into a topic event; unknown or malformed payloads are dropped. */
-export function eventFromNotification(channel: string, payload: unknown): SubscriptionEvent | null {
+/** Turns a NOTIFY on a channel into topic events; unknown or malformed payloads are dropped. */
+export function eventsFromNotification(channel: string, payload: unknown): SubscriptionEvent[] {
   if (channel === ESCALATION_CHANNEL) {
     const event = escalationNotification(payload);
-    return event === null ? null : { topic: 'escalationUpdated', event };
+    return event === null ? [] : [{ topic: 'escalationUpdated', event }];
   }
-  if (channel !== CATALOG_CHANNEL) return null;
+  if (channel === ANCHOR_CHANNEL) {
+    // One object on both topics: its subscribers share one read of it (AnchorReads.after).
+    const event = anchorNotification(payload);
+    return event === null ? [] : anchorTopics(event).map((topic) => ({ topic, event }));
+  }
+  if (channel !== CATALOG_CHANNEL) return [];
   const event = catalogNotification(payload);
-  return event === null ? null : { topic: 'catalogChanged', event };
+  return event === null ? [] : [{ topic: 'catalogChanged', event }];
+}
+
+/** After a lost LISTEN connection: every topic hears RESYNC (the keyed anchor topics included). */
+export function publishResync(fanout: Fanout<unknown>, now: Date): void {
+  for (const event of resyncEvents(now)) fanout.publish(event.topic, event.event);
+  publishAnchorResync(fanout);
 }
 
 export function resyncEvents(now: Date): SubscriptionEvent[] {
@@ -124,6 +150,7 @@ export function buildSubscriptionSchema(
   const reads = new ReadQueue(limits.readConcurrency, limits.readQueueLength);
   const queuedExecute: GatewayExecutor | undefined =
     execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
+  const anchorReads = queuedExecute && new AnchorReads(queuedExecute);
   return new GraphQLSchema({
     query: new GraphQLObjectType({
       name: 'Query',
@@ -132,7 +159,7 @@ export function buildSubscriptionSchema(
           type: new GraphQLNonNull(GraphQLString),
           description:
             'Subscriptions are served here over graphql-ws; queries go to POST /graphql.',
-          resolve: () => Object.keys(TOPICS).join(','),
+          resolve: () => FIELDS.join(','),
         },
       },
     }),
@@ -141,6 +168,12 @@ export function buildSubscriptionSchema(
       fields: {
         catalogChanged: catalogChangedField(fanout),
         escalationUpdated: escalationUpdatedField(fanout, queuedExecute),
+        anchorUpdated: anchorUpdatedField(fanout, anchorReads) as SubscriptionField<{
+          receiptId: string;
+        }>,
+        anchorsUpdated: anchorsUpdatedField(fanout, anchorReads) as SubscriptionField<{
+          policyId: string;
+        }>,
       },
     }),
   });

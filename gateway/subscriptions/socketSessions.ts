@@ -33,7 +33,8 @@ export function principalOf(actor: Actor): string | null {
     case 'admin':
       return 'admin';
     default:
-      // Anonymous sockets read only the public catalog feed, which costs no database reads.
+      // Anonymous sockets read only public feeds: the catalog (no reads) and one receipt's anchor,
+      // whose reads go through the bounded ReadQueue and are shared per notification.
       return null;
   }
 }

@@ -597,6 +597,65 @@ $$;
 ALTER FUNCTION intent.guard_reservation_update() OWNER TO spend_control_owner;
 
 --
+-- Name: notify_anchor_batch_settled(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.notify_anchor_batch_settled() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  PERFORM intent.notify_receipt_anchor(
+    ARRAY(SELECT l.receipt_id FROM intent.anchor_leaves l WHERE l.batch_id = NEW.batch_id ORDER BY l.leaf_index),
+    NEW.state);
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.notify_anchor_batch_settled() OWNER TO spend_control_owner;
+
+--
+-- Name: notify_anchor_leaf_queued(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.notify_anchor_leaf_queued() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  PERFORM intent.notify_receipt_anchor(ARRAY[NEW.receipt_id], 'PENDING');
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.notify_anchor_leaf_queued() OWNER TO spend_control_owner;
+
+--
+-- Name: notify_receipt_anchor(text[], text); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_state text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  PERFORM pg_notify('receipt_anchor', json_build_object(
+            'receiptId', s.receipt_id, 'policyId', s.policy_id,
+            'owner', CASE WHEN s.policy_id IS NULL THEN NULL ELSE policy.policy_owner(s.policy_id) END,
+            'state', p_state)::text)
+     FROM (SELECT ids.receipt_id, ids.ord, COALESCE(d.policy_id, i.policy_id::text) AS policy_id
+             FROM unnest(p_receipt_ids) WITH ORDINALITY AS ids(receipt_id, ord)
+             LEFT JOIN intent.decision_receipts r ON r.receipt_id = ids.receipt_id
+             LEFT JOIN intent.decisions d ON d.decision_id = r.decision_id
+             LEFT JOIN intent.consumer_receipts c ON c.receipt_id = ids.receipt_id
+             LEFT JOIN intent.consumer_intents i ON i.intent_id = c.intent_id
+            ORDER BY ids.ord) s;
+END
+$$;
+
+ALTER FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_state text) OWNER TO spend_control_owner;
+
+--
 -- Name: preflight_record(text, text, integer, text, text, text, text, jsonb, jsonb, text, timestamp with time zone, text, boolean, text, numeric, jsonb, text, text, date, timestamp with time zone, text, text, text, text, text, text, text, text, text, bytea, bytea); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1589,6 +1648,14 @@ CREATE TRIGGER anchor_batches_no_truncate BEFORE TRUNCATE ON intent.anchor_batch
 ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_no_truncate;
 
 --
+-- Name: anchor_batches anchor_batches_notify_settled; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_batches_notify_settled AFTER UPDATE OF state ON intent.anchor_batches FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (new.state = ANY (ARRAY['ANCHORED'::text, 'ANCHOR_FAILED'::text])))) EXECUTE FUNCTION intent.notify_anchor_batch_settled();
+
+ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_notify_settled;
+
+--
 -- Name: anchor_leaves anchor_leaves_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1603,6 +1670,14 @@ ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_guard;
 CREATE TRIGGER anchor_leaves_no_truncate BEFORE TRUNCATE ON intent.anchor_leaves FOR EACH STATEMENT EXECUTE FUNCTION intent.guard_anchor_leaf();
 
 ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_no_truncate;
+
+--
+-- Name: anchor_leaves anchor_leaves_notify_queued; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_leaves_notify_queued AFTER INSERT ON intent.anchor_leaves FOR EACH ROW EXECUTE FUNCTION intent.notify_anchor_leaf_queued();
+
+ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_notify_queued;
 
 --
 -- Name: approved_calls approved_calls_count; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -1895,6 +1970,27 @@ GRANT ALL ON FUNCTION intent.guard_payment_capability() TO spend_control_service
 --
 
 GRANT ALL ON FUNCTION intent.guard_reservation_update() TO spend_control_service;
+
+--
+-- Name: FUNCTION notify_anchor_batch_settled(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.notify_anchor_batch_settled() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.notify_anchor_batch_settled() TO spend_control_service;
+
+--
+-- Name: FUNCTION notify_anchor_leaf_queued(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.notify_anchor_leaf_queued() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.notify_anchor_leaf_queued() TO spend_control_service;
+
+--
+-- Name: FUNCTION notify_receipt_anchor(p_receipt_ids text[], p_state text); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_state text) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_state text) TO spend_control_service;
 
 --
 -- Name: FUNCTION preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea); Type: ACL; Schema: intent; Owner: spend_control_owner

@@ -149,4 +149,6 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   // GraphQL subscriptions (websocket).
   'Subscription.catalogChanged': PUBLIC,
   'Subscription.escalationUpdated': row('401', '403', '403', 'A', 'ok', 'A'),
+  'Subscription.anchorUpdated': PUBLIC,
+  'Subscription.anchorsUpdated': row('401', '403', '403', 'ok', '404', 'ok'),
 };

@@ -116,7 +116,8 @@ async function runSubscription(
     connectionParams: token === null ? {} : { authorization: `Bearer ${token}` },
   });
   const received: unknown[] = [];
-  const listening = world.stack.stack.gateway.fanout.listenerCount(invocation.topic);
+  const topic = invocation.listenTopic ?? invocation.topic;
+  const listening = world.stack.stack.gateway.fanout.listenerCount(topic);
   try {
     const observed = await new Promise<string>((resolve) => {
       const timer = setTimeout(() => resolve('no answer'), SUBSCRIPTION_WAIT_MS);
@@ -142,7 +143,7 @@ async function runSubscription(
         },
       );
       if (invocation.trigger) {
-        waitForListeners(world, invocation.topic, (count) => count > listening, 'never became live')
+        waitForListeners(world, topic, (count) => count > listening, 'never became live')
           .then(invocation.trigger)
           .catch((error: Error) => done(`trigger failed: ${error.message}`));
       }
@@ -151,12 +152,7 @@ async function runSubscription(
   } finally {
     await client.dispose();
     // The next cell counts listeners from here: this one's must be gone first.
-    await waitForListeners(
-      world,
-      invocation.topic,
-      (count) => count <= listening,
-      'outlived its socket',
-    );
+    await waitForListeners(world, topic, (count) => count <= listening, 'outlived its socket');
   }
 }
 

@@ -3,7 +3,7 @@
 // (sign-in needs a fresh nonce each time). Inputs are valid, so an answer other than the row's
 // class is about who asked, never about what was sent.
 import { requestNonce, signSignInMessage } from '../support/siwe';
-import { graphql } from '../support/stack';
+import { graphql, postJson } from '../support/stack';
 import type { ActorName } from './authorization-matrix';
 import type { MatrixWorld } from './matrixWorld';
 
@@ -22,7 +22,9 @@ export type Invocation =
     }
   | {
       readonly kind: 'subscription';
+      /** The subscription field, and the fan-out topic unless listenTopic names a keyed one. */
       readonly topic: string;
+      readonly listenTopic?: string;
       readonly query: string;
       /** The message that ends a cell that is allowed (a refused one ends with an error). */
       readonly until: (message: Record<string, unknown>) => boolean;
@@ -87,6 +89,7 @@ const reversal = (world: MatrixWorld) => ({
 /** A new policy for owner A (another name, so its own policyHash): creating it shows nothing of A. */
 const copyOfA = (world: MatrixWorld) => ({ ...world.a.document, name: `${world.a.name} copy` });
 let catalogFlips = 0;
+let anchorTriggers = 0;
 
 const POLICY_FIELDS = '{ id name owner policyHash }';
 
@@ -501,4 +504,32 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     // cell only after anything of A's would have arrived.
     until: (message) => message.pollRef === (actor === 'ownerB' ? world.pollRefB : world.pollRefA),
   }),
+  'Subscription.anchorUpdated': (world) => ({
+    kind: 'subscription',
+    topic: 'anchorUpdated',
+    listenTopic: `anchorUpdated:${world.approved.receiptId}`,
+    query: `subscription { anchorUpdated(receiptId: "${world.approved.receiptId}") }`,
+    until: (message) => message.receiptId === world.approved.receiptId,
+  }),
+  'Subscription.anchorsUpdated': (world) => {
+    anchorTriggers += 1;
+    return {
+      kind: 'subscription',
+      topic: 'anchorsUpdated',
+      listenTopic: `anchorsUpdated:${world.a.policyId}`,
+      query: `subscription { anchorsUpdated(policyId: "${world.a.policyId}") }`,
+      until: (message) => message.state === 'PENDING',
+      // A's consumer creates a purchase: its preflight queues a decision receipt of A.
+      trigger: async () => {
+        const created = await postJson(
+          world.stack.url,
+          '/consumer/intents',
+          { capability: 'domains.check', params: { domain: `anchors-${anchorTriggers}.test` } },
+          world.tokens.consumerA!,
+        );
+        if (created.status !== 201)
+          throw new Error(`anchor trigger refused: ${JSON.stringify(created.body)}`);
+      },
+    };
+  },
 };

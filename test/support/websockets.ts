@@ -41,6 +41,8 @@ export interface RecordedSubscription {
   readonly errors: Array<{ message?: string; extensions?: Record<string, unknown>; code?: number }>;
   /** True once the subscription got anything at all: a result, an error or its completion. */
   answered(): boolean;
+  /** True once the server completed the subscription. */
+  completed(): boolean;
   unsubscribe(): void;
 }
 
@@ -73,6 +75,7 @@ export function record(
     data,
     errors,
     answered: () => data.length > 0 || errors.length > 0 || completed,
+    completed: () => completed,
     unsubscribe,
   };
 }
