@@ -20,7 +20,15 @@ function customSqlStates(): Set<string> {
 describe('INTENT_SQLSTATES', () => {
   it('maps every custom ERRCODE of the intent migrations, and only those', () => {
     const raised = customSqlStates();
-    expect([...raised].sort()).toEqual(['IN001', 'IN002', 'IN003', 'IN004', 'IN005', 'IN006', 'IN007']);
+    expect([...raised].sort()).toEqual([
+      'IN001',
+      'IN002',
+      'IN003',
+      'IN004',
+      'IN005',
+      'IN006',
+      'IN007',
+    ]);
     expect(Object.keys(INTENT_SQLSTATES).sort()).toEqual([...raised].sort());
   });
 });
