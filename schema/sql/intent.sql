@@ -1675,7 +1675,7 @@ ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_no_truncate
 -- Name: anchor_leaves anchor_leaves_notify_queued; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE TRIGGER anchor_leaves_notify_queued AFTER INSERT ON intent.anchor_leaves FOR EACH ROW EXECUTE FUNCTION intent.notify_anchor_leaf_queued();
+CREATE TRIGGER anchor_leaves_notify_queued AFTER INSERT ON intent.anchor_leaves FOR EACH ROW WHEN ((new.kind = 'consumer'::text)) EXECUTE FUNCTION intent.notify_anchor_leaf_queued();
 
 ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_notify_queued;
 

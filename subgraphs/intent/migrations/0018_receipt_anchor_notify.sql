@@ -1,7 +1,11 @@
 -- Live anchor state (issue #19 item 4, docs/receipts.md "Following anchors live"): every change of
 -- a receipt's anchor state is published with pg_notify('receipt_anchor', …), so it reaches the
 -- gateway's subscribers on commit only (a rolled-back batch is never seen). Changes are:
---   * a receipt queued for anchoring (a leaf inserted): PENDING;
+--   * a consumer receipt queued for anchoring (a leaf inserted): PENDING. Decision receipts are
+--     queued by every preflight, the service's hottest path: a NOTIFY each (commits that NOTIFY
+--     serialise on the notify queue) cost preflight throughput by more than half in bench:preflight,
+--     so they are announced only when their batch settles; a subscriber to one receipt still gets
+--     its PENDING as the first message (the current state);
 --   * its batch landing or refused (SENDING -> ANCHORED | ANCHOR_FAILED): one NOTIFY per receipt
 --     of the batch, in the transaction that marks the batch.
 -- A batch being closed (a leaf given its batch while SENDING) changes nothing a reader sees.
@@ -37,7 +41,7 @@ BEGIN
 END
 $$;
 CREATE TRIGGER anchor_leaves_notify_queued AFTER INSERT ON intent.anchor_leaves
-  FOR EACH ROW EXECUTE FUNCTION intent.notify_anchor_leaf_queued();
+  FOR EACH ROW WHEN (NEW.kind = 'consumer') EXECUTE FUNCTION intent.notify_anchor_leaf_queued();
 
 CREATE FUNCTION intent.notify_anchor_batch_settled() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
