@@ -364,21 +364,30 @@ $$;
 ALTER FUNCTION intent.enqueue_consumer_receipt() OWNER TO spend_control_owner;
 
 --
--- Name: enqueue_decision_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+-- Name: enqueue_decision_receipts(integer); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE FUNCTION intent.enqueue_decision_receipt() RETURNS trigger
+CREATE FUNCTION intent.enqueue_decision_receipts(p_limit integer) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
+DECLARE
+  v_count integer;
 BEGIN
-  INSERT INTO intent.anchor_leaves (receipt_id, kind) VALUES (NEW.receipt_id, 'decision')
+  INSERT INTO intent.anchor_leaves (receipt_id, kind, enqueued_at)
+  SELECT r.receipt_id, 'decision', r.created_at
+    FROM intent.decision_receipts r
+   WHERE r.state = 'PENDING'
+     AND NOT EXISTS (SELECT 1 FROM intent.anchor_leaves l WHERE l.receipt_id = r.receipt_id)
+   ORDER BY r.created_at, r.decision_id
+   LIMIT p_limit
   ON CONFLICT (receipt_id) DO NOTHING;
-  RETURN NULL;
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
 END
 $$;
 
-ALTER FUNCTION intent.enqueue_decision_receipt() OWNER TO spend_control_owner;
+ALTER FUNCTION intent.enqueue_decision_receipts(p_limit integer) OWNER TO spend_control_owner;
 
 --
 -- Name: forget_counts(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -936,6 +945,25 @@ END
 $$;
 
 ALTER FUNCTION intent.rolling_sums(p_policy_id text, p_day date, p_now timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: settle_decision_receipts(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.settle_decision_receipts() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  UPDATE intent.decision_receipts r SET state = NEW.state
+    FROM intent.anchor_leaves l
+   WHERE l.batch_id = NEW.batch_id AND l.kind = 'decision' AND r.receipt_id = l.receipt_id
+     AND r.state = 'PENDING';
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.settle_decision_receipts() OWNER TO spend_control_owner;
 
 --
 -- Name: settlement_hour(timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -1578,6 +1606,12 @@ CREATE INDEX consumer_intents_open ON intent.consumer_intents USING btree (state
 CREATE INDEX consumer_intents_policy ON intent.consumer_intents USING btree (policy_id, created_at DESC, intent_id DESC);
 
 --
+-- Name: decision_receipts_unanchored; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decision_receipts_unanchored ON intent.decision_receipts USING btree (created_at, decision_id) WHERE (state = 'PENDING'::text);
+
+--
 -- Name: decisions_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1654,6 +1688,14 @@ ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_no_trunca
 CREATE TRIGGER anchor_batches_notify_settled AFTER UPDATE OF state ON intent.anchor_batches FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (new.state = ANY (ARRAY['ANCHORED'::text, 'ANCHOR_FAILED'::text])))) EXECUTE FUNCTION intent.notify_anchor_batch_settled();
 
 ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_notify_settled;
+
+--
+-- Name: anchor_batches anchor_batches_settle_decisions; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_batches_settle_decisions AFTER UPDATE OF state ON intent.anchor_batches FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (new.state = ANY (ARRAY['ANCHORED'::text, 'ANCHOR_FAILED'::text])))) EXECUTE FUNCTION intent.settle_decision_receipts();
+
+ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_settle_decisions;
 
 --
 -- Name: anchor_leaves anchor_leaves_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -1750,14 +1792,6 @@ ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_gua
 CREATE TRIGGER consumer_receipts_no_truncate BEFORE TRUNCATE ON intent.consumer_receipts FOR EACH STATEMENT EXECUTE FUNCTION intent.guard_consumer_receipt();
 
 ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_no_truncate;
-
---
--- Name: decision_receipts decision_receipts_anchor; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
---
-
-CREATE TRIGGER decision_receipts_anchor AFTER INSERT ON intent.decision_receipts FOR EACH ROW EXECUTE FUNCTION intent.enqueue_decision_receipt();
-
-ALTER TABLE intent.decision_receipts ENABLE ALWAYS TRIGGER decision_receipts_anchor;
 
 --
 -- Name: payment_capabilities payment_capabilities_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -1923,11 +1957,11 @@ REVOKE ALL ON FUNCTION intent.enqueue_consumer_receipt() FROM PUBLIC;
 GRANT ALL ON FUNCTION intent.enqueue_consumer_receipt() TO spend_control_service;
 
 --
--- Name: FUNCTION enqueue_decision_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
+-- Name: FUNCTION enqueue_decision_receipts(p_limit integer); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
-REVOKE ALL ON FUNCTION intent.enqueue_decision_receipt() FROM PUBLIC;
-GRANT ALL ON FUNCTION intent.enqueue_decision_receipt() TO spend_control_service;
+REVOKE ALL ON FUNCTION intent.enqueue_decision_receipts(p_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.enqueue_decision_receipts(p_limit integer) TO spend_control_service;
 
 --
 -- Name: FUNCTION forget_counts(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -2025,6 +2059,13 @@ GRANT ALL ON FUNCTION intent.preflight_windows(p_items jsonb) TO spend_control_s
 --
 
 GRANT ALL ON FUNCTION intent.rolling_sums(p_policy_id text, p_day date, p_now timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION settle_decision_receipts(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.settle_decision_receipts() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.settle_decision_receipts() TO spend_control_service;
 
 --
 -- Name: FUNCTION settlement_hour(p_at timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner

@@ -519,7 +519,10 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
       listenTopic: `anchorsUpdated:${world.a.policyId}`,
       query: `subscription { anchorsUpdated(policyId: "${world.a.policyId}") }`,
       until: (message) => message.state === 'PENDING',
-      // A's consumer creates a purchase: its preflight queues a decision receipt of A.
+      // A's consumer creates a purchase (its preflight issues a decision receipt of A); decision
+      // receipts are announced when their batch settles, and this world runs no anchoring
+      // worker, so the announcement is made here with the trigger's own function (a real NOTIFY
+      // on commit; the gateway reads the anchor object afresh, as for a settled batch).
       trigger: async () => {
         const created = await postJson(
           world.stack.url,
@@ -529,6 +532,10 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
         );
         if (created.status !== 201)
           throw new Error(`anchor trigger refused: ${JSON.stringify(created.body)}`);
+        await world.stack.db.adminPool.query(
+          "SELECT intent.notify_receipt_anchor(ARRAY[$1], 'PENDING')",
+          [created.body.decision.receiptId],
+        );
       },
     };
   },

@@ -16,6 +16,7 @@ import {
   type AnchorTarget,
   type BatchRow,
   closeBatch,
+  enqueueDecisionReceipts,
   fillDecisionDigests,
   markAnchored,
   markFailed,
@@ -155,6 +156,8 @@ export async function closeDueBatch(
   deps: AnchorJobDeps,
   client: PoolClient,
 ): Promise<BatchRow | null> {
+  // Decision receipts are queued here, in bulk, not by the preflights that issue them (0017).
+  while ((await enqueueDecisionReceipts(client, DIGEST_CHUNK)) === DIGEST_CHUNK);
   while ((await fillDecisionDigests(client, DIGEST_CHUNK)) === DIGEST_CHUNK);
   const firstSeq = await deps.publicClient.readContract({
     address: deps.contract,

@@ -45,6 +45,15 @@ interface DecisionRow {
   evaluated_at: Date;
 }
 
+/** Queues up to `limit` decision receipts not queued yet, oldest first; returns how many. */
+export async function enqueueDecisionReceipts(db: Db, limit: number): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT intent.enqueue_decision_receipts($1) AS n',
+    [limit],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** Hashes the public body of decision receipts enqueued without a digest; returns how many. */
 export async function fillDecisionDigests(db: Db, limit: number): Promise<number> {
   const { rows } = await db.query<DecisionRow>(
