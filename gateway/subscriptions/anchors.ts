@@ -13,6 +13,7 @@ import { isIdOfKind, isIdOfKindAnyHexCase, isPolicyId } from '../../core/canon/i
 import { ANONYMOUS, type Actor } from '../../platform/actor';
 import { checkSubscriber, dataOf, type GatewayExecutor } from './escalations';
 import type { Fanout } from './fanout';
+import { stepIterator } from './stepIterator';
 
 export const ANCHOR_CHANNEL = 'receipt_anchor';
 /** Topic prefixes: `anchorUpdated:<receiptId>` and `anchorsUpdated:<policyId>`. */
@@ -141,29 +142,7 @@ function anchorFeed(
       if (plan.visible(event.value)) return sent(await reads.after(event.value));
     }
   };
-  const iterator: AsyncIterableIterator<AnchorObject> = {
-    async next() {
-      try {
-        return await step();
-      } catch (error) {
-        // Nobody calls return() after a failed next(): free the listener here.
-        await events.return?.();
-        throw error;
-      }
-    },
-    async return() {
-      await events.return?.();
-      return { done: true, value: undefined };
-    },
-    async throw(error?: unknown) {
-      await events.return?.();
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return iterator;
-    },
-  };
-  return iterator;
+  return stepIterator(step, events);
 }
 
 function refuse(code: string, message: string): GraphQLError {

@@ -16,6 +16,7 @@ import {
 import { isEscalationPollRef, isPolicyId } from '../../core/canon/id-shapes';
 import type { Actor } from '../../platform/actor';
 import type { Fanout } from './fanout';
+import { stepIterator } from './stepIterator';
 
 export const ESCALATION_TOPIC = 'escalationUpdated';
 export const ESCALATION_CHANNEL = 'escalation_updated';
@@ -227,28 +228,5 @@ export function escalationFeed(
       if (current !== null) return { done: false, value: current };
     }
   };
-
-  const iterator: AsyncIterableIterator<EscalationUpdate> = {
-    async next() {
-      try {
-        return await step();
-      } catch (error) {
-        // Nobody calls return() after a failed next(): free the listener here.
-        await events.return?.();
-        throw error;
-      }
-    },
-    async return() {
-      await events.return?.();
-      return { done: true, value: undefined };
-    },
-    async throw(error?: unknown) {
-      await events.return?.();
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return iterator;
-    },
-  };
-  return iterator;
+  return stepIterator(step, events);
 }
