@@ -6,7 +6,8 @@
 // through the gateway's own GraphQL (`receiptAnchor`, the read of GET /receipt_status), once per
 // notification however many subscribers it has (the read is public, so its answer is the same for
 // all). anchorUpdated is public and starts with the current state; anchorsUpdated is the owner's
-// (or an admin's): refused for anyone else, and another owner's events are dropped per event.
+// (or an admin's): refused for anyone else, and another owner's events are dropped per event; it
+// starts with a snapshot of the policy's receipts not settled yet (intent policyPendingAnchors).
 import { GraphQLError, GraphQLID, GraphQLNonNull, type GraphQLFieldConfig } from 'graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { isIdOfKind, isIdOfKindAnyHexCase, isPolicyId } from '../../core/canon/id-shapes';
@@ -68,6 +69,7 @@ export function publishAnchorResync(fanout: Fanout<unknown>): void {
 
 const READ = `query AnchorUpdated($receiptId: String!) { receiptAnchor(receiptId: $receiptId) }`;
 const POLICY = `query AnchorsUpdatedPolicy($policyId: ID!) { policy(id: $policyId) { id } }`;
+const PENDING = `query AnchorsUpdatedPending($policyId: ID!) { policyPendingAnchors(policyId: $policyId) }`;
 
 /**
  * The anchor reads of all subscriptions: the current state when a subscription starts (its own
@@ -93,6 +95,15 @@ export class AnchorReads {
     return read;
   }
 
+  /**
+   * anchorsUpdated's first message: `{snapshot: {policyId, asOf, pendingTotal, pending}}`, the
+   * policy's receipts not settled yet, read as the subscriber (the owner's or an admin's read).
+   */
+  async policySnapshot(actor: Actor, policyId: string): Promise<AnchorObject> {
+    const data = await dataOf(this.execute(actor, PENDING, { policyId }));
+    return { snapshot: data.policyPendingAnchors as AnchorObject };
+  }
+
   /** Whether `actor` may read the policy (its owner, or an admin): Query.policy answers it. */
   async policyReadable(actor: Actor, policyId: string): Promise<boolean> {
     const data = await dataOf(this.execute(actor, POLICY, { policyId }));
@@ -101,8 +112,8 @@ export class AnchorReads {
 }
 
 interface FeedPlan {
-  /** Read and sent first (and again after a RESYNC); null: none. */
-  readonly receiptId: string | null;
+  /** Read and sent first, and again after a RESYNC (notifications may have been missed). */
+  readonly current: () => Promise<AnchorObject>;
   readonly visible: (change: AnchorChange) => boolean;
   /** End the subscription once a final state was sent. */
   readonly endWhenFinal: boolean;
@@ -117,7 +128,7 @@ function anchorFeed(
   reads: AnchorReads,
   plan: FeedPlan,
 ): AsyncIterableIterator<AnchorObject> {
-  let currentDue = plan.receiptId !== null;
+  let currentDue = true;
   let ended = false;
   const sent = (anchor: AnchorObject): IteratorResult<AnchorObject> => {
     if (plan.endWhenFinal && FINAL_STATES.has(String(anchor.state))) ended = true;
@@ -129,14 +140,14 @@ function anchorFeed(
         await events.return?.();
         return { done: true, value: undefined };
       }
-      if (currentDue && plan.receiptId !== null) {
+      if (currentDue) {
         currentDue = false;
-        return sent(await reads.current(plan.receiptId));
+        return sent(await plan.current());
       }
       const event = await events.next();
       if (event.done) return { done: true, value: undefined };
       if (event.value.kind === 'RESYNC') {
-        currentDue = plan.receiptId !== null;
+        currentDue = true;
         continue;
       }
       if (plan.visible(event.value)) return sent(await reads.after(event.value));
@@ -176,7 +187,7 @@ export function anchorUpdatedField(
         anchorReceiptTopic(receiptId),
       ) as AsyncIterableIterator<AnchorNotification>;
       return anchorFeed(events, reads, {
-        receiptId,
+        current: () => reads.current(receiptId),
         visible: (change) => change.receiptId === receiptId,
         endWhenFinal: true,
       });
@@ -193,7 +204,9 @@ export function anchorsUpdatedField(
   return {
     type: new GraphQLNonNull(GraphQLJSONObject),
     description:
-      'The anchor object of each receipt of one policy (decision and consumer receipts) as its state changes: ' +
+      'First the current state, {snapshot: {policyId, asOf, pendingTotal, pending: [anchor objects]}} (the policy’s ' +
+      'receipts not settled yet, oldest first, at most 100; again after a reconnect of the service’s listener), then ' +
+      'the anchor object of each receipt of the policy (decision and consumer receipts) as its state changes: ' +
       'queued (PENDING), ANCHORED or ANCHOR_FAILED. The policy’s owner or an admin only.',
     args: { policyId: { type: new GraphQLNonNull(GraphQLID) } },
     subscribe: async (_root, args, context) => {
@@ -216,7 +229,7 @@ export function anchorsUpdatedField(
         throw error;
       }
       return anchorFeed(events, reads, {
-        receiptId: null,
+        current: () => reads.policySnapshot(actor, policyId),
         visible: (change) =>
           change.policyId === policyId &&
           (actor.kind === 'admin' || (actor.kind === 'owner' && change.owner === actor.address)),

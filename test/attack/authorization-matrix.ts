@@ -101,6 +101,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.consumerPolicy': row('401', 'A', '403', 'A', '404', 'A'),
   'Query.policyLedgerWindow': LEDGER_READER,
   'Query.spendDecisions': OWNER_READ,
+  // A's unsettled receipts; A's id is in the request, and the world's receipts may all be settled.
+  'Query.policyPendingAnchors': row('401', '403', '403', 'ok', '403', 'ok'),
   'Query.spendIntents': OWNER_READ,
   'Query.spendDecision': row('404', '404', '404', 'A', '404', 'A'),
   'Query.spendIntent': row('404', '404', '404', '404', '404', 'A'),

@@ -256,6 +256,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'query ($id: ID!) { spendDecisions(policyId: $id) { nodes { id intentHash } } }',
     A,
   ),
+  'Query.policyPendingAnchors': gql(
+    'policyPendingAnchors',
+    'query ($id: ID!) { policyPendingAnchors(policyId: $id) }',
+    A,
+  ),
   'Query.spendIntents': gql(
     'spendIntents',
     'query ($id: ID!) { spendIntents(policyId: $id) { nodes { intentHash } } }',

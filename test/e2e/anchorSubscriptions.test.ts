@@ -1,8 +1,8 @@
 // Anchor state live over real websockets (issue #19 item 4): anchorUpdated(receiptId), public,
 // starts with the current anchor object and follows it to ANCHORED (a preflight's decision receipt,
 // a purchase's final consumer receipt), fed by the intent subgraph's NOTIFY on commit and the
-// stack's anchoring worker; anchorsUpdated(policyId) is the owner's: another owner subscribed to
-// their own policy sees nothing of it, and is refused the first owner's policy, as are anonymous and
+// stack's anchoring worker; anchorsUpdated(policyId) is the owner's, starting from a snapshot of
+// the policy's unsettled receipts: another owner subscribed to their own policy sees nothing of it, and is refused the first owner's policy, as are anonymous and
 // consumer sockets. The socket and subscription limits hold for both.
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -195,9 +195,13 @@ test('anchorUpdated: an unknown receipt is NOT_FOUND, a malformed id is refused'
   expect(codesOf(malformed)).toEqual(['RECEIPT_ID_INVALID']);
 });
 
-test('anchorsUpdated: the owner sees its policy’s receipts anchored; another owner sees nothing of them and is refused that policy', async () => {
+test('anchorsUpdated: the owner starts from a snapshot of its unsettled receipts, then sees them anchored; another owner sees nothing of them and is refused that policy', async () => {
   const policyA = buyer.policy.policyId;
   const policyB = stranger.policy.policyId;
+  await anchorRound(); // earlier receipts settled: the snapshot holds only what follows
+  const first = await created(buyer);
+  const second = await created(buyer);
+
   const owner = record(socket(buyer.owner).client, POLICY, { p: policyA });
   const admin = record(socket(world.stack.adminToken).client, POLICY, { p: policyA });
   const strangerSocket = socket(stranger.owner);
@@ -215,12 +219,33 @@ test('anchorsUpdated: the owner sees its policy’s receipts anchored; another o
   expect(codesOf(consumer)).toEqual(['FORBIDDEN']);
   expect(codesOf(unknown)).toEqual(['POLICY_NOT_FOUND']);
   for (const refused of [theirs, anonymous, consumer, unknown]) expect(refused.data).toEqual([]);
+
+  // The first message is the current state: the policy's receipts not settled yet, oldest first.
+  await until(
+    () => owner.data.length > 0 && admin.data.length > 0 && own.data.length > 0,
+    'the snapshots',
+  );
+  const [ownerSnapshot] = anchorsOf(owner, 'anchorsUpdated');
+  expect(ownerSnapshot).toEqual({
+    snapshot: {
+      policyId: policyA,
+      asOf: expect.any(String),
+      pendingTotal: 2,
+      pending: [
+        { state: 'PENDING', receiptId: first.receiptId },
+        { state: 'PENDING', receiptId: second.receiptId },
+      ],
+    },
+  });
+  expect(anchorsOf(admin, 'anchorsUpdated')[0]).toEqual({
+    snapshot: { ...ownerSnapshot.snapshot, asOf: expect.any(String) },
+  });
+  expect(anchorsOf(own, 'anchorsUpdated')[0]).toEqual({
+    snapshot: { policyId: policyB, asOf: expect.any(String), pendingTotal: 0, pending: [] },
+  });
   await listening(`anchorsUpdated:${policyA}`, 2);
   await listening(`anchorsUpdated:${policyB}`, 1);
 
-  await anchorRound();
-  const first = await created(buyer);
-  const second = await created(buyer);
   const queued = (subscription: ReturnType<typeof record>, receiptId: string, state: string) =>
     anchorsOf(subscription, 'anchorsUpdated').some(
       (anchor) => anchor.receiptId === receiptId && anchor.state === state,
@@ -244,13 +269,20 @@ test('anchorsUpdated: the owner sees its policy’s receipts anchored; another o
   await anchorRound();
   await until(() => queued(own, mine.receiptId, 'ANCHORED'), 'the stranger sees its own');
   expect(
-    anchorsOf(own, 'anchorsUpdated').map((anchor) => [anchor.receiptId, anchor.state]),
+    anchorsOf(own, 'anchorsUpdated')
+      .slice(1)
+      .map((anchor) => [anchor.receiptId, anchor.state]),
   ).toEqual([[mine.receiptId, 'ANCHORED']]);
   expect(JSON.stringify(own.data)).not.toContain(first.receiptId);
-  expect(anchorsOf(owner, 'anchorsUpdated').map((anchor) => anchor.receiptId)).not.toContain(
-    mine.receiptId,
-  );
+  expect(JSON.stringify(owner.data)).not.toContain(mine.receiptId);
   expect([...owner.errors, ...own.errors, ...admin.errors]).toEqual([]);
+
+  // Subscribing once all is settled: an empty snapshot (on the admin's second socket: the owner holds two).
+  const late = record(socket(world.stack.adminToken).client, POLICY, { p: policyA });
+  await until(() => late.data.length > 0, 'the late snapshot');
+  expect(anchorsOf(late, 'anchorsUpdated')).toEqual([
+    { snapshot: { policyId: policyA, asOf: expect.any(String), pendingTotal: 0, pending: [] } },
+  ]);
 });
 
 test('the limits hold: sockets per session, subscriptions per socket (anonymous sockets too)', async () => {
