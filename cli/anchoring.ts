@@ -18,6 +18,7 @@ export function anchoringOf(
   const batches = {
     batchSize: config.anchoring.batchSize,
     batchSeconds: config.anchoring.batchSeconds,
+    confirmations: config.anchoring.confirmations,
     intervalMs: Math.min(DEFAULT_ANCHOR_INTERVAL_MS, config.anchoring.batchSeconds * 1000 || 100),
   };
   if (devnet !== null) {

@@ -54,6 +54,7 @@ export function loadConfig(env: Env = process.env): Config {
     address: read.address('RECEIPT_ANCHOR_ADDRESS'),
     batchSize: read.integer('ANCHOR_BATCH_SIZE', 100, 1, 100_000),
     batchSeconds: read.integer('ANCHOR_BATCH_SECONDS', 2, 0, 86_400),
+    confirmations: read.integer('ANCHOR_CONFIRMATIONS', 1, 1, 64),
   };
 
   if (isProduction) {

@@ -134,6 +134,8 @@ export interface AnchoringConfig {
   readonly batchSize: number;
   /** ANCHOR_BATCH_SECONDS: …or this long after its oldest receipt was queued (default 2). */
   readonly batchSeconds: number;
+  /** ANCHOR_CONFIRMATIONS: blocks, the landing one included, before a batch is ANCHORED (default 1). */
+  readonly confirmations: number;
 }
 
 /** A token bucket: `perMinute` tokens added a minute, at most `burst` held. */

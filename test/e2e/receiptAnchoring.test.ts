@@ -376,6 +376,53 @@ describe('batches', () => {
       ),
     ).rejects.toMatchObject({ code: 'IN007' });
   });
+  test('a landed batch waits for its confirmations; one whose block is re-orged away is sent again, once', async () => {
+    await runAnchorRound(deps()); // nothing of earlier tests left queued
+    const made = await created();
+    const rpc = world.fundingChain as unknown as {
+      request(args: { method: string; params?: unknown[] }): Promise<unknown>;
+    };
+    const beforeSend = await rpc.request({ method: 'evm_snapshot' });
+    const job = deps({ confirmations: 3 });
+
+    // Landed, but one block deep of three: still SENDING, the receipt PENDING, nothing closed behind it.
+    expect(await runAnchorRound(job)).toMatchObject({ anchored: 0, failed: 0, sending: 1 });
+    const { rows } = await world.stack.db.pool.query<{ root: Hex; state: string }>(
+      `SELECT b.root, b.state FROM intent.anchor_leaves l
+         JOIN intent.anchor_batches b ON b.batch_id = l.batch_id WHERE l.receipt_id = $1`,
+      [made.decisionReceiptId],
+    );
+    expect(rows).toEqual([{ root: expect.any(String), state: 'SENDING' }]);
+    const root = rows[0]!.root;
+    expect(await anchoredEvents(root)).toBe(1);
+    expect((await get(`/receipt_status/${made.decisionReceiptId}`)).state).toBe('PENDING');
+
+    // A re-org takes the block away: the contract no longer has the root.
+    await rpc.request({ method: 'evm_revert', params: [beforeSend] });
+    expect(await anchoredEvents(root)).toBe(0);
+    // The next round does not find it and sends it again, at the same positions; still too shallow.
+    expect(await runAnchorRound(job)).toMatchObject({ anchored: 0, failed: 0, sending: 1 });
+    const [resent] = await world.fundingChain.getContractEvents({
+      address: contract(),
+      abi: receiptAnchorAbi,
+      eventName: 'Anchored',
+      args: { root },
+      fromBlock: 0n,
+    });
+    expect(resent).toBeDefined();
+
+    // Two more blocks: three deep, ANCHORED with the transaction that is on chain now.
+    await rpc.request({ method: 'anvil_mine', params: ['0x2'] });
+    expect(await runAnchorRound(job)).toMatchObject({ anchored: 1, failed: 0, sending: 0 });
+    const anchor = await get(`/receipt_status/${made.decisionReceiptId}`);
+    expect(anchor).toMatchObject({
+      state: 'ANCHORED',
+      batchRoot: root,
+      txHash: resent!.transactionHash,
+      blockNumber: Number(resent!.blockNumber),
+    });
+    expect(await anchoredEvents(root)).toBe(1);
+  });
 });
 
 async function anchoredEvents(root: Hex): Promise<number> {

@@ -5,6 +5,9 @@
 // Rounds are serialised across processes by a session advisory lock: one writer, one nonce stream.
 // A batch is anchored at most once: before sending (again) the contract is asked whether the root
 // is there (batchOf), and a refusal is checked the same way before the batch is called failed.
+// Re-orgs: a landed batch is called ANCHORED only once its block is `confirmations` deep (1: the
+// block itself); until then it stays SENDING and each round looks for it again, so a batch whose
+// block was re-orged away is not found and is sent again, at the same contract positions.
 import { BaseError, ContractFunctionRevertedError, type Address, type Hex } from 'viem';
 import type { Pool, PoolClient } from 'pg';
 import { receiptAnchorAbi } from '../../../contracts/artifacts/abis';
@@ -47,6 +50,8 @@ export interface AnchorJobDeps {
   readonly now: () => Date;
   readonly log: Logger;
   readonly receiptTimeoutMs?: number;
+  /** ANCHOR_CONFIRMATIONS: blocks (the landing block included) before a batch is ANCHORED; default 1. */
+  readonly confirmations?: number;
 }
 
 export interface AnchorRoundResult {
@@ -100,7 +105,32 @@ async function landed(
   return { txHash: event.txHash, blockNumber: event.blockNumber };
 }
 
-/** Brings one recorded batch to ANCHORED or ANCHOR_FAILED, or leaves it SENDING when the chain is unreachable. */
+/** Marks the batch ANCHORED once its landing block is deep enough; SENDING (look again) before. */
+async function anchoredWhenDeep(
+  deps: AnchorJobDeps,
+  client: PoolClient,
+  batch: BatchRow,
+  landing: { txHash: Hex; blockNumber: bigint },
+): Promise<Outcome> {
+  const needed = BigInt(deps.confirmations ?? 1);
+  if (needed > 1n) {
+    const head = await deps.publicClient.getBlockNumber({ cacheTime: 0 });
+    if (head - landing.blockNumber + 1n < needed) {
+      deps.log.debug(
+        { batchId: batch.batchId, blockNumber: landing.blockNumber, head },
+        'anchor batch landed, waiting for confirmations',
+      );
+      return 'SENDING';
+    }
+  }
+  await markAnchored(client, batch.batchId, landing);
+  return 'ANCHORED';
+}
+
+/**
+ * Brings one recorded batch to ANCHORED or ANCHOR_FAILED, or leaves it SENDING when the chain is
+ * unreachable or its landing is not deep enough yet.
+ */
 export async function settleBatch(
   deps: AnchorJobDeps,
   client: PoolClient,
@@ -111,10 +141,7 @@ export async function settleBatch(
     await markFailed(client, batch.batchId, 'the same root is anchored under other positions');
     return 'ANCHOR_FAILED';
   }
-  if (before !== null) {
-    await markAnchored(client, batch.batchId, before);
-    return 'ANCHORED';
-  }
+  if (before !== null) return anchoredWhenDeep(deps, client, batch, before);
   try {
     const mined = await anchorBatch({
       publicClient: deps.publicClient,
@@ -125,8 +152,7 @@ export async function settleBatch(
       count: batch.count,
       timeoutMs: deps.receiptTimeoutMs,
     });
-    await markAnchored(client, batch.batchId, mined);
-    return 'ANCHORED';
+    return await anchoredWhenDeep(deps, client, batch, mined);
   } catch (error) {
     const refusal = refusalOf(error, deps);
     if (refusal === null) {
@@ -138,10 +164,8 @@ export async function settleBatch(
     }
     // Refused now, but an earlier send of the same batch may have landed meanwhile.
     const after = await landed(deps, batch);
-    if (after !== null && after !== 'ELSEWHERE') {
-      await markAnchored(client, batch.batchId, after);
-      return 'ANCHORED';
-    }
+    if (after !== null && after !== 'ELSEWHERE')
+      return anchoredWhenDeep(deps, client, batch, after);
     await markFailed(client, batch.batchId, refusal);
     deps.log.warn({ batchId: batch.batchId, reason: refusal }, 'anchor batch refused');
     return 'ANCHOR_FAILED';
