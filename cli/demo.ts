@@ -5,7 +5,9 @@
 // signs in as the policy's consumer, buys `domains.check` for a registered devnet name, funds it
 // with the official x402 client on eip155:196, the service pays the merchant on eip155:8453, the
 // registry confirms the merchant's answer, and the public receipt is printed with its two payment
-// legs, followed by the ledger's trial balance. Any failed step stops the demo with exit code 1.
+// legs, followed by the ledger's trial balance; last, the receipt is anchored on chain by the
+// service's anchoring worker and checked as anyone would check it (`spend-control receipts verify`
+// against the chain's RPC). Any failed step stops the demo with exit code 1.
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -17,11 +19,14 @@ import { signIn } from '../devnet/agents/signIn';
 import { readDevnetFile, type DevnetInfo } from '../devnet/devnetFile';
 import { faucet } from '../devnet/faucet';
 import { DEVNET_REGISTERED_DOMAINS } from '../devnet/merchants/domains/names';
+import { receiptsMain } from './receiptsVerify';
 import { start } from './start';
 import type { Out } from './startup';
 
 /** How long the purchase may take to reach COMPLETED once executed. */
 const COMPLETION_TIMEOUT_MS = 60_000;
+/** How long the receipt may take to be ANCHORED (a batch closes within ANCHOR_BATCH_SECONDS, 2 s). */
+const ANCHOR_TIMEOUT_MS = 60_000;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -142,7 +147,7 @@ function printLeg(out: Out, name: string, leg: Json | null): void {
   out(`                   tx ${leg.txHash}`);
 }
 
-/** The purchase itself, steps 2 to 9. */
+/** The purchase itself, steps 2 to 9 (step 10 checks its anchoring). */
 async function purchase(ctx: DemoContext, step: (text: string) => void): Promise<void> {
   step('the owner creates a spend policy (admin route, devnet USD₮0, domains allowed)');
   const policyId = await createPolicy(ctx);
@@ -192,6 +197,35 @@ async function purchase(ctx: DemoContext, step: (text: string) => void): Promise
   printReceipt(ctx.out, receipt);
   step('the ledger’s trial balance, per asset');
   await printTrialBalance(ctx);
+  step('the receipt anchored on chain, checked without trusting the service (receipts verify)');
+  await untilAnchored(ctx, intentId);
+  const code = await receiptsMain(
+    ['verify', intentId, '--rpc', ctx.devnet.chains.funding.rpcUrl, '--service', ctx.url],
+    (line) => ctx.out(`        ${line}`),
+  );
+  if (code !== 0) throw new DemoStepError('the receipt’s anchor proof did not verify');
+}
+
+async function untilAnchored(ctx: DemoContext, intentId: string): Promise<void> {
+  const deadline = Date.now() + ANCHOR_TIMEOUT_MS;
+  for (;;) {
+    const receipt = await call(
+      `${ctx.url}/consumer/receipt/${intentId}`,
+      {},
+      200,
+      'GET /consumer/receipt/:id',
+    );
+    const anchor = receipt.anchor as Json | undefined;
+    if (anchor?.state === 'ANCHORED') {
+      ctx.out(`        ANCHORED in block ${anchor.blockNumber}, tx ${anchor.txHash}`);
+      return;
+    }
+    if (anchor?.state !== 'PENDING')
+      throw new DemoStepError(`the receipt's anchor is ${JSON.stringify(anchor ?? null)}`);
+    if (Date.now() > deadline)
+      throw new DemoStepError(`the receipt was not anchored within ${ANCHOR_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 function printReceipt(out: Out, receipt: Json): void {
@@ -234,7 +268,7 @@ export async function runDemo(
   // The embedded PostgreSQL runs as its own OS user when we are root, and must reach its folder.
   chmodSync(dataDir, 0o755);
   let n = 0;
-  const step = (text: string) => out(`step ${(n += 1)}/9  ${text}`);
+  const step = (text: string) => out(`step ${(n += 1)}/10  ${text}`);
   let stop: (() => Promise<void>) | null = null;
   try {
     step(`start the service on the embedded default (data in ${dataDir})`);
