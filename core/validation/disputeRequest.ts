@@ -27,7 +27,11 @@ const byHash = z.strictObject({
 });
 
 function invalid(details: { field: string; reason: string }[]): AppError {
-  return new AppError('REQUEST_INVALID', 'The generate_dispute_packet request is invalid.', details);
+  return new AppError(
+    'REQUEST_INVALID',
+    'The generate_dispute_packet request is invalid.',
+    details,
+  );
 }
 
 export function parseDisputePacketRequest(raw: unknown): DisputePacketRequest {
@@ -37,7 +41,10 @@ export function parseDisputePacketRequest(raw: unknown): DisputePacketRequest {
   const hasHash = Object.hasOwn(raw, 'intentHash');
   if (hasId === hasHash)
     throw invalid([
-      { field: hasId ? 'intentHash' : 'intentId', reason: 'give exactly one of intentId or intentHash' },
+      {
+        field: hasId ? 'intentHash' : 'intentId',
+        reason: 'give exactly one of intentId or intentHash',
+      },
     ]);
   if (hasId) {
     const parsed = byId.safeParse(raw);
