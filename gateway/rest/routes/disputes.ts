@@ -12,7 +12,6 @@ import { type RestInput, type RouteDefinition, usdt0 } from '../types';
 
 function variablesOf(input: RestInput): Record<string, unknown> {
   const request = parseDisputePacketRequest(input.body ?? {});
-  if (input.actor.kind === 'anonymous') throw new AppError('AUTH_REQUIRED');
   return request.kind === 'intentId'
     ? { intentId: request.intentId }
     : { intentHash: request.intentHash };
@@ -25,6 +24,11 @@ export const generateDisputePacketRoute: RouteDefinition = {
     'the evidence pack of a consumer intent, {intentId} or {intentHash}: intent and hash, policy version and hash, decision trace, approval (never its code), both payment legs with tx hashes and blocks, providerAttested and serviceVerified apart, the receipt with its anchor proof, ledger groups, integrity.digest over its JCS; for the intent’s consumer session, its policy’s owner, an admin',
   group: 'control-plane',
   auth: 'public',
+  // The body first (400), then a bearer (401), both before the terms check and any 402.
+  validate: (input) => {
+    parseDisputePacketRequest(input.body ?? {});
+    if (input.actor.kind === 'anonymous') throw new AppError('AUTH_REQUIRED');
+  },
   price: usdt0('0.50', {
     document: 'disputePacketTerms',
     operationName: 'DisputePacketTerms',
