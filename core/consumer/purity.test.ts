@@ -16,7 +16,7 @@ const CANON_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   'core/canon/jcs.ts': ['canonicalize'],
   'core/canon/keccak.ts': ['js-sha3'],
 };
-const ROOTS = ['core/consumer', 'core/trust'];
+const ROOTS = ['core/consumer', 'core/trust', 'core/disputes'];
 const FORBIDDEN_GLOBALS = new Set([
   'process',
   'performance',

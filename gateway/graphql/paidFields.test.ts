@@ -33,6 +33,7 @@ describe('paid fields', () => {
     const paid = paidFieldsOf(buildRoutes(), documents);
     expect(Object.fromEntries(paid)).toEqual({
       'Mutation.fundConsumerIntent': ['POST /consumer/intents/:intentId/fund'],
+      'Mutation.generateDisputePacket': ['POST /generate_dispute_packet'],
       'Mutation.preflightPayment': ['POST /preflight_payment'],
       'Mutation.verifyDelivery': ['POST /verify_delivery'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],

@@ -7,6 +7,7 @@ import { consumerIntentRoutes } from './routes/consumer';
 import { consumerReceiptRoute } from './routes/consumerReceipt';
 import { executeConsumerIntentRoute, resolveConsumerIntentRoute } from './routes/consumerExecution';
 import { verifyDeliveryRoute } from './routes/delivery';
+import { generateDisputePacketRoute } from './routes/disputes';
 import { escalationStatusRoute } from './routes/escalations';
 import {
   createSpendIntentRoute,
@@ -43,6 +44,7 @@ export function buildRoutes(): RouteDefinition[] {
     preflightPaymentRoute,
     detectDuplicateRoute,
     verifyDeliveryRoute,
+    generateDisputePacketRoute,
     getLedgerRoute,
     receiptStatusRoute,
     escalationStatusRoute,

@@ -1594,6 +1594,12 @@ CREATE INDEX consumer_intent_events_unpublished ON intent.consumer_intent_events
 CREATE UNIQUE INDEX consumer_intents_idempotency ON intent.consumer_intents USING btree (policy_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
 
 --
+-- Name: consumer_intents_intent_hash; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX consumer_intents_intent_hash ON intent.consumer_intents USING btree (intent_hash) WHERE (intent_hash IS NOT NULL);
+
+--
 -- Name: consumer_intents_open; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 

@@ -22,6 +22,7 @@ import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
 import { ConsumerDeliveryResolver } from './consumer/delivery/resolvers';
 import { ConsumerReceiptResolver } from './consumer/receipts/resolvers';
 import { AnchoringResolver } from './anchoring/resolvers';
+import { DisputePacketResolver } from './disputes/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -41,6 +42,7 @@ export const intentSubgraph: SubgraphModule = {
           ConsumerDeliveryResolver,
           ConsumerReceiptResolver,
           AnchoringResolver,
+          DisputePacketResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

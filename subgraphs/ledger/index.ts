@@ -36,3 +36,9 @@ export {
   recordSettled,
 } from './servicePayments/bookings';
 export { readOnchainFloat } from './treasury/snapshots';
+// The books of one consumer intent, for its dispute packet.
+export {
+  type IntentLedgerGroup,
+  intentLedgerGroups,
+  type IntentLedgerRefs,
+} from './books/intentGroups';

@@ -7,3 +7,6 @@ export { createPolicy } from './policies/writes';
 // The owner's decision on an escalation (the dashboard's path), for the consumer-intent approve
 // route, which resolves the escalation exactly as decideEscalation does before it moves the intent.
 export { decideAsOwner, type OwnerDecision } from './escalations/decisions';
+// One escalation as its owner reads it (who decided, when, through which channel; never the code),
+// for the dispute packet of the consumer intent it decided.
+export { type EscalationRow, readEscalation } from './escalations/reads';

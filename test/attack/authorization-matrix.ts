@@ -69,6 +69,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'POST /preflight_payment': PAID,
   'POST /detect_duplicate': PAID,
   'POST /verify_delivery': PAID,
+  // A's intent: its readers are offered the payment; anyone else gets the 404 before any 402.
+  'POST /generate_dispute_packet': row('401', '402', '404', '402', '404', '402'),
   'POST /redact_payment_metadata': PAID,
   'POST /cafe/order/latte': PAID,
   // Funding a consumer intent (none of A's exists in this world): a session needed, else hidden.
@@ -95,6 +97,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.consumerIntentFundingTerms': row('401', '404', '404', '404', '404', '404'),
   // verify_delivery's free check of A's intent: its readers learn only that it is not ready yet.
   'Query.verifyDeliveryTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
+  // generate_dispute_packet's free check of A's intent: its readers learn only that it may be bought.
+  'Query.disputePacketTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
   'Query.policy': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policyVersion': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policies': row('401', '403', '403', 'A', 'ok', 'A'),
@@ -128,6 +132,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Mutation.preflightPayment': PAID,
   'Mutation.fundConsumerIntent': PAID,
   'Mutation.verifyDelivery': PAID,
+  'Mutation.generateDisputePacket': PAID,
   'Mutation.setProviderMaturity': ADMIN_FIELD_OK,
   'Mutation.setCapabilityMaturity': ADMIN_FIELD_OK,
   'Mutation.recordTreasuryTransfer': ADMIN_FIELD_OK,

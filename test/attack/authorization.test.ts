@@ -74,6 +74,13 @@ test('every operation of the route table and the GraphQL schema has exactly one 
   expect(Object.keys(OPERATIONS).sort()).toEqual(operations);
 });
 
+/**
+ * Priced routes sold only about a record of A (the dispute packet of A's intent): its readers are
+ * offered the payment, anyone else is refused before any 402 (401 without a credential, else the
+ * 404 of a missing record), so nobody is charged for an answer they may not have.
+ */
+const READER_PRICED: ReadonlySet<string> = new Set(['POST /generate_dispute_packet']);
+
 test('every priced operation is priced for every actor: the route, and the GraphQL field it runs', () => {
   const priced = [
     ...buildRoutes()
@@ -87,7 +94,16 @@ test('every priced operation is priced for every actor: the route, and the Graph
   for (const operation of priced)
     expect({ operation, row: MATRIX[operation] }).toEqual({
       operation,
-      row: Object.fromEntries(ACTORS.map((actor) => [actor, '402'])),
+      row: READER_PRICED.has(operation)
+        ? {
+            anonymous: '401',
+            consumerA: '402',
+            consumerB: '404',
+            ownerA: '402',
+            ownerB: '404',
+            admin: '402',
+          }
+        : Object.fromEntries(ACTORS.map((actor) => [actor, '402'])),
     });
 });
 

@@ -169,6 +169,9 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     intentHash: world.approved.intentHash,
   })),
   'POST /verify_delivery': post('/verify_delivery', () => VERIFY_DELIVERY_CLAIM),
+  'POST /generate_dispute_packet': post('/generate_dispute_packet', (world) => ({
+    intentId: world.consumerIntentsA.read.intentId,
+  })),
   'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({
     metadata: { note: 'ada@example.com' },
   })),
@@ -224,6 +227,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'Query.verifyDeliveryTerms': gql(
     'verifyDeliveryTerms',
     'query ($i: ID!) { verifyDeliveryTerms(intentId: $i) }',
+    (world) => ({ i: world.consumerIntentsA.read.intentId }),
+  ),
+  'Query.disputePacketTerms': gql(
+    'disputePacketTerms',
+    'query ($i: ID) { disputePacketTerms(intentId: $i) }',
     (world) => ({ i: world.consumerIntentsA.read.intentId }),
   ),
   'Query.detectDuplicate': gql(
@@ -362,6 +370,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
       p: VERIFY_DELIVERY_CLAIM.params,
       a: VERIFY_DELIVERY_CLAIM.providerAttested,
     }),
+  ),
+  'Mutation.generateDisputePacket': gql(
+    'generateDisputePacket',
+    'mutation ($i: ID) { generateDisputePacket(intentId: $i) }',
+    (world) => ({ i: world.consumerIntentsA.read.intentId }),
   ),
   'Mutation.fundConsumerIntent': gql(
     'fundConsumerIntent',

@@ -10,6 +10,7 @@ import { buildRoutes } from '../../gateway/rest/routes';
 import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
+import { insertConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import { startTestStack, type TestStack } from '../support/stack';
 
 const POLLING = { pollingIntervalMs: 20 };
@@ -28,7 +29,10 @@ const VALID_BODIES: Record<string, unknown> = {
     params: { from: 'AMS' },
     providerAttested: { status: 'ATTESTED', fields: { booked: true } },
   },
+  '/generate_dispute_packet': { intentId: `ci_${'e1'.repeat(12)}` },
 };
+/** Paid POSTs offered a payment only to a caller who may read the record named: asked as an admin. */
+const ADMIN_ASKS: ReadonlySet<string> = new Set(['/generate_dispute_packet']);
 
 let devnet: DevnetChains;
 let stack: TestStack;
@@ -103,6 +107,17 @@ beforeAll(async () => {
     amountAtomic: 10_000_000n,
   });
   stack = await startTestStack({ x402: { devnet } });
+  await insertConsumerIntent(stack.db.pool, {
+    intentId: `ci_${'e1'.repeat(12)}`,
+    policyId: '1',
+    wallet: payer.address,
+    capability: 'domains.check',
+    provider: 'spendctl-domains',
+    category: 'domains',
+    params: { domain: 'edge.test' },
+    idempotencyKey: null,
+    now: new Date(),
+  });
 });
 
 afterAll(async () => {
@@ -135,14 +150,19 @@ describe('JSON the service cannot carry', () => {
     'a lone surrogate anywhere in a body of paid POST %s is 400 and never charged',
     async (path) => {
       for (const text of surrogateBodies) {
+        const admin = ADMIN_ASKS.has(path);
         const unpaid = await fetch(`${stack.url}${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: {
+            'content-type': 'application/json',
+            ...(admin ? { authorization: `Bearer ${stack.adminToken}` } : {}),
+          },
           body: JSON.stringify(VALID_BODIES[path]),
         });
         const header = await signedPaymentHeader(challengeOf(unpaid), payer);
         const { status, body } = await send(path, {
           method: 'POST',
+          admin,
           headers: { 'content-type': 'application/json', 'payment-signature': header },
           body: text,
         });

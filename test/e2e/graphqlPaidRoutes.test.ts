@@ -19,6 +19,7 @@ import { buildRoutes } from '../../gateway/rest/routes';
 import type { RouteDefinition } from '../../gateway/rest/types';
 import { ANONYMOUS, type Actor, signActor } from '../../platform/actor';
 import { createSubgraphServer, executeInProcess, type SubgraphContext } from '../../subgraphs/kit';
+import { insertConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import { subgraphModules } from '../../subgraphs/registry';
 import { signIn } from '../support/siwe';
 import { startTestStack, postJson, type TestStack } from '../support/stack';
@@ -46,7 +47,19 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     params: { from: 'AMS' },
     providerAttested: { status: 'ATTESTED', fields: { booked: true } },
   }),
+  'POST /generate_dispute_packet': () => ({ intentId: SEEDED_INTENT }),
 };
+
+/** A consumer intent of the policy, for the routes whose example reads one. */
+const SEEDED_INTENT = `ci_${'d1'.repeat(12)}`;
+
+/**
+ * Routes whose example reads a record only some callers may read: they run as an admin (REST
+ * bearer and subgraph actor); every other route's example runs anonymous.
+ */
+const ADMIN_EXAMPLES: ReadonlySet<string> = new Set(['POST /generate_dispute_packet']);
+const exampleActor = (route: RouteDefinition): Actor =>
+  ADMIN_EXAMPLES.has(routeKey(route)) ? { kind: 'admin' } : ANONYMOUS;
 
 const routes = buildRoutes();
 const documents = loadPersistedDocuments();
@@ -155,6 +168,17 @@ beforeAll(async () => {
   );
   expect(created.status).toBe(201);
   policy = { policyId: created.body.policyId, policyHash: created.body.policyHash };
+  await insertConsumerIntent(stack.db.pool, {
+    intentId: SEEDED_INTENT,
+    policyId: policy.policyId,
+    wallet: owner.address,
+    capability: 'domains.check',
+    provider: 'spendctl-domains',
+    category: 'domains',
+    params: { domain: 'seeded.test' },
+    idempotencyKey: null,
+    now: new Date(NOW_MS),
+  });
   tokens.set('anonymous', undefined);
   tokens.set('consumer session', await signIn(stack.url, owner, policy.policyId));
   tokens.set('owner session', await signIn(stack.url, owner));
@@ -256,7 +280,7 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
               codes: refused.errors?.map((error) => error.extensions?.code),
             }).toEqual({ actor, codes: ['PAID_ROUTE_ONLY'] });
           }
-          const paid = await run(signActor(ANONYMOUS, SECRET, NOW_MS, routeKey(route)));
+          const paid = await run(signActor(exampleActor(route), SECRET, NOW_MS, routeKey(route)));
           expect(paid.errors).toBeUndefined();
         }
         expect(serving).toBeGreaterThan(0);
@@ -266,7 +290,12 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
     });
 
     test('the REST route itself still runs it (served without x402 in this stack)', async () => {
-      const answer = await postJson(stack.url, route.path, EXAMPLE_BODIES[routeKey(route)](policy));
+      const answer = await postJson(
+        stack.url,
+        route.path,
+        EXAMPLE_BODIES[routeKey(route)](policy),
+        ADMIN_EXAMPLES.has(routeKey(route)) ? stack.adminToken : undefined,
+      );
       expect(answer.status).toBe(200);
     });
   },
