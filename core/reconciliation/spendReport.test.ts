@@ -67,7 +67,7 @@ test('each section counts exactly its intents and sums their atomic amounts', ()
   expect(report.refunds).toMatchObject({ count: 1, amountAtomic: '50250' });
   expect(report.refunds.intents.map((line) => line.intentId)).toEqual(['ci_c']);
   expect(report.ambiguousOpen).toMatchObject({ count: 1, amountAtomic: '50250' });
-  expect(report.failedDeliveries.intents.map((line) => line.intentId)).toEqual(['ci_f']);
+  expect(report.failedDeliveries.intents.map((line) => line.intentId)).toEqual(['ci_c', 'ci_f']);
 });
 
 test('an empty period reports zeros, never missing numbers', () => {

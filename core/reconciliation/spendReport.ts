@@ -74,9 +74,17 @@ function isSpend(facts: IntentFacts): boolean {
   return facts.fundedAtomic !== null && facts.refundedAtomic === null;
 }
 
-/** FAILED_* states, and deliveries the service checked and could not verify. */
+/** States a purchase reaches only when it was not delivered (failed, then refunded or not). */
+const FAILED_STATES = new Set([
+  'FAILED_BEFORE_PAYMENT',
+  'FAILED_AFTER_PAYMENT',
+  'REFUND_PENDING',
+  'REFUNDED',
+]);
+
+/** Purchases that failed, and deliveries the service checked and could not verify. */
 function isFailedDelivery(facts: IntentFacts): boolean {
-  return facts.state.startsWith('FAILED_') || facts.deliveryVerified === false;
+  return FAILED_STATES.has(facts.state) || facts.deliveryVerified === false;
 }
 
 /** A paid request whose outcome is unknown: waiting for a human, the money in SUSPENSE. */

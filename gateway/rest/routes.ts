@@ -17,6 +17,7 @@ import { getLedgerRoute, reverseGroupRoute, treasuryTransferRoute } from './rout
 import { fundConsumerIntentRoute } from './routes/consumerFunding';
 import { consumerPolicyRoute, policyAdministrationRoutes } from './routes/policies';
 import { redactPaymentMetadataRoute } from './routes/privacy';
+import { ledgerCsvRoute, reconcileAgentSpendRoute } from './routes/reports';
 import { logReceiptRoute, receiptStatusRoute } from './routes/receipts';
 import {
   pingServiceRoute,
@@ -44,6 +45,8 @@ export function buildRoutes(): RouteDefinition[] {
     detectDuplicateRoute,
     verifyDeliveryRoute,
     getLedgerRoute,
+    reconcileAgentSpendRoute,
+    ledgerCsvRoute,
     receiptStatusRoute,
     escalationStatusRoute,
     logReceiptRoute,
