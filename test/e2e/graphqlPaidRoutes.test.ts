@@ -41,6 +41,11 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     policyId: policy.policyId,
     intent: freshWireIntent(policy, NOW_MS),
   }),
+  'POST /reconcile_agent_spend': (policy) => ({
+    policyId: policy.policyId,
+    from: '2026-11-01T00:00:00Z',
+    to: '2026-11-22T00:00:00Z',
+  }),
   'POST /verify_delivery': () => ({
     capability: 'travel.book',
     params: { from: 'AMS' },
@@ -256,7 +261,9 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
               codes: refused.errors?.map((error) => error.extensions?.code),
             }).toEqual({ actor, codes: ['PAID_ROUTE_ONLY'] });
           }
-          const paid = await run(signActor(ANONYMOUS, SECRET, NOW_MS, routeKey(route)));
+          // A route for signed-in callers is paid by one (an admin can read every policy).
+          const payer: Actor = route.auth === 'public' ? ANONYMOUS : { kind: 'admin' };
+          const paid = await run(signActor(payer, SECRET, NOW_MS, routeKey(route)));
           expect(paid.errors).toBeUndefined();
         }
         expect(serving).toBeGreaterThan(0);
@@ -266,7 +273,12 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
     });
 
     test('the REST route itself still runs it (served without x402 in this stack)', async () => {
-      const answer = await postJson(stack.url, route.path, EXAMPLE_BODIES[routeKey(route)](policy));
+      const answer = await postJson(
+        stack.url,
+        route.path,
+        EXAMPLE_BODIES[routeKey(route)](policy),
+        route.auth === 'public' ? undefined : stack.adminToken,
+      );
       expect(answer.status).toBe(200);
     });
   },
