@@ -17,12 +17,22 @@ const ROUTES = buildRoutes();
 const PAID_POSTS = ROUTES.filter(
   (route) => route.price.kind === 'paid' && route.method === 'POST',
 ).map((route) => route.path);
+/** Routes for signed-in callers are asked by an admin (anyone else would be refused first). */
+function bearerFor(path: string, token: string): Record<string, string> {
+  const route = ROUTES.find((candidate) => candidate.path === path && candidate.method === 'POST');
+  return route?.auth === 'public' ? {} : { authorization: `Bearer ${token}` };
+}
 /** A body each paid POST accepts, so the route answers its challenge. */
 const VALID_BODIES: Record<string, unknown> = {
   '/preflight_payment': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
   '/detect_duplicate': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
   '/redact_payment_metadata': { metadata: {} },
   '/cafe/order/latte': {},
+  '/reconcile_agent_spend': {
+    policyId: '1',
+    from: '2026-11-01T00:00:00Z',
+    to: '2026-11-22T00:00:00Z',
+  },
   '/verify_delivery': {
     capability: 'travel.book',
     params: { from: 'AMS' },
@@ -137,13 +147,17 @@ describe('JSON the service cannot carry', () => {
       for (const text of surrogateBodies) {
         const unpaid = await fetch(`${stack.url}${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', ...bearerFor(path, stack.adminToken) },
           body: JSON.stringify(VALID_BODIES[path]),
         });
         const header = await signedPaymentHeader(challengeOf(unpaid), payer);
         const { status, body } = await send(path, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'payment-signature': header },
+          headers: {
+            'content-type': 'application/json',
+            'payment-signature': header,
+            ...bearerFor(path, stack.adminToken),
+          },
           body: text,
         });
         expect(status).toBe(400);
