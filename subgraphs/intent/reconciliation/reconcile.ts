@@ -26,6 +26,9 @@ import {
   treasuryAmounts,
 } from './reads';
 
+/** Receipts of legs mined outside the period, read this many at a time. */
+const RECEIPTS_AT_ONCE = 16;
+
 export interface ReconcileArgs {
   readonly policyId: string;
   readonly from: string;
@@ -146,12 +149,17 @@ async function legTransfers(
   for (const leg of legs)
     if (leg.txHash && !known.has(`${leg.rail}|${leg.txHash.toLowerCase()}`))
       missing.set(`${leg.rail}|${leg.txHash.toLowerCase()}`, leg.rail);
-  const found = await Promise.all(
-    [...missing.entries()].map(([key, rail]) =>
-      transfersOfTransaction(rail, rails[rail], key.split('|')[1]),
-    ),
-  );
-  return found.flat();
+  const found: ChainTransfer[] = [];
+  const pending = [...missing.entries()];
+  // A few receipts at a time: a long period can name thousands of legs, the RPC is shared.
+  for (let start = 0; start < pending.length; start += RECEIPTS_AT_ONCE) {
+    const batch = pending.slice(start, start + RECEIPTS_AT_ONCE);
+    const transfers = await Promise.all(
+      batch.map(([key, rail]) => transfersOfTransaction(rail, rails[rail], key.split('|')[1])),
+    );
+    found.push(...transfers.flat());
+  }
+  return found;
 }
 
 function assetsOf(rails: ConsumerRails | undefined) {
