@@ -337,6 +337,23 @@ describe('analyst GraphQL and the CSV export', () => {
     expect(admin.map((entry) => entry.id)).toEqual(whole.map((entry) => entry.id));
   });
 
+  test('ledgerEntries narrows by account, group kind, asset and time, and each narrowing is a subset', async () => {
+    const whole = await allEntries(buyer.owner, { policyId: buyer.policy.policyId }, 200);
+    const asset = `${rails.funding.network}|${rails.funding.token.toLowerCase()}`;
+    const refunds = await allEntries(buyer.owner, { kind: 'REFUND', asset }, 2);
+    expect(refunds).toHaveLength(4);
+    expect(
+      refunds.every((e) => e.groupKind === 'REFUND' && e.asset.chain === rails.funding.network),
+    ).toBe(true);
+    const account = refunds.find((e) => e.accountKind === 'REFUND_PAYABLE')!.accountKey;
+    const payable = await allEntries(buyer.owner, { account }, 200);
+    expect(payable.map((e) => e.amountAtomic).sort()).toEqual(['-50250', '50250']);
+    const later = await allEntries(buyer.owner, { from: iso(Date.now() + 60_000) }, 200);
+    expect(later).toEqual([]);
+    const ids = new Set(whole.map((e) => e.id));
+    expect([...refunds, ...payable].every((e) => ids.has(e.id))).toBe(true);
+  });
+
   test('ledgerBalances sums the policy’s entries per account kind over the period; zero per asset', async () => {
     const query =
       'query ($filter: LedgerFilter) { ledgerBalances(filter: $filter) { kind netAtomic debitsAtomic creditsAtomic entryCount asset { id } } }';
