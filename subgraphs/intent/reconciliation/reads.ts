@@ -37,13 +37,14 @@ export async function countIntentsInPeriod(db: Db, period: Period): Promise<numb
   return Number(result.rows[0].n);
 }
 
+/** The period's intents, at most MAX_REPORT_INTENTS + 1 (one more says the bound was passed). */
 export async function intentsInPeriod(db: Db, period: Period): Promise<ConsumerIntentRow[]> {
   const result = await db.query<ConsumerIntentDbRow>(
     `SELECT ${CONSUMER_INTENT_COLUMNS} FROM intent.consumer_intents
       WHERE policy_id = $1::numeric AND created_at >= $2 AND created_at < $3
         AND ($4::text IS NULL OR ${AGENT_OF} = $4)
       ORDER BY created_at, intent_id LIMIT $5`,
-    [period.policyId, period.from, period.to, period.agentId, MAX_REPORT_INTENTS],
+    [period.policyId, period.from, period.to, period.agentId, MAX_REPORT_INTENTS + 1],
   );
   return result.rows.map(fromRow);
 }

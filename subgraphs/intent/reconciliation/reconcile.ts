@@ -59,19 +59,21 @@ export async function requireReconciler(ctx: SubgraphContext, policyId: string):
   );
 }
 
+/** The refusal of a period holding more purchases than one report covers, or null. */
+function tooManyPurchases(purchases: number): AppError | null {
+  if (purchases <= MAX_REPORT_INTENTS) return null;
+  return new AppError(
+    'REQUEST_INVALID',
+    `The period holds more than ${MAX_REPORT_INTENTS} purchases; ask for a shorter one.`,
+    [{ field: 'to', reason: `the period holds ${purchases} purchases` }],
+  );
+}
+
 /** Whether the paid call can answer: access, and a period within the report's bound. Free. */
 export async function reconcileAgentSpendTerms(ctx: SubgraphContext, args: ReconcileArgs) {
   const request = requestOf(args);
   await requireReconciler(ctx, request.policyId);
-  const intents = await countIntentsInPeriod(ctx.db, request);
-  const refusal =
-    intents > MAX_REPORT_INTENTS
-      ? new AppError(
-          'REQUEST_INVALID',
-          `The period holds more than ${MAX_REPORT_INTENTS} purchases; ask for a shorter one.`,
-          [{ field: 'to', reason: `the period holds ${intents} purchases` }],
-        )
-      : null;
+  const refusal = tooManyPurchases(await countIntentsInPeriod(ctx.db, request));
   return {
     policyId: request.policyId,
     refusal: refusal && { code: refusal.code, message: refusal.message, details: refusal.details },
@@ -184,6 +186,9 @@ export async function reconcileAgentSpend(
     intentsInPeriod(ctx.db, request),
     blockedDuplicates(ctx.db, request),
   ]);
+  // Read one past the bound: a period that grew past it since the check is refused, not cut short.
+  const refusal = tooManyPurchases(rows.length);
+  if (refusal !== null) throw refusal;
   const report = buildSpendReport(rows.map(factsOf), duplicates.listed);
   return {
     policyId: request.policyId,
