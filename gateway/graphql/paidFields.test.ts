@@ -37,6 +37,7 @@ describe('paid fields', () => {
       'Mutation.preflightPayment': ['POST /preflight_payment'],
       'Mutation.verifyDelivery': ['POST /verify_delivery'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],
+      'Query.reconcileAgentSpend': ['POST /reconcile_agent_spend'],
     });
   });
 

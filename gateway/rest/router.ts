@@ -72,7 +72,10 @@ function checkRouteAuth(
 function send(res: Response, result: RestResult): void {
   if (result.headers)
     for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
-  res.status(result.status).json(result.body);
+  // A text answer (the CSV report) goes out as written, under the content type the route set.
+  if (typeof result.body === 'string' && result.headers?.['content-type'] !== undefined)
+    res.status(result.status).send(result.body);
+  else res.status(result.status).json(result.body);
 }
 
 /** What one authorization pays for: this method, path, query and body, byte-for-byte canonical. */

@@ -18,6 +18,7 @@ import { getLedgerRoute, reverseGroupRoute, treasuryTransferRoute } from './rout
 import { fundConsumerIntentRoute } from './routes/consumerFunding';
 import { consumerPolicyRoute, policyAdministrationRoutes } from './routes/policies';
 import { redactPaymentMetadataRoute } from './routes/privacy';
+import { ledgerCsvRoute, reconcileAgentSpendRoute } from './routes/reports';
 import { logReceiptRoute, receiptStatusRoute } from './routes/receipts';
 import {
   pingServiceRoute,
@@ -46,6 +47,8 @@ export function buildRoutes(): RouteDefinition[] {
     verifyDeliveryRoute,
     generateDisputePacketRoute,
     getLedgerRoute,
+    reconcileAgentSpendRoute,
+    ledgerCsvRoute,
     receiptStatusRoute,
     escalationStatusRoute,
     logReceiptRoute,

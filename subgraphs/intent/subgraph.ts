@@ -23,6 +23,7 @@ import { ConsumerDeliveryResolver } from './consumer/delivery/resolvers';
 import { ConsumerReceiptResolver } from './consumer/receipts/resolvers';
 import { AnchoringResolver } from './anchoring/resolvers';
 import { DisputePacketResolver } from './disputes/resolvers';
+import { ReconciliationResolver } from './reconciliation/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -43,6 +44,7 @@ export const intentSubgraph: SubgraphModule = {
           ConsumerReceiptResolver,
           AnchoringResolver,
           DisputePacketResolver,
+          ReconciliationResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

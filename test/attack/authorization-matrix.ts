@@ -71,6 +71,9 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'POST /verify_delivery': PAID,
   // A's intent: its readers are offered the payment; anyone else gets the 404 before any 402.
   'POST /generate_dispute_packet': row('401', '402', '404', '402', '404', '402'),
+  // Who may reconcile A is asked before any 402: another policy's caller is refused, never charged.
+  'POST /reconcile_agent_spend': row('401', '402', '403', '402', '403', '402'),
+  'GET /reports/ledger.csv': row('401', 'A', 'ok', 'A', 'ok', 'A'),
   'POST /redact_payment_metadata': PAID,
   'POST /cafe/order/latte': PAID,
   // Funding a consumer intent (none of A's exists in this world): a session needed, else hidden.
@@ -114,6 +117,11 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.consumerIntent': row('401', 'A', '404', 'A', '404', 'A'),
   'Query.ledgerGroups': row('401', 'A', 'ok', 'A', 'ok', 'A'),
   'Query.ledgerEntries': row('401', 'A', 'ok', 'A', 'ok', 'A'),
+  // Sums per account kind of A's entries: A's money, but nothing that names A beyond what was sent.
+  'Query.ledgerBalances': row('401', 'ok', '403', 'ok', '403', 'ok'),
+  'Query.reconciliation': row('401', 'ok', '403', 'ok', '403', 'ok'),
+  'Query.reconcileAgentSpendTerms': row('401', 'ok', '403', 'ok', '403', 'ok'),
+  'Query.reconcileAgentSpend': PAID,
   'Query.ledgerGroup': row('401', 'A', '404', 'A', '404', 'A'),
   'Query.ledgerAccounts': ADMIN_FIELD,
   'Query.ledgerAccount': ADMIN_FIELD_OK,

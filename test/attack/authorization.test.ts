@@ -82,9 +82,17 @@ test('every operation of the route table and the GraphQL schema has exactly one 
 const READER_PRICED: ReadonlySet<string> = new Set(['POST /generate_dispute_packet']);
 
 test('every priced operation is priced for every actor: the route, and the GraphQL field it runs', () => {
+  const paidRoutes = buildRoutes().filter((route) => route.price.kind === 'paid');
+  // A priced route for signed-in callers refuses the others before any 402 (never a charge);
+  // whoever it serves is offered the price, and its GraphQL field stays priced for everyone.
+  for (const route of paidRoutes.filter((candidate) => candidate.auth !== 'public')) {
+    const cells = Object.values(MATRIX[`${route.method} ${route.path}`]);
+    expect(cells.every((cell) => ['402', '401', '403'].includes(cell))).toBe(true);
+    expect(MATRIX[`${route.method} ${route.path}`].admin).toBe('402');
+  }
   const priced = [
-    ...buildRoutes()
-      .filter((route) => route.price.kind === 'paid')
+    ...paidRoutes
+      .filter((route) => route.auth === 'public')
       .map((route) => `${route.method} ${route.path}`),
     ...pricedGraphQLFields(),
   ];

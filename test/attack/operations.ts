@@ -47,6 +47,16 @@ const VERIFY_DELIVERY_CLAIM = {
   providerAttested: { fields: { domain: 'taken.test', available: false } },
 };
 
+/** A reconciliation period around the world's records: the last day and the next hour. */
+function periodOfA(world: MatrixWorld): Record<string, string> {
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.[0-9]{3}Z$/, 'Z');
+  return {
+    policyId: world.a.policyId,
+    from: iso(Date.now() - 86_400_000),
+    to: iso(Date.now() + 3_600_000),
+  };
+}
+
 const post =
   (path: string, body: (world: MatrixWorld) => unknown = () => ({})): Build =>
   (world) => ({ kind: 'rest', method: 'POST', path, body: body(world) });
@@ -172,6 +182,8 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'POST /generate_dispute_packet': post('/generate_dispute_packet', (world) => ({
     intentId: world.consumerIntentsA.read.intentId,
   })),
+  'POST /reconcile_agent_spend': post('/reconcile_agent_spend', periodOfA),
+  'GET /reports/ledger.csv': get('/reports/ledger.csv?first=200'),
   'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({
     metadata: { note: 'ada@example.com' },
   })),
@@ -301,6 +313,26 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'Query.ledgerEntries': gql(
     'ledgerEntries',
     '{ ledgerEntries(first: 200) { nodes { id groupId accountKey } } }',
+  ),
+  'Query.ledgerBalances': gql(
+    'ledgerBalances',
+    'query ($id: ID) { ledgerBalances(filter: {policyId: $id}) { kind netAtomic asset { id } } }',
+    (world) => ({ id: world.a.policyId }),
+  ),
+  'Query.reconciliation': gql(
+    'reconciliation',
+    'query ($policyId: ID!, $from: String!, $to: String!) { reconciliation(policyId: $policyId, from: $from, to: $to) }',
+    periodOfA,
+  ),
+  'Query.reconcileAgentSpendTerms': gql(
+    'reconcileAgentSpendTerms',
+    'query ($policyId: ID!, $from: String!, $to: String!) { reconcileAgentSpendTerms(policyId: $policyId, from: $from, to: $to) }',
+    periodOfA,
+  ),
+  'Query.reconcileAgentSpend': gql(
+    'reconcileAgentSpend',
+    'query ($policyId: ID!, $from: String!, $to: String!) { reconcileAgentSpend(policyId: $policyId, from: $from, to: $to) }',
+    periodOfA,
   ),
   'Query.ledgerGroup': gql(
     'ledgerGroup',

@@ -18,12 +18,25 @@ const ROUTES = buildRoutes();
 const PAID_POSTS = ROUTES.filter(
   (route) => route.price.kind === 'paid' && route.method === 'POST',
 ).map((route) => route.path);
+/**
+ * Routes for signed-in callers, and those that offer a payment only to a reader of the record
+ * named (ADMIN_ASKS), are asked by an admin (anyone else would be refused first).
+ */
+function bearerFor(path: string, token: string): Record<string, string> {
+  const route = ROUTES.find((candidate) => candidate.path === path && candidate.method === 'POST');
+  return route?.auth === 'public' && !ADMIN_ASKS.has(path) ? {} : { authorization: `Bearer ${token}` };
+}
 /** A body each paid POST accepts, so the route answers its challenge. */
 const VALID_BODIES: Record<string, unknown> = {
   '/preflight_payment': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
   '/detect_duplicate': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
   '/redact_payment_metadata': { metadata: {} },
   '/cafe/order/latte': {},
+  '/reconcile_agent_spend': {
+    policyId: '1',
+    from: '2026-11-01T00:00:00Z',
+    to: '2026-11-22T00:00:00Z',
+  },
   '/verify_delivery': {
     capability: 'travel.book',
     params: { from: 'AMS' },
@@ -150,20 +163,19 @@ describe('JSON the service cannot carry', () => {
     'a lone surrogate anywhere in a body of paid POST %s is 400 and never charged',
     async (path) => {
       for (const text of surrogateBodies) {
-        const admin = ADMIN_ASKS.has(path);
         const unpaid = await fetch(`${stack.url}${path}`, {
           method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            ...(admin ? { authorization: `Bearer ${stack.adminToken}` } : {}),
-          },
+          headers: { 'content-type': 'application/json', ...bearerFor(path, stack.adminToken) },
           body: JSON.stringify(VALID_BODIES[path]),
         });
         const header = await signedPaymentHeader(challengeOf(unpaid), payer);
         const { status, body } = await send(path, {
           method: 'POST',
-          admin,
-          headers: { 'content-type': 'application/json', 'payment-signature': header },
+          headers: {
+            'content-type': 'application/json',
+            'payment-signature': header,
+            ...bearerFor(path, stack.adminToken),
+          },
           body: text,
         });
         expect(status).toBe(400);

@@ -42,6 +42,11 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     policyId: policy.policyId,
     intent: freshWireIntent(policy, NOW_MS),
   }),
+  'POST /reconcile_agent_spend': (policy) => ({
+    policyId: policy.policyId,
+    from: '2026-11-01T00:00:00Z',
+    to: '2026-11-22T00:00:00Z',
+  }),
   'POST /verify_delivery': () => ({
     capability: 'travel.book',
     params: { from: 'AMS' },
@@ -54,12 +59,12 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
 const SEEDED_INTENT = `ci_${'d1'.repeat(12)}`;
 
 /**
- * Routes whose example reads a record only some callers may read: they run as an admin (REST
- * bearer and subgraph actor); every other route's example runs anonymous.
+ * Routes whose example reads a record only some callers may read, and routes for signed-in callers,
+ * run as an admin (REST bearer and subgraph actor); every other route's example runs anonymous.
  */
 const ADMIN_EXAMPLES: ReadonlySet<string> = new Set(['POST /generate_dispute_packet']);
 const exampleActor = (route: RouteDefinition): Actor =>
-  ADMIN_EXAMPLES.has(routeKey(route)) ? { kind: 'admin' } : ANONYMOUS;
+  ADMIN_EXAMPLES.has(routeKey(route)) || route.auth !== 'public' ? { kind: 'admin' } : ANONYMOUS;
 
 const routes = buildRoutes();
 const documents = loadPersistedDocuments();
@@ -294,7 +299,7 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
         stack.url,
         route.path,
         EXAMPLE_BODIES[routeKey(route)](policy),
-        ADMIN_EXAMPLES.has(routeKey(route)) ? stack.adminToken : undefined,
+        ADMIN_EXAMPLES.has(routeKey(route)) || route.auth !== 'public' ? stack.adminToken : undefined,
       );
       expect(answer.status).toBe(200);
     });

@@ -1,18 +1,31 @@
-// Reads of balances for admins: accounts with their balances (paged by account id), the trial
-// balance per asset with its split by account kind, and the latest treasury drift per asset.
+// Reads of balances: for admins, accounts with their balances (paged by account id), the trial
+// balance per asset with its split by account kind, and the latest treasury drift per asset; for
+// anyone with a scope, the balances by account kind over a period (periodBalances).
 // Each comes from a view of the ledger schema (account_balances, trial_balance, treasury_drift).
 import type { Db } from '../../../platform/db';
 import type { AccountKind } from '../accounts/names';
 import {
   ACCOUNT_CURSOR,
+  ASSET_COLUMNS,
   type AssetColumns,
   assetOf,
   Conditions,
   decodeCursor,
   encodeCursor,
+  filtered,
   pageSize,
+  scoped,
 } from './paging';
-import type { AccountView, Page, PageRequest, TrialBalanceView, TreasuryDriftView } from './views';
+import type {
+  AccountView,
+  LedgerFilterInput,
+  LedgerScope,
+  Page,
+  PageRequest,
+  PeriodBalanceView,
+  TrialBalanceView,
+  TreasuryDriftView,
+} from './views';
 
 interface AccountRow extends AssetColumns {
   account_id: string;
@@ -110,5 +123,43 @@ export async function latestTreasuryDrift(db: Db): Promise<TreasuryDriftView[]> 
     driftAtomic: row.drift,
     blockNumber: row.block_number,
     takenAt: row.taken_at,
+  }));
+}
+
+/**
+ * Debits, credits and net per asset and account kind over the entries the filter selects (its
+ * period, account, group kind, policy, asset), within the actor's scope.
+ */
+export async function periodBalances(
+  db: Db,
+  scope: LedgerScope,
+  filter: LedgerFilterInput,
+): Promise<PeriodBalanceView[]> {
+  const conditions = new Conditions();
+  scoped(conditions, scope);
+  filtered(conditions, filter, 'entry');
+  const result = await db.query<
+    AssetColumns & { kind: AccountKind; debits: string; credits: string; entry_count: string }
+  >(
+    `SELECT ${ASSET_COLUMNS}, a.kind::text AS kind,
+            coalesce(sum(e.amount) FILTER (WHERE e.amount > 0), 0)::text AS debits,
+            coalesce(sum(e.amount) FILTER (WHERE e.amount < 0), 0)::text AS credits,
+            count(*)::text AS entry_count
+       FROM ledger.entries e
+       JOIN ledger.groups g ON g.group_id = e.group_id
+       JOIN ledger.accounts a ON a.account_id = e.account_id
+       JOIN ledger.assets s ON s.asset_id = e.asset
+       ${conditions.where()}
+      GROUP BY s.asset_id, s.chain, s.token, s.symbol, s.decimals, a.kind
+      ORDER BY s.asset_id COLLATE "C", a.kind`,
+    conditions.values,
+  );
+  return result.rows.map((row) => ({
+    asset: assetOf(row),
+    kind: row.kind,
+    debitsAtomic: row.debits,
+    creditsAtomic: row.credits,
+    netAtomic: (BigInt(row.debits) + BigInt(row.credits)).toString(),
+    entryCount: Number(row.entry_count),
   }));
 }

@@ -25,7 +25,7 @@ import {
 import type { AccountKind, GroupKind } from '../accounts/names';
 import { scopeFor, scopeForPolicy } from './access';
 import { recordTreasuryTransfer, reverseLedgerGroup } from '../operator/writes';
-import { latestTreasuryDrift, listAccounts, trialBalance } from './balances';
+import { latestTreasuryDrift, listAccounts, periodBalances, trialBalance } from './balances';
 import { entriesOfGroups, groupById, groupReversing, listEntries, listGroups } from './reads';
 import type {
   AccountView,
@@ -34,6 +34,7 @@ import type {
   LedgerFilterInput,
   LedgerScope,
   Page,
+  PeriodBalanceView,
   TreasuryDriftView,
   TrialBalanceView,
 } from './views';
@@ -47,6 +48,7 @@ import {
   LedgerGroup,
   LedgerGroupConnection,
   LedgerGroupKindEnum,
+  LedgerPeriodBalance,
   LedgerTreasuryDrift,
   LedgerTreasuryTransfer,
   LedgerTrialBalance,
@@ -157,6 +159,18 @@ export class LedgerQueryResolver {
   ): Promise<Page<EntryView>> {
     const filter = filterOf(args.filter);
     return listEntries(ctx.db, await scopeForFilter(ctx, filter), filter, args);
+  }
+
+  @Query(() => [LedgerPeriodBalance], {
+    description:
+      'Debits, credits and net per asset and account kind over the entries the filter selects (from/to for the period), with the same visibility as ledgerEntries.',
+  })
+  async ledgerBalances(
+    @Arg('filter', () => LedgerFilter, { nullable: true }) filter: LedgerFilter | undefined,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<PeriodBalanceView[]> {
+    const input = filterOf(filter);
+    return periodBalances(ctx.db, await scopeForFilter(ctx, input), input);
   }
 
   @Query(() => LedgerAccountConnection, {

@@ -188,6 +188,30 @@ export class LedgerKindBalance {
 }
 
 @ObjectType({
+  description:
+    'What the entries of one account kind in one asset add up to over a period (the filter’s from/to).',
+})
+export class LedgerPeriodBalance {
+  @Field(() => LedgerAsset)
+  asset!: LedgerAsset;
+
+  @Field(() => LedgerAccountKindEnum)
+  kind!: AccountKind;
+
+  @Field({ description: 'Sum of the positive entries.' })
+  debitsAtomic!: string;
+
+  @Field({ description: 'Sum of the negative entries (0 or negative).' })
+  creditsAtomic!: string;
+
+  @Field({ description: 'debits + credits: the change of the kind’s balance over the period.' })
+  netAtomic!: string;
+
+  @Field(() => Int)
+  entryCount!: number;
+}
+
+@ObjectType({
   description: 'One asset on one rail. netAtomic is always 0; anything else is a defect.',
 })
 export class LedgerTrialBalance {

@@ -89,3 +89,12 @@ export interface TreasuryDriftView {
   blockNumber: string;
   takenAt: Date;
 }
+
+export interface PeriodBalanceView {
+  asset: AssetView;
+  kind: AccountKind;
+  debitsAtomic: string;
+  creditsAtomic: string;
+  netAtomic: string;
+  entryCount: number;
+}
