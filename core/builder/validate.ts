@@ -100,6 +100,13 @@ export function validateSeoTipsInput(raw: unknown): BuilderValidation<SeoTipsInp
   });
 }
 
+/** `{idea}`: brand_pack's one field. */
+export function validateBrandPackInput(raw: unknown): BuilderValidation<{ readonly idea: string }> {
+  return readObject(raw, ['idea'], (body, errors) => ({
+    idea: readIdea(body, 'idea', true, errors)!,
+  }));
+}
+
 /** An idea: a string of 1-500 code points with a non-space character and no control characters but tab and line breaks. */
 export function readIdea(
   body: Record<string, unknown>,
