@@ -23,6 +23,8 @@ const VALID_BODIES: Record<string, unknown> = {
   '/detect_duplicate': { policyId: '1', intentHash: `0x${'ab'.repeat(32)}` },
   '/redact_payment_metadata': { metadata: {} },
   '/cafe/order/latte': {},
+  '/builder/suggest_names': { idea: 'coffee roasting' },
+  '/builder/brand_pack': { idea: 'coffee roasting' },
   '/verify_delivery': {
     capability: 'travel.book',
     params: { from: 'AMS' },

@@ -41,6 +41,8 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     policyId: policy.policyId,
     intent: freshWireIntent(policy, NOW_MS),
   }),
+  'POST /builder/suggest_names': () => ({ idea: 'coffee roasting', count: 3 }),
+  'POST /builder/brand_pack': () => ({ idea: 'coffee roasting' }),
   'POST /verify_delivery': () => ({
     capability: 'travel.book',
     params: { from: 'AMS' },
