@@ -71,11 +71,15 @@ export class BuilderOperationsResolver {
 
   @Query(() => GraphQLJSONObject, {
     description:
-      'rank_options: {ranked: [{rank, name, score, parts {length, charset, pronounceability, availability}, availableDomains}]} (docs/builder.md "Ranking").',
+      'rank_options: {ranked: [{rank, name, score, parts {length, charset, pronounceability, availability}, availableDomains}]} (docs/builder.md "Ranking"); ' +
+      'with domains ([{domain, status}], e.g. check_domains results) availability is scored and availableDomains lists the AVAILABLE ones.',
   })
-  rankOptions(@Arg('names', () => [String], { nullable: true }) names: string[] | null): Json {
-    const input = valid(validateRankOptionsInput(bodyOf({ names })));
-    return { ranked: rankOptions(input.names) };
+  rankOptions(
+    @Arg('names', () => [String], { nullable: true }) names: string[] | null,
+    @Arg('domains', () => [GraphQLJSONObject], { nullable: true }) domains: Json[] | null,
+  ): Json {
+    const input = valid(validateRankOptionsInput(bodyOf({ names, domains })));
+    return { ranked: rankOptions(input.names, input.availability) };
   }
 
   @Query(() => GraphQLJSONObject, {

@@ -219,6 +219,23 @@ describe('POST /builder/rank_options and /builder/seo_tips', () => {
     });
   });
 
+  it('scores availability from check results given with the names, listing only AVAILABLE domains', async () => {
+    const check = await post('/builder/check_domains', {
+      names: ['taken', 'lumora'],
+      tlds: ['test', 'example'],
+    });
+    const domains = check.body.results.map(({ domain, status }: any) => ({ domain, status }));
+    const { status, body } = await post('/builder/rank_options', {
+      names: ['taken', 'lumora'],
+      domains,
+    });
+    expect(status).toBe(200);
+    const byName = Object.fromEntries(body.ranked.map((option: any) => [option.name, option]));
+    expect(byName.taken.availableDomains).toEqual(['taken.example']);
+    expect(byName.lumora.availableDomains).toEqual(['lumora.example', 'lumora.test']);
+    expect(byName.lumora.parts.availability).toBeGreaterThan(byName.taken.parts.availability);
+  });
+
   it('answers the deterministic launch checklist for a name', async () => {
     const request = { name: 'lumora', idea: 'Handmade lamps for reading nooks.' };
     const first = await post('/builder/seo_tips', request);

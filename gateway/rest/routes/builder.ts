@@ -30,7 +30,11 @@ const VARIABLES: Readonly<Record<BuilderOperation, (body: unknown) => Record<str
     const { names, domains, tlds } = body as Record<string, unknown>;
     return { names: names ?? null, domains: domains ?? null, tlds: tlds ?? null };
   },
-  rankOptions: (body) => ({ names: valid(validateRankOptionsInput(body)).names }),
+  rankOptions: (body) => {
+    valid(validateRankOptionsInput(body));
+    const { names, domains } = body as Record<string, unknown>;
+    return { names, domains: domains ?? null };
+  },
   seoTips: (body) => {
     const { name, idea } = valid(validateSeoTipsInput(body));
     return { name, idea: idea ?? null };
