@@ -7,7 +7,8 @@ import type { Config } from '../platform/config';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../platform/db/migrate';
 import type { Logger } from '../platform/log';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
-import type { ConsumerRails, SubgraphChains } from '../subgraphs/kit';
+import type { RdapClient } from '../platform/rdap';
+import type { BuilderServices, ConsumerRails, SubgraphChains } from '../subgraphs/kit';
 import type { EscalationChannels } from './channels';
 import type { GatewayRoleOptions } from './gatewayOptions';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
@@ -27,6 +28,10 @@ export interface RoleInputs {
   readonly chains: SubgraphChains | undefined;
   /** The consumer purchase path's rails; undefined: purchases unavailable. */
   readonly consumer: ConsumerRails | undefined;
+  /** The process's RDAP client (delivery checks, the builder's domain checks); undefined: none. */
+  readonly rdap?: RdapClient;
+  /** The builder's name model and default TLDs. */
+  readonly builder?: BuilderServices;
   /** The consumer execution worker's keys and interval (all-in-one); undefined: no worker. */
   readonly consumerExecution?: ConsumerExecutionOptions;
   /** Receipt anchoring: the worker (where this process holds the writer key) or why it is off. */
@@ -73,6 +78,8 @@ async function startEverything(inputs: RoleInputs): Promise<string> {
     transport: inputs.args.transport,
     subgraphPortBase: config.subgraphPortBase,
     chains: inputs.chains,
+    rdap: inputs.rdap,
+    builder: inputs.builder,
     ...(inputs.consumer
       ? { consumer: { rails: inputs.consumer, execution: inputs.consumerExecution } }
       : {}),
@@ -139,6 +146,8 @@ async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise
       log: inputs.log,
       chains: inputs.chains,
       consumer: inputs.consumer,
+      rdap: inputs.rdap,
+      builder: inputs.builder,
       settings: subgraphSettingsOf({ ...inputs.gatewayOptions, anchoring: inputs.anchoring }),
     },
     { host: config.host, port },

@@ -18,6 +18,7 @@ import type { RestServiceInfo } from '../gateway/rest/types';
 import {
   createSubgraphServer,
   executeInProcess,
+  type BuilderServices,
   startSubgraphHttp,
   type ConsumerRails,
   type SubgraphChains,
@@ -58,6 +59,8 @@ export interface SubgraphRoleDeps {
   readonly consumer?: ConsumerRails;
   /** The RDAP client of delivery checks (POST /verify_delivery); absent: none configured. */
   readonly rdap?: RdapClient;
+  /** The builder's name model and default TLDs; absent: no model, the builder's default TLDs. */
+  readonly builder?: BuilderServices;
   readonly settings?: Partial<SubgraphSettings>;
   /** The database the pool is open on; parts that open their own connections (the decision thread) need it. */
   readonly databaseUrl?: string;
@@ -88,6 +91,7 @@ export async function startSubgraph(
       chains: deps.chains,
       consumer: deps.consumer,
       rdap: deps.rdap,
+      builder: deps.builder,
       settings: deps.settings,
       onInternalError: (error, correlationId) =>
         deps.log.error({ err: error, correlationId, subgraph: name }, 'subgraph internal error'),
@@ -152,6 +156,10 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   /** First subgraph port for the 'http' transport; 0 picks free ports. */
   readonly subgraphPortBase: number;
   readonly chains?: SubgraphChains;
+  /** The process's RDAP client (delivery checks, the builder's domain checks); default: the execution worker's. */
+  readonly rdap?: RdapClient;
+  /** The builder's name model and default TLDs. */
+  readonly builder?: BuilderServices;
   /**
    * The consumer purchase path: `rails` reach every subgraph; each part of issue #17 adds its own
    * sub-key here (workers, signers) rather than a top-level option.
@@ -234,8 +242,9 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
         log: options.log,
         chains: options.chains,
         consumer: options.consumer?.rails,
-        // The execution worker's RDAP client also answers POST /verify_delivery.
-        rdap: options.consumer?.execution?.rdap,
+        // Without a client of its own the process uses the execution worker's.
+        rdap: options.rdap ?? options.consumer?.execution?.rdap,
+        builder: options.builder,
         settings: subgraphSettingsOf(options),
         databaseUrl: options.databaseUrl,
         decisionThread: options.decisionThread,

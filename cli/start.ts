@@ -15,6 +15,7 @@ import { gatewayOptionsOf, type GatewayRoleOptions } from './gatewayOptions';
 import { prepareProviders, type ProviderUrls } from './providers';
 import { devnetConsumerRails } from '../devnet/consumerRails';
 import type { ConsumerRails } from '../subgraphs/kit';
+import { prepareBuilder } from './builder';
 import { prepareRdap } from './rdap';
 import { startRole } from './roles';
 import { DEFAULT_EXECUTION_INTERVAL_MS } from './consumerWorker';
@@ -57,6 +58,11 @@ async function preparePeers(
     out,
   });
   stoppers.push('RDAP registry', () => rdap.stop());
+  const builder = prepareBuilder({
+    config: config.builder,
+    devnetRegistry: config.rdap.bootstrapSource === null && rdap.client !== null,
+    out,
+  });
   // Escalation channels: the worker sends through them, the gateway verifies what comes back.
   const channels =
     role === 'all' || role === 'gateway' || role === 'worker'
@@ -77,7 +83,7 @@ async function preparePeers(
     out,
   });
   stoppers.push('providers', () => providers.stop());
-  return { rdap, channels, providers };
+  return { rdap, builder, channels, providers };
 }
 
 /**
@@ -106,7 +112,15 @@ export async function start(
     const { role } = args;
     const { databaseUrl, pool, dataSource } = await prepareDatabase(config, role, stoppers, out);
     const { devnet, devnetKeys, subgraphChains } = await prepareChains(config, role, stoppers, out);
-    const { rdap, channels, providers } = await preparePeers(config, role, devnet, stoppers, out);
+    const { rdap, builder, channels, providers } = await preparePeers(
+      config,
+      role,
+      devnet,
+      stoppers,
+      out,
+    );
+    // One RDAP client per process: delivery checks and the builder's domain checks share its limits.
+    const rdapClient = rdap.client === null ? undefined : createRdapClient(rdap.client);
     const consumer = consumerRailsOf(devnet, providers.urls);
     const gatewayOptions = gatewayOptionsOf({
       config,
@@ -129,6 +143,8 @@ export async function start(
       databaseUrl,
       chains: subgraphChains,
       consumer,
+      rdap: rdapClient,
+      builder,
       ...(consumer !== undefined && devnetKeys !== null
         ? {
             consumerExecution: {
@@ -136,7 +152,7 @@ export async function start(
               relayerKey: devnetKeys.relayer,
               intervalMs: DEFAULT_EXECUTION_INTERVAL_MS,
               // Deliveries are checked against the registry cli/rdap.ts found (the devnet one here).
-              ...(rdap.client === null ? {} : { rdap: createRdapClient(rdap.client) }),
+              ...(rdapClient === undefined ? {} : { rdap: rdapClient }),
             },
           }
         : {}),

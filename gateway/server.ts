@@ -30,7 +30,7 @@ import type { SubgraphEndpoint } from './graphql/supergraph';
 import { loadPersistedDocuments } from './rest/documents';
 import { requireHostHeader } from './rest/requestGuards';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
-import { type RateLimits, rateLimiter } from './rateLimit/limiter';
+import { outboundTokenTaker, type RateLimits, rateLimiter } from './rateLimit/limiter';
 import { openRateLimitStore, type RateLimitStoreKind } from './rateLimit/store';
 import { Fanout } from './subscriptions/fanout';
 import type { Reconciler } from './x402/reconciler';
@@ -137,7 +137,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes, payments, log }),
   );
   servePublicDocuments(app, service, routes);
-  mountGraphQL(app, graphql, contexts, options.bodyLimitBytes);
+  mountGraphQL(
+    app,
+    graphql,
+    contexts,
+    options.bodyLimitBytes,
+    outboundTokenTaker(rateLimitStore, options.rateLimit.limits),
+  );
   mountRest(app, {
     routes,
     service,

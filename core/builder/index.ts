@@ -43,6 +43,7 @@ export {
   builderInputError,
   IDEA_MAX_CHARS,
   RANK_NAMES_MAX,
+  validateBrandPackInput,
   validateRankOptionsInput,
   validateSeoTipsInput,
   validateSuggestNamesInput,
@@ -51,3 +52,11 @@ export {
   type SeoTipsInput,
   type SuggestNamesInput,
 } from './validate';
+export {
+  NAME_MODEL_FAILURE_REASONS,
+  type NameModel,
+  type NameModelAnswer,
+  type NameModelFailureReason,
+  type NamesQuestion,
+} from './nameModel';
+export { BUILDER_ROUTES, builderRoute, type BuilderOperation, type BuilderRoute } from './routes';

@@ -19,7 +19,9 @@ import {
   NAME_STYLES,
   type NameStyle,
 } from './fallbackNames';
+import { readDomainResults } from './domainResults';
 import { BUILDER_NAME_MAX_CHARS, isBuilderName } from './names';
+import type { AvailabilityByName } from './rankOptions';
 
 export const IDEA_MAX_CHARS = 500;
 export const RANK_NAMES_MAX = 50;
@@ -37,6 +39,8 @@ export interface SuggestNamesInput {
 
 export interface RankOptionsInput {
   readonly names: readonly string[];
+  /** From `domains` when given: each name's check results (docs/builder.md "Ranking"). */
+  readonly availability?: AvailabilityByName;
 }
 
 export interface SeoTipsInput {
@@ -76,9 +80,9 @@ export function validateSuggestNamesInput(raw: unknown): BuilderValidation<Sugge
   });
 }
 
-/** `{names}`: 1-50 distinct builder names (case as given; no rewriting). */
+/** `{names, domains?}`: 1-50 distinct builder names (case as given; no rewriting), and check results. */
 export function validateRankOptionsInput(raw: unknown): BuilderValidation<RankOptionsInput> {
-  return readObject(raw, ['names'], (body, errors) => {
+  return readObject(raw, ['names', 'domains'], (body, errors) => {
     const names = body.names;
     if (!has(body, 'names')) errors.push({ field: 'names', reason: 'required' });
     else if (!Array.isArray(names))
@@ -86,7 +90,12 @@ export function validateRankOptionsInput(raw: unknown): BuilderValidation<RankOp
     else if (names.length < 1 || names.length > RANK_NAMES_MAX)
       errors.push({ field: 'names', reason: `must hold 1-${RANK_NAMES_MAX} names` });
     else checkNames(names, errors);
-    return { names: names as string[] };
+    if (!has(body, 'domains')) return { names: names as string[] };
+    const known = Array.isArray(names) ? names.filter(isBuilderName) : [];
+    return {
+      names: names as string[],
+      availability: readDomainResults(body.domains, known, errors),
+    };
   });
 }
 
@@ -98,6 +107,13 @@ export function validateSeoTipsInput(raw: unknown): BuilderValidation<SeoTipsInp
     const idea = readIdea(body, 'idea', false, errors);
     return idea === undefined ? { name: body.name as string } : { name: body.name as string, idea };
   });
+}
+
+/** `{idea}`: brand_pack's one field. */
+export function validateBrandPackInput(raw: unknown): BuilderValidation<{ readonly idea: string }> {
+  return readObject(raw, ['idea'], (body, errors) => ({
+    idea: readIdea(body, 'idea', true, errors)!,
+  }));
 }
 
 /** An idea: a string of 1-500 code points with a non-space character and no control characters but tab and line breaks. */

@@ -13,6 +13,7 @@ import type { Logger } from '../../platform/log';
 import type { GatewayContext } from '../graphql/context';
 import { formatGatewayError } from '../graphql/errors';
 import { operationGuardPlugin } from '../graphql/operationGuard';
+import { outboundFieldsOf } from '../graphql/outboundFields';
 import { paidFieldsOf } from '../graphql/paidFields';
 import { createFederatedGateway, type SubgraphEndpoint } from '../graphql/supergraph';
 import type { OperationResult } from '../rest/router';
@@ -55,7 +56,11 @@ export async function startGraphQL(
   const graphql = { ...GRAPHQL_LIMIT_DEFAULTS, ...options.graphql };
   const plugins: ApolloServerPlugin<GatewayContext>[] = [
     ApolloServerPluginDrainHttpServer({ httpServer }),
-    operationGuardPlugin({ limits: graphql, paidFields: paidFieldsOf(options.routes, documents) }),
+    operationGuardPlugin({
+      limits: graphql,
+      paidFields: paidFieldsOf(options.routes, documents),
+      outboundFields: outboundFieldsOf(options.routes, documents),
+    }),
   ];
   const apollo = new ApolloServer<GatewayContext>({
     gateway: federated.gateway,
@@ -112,6 +117,8 @@ export function mountGraphQL(
   graphql: GatewayGraphQL,
   contexts: ActorContexts,
   bodyLimitBytes: number,
+  /** Takes a token from this client's outbound bucket (the REST routes' one); rejects with RATE_LIMITED. */
+  takeOutboundToken: (req: express.Request) => Promise<void>,
 ): void {
   app.use(
     '/graphql',
@@ -119,10 +126,11 @@ export function mountGraphQL(
     expressMiddleware(graphql.apollo, {
       context: async ({ req, res }) => {
         try {
-          return await contexts.forRequest(
+          const context = await contexts.forRequest(
             req.headers.authorization,
             String(res.locals.correlationId),
           );
+          return { ...context, takeOutboundToken: () => takeOutboundToken(req) };
         } catch (error) {
           if (error instanceof AppError) throw graphQLAuthError(error);
           throw error;

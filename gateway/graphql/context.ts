@@ -9,4 +9,9 @@ export interface GatewayContext {
   correlationId: string;
   /** `POST /preflight_payment` on the REST layer's paid call; absent on every other request. */
   paidRoute?: string;
+  /**
+   * On POST /graphql only: takes a token from the caller's outbound bucket (the one the REST routes
+   * that call a third party take), rejecting with RATE_LIMITED when it is empty.
+   */
+  takeOutboundToken?: () => Promise<void>;
 }

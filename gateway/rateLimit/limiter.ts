@@ -132,3 +132,23 @@ export function rateLimiter(options: RateLimiterOptions): RequestHandler {
     );
   };
 }
+
+/**
+ * For POST /graphql operations that ask a third party (graphql/outboundFields.ts): a token from the
+ * caller's outbound bucket, the same bucket the REST routes take, so neither door multiplies the
+ * other. Rejects with RATE_LIMITED when empty; a failing store lets the call through, as above.
+ */
+export function outboundTokenTaker(
+  store: RateLimitStore,
+  limits: RateLimits,
+): (req: Request) => Promise<void> {
+  return async (req) => {
+    const key = `outbound:ip:${clientBucketId(req.ip)}`;
+    const waitMs = await store.take([{ key, limit: limits.outbound }]).catch(() => 0);
+    if (waitMs === 0) return;
+    const seconds = retryAfterSeconds(waitMs);
+    throw new AppError('RATE_LIMITED', `Too many requests; retry in ${seconds} s.`, {
+      retryAfterSeconds: seconds,
+    });
+  };
+}

@@ -1,6 +1,7 @@
 // The REST route table: every path the service serves, exactly as the spec writes it, in the order
 // /catalog and /openapi.json list them (both are generated from this table). Each route is written
 // once, with its price, who may call it and the operation behind it, in routes/<concept>.ts.
+import { builderRoutes } from './routes/builder';
 import { cafeRoutes } from './routes/cafe';
 import { consumerCatalogRoute } from './routes/catalog';
 import { consumerIntentRoutes } from './routes/consumer';
@@ -59,6 +60,7 @@ export function buildRoutes(): RouteDefinition[] {
     executeConsumerIntentRoute,
     resolveConsumerIntentRoute,
     ...cafeRoutes,
+    ...builderRoutes,
     x402DiscoveryRoute,
     ...registrationCardRoutes,
   ];

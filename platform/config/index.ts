@@ -21,6 +21,7 @@ export {
   type BucketSetting,
   type ChainConfig,
   type Config,
+  type BuilderConfig,
   type EscalationConfig,
   type GraphQLSettings,
   type Hex,

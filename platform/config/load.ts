@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { SUBGRAPH_NAMES, type SubgraphName } from '../db/migrate';
 import { projectRoot } from '../paths';
+import { readBuilder } from './builder';
 import { readChains } from './chains';
 import { readRateLimits, readSubscriptionLimits, readTrustProxy } from './edge';
 import { EnvReader, HTTP, POSTGRES, type Env } from './envReader';
@@ -49,6 +50,7 @@ export function loadConfig(env: Env = process.env): Config {
   const escalations = readEscalations(read, publicUrl);
   const providerUrls = { domains: read.url('PROVIDER_DOMAINS_URL', HTTP) };
   const rdap = readRdap(read, chains.devnet);
+  const builder = readBuilder(read);
   const identity = readIdentity(read, publicUrl);
   const anchoring = {
     address: read.address('RECEIPT_ANCHOR_ADDRESS'),
@@ -84,6 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
     escalations,
     providerUrls,
     rdap,
+    builder,
     identity,
   });
 }

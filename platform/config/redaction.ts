@@ -48,6 +48,14 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
       },
     },
     providerUrls: { domains: redactUrl(config.providerUrls.domains, true) },
+    builder: {
+      ...config.builder,
+      llm: config.builder.llm && {
+        ...config.builder.llm,
+        apiKey: REDACTED,
+        baseUrl: redactUrl(config.builder.llm.baseUrl, true),
+      },
+    },
     secrets: {
       treasuryPrivateKey: secret(secrets.treasuryPrivateKey),
       relayerPrivateKey: secret(secrets.relayerPrivateKey),

@@ -116,6 +116,8 @@ export interface Config {
   readonly providerUrls: { readonly domains: string | null };
   /** RDAP lookups: delivery verification of domains.check, the builder's domain checks. */
   readonly rdap: RdapConfig;
+  /** The launch pack: its optional name model and the TLDs checked by default. */
+  readonly builder: BuilderConfig;
   readonly identity: {
     readonly serviceName: string;
     readonly serviceDescription: string;
@@ -199,6 +201,18 @@ export interface RdapConfig {
   readonly lookupTimeoutMs: number;
   readonly maxConcurrentLookups: number;
   readonly transportRetries: number;
+}
+
+export interface BuilderConfig {
+  /** LLM_API_KEY, LLM_BASE_URL, LLM_MODEL, LLM_TIMEOUT_MS, checked; null: no model (the fallback answers). */
+  readonly llm: {
+    readonly apiKey: string;
+    readonly baseUrl: string;
+    readonly model: string;
+    readonly timeoutMs: number;
+  } | null;
+  /** BUILDER_DEFAULT_TLDS; null: not set (the devnet's TLDs on the embedded devnet, else com, io, ai). */
+  readonly defaultTlds: readonly string[] | null;
 }
 
 export interface EscalationConfig {

@@ -2,24 +2,17 @@
 // as JSON `{names: [...]}`, and the names through the builder-name rule (trimmed, lowercased,
 // deduplicated, at most `count`). Failures carry a reason code and our own words only, never a
 // quote of the answer.
-import { distinctBuilderNames } from '../../core/builder';
+import {
+  distinctBuilderNames,
+  NAME_MODEL_FAILURE_REASONS,
+  type NameModelAnswer,
+  type NameModelFailureReason,
+} from '../../core/builder';
 
-export const LLM_FAILURE_REASONS = [
-  'TIMEOUT',
-  'NETWORK',
-  'AUTH_REJECTED',
-  'RATE_LIMITED',
-  'HTTP_ERROR',
-  'RESPONSE_TOO_LARGE',
-  'MALFORMED_RESPONSE',
-  'REFUSED',
-  'NO_VALID_NAMES',
-] as const;
-export type LlmFailureReason = (typeof LLM_FAILURE_REASONS)[number];
-
-export type LlmNamesResult =
-  | { readonly ok: true; readonly model: string; readonly names: readonly string[] }
-  | { readonly ok: false; readonly reason: LlmFailureReason; readonly detail: string };
+/** The port's failure reasons (core/builder/nameModel.ts), under this client's names. */
+export const LLM_FAILURE_REASONS = NAME_MODEL_FAILURE_REASONS;
+export type LlmFailureReason = NameModelFailureReason;
+export type LlmNamesResult = NameModelAnswer;
 
 const MODEL_ID = /^[\x21-\x7e]{1,200}$/;
 

@@ -2,14 +2,14 @@
 // {baseUrl}/chat/completions, bounded by a timeout and a response size, no redirects followed and
 // no retries (a caller falls back instead). It never throws: every failure is {ok:false, reason}.
 // The key lives in this closure only and is sent in the Authorization header, nowhere else.
+import type { NameModel } from '../../core/builder';
 import { AnswerTooLargeError, isTimeout, networkCode, readBoundedText } from '../rdap/http';
 import { readNamesAnswer, type LlmNamesResult } from './answer';
 import { checkLlmOptions, MAX_LLM_RESPONSE_BYTES, type LlmOptions } from './options';
 import { chatCompletionRequest, type NamesQuestion } from './prompt';
 
-export interface LlmClient {
-  /** The configured model id (not secret). */
-  readonly model: string;
+/** The name-model port (core/builder/nameModel.ts) over an OpenAI-compatible API. */
+export interface LlmClient extends NameModel {
   /** Names for a validated question (idea 1-500 characters, count 1-20). */
   suggestNames(question: NamesQuestion): Promise<LlmNamesResult>;
 }

@@ -2,7 +2,9 @@
 // a user message with the idea (one line) and the count, and a JSON schema for `{names: string[]}`.
 // The schema uses only the keywords every strict structured-output server accepts; the bounds it
 // cannot say (count, label rule) are in the prompt and enforced again on the answer.
-import type { NameStyle } from '../../core/builder';
+import type { NamesQuestion, NameStyle } from '../../core/builder';
+
+export type { NamesQuestion };
 
 /** The user message's lines start with these; the devnet stand-in reads them back. */
 export const PROMPT_LINES = {
@@ -17,12 +19,6 @@ const STYLE_HINTS: Readonly<Record<NameStyle, string>> = {
   descriptive: 'descriptive: says what the business does, from plain words of the idea',
   short: 'short: at most 8 characters, easy to type',
 };
-
-export interface NamesQuestion {
-  readonly idea: string;
-  readonly count: number;
-  readonly style: NameStyle;
-}
 
 export function chatCompletionRequest(
   model: string,

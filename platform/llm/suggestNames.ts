@@ -1,9 +1,8 @@
 // suggest_names end to end: the language model when one is configured and answers validly,
 // otherwise the deterministic fallback generator; the answer says which source produced the names
 // and, for the fallback, why. Never throws for a validated input.
-import { fallbackNames, type NameStyle } from '../../core/builder';
+import { fallbackNames, type NameModel, type NameStyle } from '../../core/builder';
 import type { LlmFailureReason } from './answer';
-import type { LlmClient } from './client';
 
 export type FallbackReason = 'NOT_CONFIGURED' | LlmFailureReason;
 
@@ -23,11 +22,11 @@ export interface SuggestNamesOptions {
   readonly seed?: number;
 }
 
-/** `llm` is null when no model is configured. A model answer holds 1..count names, the fallback exactly count. */
+/** `llm` (an LlmClient, or any NameModel) is null when no model is configured. A model answer holds 1..count names, the fallback exactly count. */
 export async function suggestNames(
   idea: string,
   options: SuggestNamesOptions,
-  llm: LlmClient | null,
+  llm: NameModel | null,
 ): Promise<NameSuggestions> {
   const fallback = (fallbackReason: FallbackReason): NameSuggestions => ({
     source: 'fallback',

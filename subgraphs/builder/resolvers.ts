@@ -1,4 +1,4 @@
-// Resolves Capability.builderTools from the static tool table, and Capability references by id
+// Resolves Capability.builderTools from the builder route list (tools.ts), and Capability references by id
 // (any id resolves; a capability no builder route relies on has an empty list).
 import { FieldResolver, Resolver, Root } from 'type-graphql';
 import type { ReferenceResolvers } from '../kit';

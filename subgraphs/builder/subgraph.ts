@@ -1,7 +1,9 @@
-// The builder subgraph (launch pack): extends the catalog's Capability entity with builderTools,
-// the builder routes that rely on it (tools.ts, a static table). It owns no tables and serves no
-// builder route itself; the launch pack's pure parts (names, ranking, SEO tips) are in core/builder.
+// The builder subgraph (launch pack): the five operations behind the /builder/* routes
+// (operations.ts: suggest_names, check_domains, rank_options, seo_tips, brand_pack) and
+// Capability.builderTools, the builder routes that rely on a catalog capability. It owns no tables;
+// the pure parts are in core/builder, the model client in platform/llm, RDAP in platform/rdap.
 import { buildFederatedSchema, type SubgraphModule } from '../kit';
+import { BuilderOperationsResolver } from './operations';
 import { builderReferenceResolvers, CapabilityBuilderToolsResolver } from './resolvers';
 import { CapabilityBuilderTools } from './schema';
 
@@ -9,7 +11,10 @@ export const builderSubgraph: SubgraphModule = {
   name: 'builder',
   buildSchema: () =>
     buildFederatedSchema(
-      { resolvers: [CapabilityBuilderToolsResolver], orphanedTypes: [CapabilityBuilderTools] },
+      {
+        resolvers: [CapabilityBuilderToolsResolver, BuilderOperationsResolver],
+        orphanedTypes: [CapabilityBuilderTools],
+      },
       builderReferenceResolvers,
     ),
 };

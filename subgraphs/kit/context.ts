@@ -11,7 +11,13 @@ import { systemClock } from '../../platform/clock';
 import { deriveSealingKey } from '../../platform/sealing';
 import { toGraphQLError } from './errors';
 import type { RdapClient } from '../../platform/rdap';
-import type { ConsumerRails, SubgraphChains, SubgraphContext, SubgraphSettings } from './types';
+import type {
+  BuilderServices,
+  ConsumerRails,
+  SubgraphChains,
+  SubgraphContext,
+  SubgraphSettings,
+} from './types';
 
 export { CORRELATION_HEADER } from '../../platform/actor';
 /** HMAC-SHA256 keys shorter than the hash output weaken it; refuse them at start-up. */
@@ -30,8 +36,10 @@ export interface SubgraphServerDeps {
   readonly chains?: SubgraphChains;
   /** The consumer purchase path's rails and provider registry (the intent subgraph). */
   readonly consumer?: ConsumerRails;
-  /** The RDAP client delivery checks ask (the intent subgraph's verify_delivery). */
+  /** The RDAP client delivery checks (verify_delivery) and the builder's domain checks ask. */
   readonly rdap?: RdapClient;
+  /** The builder's name model and default TLDs. */
+  readonly builder?: BuilderServices;
   /** Deployment settings; absent fields take DEFAULT_SUBGRAPH_SETTINGS. */
   readonly settings?: Partial<SubgraphSettings>;
 }
@@ -98,6 +106,7 @@ export function createContextFactory(deps: SubgraphServerDeps): ContextFactory {
       chains: deps.chains,
       consumer: deps.consumer,
       rdap: deps.rdap,
+      builder: deps.builder,
       settings,
       sealingKey,
     };

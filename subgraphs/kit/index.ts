@@ -1,6 +1,7 @@
 // The subgraph kit's public surface: what a subgraph module, the gateway and the CLI import.
 // Each name lives in a module with one job; this file only re-exports them.
 export type {
+  BuilderServices,
   EntityClass,
   FundingChainAccess,
   SubgraphBeside,

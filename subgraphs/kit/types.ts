@@ -4,6 +4,7 @@
 import type { GraphQLSchema } from 'graphql';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
+import type { NameModel } from '../../core/builder';
 import type { Actor } from '../../platform/actor';
 import type { RdapClient } from '../../platform/rdap';
 import type { SubgraphName } from '../../platform/db/migrate';
@@ -84,6 +85,17 @@ export interface ConsumerRails {
   readonly spreadBps: bigint;
 }
 
+/**
+ * What the builder's launch pack reaches beyond RDAP (which is `rdap`). The model is typed by its
+ * port in core, so no subgraph that imports this kit reaches the model client.
+ */
+export interface BuilderServices {
+  /** The name model (platform/llm's client); null: none configured, suggestions come from the fallback. */
+  readonly nameModel: NameModel | null;
+  /** TLDs checked when a request names none (check_domains `{names}` without `tlds`, brand_pack). */
+  readonly defaultTlds: readonly string[];
+}
+
 /** The service as its clients see it, for the rules that depend on the deployment. */
 export interface SubgraphSettings {
   /** PUBLIC_URL; sign-in messages must name its host. null: sign-in is unavailable. */
@@ -114,8 +126,10 @@ export interface SubgraphContext {
   readonly chains?: SubgraphChains;
   /** The consumer purchase path's rails and provider registry; absent: purchases unavailable. */
   readonly consumer?: ConsumerRails;
-  /** The RDAP client delivery checks ask (POST /verify_delivery); absent: RDAP checks answer verified: false. */
+  /** The RDAP client delivery checks and the builder's domain checks ask; absent: RDAP answers are UNKNOWN / verified: false. */
   readonly rdap?: RdapClient;
+  /** The builder's name model and default TLDs; absent: no model, DEFAULT_BUILDER_SERVICES' TLDs. */
+  readonly builder?: BuilderServices;
   /** Absent in hand-built contexts; read it through `settingsOf`. */
   readonly settings?: SubgraphSettings;
   /** AES key for secrets kept sealed at rest (platform/sealing.ts); derived from the actor secret. */

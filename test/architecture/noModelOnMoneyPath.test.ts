@@ -13,10 +13,14 @@ import {
   type ImportGraph,
 } from './importGraph';
 
-/** The engine and the payment paths (preflight, reservations, settlement, the x402 paywall, the ledger). */
+/**
+ * The engine and the payment paths (preflight, reservations, settlement, the x402 paywall, the REST
+ * layer that prices and pays routes, the builder's priced routes included, the ledger).
+ */
 const MONEY_PATH_ROOTS = [
   'core/engine',
   'gateway/x402',
+  'gateway/rest',
   'subgraphs/intent',
   'subgraphs/ledger',
 ] as const;
@@ -77,6 +81,12 @@ describe('no language model on a money path (from the import graph)', () => {
         'subgraphs/intent/preflight/dispatch.ts',
         'subgraphs/intent/reservations/settlement.ts',
         'subgraphs/ledger/posting/writes.ts',
+        // The builder's route table and its input readers sit on the paid path; the subgraph kit
+        // carries the name model only by its port in core, never the client.
+        'gateway/rest/routes/builder.ts',
+        'subgraphs/builder/index.ts',
+        'subgraphs/kit/types.ts',
+        'core/builder/nameModel.ts',
       ]),
     );
     expect(graph.unfollowed).toEqual([]);

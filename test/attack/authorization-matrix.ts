@@ -76,6 +76,12 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'GET /reports/ledger.csv': row('401', 'A', 'ok', 'A', 'ok', 'A'),
   'POST /redact_payment_metadata': PAID,
   'POST /cafe/order/latte': PAID,
+  // The launch pack: priced names and pack, free checks, ranking and tips; nothing of any policy.
+  'POST /builder/suggest_names': PAID,
+  'POST /builder/brand_pack': PAID,
+  'POST /builder/check_domains': PUBLIC,
+  'POST /builder/rank_options': PUBLIC,
+  'POST /builder/seo_tips': PUBLIC,
   // Funding a consumer intent (none of A's exists in this world): a session needed, else hidden.
   'POST /consumer/intents/:intentId/fund': row('401', '404', '404', '404', '404', '404'),
   'POST /create_spend_policy': ADMIN_ROUTE_OK,
@@ -97,6 +103,9 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.receiptAnchor': PUBLIC,
   'Query.escalationStatus': PUBLIC_A,
   'Query.detectDuplicate': PAID,
+  'Query.checkDomains': PUBLIC,
+  'Query.rankOptions': PUBLIC,
+  'Query.seoTips': PUBLIC,
   'Query.consumerIntentFundingTerms': row('401', '404', '404', '404', '404', '404'),
   // verify_delivery's free check of A's intent: its readers learn only that it is not ready yet.
   'Query.verifyDeliveryTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
@@ -141,6 +150,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Mutation.fundConsumerIntent': PAID,
   'Mutation.verifyDelivery': PAID,
   'Mutation.generateDisputePacket': PAID,
+  'Mutation.suggestNames': PAID,
+  'Mutation.brandPack': PAID,
   'Mutation.setProviderMaturity': ADMIN_FIELD_OK,
   'Mutation.setCapabilityMaturity': ADMIN_FIELD_OK,
   'Mutation.recordTreasuryTransfer': ADMIN_FIELD_OK,

@@ -188,6 +188,13 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     metadata: { note: 'ada@example.com' },
   })),
   'POST /cafe/order/latte': post('/cafe/order/latte', () => ({ cupName: 'Matrix' })),
+  'POST /builder/suggest_names': post('/builder/suggest_names', () => ({ idea: 'matrix tea' })),
+  'POST /builder/brand_pack': post('/builder/brand_pack', () => ({ idea: 'matrix tea' })),
+  'POST /builder/check_domains': post('/builder/check_domains', () => ({
+    domains: ['matrix.test'],
+  })),
+  'POST /builder/rank_options': post('/builder/rank_options', () => ({ names: ['matrix'] })),
+  'POST /builder/seo_tips': post('/builder/seo_tips', () => ({ name: 'matrix' })),
   'POST /consumer/intents/:intentId/fund': post(`/consumer/intents/${UNKNOWN_INTENT}/fund`),
   'POST /create_spend_policy': post('/create_spend_policy', (world) => ({
     policy: copyOfA(world),
@@ -254,6 +261,9 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
       h: world.approved.intentHash,
     }),
   ),
+  'Query.checkDomains': gql('checkDomains', '{ checkDomains(domains: ["matrix.test"]) }'),
+  'Query.rankOptions': gql('rankOptions', '{ rankOptions(names: ["matrix"]) }'),
+  'Query.seoTips': gql('seoTips', '{ seoTips(name: "matrix") }'),
   'Query.policy': gql('policy', `query ($id: ID!) { policy(id: $id) ${POLICY_FIELDS} }`, A),
   'Query.policyVersion': gql(
     'policyVersion',
@@ -408,6 +418,8 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'mutation ($i: ID) { generateDisputePacket(intentId: $i) }',
     (world) => ({ i: world.consumerIntentsA.read.intentId }),
   ),
+  'Mutation.suggestNames': gql('suggestNames', 'mutation { suggestNames(idea: "matrix tea") }'),
+  'Mutation.brandPack': gql('brandPack', 'mutation { brandPack(idea: "matrix tea") }'),
   'Mutation.fundConsumerIntent': gql(
     'fundConsumerIntent',
     'mutation ($i: String!) { fundConsumerIntent(intentId: $i) }',

@@ -37,6 +37,8 @@ const VALID_BODIES: Record<string, unknown> = {
     from: '2026-11-01T00:00:00Z',
     to: '2026-11-22T00:00:00Z',
   },
+  '/builder/suggest_names': { idea: 'coffee roasting' },
+  '/builder/brand_pack': { idea: 'coffee roasting' },
   '/verify_delivery': {
     capability: 'travel.book',
     params: { from: 'AMS' },

@@ -47,6 +47,8 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     from: '2026-11-01T00:00:00Z',
     to: '2026-11-22T00:00:00Z',
   }),
+  'POST /builder/suggest_names': () => ({ idea: 'coffee roasting', count: 3 }),
+  'POST /builder/brand_pack': () => ({ idea: 'coffee roasting' }),
   'POST /verify_delivery': () => ({
     capability: 'travel.book',
     params: { from: 'AMS' },

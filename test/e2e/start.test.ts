@@ -167,6 +167,20 @@ describe('spend-control start on embedded defaults', () => {
     const catalog = (await (await fetch(`${url}/consumer/catalog`)).json()) as any;
     expect(catalog.execution.providersExecutableToday).toEqual(['spendctl-domains']);
 
+    // The launch pack checks the devnet registry's TLDs by default; no LLM_* set: the fallback names.
+    expect(running.output()).toMatch(/builder +names from the fallback generator/);
+    const checked = (await (
+      await fetch(`${url}/builder/check_domains`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ names: ['taken'] }),
+      })
+    ).json()) as any;
+    expect(checked.results.map((result: any) => [result.domain, result.status])).toEqual([
+      ['taken.test', 'TAKEN'],
+      ['taken.example', 'AVAILABLE'],
+    ]);
+
     const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
     const client = createClient({
       url: `ws://127.0.0.1:${port}/graphql`,

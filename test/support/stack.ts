@@ -7,7 +7,8 @@ import { silentLogger } from '../../platform/log';
 import { startAllInOne, type AllInOneOptions, type RunningStack } from '../../cli/stack';
 import { openSubgraphDataSource } from '../../subgraphs/registry';
 import type { RestServiceInfo } from '../../gateway/rest/types';
-import type { SubgraphChains } from '../../subgraphs/kit';
+import type { BuilderServices, SubgraphChains } from '../../subgraphs/kit';
+import type { RdapClient } from '../../platform/rdap';
 import type { DevnetChains } from '../../devnet/chains';
 import { createSettlementRail } from '../../gateway/x402/rail';
 import { type RateLimits, uniformLimits } from '../../gateway/rateLimit/limiter';
@@ -60,6 +61,10 @@ export interface TestStackOptions {
   readonly chains?: SubgraphChains;
   /** The consumer purchase path (rails and provider registry, e.g. devnetConsumerRails); default: none. */
   readonly consumer?: AllInOneOptions['consumer'];
+  /** The RDAP client of domain checks (e.g. on a devnet registry); default: the execution worker's, or none. */
+  readonly rdap?: RdapClient;
+  /** The builder's name model and default TLDs; default: no model, com, io, ai. */
+  readonly builder?: BuilderServices;
   /** CONSUMER_AUTH_REQUIRED; default true. */
   readonly consumerAuthRequired?: boolean;
   /** Receipt anchoring: a worker in the stack, or why it is off; default: neither (receipts PENDING). */
@@ -112,6 +117,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       consumerAuthRequired: options.consumerAuthRequired,
       chains: options.chains,
       consumer: options.consumer,
+      rdap: options.rdap,
+      builder: options.builder,
       anchoring: options.anchoring,
       now: options.now,
       listenDatabaseUrl: db.url,
