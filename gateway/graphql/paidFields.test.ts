@@ -32,9 +32,11 @@ describe('paid fields', () => {
   it('reads the fields of the priced routes from the route table', () => {
     const paid = paidFieldsOf(buildRoutes(), documents);
     expect(Object.fromEntries(paid)).toEqual({
+      'Mutation.brandPack': ['POST /builder/brand_pack'],
       'Mutation.fundConsumerIntent': ['POST /consumer/intents/:intentId/fund'],
       'Mutation.generateDisputePacket': ['POST /generate_dispute_packet'],
       'Mutation.preflightPayment': ['POST /preflight_payment'],
+      'Mutation.suggestNames': ['POST /builder/suggest_names'],
       'Mutation.verifyDelivery': ['POST /verify_delivery'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],
       'Query.reconcileAgentSpend': ['POST /reconcile_agent_spend'],
