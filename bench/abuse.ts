@@ -6,8 +6,10 @@
 // test/e2e/poolStarvation.test.ts (bench/abuseSockets.ts). Each attack is repeated for a few
 // seconds, every answer checked to be the refusal the tests expect, while a thread of its own
 // (bench/healthProber.ts) asks GET /healthz back to back; the table shows the p50/p99/max of those
-// answers per attack, beside a row with no attack, and the verdict on the target. The tests assert
-// only that every probe answers 200; how fast is this benchmark's business.
+// answers per attack, beside a row with no attack, and the verdict on the target. The GraphQL
+// senders share the server's thread (a fetch of a body serialised beforehand, the answer's JSON);
+// the heavy websocket clients run on threads of their own. The tests assert only that every probe
+// answers 200; how fast is this benchmark's business.
 // Run: npm run bench:abuse   (args: [seconds per attack] [concurrent GraphQL senders])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
