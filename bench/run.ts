@@ -14,6 +14,7 @@ const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: b
   { name: 'x402', script: 'x402.js', needsDatabase: true },
   { name: 'consumer', script: 'consumer.js', needsDatabase: true },
   { name: 'anchor', script: 'anchor.js', needsDatabase: true },
+  { name: 'abuse', script: 'abuse.js', needsDatabase: true },
 ];
 
 async function main(): Promise<number> {

@@ -1,7 +1,6 @@
 // Websocket test support: graphql-ws clients that record how they closed, subscriptions that record
-// every answer (data or error), heavy clients on a thread of their own, and a /healthz probe that
-// runs beside an attack and reports its slowest answer. Waits are by content with a deadline.
-import { performance } from 'node:perf_hooks';
+// every answer (data or error), and heavy clients on a thread of their own (the /healthz probe run
+// beside an attack is in healthProbe.ts). Waits are by content with a deadline.
 import { Worker } from 'node:worker_threads';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
@@ -91,41 +90,6 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-export interface HealthProbe {
-  /** Stops probing; the number of answers and the slowest one, in milliseconds. */
-  stop(): Promise<{ probes: number; slowestMs: number; failures: number }>;
-}
-
-/** GET /healthz one after another (10 ms apart) until stopped, timing each answer. */
-export function probeHealth(url: string): HealthProbe {
-  let stopped = false;
-  let probes = 0;
-  let failures = 0;
-  let slowestMs = 0;
-  const loop = (async () => {
-    while (!stopped) {
-      const started = performance.now();
-      try {
-        const response = await fetch(`${url}/healthz`);
-        await response.arrayBuffer();
-        if (response.status !== 200) failures += 1;
-      } catch {
-        failures += 1;
-      }
-      slowestMs = Math.max(slowestMs, performance.now() - started);
-      probes += 1;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { probes, slowestMs, failures };
-    },
-  };
 }
 
 /** What one subscription of a RemoteClient got: how many `next` results, and the error codes. */
