@@ -24,7 +24,9 @@ const PAID_POSTS = ROUTES.filter(
  */
 function bearerFor(path: string, token: string): Record<string, string> {
   const route = ROUTES.find((candidate) => candidate.path === path && candidate.method === 'POST');
-  return route?.auth === 'public' && !ADMIN_ASKS.has(path) ? {} : { authorization: `Bearer ${token}` };
+  return route?.auth === 'public' && !ADMIN_ASKS.has(path)
+    ? {}
+    : { authorization: `Bearer ${token}` };
 }
 /** A body each paid POST accepts, so the route answers its challenge. */
 const VALID_BODIES: Record<string, unknown> = {

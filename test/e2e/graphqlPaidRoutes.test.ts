@@ -301,7 +301,9 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
         stack.url,
         route.path,
         EXAMPLE_BODIES[routeKey(route)](policy),
-        ADMIN_EXAMPLES.has(routeKey(route)) || route.auth !== 'public' ? stack.adminToken : undefined,
+        ADMIN_EXAMPLES.has(routeKey(route)) || route.auth !== 'public'
+          ? stack.adminToken
+          : undefined,
       );
       expect(answer.status).toBe(200);
     });
