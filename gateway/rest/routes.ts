@@ -25,6 +25,7 @@ import {
   x402DiscoveryRoute,
 } from './routes/service';
 import { consumerSignInRoute, ownerSignInRoute, signInNonceRoute } from './routes/signIn';
+import { scoreBuyerRoute, scoreVendorRoute } from './routes/trust';
 import type { RouteDefinition } from './types';
 
 export function buildRoutes(): RouteDefinition[] {
@@ -43,6 +44,8 @@ export function buildRoutes(): RouteDefinition[] {
     preflightPaymentRoute,
     detectDuplicateRoute,
     verifyDeliveryRoute,
+    scoreVendorRoute,
+    scoreBuyerRoute,
     getLedgerRoute,
     receiptStatusRoute,
     escalationStatusRoute,

@@ -21,6 +21,7 @@ import {
 import { ConsumerExecutionResolver } from './consumer/execution/resolvers';
 import { ConsumerDeliveryResolver } from './consumer/delivery/resolvers';
 import { ConsumerReceiptResolver } from './consumer/receipts/resolvers';
+import { TrustScoreResolver } from './trust/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -39,6 +40,7 @@ export const intentSubgraph: SubgraphModule = {
           ConsumerExecutionResolver,
           ConsumerDeliveryResolver,
           ConsumerReceiptResolver,
+          TrustScoreResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },
