@@ -68,6 +68,9 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'GET /ping_service': PAID,
   'POST /preflight_payment': PAID,
   'POST /detect_duplicate': PAID,
+  // Scores: a vendor's for anyone who pays; a buyer's only for those who may read the policy.
+  'POST /score_vendor': PAID,
+  'POST /score_buyer': row('401', '402', '403', '402', '403', '402'),
   'POST /verify_delivery': PAID,
   'POST /redact_payment_metadata': PAID,
   'POST /cafe/order/latte': PAID,
@@ -95,6 +98,11 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.consumerIntentFundingTerms': row('401', '404', '404', '404', '404', '404'),
   // verify_delivery's free check of A's intent: its readers learn only that it is not ready yet.
   'Query.verifyDeliveryTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
+  // The scores' free checks before any 402: the answer is only whether a score can be given.
+  'Query.scoreVendorTerms': PUBLIC,
+  'Query.scoreBuyerTerms': row('401', 'ok', '403', 'ok', '403', 'ok'),
+  'Query.scoreVendor': PAID,
+  'Query.scoreBuyer': PAID,
   'Query.policy': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policyVersion': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policies': row('401', '403', '403', 'A', 'ok', 'A'),

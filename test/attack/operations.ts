@@ -5,7 +5,7 @@
 import { requestNonce, signSignInMessage } from '../support/siwe';
 import { graphql, postJson } from '../support/stack';
 import type { ActorName } from './authorization-matrix';
-import type { MatrixWorld } from './matrixWorld';
+import { type MatrixWorld, TRUST_VENDOR } from './matrixWorld';
 
 export type Invocation =
   | {
@@ -46,6 +46,14 @@ const VERIFY_DELIVERY_CLAIM = {
   params: { domain: 'taken.test' },
   providerAttested: { fields: { domain: 'taken.test', available: false } },
 };
+
+/** A's buyer, for whom (and TRUST_VENDOR) the matrix world seeds a scoreable history. */
+function buyerOfA(world: MatrixWorld): { agentId: string; policyId: string } {
+  return {
+    agentId: `consumer:${world.a.owner.address.toLowerCase()}`,
+    policyId: world.a.policyId,
+  };
+}
 
 const post =
   (path: string, body: (world: MatrixWorld) => unknown = () => ({})): Build =>
@@ -169,6 +177,8 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     intentHash: world.approved.intentHash,
   })),
   'POST /verify_delivery': post('/verify_delivery', () => VERIFY_DELIVERY_CLAIM),
+  'POST /score_vendor': post('/score_vendor', () => ({ provider: TRUST_VENDOR })),
+  'POST /score_buyer': post('/score_buyer', buyerOfA),
   'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({
     metadata: { note: 'ada@example.com' },
   })),
@@ -225,6 +235,26 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'verifyDeliveryTerms',
     'query ($i: ID!) { verifyDeliveryTerms(intentId: $i) }',
     (world) => ({ i: world.consumerIntentsA.read.intentId }),
+  ),
+  'Query.scoreVendorTerms': gql(
+    'scoreVendorTerms',
+    'query ($p: String) { scoreVendorTerms(provider: $p) }',
+    () => ({ p: TRUST_VENDOR }),
+  ),
+  'Query.scoreVendor': gql(
+    'scoreVendor',
+    'query ($p: String) { scoreVendor(provider: $p) }',
+    () => ({ p: TRUST_VENDOR }),
+  ),
+  'Query.scoreBuyerTerms': gql(
+    'scoreBuyerTerms',
+    'query ($a: String, $p: ID) { scoreBuyerTerms(agentId: $a, policyId: $p) }',
+    (world) => ({ a: buyerOfA(world).agentId, p: world.a.policyId }),
+  ),
+  'Query.scoreBuyer': gql(
+    'scoreBuyer',
+    'query ($a: String, $p: ID) { scoreBuyer(agentId: $a, policyId: $p) }',
+    (world) => ({ a: buyerOfA(world).agentId, p: world.a.policyId }),
   ),
   'Query.detectDuplicate': gql(
     'detectDuplicate',
