@@ -46,7 +46,18 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     params: { from: 'AMS' },
     providerAttested: { status: 'ATTESTED', fields: { booked: true } },
   }),
+  'POST /score_vendor': () => ({ provider: SCORED_VENDOR }),
+  'POST /score_buyer': (policy) => ({ agentId: SCORED_AGENT, policyId: policy.policyId }),
 };
+
+/** The vendor and buyer beforeAll gives a scoreable history (too little is refused before any 402). */
+const SCORED_VENDOR = 'vendor.example';
+const SCORED_AGENT = 'agent-1';
+
+/** Who the paid call runs as: anyone, except where only a reader of the policy may ask. */
+function paidActor(route: RouteDefinition): Actor {
+  return routeKey(route) === 'POST /score_buyer' ? { kind: 'admin' } : ANONYMOUS;
+}
 
 const routes = buildRoutes();
 const documents = loadPersistedDocuments();
@@ -66,7 +77,7 @@ function variablesFor(route: RouteDefinition): Record<string, unknown> {
     params: {},
     query: {},
     body,
-    actor: ANONYMOUS,
+    actor: paidActor(route),
     now: new Date(NOW_MS),
   });
 }
@@ -155,6 +166,16 @@ beforeAll(async () => {
   );
   expect(created.status).toBe(201);
   policy = { policyId: created.body.policyId, policyHash: created.body.policyHash };
+  // Five verified outcomes each, as migration 0019's counters keep them (no purchase runs here).
+  const seenAt = new Date(NOW_MS - 3_600_000);
+  await stack.db.pool.query(
+    'INSERT INTO intent.trust_vendor_outcomes (provider, verified, first_seen_at) VALUES ($1, 5, $2)',
+    [SCORED_VENDOR, seenAt],
+  );
+  await stack.db.pool.query(
+    'INSERT INTO intent.trust_buyer_outcomes (policy_id, agent_id, verified, first_seen_at) VALUES ($1::numeric, $2, 5, $3)',
+    [policy.policyId, SCORED_AGENT, seenAt],
+  );
   tokens.set('anonymous', undefined);
   tokens.set('consumer session', await signIn(stack.url, owner, policy.policyId));
   tokens.set('owner session', await signIn(stack.url, owner));
@@ -256,7 +277,7 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
               codes: refused.errors?.map((error) => error.extensions?.code),
             }).toEqual({ actor, codes: ['PAID_ROUTE_ONLY'] });
           }
-          const paid = await run(signActor(ANONYMOUS, SECRET, NOW_MS, routeKey(route)));
+          const paid = await run(signActor(paidActor(route), SECRET, NOW_MS, routeKey(route)));
           expect(paid.errors).toBeUndefined();
         }
         expect(serving).toBeGreaterThan(0);
@@ -266,7 +287,12 @@ describe.each(pricedOperations.map((route) => [routeKey(route), route] as const)
     });
 
     test('the REST route itself still runs it (served without x402 in this stack)', async () => {
-      const answer = await postJson(stack.url, route.path, EXAMPLE_BODIES[routeKey(route)](policy));
+      const answer = await postJson(
+        stack.url,
+        route.path,
+        EXAMPLE_BODIES[routeKey(route)](policy),
+        paidActor(route).kind === 'admin' ? stack.adminToken : undefined,
+      );
       expect(answer.status).toBe(200);
     });
   },

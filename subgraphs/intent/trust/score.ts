@@ -76,7 +76,10 @@ async function subjectOf(ctx: SubgraphContext, kind: Subject['kind'], body: Json
 export async function computeScore(ctx: SubgraphContext, kind: Subject['kind'], body: Json): Promise<Json> {
   const { subject, counts } = await subjectOf(ctx, kind, body);
   const now = ctx.now();
-  return answerOf(subject, vendorScore(counts, now), now);
+  // The first outcome was stamped by whichever process recorded it; a clock behind it reads age 0.
+  const seen =
+    counts.firstSeenAt !== null && counts.firstSeenAt > now ? { ...counts, firstSeenAt: now } : counts;
+  return answerOf(subject, vendorScore(seen, now), now);
 }
 
 /**
