@@ -36,6 +36,8 @@ describe('paid fields', () => {
       'Mutation.preflightPayment': ['POST /preflight_payment'],
       'Mutation.verifyDelivery': ['POST /verify_delivery'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],
+      'Query.scoreBuyer': ['POST /score_buyer'],
+      'Query.scoreVendor': ['POST /score_vendor'],
     });
   });
 

@@ -28,7 +28,12 @@ const VALID_BODIES: Record<string, unknown> = {
     params: { from: 'AMS' },
     providerAttested: { status: 'ATTESTED', fields: { booked: true } },
   },
+  // beforeAll gives both a scoreable history (too little is refused before any 402).
+  '/score_vendor': { provider: 'vendor.example' },
+  '/score_buyer': { agentId: 'agent-1', policyId: '1' },
 };
+/** Paid POSTs only a reader of the policy may ask: the admin asks. */
+const ADMIN_PAID_POSTS = new Set(['/score_buyer']);
 
 let devnet: DevnetChains;
 let stack: TestStack;
@@ -103,6 +108,12 @@ beforeAll(async () => {
     amountAtomic: 10_000_000n,
   });
   stack = await startTestStack({ x402: { devnet } });
+  await stack.db.pool.query(
+    "INSERT INTO intent.trust_vendor_outcomes (provider, verified, first_seen_at) VALUES ('vendor.example', 5, now())",
+  );
+  await stack.db.pool.query(
+    "INSERT INTO intent.trust_buyer_outcomes (policy_id, agent_id, verified, first_seen_at) VALUES (1, 'agent-1', 5, now())",
+  );
 });
 
 afterAll(async () => {
@@ -135,9 +146,13 @@ describe('JSON the service cannot carry', () => {
     'a lone surrogate anywhere in a body of paid POST %s is 400 and never charged',
     async (path) => {
       for (const text of surrogateBodies) {
+        const admin = ADMIN_PAID_POSTS.has(path);
         const unpaid = await fetch(`${stack.url}${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: {
+            'content-type': 'application/json',
+            ...(admin ? { authorization: `Bearer ${stack.adminToken}` } : {}),
+          },
           body: JSON.stringify(VALID_BODIES[path]),
         });
         const header = await signedPaymentHeader(challengeOf(unpaid), payer);
@@ -145,6 +160,7 @@ describe('JSON the service cannot carry', () => {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'payment-signature': header },
           body: text,
+          admin,
         });
         expect(status).toBe(400);
         expectErrorBody(body, 'REQUEST_INVALID');
