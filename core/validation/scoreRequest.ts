@@ -24,7 +24,9 @@ const AGENT_REASON = 'must be 1–128 characters of A–Z a–z 0–9 . _ : -';
 const POLICY_REASON = 'must be a policy id (a decimal string of 1–78 digits)';
 
 const vendorBody = z.strictObject({
-  provider: z.string(requiredOr(PROVIDER_REASON)).regex(PROVIDER_PATTERN, { error: PROVIDER_REASON }),
+  provider: z
+    .string(requiredOr(PROVIDER_REASON))
+    .regex(PROVIDER_PATTERN, { error: PROVIDER_REASON }),
 });
 
 const buyerBody = z.strictObject({

@@ -282,9 +282,13 @@ describe('POST /score_buyer', () => {
       expect(refused.status).toBe(403);
       expect(refused.paid).toBe(false);
       expect(refused.body.code).toBe('FORBIDDEN');
-      expect(Object.keys(refused.body).sort()).toEqual(
-        ['code', 'correlationId', 'docsUrl', 'message', 'retryable'],
-      );
+      expect(Object.keys(refused.body).sort()).toEqual([
+        'code',
+        'correlationId',
+        'docsUrl',
+        'message',
+        'retryable',
+      ]);
     }
   });
 
@@ -305,7 +309,10 @@ describe('POST /score_buyer', () => {
     const own = await paidPost(
       stranger,
       '/score_buyer',
-      { agentId: `consumer:${stranger.account.address.toLowerCase()}`, policyId: stranger.policy.policyId },
+      {
+        agentId: `consumer:${stranger.account.address.toLowerCase()}`,
+        policyId: stranger.policy.policyId,
+      },
       stranger.session,
     );
     expect(own.status).toBe(422);

@@ -26,10 +26,7 @@ function buyerVariables(input: RestInput): Record<string, unknown> {
 
 function refusalOf(field: string) {
   return (data: Record<string, unknown>) =>
-    refusalFromData(
-      (data[field] as Record<string, unknown>).refusal,
-      'SCORE_INSUFFICIENT_HISTORY',
-    );
+    refusalFromData((data[field] as Record<string, unknown>).refusal, 'SCORE_INSUFFICIENT_HISTORY');
 }
 
 export const scoreVendorRoute: RouteDefinition = {

@@ -51,7 +51,9 @@ CREATE TABLE intent.trust_buyer_outcomes (
   PRIMARY KEY (policy_id, agent_id)
 );
 
--- One bucket of one vendor and one buyer moved by `delta` (+1 or −1).
+-- One bucket of one vendor and one buyer moved by `delta`: +1 creates the row when it is the first
+-- outcome; −1 only updates (the row is there: the purchase was counted in it; an INSERT of a
+-- negative count would be refused by the CHECK before ON CONFLICT could turn it into an update).
 CREATE FUNCTION intent.trust_count(
   p_provider text, p_policy_id numeric, p_agent_id text, p_bucket text, p_delta integer, p_at timestamptz)
 RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -62,6 +64,17 @@ DECLARE
   r integer := CASE WHEN p_bucket = 'refunds' THEN p_delta ELSE 0 END;
   a integer := CASE WHEN p_bucket = 'ambiguous' THEN p_delta ELSE 0 END;
 BEGIN
+  IF p_delta < 0 THEN
+    UPDATE intent.trust_vendor_outcomes o
+       SET verified = o.verified + v, failed = o.failed + f, disputed = o.disputed + d,
+           refunds = o.refunds + r, ambiguous = o.ambiguous + a
+     WHERE o.provider = p_provider;
+    UPDATE intent.trust_buyer_outcomes o
+       SET verified = o.verified + v, failed = o.failed + f, disputed = o.disputed + d,
+           refunds = o.refunds + r, ambiguous = o.ambiguous + a
+     WHERE o.policy_id = p_policy_id AND o.agent_id = p_agent_id;
+    RETURN;
+  END IF;
   INSERT INTO intent.trust_vendor_outcomes AS o (provider, verified, failed, disputed, refunds, ambiguous, first_seen_at)
   VALUES (p_provider, v, f, d, r, a, p_at)
   ON CONFLICT (provider) DO UPDATE
@@ -77,22 +90,27 @@ BEGIN
 END
 $$;
 
--- The buyer of a consumer purchase: the SpendIntent's agentId (consumer:<wallet>).
+-- The buyer of a consumer purchase: the SpendIntent's agentId (consumer:<wallet>, or that before
+-- the SpendIntent is bound). The old bucket is left under the old row's provider and buyer.
 CREATE FUNCTION intent.count_trust_outcome() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   v_old text := intent.trust_outcome_of(OLD.state, OLD.service_verified, OLD.settlement, OLD.resolution);
   v_new text := intent.trust_outcome_of(NEW.state, NEW.service_verified, NEW.settlement, NEW.resolution);
-  v_agent text := coalesce(NEW.spend_intent ->> 'agentId', 'consumer:' || NEW.wallet);
 BEGIN
-  IF v_old IS NOT DISTINCT FROM v_new THEN
+  IF v_old IS NOT DISTINCT FROM v_new AND OLD.provider = NEW.provider
+     AND OLD.spend_intent ->> 'agentId' IS NOT DISTINCT FROM NEW.spend_intent ->> 'agentId' THEN
     RETURN NULL;
   END IF;
   IF v_old IS NOT NULL THEN
-    PERFORM intent.trust_count(NEW.provider, NEW.policy_id, v_agent, v_old, -1, NEW.updated_at);
+    PERFORM intent.trust_count(OLD.provider, OLD.policy_id,
+                               coalesce(OLD.spend_intent ->> 'agentId', 'consumer:' || OLD.wallet),
+                               v_old, -1, NEW.updated_at);
   END IF;
   IF v_new IS NOT NULL THEN
-    PERFORM intent.trust_count(NEW.provider, NEW.policy_id, v_agent, v_new, 1, NEW.updated_at);
+    PERFORM intent.trust_count(NEW.provider, NEW.policy_id,
+                               coalesce(NEW.spend_intent ->> 'agentId', 'consumer:' || NEW.wallet),
+                               v_new, 1, NEW.updated_at);
   END IF;
   RETURN NULL;
 END

@@ -17,7 +17,8 @@ import { policyOwner } from '../consumer/reads';
 import type { Json } from '../views';
 import { buyerOutcomes, outcomesOfWindow, vendorOutcomes, type WindowOutcomes } from './outcomes';
 
-type Subject = { kind: 'vendor'; provider: string } | { kind: 'buyer'; agentId: string; policyId: string };
+type Subject =
+  { kind: 'vendor'; provider: string } | { kind: 'buyer'; agentId: string; policyId: string };
 
 /** The answer, or the refusal with the counts that were short. */
 function answerOf(subject: Subject, result: ScoreResult, computedAt: Date): Json {
@@ -54,12 +55,19 @@ async function requireBuyerReader(ctx: SubgraphContext, policyId: string): Promi
   if (actor.kind === 'admin') return;
   if (actor.kind === 'anonymous') throw new AppError('AUTH_REQUIRED');
   if (actor.kind === 'consumer' && actor.policyId === policyId) return;
-  if (actor.kind === 'owner' && (await policyOwner(ctx.db, policyId)) === actor.address.toLowerCase())
+  if (
+    actor.kind === 'owner' &&
+    (await policyOwner(ctx.db, policyId)) === actor.address.toLowerCase()
+  )
     return;
   throw new AppError('FORBIDDEN', 'This credential may not read this policy’s buyer scores.');
 }
 
-async function subjectOf(ctx: SubgraphContext, kind: Subject['kind'], body: Json): Promise<{ subject: Subject; counts: OutcomeCounts }> {
+async function subjectOf(
+  ctx: SubgraphContext,
+  kind: Subject['kind'],
+  body: Json,
+): Promise<{ subject: Subject; counts: OutcomeCounts }> {
   if (kind === 'vendor') {
     const { provider } = parseScoreVendorRequest(body);
     return { subject: { kind, provider }, counts: await vendorOutcomes(ctx.db, provider) };
@@ -73,12 +81,18 @@ async function subjectOf(ctx: SubgraphContext, kind: Subject['kind'], body: Json
 }
 
 /** The paid answer: {score, confidence, lowerBound, basis, computedAt} or the named refusal. */
-export async function computeScore(ctx: SubgraphContext, kind: Subject['kind'], body: Json): Promise<Json> {
+export async function computeScore(
+  ctx: SubgraphContext,
+  kind: Subject['kind'],
+  body: Json,
+): Promise<Json> {
   const { subject, counts } = await subjectOf(ctx, kind, body);
   const now = ctx.now();
   // The first outcome was stamped by whichever process recorded it; a clock behind it reads age 0.
   const seen =
-    counts.firstSeenAt !== null && counts.firstSeenAt > now ? { ...counts, firstSeenAt: now } : counts;
+    counts.firstSeenAt !== null && counts.firstSeenAt > now
+      ? { ...counts, firstSeenAt: now }
+      : counts;
   return answerOf(subject, vendorScore(seen, now), now);
 }
 
@@ -86,13 +100,19 @@ export async function computeScore(ctx: SubgraphContext, kind: Subject['kind'], 
  * The free check before any 402: the same validation and access as the paid call (thrown), and
  * the refusal the paid call would give as data ({code, message, details}, or null).
  */
-export async function scoreTerms(ctx: SubgraphContext, kind: Subject['kind'], body: Json): Promise<Json> {
+export async function scoreTerms(
+  ctx: SubgraphContext,
+  kind: Subject['kind'],
+  body: Json,
+): Promise<Json> {
   try {
     await computeScore(ctx, kind, body);
     return { refusal: null };
   } catch (error) {
     if (error instanceof AppError && error.code === 'SCORE_INSUFFICIENT_HISTORY')
-      return { refusal: { code: error.code, message: error.message, details: error.details as Json } };
+      return {
+        refusal: { code: error.code, message: error.message, details: error.details as Json },
+      };
     throw error;
   }
 }
@@ -106,4 +126,3 @@ export function vendorScoreOfWindow(raw: WindowOutcomes | null | undefined): num
   const result = vendorScore(counts, counts.firstSeenAt ?? new Date(0));
   return result.ok ? result.score : null;
 }
-
