@@ -3,6 +3,7 @@
 // it between buckets as it changes, for the provider and for the buyer alike; the preflight
 // window's array of counters reads back as the same counts.
 import { newConsumerIntentId } from '../../../core/canon/ids';
+import type { ConsumerIntentState } from '../../../core/consumer/lifecycle';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { insertConsumerIntent, transitionConsumerIntent } from '../consumer/store';
 import { buyerOutcomes, outcomesOfWindow, vendorOutcomes, NO_HISTORY } from './outcomes';
@@ -82,7 +83,7 @@ async function paidPurchase(provider: string): Promise<{ intentId: string; at: (
     idempotencyKey: null,
     now: t0,
   });
-  const path = [
+  const path: ConsumerIntentState[] = [
     'QUOTED',
     'POLICY_CHECKING',
     'APPROVED',
@@ -94,7 +95,7 @@ async function paidPurchase(provider: string): Promise<{ intentId: string; at: (
     'PROVIDER_ACKNOWLEDGED',
     'DELIVERY_PENDING',
   ];
-  let from = 'CREATED';
+  let from: ConsumerIntentState = 'CREATED';
   for (const to of path) {
     const changes = to === 'PROVIDER_PAYMENT_PENDING' ? { settlement: SETTLEMENT } : {};
     expect(
@@ -107,8 +108,8 @@ async function paidPurchase(provider: string): Promise<{ intentId: string; at: (
 
 async function move(
   purchase: { intentId: string; at: () => Date },
-  from: string,
-  to: string,
+  from: ConsumerIntentState,
+  to: ConsumerIntentState,
   changes: Record<string, unknown> = {},
 ): Promise<void> {
   expect(
