@@ -4,8 +4,8 @@
 -- primary-key probe, never a scan of a provider's history.
 --
 -- intent.trust_outcome_of classifies one purchase by its final outcome (core/trust/score.ts
--- OutcomeCounts): null while it is open or when it never reached the provider (no merchant leg
--- was begun: settlement is null). A trigger on every update of a consumer intent moves the purchase
+-- OutcomeCounts): null while it is open or when it never reached the provider (the paid request
+-- never left for the merchant: no settlement.requestLeftAt, no settlement.txHash). A trigger on every update of a consumer intent moves the purchase
 -- from its old bucket to its new one (at most one bucket per purchase, ever), as the owner
 -- (SECURITY DEFINER): the service role reads the counters and cannot write them.
 
@@ -13,8 +13,9 @@ CREATE FUNCTION intent.trust_outcome_of(
   p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb)
 RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE
-    -- Never reached the provider (blocked, expired, cancelled or failed before the merchant leg).
-    WHEN p_settlement IS NULL THEN NULL
+    -- Never reached the provider: blocked, expired, cancelled, failed before the merchant leg, or
+    -- signed but stopped (a crash of ours) before the paid request left for the merchant.
+    WHEN p_settlement IS NULL OR NOT (p_settlement ? 'requestLeftAt' OR p_settlement ? 'txHash') THEN NULL
     -- The service's own finding against the merchant (a lie caught by RDAP, or a delivery the
     -- registry could not confirm within the retry bound): final once no longer DELIVERY_PENDING.
     WHEN p_service_verified ->> 'verified' = 'false' AND p_state <> 'DELIVERY_PENDING' THEN 'failed'

@@ -55,6 +55,9 @@ test('intent.trust_outcome_of: one bucket by the final outcome, none while open 
     ['MANUAL_REVIEW', VERIFIED, SETTLEMENT, null, null],
     // Never reached the provider.
     ['REFUNDED', null, null, null, null],
+    // Signed, then stopped before the paid request left (a crash of the service, not the merchant).
+    ['REFUNDED', null, { signedAt: t0.toISOString() }, null, null],
+    ['COMPLETED', VERIFIED, { txHash: '0x01' }, null, 'verified'],
     ['BLOCKED', null, null, null, null],
     ['EXPIRED', null, null, null, null],
     ['PROVIDER_PAID', null, SETTLEMENT, null, null],
