@@ -28,7 +28,7 @@ export const INTENT_BOUNDS = {
 export const CAPABILITY_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z0-9_*]+)*$/;
 const CAPABILITY_MAX_CHARS = 64;
 // Provider names are host-like; whitespace or control characters would make look-alikes.
-const PROVIDER_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${INTENT_BOUNDS.providerMaxChars}}$`);
+export const PROVIDER_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${INTENT_BOUNDS.providerMaxChars}}$`);
 
 export type JsonObject = { readonly [key: string]: JsonValue };
 

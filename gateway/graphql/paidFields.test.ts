@@ -40,6 +40,8 @@ describe('paid fields', () => {
       'Mutation.verifyDelivery': ['POST /verify_delivery'],
       'Query.detectDuplicate': ['POST /detect_duplicate'],
       'Query.reconcileAgentSpend': ['POST /reconcile_agent_spend'],
+      'Query.scoreBuyer': ['POST /score_buyer'],
+      'Query.scoreVendor': ['POST /score_vendor'],
     });
   });
 

@@ -28,6 +28,7 @@ import {
   x402DiscoveryRoute,
 } from './routes/service';
 import { consumerSignInRoute, ownerSignInRoute, signInNonceRoute } from './routes/signIn';
+import { scoreBuyerRoute, scoreVendorRoute } from './routes/trust';
 import type { RouteDefinition } from './types';
 
 export function buildRoutes(): RouteDefinition[] {
@@ -47,6 +48,8 @@ export function buildRoutes(): RouteDefinition[] {
     detectDuplicateRoute,
     verifyDeliveryRoute,
     generateDisputePacketRoute,
+    scoreVendorRoute,
+    scoreBuyerRoute,
     getLedgerRoute,
     reconcileAgentSpendRoute,
     ledgerCsvRoute,

@@ -347,6 +347,38 @@ $$;
 ALTER FUNCTION intent.count_reservation() OWNER TO spend_control_owner;
 
 --
+-- Name: count_trust_outcome(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.count_trust_outcome() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_old text := intent.trust_outcome_of(OLD.state, OLD.service_verified, OLD.settlement, OLD.resolution);
+  v_new text := intent.trust_outcome_of(NEW.state, NEW.service_verified, NEW.settlement, NEW.resolution);
+BEGIN
+  IF v_old IS NOT DISTINCT FROM v_new AND OLD.provider = NEW.provider
+     AND OLD.spend_intent ->> 'agentId' IS NOT DISTINCT FROM NEW.spend_intent ->> 'agentId' THEN
+    RETURN NULL;
+  END IF;
+  IF v_old IS NOT NULL THEN
+    PERFORM intent.trust_count(OLD.provider, OLD.policy_id,
+                               coalesce(OLD.spend_intent ->> 'agentId', 'consumer:' || OLD.wallet),
+                               v_old, -1, NEW.updated_at);
+  END IF;
+  IF v_new IS NOT NULL THEN
+    PERFORM intent.trust_count(NEW.provider, NEW.policy_id,
+                               coalesce(NEW.spend_intent ->> 'agentId', 'consumer:' || NEW.wallet),
+                               v_new, 1, NEW.updated_at);
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.count_trust_outcome() OWNER TO spend_control_owner;
+
+--
 -- Name: enqueue_consumer_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -763,7 +795,7 @@ ALTER FUNCTION intent.preflight_records(p_items jsonb) OWNER TO spend_control_ow
 -- Name: preflight_window(text, text, timestamp with time zone, date, text, integer, text); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE FUNCTION intent.preflight_window(p_policy_id text, p_intent_hash text, p_now timestamp with time zone, p_day date, p_provider text, p_known_version integer, p_known_hash text) RETURNS TABLE(policy_found boolean, version integer, status text, policy_hash text, rules jsonb, expires_at timestamp with time zone, settled text, reserved text, calls bigint, provider_last_at timestamp with time zone, recent json, approval text, valid_until timestamp with time zone, replay json)
+CREATE FUNCTION intent.preflight_window(p_policy_id text, p_intent_hash text, p_now timestamp with time zone, p_day date, p_provider text, p_known_version integer, p_known_hash text) RETURNS TABLE(policy_found boolean, version integer, status text, policy_hash text, rules jsonb, expires_at timestamp with time zone, settled text, reserved text, calls bigint, provider_last_at timestamp with time zone, recent json, approval text, valid_until timestamp with time zone, replay json, vendor_outcomes json)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -867,6 +899,15 @@ BEGIN
     v_replay_ends := NULL;
   END IF;
   valid_until := least(valid_until, v_replay_ends);
+
+  -- Rule 7's input: the provider's counted outcomes (one primary-key probe; no row, no history).
+  IF policy_found THEN
+    SELECT json_build_array(o.verified, o.failed, o.disputed, o.refunds, o.ambiguous,
+                            floor(extract(epoch FROM o.first_seen_at) * 1000)::bigint)
+      INTO vendor_outcomes
+      FROM intent.trust_vendor_outcomes o
+     WHERE o.provider = p_provider;
+  END IF;
   RETURN NEXT;
 END
 $$;
@@ -877,7 +918,7 @@ ALTER FUNCTION intent.preflight_window(p_policy_id text, p_intent_hash text, p_n
 -- Name: preflight_windows(jsonb); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE FUNCTION intent.preflight_windows(p_items jsonb) RETURNS TABLE(item integer, policy_found boolean, version integer, status text, policy_hash text, rules jsonb, expires_at timestamp with time zone, settled text, reserved text, calls bigint, provider_last_at timestamp with time zone, recent json, approval text, valid_until timestamp with time zone, replay json)
+CREATE FUNCTION intent.preflight_windows(p_items jsonb) RETURNS TABLE(item integer, policy_found boolean, version integer, status text, policy_hash text, rules jsonb, expires_at timestamp with time zone, settled text, reserved text, calls bigint, provider_last_at timestamp with time zone, recent json, approval text, valid_until timestamp with time zone, replay json, vendor_outcomes json)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -894,7 +935,8 @@ BEGIN
   LOOP
     RETURN QUERY
       SELECT v_item.i, w.policy_found, w.version, w.status, w.policy_hash, w.rules, w.expires_at,
-             w.settled, w.reserved, w.calls, w.provider_last_at, w.recent, w.approval, w.valid_until, w.replay
+             w.settled, w.reserved, w.calls, w.provider_last_at, w.recent, w.approval, w.valid_until, w.replay,
+             w.vendor_outcomes
         FROM intent.preflight_window(
                v_item.v ->> 'policyId', v_item.v ->> 'intentHash', (v_item.v ->> 'now')::timestamptz,
                (v_item.v ->> 'day')::date, v_item.v ->> 'provider', (v_item.v ->> 'knownVersion')::integer,
@@ -976,6 +1018,75 @@ CREATE FUNCTION intent.settlement_hour(p_at timestamp with time zone) RETURNS ti
 $$;
 
 ALTER FUNCTION intent.settlement_hour(p_at timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: trust_count(text, numeric, text, text, integer, timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.trust_count(p_provider text, p_policy_id numeric, p_agent_id text, p_bucket text, p_delta integer, p_at timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v integer := CASE WHEN p_bucket = 'verified' THEN p_delta ELSE 0 END;
+  f integer := CASE WHEN p_bucket = 'failed' THEN p_delta ELSE 0 END;
+  d integer := CASE WHEN p_bucket = 'disputed' THEN p_delta ELSE 0 END;
+  r integer := CASE WHEN p_bucket = 'refunds' THEN p_delta ELSE 0 END;
+  a integer := CASE WHEN p_bucket = 'ambiguous' THEN p_delta ELSE 0 END;
+BEGIN
+  IF p_delta < 0 THEN
+    UPDATE intent.trust_vendor_outcomes o
+       SET verified = o.verified + v, failed = o.failed + f, disputed = o.disputed + d,
+           refunds = o.refunds + r, ambiguous = o.ambiguous + a
+     WHERE o.provider = p_provider;
+    UPDATE intent.trust_buyer_outcomes o
+       SET verified = o.verified + v, failed = o.failed + f, disputed = o.disputed + d,
+           refunds = o.refunds + r, ambiguous = o.ambiguous + a
+     WHERE o.policy_id = p_policy_id AND o.agent_id = p_agent_id;
+    RETURN;
+  END IF;
+  INSERT INTO intent.trust_vendor_outcomes AS o (provider, verified, failed, disputed, refunds, ambiguous, first_seen_at)
+  VALUES (p_provider, v, f, d, r, a, p_at)
+  ON CONFLICT (provider) DO UPDATE
+    SET verified = o.verified + v, failed = o.failed + f, disputed = o.disputed + d,
+        refunds = o.refunds + r, ambiguous = o.ambiguous + a,
+        first_seen_at = least(o.first_seen_at, p_at);
+  INSERT INTO intent.trust_buyer_outcomes AS o (policy_id, agent_id, verified, failed, disputed, refunds, ambiguous, first_seen_at)
+  VALUES (p_policy_id, p_agent_id, v, f, d, r, a, p_at)
+  ON CONFLICT (policy_id, agent_id) DO UPDATE
+    SET verified = o.verified + v, failed = o.failed + f, disputed = o.disputed + d,
+        refunds = o.refunds + r, ambiguous = o.ambiguous + a,
+        first_seen_at = least(o.first_seen_at, p_at);
+END
+$$;
+
+ALTER FUNCTION intent.trust_count(p_provider text, p_policy_id numeric, p_agent_id text, p_bucket text, p_delta integer, p_at timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: trust_outcome_of(text, jsonb, jsonb, jsonb); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+  SELECT CASE
+    -- Never reached the provider: blocked, expired, cancelled, failed before the merchant leg, or
+    -- signed but stopped (a crash of ours) before the paid request left for the merchant.
+    WHEN p_settlement IS NULL OR NOT (p_settlement ? 'requestLeftAt' OR p_settlement ? 'txHash') THEN NULL
+    -- The service's own finding against the merchant (a lie caught by RDAP, or a delivery the
+    -- registry could not confirm within the retry bound): final once no longer DELIVERY_PENDING.
+    WHEN p_service_verified ->> 'verified' = 'false' AND p_state <> 'DELIVERY_PENDING' THEN 'failed'
+    WHEN p_service_verified ->> 'verified' = 'true' AND p_state IN ('DELIVERY_VERIFIED', 'COMPLETED')
+      THEN 'verified'
+    -- An ambiguous payment an admin resolved NOT_PAID from the chain (the merchant never got paid).
+    WHEN p_resolution ->> 'outcome' = 'NOT_PAID' THEN 'ambiguous'
+    WHEN p_state IN ('REFUND_PENDING', 'REFUNDED') THEN 'refunds'
+    WHEN p_state = 'FAILED_AFTER_PAYMENT' THEN 'failed'
+    ELSE NULL
+  END
+$$;
+
+ALTER FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb) OWNER TO spend_control_owner;
 
 --
 -- Name: window_sums(text, date, timestamp with time zone, text); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -1375,6 +1486,49 @@ CREATE TABLE intent.spend_intents (
 ALTER TABLE intent.spend_intents OWNER TO spend_control_owner;
 
 --
+-- Name: trust_buyer_outcomes; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.trust_buyer_outcomes (
+    policy_id numeric(78,0) NOT NULL,
+    agent_id text NOT NULL,
+    verified integer DEFAULT 0 NOT NULL,
+    failed integer DEFAULT 0 NOT NULL,
+    disputed integer DEFAULT 0 NOT NULL,
+    refunds integer DEFAULT 0 NOT NULL,
+    ambiguous integer DEFAULT 0 NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    CONSTRAINT trust_buyer_outcomes_ambiguous_check CHECK ((ambiguous >= 0)),
+    CONSTRAINT trust_buyer_outcomes_disputed_check CHECK ((disputed >= 0)),
+    CONSTRAINT trust_buyer_outcomes_failed_check CHECK ((failed >= 0)),
+    CONSTRAINT trust_buyer_outcomes_refunds_check CHECK ((refunds >= 0)),
+    CONSTRAINT trust_buyer_outcomes_verified_check CHECK ((verified >= 0))
+);
+
+ALTER TABLE intent.trust_buyer_outcomes OWNER TO spend_control_owner;
+
+--
+-- Name: trust_vendor_outcomes; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.trust_vendor_outcomes (
+    provider text NOT NULL,
+    verified integer DEFAULT 0 NOT NULL,
+    failed integer DEFAULT 0 NOT NULL,
+    disputed integer DEFAULT 0 NOT NULL,
+    refunds integer DEFAULT 0 NOT NULL,
+    ambiguous integer DEFAULT 0 NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    CONSTRAINT trust_vendor_outcomes_ambiguous_check CHECK ((ambiguous >= 0)),
+    CONSTRAINT trust_vendor_outcomes_disputed_check CHECK ((disputed >= 0)),
+    CONSTRAINT trust_vendor_outcomes_failed_check CHECK ((failed >= 0)),
+    CONSTRAINT trust_vendor_outcomes_refunds_check CHECK ((refunds >= 0)),
+    CONSTRAINT trust_vendor_outcomes_verified_check CHECK ((verified >= 0))
+);
+
+ALTER TABLE intent.trust_vendor_outcomes OWNER TO spend_control_owner;
+
+--
 -- Name: decisions decision_id; Type: DEFAULT; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1544,6 +1698,20 @@ END) NOT VALID;
 
 ALTER TABLE ONLY intent.spend_intents
     ADD CONSTRAINT spend_intents_pkey PRIMARY KEY (intent_hash);
+
+--
+-- Name: trust_buyer_outcomes trust_buyer_outcomes_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.trust_buyer_outcomes
+    ADD CONSTRAINT trust_buyer_outcomes_pkey PRIMARY KEY (policy_id, agent_id);
+
+--
+-- Name: trust_vendor_outcomes trust_vendor_outcomes_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.trust_vendor_outcomes
+    ADD CONSTRAINT trust_vendor_outcomes_pkey PRIMARY KEY (provider);
 
 --
 -- Name: anchor_batches_position; Type: INDEX; Schema: intent; Owner: spend_control_owner
@@ -1768,6 +1936,14 @@ CREATE CONSTRAINT TRIGGER consumer_intents_receipt_current AFTER UPDATE ON inten
 ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_receipt_current;
 
 --
+-- Name: consumer_intents consumer_intents_trust_outcome; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_intents_trust_outcome AFTER UPDATE ON intent.consumer_intents FOR EACH ROW EXECUTE FUNCTION intent.count_trust_outcome();
+
+ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_trust_outcome;
+
+--
 -- Name: consumer_receipts consumer_receipts_anchor_final; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1956,6 +2132,13 @@ GRANT ALL ON FUNCTION intent.count_approved_call() TO spend_control_service;
 GRANT ALL ON FUNCTION intent.count_reservation() TO spend_control_service;
 
 --
+-- Name: FUNCTION count_trust_outcome(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.count_trust_outcome() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.count_trust_outcome() TO spend_control_service;
+
+--
 -- Name: FUNCTION enqueue_consumer_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2080,6 +2263,19 @@ GRANT ALL ON FUNCTION intent.settle_decision_receipts() TO spend_control_service
 GRANT ALL ON FUNCTION intent.settlement_hour(p_at timestamp with time zone) TO spend_control_service;
 
 --
+-- Name: FUNCTION trust_count(p_provider text, p_policy_id numeric, p_agent_id text, p_bucket text, p_delta integer, p_at timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.trust_count(p_provider text, p_policy_id numeric, p_agent_id text, p_bucket text, p_delta integer, p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.trust_count(p_provider text, p_policy_id numeric, p_agent_id text, p_bucket text, p_delta integer, p_at timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION trust_outcome_of(p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb) TO spend_control_service;
+
+--
 -- Name: FUNCTION window_sums(p_policy_id text, p_day date, p_now timestamp with time zone, p_budget_window text); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2186,3 +2382,15 @@ GRANT SELECT ON TABLE intent.policy_settled_hours TO spend_control_service;
 --
 
 GRANT SELECT,INSERT ON TABLE intent.spend_intents TO spend_control_service;
+
+--
+-- Name: TABLE trust_buyer_outcomes; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.trust_buyer_outcomes TO spend_control_service;
+
+--
+-- Name: TABLE trust_vendor_outcomes; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.trust_vendor_outcomes TO spend_control_service;

@@ -24,6 +24,7 @@ import { ConsumerReceiptResolver } from './consumer/receipts/resolvers';
 import { AnchoringResolver } from './anchoring/resolvers';
 import { DisputePacketResolver } from './disputes/resolvers';
 import { ReconciliationResolver } from './reconciliation/resolvers';
+import { TrustScoreResolver } from './trust/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -45,6 +46,7 @@ export const intentSubgraph: SubgraphModule = {
           AnchoringResolver,
           DisputePacketResolver,
           ReconciliationResolver,
+          TrustScoreResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

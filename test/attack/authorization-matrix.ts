@@ -68,6 +68,9 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'GET /ping_service': PAID,
   'POST /preflight_payment': PAID,
   'POST /detect_duplicate': PAID,
+  // Scores: a vendor's for anyone who pays; a buyer's only for those who may read the policy.
+  'POST /score_vendor': PAID,
+  'POST /score_buyer': row('401', '402', '403', '402', '403', '402'),
   'POST /verify_delivery': PAID,
   // A's intent: its readers are offered the payment; anyone else gets the 404 before any 402.
   'POST /generate_dispute_packet': row('401', '402', '404', '402', '404', '402'),
@@ -111,6 +114,11 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.verifyDeliveryTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
   // generate_dispute_packet's free check of A's intent: its readers learn only that it may be bought.
   'Query.disputePacketTerms': row('401', 'ok', '404', 'ok', '404', 'ok'),
+  // The scores' free checks before any 402: the answer is only whether a score can be given.
+  'Query.scoreVendorTerms': PUBLIC,
+  'Query.scoreBuyerTerms': row('401', 'ok', '403', 'ok', '403', 'ok'),
+  'Query.scoreVendor': PAID,
+  'Query.scoreBuyer': PAID,
   'Query.policy': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policyVersion': row('404', '404', '404', 'A', '404', 'A'),
   'Query.policies': row('401', '403', '403', 'A', 'ok', 'A'),

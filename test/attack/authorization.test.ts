@@ -80,8 +80,10 @@ test('every operation of the route table and the GraphQL schema has exactly one 
  * 404 of a missing record), so nobody is charged for an answer they may not have.
  */
 const READER_PRICED: ReadonlySet<string> = new Set(['POST /generate_dispute_packet']);
+/** Priced routes that refuse a caller who may not use them before any 402 (docs/rest.md). */
+const REFUSES_BEFORE_PAYMENT: ReadonlySet<string> = new Set(['POST /score_buyer']);
 
-test('every priced operation is priced for every actor: the route, and the GraphQL field it runs', () => {
+test('every priced operation is priced for every actor (or refused before any 402 where its route checks first): the route, and the GraphQL field it runs', () => {
   const paidRoutes = buildRoutes().filter((route) => route.price.kind === 'paid');
   // A priced route for signed-in callers refuses the others before any 402 (never a charge);
   // whoever it serves is offered the price, and its GraphQL field stays priced for everyone.
@@ -99,20 +101,28 @@ test('every priced operation is priced for every actor: the route, and the Graph
   expect(pricedGraphQLFields()).toEqual(
     expect.arrayContaining(['Mutation.preflightPayment', 'Query.detectDuplicate']),
   );
-  for (const operation of priced)
-    expect({ operation, row: MATRIX[operation] }).toEqual({
-      operation,
-      row: READER_PRICED.has(operation)
-        ? {
-            anonymous: '401',
-            consumerA: '402',
-            consumerB: '404',
-            ownerA: '402',
-            ownerB: '404',
-            admin: '402',
-          }
-        : Object.fromEntries(ACTORS.map((actor) => [actor, '402'])),
-    });
+  const readerRow = {
+    anonymous: '401',
+    consumerA: '402',
+    consumerB: '404',
+    ownerA: '402',
+    ownerB: '404',
+    admin: '402',
+  };
+  for (const operation of priced) {
+    // A route whose free check refuses some callers before any 402 (so they are never charged for
+    // a refusal) still gives them nothing: each cell is the challenge or a refusal.
+    const expected = READER_PRICED.has(operation)
+      ? readerRow
+      : REFUSES_BEFORE_PAYMENT.has(operation)
+        ? Object.fromEntries(
+            ACTORS.map((actor) => [actor, expect.stringMatching(/^(402|401|403|404)$/)]),
+          )
+        : Object.fromEntries(ACTORS.map((actor) => [actor, '402']));
+    expect({ operation, row: MATRIX[operation] }).toEqual({ operation, row: expected });
+  }
+  for (const operation of REFUSES_BEFORE_PAYMENT)
+    expect(Object.values(MATRIX[operation]!)).toContain('402');
 });
 
 describe('cells on the real stack', () => {

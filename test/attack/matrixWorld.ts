@@ -31,6 +31,9 @@ import { attackStackOptions } from './world';
 
 const POLLING = { pollingIntervalMs: 20 };
 
+/** The provider the score rows ask about (the devnet domains merchant). */
+export const TRUST_VENDOR = 'spendctl-domains';
+
 export interface MatrixPolicy {
   readonly policyId: string;
   readonly policyHash: string;
@@ -212,6 +215,24 @@ async function settleApproved(
   return { groupId: state.groupIds[0], account };
 }
 
+/**
+ * A scoreable history (five verified purchases) for the provider and A's buyer the score rows ask
+ * about, written as the counters migration 0020 keeps them: this world buys nothing (trustScores
+ * e2e drives real purchases), and without history the score routes refuse before any 402.
+ */
+async function seedTrustHistory(stack: TestStack, a: MatrixPolicy): Promise<void> {
+  const agentId = `consumer:${a.owner.address.toLowerCase()}`;
+  await stack.db.pool.query(
+    `INSERT INTO intent.trust_vendor_outcomes (provider, verified, first_seen_at) VALUES ($1, 5, now())`,
+    [TRUST_VENDOR],
+  );
+  await stack.db.pool.query(
+    `INSERT INTO intent.trust_buyer_outcomes (policy_id, agent_id, verified, first_seen_at)
+     VALUES ($1::numeric, $2, 5, now())`,
+    [a.policyId, agentId],
+  );
+}
+
 /** An escalated consumer intent of the session's policy, created through the REST route. */
 async function escalatedConsumerIntent(
   stack: TestStack,
@@ -309,6 +330,7 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
       { a: bindingAddress },
       tokens.ownerA!,
     );
+    await seedTrustHistory(stack, a);
     const paymentAsset = assetId(`eip155:${funding.chainId}`, funding.token.address);
     const suffix = randomBytes(4).toString('hex');
     const consumerIntentsA = {

@@ -5,7 +5,7 @@
 import { requestNonce, signSignInMessage } from '../support/siwe';
 import { graphql, postJson } from '../support/stack';
 import type { ActorName } from './authorization-matrix';
-import type { MatrixWorld } from './matrixWorld';
+import { type MatrixWorld, TRUST_VENDOR } from './matrixWorld';
 
 export type Invocation =
   | {
@@ -54,6 +54,14 @@ function periodOfA(world: MatrixWorld): Record<string, string> {
     policyId: world.a.policyId,
     from: iso(Date.now() - 86_400_000),
     to: iso(Date.now() + 3_600_000),
+  };
+}
+
+/** A's buyer, for whom (and TRUST_VENDOR) the matrix world seeds a scoreable history. */
+function buyerOfA(world: MatrixWorld): { agentId: string; policyId: string } {
+  return {
+    agentId: `consumer:${world.a.owner.address.toLowerCase()}`,
+    policyId: world.a.policyId,
   };
 }
 
@@ -184,6 +192,8 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   })),
   'POST /reconcile_agent_spend': post('/reconcile_agent_spend', periodOfA),
   'GET /reports/ledger.csv': get('/reports/ledger.csv?first=200'),
+  'POST /score_vendor': post('/score_vendor', () => ({ provider: TRUST_VENDOR })),
+  'POST /score_buyer': post('/score_buyer', buyerOfA),
   'POST /redact_payment_metadata': post('/redact_payment_metadata', () => ({
     metadata: { note: 'ada@example.com' },
   })),
@@ -252,6 +262,26 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'disputePacketTerms',
     'query ($i: ID) { disputePacketTerms(intentId: $i) }',
     (world) => ({ i: world.consumerIntentsA.read.intentId }),
+  ),
+  'Query.scoreVendorTerms': gql(
+    'scoreVendorTerms',
+    'query ($p: String) { scoreVendorTerms(provider: $p) }',
+    () => ({ p: TRUST_VENDOR }),
+  ),
+  'Query.scoreVendor': gql(
+    'scoreVendor',
+    'query ($p: String) { scoreVendor(provider: $p) }',
+    () => ({ p: TRUST_VENDOR }),
+  ),
+  'Query.scoreBuyerTerms': gql(
+    'scoreBuyerTerms',
+    'query ($a: String, $p: ID) { scoreBuyerTerms(agentId: $a, policyId: $p) }',
+    (world) => ({ a: buyerOfA(world).agentId, p: world.a.policyId }),
+  ),
+  'Query.scoreBuyer': gql(
+    'scoreBuyer',
+    'query ($a: String, $p: ID) { scoreBuyer(agentId: $a, policyId: $p) }',
+    (world) => ({ a: buyerOfA(world).agentId, p: world.a.policyId }),
   ),
   'Query.detectDuplicate': gql(
     'detectDuplicate',

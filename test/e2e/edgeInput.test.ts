@@ -47,9 +47,12 @@ const VALID_BODIES: Record<string, unknown> = {
     providerAttested: { status: 'ATTESTED', fields: { booked: true } },
   },
   '/generate_dispute_packet': { intentId: `ci_${'e1'.repeat(12)}` },
+  // beforeAll gives both a scoreable history (too little is refused before any 402).
+  '/score_vendor': { provider: 'vendor.example' },
+  '/score_buyer': { agentId: 'agent-1', policyId: '1' },
 };
 /** Paid POSTs offered a payment only to a caller who may read the record named: asked as an admin. */
-const ADMIN_ASKS: ReadonlySet<string> = new Set(['/generate_dispute_packet']);
+const ADMIN_ASKS: ReadonlySet<string> = new Set(['/generate_dispute_packet', '/score_buyer']);
 
 let devnet: DevnetChains;
 let stack: TestStack;
@@ -135,6 +138,12 @@ beforeAll(async () => {
     idempotencyKey: null,
     now: new Date(),
   });
+  await stack.db.pool.query(
+    "INSERT INTO intent.trust_vendor_outcomes (provider, verified, first_seen_at) VALUES ('vendor.example', 5, now())",
+  );
+  await stack.db.pool.query(
+    "INSERT INTO intent.trust_buyer_outcomes (policy_id, agent_id, verified, first_seen_at) VALUES (1, 'agent-1', 5, now())",
+  );
 });
 
 afterAll(async () => {

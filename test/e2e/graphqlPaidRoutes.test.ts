@@ -55,16 +55,24 @@ const EXAMPLE_BODIES: Readonly<Record<string, (policy: Policy) => Record<string,
     providerAttested: { status: 'ATTESTED', fields: { booked: true } },
   }),
   'POST /generate_dispute_packet': () => ({ intentId: SEEDED_INTENT }),
+  'POST /score_vendor': () => ({ provider: SCORED_VENDOR }),
+  'POST /score_buyer': (policy) => ({ agentId: SCORED_AGENT, policyId: policy.policyId }),
 };
 
 /** A consumer intent of the policy, for the routes whose example reads one. */
 const SEEDED_INTENT = `ci_${'d1'.repeat(12)}`;
+/** The vendor and buyer beforeAll gives a scoreable history (too little is refused before any 402). */
+const SCORED_VENDOR = 'vendor.example';
+const SCORED_AGENT = 'agent-1';
 
 /**
  * Routes whose example reads a record only some callers may read, and routes for signed-in callers,
  * run as an admin (REST bearer and subgraph actor); every other route's example runs anonymous.
  */
-const ADMIN_EXAMPLES: ReadonlySet<string> = new Set(['POST /generate_dispute_packet']);
+const ADMIN_EXAMPLES: ReadonlySet<string> = new Set([
+  'POST /generate_dispute_packet',
+  'POST /score_buyer',
+]);
 const exampleActor = (route: RouteDefinition): Actor =>
   ADMIN_EXAMPLES.has(routeKey(route)) || route.auth !== 'public' ? { kind: 'admin' } : ANONYMOUS;
 
@@ -86,7 +94,7 @@ function variablesFor(route: RouteDefinition): Record<string, unknown> {
     params: {},
     query: {},
     body,
-    actor: ANONYMOUS,
+    actor: exampleActor(route),
     now: new Date(NOW_MS),
   });
 }
@@ -186,6 +194,16 @@ beforeAll(async () => {
     idempotencyKey: null,
     now: new Date(NOW_MS),
   });
+  // Five verified outcomes each, as migration 0020's counters keep them (no purchase runs here).
+  const seenAt = new Date(NOW_MS - 3_600_000);
+  await stack.db.pool.query(
+    'INSERT INTO intent.trust_vendor_outcomes (provider, verified, first_seen_at) VALUES ($1, 5, $2)',
+    [SCORED_VENDOR, seenAt],
+  );
+  await stack.db.pool.query(
+    'INSERT INTO intent.trust_buyer_outcomes (policy_id, agent_id, verified, first_seen_at) VALUES ($1::numeric, $2, 5, $3)',
+    [policy.policyId, SCORED_AGENT, seenAt],
+  );
   tokens.set('anonymous', undefined);
   tokens.set('consumer session', await signIn(stack.url, owner, policy.policyId));
   tokens.set('owner session', await signIn(stack.url, owner));

@@ -19,6 +19,8 @@ import {
   type EscalationToOpen,
   preflightEscalation,
 } from '../decisions/escalation';
+import type { WindowOutcomes } from '../trust/outcomes';
+import { vendorScoreOfWindow } from '../trust/score';
 import type { Json } from '../views';
 
 /** The decision, receipt and ACTIVE reservation of an earlier approval of the same intent. */
@@ -57,6 +59,8 @@ export interface PreflightWindowRow {
   valid_until: Date;
   /** Set when this intent's approval still holds an ACTIVE reservation: the answer to a repeat. */
   replay: ReplayRow | null;
+  /** The provider's counted outcomes (migration 0019), rule 7's input; null without history. */
+  vendor_outcomes?: WindowOutcomes | null;
 }
 
 /** The engine's inputs a preflight reads: the policy, the window and an unused owner approval. */
@@ -93,6 +97,7 @@ export function windowOf(
   sums: { settled: string; reserved: string; calls: string },
   recentApproved: RecentApproval[],
   lastApprovedAtMsByProvider: Record<string, number>,
+  vendorScore: number | null = null,
 ): LedgerWindow {
   return {
     settledTodayAtomic: BigInt(sums.settled),
@@ -100,8 +105,8 @@ export function windowOf(
     approvedCallsLastHour: Number(sums.calls),
     recentApproved,
     lastApprovedAtMsByProvider,
-    // No vendor-score source yet: the policy's vendorRisk.onUnavailable decides.
-    vendorScore: null,
+    // The service's own score of the provider; null (too little history): vendorRisk.onUnavailable.
+    vendorScore,
   };
 }
 
@@ -125,7 +130,12 @@ export function readingOf(
   const lastApprovedAtMsByProvider: Record<string, number> = {};
   if (row.provider_last_at !== null)
     lastApprovedAtMsByProvider[intent.provider] = row.provider_last_at.getTime();
-  const window = windowOf(row, recentApproved, lastApprovedAtMsByProvider);
+  const window = windowOf(
+    row,
+    recentApproved,
+    lastApprovedAtMsByProvider,
+    vendorScoreOfWindow(row.vendor_outcomes),
+  );
   const approval =
     row.approval === null ? null : { pollRef: row.approval, intentHash: intent.intentHash };
   return { policy, window, approval };

@@ -73,7 +73,7 @@ export async function readToolWindow(
 
 // A named statement: parsed and planned once per connection.
 const PREFLIGHT_WINDOWS = {
-  name: 'intent_preflight_windows_v2',
+  name: 'intent_preflight_windows_v3',
   text: 'SELECT * FROM intent.preflight_windows($1)',
 };
 
