@@ -9,8 +9,8 @@ import type { ConsumerWorld } from './consumerWorld';
 import { fundingPayment, officialFetch } from './officialClient';
 import { postJson } from './stack';
 
-/** What the steps need of the world: the gateway (and database) and the rails. */
-export type PurchaseWorld = Pick<ConsumerWorld, 'stack' | 'rails'>;
+/** What the steps need of the world: the gateway (and database), the rails and the merchant. */
+export type PurchaseWorld = Pick<ConsumerWorld, 'stack' | 'rails' | 'merchant'>;
 
 export type MerchantFaults = Parameters<DomainsMerchant['setFaults']>[0];
 
@@ -67,9 +67,9 @@ export async function executeIntent(
 export interface PurchaseOptions {
   /**
    * Merchant faults set after funding and before execution: they apply to the paid request only
-   * (the quote was the unpaid 402 before). Needs the world's merchant.
+   * (the quote was the unpaid 402 before).
    */
-  readonly faults?: { readonly merchant: DomainsMerchant; readonly set: MerchantFaults };
+  readonly faults?: MerchantFaults;
 }
 
 /** Funds and executes an intent already created. */
@@ -80,7 +80,7 @@ export async function fundAndExecute(
   options: PurchaseOptions = {},
 ): Promise<void> {
   await fundIntent(world, who, intentId);
-  if (options.faults !== undefined) options.faults.merchant.setFaults(options.faults.set);
+  if (options.faults !== undefined) world.merchant.setFaults(options.faults);
   await executeIntent(world, who, intentId);
 }
 
