@@ -6,7 +6,7 @@
 // recomputed with the `canonicalize` package and viem's keccak256; while the purchase runs, every
 // committed snapshot of the intent has the receipt its row builds (written in the same transaction).
 import canonicalize from 'canonicalize';
-import { type Hex, keccak256, parseAbi, parseEventLogs, toBytes } from 'viem';
+import { type Hex, keccak256, toBytes } from 'viem';
 import { buildConsumerReceipt } from '../../core/consumer/receipt';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
@@ -21,10 +21,7 @@ import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { graphql, type TestStack } from '../support/stack';
 import { createIntent, fundAndExecute } from '../support/purchases';
-
-const TRANSFER = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-]);
+import { transferIn } from '../support/transfers';
 
 let devnet: DevnetChains;
 let merchant: DomainsMerchant;
@@ -161,17 +158,6 @@ async function delivered(who: TestConsumer, intentId: string): Promise<string> {
 }
 
 /** The one Transfer of `token` in the transaction `hash`. */
-async function transferIn(chain: ChainPublicClient, token: string, hash: string) {
-  const receipt = await chain.getTransactionReceipt({ hash: hash as Hex });
-  expect(receipt.status).toBe('success');
-  const logs = parseEventLogs({ abi: TRANSFER, logs: receipt.logs }).filter(
-    (log) => log.address.toLowerCase() === token.toLowerCase(),
-  );
-  expect(logs).toHaveLength(1);
-  const { from, to, value } = logs[0]!.args;
-  return { from: from.toLowerCase(), to: to.toLowerCase(), value: value.toString() };
-}
-
 async function purchase(who: TestConsumer, domain: string) {
   const intentId = (await createIntent(world, who, domain)).intent.intentId as string;
   // Before funding there is nothing to publish.

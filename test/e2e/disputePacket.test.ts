@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import canonicalize from 'canonicalize';
-import { bytesToHex, type Hex, keccak256, parseAbi, parseEventLogs, toBytes } from 'viem';
+import { bytesToHex, type Hex, keccak256, parseEventLogs, toBytes } from 'viem';
 import { receiptAnchorAbi } from '../../contracts/artifacts/abis';
 import {
   leafHash,
@@ -20,15 +20,12 @@ import {
   rootFromInclusionProof,
 } from '../../core/canon/merkle';
 import { validateSpendIntent } from '../../core/validation/intent';
-import type { ChainPublicClient } from '../../platform/chain/clients';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { postJson } from '../support/stack';
 import { createIntent, fundAndExecute, fundingFetch, untilState } from '../support/purchases';
+import { transferIn } from '../support/transfers';
 
-const TRANSFER = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-]);
 const ROUTE = '/generate_dispute_packet';
 
 let world: ConsumerWorld;
@@ -94,22 +91,6 @@ async function buy(body: unknown, bearer: string, payer = buyer.account) {
   });
   // Parsed in this realm: JCS accepts plain objects only.
   return { status: response.status, body: JSON.parse(await response.text()) };
-}
-
-async function transferIn(chain: ChainPublicClient, token: string, hash: string) {
-  const receipt = await chain.getTransactionReceipt({ hash: hash as Hex });
-  expect(receipt.status).toBe('success');
-  const logs = parseEventLogs({ abi: TRANSFER, logs: receipt.logs }).filter(
-    (log) => log.address.toLowerCase() === token.toLowerCase(),
-  );
-  expect(logs).toHaveLength(1);
-  const { from, to, value } = logs[0]!.args;
-  return {
-    from: from.toLowerCase(),
-    to: to.toLowerCase(),
-    value: value.toString(),
-    blockNumber: receipt.blockNumber.toString(),
-  };
 }
 
 const digestOf = (document: Record<string, unknown>, leftOut: string[]): Hex => {
@@ -246,16 +227,20 @@ describe('the packet of a completed, escalated, anchored purchase', () => {
 
   test('both legs match the chains’ Transfer events: tx hash, parties, amount, block', async () => {
     const { funding, settlement } = packet.paymentLegs;
-    expect(await transferIn(world.fundingChain, world.rails.funding.token, funding.txHash)).toEqual(
-      {
-        from: buyer.account.address.toLowerCase(),
-        to: world.rails.funding.treasury.toLowerCase(),
-        value: funding.amount,
-        blockNumber: funding.blockNumber,
-      },
-    );
     expect(
-      await transferIn(world.settlementChain, world.rails.settlement.token, settlement.txHash),
+      await transferIn(world.fundingChain, world.rails.funding.token, funding.txHash, {
+        withBlock: true,
+      }),
+    ).toEqual({
+      from: buyer.account.address.toLowerCase(),
+      to: world.rails.funding.treasury.toLowerCase(),
+      value: funding.amount,
+      blockNumber: funding.blockNumber,
+    });
+    expect(
+      await transferIn(world.settlementChain, world.rails.settlement.token, settlement.txHash, {
+        withBlock: true,
+      }),
     ).toEqual({
       from: world.rails.settlement.treasury.toLowerCase(),
       to: world.merchant.payTo.toLowerCase(),
