@@ -5,8 +5,6 @@
 // on-chain registration and an owner channel binding. Fixtures are made the way a client makes them
 // (paid calls, sign-in, GraphQL); only the ledger group is posted through the settlement module.
 import { randomBytes } from 'node:crypto';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { type Address, type Hex, parseEther } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { TOKEN, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
@@ -24,6 +22,7 @@ import { mintToken } from '../../platform/chain/tokens';
 import { consumeReservation } from '../../subgraphs/intent';
 import { accountId, assetId } from '../../subgraphs/ledger';
 import { registerAsset } from '../../subgraphs/ledger';
+import { officialFetch } from '../support/officialClient';
 import { signIn } from '../support/siwe';
 import { graphql, postJson, startTestStack, type TestStack } from '../support/stack';
 import type { ActorName } from './authorization-matrix';
@@ -98,13 +97,7 @@ async function payingPost(
     to: payer.address,
     amountAtomic: 10_000_000n,
   });
-  const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network: 'eip155:196', asset: funding.token.address, maxAmountPerPayment: '1000000' },
-    ],
-  });
-  const paidFetch = wrapFetchWithPayment(fetch, client) as typeof fetch;
+  const paidFetch = officialFetch(payer, { network: 'eip155:196', asset: funding.token.address });
   return async (path, body) => {
     const response = await paidFetch(`${stack.url}${path}`, {
       method: 'POST',

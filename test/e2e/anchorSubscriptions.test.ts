@@ -4,14 +4,10 @@
 // stack's anchoring worker; anchorsUpdated(policyId) is the owner's, starting from a snapshot of
 // the policy's unsettled receipts: another owner subscribed to their own policy sees nothing of it, and is refused the first owner's policy, as are anonymous and
 // consumer sockets. The socket and subscription limits hold for both.
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import type { PrivateKeyAccount } from 'viem/accounts';
-import { getConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
-import { postJson } from '../support/stack';
 import { openClient, record, type RecordedClient, until } from '../support/websockets';
+import { createIntent, fundAndExecute, intentRow, untilState } from '../support/purchases';
 
 const LIMITS = {
   maxSocketsPerSession: 2,
@@ -77,50 +73,18 @@ async function receiptStatus(receiptId: string): Promise<any> {
 /** A purchase created by `consumer` (its preflight writes a decision receipt): the intent and that receipt. */
 async function created(consumer: TestConsumer): Promise<{ intentId: string; receiptId: string }> {
   domains += 1;
-  const response = await postJson(
-    world.stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain: `live-anchor-${domains}.test` } },
-    consumer.session,
-  );
-  expect(response.status).toBe(201);
-  const intentId = response.body.intent.intentId as string;
-  const row = await getConsumerIntent(world.stack.db.pool, intentId);
-  return { intentId, receiptId: row!.decision!.receiptId as string };
-}
-
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = world.rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: world.rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
+  const body = await createIntent(world, consumer, `live-anchor-${domains}.test`);
+  const intentId = body.intent.intentId as string;
+  const row = await intentRow(world, intentId);
+  return { intentId, receiptId: row.decision!.receiptId as string };
 }
 
 /** A whole purchase by the buyer, until COMPLETED: its consumer receipt is final then. */
 async function purchased(): Promise<string> {
   const { intentId } = await created(buyer);
-  const funded = await officialFetch(buyer.account)(
-    `${world.stack.url}/consumer/intents/${intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${buyer.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  const executed = await postJson(
-    world.stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    buyer.session,
-  );
-  expect(executed.status).toBe(202);
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    const row = await getConsumerIntent(world.stack.db.pool, intentId);
-    if (row!.state === 'COMPLETED') return intentId;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${intentId} never completed`);
+  await fundAndExecute(world, buyer, intentId);
+  await untilState(world, intentId, 'COMPLETED');
+  return intentId;
 }
 
 async function anchorRound(): Promise<void> {

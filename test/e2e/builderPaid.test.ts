@@ -5,8 +5,6 @@
 // with it failing the fallback answers and says why. brand_pack's picks list only domains the live
 // RDAP check found AVAILABLE.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { fallbackNames } from '../../core/builder';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
@@ -18,6 +16,7 @@ import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import { createLlmClient } from '../../platform/llm';
 import { createRdapClient } from '../../platform/rdap';
 import { startTestStack, type TestStack } from '../support/stack';
+import { officialFetch } from '../support/officialClient';
 
 const POLLING = { pollingIntervalMs: 20 };
 const SUGGEST_PRICE = 10_000n;
@@ -86,19 +85,11 @@ function balance(payer: PrivateKeyAccount): Promise<bigint> {
   );
 }
 
-/** The official client: @x402/fetch with @x402/evm, the devnet USDT0 allowed by spend controls. */
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network: 'eip155:196', asset: funding().token.address, maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
 async function paidPost(payer: PrivateKeyAccount, path: string, body: unknown) {
-  const response = await officialFetch(payer)(`${stack.url}${path}`, {
+  const response = await officialFetch(payer, {
+    network: 'eip155:196',
+    asset: funding().token.address,
+  })(`${stack.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -152,7 +143,10 @@ describe('the challenge and bad input', () => {
       expect(answer.details.map((detail: any) => detail.field).sort()).toEqual(fields);
     }
     const payer = await fundedPayer();
-    const response = await officialFetch(payer)(`${stack.url}/builder/suggest_names`, {
+    const response = await officialFetch(payer, {
+      network: 'eip155:196',
+      asset: funding().token.address,
+    })(`${stack.url}/builder/suggest_names`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ idea: IDEA, count: 0 }),

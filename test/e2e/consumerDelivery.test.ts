@@ -11,19 +11,17 @@ import {
   decodePaymentResponseHeader,
   encodePaymentSignatureHeader,
 } from '@x402/core/http';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
 import type { DevnetRdapRegistry } from '../../devnet/rdap/registry';
 import { createChainPublicClient } from '../../platform/chain/clients';
 import { readTokenBalance } from '../../platform/chain/tokens';
-import { type ConsumerIntentRow, getConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { postJson, type TestStack } from '../support/stack';
+import { fundingPayment, officialClient } from '../support/officialClient';
+import { fundingFetch, intentRow, purchase, untilIntent } from '../support/purchases';
 
 const MAX_ATTEMPTS = 3;
 /** Long enough that only a test moving the clock of the row lets a retry run. */
@@ -72,65 +70,6 @@ afterEach(() => {
 
 const worker = () => stack.stack.consumerExecution!;
 
-/** The official x402 client (@x402/core + @x402/evm) of a wallet, allowed the devnet USD₮0. */
-function officialClient(payer: PrivateKeyAccount): x402Client {
-  const network = rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return client;
-}
-
-/** The official fetch wrapper (@x402/fetch) around that client. */
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  return wrapFetchWithPayment(fetch, officialClient(payer)) as typeof fetch;
-}
-
-async function row(intentId: string): Promise<ConsumerIntentRow> {
-  return (await getConsumerIntent(stack.db.pool, intentId))!;
-}
-
-/** Reads the intent until `done` holds (the awake worker moves it; nothing is timed). */
-async function until(
-  intentId: string,
-  done: (row: ConsumerIntentRow) => boolean,
-): Promise<ConsumerIntentRow> {
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    const current = await row(intentId);
-    if (done(current)) return current;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${intentId} never got there: ${JSON.stringify(await row(intentId))}`);
-}
-
-/** A whole purchase of domains.check for `domain` through the gateway, up to the merchant's answer. */
-async function purchase(domain: string, who = buyer): Promise<string> {
-  const created = await postJson(
-    stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain } },
-    who.session,
-  );
-  expect(created.status).toBe(201);
-  const intentId = created.body.intent.intentId as string;
-  const funded = await officialFetch(who.account)(
-    `${stack.url}/consumer/intents/${intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${who.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  const executed = await postJson(
-    stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    who.session,
-  );
-  expect(executed.status).toBe(202);
-  return intentId;
-}
-
 async function statesOf(intentId: string): Promise<string[]> {
   const events = await stack.db.pool.query<{ to_state: string }>(
     'SELECT to_state FROM intent.consumer_intent_events WHERE intent_id = $1 ORDER BY event_id',
@@ -152,8 +91,10 @@ const TERMINAL_OR_REVIEW = new Set(['COMPLETED', 'MANUAL_REVIEW', 'REFUNDED']);
 
 describe('the delivery job', () => {
   test('registered name: the merchant says taken, RDAP says taken → DELIVERY_VERIFIED → COMPLETED; providerAttested and serviceVerified stored apart', async () => {
-    const intentId = await purchase('taken.test');
-    const done = await until(intentId, (current) => TERMINAL_OR_REVIEW.has(current.state));
+    const intentId = await purchase(world, buyer, 'taken.test');
+    const done = await untilIntent(world, intentId, (current) =>
+      TERMINAL_OR_REVIEW.has(current.state),
+    );
     expect(done.state).toBe('COMPLETED');
     expect(done.stateReason).toBeNull();
     // The merchant's word, as it said it, and the service's own finding, in separate fields.
@@ -195,8 +136,10 @@ describe('the delivery job', () => {
 
   test('an unregistered name: the merchant says available, the registry answers 404 → COMPLETED', async () => {
     const domain = unique('free');
-    const intentId = await purchase(domain);
-    const done = await until(intentId, (current) => TERMINAL_OR_REVIEW.has(current.state));
+    const intentId = await purchase(world, buyer, domain);
+    const done = await untilIntent(world, intentId, (current) =>
+      TERMINAL_OR_REVIEW.has(current.state),
+    );
     expect(done.state).toBe('COMPLETED');
     expect(done.providerAttested).toMatchObject({ fields: { domain, available: true } });
     expect(done.serviceVerified).toMatchObject({
@@ -211,8 +154,10 @@ describe('the delivery job', () => {
 
   test('the merchant lies (says available, the registry says taken) → MANUAL_REVIEW DELIVERY_CONTRADICTED, never a pass', async () => {
     merchant.setFaults({ lieAboutAvailability: true });
-    const intentId = await purchase('example.test');
-    const done = await until(intentId, (current) => TERMINAL_OR_REVIEW.has(current.state));
+    const intentId = await purchase(world, buyer, 'example.test');
+    const done = await untilIntent(world, intentId, (current) =>
+      TERMINAL_OR_REVIEW.has(current.state),
+    );
     expect(done.state).toBe('MANUAL_REVIEW');
     expect(done.stateReason).toMatch(
       /^DELIVERY_CONTRADICTED: the registry contradicts the merchant \(the merchant said example\.test is available\)/,
@@ -237,14 +182,14 @@ describe('the delivery job', () => {
     ]);
     // The ambiguity reconciler leaves it alone: it is not a payment question.
     await worker().runOnce();
-    expect((await row(intentId)).resolution).toBeNull();
+    expect((await intentRow(world, intentId)).resolution).toBeNull();
   });
 
   test('registry down: verified false with the reason, retried after the backoff, then MANUAL_REVIEW DELIVERY_UNVERIFIED at the bound', async () => {
     registry.setFaults({ answer: 'HTTP_500' });
     const domain = unique('down');
-    const intentId = await purchase(domain);
-    const first = await until(intentId, (current) => current.deliveryAttempts >= 1);
+    const intentId = await purchase(world, buyer, domain);
+    const first = await untilIntent(world, intentId, (current) => current.deliveryAttempts >= 1);
     expect(first.state).toBe('DELIVERY_PENDING');
     expect(first.serviceVerified).toEqual({
       verified: false,
@@ -261,7 +206,7 @@ describe('the delivery job', () => {
 
     // Before the backoff has passed, a round leaves it alone and does not ask the registry.
     await worker().runOnce();
-    expect((await row(intentId)).deliveryAttempts).toBe(1);
+    expect((await intentRow(world, intentId)).deliveryAttempts).toBe(1);
     expect(asked()).toBe(askedOnce);
 
     const due = () =>
@@ -272,14 +217,14 @@ describe('the delivery job', () => {
       );
     await due();
     await worker().runOnce();
-    const second = await row(intentId);
+    const second = await intentRow(world, intentId);
     expect(second).toMatchObject({ state: 'DELIVERY_PENDING', deliveryAttempts: 2 });
     expect(second.serviceVerified).toMatchObject({ verified: false });
     expect(asked()).toBeGreaterThan(askedOnce);
 
     await due();
     await worker().runOnce();
-    const last = await row(intentId);
+    const last = await intentRow(world, intentId);
     expect(last.state).toBe('MANUAL_REVIEW');
     expect(last.deliveryAttempts).toBe(MAX_ATTEMPTS);
     expect(last.stateReason).toMatch(
@@ -293,8 +238,8 @@ describe('POST /verify_delivery', () => {
   let completedId: string;
 
   beforeAll(async () => {
-    completedId = await purchase('registered.example');
-    await until(completedId, (current) => current.state === 'COMPLETED');
+    completedId = await purchase(world, buyer, 'registered.example');
+    await untilIntent(world, completedId, (current) => current.state === 'COMPLETED');
   }, 60_000);
 
   /** POST /verify_delivery as `who`'s consumer session (or `bearer`), paid from `who`'s wallet. */
@@ -304,14 +249,17 @@ describe('POST /verify_delivery', () => {
     paid = true,
     bearer = who?.session,
   ) =>
-    (paid && who !== null ? officialFetch(who.account) : fetch)(`${stack.url}/verify_delivery`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
+    (paid && who !== null ? fundingFetch(world, who.account) : fetch)(
+      `${stack.url}/verify_delivery`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
+        },
+        body: JSON.stringify(body),
       },
-      body: JSON.stringify(body),
-    });
+    );
 
   test('unpaid: 402 with the $0.10 terms to the fee receiver on eip155:196', async () => {
     const answer = await verify({ intentId: completedId }, buyer, false);
@@ -363,7 +311,7 @@ describe('POST /verify_delivery', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get('payment-response')).toEqual(expect.any(String));
     const body = (await answer.json()) as Record<string, unknown>;
-    const stored = await row(completedId);
+    const stored = await intentRow(world, completedId);
     expect(body).toEqual({
       intentId: completedId,
       state: 'COMPLETED',
@@ -513,7 +461,9 @@ describe('POST /verify_delivery', () => {
     const unpaid = await verify({ intentId: completedId }, buyer, false);
     expect(unpaid.status).toBe(402);
     const required = decodePaymentRequiredHeader(unpaid.headers.get('payment-required')!);
-    const payload = await officialClient(buyer.account).createPaymentPayload(required);
+    const payload = await officialClient(buyer.account, fundingPayment(rails)).createPaymentPayload(
+      required,
+    );
     const header = encodePaymentSignatureHeader(payload);
     const send = (body: unknown) =>
       fetch(`${stack.url}/verify_delivery`, {

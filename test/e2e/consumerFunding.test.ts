@@ -6,8 +6,6 @@
 // meanwhile booked and owed back. Last, the books.
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { devnetConsumerRails } from '../../devnet/consumerRails';
@@ -30,6 +28,7 @@ import {
 } from '../support/consumerSeed';
 import { startTestStack, type TestStack } from '../support/stack';
 import { trialBalanceLines } from '../support/x402Books';
+import { officialFetch } from '../support/officialClient';
 
 const POLLING = { pollingIntervalMs: 20 };
 
@@ -83,21 +82,6 @@ async function challengeFor(intentId: string): Promise<PaymentRequired> {
   const { response } = await fund(intentId, policy.session);
   expect(response.status).toBe(402);
   return decodePaymentRequiredHeader(response.headers.get('payment-required')!);
-}
-
-/** The official client (@x402/fetch + @x402/evm), recording the payment header it sends. */
-function officialFetch(payer: PrivateKeyAccount, sent: string[]): typeof fetch {
-  const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }],
-  });
-  const recording = (async (input: string | URL | Request, init?: RequestInit) => {
-    const request = new Request(input, init);
-    const header = request.headers.get('payment-signature');
-    if (header !== null) sent.push(header);
-    return fetch(request);
-  }) as typeof fetch;
-  return wrapFetchWithPayment(recording, client) as typeof fetch;
 }
 
 async function query<T>(sql: string, params: unknown[]): Promise<T[]> {
@@ -256,10 +240,11 @@ describe('the official client funds an intent', () => {
     const consumerBefore = await balance(consumer.address);
     const treasuryBefore = await balance(treasury);
     sent = [];
-    const response = await officialFetch(consumer, sent)(
-      fundUrl(intentId),
-      fundInit(policy.session),
-    );
+    const response = await officialFetch(consumer, {
+      network: 'eip155:196',
+      asset: token,
+      sentSignatures: sent,
+    })(fundUrl(intentId), fundInit(policy.session));
     expect(response.status).toBe(200);
     answer = await response.json();
     expect(sent).toHaveLength(1);

@@ -3,7 +3,6 @@
 // sessions signed in with real keys. Creating quotes from the merchant's 402 and runs the policy;
 // gated, unverified and unquotable requests store nothing; escalated intents are approved by the
 // owner's route or a Telegram stand-in reply; unfunded quotes expire and give their reservation back.
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createChannelAdapters, type ChannelAdapters } from '../../channels';
 import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
@@ -13,8 +12,7 @@ import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start
 import { startTelegramStandIn, type TelegramStandIn } from '../../devnet/peers/telegram';
 import { deriveSealingKey } from '../../platform/sealing';
 import { advanceConsumerApprovals, expireConsumerIntents } from '../../subgraphs/intent';
-import { createEscalatingPolicy, type TestPolicy } from '../support/escalations';
-import { signIn } from '../support/siwe';
+import { newConsumer, type TestConsumer } from '../support/consumers';
 import { graphql, postJson, startTestStack, type TestStack } from '../support/stack';
 
 const TELEGRAM_TOKEN = '7000000002:devnet-consumer';
@@ -30,39 +28,16 @@ let adapters: ChannelAdapters;
 let stack: TestStack;
 let domainCounter = 0;
 
-interface Consumer {
-  account: ReturnType<typeof privateKeyToAccount>;
-  policy: TestPolicy;
-  /** The consumer session bound to the policy. */
-  session: string;
-  /** The owner session of the same wallet. */
-  owner: string;
-}
+type Consumer = TestConsumer;
 
 function freshDomain(): string {
   domainCounter += 1;
   return `shop-${domainCounter}-${Date.now().toString(36)}.test`;
 }
 
-async function consumer(overrides: Record<string, unknown> = {}): Promise<Consumer> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  const funding = devnet.info.chains.funding;
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
-    asset: {
-      network: funding.caip2,
-      token: funding.token.address.toLowerCase(),
-      symbol: 'USDT0',
-      decimals: 6,
-    },
-    categories: { allow: ['domains'], deny: [] },
-    ...overrides,
-  });
-  return {
-    account,
-    policy,
-    session: await signIn(stack.url, account, policy.policyId),
-    owner: await signIn(stack.url, account),
-  };
+/** A fresh wallet with its policy (the domains category allowed, `overrides` on top) and sessions. */
+function consumer(overrides: Record<string, unknown> = {}): Promise<Consumer> {
+  return newConsumer(stack, devnet, { policy: overrides });
 }
 
 async function getJson(path: string, token?: string): Promise<{ status: number; body: any }> {

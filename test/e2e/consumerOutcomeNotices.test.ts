@@ -5,9 +5,6 @@
 // intent, capability, amount and the registry's confirmation; a merchant that lies ends in
 // MANUAL_REVIEW and the notice says so; the webhook body verifies with the binding's secret; a
 // failing channel is retried; another policy's channels receive nothing of it.
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import { type ChannelAdapters, createChannelAdapters } from '../../channels';
 import {
   WEBHOOK_SIGNATURE_HEADER,
@@ -15,18 +12,17 @@ import {
   signWebhookBody,
   verifyWebhookReply,
 } from '../../channels/webhook';
-import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { devnetConsumerRails } from '../../devnet/consumerRails';
+import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
-import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start';
 import { startTelegramStandIn, type TelegramStandIn } from '../../devnet/peers/telegram';
 import { startWebhookReceiver, type WebhookReceiver } from '../../devnet/peers/webhookReceiver';
-import { type DevnetRdapRegistry, startDevnetRdapRegistry } from '../../devnet/rdap/registry';
-import { createRdapClient } from '../../platform/rdap';
+import type { DevnetRdapRegistry } from '../../devnet/rdap/registry';
 import { type ConsumerIntentRow, getConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { newConsumer, type TestConsumer } from '../support/consumers';
-import { graphql, postJson, startTestStack, type TestStack } from '../support/stack';
+import { graphql, type TestStack } from '../support/stack';
+import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
+import { purchase, untilIntent } from '../support/purchases';
 
 const TELEGRAM_TOKEN = '7000000001:devnet-outcomes';
 const TELEGRAM_SECRET = 'telegram-webhook-secret-outcomes';
@@ -42,6 +38,7 @@ let receiver: WebhookReceiver;
 let adapters: ChannelAdapters;
 let rails: ConsumerRails;
 let stack: TestStack;
+let world: ConsumerWorld;
 
 interface BoundOwner {
   readonly consumer: TestConsumer;
@@ -89,38 +86,26 @@ async function boundOwner(chatId: number, hookPath: string): Promise<BoundOwner>
 }
 
 beforeAll(async () => {
-  devnet = await startDevnetChains({ dataDir: null });
-  merchant = await startDevnetDomainsMerchant({
-    settlement: devnet.info.chains.settlement,
-    dataDir: null,
-  });
-  registry = await startDevnetRdapRegistry();
   telegram = await startTelegramStandIn({ botToken: TELEGRAM_TOKEN });
   receiver = await startWebhookReceiver();
   adapters = createChannelAdapters({
     telegram: { apiBaseUrl: telegram.url, botToken: TELEGRAM_TOKEN },
   });
-  rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
-  stack = await startTestStack({
-    x402: { devnet },
-    consumer: {
-      rails,
-      execution: {
-        treasuryKey: devnet.keys.treasury,
-        relayerKey: devnet.keys.relayer,
-        intervalMs: 0,
-        rdap: createRdapClient({ bootstrapSource: registry.bootstrapUrl, lookupTimeoutMs: 2_000 }),
-      },
-    },
-    // Notice rounds are stepped by hand with runOnce.
-    escalationWorker: { adapters, dashboardBaseUrl: 'http://127.0.0.1/dashboard', intervalMs: 0 },
-    channelInbound: {
-      telegram: {
-        webhookSecret: TELEGRAM_SECRET,
-        answerCallbackQuery: (id, text) => adapters.telegram!.answerCallbackQuery(id, text),
+  world = await startConsumerWorld({
+    rdap: true,
+    stack: {
+      // Notice rounds are stepped by hand with runOnce.
+      escalationWorker: { adapters, dashboardBaseUrl: 'http://127.0.0.1/dashboard', intervalMs: 0 },
+      channelInbound: {
+        telegram: {
+          webhookSecret: TELEGRAM_SECRET,
+          answerCallbackQuery: (id, text) => adapters.telegram!.answerCallbackQuery(id, text),
+        },
       },
     },
   });
+  ({ devnet, merchant, rails, stack } = world);
+  registry = world.registry!;
   await adapters.telegram!.setWebhook({
     url: `${stack.url}/channels/telegram/webhook`,
     secretToken: TELEGRAM_SECRET,
@@ -130,62 +115,20 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.stop();
+  await world?.stop();
   await receiver?.stop();
   await telegram?.stop();
-  await registry?.stop();
-  await merchant?.stop();
-  await devnet?.stop();
 });
 
 afterEach(() => {
   merchant.resetFaults();
 });
 
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
-/** create → fund (official client) → execute through the gateway; the intent id. */
-async function purchase(who: TestConsumer, domain: string): Promise<string> {
-  const created = await postJson(
-    stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain } },
-    who.session,
-  );
-  expect(created.status).toBe(201);
-  const intentId = created.body.intent.intentId as string;
-  const funded = await officialFetch(who.account)(
-    `${stack.url}/consumer/intents/${intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${who.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  const executed = await postJson(
-    stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    who.session,
-  );
-  expect(executed.status).toBe(202);
-  return intentId;
-}
-
 /** Reads the intent until it reaches an owner outcome (the awake worker moves it; nothing is timed). */
 async function outcomeOf(intentId: string): Promise<ConsumerIntentRow> {
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    const row = (await getConsumerIntent(stack.db.pool, intentId))!;
-    if (['COMPLETED', 'MANUAL_REVIEW', 'REFUNDED'].includes(row.state)) return row;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${intentId} reached no outcome`);
+  return untilIntent(world, intentId, (row) =>
+    ['COMPLETED', 'MANUAL_REVIEW', 'REFUNDED'].includes(row.state),
+  );
 }
 
 async function deliveriesOf(intentId: string) {
@@ -209,7 +152,7 @@ function parsed(rawBody: string): Record<string, any> {
 }
 
 test('COMPLETED: the owner’s Telegram chat and webhook are told, naming the intent, capability, amount and the registry’s confirmation; the webhook body verifies with the binding’s secret', async () => {
-  const intentId = await purchase(buyer.consumer, 'taken.test');
+  const intentId = await purchase(world, buyer.consumer, 'taken.test');
   expect((await outcomeOf(intentId)).state).toBe('COMPLETED');
   // Queued in the transaction of the move: one delivery per bound channel, before any round.
   expect(await deliveriesOf(intentId)).toEqual([
@@ -275,7 +218,7 @@ test('COMPLETED: the owner’s Telegram chat and webhook are told, naming the in
 
 test('the merchant lies → MANUAL_REVIEW: the notice gives the contradiction, that a person reviews it and nothing is re-sent', async () => {
   merchant.setFaults({ lieAboutAvailability: true });
-  const intentId = await purchase(buyer.consumer, 'example.test');
+  const intentId = await purchase(world, buyer.consumer, 'example.test');
   const reviewed = await outcomeOf(intentId);
   expect(reviewed.state).toBe('MANUAL_REVIEW');
   expect(reviewed.stateReason).toMatch(/^DELIVERY_CONTRADICTED: /);
@@ -324,7 +267,7 @@ test('the merchant lies → MANUAL_REVIEW: the notice gives the contradiction, t
 
 test('a channel that fails is retried by the same job with its backoff; the other channel is not sent twice', async () => {
   // An unregistered name (the merchant says available, the registry answers 404): COMPLETED too.
-  const intentId = await purchase(buyer.consumer, `free-${Date.now().toString(36)}.test`);
+  const intentId = await purchase(world, buyer.consumer, `free-${Date.now().toString(36)}.test`);
   expect((await outcomeOf(intentId)).state).toBe('COMPLETED');
   telegram.failNext(500, 1);
   await stack.stack.worker!.runOnce();
@@ -367,7 +310,7 @@ test('another policy’s channels receive nothing of these purchases, and its ow
   ).rows.map((row) => row.intent_id);
   expect(buyerIntents.length).toBeGreaterThanOrEqual(3);
 
-  const ownIntent = await purchase(other.consumer, 'taken.test');
+  const ownIntent = await purchase(world, other.consumer, 'taken.test');
   expect((await outcomeOf(ownIntent)).state).toBe('COMPLETED');
   await stack.stack.worker!.runOnce();
   await telegram.waitForMessage(

@@ -6,10 +6,7 @@
 // DELIVERY_PENDING. Balances are read from both chains; the ledger tells the same story, zero per
 // asset on each rail. An escalated purchase is approved by the owner and then paid; a denied one
 // never pays.
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Address } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
 import type { ChainPublicClient } from '../../platform/chain/clients';
@@ -18,6 +15,7 @@ import type { ConsumerRails } from '../../subgraphs/kit';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { postJson, type TestStack } from '../support/stack';
+import { createIntent, executeIntent, fundIntent } from '../support/purchases';
 
 let devnet: DevnetChains;
 let merchant: DomainsMerchant;
@@ -43,24 +41,6 @@ afterAll(async () => {
 /** A wallet with 10 USD₮0, a policy it owns (escalating above `escalateAbove`), both sessions. */
 function consumer(escalateAbove = '1.00'): Promise<Consumer> {
   return newConsumer(stack, devnet, { mintAtomic: 10_000_000n, policy: { escalateAbove } });
-}
-
-/** The official client (@x402/fetch + @x402/evm) of the consumer's wallet, allowed the devnet USD₮0. */
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const client = new x402Client().register(
-    rails.funding.network as `${string}:${string}`,
-    new ExactEvmScheme(payer),
-  );
-  client.setSpendControls({
-    allowedAssets: [
-      {
-        network: rails.funding.network as `${string}:${string}`,
-        asset: rails.funding.token.toLowerCase(),
-        maxAmountPerPayment: '1000000',
-      },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
 }
 
 /** GET /consumer/intents/:intentId as the consumer session: the intent. */
@@ -114,38 +94,22 @@ async function groupsOf(intentId: string, fundingGroupId: string) {
 }
 
 async function buy(who: Consumer, intentId: string): Promise<any> {
-  const paid = await officialFetch(who.account)(`${stack.url}/consumer/intents/${intentId}/fund`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${who.session}` },
-  });
-  expect(paid.status).toBe(200);
+  const paid = await fundIntent(world, who, intentId);
   expect(paid.headers.get('payment-response')).toEqual(expect.any(String));
-  const executed = await postJson(
-    stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    who.session,
-  );
-  expect(executed.status).toBe(202);
+  await executeIntent(world, who, intentId);
   return settledIn(who, intentId, 'DELIVERY_PENDING');
 }
 
 test('happy path: create → fund with the official client → execute → DELIVERY_PENDING; both chains and the ledger agree', async () => {
   const who = await consumer();
   const domain = `happy-${(domains += 1)}-${Date.now().toString(36)}.test`;
-  const created = await postJson(
-    stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain } },
-    who.session,
-  );
-  expect(created.status).toBe(201);
-  expect(created.body.nextAction).toBe('FUND');
-  expect(created.body.fundingRequest).toMatchObject({
+  const created = await createIntent(world, who, domain);
+  expect(created.nextAction).toBe('FUND');
+  expect(created.fundingRequest).toMatchObject({
     amount: '50250',
     payTo: rails.funding.treasury.toLowerCase(),
   });
-  const intentId = created.body.intent.intentId as string;
+  const intentId = created.intent.intentId as string;
   const before = await balances(who.account.address);
 
   const intent = await buy(who, intentId);

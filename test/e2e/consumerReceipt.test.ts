@@ -5,11 +5,8 @@
 // settlement treasury → merchant on eip155:8453), its keys against the allow-list, its digest
 // recomputed with the `canonicalize` package and viem's keccak256; while the purchase runs, every
 // committed snapshot of the intent has the receipt its row builds (written in the same transaction).
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import canonicalize from 'canonicalize';
-import { type Hex, keccak256, parseAbi, parseEventLogs, toBytes } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
+import { type Hex, keccak256, toBytes } from 'viem';
 import { buildConsumerReceipt } from '../../core/consumer/receipt';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
@@ -22,11 +19,9 @@ import {
 } from '../../subgraphs/intent/consumer/store';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
-import { graphql, postJson, type TestStack } from '../support/stack';
-
-const TRANSFER = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-]);
+import { graphql, type TestStack } from '../support/stack';
+import { createIntent, fundAndExecute } from '../support/purchases';
+import { transferIn } from '../support/transfers';
 
 let devnet: DevnetChains;
 let merchant: DomainsMerchant;
@@ -76,17 +71,6 @@ const sortedKeys = (value: unknown): string[] => Object.keys(value as object).so
 /** States a purchase may be in while nothing but the merchant has spoken on delivery. */
 const UNVERIFIED = ['FUNDED', 'EXECUTION_QUEUED', 'PROVIDER_PAYMENT_PENDING', 'PROVIDER_PAID'];
 const DELIVERED = ['DELIVERY_PENDING', 'DELIVERY_VERIFIED', 'COMPLETED'];
-
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
 
 /** GET /consumer/receipt/:intentId with no credential at all. */
 async function publicReceipt(intentId: string): Promise<{ status: number; body: any }> {
@@ -174,41 +158,12 @@ async function delivered(who: TestConsumer, intentId: string): Promise<string> {
 }
 
 /** The one Transfer of `token` in the transaction `hash`. */
-async function transferIn(chain: ChainPublicClient, token: string, hash: string) {
-  const receipt = await chain.getTransactionReceipt({ hash: hash as Hex });
-  expect(receipt.status).toBe('success');
-  const logs = parseEventLogs({ abi: TRANSFER, logs: receipt.logs }).filter(
-    (log) => log.address.toLowerCase() === token.toLowerCase(),
-  );
-  expect(logs).toHaveLength(1);
-  const { from, to, value } = logs[0]!.args;
-  return { from: from.toLowerCase(), to: to.toLowerCase(), value: value.toString() };
-}
-
 async function purchase(who: TestConsumer, domain: string) {
-  const created = await postJson(
-    stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain } },
-    who.session,
-  );
-  expect(created.status).toBe(201);
-  const intentId = created.body.intent.intentId as string;
+  const intentId = (await createIntent(world, who, domain)).intent.intentId as string;
   // Before funding there is nothing to publish.
   expectNotFound(await publicReceipt(intentId));
   const watch = watchSnapshots(intentId);
-  const paid = await officialFetch(who.account)(`${stack.url}/consumer/intents/${intentId}/fund`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${who.session}` },
-  });
-  expect(paid.status).toBe(200);
-  const executed = await postJson(
-    stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    who.session,
-  );
-  expect(executed.status).toBe(202);
+  await fundAndExecute(world, who, intentId);
   await delivered(who, intentId);
   return { intentId, watched: await watch.stop() };
 }

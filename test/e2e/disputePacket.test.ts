@@ -9,11 +9,8 @@
 // Refusals (bad body, no credential, someone else's or an unknown intent) come before any 402.
 import { createHash } from 'node:crypto';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import canonicalize from 'canonicalize';
-import { bytesToHex, type Hex, keccak256, parseAbi, parseEventLogs, toBytes } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
+import { bytesToHex, type Hex, keccak256, parseEventLogs, toBytes } from 'viem';
 import { receiptAnchorAbi } from '../../contracts/artifacts/abis';
 import {
   leafHash,
@@ -23,15 +20,12 @@ import {
   rootFromInclusionProof,
 } from '../../core/canon/merkle';
 import { validateSpendIntent } from '../../core/validation/intent';
-import type { ChainPublicClient } from '../../platform/chain/clients';
-import { getConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { postJson } from '../support/stack';
+import { createIntent, fundAndExecute, fundingFetch, untilState } from '../support/purchases';
+import { transferIn } from '../support/transfers';
 
-const TRANSFER = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-]);
 const ROUTE = '/generate_dispute_packet';
 
 let world: ConsumerWorld;
@@ -39,38 +33,12 @@ let buyer: TestConsumer;
 let intentId: string;
 let intentHash: string;
 
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = world.rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: world.rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
-async function waitFor(state: string): Promise<void> {
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    const row = await getConsumerIntent(world.stack.db.pool, intentId);
-    if (row!.state === state) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${intentId} never reached ${state}`);
-}
-
 /** Escalated → approved by the owner's route → funded (x402) → executed → COMPLETED → anchored. */
 async function purchase(): Promise<void> {
-  const created = await postJson(
-    world.stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain: `dispute-${Date.now().toString(36)}.test` } },
-    buyer.session,
-  );
-  expect(created.status).toBe(201);
-  expect(created.body.nextAction).toBe('AWAIT_APPROVAL');
-  intentId = created.body.intent.intentId;
-  intentHash = created.body.intent.intentHash;
+  const created = await createIntent(world, buyer, `dispute-${Date.now().toString(36)}.test`);
+  expect(created.nextAction).toBe('AWAIT_APPROVAL');
+  intentId = created.intent.intentId;
+  intentHash = created.intent.intentHash;
   const approved = await postJson(
     world.stack.url,
     `/consumer/intents/${intentId}/approve`,
@@ -78,19 +46,8 @@ async function purchase(): Promise<void> {
     buyer.owner,
   );
   expect(approved.status).toBe(200);
-  const funded = await officialFetch(buyer.account)(
-    `${world.stack.url}/consumer/intents/${intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${buyer.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  const executed = await postJson(
-    world.stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    buyer.session,
-  );
-  expect(executed.status).toBe(202);
-  await waitFor('COMPLETED');
+  await fundAndExecute(world, buyer, intentId);
+  await untilState(world, intentId, 'COMPLETED');
   const round = await world.stack.stack.anchoring!.runOnce();
   expect(round).toMatchObject({ ran: true, failed: 0 });
 }
@@ -127,29 +84,13 @@ async function ask(body: unknown, bearer?: string) {
 
 /** The route bought with the official client, paid by `payer`, as `bearer`. */
 async function buy(body: unknown, bearer: string, payer = buyer.account) {
-  const response = await officialFetch(payer)(`${world.stack.url}${ROUTE}`, {
+  const response = await fundingFetch(world, payer)(`${world.stack.url}${ROUTE}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify(body),
   });
   // Parsed in this realm: JCS accepts plain objects only.
   return { status: response.status, body: JSON.parse(await response.text()) };
-}
-
-async function transferIn(chain: ChainPublicClient, token: string, hash: string) {
-  const receipt = await chain.getTransactionReceipt({ hash: hash as Hex });
-  expect(receipt.status).toBe('success');
-  const logs = parseEventLogs({ abi: TRANSFER, logs: receipt.logs }).filter(
-    (log) => log.address.toLowerCase() === token.toLowerCase(),
-  );
-  expect(logs).toHaveLength(1);
-  const { from, to, value } = logs[0]!.args;
-  return {
-    from: from.toLowerCase(),
-    to: to.toLowerCase(),
-    value: value.toString(),
-    blockNumber: receipt.blockNumber.toString(),
-  };
 }
 
 const digestOf = (document: Record<string, unknown>, leftOut: string[]): Hex => {
@@ -286,16 +227,20 @@ describe('the packet of a completed, escalated, anchored purchase', () => {
 
   test('both legs match the chains’ Transfer events: tx hash, parties, amount, block', async () => {
     const { funding, settlement } = packet.paymentLegs;
-    expect(await transferIn(world.fundingChain, world.rails.funding.token, funding.txHash)).toEqual(
-      {
-        from: buyer.account.address.toLowerCase(),
-        to: world.rails.funding.treasury.toLowerCase(),
-        value: funding.amount,
-        blockNumber: funding.blockNumber,
-      },
-    );
     expect(
-      await transferIn(world.settlementChain, world.rails.settlement.token, settlement.txHash),
+      await transferIn(world.fundingChain, world.rails.funding.token, funding.txHash, {
+        withBlock: true,
+      }),
+    ).toEqual({
+      from: buyer.account.address.toLowerCase(),
+      to: world.rails.funding.treasury.toLowerCase(),
+      value: funding.amount,
+      blockNumber: funding.blockNumber,
+    });
+    expect(
+      await transferIn(world.settlementChain, world.rails.settlement.token, settlement.txHash, {
+        withBlock: true,
+      }),
     ).toEqual({
       from: world.rails.settlement.treasury.toLowerCase(),
       to: world.merchant.payTo.toLowerCase(),

@@ -10,10 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { type Address, type Hex, concat, keccak256, toBytes } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import { receiptAnchorAbi } from '../../contracts/artifacts/abis';
 import { hashJson } from '../../core/canon/jcs';
 import { decisionReceiptBodyOf, decisionReceiptDigest } from '../../core/receipts/anchor';
@@ -34,6 +31,7 @@ import { type AnchorJobDeps, closeDueBatch, runAnchorRound } from '../../subgrap
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { postJson } from '../support/stack';
+import { createIntent, fundAndExecute, intentRow, untilState } from '../support/purchases';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', '..', 'dist', 'cli', 'main.js');
@@ -81,53 +79,21 @@ async function get(route: string): Promise<any> {
   return JSON.parse(await response.text());
 }
 
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = world.rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: world.rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
 /** Creates a purchase (its preflight writes a decision receipt); returns the intent and that receipt id. */
 async function created(): Promise<{ intentId: string; decisionReceiptId: string }> {
   domains += 1;
-  const response = await postJson(
-    world.stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain: `anchor-${domains}.test` } },
-    buyer.session,
-  );
-  expect(response.status).toBe(201);
-  const intentId = response.body.intent.intentId as string;
-  const row = await getConsumerIntent(world.stack.db.pool, intentId);
-  return { intentId, decisionReceiptId: row!.decision!.receiptId as string };
+  const body = await createIntent(world, buyer, `anchor-${domains}.test`);
+  const intentId = body.intent.intentId as string;
+  const row = await intentRow(world, intentId);
+  return { intentId, decisionReceiptId: row.decision!.receiptId as string };
 }
 
 /** The whole purchase: create, fund with the official x402 client, execute, until COMPLETED. */
 async function purchased(): Promise<{ intentId: string; decisionReceiptId: string }> {
   const made = await created();
-  const funded = await officialFetch(buyer.account)(
-    `${world.stack.url}/consumer/intents/${made.intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${buyer.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  const executed = await postJson(
-    world.stack.url,
-    `/consumer/intents/${made.intentId}/execute`,
-    {},
-    buyer.session,
-  );
-  expect(executed.status).toBe(202);
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    const row = await getConsumerIntent(world.stack.db.pool, made.intentId);
-    if (row!.state === 'COMPLETED') return made;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${made.intentId} never completed`);
+  await fundAndExecute(world, buyer, made.intentId);
+  await untilState(world, made.intentId, 'COMPLETED');
+  return made;
 }
 
 /** RFC 9162 §2.1.3.2 with nothing but viem, as docs/receipts.md prints it. */

@@ -5,20 +5,17 @@
 // also sends USD₮0 to the policy's wallet outside the service. POST /reconcile_agent_spend reports
 // each number exactly and lists that transfer as the one difference; the GraphQL analyst queries
 // and the CSV export are owner-scoped and agree with each other.
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { parseAbi } from 'viem';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import { freshWireIntent } from '../../core/test-support/spend-fixtures';
 import { csvDocument } from '../../core/reconciliation/csv';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
 import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
-import { type ConsumerIntentRow, getConsumerIntent } from '../../subgraphs/intent/consumer/store';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
-import { graphql, postJson, type TestStack } from '../support/stack';
+import { graphql, type TestStack } from '../support/stack';
+import { fundingFetch, purchase, untilState } from '../support/purchases';
 
 const ERC20 = parseAbi(['function transfer(address to, uint256 value) returns (bool)']);
 const FUNDING = 50_250n;
@@ -45,60 +42,10 @@ let outsideTx: string;
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.[0-9]{3}Z$/, 'Z');
 
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      { network, asset: rails.funding.token.toLowerCase(), maxAmountPerPayment: '1000000' },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
-async function row(intentId: string): Promise<ConsumerIntentRow> {
-  return (await getConsumerIntent(stack.db.pool, intentId))!;
-}
-
 /** Reads the intent until it reaches `state`, running worker rounds between reads (nothing is timed). */
 async function reaches(intentId: string, state: string): Promise<void> {
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    if ((await row(intentId)).state === state) return;
-    // Refunds are paid by the worker's rounds (the NOTIFY wakes it for execution only).
-    await stack.stack.consumerExecution!.runOnce();
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${intentId} never reached ${state}: ${(await row(intentId)).state}`);
-}
-
-/** A domains.check purchase through the gateway: create, fund (official client), execute. */
-async function purchase(
-  domain: string,
-  faults: Parameters<DomainsMerchant['setFaults']>[0] | null = null,
-): Promise<string> {
-  const created = await postJson(
-    stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain } },
-    buyer.session,
-  );
-  expect(created.status).toBe(201);
-  const intentId = created.body.intent.intentId as string;
-  const funded = await officialFetch(buyer.account)(
-    `${stack.url}/consumer/intents/${intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${buyer.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  // The merchant's faults apply to the paid request only (its quote was the unpaid 402 above).
-  if (faults !== null) merchant.setFaults(faults);
-  const executed = await postJson(
-    stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    buyer.session,
-  );
-  expect(executed.status).toBe(202);
-  return intentId;
+  // Refunds are paid by the worker's rounds (the NOTIFY wakes it for execution only).
+  await untilState(world, intentId, state, () => stack.stack.consumerExecution!.runOnce());
 }
 
 /** The same preflight twice: approved, then BLOCKED_DUPLICATE (each paid with the official client). */
@@ -113,7 +60,7 @@ async function blockDuplicate(): Promise<string> {
   const decisions: string[] = [];
   let hash = '';
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    const answer = await officialFetch(buyer.account)(`${stack.url}/preflight_payment`, {
+    const answer = await fundingFetch(world, buyer.account)(`${stack.url}/preflight_payment`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       // Another nonce: a new intent with the same key tuple (a repeat of one hash is idempotent).
@@ -155,12 +102,16 @@ beforeAll(async () => {
     policy: { escalateAbove: '5.00' },
   });
   stranger = await newConsumer(stack, devnet, { mintAtomic: 1_000_000n });
-  ids.completed = await purchase('taken.test');
+  ids.completed = await purchase(world, buyer, 'taken.test');
   await reaches(ids.completed, 'COMPLETED');
-  ids.refunded = await purchase('refused.test', { refuseBeforePayment: true });
+  ids.refunded = await purchase(world, buyer, 'refused.test', {
+    faults: { refuseBeforePayment: true },
+  });
   await reaches(ids.refunded, 'REFUNDED');
   merchant.resetFaults();
-  ids.ambiguous = await purchase('dropped.test', { dropAfterSettle: true });
+  ids.ambiguous = await purchase(world, buyer, 'dropped.test', {
+    faults: { dropAfterSettle: true },
+  });
   await reaches(ids.ambiguous, 'MANUAL_REVIEW');
   merchant.resetFaults();
   duplicateHash = await blockDuplicate();
@@ -177,7 +128,7 @@ afterAll(async () => {
 });
 
 function reconcile(body: unknown, bearer: string | undefined, paid: boolean) {
-  return (paid ? officialFetch(buyer.account) : fetch)(`${stack.url}/reconcile_agent_spend`, {
+  return (paid ? fundingFetch(world, buyer.account) : fetch)(`${stack.url}/reconcile_agent_spend`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',

@@ -5,14 +5,12 @@
 // after verified purchases its lower bound rises; a lie the registry catches lowers it; and the
 // engine's rule 7 inside the preflight window (the consumer purchase's own policy check) reads the
 // same score: unavailable first (onUnavailable decides), observed afterwards, below the floor at last.
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
-import type { PrivateKeyAccount } from 'viem/accounts';
 import { DEFAULT_Z, wilsonLowerBound } from '../../core/trust/score';
-import { type ConsumerIntentRow, getConsumerIntent } from '../../subgraphs/intent/consumer/store';
+import type { ConsumerIntentRow } from '../../subgraphs/intent/consumer/store';
 import { newConsumer, type TestConsumer } from '../support/consumers';
 import { startConsumerWorld, type ConsumerWorld } from '../support/consumerWorld';
 import { postJson, type TestStack } from '../support/stack';
+import { createIntent, fundingFetch, intentRow, purchase, untilIntent } from '../support/purchases';
 
 let world: ConsumerWorld;
 let stack: TestStack;
@@ -48,28 +46,13 @@ afterEach(() => {
   world.merchant.resetFaults();
 });
 
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const network = world.rails.funding.network as `${string}:${string}`;
-  const client = new x402Client().register(network, new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [
-      {
-        network,
-        asset: world.rails.funding.token.toLowerCase(),
-        maxAmountPerPayment: '1000000',
-      },
-    ],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
-}
-
 async function paidPost(
   who: TestConsumer,
   path: string,
   body: unknown,
   token?: string,
 ): Promise<{ status: number; body: any; paid: boolean }> {
-  const response = await officialFetch(who.account)(`${stack.url}${path}`, {
+  const response = await fundingFetch(world, who.account)(`${stack.url}${path}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -84,51 +67,12 @@ async function paidPost(
   };
 }
 
-async function row(intentId: string): Promise<ConsumerIntentRow> {
-  return (await getConsumerIntent(stack.db.pool, intentId))!;
-}
-
-async function until(
-  intentId: string,
-  done: (current: ConsumerIntentRow) => boolean,
-): Promise<ConsumerIntentRow> {
-  for (let attempt = 0; attempt < 800; attempt += 1) {
-    const current = await row(intentId);
-    if (done(current)) return current;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`intent ${intentId} never got there: ${JSON.stringify(await row(intentId))}`);
-}
-
 const FINISHED = new Set(['COMPLETED', 'MANUAL_REVIEW', 'REFUNDED']);
 
-async function create(domain: string, who: TestConsumer): Promise<any> {
-  const created = await postJson(
-    stack.url,
-    '/consumer/intents',
-    { capability: 'domains.check', params: { domain } },
-    who.session,
-  );
-  expect(created.status).toBe(201);
-  return created.body;
-}
-
 /** A whole purchase through the gateway, until the delivery job has judged it. */
-async function purchase(domain: string, who = buyer): Promise<ConsumerIntentRow> {
-  const intentId = (await create(domain, who)).intent.intentId as string;
-  const funded = await officialFetch(who.account)(
-    `${stack.url}/consumer/intents/${intentId}/fund`,
-    { method: 'POST', headers: { authorization: `Bearer ${who.session}` } },
-  );
-  expect(funded.status).toBe(200);
-  const executed = await postJson(
-    stack.url,
-    `/consumer/intents/${intentId}/execute`,
-    {},
-    who.session,
-  );
-  expect(executed.status).toBe(202);
-  return until(intentId, (current) => FINISHED.has(current.state));
+async function judgedPurchase(domain: string, who = buyer): Promise<ConsumerIntentRow> {
+  const intentId = await purchase(world, who, domain);
+  return untilIntent(world, intentId, (current) => FINISHED.has(current.state));
 }
 
 const unique = (label: string) => `${label}-${(sequence += 1)}-${Date.now().toString(36)}.test`;
@@ -171,7 +115,7 @@ describe('scores from real purchases', () => {
     ]);
 
     // The first purchase finds no score: rule 7 passes on onUnavailable ALLOW, saying why.
-    const first = await purchase('taken.test');
+    const first = await judgedPurchase('taken.test');
     expect(first.state).toBe('COMPLETED');
     expect(rule7(first)).toMatchObject({
       result: 'PASS',
@@ -199,9 +143,9 @@ describe('scores from real purchases', () => {
   }, 120_000);
 
   test('a policy escalating on an unavailable score escalates the purchase (rule 7 onUnavailable)', async () => {
-    const created = await create(unique('cautious'), cautious);
+    const created = await createIntent(world, cautious, unique('cautious'));
     expect(created.nextAction).toBe('AWAIT_APPROVAL');
-    const current = await row(created.intent.intentId);
+    const current = await intentRow(world, created.intent.intentId);
     expect(current.state).toBe('AWAITING_APPROVAL');
     expect(rule7(current)).toMatchObject({
       result: 'ESCALATE',
@@ -212,7 +156,7 @@ describe('scores from real purchases', () => {
 
   test('after verified purchases the score is paid for and answered; the lower bound rises with more of them', async () => {
     for (let index = 0; index < 4; index += 1) {
-      expect((await purchase(unique('free'))).state).toBe('COMPLETED');
+      expect((await judgedPurchase(unique('free'))).state).toBe('COMPLETED');
     }
     const unpaid = await postJson(stack.url, '/score_vendor', { provider });
     expect(unpaid.status).toBe(402);
@@ -231,7 +175,7 @@ describe('scores from real purchases', () => {
     expect(five.body.basis.ageSeconds).toBeGreaterThanOrEqual(0);
 
     // The sixth purchase's own policy check already read the score of five (rule 7 observed it).
-    const sixth = await purchase(unique('free'));
+    const sixth = await judgedPurchase(unique('free'));
     expect(sixth.state).toBe('COMPLETED');
     expect(rule7(sixth)).toMatchObject({
       result: 'PASS',
@@ -247,7 +191,7 @@ describe('scores from real purchases', () => {
 
   test('a lie the registry catches lowers the score; below the floor rule 7 escalates the next purchase', async () => {
     world.merchant.setFaults({ lieAboutAvailability: true });
-    const lie = await purchase('example.test');
+    const lie = await judgedPurchase('example.test');
     expect(lie.state).toBe('MANUAL_REVIEW');
     expect(lie.serviceVerified).toMatchObject({ verified: false, method: 'RDAP' });
     world.merchant.resetFaults();
@@ -258,9 +202,9 @@ describe('scores from real purchases', () => {
     expect(after.body).toMatchObject(expected(6, 1));
     expect(after.body.lowerBound).toBeLessThan(lastBound);
     // 48 < 50: the buyer's default vendorRisk (onBelow ESCALATE) asks the owner.
-    const created = await create(unique('below'), buyer);
+    const created = await createIntent(world, buyer, unique('below'));
     expect(created.nextAction).toBe('AWAIT_APPROVAL');
-    expect(rule7(await row(created.intent.intentId))).toMatchObject({
+    expect(rule7(await intentRow(world, created.intent.intentId))).toMatchObject({
       result: 'ESCALATE',
       observed: String(expected(6, 1).score),
       note: 'ESCALATED_VENDOR_RISK:BELOW_FLOOR',

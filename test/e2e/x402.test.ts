@@ -8,8 +8,6 @@ import {
   encodePaymentSignatureHeader,
 } from '@x402/core/http';
 import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
@@ -31,6 +29,7 @@ import {
 } from '../../platform/chain/tokens';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
+import { officialFetch } from '../support/officialClient';
 
 const POLLING = { pollingIntervalMs: 20 };
 const PING_PRICE = 10_000n;
@@ -58,15 +57,6 @@ function balance(address: Address): Promise<bigint> {
 
 function newPayer(): PrivateKeyAccount {
   return privateKeyToAccount(generatePrivateKey());
-}
-
-/** The official client: @x402/fetch with @x402/evm, the devnet USDT0 allowed by spend controls. */
-function officialFetch(payer: PrivateKeyAccount): typeof fetch {
-  const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }],
-  });
-  return wrapFetchWithPayment(fetch, client) as typeof fetch;
 }
 
 async function challengeFor(path: string, init: RequestInit = {}): Promise<PaymentRequired> {
@@ -290,7 +280,9 @@ describe('the official client pays', () => {
       `TREASURY:eip155:196|${token.toLowerCase()}:fee-receiver`,
     );
 
-    const response = await officialFetch(payer)(`${stack.url}/ping_service`);
+    const response = await officialFetch(payer, { network: 'eip155:196', asset: token })(
+      `${stack.url}/ping_service`,
+    );
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(body).toEqual({ ok: true, tool: 'ping_service', ts: expect.any(String) });
@@ -336,11 +328,14 @@ describe('the official client pays', () => {
     );
     const payer = newPayer();
     await fund(payer, 1_000_000n);
-    const response = await officialFetch(payer)(`${stack.url}/preflight_payment`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ policyId, intent }),
-    });
+    const response = await officialFetch(payer, { network: 'eip155:196', asset: token })(
+      `${stack.url}/preflight_payment`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ policyId, intent }),
+      },
+    );
     expect(response.status).toBe(200);
     const decision = (await response.json()) as any;
     expect(decision.policyId).toBe(policyId);
@@ -354,11 +349,14 @@ describe('the official client pays', () => {
   it('POST /cafe/order/latte: a demo voucher, paid exactly the latte price', async () => {
     const payer = newPayer();
     await fund(payer, 100_000n);
-    const response = await officialFetch(payer)(`${stack.url}/cafe/order/latte`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ cupName: 'Ada' }),
-    });
+    const response = await officialFetch(payer, { network: 'eip155:196', asset: token })(
+      `${stack.url}/cafe/order/latte`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ cupName: 'Ada' }),
+      },
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
       orderId: expect.stringMatching(/^ord_[0-9a-f]{24}$/),

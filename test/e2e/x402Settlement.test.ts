@@ -11,8 +11,6 @@ import {
   encodePaymentSignatureHeader,
 } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
-import { ExactEvmScheme } from '@x402/evm/exact/client';
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { type Address, type Hex, erc20Abi, parseGwei } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
@@ -39,6 +37,7 @@ import { silentLogger } from '../../platform/log';
 import { getPayment } from '../../subgraphs/ledger';
 import { startTestStack, type TestStack } from '../support/stack';
 import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
+import { officialFetch } from '../support/officialClient';
 
 const POLLING = { pollingIntervalMs: 20 };
 const PING_PRICE = 10_000n;
@@ -151,21 +150,6 @@ async function signedAuthorizationOf(header: string): Promise<SignedTransferAuth
     },
     signature: payload.signature,
   };
-}
-
-/** The official client, recording the payment headers it sends so the test can present them again. */
-function officialFetch(payer: PrivateKeyAccount, sent: string[]): typeof fetch {
-  const client = new x402Client().register('eip155:196', new ExactEvmScheme(payer));
-  client.setSpendControls({
-    allowedAssets: [{ network: 'eip155:196', asset: token, maxAmountPerPayment: '1000000' }],
-  });
-  const recording = async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const request = new Request(input, init);
-    const header = request.headers.get('payment-signature');
-    if (header) sent.push(header);
-    return fetch(request);
-  };
-  return wrapFetchWithPayment(recording as typeof fetch, client) as typeof fetch;
 }
 
 function paidPing(header: string): Promise<Response> {
@@ -318,7 +302,9 @@ describe('a reverted settlement stays open while the authorization can move mone
     const treasuryBefore = await accountBalance(treasuryAccount);
     const sent: string[] = [];
     const { response, settlementTx } = await presentAndFrontRun(payer, () =>
-      officialFetch(payer, sent)(`${stack.url}/ping_service`),
+      officialFetch(payer, { network: 'eip155:196', asset: token, sentSignatures: sent })(
+        `${stack.url}/ping_service`,
+      ),
     );
     expect(sent).toHaveLength(1);
     const [header] = sent;
