@@ -4,12 +4,11 @@
 // contradicting groups (migrations 0003_service_payments.sql and 0006_service_payment_chain_proof.sql
 // hold the rules the database enforces). Chain access and the protocol live in gateway/x402.
 import type { Pool, PoolClient } from 'pg';
-import { withTransaction } from '../../../platform/db/transaction';
 import { accountId, FEE_RECEIVER_REF } from '../accounts/names';
 import { postServiceFee } from '../posting/groupKinds';
 import { postGroup, reverseGroup } from '../posting/writes';
-import { ledgerErrorFrom } from '../sql';
 import { recordFundingPending } from './funding';
+import { inLedgerTransaction } from './transaction';
 import {
   type FailureEvidence,
   feeStreamOf,
@@ -49,14 +48,6 @@ async function lockIn(
   return row && states.includes(row.state) ? fromRow(row) : null;
 }
 
-async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  try {
-    return await withTransaction(pool, work);
-  } catch (error) {
-    throw ledgerErrorFrom(error) ?? error;
-  }
-}
-
 /**
  * The chain confirmed the Transfer of a claimed payment: SERVICE_FEE (Dr TREASURY:fee-receiver / Cr
  * FEE_REVENUE:<route>) and SETTLED, in one transaction. The lease stays: the caller runs the call.
@@ -66,7 +57,7 @@ export function recordSettled(
   payment: ServicePayment,
   txHash: string,
 ): Promise<ServicePayment> {
-  return inTransaction(pool, async (client) => {
+  return inLedgerTransaction(pool, async (client) => {
     const asset = ledgerAsset(payment);
     const feeGroupId = await postServiceFee(client, {
       asset,
@@ -101,7 +92,7 @@ export function recordPending(
   if (payment.purpose === 'FUNDING') return recordFundingPending(pool, payment, settlement);
   const { txHash } = settlement;
   const unpaidTxHash = settlement.unpaidTxHash ?? null;
-  return inTransaction(pool, async (client) => {
+  return inLedgerTransaction(pool, async (client) => {
     const asset = ledgerAsset(payment);
     const feeGroupId = await postGroup(client, {
       kind: 'SERVICE_FEE',
@@ -151,7 +142,7 @@ export function recordConfirmed(
   txHash: string,
   leaseMs: number | null,
 ): Promise<ServicePayment | null> {
-  return inTransaction(pool, async (client) => {
+  return inLedgerTransaction(pool, async (client) => {
     if (!(await lockIn(client, payment.paymentId, ['PENDING']))) return null;
     const asset = ledgerAsset(payment);
     const clearGroupId = await postGroup(client, {
@@ -197,7 +188,7 @@ export function recordFailed(
   const { reason } = evidence;
   const chainTimeS = 'chainTimeS' in evidence ? evidence.chainTimeS.toString() : null;
   const usedByTxHash = 'usedByTxHash' in evidence ? evidence.usedByTxHash.toLowerCase() : null;
-  return inTransaction(pool, async (client) => {
+  return inLedgerTransaction(pool, async (client) => {
     const current = await lockIn(client, payment.paymentId, ['SETTLING', 'PENDING']);
     if (!current) return null;
     const reversalGroupId = current.feeGroupId

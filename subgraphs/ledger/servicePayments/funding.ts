@@ -6,13 +6,12 @@
 // reservation with it and moves the intent to FUNDED in the same transaction as these writes
 // (subgraphs/intent/consumer/funding/booking.ts); that is why the writes here take its client.
 import type { Pool, PoolClient } from 'pg';
-import { newServicePaymentId } from '../../../core/canon/ids';
 import type { Db } from '../../../platform/db';
-import { withTransaction } from '../../../platform/db/transaction';
 import { accountId } from '../accounts/names';
 import { postGroup } from '../posting/writes';
-import { ledgerErrorFrom } from '../sql';
 import { findPayment } from './reads';
+import { inLedgerTransaction } from './transaction';
+import { insertClaim } from './writes';
 import {
   type ClaimOutcome,
   type FundingTarget,
@@ -43,33 +42,8 @@ export async function claimFundingPayment(
   target: FundingTarget,
   leaseMs: number,
 ): Promise<FundingClaimOutcome> {
-  const inserted = await db.query<Row>(
-    withLease(
-      `INSERT INTO ledger.service_payments
-         (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
-          state, lease_until, purpose, policy_id, intent_ref)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'SETTLING', ${LEASE_SQL}, 'FUNDING', $12, $13)
-       ON CONFLICT DO NOTHING
-       RETURNING *`,
-      11,
-    ),
-    [
-      newServicePaymentId(),
-      claim.network,
-      claim.asset,
-      claim.payer,
-      claim.nonce,
-      claim.payTo,
-      claim.amountAtomic.toString(),
-      claim.validBefore.toString(),
-      claim.route,
-      claim.requestDigest,
-      leaseMs,
-      target.policyId,
-      target.intentRef,
-    ],
-  );
-  if (inserted.rows[0]) return { claimed: true, payment: fromRow(inserted.rows[0]) };
+  const claimed = await insertClaim(db, claim, leaseMs, target);
+  if (claimed) return { claimed: true, payment: claimed };
   const existing = await findPayment(db, claim);
   if (existing) return { claimed: false, payment: existing };
   const live = await db.query<Row>(
@@ -112,47 +86,43 @@ export async function recordFundingPending(
   const { txHash } = settlement;
   const unpaidTxHash = settlement.unpaidTxHash ?? null;
   const target = targetOf(payment);
-  try {
-    return await withTransaction(pool, async (client) => {
-      const asset = ledgerAsset(payment);
-      const parkGroupId = await postGroup(client, {
-        kind: 'SUSPENSE_MOVE',
-        asset,
-        entries: [
-          {
-            account: accountId('SUSPENSE', asset, payment.paymentId),
-            amountAtomic: payment.amountAtomic,
-          },
-          {
-            account: accountId('USER_OBLIGATION', asset, target.policyId),
-            amountAtomic: -payment.amountAtomic,
-          },
-        ],
-        idempotencyKey: `x402:fee:${payment.paymentId}`,
-        intentRef: target.intentRef,
-        policyId: target.policyId,
-        memo: unpaidTxHash
-          ? `funding of ${target.intentRef} by ${payment.payer}: settlement ${unpaidTxHash} reverted; the authorization may still be used`
-          : `funding of ${target.intentRef} by ${payment.payer}: settlement ${txHash ?? '(hash unknown)'} unconfirmed`,
-      });
-      const result = await client.query<Row>(
-        `UPDATE ledger.service_payments
+  return inLedgerTransaction(pool, async (client) => {
+    const asset = ledgerAsset(payment);
+    const parkGroupId = await postGroup(client, {
+      kind: 'SUSPENSE_MOVE',
+      asset,
+      entries: [
+        {
+          account: accountId('SUSPENSE', asset, payment.paymentId),
+          amountAtomic: payment.amountAtomic,
+        },
+        {
+          account: accountId('USER_OBLIGATION', asset, target.policyId),
+          amountAtomic: -payment.amountAtomic,
+        },
+      ],
+      idempotencyKey: `x402:fee:${payment.paymentId}`,
+      intentRef: target.intentRef,
+      policyId: target.policyId,
+      memo: unpaidTxHash
+        ? `funding of ${target.intentRef} by ${payment.payer}: settlement ${unpaidTxHash} reverted; the authorization may still be used`
+        : `funding of ${target.intentRef} by ${payment.payer}: settlement ${txHash ?? '(hash unknown)'} unconfirmed`,
+    });
+    const result = await client.query<Row>(
+      `UPDATE ledger.service_payments
             SET state = 'PENDING', tx_hash = COALESCE(tx_hash, $2), unpaid_tx_hash = $4, fee_group_id = $3, lease_until = NULL
           WHERE payment_id = $1 AND state = 'SETTLING' RETURNING *`,
-        [
-          payment.paymentId,
-          txHash?.toLowerCase() ?? null,
-          parkGroupId,
-          unpaidTxHash?.toLowerCase() ?? null,
-        ],
-      );
-      if (!result.rows[0])
-        throw new Error(`service payment ${payment.paymentId} left SETTLING while being parked`);
-      return fromRow(result.rows[0]);
-    });
-  } catch (error) {
-    throw ledgerErrorFrom(error) ?? error;
-  }
+      [
+        payment.paymentId,
+        txHash?.toLowerCase() ?? null,
+        parkGroupId,
+        unpaidTxHash?.toLowerCase() ?? null,
+      ],
+    );
+    if (!result.rows[0])
+      throw new Error(`service payment ${payment.paymentId} left SETTLING while being parked`);
+    return fromRow(result.rows[0]);
+  });
 }
 
 /** Unwinds the park of a confirmed funding payment (Dr USER_OBLIGATION / Cr SUSPENSE), in the caller's transaction. */

@@ -6,6 +6,7 @@ import type { Db } from '../../../platform/db';
 import { findPayment } from './reads';
 import {
   type ClaimOutcome,
+  type FundingTarget,
   fromRow,
   LEASE_SQL,
   type PaymentClaim,
@@ -15,20 +16,29 @@ import {
 } from './record';
 
 /**
- * Inserts the claim (state SETTLING, leased for `leaseMs`) unless this authorization already has a
- * record; either way returns the record. Exactly one of any number of concurrent callers claims.
+ * Inserts a claim (state SETTLING, leased for `leaseMs`); null when a unique rule refused it. A fee
+ * claim conflicts only on its authorization; a funding claim (`funding` set) also on its intent's
+ * one live funding payment, so every unique rule applies to it.
  */
-export async function claimPayment(
+export async function insertClaim(
   db: Db,
   claim: PaymentClaim,
   leaseMs: number,
-): Promise<ClaimOutcome> {
+  funding: FundingTarget | null,
+): Promise<ServicePayment | null> {
+  const columns = funding === null ? '' : ', purpose, policy_id, intent_ref';
+  const values = funding === null ? '' : ", 'FUNDING', $12, $13";
+  const conflict =
+    funding === null
+      ? 'ON CONFLICT ON CONSTRAINT service_payments_authorization_once'
+      : 'ON CONFLICT';
   const inserted = await db.query<Row>(
     withLease(
       `INSERT INTO ledger.service_payments
-         (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest, state, lease_until)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'SETTLING', ${LEASE_SQL})
-       ON CONFLICT ON CONSTRAINT service_payments_authorization_once DO NOTHING
+         (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
+          state, lease_until${columns})
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'SETTLING', ${LEASE_SQL}${values})
+       ${conflict} DO NOTHING
        RETURNING *`,
       11,
     ),
@@ -44,9 +54,23 @@ export async function claimPayment(
       claim.route,
       claim.requestDigest,
       leaseMs,
+      ...(funding === null ? [] : [funding.policyId, funding.intentRef]),
     ],
   );
-  if (inserted.rows[0]) return { claimed: true, payment: fromRow(inserted.rows[0]) };
+  return inserted.rows[0] ? fromRow(inserted.rows[0]) : null;
+}
+
+/**
+ * Inserts the claim (state SETTLING, leased for `leaseMs`) unless this authorization already has a
+ * record; either way returns the record. Exactly one of any number of concurrent callers claims.
+ */
+export async function claimPayment(
+  db: Db,
+  claim: PaymentClaim,
+  leaseMs: number,
+): Promise<ClaimOutcome> {
+  const claimed = await insertClaim(db, claim, leaseMs, null);
+  if (claimed) return { claimed: true, payment: claimed };
   const existing = await findPayment(db, claim);
   if (!existing) throw new Error('service payment vanished between claim and read');
   return { claimed: false, payment: existing };
