@@ -34,7 +34,11 @@ export function settlementPending(payment: ServicePayment): AppError {
     ? 'The settlement transaction reverted, but the signed authorization can still be used on chain until validBefore. ' +
       'Present the same payment header again: the call runs if it is paid, it is refused once it can no longer be, ' +
       'and it is never charged twice. Do not sign a new one for this call.'
-    : 'The payment was sent on chain and is not confirmed yet. Present the same payment header again; it will not be charged twice.';
+    : payment.txHash === null
+      ? 'The settlement was sent, but its answer was lost: the chain may still take it. Present the same payment header again: ' +
+        'the call runs once it is paid, it is refused once the authorization can no longer be used (validBefore), ' +
+        'and it is never charged twice. Do not sign a new one for this call.'
+      : 'The payment was sent on chain and is not confirmed yet. Present the same payment header again; it will not be charged twice.';
   return new AppError('PAYMENT_SETTLEMENT_PENDING', message, {
     paymentId: payment.paymentId,
     transaction: payment.txHash,

@@ -6,7 +6,9 @@
 // and never a second settlement. A settlement the chain has not confirmed in time, or one that
 // reverted while the signed authorization can still be used, is parked in SUSPENSE and answered
 // 503 PAYMENT_SETTLEMENT_PENDING; the call runs once the chain shows the Transfer, and the payment
-// is refused only once the chain proves it can never arrive.
+// is refused only once the chain proves it can never arrive. So is a settlement that failed after
+// its transaction was handed to the node with no hash back (its answer lost): once settle has sent,
+// a claim is released only for a refusal that provably came before anything was broadcast.
 //
 // A route may price itself per request (its amount, its payTo) and say what the payment pays
 // for: the fund route of a consumer intent takes the intent's funding amount to the funding
@@ -14,12 +16,7 @@
 // intent. Such a route may also refuse a new payment (the intent is not fundable): then nothing is
 // offered or claimed, but a payment it already took is still replayed (or resolved) as above.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type {
-  PaymentPayload,
-  PaymentRequirements,
-  ResourceInfo,
-  SettleResponse,
-} from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements, ResourceInfo } from '@x402/core/types';
 import type { Address, Hex } from 'viem';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
@@ -49,7 +46,7 @@ import {
   paymentRequired,
   requirementsFor,
 } from './protocol';
-import type { SettlementRail } from './rail';
+import type { Settlement, SettlementRail } from './rail';
 import { type Reconciler, matchingTransfer } from './reconciler';
 
 export interface PaywallOptions {
@@ -237,7 +234,7 @@ export class Paywall {
   private async settleAndRun(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
     const { rail, db } = this.options;
     const { payload, offered, authorization } = attempt;
-    let settlement: SettleResponse;
+    let settlement: Settlement;
     try {
       // Settlement verifies first (signature, window, simulation) and sends nothing if that fails.
       settlement = await rail.settle(payload, offered);
@@ -283,12 +280,19 @@ export class Paywall {
         txHash: null,
         unpaidTxHash: settlement.transaction,
       });
-      const result = await this.follow(parked, attempt, Date.now() + this.options.leaseMs);
-      // A parked record is never deleted, so there is no claim to take again.
-      if (result === 'RECLAIM') throw settlementPending(parked);
-      return result;
+      return this.followParked(parked, attempt);
     }
-    // Refused before anything was sent.
+    if (settlement.broadcast) {
+      // A transaction was handed to the node and no hash came back: its answer may be lost while
+      // the node holds (and will mine) it. Nothing proves the authorization unspent, so the claim
+      // is never released here: parked until the chain decides (paid, or unused past validBefore).
+      this.options.log.warn(
+        { paymentId: payment.paymentId, reason },
+        'x402 settlement failed after its send; parked until the chain decides the authorization',
+      );
+      return this.followParked(await recordPending(db, payment, { txHash: null }), attempt);
+    }
+    // Refused before anything was sent (verification, simulation): the authorization is unspent by us.
     const refusal = await this.diagnose(reason, authorization);
     if (refusal === NONCE_USED) {
       // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
@@ -298,6 +302,14 @@ export class Paywall {
     }
     await releaseClaim(db, payment.paymentId);
     return attempt.refuse(refusal);
+  }
+
+  /** A payment just parked: the chain may already decide it (then the call runs or is refused), else 503. */
+  private async followParked(parked: ServicePayment, attempt: Attempt): Promise<RestResult> {
+    const result = await this.follow(parked, attempt, Date.now() + this.options.leaseMs);
+    // A parked record is never deleted, so there is no claim to take again.
+    if (result === 'RECLAIM') throw settlementPending(parked);
+    return result;
   }
 
   private async bookEarlierUse(
@@ -317,7 +329,11 @@ export class Paywall {
     return bookSettled(db, payment, txHash);
   }
 
-  /** The reference facilitator reports a bare simulation failure on chains without Multicall3; say why. */
+  /**
+   * The reference facilitator reports a bare simulation failure on chains without Multicall3; say
+   * why. Only for a refusal before any send: it reads the latest mined block, which cannot see a
+   * transaction still waiting in the mempool.
+   */
   private async diagnose(reason: string, authorization: Authorization): Promise<string> {
     if (reason !== SIMULATION_FAILED && reason !== 'invalid_exact_evm_transaction_failed')
       return reason;

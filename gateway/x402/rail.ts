@@ -3,6 +3,7 @@
 // make the ledger follow the chain rather than the facilitator's word: the Transfer event of a
 // receipt, whether an authorization was used, by which transaction, the payer's balance and the
 // chain's clock. Facts a decision combines are read at one block number the caller pins.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
@@ -52,11 +53,19 @@ export type ReceiptOutcome =
   | { readonly status: 'reverted' }
   | { readonly status: 'success'; readonly transfers: readonly ObservedTransfer[] };
 
+/**
+ * The facilitator's answer, plus whether it handed a transaction to the node. A failure with no
+ * transaction hash after a send is no proof nothing moved: the node may have taken the transaction
+ * and only its answer was lost (a 5xx or timeout that viem retried into "already known" or "nonce
+ * too low"). Only a refusal before any send (`broadcast` false) proves the authorization unspent.
+ */
+export type Settlement = SettleResponse & { readonly broadcast: boolean };
+
 export interface SettlementRail {
   readonly network: `eip155:${number}`;
   readonly relayer: Address;
   /** Verifies (with simulation, so a doomed authorization is refused without sending) and settles. */
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Settlement>;
   /** The latest block number: read it once, then read every fact of one decision at it. */
   latestBlockNumber(): Promise<bigint>;
   /**
@@ -171,9 +180,15 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
 
   const recentReceipts = new RecentReceipts();
+  // Which settlement (of several under way at once) reached the send: each runs in its own context.
+  const sends = new AsyncLocalStorage<{ broadcast: boolean }>();
   const signer = createFacilitatorSigner(wallet, account.address, {
     confirmationTimeoutMs: options.confirmationTimeoutMs,
     onReceipt: (receipt) => recentReceipts.remember(receipt),
+    onSend: () => {
+      const attempt = sends.getStore();
+      if (attempt) attempt.broadcast = true;
+    },
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
@@ -181,7 +196,11 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   return {
     network,
     relayer: account.address,
-    settle: (payload, requirements) => facilitator.settle(payload, requirements),
+    async settle(payload, requirements) {
+      const attempt = { broadcast: false };
+      const response = await sends.run(attempt, () => facilitator.settle(payload, requirements));
+      return { ...response, broadcast: attempt.broadcast };
+    },
     latestBlockNumber: () => publicClient.getBlockNumber({ cacheTime: 0 }),
     receipt: (txHash, atBlock) => readReceipt(publicClient, token, recentReceipts, txHash, atBlock),
     authorizationUsed: (payer, nonce, blockNumber) =>

@@ -36,6 +36,11 @@ export interface FacilitatorSignerOptions {
   readonly confirmationTimeoutMs: number;
   /** Sees every receipt the facilitator waited for (the rail keeps them to book from). */
   readonly onReceipt?: (receipt: TransactionReceipt) => void;
+  /**
+   * Called right before a transaction is handed to the node (gas estimation included): from then
+   * on the node may hold it even if its answer is lost, so a failure is no proof nothing was sent.
+   */
+  readonly onSend?: () => void;
 }
 
 export function createFacilitatorSigner(
@@ -56,8 +61,14 @@ export function createFacilitatorSigner(
         }
         return wallet.verifyTypedData(args as never);
       },
-      writeContract: (args) => wallet.writeContract(args as never),
-      sendTransaction: (args) => wallet.sendTransaction(args as never),
+      writeContract: (args) => {
+        options.onSend?.();
+        return wallet.writeContract(args as never);
+      },
+      sendTransaction: (args) => {
+        options.onSend?.();
+        return wallet.sendTransaction(args as never);
+      },
       waitForTransactionReceipt: async (args) => {
         const receipt = await wallet.waitForTransactionReceipt(args);
         options.onReceipt?.(receipt);

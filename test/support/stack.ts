@@ -90,6 +90,8 @@ export interface TestStackOptions {
     /** How long settlement waits for a receipt before the payment counts as ambiguous; default 10 s. */
     readonly settleTimeoutMs?: number;
     readonly leaseMs?: number;
+    /** The RPC the service settles through (e.g. a proxy in front of the funding chain); default: the chain's. */
+    readonly rpcUrl?: string;
   };
 }
 
@@ -155,7 +157,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
         ? {
             rail: createSettlementRail({
               chainId: funding!.chainId,
-              rpcUrl: funding!.rpcUrl,
+              rpcUrl: paid.rpcUrl ?? funding!.rpcUrl,
               token: funding!.token.address,
               relayerPrivateKey: paid.devnet.keys.relayer.exportPrivateKey(),
               confirmationTimeoutMs: settleTimeoutMs,
