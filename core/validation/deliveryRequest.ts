@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { isConsumerIntentId } from '../canon/id-shapes';
 import { AppError } from '../errors';
-import { CAPABILITY_PATTERN } from './intent';
+import { CAPABILITY_MAX_CHARS, CAPABILITY_PATTERN } from './intent';
 import { isDomainName } from './domainName';
 import { fieldDetails, requiredOr } from './zodDetails';
 
@@ -36,7 +36,7 @@ const intentBody = z.strictObject({
 const claimBody = z.strictObject({
   capability: z
     .string(requiredOr('must be a capability id such as domains.check'))
-    .max(64, { error: 'must be at most 64 characters' })
+    .max(CAPABILITY_MAX_CHARS, { error: `must be at most ${CAPABILITY_MAX_CHARS} characters` })
     .regex(CAPABILITY_PATTERN, { error: 'must be a capability id such as domains.check' }),
   params: z.record(z.string(), z.unknown(), requiredOr('must be a JSON object')),
   providerAttested: z.record(z.string(), z.unknown(), requiredOr('must be a JSON object')),

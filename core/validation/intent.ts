@@ -9,7 +9,13 @@ import { INTENT_CHECK_ORDER, spendIntentWireSchema, type JsonObject } from './in
 import { formatIsoSeconds, parseIsoTimestamp } from './timestamp';
 import { fieldDetails, REQUIRED, UNKNOWN_FIELD } from './zodDetails';
 
-export { CAPABILITY_PATTERN, INTENT_BOUNDS, type JsonObject } from './intentSchema';
+export {
+  CAPABILITY_MAX_CHARS,
+  CAPABILITY_PATTERN,
+  INTENT_BOUNDS,
+  isCapabilityName,
+  type JsonObject,
+} from './intentSchema';
 
 export const SPEND_INTENT_WIRE_FIELDS = [
   'policyId',

@@ -25,8 +25,18 @@ export const INTENT_BOUNDS = {
   canonicalItemMaxBytes: 4096,
 } as const;
 
+/** The one capability grammar (DECISIONS "Bounds"): every reader of a capability name judges by it. */
 export const CAPABILITY_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z0-9_*]+)*$/;
-const CAPABILITY_MAX_CHARS = 64;
+export const CAPABILITY_MAX_CHARS = 64;
+
+/** Whether `value` is a capability name: 1–64 characters of CAPABILITY_PATTERN. */
+export function isCapabilityName(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length <= CAPABILITY_MAX_CHARS &&
+    CAPABILITY_PATTERN.test(value)
+  );
+}
 // Provider names are host-like; whitespace or control characters would make look-alikes.
 export const PROVIDER_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${INTENT_BOUNDS.providerMaxChars}}$`);
 

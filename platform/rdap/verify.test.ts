@@ -183,6 +183,13 @@ describe('providerAttestationOnly', () => {
     });
   });
 
+  it('takes every capability name the request validators take (one grammar, judged before any 402)', () => {
+    for (const capability of ['shop.*', 'a.1b', 'gifts.order_2', 'x'])
+      expect(providerAttestationOnly({ capability, attestedBy: 'm' }, now).method).toBe(
+        'PROVIDER_ATTESTATION',
+      );
+  });
+
   it('refuses domains.check (it has an independent source) and malformed input', () => {
     expect(() => providerAttestationOnly({ capability: 'domains.check', attestedBy: 'm' })).toThrow(
       /RDAP/,

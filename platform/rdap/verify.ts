@@ -1,6 +1,7 @@
 // The service's own finding on a delivery, kept apart from what the merchant said (DECISIONS
 // "Receipts"): domains.check is checked against the registry over RDAP; other capabilities have no
 // independent source and say so. A failed or impossible check is `verified: false`, never a pass.
+import { isCapabilityName } from '../../core/validation/intent';
 import type { DomainLookup, RdapClient } from './lookupDomain';
 import { InvalidDomainNameError } from './names';
 
@@ -32,7 +33,6 @@ export interface DomainsCheckVerification {
 }
 
 export const DOMAINS_CHECK_CAPABILITY = 'domains.check';
-const CAPABILITY_PATTERN = /^[a-z][a-z0-9_-]{0,31}(?:\.[a-z][a-z0-9_-]{0,31}){0,3}$/;
 
 export async function verifyDomainsCheck(
   claim: DomainsCheckClaim,
@@ -96,7 +96,8 @@ export function providerAttestationOnly(
   now: () => Date = () => new Date(),
 ): ServiceVerified {
   const { capability, attestedBy } = input;
-  if (typeof capability !== 'string' || !CAPABILITY_PATTERN.test(capability))
+  // The grammar the request validators judge by before any 402: a name they let through is never refused here.
+  if (!isCapabilityName(capability))
     throw new RangeError('capability must be a capability name such as "domains.check"');
   if (capability === DOMAINS_CHECK_CAPABILITY)
     throw new RangeError(

@@ -66,7 +66,7 @@ export interface ChannelSecrets {
   readonly slackSigningSecret: string;
 }
 
-function newChannelSecrets(): ChannelSecrets {
+export function newChannelSecrets(): ChannelSecrets {
   return {
     telegramSecret: randomBytes(24).toString('hex'),
     slackSigningSecret: randomBytes(24).toString('hex'),
@@ -89,7 +89,8 @@ async function preflightFree(
   return answer.body;
 }
 
-async function worldOn(
+/** The fixtures a campaign names on `stack` (a policy, an intent, sessions); paidThrough also preflights. */
+export async function worldOn(
   stack: TestStack,
   seed: number,
   paidThrough: boolean,
