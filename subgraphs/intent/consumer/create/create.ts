@@ -5,7 +5,9 @@
 // one transaction, decided by the preflight path, and moved to AWAITING_FUNDING,
 // AWAITING_APPROVAL or BLOCKED (policyCheck.ts).
 import { newConsumerIntentId, newQuoteId } from '../../../../core/canon/ids';
+import { RailScalingError } from '../../../../core/consumer/quote';
 import { AppError } from '../../../../core/errors';
+import { MAX_WIRE_AMOUNT_DIGITS } from '../../../../core/money/amount';
 import { validateSpendIntent } from '../../../../core/validation/intent';
 import { withTransaction } from '../../../../platform/db';
 import { requireActor, type SubgraphContext } from '../../../kit';
@@ -21,7 +23,7 @@ import { consumerIntentView, type ConsumerIntentView } from '../view';
 import { type ConsumerIntentRequest, parseConsumerIntentRequest } from './body';
 import { fetchMerchantChallenge } from './merchantQuote';
 import { merchantRouteOf, merchantUrl } from './merchantRoutes';
-import { buildQuote, buildSpendIntent, type ConsumerQuote } from './quoteIntent';
+import { buildQuote, buildSpendIntent, type ConsumerQuote, type QuoteInput } from './quoteIntent';
 import { type CapabilityTerms, intentPolicy, purchasableTerms } from './terms';
 
 export interface ConsumerIntentAnswer {
@@ -82,7 +84,7 @@ async function quoteRequest(ctx: SubgraphContext, request: ConsumerIntentRequest
   const url = merchantUrl(baseUrl, route, params);
   const challenge = await fetchMerchantChallenge(url, route.method, rails.settlement);
   const quotedAt = new Date(Math.floor(ctx.now().getTime() / 1000) * 1000);
-  const quote = buildQuote({
+  const quote = quoteMerchantPrice({
     quoteId: newQuoteId(),
     quotedAt,
     capability: request.capability,
@@ -95,6 +97,30 @@ async function quoteRequest(ctx: SubgraphContext, request: ConsumerIntentRequest
   });
   const fundingAsset = { network: rails.funding.network, token: rails.funding.token };
   return { terms, quote, url, summary: route.summary(params), fundingAsset };
+}
+
+/**
+ * The quote of the merchant's price. A price the service cannot quote (beyond uint256, inexact
+ * across the rails' decimals, or a funding amount beyond the wire's 30 digits) is a malformed 402:
+ * the merchant's fault, 502 PROVIDER_UNAVAILABLE, never a 500; nothing is stored.
+ */
+function quoteMerchantPrice(input: QuoteInput): ConsumerQuote {
+  let quote: ConsumerQuote;
+  try {
+    quote = buildQuote(input);
+  } catch (error) {
+    if (!(error instanceof RangeError || error instanceof RailScalingError)) throw error;
+    throw new AppError(
+      'PROVIDER_UNAVAILABLE',
+      `The merchant’s 402 asks an amount the service cannot quote: ${error.message}.`,
+    );
+  }
+  if (quote.fundingAtomic.toString().length > MAX_WIRE_AMOUNT_DIGITS)
+    throw new AppError(
+      'PROVIDER_UNAVAILABLE',
+      `The merchant’s 402 asks an amount whose funding exceeds ${MAX_WIRE_AMOUNT_DIGITS} digits.`,
+    );
+  return quote;
 }
 
 /** Stores the quoted intent and its SpendIntent (CREATED → QUOTED → POLICY_CHECKING), or finds the key's intent. */

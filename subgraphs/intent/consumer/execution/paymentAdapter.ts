@@ -9,6 +9,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import type { Hex } from 'viem';
 import type { PaymentCapability } from '../../../../core/consumer/paymentCapability';
+import { readBoundedText } from '../../../../platform/rdap/http';
 import { CappedTimeoutScheme } from './cappedTimeout';
 
 /** The merchant's answer is bounded: a domains check is a few hundred bytes. */
@@ -90,12 +91,12 @@ function clientFor(input: PaymentAdapterInput, onSigned: () => void): x402Client
   return client;
 }
 
+/** The answer as JSON; null when it is not JSON or longer than MAX_ANSWER_BYTES (reading stops there). */
 async function readAnswer(response: Response): Promise<unknown> {
-  const text = await response.text();
-  if (text.length > MAX_ANSWER_BYTES) return null;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(await readBoundedText(response, MAX_ANSWER_BYTES)) as unknown;
   } catch {
+    await response.body?.cancel().catch(() => undefined);
     return null;
   }
 }
@@ -124,7 +125,8 @@ export async function payMerchant(input: PaymentAdapterInput): Promise<PaymentOu
     const outgoing = request instanceof Request ? request : new Request(request, init);
     const paid = outgoing.headers.has('payment-signature');
     if (paid) await input.onPaidRequestLeaving?.();
-    const answer = transport(outgoing, { signal });
+    // Never followed: a redirect would hand the payment signature to whatever origin it names.
+    const answer = transport(outgoing, { signal, redirect: 'manual' });
     if (paid) input.onPaidRequestSent?.();
     return answer;
   };
