@@ -41,6 +41,7 @@ describe('prepareRdap', () => {
     const setup = await prepareRdap({ config, standIn: true, out: (line) => lines.push(line) });
     expect(setup.client).toEqual({
       bootstrapSource: 'https://rdap.example/dns.json',
+      addressPolicy: 'development',
       lookupTimeoutMs: 5_000,
       maxConcurrentLookups: 8,
       transportRetries: 1,

@@ -26,7 +26,11 @@ export async function prepareRdap(options: {
   if (config.bootstrapSource !== null) {
     out(`rdap            bootstrap ${config.bootstrapSource}`);
     return {
-      client: { bootstrapSource: config.bootstrapSource, ...limits },
+      client: {
+        bootstrapSource: config.bootstrapSource,
+        addressPolicy: config.addressPolicy,
+        ...limits,
+      },
       stop: async () => undefined,
     };
   }
@@ -41,7 +45,8 @@ export async function prepareRdap(options: {
     `rdap            devnet registry ${registry.bootstrapUrl} (registered: ${registry.registeredNames.join(', ')})`,
   );
   return {
-    client: { bootstrapSource: registry.bootstrapUrl, ...limits },
+    // The devnet registry answers on loopback http.
+    client: { bootstrapSource: registry.bootstrapUrl, addressPolicy: 'development', ...limits },
     stop: () => registry.stop(),
   };
 }

@@ -25,6 +25,7 @@ describe('RDAP configuration', () => {
   it('on the devnet leaves the bootstrap to the devnet registry, with the named default limits', () => {
     expect(loadConfig({}).rdap).toEqual({
       bootstrapSource: null,
+      addressPolicy: 'development',
       lookupTimeoutMs: 5_000,
       maxConcurrentLookups: 8,
       transportRetries: 2,

@@ -7,7 +7,7 @@ import type { EnvReader } from './envReader';
 import type { RdapConfig } from './sections';
 
 /** Off the devnet the real IANA bootstrap is the default; plain http is accepted on loopback only. */
-export function readRdap(read: EnvReader, devnet: boolean): RdapConfig {
+export function readRdap(read: EnvReader, devnet: boolean, isProduction: boolean): RdapConfig {
   const raw = read.raw('RDAP_BOOTSTRAP_URL');
   let bootstrapSource = devnet ? null : rdapLimits.IANA_DNS_BOOTSTRAP_URL;
   if (raw !== undefined && path.isAbsolute(raw)) bootstrapSource = raw;
@@ -28,6 +28,8 @@ export function readRdap(read: EnvReader, devnet: boolean): RdapConfig {
   } = rdapLimits;
   return {
     bootstrapSource,
+    // In production no hop (base URL or redirect) may be plain http or a non-public address.
+    addressPolicy: isProduction ? 'public' : 'development',
     lookupTimeoutMs: read.integer(
       'RDAP_LOOKUP_TIMEOUT_MS',
       rdapLimits.DEFAULT_LOOKUP_TIMEOUT_MS,

@@ -198,6 +198,8 @@ export const MAX_RATE_LIMIT_SETTING = 1_000_000;
 export interface RdapConfig {
   /** RFC 9224 dns.json (URL or absolute path); null: the devnet registry's, which `npm start` runs. */
   readonly bootstrapSource: string | null;
+  /** `public` in production (https only, public addresses on every hop); `development` otherwise. */
+  readonly addressPolicy: 'development' | 'public';
   readonly lookupTimeoutMs: number;
   readonly maxConcurrentLookups: number;
   readonly transportRetries: number;

@@ -30,7 +30,12 @@ describe('lookupDomain', () => {
   let refusedPort: number;
 
   const client = (options: Partial<RdapClientOptions> = {}) =>
-    createRdapClient({ bootstrapSource: registry.bootstrapUrl, now: () => NOW, ...options });
+    createRdapClient({
+      addressPolicy: 'development',
+      bootstrapSource: registry.bootstrapUrl,
+      now: () => NOW,
+      ...options,
+    });
 
   beforeAll(async () => {
     registry = await startDevnetRdapRegistry({
@@ -239,6 +244,18 @@ describe('lookupDomain', () => {
   ])('answers UNKNOWN for %s (%s), without retrying', async (name, reason, detail) => {
     const lookup = await client({ bootstrapSource: fileBootstrap }).lookupDomain(name);
     expect(lookup).toMatchObject({ status: 'UNKNOWN', reason, detail, attempts: 1 });
+  });
+
+  it('outside development (addressPolicy public) no hop is plain http or a loopback address: the registry is never asked', async () => {
+    const before = registry.requests.length;
+    const lookup = await client({ addressPolicy: 'public' }).lookupDomain('asked.test');
+    expect(lookup).toMatchObject({
+      status: 'UNKNOWN',
+      reason: 'REDIRECT_REFUSED',
+      detail: 'refused plain http outside development',
+      attempts: 1,
+    });
+    expect(registry.requests.length).toBe(before);
   });
 
   it('refuses options outside their bounds', () => {

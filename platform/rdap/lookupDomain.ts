@@ -17,6 +17,7 @@ import {
 } from './limits';
 import { normaliseDomainName } from './names';
 import { queryRdap, type QueryResult } from './query';
+import type { RdapAddressPolicy } from './urlPolicy';
 import { Semaphore } from '../semaphore';
 
 export type DomainRegistration = 'REGISTERED' | 'NOT_REGISTERED' | 'UNKNOWN';
@@ -62,6 +63,11 @@ export interface RdapClientOptions {
   readonly lookupTimeoutMs?: number;
   readonly transportRetries?: number;
   readonly maxConcurrentLookups?: number;
+  /**
+   * `development` (the devnet registry on loopback http) or `public` (default): https only, and no
+   * hop (base URL or redirect) to a loopback, private or link-local address.
+   */
+  readonly addressPolicy?: RdapAddressPolicy;
 }
 
 export interface RdapClient {
@@ -77,6 +83,7 @@ interface LookupContext {
   readonly slots: Semaphore;
   readonly timeoutMs: number;
   readonly retries: number;
+  readonly addressPolicy: RdapAddressPolicy;
 }
 
 export function createRdapClient(options: RdapClientOptions): RdapClient {
@@ -101,13 +108,14 @@ export function createRdapClient(options: RdapClientOptions): RdapClient {
   );
   const bootstrap = new BootstrapCache(options.bootstrapSource, now);
   const slots = new Semaphore(permits, MAX_WAITING_LOOKUPS);
-  const context: LookupContext = { now, bootstrap, slots, timeoutMs, retries };
+  const addressPolicy = options.addressPolicy ?? 'public';
+  const context: LookupContext = { now, bootstrap, slots, timeoutMs, retries, addressPolicy };
   return { bootstrap, lookupDomain: (name) => lookupDomain(context, name) };
 }
 
 /** One request in a slot, repeated after transport failures only; null result: no slot free. */
 async function ask(
-  { slots, timeoutMs, retries }: LookupContext,
+  { slots, timeoutMs, retries, addressPolicy }: LookupContext,
   url: string,
 ): Promise<{ result: QueryResult | null; attempts: number }> {
   for (let attempt = 1; ; attempt += 1) {
@@ -116,7 +124,7 @@ async function ask(
     const release = await acquiring;
     let result: QueryResult;
     try {
-      result = await queryRdap(url, timeoutMs);
+      result = await queryRdap(url, timeoutMs, addressPolicy);
     } finally {
       release();
     }

@@ -3,7 +3,7 @@
 // under one timeout. Says whether it got an HTTP answer, was refused, or failed in transport.
 import { AnswerTooLargeError, isTimeout, networkCode, readBoundedText } from './http';
 import { MAX_ANSWER_BYTES, MAX_REDIRECTS } from './limits';
-import { parseAllowedRdapUrl } from './urlPolicy';
+import { addressProblem, parseAllowedRdapUrl, type RdapAddressPolicy } from './urlPolicy';
 
 export const RDAP_MEDIA_TYPE = 'application/rdap+json';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -25,11 +25,19 @@ export type QueryResult =
   /** No HTTP answer: refused or reset connection, or the time ran out. The only kind worth retrying. */
   | { readonly kind: 'transport'; readonly reason: 'TIMEOUT' | 'NETWORK'; readonly detail: string };
 
-export async function queryRdap(url: string, timeoutMs: number): Promise<QueryResult> {
+export async function queryRdap(
+  url: string,
+  timeoutMs: number,
+  policy: RdapAddressPolicy = 'public',
+): Promise<QueryResult> {
   const signal = AbortSignal.timeout(timeoutMs);
   let current = url;
   try {
     for (let hop = 0; ; hop += 1) {
+      // Every hop, the first included: the registry's base URL and each redirect it answers.
+      const problem = await addressProblem(new URL(current), policy);
+      if (problem !== null)
+        return { kind: 'refused', reason: 'REDIRECT_REFUSED', detail: `refused ${problem}` };
       const response = await fetch(current, {
         headers: { accept: RDAP_MEDIA_TYPE },
         redirect: 'manual',

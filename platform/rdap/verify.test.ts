@@ -16,6 +16,7 @@ describe('verifyDomainsCheck', () => {
   beforeAll(async () => {
     registry = await startDevnetRdapRegistry();
     rdap = createRdapClient({
+      addressPolicy: 'development',
       bootstrapSource: registry.bootstrapUrl,
       now,
       lookupTimeoutMs: 300,
@@ -79,7 +80,11 @@ describe('verifyDomainsCheck', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as net.AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const down = createRdapClient({ bootstrapSource: `http://127.0.0.1:${port}/dns.json`, now });
+    const down = createRdapClient({
+      addressPolicy: 'development',
+      bootstrapSource: `http://127.0.0.1:${port}/dns.json`,
+      now,
+    });
     const result = await verifyDomainsCheck({ domain: 'taken.test', available: false }, down, now);
     expect(result.finding).toBe('UNVERIFIED');
     expect(result.serviceVerified).toEqual({

@@ -21,6 +21,7 @@ beforeAll(async () => {
   registry = await startDevnetRdapRegistry();
   stack = await startTestStack({
     rdap: createRdapClient({
+      addressPolicy: 'development',
       bootstrapSource: registry.bootstrapUrl,
       lookupTimeoutMs: 2_000,
       transportRetries: 0,

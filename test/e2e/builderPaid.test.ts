@@ -38,7 +38,11 @@ beforeAll(async () => {
   llm = await startDevnetLlm();
   stack = await startTestStack({
     x402: { devnet, settleTimeoutMs: 5_000 },
-    rdap: createRdapClient({ bootstrapSource: registry.bootstrapUrl, lookupTimeoutMs: 2_000 }),
+    rdap: createRdapClient({
+      addressPolicy: 'development',
+      bootstrapSource: registry.bootstrapUrl,
+      lookupTimeoutMs: 2_000,
+    }),
     builder: {
       nameModel: createLlmClient({
         apiKey: llm.apiKey,

@@ -35,7 +35,11 @@ async function main(): Promise<void> {
     relayerKey: RoleKey.fromPrivateKey('relayer', config.relayerPrivateKey),
     intervalMs: 100,
     requestTimeoutMs: 10_000,
-    rdap: createRdapClient({ bootstrapSource: config.rdapBootstrapUrl, lookupTimeoutMs: 2_000 }),
+    rdap: createRdapClient({
+      addressPolicy: 'development',
+      bootstrapSource: config.rdapBootstrapUrl,
+      lookupTimeoutMs: 2_000,
+    }),
   });
   process.stdout.write('consumer worker ready\n');
   const stop = () => {

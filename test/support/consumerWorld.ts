@@ -83,6 +83,7 @@ export async function startConsumerWorld(
           ...(registry !== null
             ? {
                 rdap: createRdapClient({
+                  addressPolicy: 'development',
                   bootstrapSource: registry.bootstrapUrl,
                   lookupTimeoutMs: 2_000,
                 }),

@@ -23,7 +23,12 @@ describe('checkDelivery', () => {
 
   beforeAll(async () => {
     registry = await startDevnetRdapRegistry();
-    rdap = createRdapClient({ bootstrapSource: registry.bootstrapUrl, now, lookupTimeoutMs: 300 });
+    rdap = createRdapClient({
+      addressPolicy: 'development',
+      bootstrapSource: registry.bootstrapUrl,
+      now,
+      lookupTimeoutMs: 300,
+    });
   });
 
   afterAll(async () => {
