@@ -11,8 +11,12 @@
 // merchant payment (AuthorizationUsed of the treasury read from the chain), the ledger's
 // treasuries moved exactly as the chains did, nothing left in SUSPENSE, every asset balanced,
 // and its public receipt there, built from its final state.
-// The counts of the whole campaign are printed at the end. (Funding itself is the x402 paywall's,
-// whose crash and replay cases are in x402Settlement.test.ts.)
+// The lost send (issue 27): the gateway settles fundings through an RPC proxy that can lose the
+// answer of `eth_sendRawTransaction` after the chain took it; the consumers' official clients get
+// 503 (never a fresh 402 to pay again), a second authorization is refused uncharged, and once the
+// transfers mine each intent is funded by its first payment, booked once, and bought as usual.
+// The counts of the whole campaign are printed at the end. (The paywall's other crash and replay
+// cases are in x402Settlement.test.ts.)
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { parseAbi } from 'viem';
@@ -30,7 +34,9 @@ import {
 } from '../../platform/chain/clients';
 import { readTokenBalance } from '../../platform/chain/tokens';
 import type { ConsumerRails } from '../../subgraphs/kit';
-import { newConsumer } from '../support/consumers';
+import { newConsumer, type TestConsumer } from '../support/consumers';
+import { type LossyRpc, startLossyRpc } from '../support/lossyRpc';
+import { fundingPayment, officialFetch } from '../support/officialClient';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 import {
   CONSUMER_WORKER_CONFIG_ENV,
@@ -49,6 +55,7 @@ let rails: ConsumerRails;
 let stack: TestStack;
 let fundingChain: ChainPublicClient;
 let settlementChain: ChainPublicClient;
+let fundingRpc: LossyRpc;
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
@@ -61,8 +68,10 @@ beforeAll(async () => {
     maxTimeoutSeconds: 10,
   });
   rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
-  // The gateway and subgraphs here; the execution worker only in the child processes.
-  stack = await startTestStack({ x402: { devnet }, consumer: { rails } });
+  // The gateway and subgraphs here; the execution worker only in the child processes. The gateway
+  // settles through a proxy that loses send answers when the lost-send case asks it to.
+  fundingRpc = await startLossyRpc(devnet.info.chains.funding.rpcUrl);
+  stack = await startTestStack({ x402: { devnet, rpcUrl: fundingRpc.url }, consumer: { rails } });
   fundingChain = createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 });
   settlementChain = createChainPublicClient(devnet.info.chains.settlement, {
     pollingIntervalMs: 20,
@@ -72,6 +81,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await stack?.stop();
+  await fundingRpc?.close();
   await merchant?.stop();
   await registry?.stop();
   await devnet?.stop();
@@ -137,9 +147,10 @@ async function until<T>(what: string, read: () => Promise<T | null>, ms = 60_000
   }
 }
 
-/** A funded intent of a fresh consumer (created and paid through the gateway, x402 on 196). */
-async function fundedIntent(): Promise<{ intentId: string; session: string }> {
-  const { account, session } = await newConsumer(stack, devnet, { mintAtomic: 1_000_000n });
+/** A quoted intent of a fresh consumer, awaiting its funding. */
+async function createdIntent(): Promise<{ intentId: string; session: string; who: TestConsumer }> {
+  const who = await newConsumer(stack, devnet, { mintAtomic: 1_000_000n });
+  const { account, session } = who;
   const created = await postJson(
     stack.url,
     '/consumer/intents',
@@ -151,7 +162,13 @@ async function fundedIntent(): Promise<{ intentId: string; session: string }> {
     session,
   );
   expect(created.status).toBe(201);
-  const intentId = created.body.intent.intentId as string;
+  return { intentId: created.body.intent.intentId as string, session, who };
+}
+
+/** A funded intent of a fresh consumer (created and paid through the gateway, x402 on 196). */
+async function fundedIntent(): Promise<{ intentId: string; session: string }> {
+  const { intentId, session, who } = await createdIntent();
+  const { account } = who;
   const fundUrl = `${stack.url}/consumer/intents/${intentId}/fund`;
   const init = { method: 'POST', headers: { authorization: `Bearer ${session}` } };
   const payment = await signedPaymentHeader(challengeOf(await fetch(fundUrl, init)), account);
@@ -358,6 +375,117 @@ test.each(CASES)(
     totals.payments += paid;
     totals.doublePayments += Math.max(0, paid - intents.length);
     totals.lostUnits += Number(lost);
+    for (const end of endStates) totals.ends[end] = (totals.ends[end] ?? 0) + 1;
+  },
+  120_000,
+);
+
+test.each(SEEDS)(
+  'lost send answer of the funding (seed %s): 503 not 402, no second charge, booked once, bought once, books equal to the chains',
+  async (seed) => {
+    const inFlight = 1 + ((seed * 7) % 3);
+    const intents: Array<{ intentId: string; session: string; who: TestConsumer }> = [];
+    for (let i = 0; i < inFlight; i += 1) intents.push(await createdIntent());
+    const fromBlock = (await settlementChain.getBlockNumber()) + 1n;
+    const before = await books();
+    const paidBefore = await Promise.all(
+      intents.map(({ who }) =>
+        readTokenBalance(fundingChain, rails.funding.token, who.account.address),
+      ),
+    );
+    const fundUrl = (intentId: string) => `${stack.url}/consumer/intents/${intentId}/fund`;
+    const init = (session: string) => ({
+      method: 'POST',
+      headers: { authorization: `Bearer ${session}` },
+    });
+    const headers: string[] = [];
+
+    const anvil = createAnvilTestClient(devnet.info.chains.funding);
+    await anvil.setAutomine(false);
+    fundingRpc.loseSends(inFlight);
+    try {
+      for (const { intentId, session, who } of intents) {
+        const sent: string[] = [];
+        const pay = officialFetch(who.account, {
+          ...fundingPayment(rails),
+          sentSignatures: sent,
+        });
+        const lost = await pay(fundUrl(intentId), init(session));
+        expect([lost.status, ((await lost.json()) as { code: string }).code]).toEqual([
+          503,
+          'PAYMENT_SETTLEMENT_PENDING',
+        ]);
+        // The client pays again with a fresh authorization: refused before any charge.
+        const again = await pay(fundUrl(intentId), init(session));
+        expect(again.status).toBe(409);
+        expect(sent).toHaveLength(2);
+        headers.push(sent[0]!);
+      }
+      expect(fundingRpc.lost).toBeGreaterThanOrEqual(inFlight);
+    } finally {
+      fundingRpc.loseSends(0);
+      await anvil.mine({ blocks: 1 });
+      await anvil.setAutomine(true);
+    }
+    // The reconciler books the parked payments (even seeds), or the re-presentation does (odd).
+    if (seed % 2 === 0) await stack.stack.gateway.reconciler!.sweep();
+    for (const [index, { intentId, session }] of intents.entries()) {
+      const funded = await fetch(fundUrl(intentId), {
+        ...init(session),
+        headers: { ...init(session).headers, 'payment-signature': headers[index]! },
+      });
+      expect(funded.status).toBe(200);
+      expect(((await funded.json()) as { intent: { state: string } }).intent.state).toBe('FUNDED');
+    }
+
+    const worker = await readyWorker(null);
+    for (const { intentId, session } of intents) {
+      const queued = await postJson(
+        stack.url,
+        `/consumer/intents/${intentId}/execute`,
+        {},
+        session,
+      );
+      expect(queued.status).toBe(202);
+    }
+    const endStates = await Promise.all(intents.map(({ intentId }) => endOf(intentId)));
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    expect(endStates).toEqual(intents.map(() => 'COMPLETED'));
+
+    // Each consumer paid its funding exactly once, and one payment per intent is booked.
+    for (const [index, { intentId, who }] of intents.entries()) {
+      const payments = await stack.db.pool.query<{ state: string; amount: string }>(
+        `SELECT state, amount::text AS amount FROM ledger.service_payments WHERE intent_ref = $1`,
+        [intentId],
+      );
+      expect(payments.rows.map((row) => row.state)).toEqual(['ANSWERED']);
+      const paidNow = await readTokenBalance(
+        fundingChain,
+        rails.funding.token,
+        who.account.address,
+      );
+      expect(paidBefore[index]! - paidNow).toBe(BigInt(payments.rows[0]!.amount));
+    }
+    const paid = await treasuryPayments(fromBlock);
+    expect(paid).toBe(inFlight);
+    const after = await books();
+    expect(after.ledgerF - before.ledgerF).toBe(after.fundingTreasury - before.fundingTreasury);
+    expect(after.ledgerS - before.ledgerS).toBe(
+      after.settlementTreasury - before.settlementTreasury,
+    );
+    expect(await ledgerBalance('SUSPENSE', F())).toBe(0n);
+    expect(await ledgerBalance('SUSPENSE', S())).toBe(0n);
+    const balance = await stack.db.pool.query<{ asset: string; net: string }>(
+      `SELECT g.asset, sum(e.amount)::text AS net FROM ledger.entries e
+         JOIN ledger.groups g ON g.group_id = e.group_id GROUP BY g.asset`,
+    );
+    for (const row of balance.rows) expect(row.net).toBe('0');
+
+    totals.runs += 1;
+    totals.intents += intents.length;
+    totals.payments += paid;
+    totals.doublePayments += Math.max(0, paid - intents.length);
     for (const end of endStates) totals.ends[end] = (totals.ends[end] ?? 0) + 1;
   },
   120_000,
