@@ -220,6 +220,10 @@ function domainsCheckHandlers(deps: {
       return;
     }
     const domain = res.locals.domain as string;
+    if (requestFaults.invalidAnswer) {
+      res.json({ result: 'ok', note: 'not a domains.check answer (fault: invalidAnswer)' });
+      return;
+    }
     const taken = deps.registered.has(domain);
     const available = requestFaults.lieAboutAvailability ? taken : !taken;
     res.json({ domain, available, checkedAt: deps.now().toISOString() });

@@ -26,7 +26,10 @@ export interface ExpiredFundedDeps {
 }
 
 /** Moves one claimed FUNDED intent whose quote expired to REFUND_PENDING; a no-op otherwise. */
-export async function refundExpiredFunded(deps: ExpiredFundedDeps, intentId: string): Promise<void> {
+export async function refundExpiredFunded(
+  deps: ExpiredFundedDeps,
+  intentId: string,
+): Promise<void> {
   const now = deps.now();
   const moved = await withTransaction(deps.db, async (client) => {
     const row = await getConsumerIntent(client, intentId, { forUpdate: true });

@@ -156,7 +156,14 @@ export async function runConsumerExecutionRound(
           },
           onError('policy check'),
         );
-  return { executed, refunds: refunds + owedRefunds, reconciled, delivered, expired, policyChecked };
+  return {
+    executed,
+    refunds: refunds + owedRefunds,
+    reconciled,
+    delivered,
+    expired,
+    policyChecked,
+  };
 }
 
 /** The states a worker woken by the intent's NOTIFY acts on at once, and the job that does. */
