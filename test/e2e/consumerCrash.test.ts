@@ -141,7 +141,15 @@ async function until<T>(what: string, read: () => Promise<T | null>, ms = 60_000
 
 /** A funded intent of a fresh consumer (created and paid through the gateway, x402 on 196). */
 async function fundedIntent(): Promise<{ intentId: string; session: string }> {
-  const { account, session } = await newConsumer(stack, devnet, { mintAtomic: 1_000_000n });
+  const { account, session } = await newConsumer(stack, devnet, {
+    mintAtomic: 1_000_000n,
+    // A payment resolved PAID with no merchant answer counts against the vendor (docs/trust.md);
+    // rule 7 is trustScores.test.ts's subject, so here no score is low enough to ask the owner.
+    policy: {
+      escalateAbove: '5.00',
+      vendorRisk: { minScore: 0, onBelow: 'ESCALATE', onUnavailable: 'ALLOW' },
+    },
+  });
   const created = await postJson(
     stack.url,
     '/consumer/intents',
