@@ -173,6 +173,14 @@ async function fundedIntent(): Promise<{ intentId: string; session: string }> {
   return { intentId, session };
 }
 
+/** POST …/execute for each intent (202 each). */
+async function executeAll(intents: ReadonlyArray<{ intentId: string; session: string }>) {
+  for (const { intentId, session } of intents) {
+    const queued = await postJson(stack.url, `/consumer/intents/${intentId}/execute`, {}, session);
+    expect(queued.status).toBe(202);
+  }
+}
+
 /** The ledger's balance of an account kind on one asset (all refs), as a bigint. */
 async function ledgerBalance(kind: string, asset: string): Promise<bigint> {
   const result = await stack.db.pool.query<{ sum: string }>(
@@ -185,6 +193,8 @@ async function ledgerBalance(kind: string, asset: string): Promise<bigint> {
 }
 
 async function treasuryPayments(fromBlock: bigint): Promise<number> {
+  // No block since: nothing can have been paid (and the node refuses a range past its head).
+  if ((await settlementChain.getBlockNumber()) < fromBlock) return 0;
   const logs = await settlementChain.getLogs({
     address: rails.settlement.token,
     event: AUTHORIZATION_USED[0],
@@ -349,15 +359,7 @@ test.each(CASES)(
     const before = await books();
     merchant.setFaults({ delayMs: merchantDelayMs });
     const crashing = await readyWorker(point);
-    for (const { intentId, session } of intents) {
-      const queued = await postJson(
-        stack.url,
-        `/consumer/intents/${intentId}/execute`,
-        {},
-        session,
-      );
-      expect(queued.status).toBe(202);
-    }
+    await executeAll(intents);
     expect(await crashing.exited).toBe('SIGKILL');
     // Let a slow merchant finish settling what was sent before we died.
     if (merchantDelayMs > 0)
@@ -406,15 +408,7 @@ test.each(SEEDS)(
     merchant.setFaults({ askAtomic: '49000' });
     try {
       const crashing = await readyWorker('after-redeem');
-      for (const { intentId, session } of intents) {
-        const queued = await postJson(
-          stack.url,
-          `/consumer/intents/${intentId}/execute`,
-          {},
-          session,
-        );
-        expect(queued.status).toBe(202);
-      }
+      await executeAll(intents);
       expect(await crashing.exited).toBe('SIGKILL');
       const restarted = await readyWorker(null);
       const endStates = await Promise.all(

@@ -28,6 +28,7 @@ import {
   type SeededPolicy,
   seedFundedIntent,
   seedPolicy,
+  seedPolicyCheckingIntent,
 } from '../support/consumerExecutionSeed';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
@@ -431,6 +432,30 @@ test('a FUNDED intent never executed is refunded by the worker once its quote ex
   // A fresh quote waits for its consumer.
   expect((await intent(fresh.intentId)).state).toBe('FUNDED');
   await expectTrialBalanceZero();
+});
+
+test('an intent a crash left in POLICY_CHECKING is decided by the worker once it has been still 30 s', async () => {
+  const left = await seedPolicyCheckingIntent(seed, policy, { merchant });
+  // Fresh: a create request may still be deciding it, so a round leaves it alone.
+  await worker().runOnce();
+  expect((await intent(left.intentId)).state).toBe('POLICY_CHECKING');
+  await stack.db.pool.query(
+    `UPDATE intent.consumer_intents SET updated_at = now() - interval '31 seconds' WHERE intent_id = $1`,
+    [left.intentId],
+  );
+  const round = await worker().runOnce();
+  expect(round.policyChecked).toBe(1);
+  const decided = await intent(left.intentId);
+  expect(decided.state).toBe('AWAITING_FUNDING');
+  expect(decided.decision).toMatchObject({ decision: 'APPROVED', intentHash: left.intentHash });
+  expect(decided.reservationId).toMatch(/^rsv_/);
+  // The consumer sees it ready to fund.
+  const view = await fetch(`${stack.url}/consumer/intents/${left.intentId}`, {
+    headers: { authorization: `Bearer ${policy.bearer}` },
+  });
+  expect(((await view.json()) as { intent: { state: string } }).intent.state).toBe(
+    'AWAITING_FUNDING',
+  );
 });
 
 test('never settled: the request timed out, the authorization expired unused, NOT_PAID is resolved and refunded', async () => {

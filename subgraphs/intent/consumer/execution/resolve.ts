@@ -95,6 +95,28 @@ function settlementAsset(rails: ConsumerRails): string {
   return assetId(rails.settlement.network, rails.settlement.token);
 }
 
+/** SUSPENSE_MOVE clear of the parked cost: to the merchant's settlement if paid, back to the float if not. */
+async function clearSuspense(
+  client: Db,
+  row: ConsumerIntentRow,
+  rails: ConsumerRails,
+  to: 'PROVIDER_SETTLEMENT' | 'TREASURY',
+): Promise<void> {
+  const asset = settlementAsset(rails);
+  await postSuspenseMove(client, {
+    direction: 'CLEAR',
+    asset,
+    amountAtomic: quoteOf(row).providerCost,
+    counterAccount:
+      to === 'TREASURY'
+        ? accountId('TREASURY', asset, 'float')
+        : accountId(to, asset, row.provider),
+    intentRef: row.intentId,
+    policyId: row.policyId,
+    idempotencyKey: `suspense-clear:${row.intentId}`,
+  });
+}
+
 async function settlePaid(
   client: Db,
   ctx: SubgraphContext,
@@ -103,16 +125,7 @@ async function settlePaid(
   resolution: Record<string, unknown>,
 ): Promise<ConsumerIntentRow | null> {
   const rails = ctx.consumer!;
-  const asset = settlementAsset(rails);
-  await postSuspenseMove(client, {
-    direction: 'CLEAR',
-    asset,
-    amountAtomic: quoteOf(row).providerCost,
-    counterAccount: accountId('PROVIDER_SETTLEMENT', asset, row.provider),
-    intentRef: row.intentId,
-    policyId: row.policyId,
-    idempotencyKey: `suspense-clear:${row.intentId}`,
-  });
+  await clearSuspense(client, row, rails, 'PROVIDER_SETTLEMENT');
   const pair = await postRecognition(client, row, rails);
   return transitionConsumerIntent(client, row.intentId, 'MANUAL_REVIEW', 'DELIVERY_PENDING', {
     now: ctx.now(),
@@ -138,16 +151,7 @@ async function settleNotPaid(
   resolution: Record<string, unknown>,
 ): Promise<ConsumerIntentRow> {
   const rails = ctx.consumer!;
-  const asset = settlementAsset(rails);
-  await postSuspenseMove(client, {
-    direction: 'CLEAR',
-    asset,
-    amountAtomic: quoteOf(row).providerCost,
-    counterAccount: accountId('TREASURY', asset, 'float'),
-    intentRef: row.intentId,
-    policyId: row.policyId,
-    idempotencyKey: `suspense-clear:${row.intentId}`,
-  });
+  await clearSuspense(client, row, rails, 'TREASURY');
   return oweRefund(
     client,
     { ...row, stateReason: 'resolved NOT_PAID: refund owed' },
