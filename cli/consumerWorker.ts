@@ -1,7 +1,8 @@
 // The consumer execution worker: on an interval (and on demand through runOnce, for tests and
 // operators), one round executes queued purchases (or finishes what a crashed run left), checks
-// deliveries against the RDAP registry, sends owed refunds and reads chain truth for ambiguous
-// payments. It holds the treasury signer (the
+// deliveries against the RDAP registry, sends owed refunds, reads chain truth for ambiguous
+// payments, refunds a FUNDED intent whose quote expired unexecuted and decides an intent a crash
+// left in POLICY_CHECKING. It holds the treasury signer (the
 // only holder of the treasury key) and the funding rail's relayer (refund gas); the payment
 // adapter it drives sees neither.
 import type { Pool } from 'pg';
@@ -11,6 +12,7 @@ import type { RoleKey } from '../platform/chain/keys';
 import { createTreasurySigner } from '../platform/chain/treasurySigner';
 import type { Logger } from '../platform/log';
 import type { RdapClient } from '../platform/rdap';
+import { deriveSealingKey } from '../platform/sealing';
 import { startRoundLoop } from './roundLoop';
 import type { PoolClient } from 'pg';
 import {
@@ -51,6 +53,11 @@ export interface ConsumerExecutionOptions {
   readonly rdap?: RdapClient;
   /** Checks without a usable answer before MANUAL_REVIEW, and the waits between them; default 5 and 2 s…2 min. */
   readonly deliveryRetry?: DeliveryRetryPolicy;
+  /**
+   * The actor secret the escalation codes' sealing key comes from: with it the worker decides an
+   * intent a crash left in POLICY_CHECKING; without it such intents wait for a worker that has it.
+   */
+  readonly actorSecret?: Buffer;
 }
 
 export interface RunningConsumerWorker {
@@ -85,6 +92,9 @@ export async function startConsumerExecutionWorker(
     now: options.now ?? (() => new Date()),
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_MERCHANT_TIMEOUT_MS,
     delivery: options.rdap === undefined ? null : { rdap: options.rdap, retry },
+    ...(options.actorSecret === undefined
+      ? {}
+      : { sealingKey: deriveSealingKey(options.actorSecret) }),
   };
   const loop = startRoundLoop(
     () => runConsumerExecutionRound(deps),

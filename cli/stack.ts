@@ -271,6 +271,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
       options.consumer?.execution !== undefined
         ? await startConsumerExecutionWorker({
             ...options.consumer.execution,
+            actorSecret: options.actorSecret,
             db: options.db,
             rails: options.consumer.rails,
             log: options.log,

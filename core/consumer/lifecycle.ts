@@ -35,7 +35,9 @@ export type ConsumerIntentState = (typeof CONSUMER_INTENT_STATES)[number];
 type TransitionTable = Readonly<Record<ConsumerIntentState, readonly ConsumerIntentState[]>>;
 
 /**
- * DECISIONS' table, row for row. FUNDED → AWAITING_FUNDING is legal only when a reorg removed the
+ * DECISIONS' table, row for row, with issue #27's exits: MANUAL_REVIEW → DELIVERY_PENDING (a payment
+ * resolved PAID still needs its delivery checked), and no edge from a funded state to CANCELLED or
+ * REFUNDED that skips REFUND_PENDING (where the refund is booked owed and then sent). FUNDED → AWAITING_FUNDING is legal only when a reorg removed the
  * funding transfer; the table cannot say why a move happens, so the caller that detects the reorg
  * is the only one that may take it.
  */
@@ -54,13 +56,7 @@ export const TRANSITIONS: TransitionTable = freezeTable({
   AWAITING_APPROVAL: ['APPROVED', 'BLOCKED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
   APPROVED: ['AWAITING_FUNDING', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
   AWAITING_FUNDING: ['FUNDED', 'FAILED_BEFORE_PAYMENT', 'CANCELLED', 'EXPIRED'],
-  FUNDED: [
-    'EXECUTION_QUEUED',
-    'AWAITING_FUNDING',
-    'FAILED_BEFORE_PAYMENT',
-    'REFUND_PENDING',
-    'CANCELLED',
-  ],
+  FUNDED: ['EXECUTION_QUEUED', 'AWAITING_FUNDING', 'FAILED_BEFORE_PAYMENT', 'REFUND_PENDING'],
   EXECUTION_QUEUED: ['PROVIDER_PAYMENT_PENDING', 'FAILED_BEFORE_PAYMENT', 'MANUAL_REVIEW'],
   PROVIDER_PAYMENT_PENDING: ['PROVIDER_PAID', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
   PROVIDER_PAID: ['PROVIDER_ACKNOWLEDGED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
@@ -72,10 +68,10 @@ export const TRANSITIONS: TransitionTable = freezeTable({
   ],
   DELIVERY_PENDING: ['DELIVERY_VERIFIED', 'FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
   DELIVERY_VERIFIED: ['COMPLETED', 'MANUAL_REVIEW'],
-  FAILED_BEFORE_PAYMENT: ['REFUND_PENDING', 'REFUNDED', 'MANUAL_REVIEW'],
+  FAILED_BEFORE_PAYMENT: ['REFUND_PENDING', 'MANUAL_REVIEW'],
   FAILED_AFTER_PAYMENT: ['REFUND_PENDING', 'MANUAL_REVIEW'],
   REFUND_PENDING: ['REFUNDED', 'MANUAL_REVIEW'],
-  MANUAL_REVIEW: ['COMPLETED', 'REFUND_PENDING', 'REFUNDED', 'FAILED_AFTER_PAYMENT', 'CANCELLED'],
+  MANUAL_REVIEW: ['COMPLETED', 'DELIVERY_PENDING', 'REFUND_PENDING', 'FAILED_AFTER_PAYMENT'],
   BLOCKED: [],
   COMPLETED: [],
   REFUNDED: [],

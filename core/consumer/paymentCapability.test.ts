@@ -117,6 +117,11 @@ const mutation: fc.Arbitrary<{
     reason: 'VALUE_ABOVE_CEILING' as const,
     apply: (t: any) => void (t.message.value = CEILING + d),
   })),
+  fc.bigInt({ min: 1n, max: CEILING - 1n }).map((d) => ({
+    name: 'value-d',
+    reason: 'VALUE_NOT_EXACT' as const,
+    apply: (t: any) => void (t.message.value = CEILING - d),
+  })),
   fc.constant({
     name: 'value 0',
     reason: 'VALUE_ZERO' as const,
@@ -333,16 +338,15 @@ describe('authorizeTypedData', () => {
     expect(reads).toBe(1);
   });
 
-  it('accepts any value up to the ceiling and any validBefore up to the expiry, addresses in any case', () => {
+  it('accepts exactly the authorised amount and any validBefore up to the expiry, addresses in any case', () => {
     fc.assert(
       fc.property(
-        fc.bigInt({ min: 1n, max: CEILING }),
         fc.bigInt({ min: NOW_S + 1n, max: EXPIRY_S }),
         fc.bigInt({ min: 0n, max: NOW_S }),
         fc.boolean(),
-        (value, validBefore, validAfter, upper) => {
+        (validBefore, validAfter, upper) => {
           const typedData = validTypedData();
-          Object.assign(typedData.message, { value, validBefore, validAfter });
+          Object.assign(typedData.message, { value: CEILING, validBefore, validAfter });
           if (upper) typedData.message.to = `0x${MERCHANT.slice(2).toUpperCase()}`;
           expect(reasonOf(typedData)).toBe('OK');
         },
@@ -399,13 +403,19 @@ describe('authorizeTypedData', () => {
       }),
     ).toBe(true);
 
-    // The same client, asked for more than the ceiling or a permit2 transfer, gets no signature.
+    // The same client, asked for more or less than the quote, or a permit2 transfer, gets no signature.
     await expect(
       new ExactEvmScheme(signer).createPaymentPayload(2, {
         ...requirements,
         amount: '50001',
       } as never),
     ).rejects.toThrow('VALUE_ABOVE_CEILING');
+    await expect(
+      new ExactEvmScheme(signer).createPaymentPayload(2, {
+        ...requirements,
+        amount: '49999',
+      } as never),
+    ).rejects.toThrow('VALUE_NOT_EXACT');
     await expect(
       new ExactEvmScheme(signer).createPaymentPayload(2, {
         ...requirements,

@@ -1,5 +1,6 @@
-// The PaymentCapability of DECISIONS "Consumer intents": one intent, one asset, one ceiling, one
-// recipient allowlist, 5 minutes. authorizeTypedData is the pure check the capability-backed signer
+// The PaymentCapability of DECISIONS "Consumer intents": one intent, one asset, one amount (the
+// authorised provider cost: an authorization moves exactly that, never less and never more, so
+// what the chain shows is what the quote said), one recipient allowlist, 5 minutes. authorizeTypedData is the pure check the capability-backed signer
 // runs before it signs: only an EIP-3009 TransferWithAuthorization inside the capability passes.
 // Single use is not decided here: the database redeems a capability once, under a row lock.
 import { isCapabilityId, isConsumerIntentId } from '../canon/id-shapes';
@@ -19,7 +20,10 @@ export interface PaymentCapability {
   readonly asset: { readonly token: HexAddress; readonly name: string; readonly version: string };
   /** The settlement treasury: the only `from` the signer may authorise. */
   readonly payer: HexAddress;
-  /** The authorised provider cost in atomic units; no authorization may move more. */
+  /**
+   * The authorised provider cost in atomic units: an authorization moves exactly this (DECISIONS
+   * "exact amount"); a merchant asking for anything else is refused before a signature exists.
+   */
   readonly ceilingAtomic: bigint;
   /** The quote's payTo (one address today); `to` must be one of them. */
   readonly recipients: readonly HexAddress[];
@@ -74,6 +78,7 @@ export type CapabilityRefusalReason =
   | 'RECIPIENT_NOT_ALLOWED'
   | 'VALUE_ZERO'
   | 'VALUE_ABOVE_CEILING'
+  | 'VALUE_NOT_EXACT'
   | 'NOT_YET_VALID'
   | 'VALID_BEFORE_PASSED'
   | 'VALID_BEFORE_AFTER_EXPIRY';
@@ -129,7 +134,7 @@ const refuse = (reason: CapabilityRefusalReason, detail: string): Refusal => ({
 /**
  * Accepts only `{domain, types, primaryType, message}` for TransferWithAuthorization on the
  * capability's chain and token (domain name and version included), from the settlement treasury,
- * to an allowlisted recipient, for 1..ceiling atomic units, already valid at `now`, and dead by
+ * to an allowlisted recipient, for exactly the capability's amount (the ceiling), already valid at `now`, and dead by
  * the capability's expiry. The capability itself must be well formed, redeemed and unexpired.
  * Every refusal names its reason; nothing is normalised or repaired.
  */
@@ -231,6 +236,11 @@ function checkMessage(
   if (message.value === 0n) return refuse('VALUE_ZERO', 'an authorization moves at least one unit');
   if (message.value > capability.ceilingAtomic)
     return refuse('VALUE_ABOVE_CEILING', `ceiling ${capability.ceilingAtomic}`);
+  if (message.value !== capability.ceilingAtomic)
+    return refuse(
+      'VALUE_NOT_EXACT',
+      `${message.value} is not the authorised amount ${capability.ceilingAtomic}`,
+    );
   if (message.validAfter > nowSeconds)
     return refuse('NOT_YET_VALID', `validAfter ${message.validAfter} is after now (${nowSeconds})`);
   if (message.validBefore <= nowSeconds)

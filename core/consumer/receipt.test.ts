@@ -314,3 +314,32 @@ test('the receipt id is 0x + 64 hex, the same on every write of an intent, diffe
   expect(consumerReceiptId('ci_' + 'f'.repeat(24))).not.toBe(id);
   expect(id).toBe(keccak256(toBytes(`spend-control/consumer-receipt/v1:${INTENT_ID}`)));
 });
+
+test('a resolution is public as {outcome, resolvedAt} only; a receipt without one keeps its digest', () => {
+  const without = buildConsumerReceipt(fullRecord());
+  expect(without).not.toHaveProperty('resolution');
+  const resolved = buildConsumerReceipt({
+    ...fullRecord(),
+    resolution: {
+      outcome: 'REFUND',
+      resolvedAt: '2026-11-24T11:00:00.000Z',
+      resolvedBy: SECRET.channel,
+      evidence: SECRET.payload,
+    },
+  } as never);
+  expect(resolved.resolution).toEqual({
+    outcome: 'REFUND',
+    resolvedAt: '2026-11-24T11:00:00.000Z',
+  });
+  const text = JSON.stringify(resolved);
+  expect(text).not.toContain(SECRET.channel);
+  expect(text).not.toContain(SECRET.payload);
+  // A chain finding alone is no resolution.
+  const found = buildConsumerReceipt({
+    ...fullRecord(),
+    resolution: { chainFinding: { status: 'OPEN' } },
+  } as never);
+  expect(found).not.toHaveProperty('resolution');
+  expect(found.integrity.digest).toBe(without.integrity.digest);
+  expect(resolved.integrity.digest).not.toBe(without.integrity.digest);
+});

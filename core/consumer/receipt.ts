@@ -53,6 +53,12 @@ export interface ConsumerReceiptBody {
   };
   readonly fee: string | null;
   readonly spread: string | null;
+  /**
+   * A human's resolution of a review (DECISIONS "Human exits"): what was decided and when, never
+   * who nor the evidence. Absent (not null) while there is none, so a receipt without one keeps
+   * the digest it always had.
+   */
+  readonly resolution?: { readonly outcome: string; readonly resolvedAt: string };
   readonly anchor: ReceiptAnchor;
 }
 
@@ -75,6 +81,8 @@ export interface ReceiptSource {
   readonly providerAttested: Json | null;
   /** The service's own finding (column service_verified, issue #18 item 1); absent = null. */
   readonly serviceVerified?: Json | null;
+  /** An operator's resolution (column resolution); only its outcome and time are public. */
+  readonly resolution?: Json | null;
 }
 
 /** Domain-separation prefix of receipt ids: keccak256(utf8(prefix ‖ intentId)). */
@@ -162,12 +170,20 @@ function serviceVerifiedOf(found: Json | null | undefined): ConsumerReceiptBody[
   };
 }
 
+/** `{outcome, resolvedAt}` of a decided resolution (a chain finding alone is none); else null. */
+function resolutionOf(found: Json | null | undefined): ConsumerReceiptBody['resolution'] | null {
+  const outcome = text(found, 'outcome');
+  const resolvedAt = text(found, 'resolvedAt');
+  return outcome === null || resolvedAt === null ? null : { outcome, resolvedAt };
+}
+
 /** The public body without its digest (and with the anchor given). */
 export function consumerReceiptBody(
   source: ReceiptSource,
   anchor: ReceiptAnchor = { state: 'PENDING', receiptId: consumerReceiptId(source.intentId) },
 ): ConsumerReceiptBody {
   const version = source.decision?.policyVersion;
+  const resolution = resolutionOf(source.resolution);
   return {
     intentId: source.intentId,
     capability: source.capability,
@@ -188,6 +204,7 @@ export function consumerReceiptBody(
     },
     fee: text(source.quote, 'fee'),
     spread: text(source.quote, 'spread'),
+    ...(resolution === null ? {} : { resolution }),
     anchor: { state: anchor.state, receiptId: anchor.receiptId },
   };
 }

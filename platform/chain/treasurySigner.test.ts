@@ -68,6 +68,7 @@ describe('treasury signer', () => {
 
   test.each([
     ['VALUE_ABOVE_CEILING', {}, { value: 50_001n }],
+    ['VALUE_NOT_EXACT', {}, { value: 49_999n }],
     ['RECIPIENT_NOT_ALLOWED', {}, { to: getAddress(`0x${'12'.repeat(20)}`) }],
     ['PAYER_MISMATCH', {}, { from: getAddress(`0x${'34'.repeat(20)}`) }],
     ['VALID_BEFORE_AFTER_EXPIRY', {}, { validBefore: NOW_S + 301n }],

@@ -570,6 +570,30 @@ $$;
 ALTER FUNCTION intent.guard_consumer_receipt() OWNER TO spend_control_owner;
 
 --
+-- Name: guard_decided_quote(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_decided_quote() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF OLD.decision IS NOT NULL AND (
+       NEW.quote IS DISTINCT FROM OLD.quote
+       OR NEW.quote_expires_at IS DISTINCT FROM OLD.quote_expires_at
+       OR NEW.funding_amount IS DISTINCT FROM OLD.funding_amount
+       OR NEW.spend_intent IS DISTINCT FROM OLD.spend_intent
+       OR NEW.intent_hash IS DISTINCT FROM OLD.intent_hash) THEN
+    RAISE EXCEPTION 'consumer intent % was decided on its quote; the quote and SpendIntent never change',
+      OLD.intent_id USING ERRCODE = 'IN004';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.guard_decided_quote() OWNER TO spend_control_owner;
+
+--
 -- Name: guard_payment_capability(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1073,11 +1097,15 @@ CREATE FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, 
     -- Never reached the provider: blocked, expired, cancelled, failed before the merchant leg, or
     -- signed but stopped (a crash of ours) before the paid request left for the merchant.
     WHEN p_settlement IS NULL OR NOT (p_settlement ? 'requestLeftAt' OR p_settlement ? 'txHash') THEN NULL
-    -- The service's own finding against the merchant (a lie caught by RDAP, or a delivery the
-    -- registry could not confirm within the retry bound): final once no longer DELIVERY_PENDING.
+    -- The service's own finding against the merchant (a lie caught by RDAP, nothing delivered, or
+    -- a delivery the registry could not confirm within the retry bound): final once no longer
+    -- DELIVERY_PENDING.
     WHEN p_service_verified ->> 'verified' = 'false' AND p_state <> 'DELIVERY_PENDING' THEN 'failed'
     WHEN p_service_verified ->> 'verified' = 'true' AND p_state IN ('DELIVERY_VERIFIED', 'COMPLETED')
       THEN 'verified'
+    -- Completed without the merchant's delivery verified: paid and resolved from the chain, or
+    -- accepted by an operator over an invalid or contradicted answer.
+    WHEN p_resolution ->> 'outcome' IN ('PAID', 'ACCEPT_DELIVERY') AND p_state = 'COMPLETED' THEN 'failed'
     -- An ambiguous payment an admin resolved NOT_PAID from the chain (the merchant never got paid).
     WHEN p_resolution ->> 'outcome' = 'NOT_PAID' THEN 'ambiguous'
     WHEN p_state IN ('REFUND_PENDING', 'REFUNDED') THEN 'refunds'
@@ -1912,6 +1940,14 @@ CREATE TRIGGER approved_calls_truncate AFTER TRUNCATE ON intent.approved_calls F
 ALTER TABLE intent.approved_calls ENABLE ALWAYS TRIGGER approved_calls_truncate;
 
 --
+-- Name: consumer_intents consumer_intents_decided_quote; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER consumer_intents_decided_quote BEFORE UPDATE ON intent.consumer_intents FOR EACH ROW EXECUTE FUNCTION intent.guard_decided_quote();
+
+ALTER TABLE intent.consumer_intents ENABLE ALWAYS TRIGGER consumer_intents_decided_quote;
+
+--
 -- Name: consumer_intents consumer_intents_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2181,6 +2217,12 @@ GRANT ALL ON FUNCTION intent.guard_consumer_intent() TO spend_control_service;
 --
 
 GRANT ALL ON FUNCTION intent.guard_consumer_receipt() TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_decided_quote(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION intent.guard_decided_quote() TO spend_control_service;
 
 --
 -- Name: FUNCTION guard_payment_capability(); Type: ACL; Schema: intent; Owner: spend_control_owner

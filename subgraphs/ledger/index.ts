@@ -2,9 +2,15 @@
 // wrappers of its SQL functions (the only cross-schema way to move money) and the account names.
 // No type-graphql class is loaded from here (the decision thread imports it without them).
 export { accountId, assetId, FEE_RECEIVER_REF, FLOAT_REF, GROUP_KINDS } from './accounts/names';
-export { postFunding, postRefund, postSettlement, postSuspenseMove } from './posting/groupKinds';
+export {
+  postFunding,
+  postProviderCost,
+  postRefund,
+  postSettlement,
+  postSuspenseMove,
+} from './posting/groupKinds';
 export { postCrossRailRecognition } from './posting/recognition';
-export { MAX_GROUPS_PER_BATCH, registerAsset } from './posting/writes';
+export { MAX_GROUPS_PER_BATCH, registerAsset, reverseGroup } from './posting/writes';
 export { ledgerErrorFrom } from './sql';
 export { findPayment, getPayment, listUnresolved } from './servicePayments/reads';
 export {

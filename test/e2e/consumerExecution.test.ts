@@ -28,6 +28,7 @@ import {
   type SeededPolicy,
   seedFundedIntent,
   seedPolicy,
+  seedPolicyCheckingIntent,
 } from '../support/consumerExecutionSeed';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
@@ -294,7 +295,7 @@ test('expired quote and insufficient float fail before payment and are refunded'
   await expectTrialBalanceZero();
 });
 
-test('dropped after settling: MANUAL_REVIEW with SUSPENSE, one payment on chain, the reconciler finds PAID, resolve PAID completes', async () => {
+test('dropped after settling: MANUAL_REVIEW with SUSPENSE, one payment on chain, the reconciler finds PAID, resolve PAID books the payment and sends it to delivery verification', async () => {
   const seeded = await seedFundedIntent(seed, policy, { merchant });
   merchant.setFaults({ dropAfterSettle: true });
   const fromBlock = await settlementChain.getBlockNumber();
@@ -330,9 +331,10 @@ test('dropped after settling: MANUAL_REVIEW with SUSPENSE, one payment on chain,
     evidence: 'AuthorizationUsed on 8453',
   });
   expect(resolved.status).toBe(200);
+  // Paid is not delivered: the purchase still needs its delivery checked (consumerExits.test.ts).
   expect(resolved.body.intent).toMatchObject({
-    state: 'COMPLETED',
-    resolution: { outcome: 'PAID' },
+    state: 'DELIVERY_PENDING',
+    resolution: { outcome: 'PAID', evidence: 'AuthorizationUsed on 8453' },
   });
   expect((await groupsOf(seeded.intentId)).map((group) => group.kind)).toEqual([
     'FUNDING',
@@ -342,6 +344,118 @@ test('dropped after settling: MANUAL_REVIEW with SUSPENSE, one payment on chain,
     'RECOGNITION',
   ]);
   await expectTrialBalanceZero();
+});
+
+test('a merchant asking less (or more) than the quote at execution is refused before anything is signed: MERCHANT_AMOUNT_CHANGED, refunded', async () => {
+  for (const askAtomic of [(COST - 1_000n).toString(), (COST + 1n).toString()]) {
+    const seeded = await seedFundedIntent(seed, policy, { merchant });
+    merchant.setFaults({ askAtomic });
+    const fromBlock = await settlementChain.getBlockNumber();
+    const before = await settlementBalances(merchant.payTo);
+    expect((await execute(seeded.intentId)).status).toBe(202);
+    await worker().runOnce();
+    await worker().runOnce();
+    await expectRefundedOnChain(seeded.intentId);
+    const row = await intent(seeded.intentId);
+    expect(row.stateReason).toMatch(
+      new RegExp(
+        `^MERCHANT_AMOUNT_CHANGED: the merchant asked ${askAtomic} to .* the quote decided ${COST} to`,
+      ),
+    );
+    // Nothing was signed, so nothing could settle: no authorization, no transfer.
+    expect(row.settlement).toBeNull();
+    expect(await treasuryAuthorizationsUsed(fromBlock)).toHaveLength(0);
+    expect(await settlementBalances(merchant.payTo)).toEqual(before);
+    expect((await groupsOf(seeded.intentId)).map((group) => group.kind)).toEqual([
+      'FUNDING',
+      'REFUND',
+      'REFUND',
+    ]);
+  }
+  await expectTrialBalanceZero();
+});
+
+test('a decided quote cannot be edited: the database refuses a new amount or payee, and the intent pays what was decided', async () => {
+  const seeded = await seedFundedIntent(seed, policy, { merchant });
+  const raised = {
+    ...seeded.quote,
+    providerCost: { ...(seeded.quote!.providerCost as object), amount: (COST + 1n).toString() },
+  };
+  await expect(
+    stack.db.pool.query('UPDATE intent.consumer_intents SET quote = $2 WHERE intent_id = $1', [
+      seeded.intentId,
+      raised,
+    ]),
+  ).rejects.toThrow(/decided on its quote/);
+  const otherPayee = {
+    ...seeded.quote,
+    merchant: { ...(seeded.quote!.merchant as object), payTo: `0x${'12'.repeat(20)}` },
+  };
+  await expect(
+    stack.db.pool.query('UPDATE intent.consumer_intents SET quote = $2 WHERE intent_id = $1', [
+      seeded.intentId,
+      otherPayee,
+    ]),
+  ).rejects.toThrow(/decided on its quote/);
+  // The intent goes on with the quote it was decided on.
+  expect((await intent(seeded.intentId)).quote).toEqual(seeded.quote);
+  await execute(seeded.intentId);
+  await worker().runOnce();
+  expect((await intent(seeded.intentId)).state).toBe('DELIVERY_PENDING');
+  await expectTrialBalanceZero();
+});
+
+test('a FUNDED intent never executed is refunded by the worker once its quote expires', async () => {
+  const fresh = await seedFundedIntent(seed, policy, { merchant });
+  const stale = await seedFundedIntent(seed, policy, {
+    merchant,
+    quoteExpiresAt: new Date(Date.now() - 1000),
+  });
+  await worker().runOnce();
+  expect((await intent(stale.intentId)).state).toBe('REFUND_PENDING');
+  await worker().runOnce();
+  await expectRefundedOnChain(stale.intentId);
+  expect((await intent(stale.intentId)).stateReason).toMatch(
+    /^QUOTE_EXPIRED: funded, never executed/,
+  );
+  const events = await stack.db.pool.query<{ to_state: string }>(
+    'SELECT to_state FROM intent.consumer_intent_events WHERE intent_id = $1 ORDER BY event_id',
+    [stale.intentId],
+  );
+  expect(events.rows.map((event) => event.to_state).slice(-2)).toEqual([
+    'REFUND_PENDING',
+    'REFUNDED',
+  ]);
+  // The public receipt says so.
+  const receipt = await fetch(`${stack.url}/consumer/receipt/${stale.intentId}`);
+  expect(((await receipt.json()) as { state: string }).state).toBe('REFUNDED');
+  // A fresh quote waits for its consumer.
+  expect((await intent(fresh.intentId)).state).toBe('FUNDED');
+  await expectTrialBalanceZero();
+});
+
+test('an intent a crash left in POLICY_CHECKING is decided by the worker once it has been still 30 s', async () => {
+  const left = await seedPolicyCheckingIntent(seed, policy, { merchant });
+  // Fresh: a create request may still be deciding it, so a round leaves it alone.
+  await worker().runOnce();
+  expect((await intent(left.intentId)).state).toBe('POLICY_CHECKING');
+  await stack.db.pool.query(
+    `UPDATE intent.consumer_intents SET updated_at = now() - interval '31 seconds' WHERE intent_id = $1`,
+    [left.intentId],
+  );
+  const round = await worker().runOnce();
+  expect(round.policyChecked).toBe(1);
+  const decided = await intent(left.intentId);
+  expect(decided.state).toBe('AWAITING_FUNDING');
+  expect(decided.decision).toMatchObject({ decision: 'APPROVED', intentHash: left.intentHash });
+  expect(decided.reservationId).toMatch(/^rsv_/);
+  // The consumer sees it ready to fund.
+  const view = await fetch(`${stack.url}/consumer/intents/${left.intentId}`, {
+    headers: { authorization: `Bearer ${policy.bearer}` },
+  });
+  expect(((await view.json()) as { intent: { state: string } }).intent.state).toBe(
+    'AWAITING_FUNDING',
+  );
 });
 
 test('never settled: the request timed out, the authorization expired unused, NOT_PAID is resolved and refunded', async () => {

@@ -10,6 +10,7 @@ import type { Address } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { newConsumerIntentId } from '../../core/canon/ids';
 import { policyDocument } from '../../core/test-support/spend-fixtures';
+import { validateSpendIntent } from '../../core/validation/intent';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import type { DevnetChains } from '../../devnet/chains';
 import type { DomainsMerchant } from '../../devnet/merchants/domains/server';
@@ -184,12 +185,13 @@ export async function fundOnChain(
 }
 
 /** A FUNDED intent of `policy` whose quote is `options.merchant`'s own 402. */
-export async function seedFundedIntent(
+/** The quote and the SpendIntent of a seeded purchase of a fresh name. */
+async function quotedPurchase(
   seed: SeedContext,
   policy: SeededPolicy,
   options: SeedOptions,
-): Promise<ConsumerIntentRow> {
-  const now = new Date();
+  now: Date,
+) {
   const quote = await quoteFor(seed, options, now);
   const domain = new URL(quote.merchant.url).searchParams.get('domain')!;
   const spendIntent = {
@@ -208,12 +210,16 @@ export async function seedFundedIntent(
     nonce: String(now.getTime() * 1000 + Math.floor(Math.random() * 1000)),
     endpoint: quote.merchant.url,
   };
-  const decided = await postJson(seed.stack.url, '/preflight_payment', {
-    policyId: policy.policyId,
-    intent: spendIntent,
-  });
-  if (decided.body.decision !== 'APPROVED')
-    throw new Error(`preflight: ${JSON.stringify(decided.body)}`);
+  return { quote, domain, spendIntent };
+}
+
+/** CREATED → QUOTED with the quote stored. */
+async function insertQuoted(
+  seed: SeedContext,
+  policy: SeededPolicy,
+  quoted: Awaited<ReturnType<typeof quotedPurchase>>,
+  now: Date,
+): Promise<ConsumerIntentRow> {
   const { row: created } = await insertConsumerIntent(seed.stack.db.pool, {
     intentId: newConsumerIntentId(),
     policyId: policy.policyId,
@@ -221,18 +227,54 @@ export async function seedFundedIntent(
     capability: CAPABILITY,
     provider: PROVIDER,
     category: 'domains',
-    params: { domain },
+    params: { domain: quoted.domain },
     idempotencyKey: null,
     now,
   });
-  let row = await move(seed, created, 'QUOTED', {
-    quote,
-    quoteExpiresAt: new Date(quote.expiresAt),
+  return move(seed, created, 'QUOTED', {
+    quote: quoted.quote,
+    quoteExpiresAt: new Date(quoted.quote.expiresAt),
     fundingAmount: FUNDING_AMOUNT,
   });
+}
+
+/**
+ * An intent left in POLICY_CHECKING with its SpendIntent stored and not decided, as a crash
+ * between storing and deciding leaves it (create.ts's storeQuoted, then nothing).
+ */
+export async function seedPolicyCheckingIntent(
+  seed: SeedContext,
+  policy: SeededPolicy,
+  options: SeedOptions,
+): Promise<ConsumerIntentRow> {
+  const now = new Date();
+  const quoted = await quotedPurchase(seed, policy, options, now);
+  const validated = validateSpendIntent(quoted.spendIntent, now.getTime());
+  if (!validated.ok) throw new Error('the seeded SpendIntent does not validate');
+  const row = await insertQuoted(seed, policy, quoted, now);
+  return move(seed, row, 'POLICY_CHECKING', {
+    spendIntent: quoted.spendIntent,
+    intentHash: validated.intent.intentHash,
+  });
+}
+
+export async function seedFundedIntent(
+  seed: SeedContext,
+  policy: SeededPolicy,
+  options: SeedOptions,
+): Promise<ConsumerIntentRow> {
+  const now = new Date();
+  const quoted = await quotedPurchase(seed, policy, options, now);
+  const decided = await postJson(seed.stack.url, '/preflight_payment', {
+    policyId: policy.policyId,
+    intent: quoted.spendIntent,
+  });
+  if (decided.body.decision !== 'APPROVED')
+    throw new Error(`preflight: ${JSON.stringify(decided.body)}`);
+  let row = await insertQuoted(seed, policy, quoted, now);
   row = await move(seed, row, 'POLICY_CHECKING');
   row = await move(seed, row, 'APPROVED', {
-    spendIntent,
+    spendIntent: quoted.spendIntent,
     intentHash: decided.body.intentHash,
     decision: decided.body,
     reservationId: decided.body.reservation.reservationId,

@@ -1,6 +1,6 @@
 // The devnet domains merchant's fault switches, so a buyer's failure paths run against a real seller:
 // refuse before any payment, drop the connection after settling (the ambiguous case), lie about
-// availability, answer slowly. Each stays set until changed or reset; all are off by default.
+// availability, answer garbage, answer slowly, ask another price than the one quoted. Each stays set until changed or reset; all are off by default.
 import { isRecord } from '../../peers/json';
 
 /** Upper bound of the slow-answer delay: long enough for any client timeout, short enough to end. */
@@ -13,18 +13,33 @@ export interface MerchantFaults {
   readonly dropAfterSettle: boolean;
   /** Answer the opposite availability. */
   readonly lieAboutAvailability: boolean;
+  /** Settle, then answer 200 with a body that is not `{domain, available, checkedAt}`. */
+  readonly invalidAnswer: boolean;
   /** Hold a verified paid request this long before answering; settlement follows the delay. */
   readonly delayMs: number;
+  /**
+   * Ask (and settle) this many atomic units instead of the list price, as a decimal string: a
+   * price that changed between a buyer's quote and its payment (under- or over-charging). Null:
+   * the list price.
+   */
+  readonly askAtomic: string | null;
 }
 
 export const NO_FAULTS: MerchantFaults = Object.freeze({
   refuseBeforePayment: false,
   dropAfterSettle: false,
   lieAboutAvailability: false,
+  invalidAnswer: false,
   delayMs: 0,
+  askAtomic: null,
 });
 
-const BOOLEAN_FAULTS = ['refuseBeforePayment', 'dropAfterSettle', 'lieAboutAvailability'] as const;
+const BOOLEAN_FAULTS = [
+  'refuseBeforePayment',
+  'dropAfterSettle',
+  'lieAboutAvailability',
+  'invalidAnswer',
+] as const;
 
 export class FaultPatchError extends Error {
   constructor(message: string) {
@@ -52,9 +67,15 @@ export function applyFaultPatch(current: MerchantFaults, patch: unknown): Mercha
         );
       }
       next.delayMs = value as number;
+    } else if (name === 'askAtomic') {
+      if (value !== null && (typeof value !== 'string' || !/^[1-9][0-9]{0,30}$/.test(value)))
+        throw new FaultPatchError(
+          'askAtomic must be null or a positive whole number of atomic units as a string',
+        );
+      next.askAtomic = value as string | null;
     } else {
       throw new FaultPatchError(
-        `unknown fault ${JSON.stringify(name)}; known: ${[...BOOLEAN_FAULTS, 'delayMs'].join(', ')}`,
+        `unknown fault ${JSON.stringify(name)}; known: ${[...BOOLEAN_FAULTS, 'delayMs', 'askAtomic'].join(', ')}`,
       );
     }
   }

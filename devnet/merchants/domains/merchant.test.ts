@@ -205,6 +205,9 @@ describe('fault switches', () => {
       { delayMs: -1 },
       { delayMs: 1.5 },
       { dropAfterSettle: 'yes' },
+      { askAtomic: 49_000 },
+      { askAtomic: '0' },
+      { invalidAnswer: 1 },
       [true],
     ]) {
       expect((await patchFaults(bad)).status).toBe(400);

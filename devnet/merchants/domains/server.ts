@@ -76,18 +76,22 @@ function domainsCheckRoute(
   chain: MerchantChain,
   payTo: Address,
   maxTimeoutSeconds: number,
+  faults: FaultState,
 ): RoutesConfig {
+  const asset = getAddress(chain.token.address);
+  const extra = { name: chain.token.name, version: chain.token.version };
   return {
     [`GET ${DOMAINS_CHECK_PATH}`]: {
       accepts: {
         scheme: 'exact',
         network: caip2Of(chain.chainId),
         payTo,
-        price: {
-          amount: DOMAINS_CHECK_PRICE_ATOMIC.toString(),
-          asset: getAddress(chain.token.address),
-          extra: { name: chain.token.name, version: chain.token.version },
-        },
+        // Read per request, so the `askAtomic` fault changes what the next 402 asks (and settles).
+        price: () => ({
+          amount: faults.current.askAtomic ?? DOMAINS_CHECK_PRICE_ATOMIC.toString(),
+          asset,
+          extra,
+        }),
         maxTimeoutSeconds,
       },
       description: 'domains.check: whether a domain name is available for registration',
@@ -145,6 +149,7 @@ interface FaultState {
 async function paymentFor(
   options: DomainsMerchantOptions,
   payTo: Address,
+  faults: FaultState,
 ): Promise<RequestHandler> {
   const facilitator = createMerchantFacilitator({
     chain: options.chain,
@@ -164,6 +169,7 @@ async function paymentFor(
       options.chain,
       payTo,
       options.maxTimeoutSeconds ?? DOMAINS_CHECK_MAX_TIMEOUT_S,
+      faults,
     ),
   );
   // Fails here, not on the first buyer, when the facilitator cannot serve the route's network.
@@ -214,6 +220,10 @@ function domainsCheckHandlers(deps: {
       return;
     }
     const domain = res.locals.domain as string;
+    if (requestFaults.invalidAnswer) {
+      res.json({ result: 'ok', note: 'not a domains.check answer (fault: invalidAnswer)' });
+      return;
+    }
     const taken = deps.registered.has(domain);
     const available = requestFaults.lieAboutAvailability ? taken : !taken;
     res.json({ domain, available, checkedAt: deps.now().toISOString() });
@@ -262,7 +272,7 @@ export async function startDomainsMerchant(
     now: options.now ?? (() => new Date()),
     stopping: stopping.signal,
   });
-  const payment = await paymentFor(options, payTo);
+  const payment = await paymentFor(options, payTo, faults);
   const server = await serveOnLoopback(
     merchantApp(faults, [admit, payment, answer]),
     options.port ?? 0,

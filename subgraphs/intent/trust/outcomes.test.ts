@@ -61,6 +61,14 @@ test('intent.trust_outcome_of: one bucket by the final outcome, none while open 
     ['BLOCKED', null, null, null, null],
     ['EXPIRED', null, null, null, null],
     ['PROVIDER_PAID', null, SETTLEMENT, null, null],
+    // Issue #27: paid and completed without the merchant's delivery verified counts against it
+    // (resolved PAID from the chain, or accepted by an operator over an invalid answer).
+    ['COMPLETED', null, SETTLEMENT, { outcome: 'PAID' }, 'failed'],
+    ['COMPLETED', null, SETTLEMENT, { outcome: 'ACCEPT_DELIVERY' }, 'failed'],
+    ['COMPLETED', CONTRADICTED, SETTLEMENT, { outcome: 'ACCEPT_DELIVERY' }, 'failed'],
+    // Resolved PAID and still being checked: open.
+    ['DELIVERY_PENDING', null, SETTLEMENT, { outcome: 'PAID' }, null],
+    ['REFUNDED', null, SETTLEMENT, { outcome: 'REFUND' }, 'refunds'],
   ];
   for (const [state, serviceVerified, settlement, resolution, bucket] of cases)
     expect({

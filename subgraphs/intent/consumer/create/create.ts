@@ -11,7 +11,7 @@ import { MAX_WIRE_AMOUNT_DIGITS } from '../../../../core/money/amount';
 import { validateSpendIntent } from '../../../../core/validation/intent';
 import { withTransaction } from '../../../../platform/db';
 import { requireActor, type SubgraphContext } from '../../../kit';
-import { applyOutcome, nextActionOf, runPolicyCheck } from '../policyCheck';
+import { applyOutcome, type ConsumerDeps, nextActionOf, runPolicyCheck } from '../policyCheck';
 import { intentByIdempotencyKey } from '../reads';
 import {
   type ConsumerIntentRow,
@@ -177,8 +177,15 @@ async function storeQuoted(
   });
 }
 
-/** Decides a POLICY_CHECKING intent; a preflight that fails leaves it FAILED_BEFORE_PAYMENT. */
-async function decide(ctx: SubgraphContext, row: ConsumerIntentRow): Promise<ConsumerIntentRow> {
+/**
+ * Decides a POLICY_CHECKING intent; a preflight that fails leaves it FAILED_BEFORE_PAYMENT. Also
+ * what the worker runs for an intent a crash left in POLICY_CHECKING (the preflight answers a
+ * repeated approved intent with its first approval and never reserves twice).
+ */
+export async function decidePolicyCheck(
+  ctx: ConsumerDeps,
+  row: ConsumerIntentRow,
+): Promise<ConsumerIntentRow> {
   let outcome;
   try {
     outcome = await runPolicyCheck(ctx, row.spendIntent!);
@@ -212,5 +219,5 @@ export async function createConsumerIntent(
   const quoted = await quoteRequest(ctx, request);
   const stored = await storeQuoted(ctx, actor, request, quoted);
   if (!stored.created) return answerOf(stored.row, false);
-  return answerOf(await decide(ctx, stored.row), true);
+  return answerOf(await decidePolicyCheck(ctx, stored.row), true);
 }

@@ -3,6 +3,9 @@
 // than the merchant (verification.ts), and the finding is stored as serviceVerified, beside the
 // merchant's word and never merged with it:
 //   CONFIRMED / ATTESTED_ONLY → DELIVERY_VERIFIED → COMPLETED, one transaction, nothing posted;
+//   REGISTRY_ONLY             → the same, reason PROVIDER_DELIVERED_NOTHING (paid, no answer: the
+//                               registry answered; serviceVerified says verified: false, which
+//                               counts against the vendor);
 //   CONTRADICTED              → MANUAL_REVIEW `DELIVERY_CONTRADICTED: …`, nothing posted (a human decides);
 //   UNVERIFIED                → stays DELIVERY_PENDING with verified: false and the reason, retried
 //                               with backoff; after the bound → MANUAL_REVIEW `DELIVERY_UNVERIFIED: …`.
@@ -26,6 +29,8 @@ export const DELIVERY_CONTRADICTED = 'DELIVERY_CONTRADICTED';
 export const DELIVERY_UNVERIFIED = 'DELIVERY_UNVERIFIED';
 /** The reason COMPLETED carries when nothing but the provider vouches for the delivery. */
 export const PROVIDER_ATTESTATION_ONLY = 'PROVIDER_ATTESTATION_ONLY';
+/** The reason COMPLETED carries when the merchant was paid, delivered nothing and the registry answered. */
+export const PROVIDER_DELIVERED_NOTHING = 'PROVIDER_DELIVERED_NOTHING';
 const MAX_REASON_CHARS = 1000;
 
 /** The job's claim: DELIVERY_PENDING intents whose next check is due, and DELIVERY_VERIFIED ones to finish. */
@@ -48,6 +53,7 @@ export function deliverySubjectOf(row: ConsumerIntentRow): DeliverySubject {
     params: row.params,
     providerAttested: row.providerAttested,
     attestedBy: row.provider,
+    paidWithoutAnswer: row.providerAttested === null && typeof row.settlement?.txHash === 'string',
   };
 }
 
@@ -66,7 +72,12 @@ async function complete(
   await withTransaction(deps.db, async (client) => {
     let reason = row.stateReason;
     if (check !== null) {
-      reason = check.outcome === 'ATTESTED_ONLY' ? PROVIDER_ATTESTATION_ONLY : null;
+      reason =
+        check.outcome === 'ATTESTED_ONLY'
+          ? PROVIDER_ATTESTATION_ONLY
+          : check.outcome === 'REGISTRY_ONLY'
+            ? reasonOf(PROVIDER_DELIVERED_NOTHING, check.serviceVerified.detail)
+            : null;
       const verified = await transitionConsumerIntent(
         client,
         row.intentId,
@@ -150,6 +161,7 @@ export async function advanceDelivery(deps: DeliveryDeps, intentId: string): Pro
   switch (check.outcome) {
     case 'CONFIRMED':
     case 'ATTESTED_ONLY':
+    case 'REGISTRY_ONLY':
       return complete(deps, row, check);
     case 'CONTRADICTED':
       return toManualReview(

@@ -17,8 +17,10 @@ import {
 /**
  * CONFIRMED, CONTRADICTED, UNVERIFIED: domains.check against the registry. ATTESTED_ONLY: a
  * capability with no source but the provider (verified: false, method PROVIDER_ATTESTATION).
+ * REGISTRY_ONLY: the merchant was paid and delivered nothing (its answer was lost), and the
+ * registry answered the question itself (verified: false: there was no delivery to verify).
  */
-export type DeliveryOutcome = DeliveryFinding | 'ATTESTED_ONLY';
+export type DeliveryOutcome = DeliveryFinding | 'ATTESTED_ONLY' | 'REGISTRY_ONLY';
 
 export interface DeliveryCheck {
   readonly serviceVerified: ServiceVerified;
@@ -33,6 +35,11 @@ export interface DeliverySubject {
   readonly providerAttested: Readonly<Record<string, unknown>> | null;
   /** Who attested (the catalog provider id, or the caller's label), for PROVIDER_ATTESTATION. */
   readonly attestedBy: string;
+  /**
+   * A purchase the merchant was paid for without answering (resolved PAID from the chain): for
+   * domains.check the registry is asked about `params.domain` in its place.
+   */
+  readonly paidWithoutAnswer?: boolean;
 }
 
 /** The source named when no registry could be asked at all. */
@@ -60,11 +67,54 @@ function sameName(a: string, b: string): boolean | null {
   }
 }
 
+/**
+ * domains.check paid with no merchant answer at all (a payment resolved PAID from the chain): the
+ * registry is asked about the name the consumer asked about. Its answer completes the purchase,
+ * labelled as the registry's and not a delivery; no answer leaves it UNVERIFIED (then a human).
+ */
+async function askRegistryInstead(
+  subject: DeliverySubject,
+  rdap: RdapClient | null,
+  now: () => Date,
+): Promise<DeliveryCheck> {
+  const source = rdap?.bootstrap.source ?? NO_RDAP_SOURCE;
+  const asked = subject.params.domain;
+  const nothing = 'the merchant was paid and delivered no answer';
+  if (typeof asked !== 'string') return unverified(source, now, `${nothing}; no name to ask about`);
+  if (rdap === null)
+    return unverified(source, now, `${nothing}; no RDAP registry is configured on this instance`);
+  let lookup;
+  try {
+    lookup = await rdap.lookupDomain(asked);
+  } catch (error) {
+    if (!(error instanceof InvalidDomainNameError)) throw error;
+    return unverified(source, now, `${nothing}; ${asked} cannot be looked up (${error.reason})`);
+  }
+  if (lookup.status === 'UNKNOWN')
+    return unverified(
+      lookup.source,
+      now,
+      `${nothing}; the RDAP lookup failed (${lookup.reason}): ${lookup.detail}`,
+    );
+  const answer = lookup.status === 'NOT_REGISTERED' ? 'available' : 'taken';
+  return {
+    serviceVerified: {
+      verified: false,
+      method: 'RDAP',
+      source: lookup.source,
+      checkedAt: lookup.checkedAt,
+      detail: `not verified: ${nothing}; the registry answers instead: ${lookup.domain} is ${answer} (${lookup.detail})`,
+    },
+    outcome: 'REGISTRY_ONLY',
+  };
+}
+
 async function checkDomainsCheck(
   subject: DeliverySubject,
   rdap: RdapClient | null,
   now: () => Date,
 ): Promise<DeliveryCheck> {
+  if (subject.paidWithoutAnswer === true) return askRegistryInstead(subject, rdap, now);
   const source = rdap?.bootstrap.source ?? NO_RDAP_SOURCE;
   const fields = subject.providerAttested?.fields;
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields))

@@ -2,7 +2,10 @@
 // in a legal state without a second payment:
 //   EXECUTION_QUEUED          gates → mint + redeem a capability → pay through the adapter (a
 //                             capability redeemed by a crashed run but never signed is dead; a new
-//                             one is minted: the signature, not the redeem, is what may pay).
+//                             one is minted: the signature, not the redeem, is what may pay). A
+//                             merchant whose 402 now asks another amount or payee than the quote is
+//                             refused before anything is signed: FAILED_BEFORE_PAYMENT with
+//                             MERCHANT_AMOUNT_CHANGED / MERCHANT_PAYEE_CHANGED, and the refund.
 //   PROVIDER_PAYMENT_PENDING  found by the job, so no run holds it: the signed request may have
 //                             left → PAYMENT_AMBIGUOUS (MANUAL_REVIEW + SUSPENSE), never re-sent.
 //   PROVIDER_PAID             → PROVIDER_ACKNOWLEDGED → DELIVERY_PENDING from the recorded data.
@@ -85,6 +88,22 @@ async function markRequestLeft(deps: ExecutionDeps, intentId: string): Promise<v
   );
 }
 
+/** The named reason of a refusal before payment; the merchant's changed terms come first. */
+export function notPaidReason(
+  quote: { readonly providerCost: bigint; readonly payTo: string },
+  outcome: Extract<PaymentOutcome, { kind: 'NOT_PAID' }>,
+): string {
+  const asked = outcome.termsAsked;
+  if (asked !== undefined && asked.length > 0) {
+    const listed = asked.map((terms) => `${terms.amount} to ${terms.payTo}`).join(', ');
+    const amountChanged = asked.every((terms) => terms.amount !== quote.providerCost.toString());
+    const code = amountChanged ? 'MERCHANT_AMOUNT_CHANGED' : 'MERCHANT_PAYEE_CHANGED';
+    return `${code}: the merchant asked ${listed} at execution; the quote decided ${quote.providerCost} to ${quote.payTo}`;
+  }
+  const status = outcome.status === null ? '' : ` (${outcome.status})`;
+  return `MERCHANT_REFUSED_BEFORE_PAYMENT${status}: ${outcome.detail}`;
+}
+
 async function settleOutcome(
   deps: ExecutionDeps,
   intentId: string,
@@ -94,12 +113,11 @@ async function settleOutcome(
   if (row === null) return;
   if (outcome.kind === 'NOT_PAID') {
     if (row.state === 'EXECUTION_QUEUED') {
-      const status = outcome.status === null ? '' : ` (${outcome.status})`;
       await failBeforePayment(
         deps.db,
         intentId,
         'EXECUTION_QUEUED',
-        `MERCHANT_REFUSED_BEFORE_PAYMENT${status}: ${outcome.detail}`,
+        notPaidReason(quoteOf(row), outcome),
         deps.rails,
         deps.now(),
       );

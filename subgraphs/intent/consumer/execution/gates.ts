@@ -1,8 +1,10 @@
 // The gates before anything is signed (DECISIONS "Consumer intents", execution order): the quote
-// is still fresh, the approval's hash still matches the stored SpendIntent, the capability's
+// is still fresh, the approval's hash still matches the stored SpendIntent and the quote to be paid
+// is the one decided on (its payee, its amounts, its URL: what is paid is bound to the approval),
+// the capability's
 // effective maturity is verified and its provider not gated (catalog.capability_terms), and the
 // settlement treasury's float on chain covers the cost. The first that fails names the reason.
-import { isQuoteFresh } from '../../../../core/consumer/quote';
+import { isQuoteFresh, quoteCrossRailFunding } from '../../../../core/consumer/quote';
 import { validateSpendIntent } from '../../../../core/validation/intent';
 import type { Db } from '../../../../platform/db';
 import type { ConsumerRails } from '../../../kit';
@@ -36,6 +38,48 @@ export function approvalHashProblem(row: ConsumerIntentRow): string | null {
   const decided = row.decision?.intentHash;
   if (typeof decided !== 'string' || decided.toLowerCase() !== recomputed)
     return 'the decision was made on another intent hash';
+  return null;
+}
+
+const sameText = (a: unknown, b: string) =>
+  typeof a === 'string' && a.toLowerCase() === b.toLowerCase();
+
+/**
+ * The quote execution would pay, against the SpendIntent the policy decided: the same payee
+ * (recipient), the same URL (endpoint), the same funding amount, and a provider cost that, with
+ * the quote's fee and spread, comes to exactly that amount. Null when they agree.
+ */
+export function quoteBindingProblem(
+  row: ConsumerIntentRow,
+  quote: ExecutionQuote,
+  rails: ConsumerRails,
+): string | null {
+  const decided = row.spendIntent;
+  if (decided === null) return 'no decided SpendIntent is stored';
+  if (!sameText(decided.recipient, quote.payTo))
+    return `the quote pays ${quote.payTo}, the decision was for ${String(decided.recipient)}`;
+  if (decided.endpoint !== quote.url)
+    return `the quote pays for ${quote.url}, the decision was for ${String(decided.endpoint)}`;
+  if (decided.amount !== quote.funding.amount.toString())
+    return `the quote is funded with ${quote.funding.amount}, the decision was for ${String(decided.amount)}`;
+  const stored = row.quote ?? {};
+  const feeBps = stored.feeBps;
+  const spreadBps = stored.spreadBps;
+  if (!Number.isSafeInteger(feeBps) || !Number.isSafeInteger(spreadBps))
+    return 'the quote names no fee or spread rate';
+  const recomputed = quoteCrossRailFunding({
+    settlementCostAtomic: quote.providerCost,
+    settlementDecimals: rails.settlement.decimals,
+    fundingDecimals: rails.funding.decimals,
+    feeBps: BigInt(feeBps as number),
+    spreadBps: BigInt(spreadBps as number),
+  });
+  if (
+    recomputed.fundingAtomic !== quote.funding.amount ||
+    recomputed.feeAtomic !== quote.fee ||
+    recomputed.spreadAtomic !== quote.spread
+  )
+    return `a provider cost of ${quote.providerCost} is not what the decided ${quote.funding.amount} funds`;
   return null;
 }
 
@@ -79,6 +123,8 @@ export async function runGates(
     );
   const hashProblem = approvalHashProblem(row);
   if (hashProblem !== null) return fail('APPROVAL_HASH_MISMATCH', hashProblem);
+  const bindingProblem = quoteBindingProblem(row, quote, rails);
+  if (bindingProblem !== null) return fail('APPROVAL_HASH_MISMATCH', bindingProblem);
   const catalog = await catalogGate(db, row);
   if (catalog !== null) return catalog;
   const float = await readTreasuryFloat(rails.settlement);

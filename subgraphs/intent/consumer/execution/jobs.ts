@@ -1,6 +1,7 @@
 // One round of the consumer execution worker: execute what is queued (or finish what a crashed
-// run left half-way), check deliveries against the registry, send the refunds that are owed, and
-// read chain truth for the ambiguous payments. Each job claims its intents (claims.ts), so any
+// run left half-way), check deliveries against the registry, send the refunds that are owed, read
+// chain truth for the ambiguous payments, refund a FUNDED intent whose quote expired unexecuted,
+// and decide an intent a crash left in POLICY_CHECKING. Each job claims its intents (claims.ts), so any
 // number of workers may run.
 import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
 import type { ChainWalletClient } from '../../../../platform/chain/clients';
@@ -16,6 +17,8 @@ import { withClaimedIntents } from './claims';
 import { advanceExecution } from './executor';
 import { RECONCILE_WHERE, reconcileIntent } from './reconciler';
 import { advanceRefund, OWED_REFUND_CLAIM } from './refunds';
+import { EXPIRED_FUNDED_CLAIM, refundExpiredFunded } from './expiredFunded';
+import { decidePolicyCheck } from '../create/create';
 
 /** Intents taken per job per round; they run in parallel. */
 export const EXECUTION_BATCH = 16;
@@ -35,7 +38,20 @@ export interface ConsumerExecutionDeps {
    * leaves DELIVERY_PENDING intents to a worker that has it.
    */
   readonly delivery?: { readonly rdap: RdapClient; readonly retry: DeliveryRetryPolicy } | null;
+  /**
+   * The key escalation codes are sealed with (the policy check may open an escalation); absent:
+   * this worker leaves intents stuck in POLICY_CHECKING to a worker that has it.
+   */
+  readonly sealingKey?: Buffer;
 }
+
+/** A POLICY_CHECKING intent this long untouched was left by a crash (a create answers in seconds). */
+export const STALE_POLICY_CHECK_SECONDS = 30;
+
+const STALE_POLICY_CHECK_CLAIM = {
+  states: ['POLICY_CHECKING'],
+  where: `updated_at <= now() - interval '${STALE_POLICY_CHECK_SECONDS} seconds'`,
+} as const;
 
 export interface ExecutionRoundResult {
   /** Intents advanced by the execution job. */
@@ -46,6 +62,10 @@ export interface ExecutionRoundResult {
   readonly reconciled: number;
   /** Deliveries checked (or finished) by the delivery job. */
   readonly delivered: number;
+  /** FUNDED intents whose quote expired unexecuted, moved to REFUND_PENDING. */
+  readonly expired: number;
+  /** Intents a crash left in POLICY_CHECKING, decided. */
+  readonly policyChecked: number;
 }
 
 function deliveryDepsOf(deps: ConsumerExecutionDeps): DeliveryDeps | null {
@@ -116,7 +136,34 @@ export async function runConsumerExecutionRound(
     },
     onError('reconciliation'),
   );
-  return { executed, refunds: refunds + owedRefunds, reconciled, delivered };
+  const expired = await withClaimedIntents(
+    deps.db,
+    { ...EXPIRED_FUNDED_CLAIM, limit: EXECUTION_BATCH },
+    (intentId) => refundExpiredFunded(deps, intentId),
+    onError('expired funding'),
+  );
+  const sealingKey = deps.sealingKey;
+  const policyChecked =
+    sealingKey === undefined
+      ? 0
+      : await withClaimedIntents(
+          deps.db,
+          { ...STALE_POLICY_CHECK_CLAIM, limit: EXECUTION_BATCH },
+          async (intentId) => {
+            const row = await getConsumerIntent(deps.db, intentId);
+            if (row?.state !== 'POLICY_CHECKING') return;
+            await decidePolicyCheck({ db: deps.db, now: () => deps.now(), sealingKey }, row);
+          },
+          onError('policy check'),
+        );
+  return {
+    executed,
+    refunds: refunds + owedRefunds,
+    reconciled,
+    delivered,
+    expired,
+    policyChecked,
+  };
 }
 
 /** The states a worker woken by the intent's NOTIFY acts on at once, and the job that does. */

@@ -2,8 +2,10 @@
 // wrapFetchWithPayment over an x402Client with the exact-EVM scheme). It holds no key: the scheme's
 // ClientEvmSigner is the `sign` callback it is given (the capability-backed treasury signer plus
 // the record of what was signed), so the only EIP-3009 authorization it can produce is one the
-// capability allows. Spend controls allow exactly the settlement token, capped at the capability's
-// ceiling. It reports what happened and decides nothing: whether the paid request left (a
+// capability allows. Spend controls allow exactly the settlement token, and a payment policy keeps
+// only the terms the quote decided (exactly the capability's amount, to one of its recipients):
+// a merchant asking anything else at execution is refused before a signature exists, and the
+// outcome names what it asked (`termsAsked`). It reports what happened and decides nothing: whether the paid request left (a
 // signature was handed over) is what separates a refusal before payment from an ambiguous one.
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -50,9 +52,24 @@ export interface SettleAnswer {
   readonly network: string;
 }
 
+/** One payment option a merchant's 402 offered: what it asked, to whom. */
+export interface AskedTerms {
+  readonly amount: string;
+  readonly payTo: string;
+}
+
 export type PaymentOutcome =
-  /** Nothing was signed: the merchant refused, or the client could not build a payment. */
-  | { readonly kind: 'NOT_PAID'; readonly status: number | null; readonly detail: string }
+  /**
+   * Nothing was signed: the merchant refused, or the client could not build a payment.
+   * `termsAsked`: the merchant's 402 offered only terms other than the quote's (a changed amount
+   * or payee), listed as it asked them.
+   */
+  | {
+      readonly kind: 'NOT_PAID';
+      readonly status: number | null;
+      readonly detail: string;
+      readonly termsAsked?: readonly AskedTerms[];
+    }
   /** A signature was handed over and the merchant answered. */
   | {
       readonly kind: 'ANSWERED';
@@ -63,7 +80,13 @@ export type PaymentOutcome =
   /** A signature was handed over and no usable answer came back (dropped, timed out, broken). */
   | { readonly kind: 'LOST'; readonly detail: string };
 
-function clientFor(input: PaymentAdapterInput, onSigned: () => void): x402Client {
+const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+function clientFor(
+  input: PaymentAdapterInput,
+  onSigned: () => void,
+  onOtherTerms: (asked: AskedTerms[]) => void,
+): x402Client {
   const { capability } = input;
   const signer = {
     address: capability.payer,
@@ -79,14 +102,22 @@ function clientFor(input: PaymentAdapterInput, onSigned: () => void): x402Client
     input.now,
   );
   const client = new x402Client().register(capability.network as `${string}:${string}`, scheme);
+  // The asset only: the amount is held to exactly the capability's by the policy below (a cap here
+  // would drop a higher ask before the policy could name it).
   client.setSpendControls({
     allowedAssets: [
-      {
-        network: capability.network as `${string}:${string}`,
-        asset: capability.asset.token,
-        maxAmountPerPayment: capability.ceilingAtomic.toString(),
-      },
+      { network: capability.network as `${string}:${string}`, asset: capability.asset.token },
     ],
+  });
+  client.registerPolicy((_version, requirements) => {
+    const exact = requirements.filter(
+      (requirement) =>
+        requirement.amount === capability.ceilingAtomic.toString() &&
+        capability.recipients.some((recipient) => same(recipient, requirement.payTo)),
+    );
+    if (exact.length === 0)
+      onOtherTerms(requirements.map(({ amount, payTo }) => ({ amount, payTo })));
+    return exact;
   });
   return client;
 }
@@ -119,6 +150,7 @@ function settleOf(response: Response): SettleAnswer | null {
 /** One paid request; never throws (every failure is an outcome). */
 export async function payMerchant(input: PaymentAdapterInput): Promise<PaymentOutcome> {
   let signed = false;
+  let termsAsked: AskedTerms[] | null = null;
   const transport = input.fetch ?? globalThis.fetch;
   const signal = AbortSignal.timeout(input.timeoutMs);
   const watched: typeof globalThis.fetch = async (request, init) => {
@@ -132,9 +164,15 @@ export async function payMerchant(input: PaymentAdapterInput): Promise<PaymentOu
   };
   const paidFetch = wrapFetchWithPayment(
     watched,
-    clientFor(input, () => {
-      signed = true;
-    }),
+    clientFor(
+      input,
+      () => {
+        signed = true;
+      },
+      (asked) => {
+        termsAsked = asked;
+      },
+    ),
   );
   try {
     const response = await paidFetch(input.request.url, { method: input.request.method, signal });
@@ -149,6 +187,9 @@ export async function payMerchant(input: PaymentAdapterInput): Promise<PaymentOu
     return { kind: 'ANSWERED', status: response.status, settle: settleOf(response), body };
   } catch (error) {
     const detail = error instanceof Error ? error.message.slice(0, 300) : 'unknown failure';
-    return signed ? { kind: 'LOST', detail } : { kind: 'NOT_PAID', status: null, detail };
+    if (signed) return { kind: 'LOST', detail };
+    return termsAsked === null
+      ? { kind: 'NOT_PAID', status: null, detail }
+      : { kind: 'NOT_PAID', status: null, detail, termsAsked };
   }
 }

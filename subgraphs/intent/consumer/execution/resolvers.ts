@@ -1,6 +1,7 @@
 // The execution mutations of the intent subgraph: the consumer session queues its funded intent
-// (REST POST /consumer/intents/:intentId/execute, 202), and an admin resolves an ambiguous payment
-// against the chain (REST POST /consumer/intents/:intentId/resolve). Bodies: the intent view.
+// (REST POST /consumer/intents/:intentId/execute, 202), and an admin resolves a review (an
+// ambiguous payment against the chain, or a paid purchase's delivery) (REST POST
+// /consumer/intents/:intentId/resolve). Bodies: the intent view.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
 import type { SubgraphContext } from '../../../kit';
@@ -23,7 +24,7 @@ export class ConsumerExecutionResolver {
 
   @Mutation(() => GraphQLJSONObject, {
     description:
-      'Admin: resolve an ambiguous payment (MANUAL_REVIEW, PAYMENT_AMBIGUOUS) as PAID or NOT_PAID, checked against the settlement chain.',
+      'Admin: resolve a MANUAL_REVIEW intent: an ambiguous payment (PAYMENT_AMBIGUOUS) as PAID or NOT_PAID, checked against the settlement chain; a paid purchase under review as ACCEPT_DELIVERY or REFUND (docs/consumer.md "Reconciler and resolve").',
   })
   async resolveConsumerIntent(
     @Arg('intentId', () => ID) intentId: string,

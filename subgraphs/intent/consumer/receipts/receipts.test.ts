@@ -202,19 +202,14 @@ test('a writer that bypasses the store cannot commit a funded intent apart from 
 
 test('once the intent is terminal the receipt is final: later changes leave it, only the anchor may move', async () => {
   let row = await fundedIntent();
-  row = await move(row, 'CANCELLED');
+  row = await move(row, 'REFUND_PENDING');
+  row = await move(row, 'REFUNDED');
   await expectCurrent(row.intentId);
   const final = (await getConsumerReceipt(db.pool, row.intentId))!;
   expect(final.final).toBe(true);
-  expect(final.body.state).toBe('CANCELLED');
+  expect(final.body.state).toBe('REFUNDED');
   // A progress update of the terminal intent (e.g. its refund record) leaves the receipt as it was.
-  await updateConsumerIntent(
-    db.pool,
-    row.intentId,
-    'CANCELLED',
-    { refund: { amount: '1' } },
-    now(),
-  );
+  await updateConsumerIntent(db.pool, row.intentId, 'REFUNDED', { refund: { amount: '1' } }, now());
   expect(await getConsumerReceipt(db.pool, row.intentId)).toEqual(final);
   await expect(
     db.pool.query(

@@ -50,6 +50,7 @@ function sourceOf(row: ReceiptSourceRow): ReceiptSource {
     settlement: row.settlement,
     providerAttested: row.providerAttested,
     serviceVerified: row.serviceVerified ?? null,
+    resolution: row.resolution ?? null,
   };
 }
 
