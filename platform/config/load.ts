@@ -58,6 +58,10 @@ export function loadConfig(env: Env = process.env): Config {
     batchSeconds: read.integer('ANCHOR_BATCH_SECONDS', 2, 0, 86_400),
     confirmations: read.integer('ANCHOR_CONFIRMATIONS', 1, 1, 64),
   };
+  const chainReads = {
+    logPageBlocks: read.integer('CHAIN_LOG_PAGE_BLOCKS', 2_000, 1, 1_000_000),
+    reportRpcCalls: read.integer('RECONCILE_MAX_RPC_CALLS', 1_000, 10, 1_000_000),
+  };
 
   if (isProduction) {
     checkProduction(read, {
@@ -76,6 +80,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...chains,
     feeReceiverAddress,
     anchoring,
+    chainReads,
     secrets,
     ...subgraphs,
     graphql,
