@@ -230,25 +230,55 @@ describe('receipts of a purchase', () => {
   test('spend-control receipts verify: 0 for both receipts, 1 for a tampered receipt file', async () => {
     const rpc = world.devnet.info.chains.funding.rpcUrl;
     const service = world.stack.url;
-    const consumerOk = await cli([intentId, '--rpc', rpc, '--service', service]);
+    // The user's contract; the devnet's waits 5 s where a real one waits three days.
+    const mine = ['--contract', contract(), '--writer-delay', '5'];
+    const consumerOk = await cli([intentId, '--rpc', rpc, '--service', service, ...mine]);
     expect(consumerOk).toMatchObject({ code: 0, out: expect.stringMatching(/verified/i) });
-    const decisionOk = await cli([decisionReceiptId, '--rpc', rpc, '--service', service]);
+    expect(consumerOk.out).not.toMatch(/WARNING/);
+    const decisionOk = await cli([decisionReceiptId, '--rpc', rpc, '--service', service, ...mine]);
     expect(decisionOk).toMatchObject({ code: 0, out: expect.stringMatching(/verified/i) });
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'receipt-'));
     const file = path.join(dir, 'receipt.json');
     fs.writeFileSync(file, JSON.stringify(receipt));
     expect(
-      await cli([receipt.anchor.receiptId, '--rpc', rpc, '--receipt-file', file]),
+      await cli([receipt.anchor.receiptId, '--rpc', rpc, '--receipt-file', file, ...mine]),
     ).toMatchObject({ code: 0 });
     const text = JSON.stringify(receipt).replace(
       `"fee":"${receipt.fee}"`,
       `"fee":"${receipt.fee}1"`,
     );
     fs.writeFileSync(file, text);
-    const tampered = await cli([receipt.anchor.receiptId, '--rpc', rpc, '--receipt-file', file]);
+    const tampered = await cli([
+      receipt.anchor.receiptId,
+      '--rpc',
+      rpc,
+      '--receipt-file',
+      file,
+      ...mine,
+    ]);
     expect(tampered.code).toBe(1);
     expect(tampered.out).toMatch(/not verified/i);
+  }, 60_000);
+
+  test('receipts verify: without --contract it warns and uses the service’s; a contract whose writer delay is not three days is refused', async () => {
+    const rpc = world.devnet.info.chains.funding.rpcUrl;
+    const service = world.stack.url;
+    const theirs = await cli([intentId, '--rpc', rpc, '--service', service, '--writer-delay', '5']);
+    expect(theirs.code).toBe(0);
+    expect(theirs.out).toContain(`WARNING   no --contract given: checking against ${contract()}`);
+    // The default requirement is the spec's three days: the devnet contract's 5 s fails it.
+    const short = await cli([
+      intentId,
+      '--rpc',
+      rpc,
+      '--service',
+      service,
+      '--contract',
+      contract(),
+    ]);
+    expect(short.code).toBe(1);
+    expect(short.out).toMatch(/NOT verified: .*writer delay of 5 s, not the 259200 s required/);
   }, 60_000);
 });
 
