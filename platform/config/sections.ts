@@ -140,6 +140,8 @@ export interface AnchoringConfig {
   readonly batchSeconds: number;
   /** ANCHOR_CONFIRMATIONS: blocks, the landing one included, before a batch is ANCHORED (default 1). */
   readonly confirmations: number;
+  /** ANCHOR_RECHECK_DEPTH: blocks at which an ANCHORED batch is read again, re-sent if a re-org dropped it (default 64). */
+  readonly recheckDepth: number;
 }
 
 export interface ChainReadsConfig {
