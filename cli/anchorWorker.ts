@@ -34,6 +34,8 @@ export interface AnchorWorkerOptions {
   readonly batchSeconds?: number;
   /** Blocks (the landing one included) before a batch is ANCHORED; default 1. */
   readonly confirmations?: number;
+  /** Blocks at which an ANCHORED batch is read again (re-sent if a re-org dropped it); default 64. */
+  readonly recheckDepth?: number;
   /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
   readonly intervalMs: number;
 }
@@ -59,6 +61,7 @@ export function startAnchorWorker(
     batchSize: options.batchSize ?? DEFAULT_ANCHOR_BATCH_SIZE,
     batchSeconds: options.batchSeconds ?? DEFAULT_ANCHOR_BATCH_SECONDS,
     confirmations: options.confirmations ?? 1,
+    recheckDepth: options.recheckDepth,
     // A looping worker closes small batches one round plus a send before T, so T is the deadline
     // a receipt is ANCHORED by; rounds stepped by hand (interval 0) close exactly at T.
     closeLeadMs: options.intervalMs > 0 ? options.intervalMs + SEND_ALLOWANCE_MS : 0,

@@ -19,6 +19,7 @@ export function anchoringOf(
     batchSize: config.anchoring.batchSize,
     batchSeconds: config.anchoring.batchSeconds,
     confirmations: config.anchoring.confirmations,
+    recheckDepth: config.anchoring.recheckDepth,
     intervalMs: Math.min(DEFAULT_ANCHOR_INTERVAL_MS, config.anchoring.batchSeconds * 1000 || 100),
   };
   if (devnet !== null) {

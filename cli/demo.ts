@@ -20,6 +20,7 @@ import { readDevnetFile, type DevnetInfo } from '../devnet/devnetFile';
 import { faucet } from '../devnet/faucet';
 import { DEVNET_REGISTERED_DOMAINS } from '../devnet/merchants/domains/names';
 import { receiptsMain } from './receiptsVerify';
+import { DEVNET_WRITER_DELAY_SECONDS } from '../platform/chain/receiptAnchor';
 import { start } from './start';
 import type { Out } from './startup';
 
@@ -200,7 +201,19 @@ async function purchase(ctx: DemoContext, step: (text: string) => void): Promise
   step('the receipt anchored on chain, checked without trusting the service (receipts verify)');
   await untilAnchored(ctx, intentId);
   const code = await receiptsMain(
-    ['verify', intentId, '--rpc', ctx.devnet.chains.funding.rpcUrl, '--service', ctx.url],
+    [
+      'verify',
+      intentId,
+      '--rpc',
+      ctx.devnet.chains.funding.rpcUrl,
+      '--service',
+      ctx.url,
+      '--contract',
+      ctx.devnet.contracts.receiptAnchor!,
+      // The devnet's contract waits seconds, not the three days of a real deployment.
+      '--writer-delay',
+      String(DEVNET_WRITER_DELAY_SECONDS),
+    ],
     (line) => ctx.out(`        ${line}`),
   );
   if (code !== 0) throw new DemoStepError('the receipt’s anchor proof did not verify');

@@ -72,6 +72,7 @@ function x402Options(
     token,
     relayerPrivateKey,
     confirmationTimeoutMs: config.x402.settleTimeoutMs,
+    logPageBlocks: BigInt(config.chainReads.logPageBlocks),
     ...(devnet ? { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS } : {}),
   });
   return {

@@ -175,9 +175,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   },
   receipts: {
     usage: `  receipts verify <receiptId|intentId> --rpc <url> [--contract <address>]
-                      [--service <url>] [--receipt-file <path>]
+                      [--service <url>] [--receipt-file <path>] [--writer-delay <seconds>]
                       check a receipt's inclusion proof against the ReceiptAnchor contract on
-                      chain; exit 0 verified, 1 not (docs/receipts.md)`,
+                      chain (yours with --contract; the service's otherwise, with a warning) and
+                      that its writer delay is three days (or --writer-delay); exit 0 verified,
+                      1 not (docs/receipts.md)`,
     run: (argv) => receiptsMain(argv),
   },
   devnet: {

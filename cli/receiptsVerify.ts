@@ -1,6 +1,9 @@
 // `spend-control receipts verify <receiptId|intentId> --rpc <url> [--contract <address>]
-// [--service <url>] [--receipt-file <path>]`: checks a receipt's anchoring without trusting the
-// service. The leaf is receiptId ‖ digest, the digest recomputed from the receipt itself where
+// [--service <url>] [--receipt-file <path>] [--writer-delay <seconds>]`: checks a receipt's
+// anchoring without trusting the service. The contract is the user's (--contract); without it the
+// service's is used with a printed warning. The contract's WRITER_DELAY must be the spec's three
+// days (--writer-delay names another, e.g. a devnet's seconds): a shorter delay would let a new
+// writer be added before anyone could object. The leaf is receiptId ‖ digest, the digest recomputed from the receipt itself where
 // there is one (a consumer receipt's public body, or a preflight response for a decision receipt;
 // JCS + keccak256); the audit path is walked to a root, and the root and batch size must be what
 // the ReceiptAnchor contract holds (batchOf, one eth_call on the RPC the user chose). Exit 0
@@ -18,10 +21,11 @@ import {
 } from '../core/canon/merkle';
 import { decisionReceiptBodyOf, decisionReceiptDigest } from '../core/receipts/anchor';
 import { bytesToHex } from 'viem';
+import { MAINNET_WRITER_DELAY_SECONDS } from '../platform/chain/receiptAnchor';
 import { parseCommandArgs, UsageError } from './args';
 
 export const RECEIPTS_USAGE =
-  'usage: spend-control receipts verify <receiptId|intentId> --rpc <url> [--contract <address>] [--service <url>] [--receipt-file <path>]';
+  'usage: spend-control receipts verify <receiptId|intentId> --rpc <url> [--contract <address>] [--service <url>] [--receipt-file <path>] [--writer-delay <seconds>]';
 const DEFAULT_SERVICE = 'http://127.0.0.1:4000';
 const HEX32 = /^0x[0-9a-f]{64}$/;
 
@@ -86,7 +90,16 @@ async function subjectOf(
   };
 }
 
-async function check(subject: Subject, rpc: string, contractFlag: string | undefined, out: Out) {
+interface CheckOptions {
+  readonly rpc: string;
+  /** The user's contract; undefined: the service's, with a warning. */
+  readonly contract: string | undefined;
+  /** The WRITER_DELAY the contract must have, in seconds. */
+  readonly writerDelayS: bigint;
+}
+
+async function check(subject: Subject, options: CheckOptions, out: Out) {
+  const { rpc, contract: contractFlag } = options;
   const { anchor } = subject;
   if (anchor.state !== 'ANCHORED')
     throw new NotVerified(
@@ -118,7 +131,21 @@ async function check(subject: Subject, rpc: string, contractFlag: string | undef
     throw new NotVerified('the proof does not lead from this receipt to the published batch root');
   const contract = (contractFlag ?? anchor.contract) as string;
   if (!isAddress(contract)) throw new NotVerified(`no contract address (${String(contract)})`);
+  if (contractFlag === undefined)
+    out(
+      `WARNING   no --contract given: checking against ${contract}, the contract the service names; pass the ReceiptAnchor address you trust`,
+    );
   const client = createPublicClient({ transport: http(rpc) });
+  const delay = await client.readContract({
+    address: getAddress(contract) as Address,
+    abi: receiptAnchorAbi,
+    functionName: 'WRITER_DELAY',
+  });
+  out(`delay     WRITER_DELAY ${delay} s`);
+  if (BigInt(delay) !== options.writerDelayS)
+    throw new NotVerified(
+      `ReceiptAnchor ${contract} has a writer delay of ${delay} s, not the ${options.writerDelayS} s required (three days: ${MAINNET_WRITER_DELAY_SECONDS} s)`,
+    );
   const batch = await client.readContract({
     address: getAddress(contract) as Address,
     abi: receiptAnchorAbi,
@@ -149,14 +176,24 @@ export async function receiptsMain(
       contract: { type: 'string' },
       service: { type: 'string', default: DEFAULT_SERVICE },
       'receipt-file': { type: 'string' },
+      'writer-delay': { type: 'string', default: String(MAINNET_WRITER_DELAY_SECONDS) },
     },
     true,
   );
   if (positionals.length !== 1 || values.rpc === undefined) throw new UsageError(RECEIPTS_USAGE);
+  if (!/^[0-9]{1,10}$/.test(values['writer-delay'])) throw new UsageError(RECEIPTS_USAGE);
   try {
     const service = values.service.replace(/\/+$/, '');
     const subject = await subjectOf(positionals[0], service, values['receipt-file']);
-    await check(subject, values.rpc, values.contract, out);
+    await check(
+      subject,
+      {
+        rpc: values.rpc,
+        contract: values.contract,
+        writerDelayS: BigInt(values['writer-delay']),
+      },
+      out,
+    );
     return 0;
   } catch (error) {
     if (!(error instanceof NotVerified) && !(error instanceof Error)) throw error;

@@ -90,9 +90,20 @@ async function preparePeers(
  * The consumer purchase path's rails: on the embedded devnet, its two chains and the devnet
  * merchant; otherwise none yet (purchases answer PROVIDER_UNAVAILABLE until rails are configured).
  */
-function consumerRailsOf(devnet: DevnetInfo | null, urls: ProviderUrls): ConsumerRails | undefined {
+function consumerRailsOf(
+  devnet: DevnetInfo | null,
+  urls: ProviderUrls,
+  bounds: Config['chainReads'],
+): ConsumerRails | undefined {
   if (devnet === null || urls.domains === null) return undefined;
-  return devnetConsumerRails(devnet, { 'spendctl-domains': urls.domains });
+  const rails = devnetConsumerRails(devnet, { 'spendctl-domains': urls.domains });
+  const logPageBlocks = BigInt(bounds.logPageBlocks);
+  return {
+    ...rails,
+    funding: { ...rails.funding, logPageBlocks },
+    settlement: { ...rails.settlement, logPageBlocks },
+    reportRpcCalls: bounds.reportRpcCalls,
+  };
 }
 
 /** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
@@ -121,7 +132,7 @@ export async function start(
     );
     // One RDAP client per process: delivery checks and the builder's domain checks share its limits.
     const rdapClient = rdap.client === null ? undefined : createRdapClient(rdap.client);
-    const consumer = consumerRailsOf(devnet, providers.urls);
+    const consumer = consumerRailsOf(devnet, providers.urls, config.chainReads);
     const gatewayOptions = gatewayOptionsOf({
       config,
       role,

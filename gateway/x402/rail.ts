@@ -24,6 +24,11 @@ import {
   type ChainPublicClient,
 } from '../../platform/chain/clients';
 import {
+  type BlockSpan,
+  DEFAULT_LOG_PAGE_BLOCKS,
+  searchLogPages,
+} from '../../platform/chain/logSearch';
+import {
   createFacilitatorSigner,
   relayerAccount,
   withChainReads,
@@ -38,8 +43,10 @@ export interface RailOptions {
   /** How long a settlement waits for its receipt before the outcome counts as ambiguous. */
   readonly confirmationTimeoutMs: number;
   readonly pollingIntervalMs?: number;
-  /** How far back to search for an authorization's use (RPCs bound log ranges); default 50,000 blocks. */
+  /** How far back to search for an authorization's use; default 50,000 blocks. */
   readonly logLookbackBlocks?: bigint;
+  /** CHAIN_LOG_PAGE_BLOCKS: blocks per eth_getLogs request (RPCs bound log ranges); default 2,000. */
+  readonly logPageBlocks?: bigint;
 }
 
 export interface ObservedTransfer {
@@ -143,30 +150,39 @@ async function readReceipt(
   }
 }
 
-/** The transaction that used or canceled an authorization within the lookback (SettlementRail). */
+/**
+ * The transaction that used or canceled an authorization within the lookback (SettlementRail),
+ * searched newest first in pages of `pageBlocks` (platform/chain/logSearch), stopping at the find.
+ */
 async function findAuthorizationTransaction(
   publicClient: ChainPublicClient,
   token: Address,
-  lookback: bigint,
+  bounds: { lookback: bigint; pageBlocks: bigint },
   query: { payer: Address; nonce: Hex; toBlock: bigint },
 ): Promise<Hex | null> {
   const { payer, nonce, toBlock } = query;
-  const range = { fromBlock: toBlock > lookback ? toBlock - lookback : 0n, toBlock };
-  const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled') =>
+  const span = { fromBlock: toBlock > bounds.lookback ? toBlock - bounds.lookback : 0n, toBlock };
+  const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled', page: BlockSpan) =>
     publicClient.getContractEvents({
       address: token,
       abi: eip3009TokenAbi,
       eventName,
       args: { authorizer: payer, nonce },
-      ...range,
+      ...page,
     });
   // A nonce is spent once, by a transfer or a cancellation: at most one of these has an event.
-  const [used, canceled] = await Promise.all([
-    search('AuthorizationUsed'),
-    search('AuthorizationCanceled'),
-  ]);
-  const event = used[0] ?? canceled[0];
-  return event ? (event.transactionHash as Hex) : null;
+  const { found } = await searchLogPages(
+    span,
+    { pageBlocks: bounds.pageBlocks, order: 'newest-first', firstOnly: true },
+    async (page) => {
+      const [used, canceled] = await Promise.all([
+        search('AuthorizationUsed', page),
+        search('AuthorizationCanceled', page),
+      ]);
+      return [...used, ...canceled];
+    },
+  );
+  return found[0] ? (found[0].transactionHash as Hex) : null;
 }
 
 export function createSettlementRail(options: RailOptions): SettlementRail {
@@ -177,7 +193,10 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const wallet = withChainReads(createChainWalletClient(endpoint, account, clientOptions));
   const network = caip2Of(options.chainId);
   const token = getAddress(options.token);
-  const lookback = options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS;
+  const bounds = {
+    lookback: options.logLookbackBlocks ?? DEFAULT_LOG_LOOKBACK_BLOCKS,
+    pageBlocks: options.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS,
+  };
 
   const recentReceipts = new RecentReceipts();
   // Which settlement (of several under way at once) reached the send: each runs in its own context.
@@ -212,7 +231,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
         blockNumber,
       }),
     findAuthorizationTransaction: (payer, nonce, toBlock) =>
-      findAuthorizationTransaction(publicClient, token, lookback, { payer, nonce, toBlock }),
+      findAuthorizationTransaction(publicClient, token, bounds, { payer, nonce, toBlock }),
     balanceOf: (owner, blockNumber) =>
       publicClient.readContract({
         address: token,

@@ -57,6 +57,13 @@ export function loadConfig(env: Env = process.env): Config {
     batchSize: read.integer('ANCHOR_BATCH_SIZE', 100, 1, 100_000),
     batchSeconds: read.integer('ANCHOR_BATCH_SECONDS', 2, 0, 86_400),
     confirmations: read.integer('ANCHOR_CONFIRMATIONS', 1, 1, 64),
+    recheckDepth: read.integer('ANCHOR_RECHECK_DEPTH', 64, 1, 10_000),
+  };
+  if (anchoring.recheckDepth < anchoring.confirmations)
+    read.problem('ANCHOR_RECHECK_DEPTH', 'must be at least ANCHOR_CONFIRMATIONS');
+  const chainReads = {
+    logPageBlocks: read.integer('CHAIN_LOG_PAGE_BLOCKS', 2_000, 1, 1_000_000),
+    reportRpcCalls: read.integer('RECONCILE_MAX_RPC_CALLS', 1_000, 10, 1_000_000),
   };
 
   if (isProduction) {
@@ -76,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...chains,
     feeReceiverAddress,
     anchoring,
+    chainReads,
     secrets,
     ...subgraphs,
     graphql,

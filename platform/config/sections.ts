@@ -90,6 +90,8 @@ export interface Config {
   readonly feeReceiverAddress: Hex | null;
   /** Receipt anchoring (docs/receipts.md "Anchoring"): where batches go and when they close. */
   readonly anchoring: AnchoringConfig;
+  /** Bounds of the service's chain reads (docs/operations.md). */
+  readonly chainReads: ChainReadsConfig;
   readonly secrets: Secrets;
   /** null: the subgraph runs in-process (all-in-one mode). */
   readonly subgraphUrls: Readonly<Record<SubgraphName, string | null>>;
@@ -138,6 +140,15 @@ export interface AnchoringConfig {
   readonly batchSeconds: number;
   /** ANCHOR_CONFIRMATIONS: blocks, the landing one included, before a batch is ANCHORED (default 1). */
   readonly confirmations: number;
+  /** ANCHOR_RECHECK_DEPTH: blocks at which an ANCHORED batch is read again, re-sent if a re-org dropped it (default 64). */
+  readonly recheckDepth: number;
+}
+
+export interface ChainReadsConfig {
+  /** CHAIN_LOG_PAGE_BLOCKS: blocks per eth_getLogs request on every chain (default 2,000). */
+  readonly logPageBlocks: number;
+  /** RECONCILE_MAX_RPC_CALLS: RPC calls one paid reconciliation report may make (default 1,000). */
+  readonly reportRpcCalls: number;
 }
 
 /** A token bucket: `perMinute` tokens added a minute, at most `burst` held. */

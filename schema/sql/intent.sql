@@ -27,10 +27,14 @@ CREATE TABLE intent.anchor_batches (
     reason text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    confirmed boolean DEFAULT false NOT NULL,
+    requeued_at timestamp with time zone,
     CONSTRAINT anchor_batches_block_number_check CHECK ((block_number >= 0)),
     CONSTRAINT anchor_batches_chain_check CHECK ((chain ~ '^eip155:[0-9]+$'::text)),
     CONSTRAINT anchor_batches_check CHECK (((state <> 'ANCHORED'::text) OR ((tx_hash IS NOT NULL) AND (block_number IS NOT NULL)))),
     CONSTRAINT anchor_batches_check1 CHECK (((state <> 'ANCHOR_FAILED'::text) OR (reason IS NOT NULL))),
+    CONSTRAINT anchor_batches_check2 CHECK (((NOT confirmed) OR (state = 'ANCHORED'::text))),
+    CONSTRAINT anchor_batches_check3 CHECK (((requeued_at IS NULL) OR (state = 'ANCHOR_FAILED'::text))),
     CONSTRAINT anchor_batches_contract_check CHECK ((contract ~ '^0x[0-9a-f]{40}$'::text)),
     CONSTRAINT anchor_batches_count_check CHECK ((count > 0)),
     CONSTRAINT anchor_batches_first_seq_check CHECK ((first_seq >= (0)::numeric)),
@@ -460,6 +464,17 @@ BEGIN
      OR NEW.created_at IS DISTINCT FROM OLD.created_at THEN
     RAISE EXCEPTION 'anchor batch % keeps its root and positions', OLD.batch_id USING ERRCODE = 'IN007';
   END IF;
+  IF OLD.confirmed AND NEW.confirmed IS DISTINCT FROM OLD.confirmed THEN
+    RAISE EXCEPTION 'anchor batch % is confirmed already', OLD.batch_id USING ERRCODE = 'IN007';
+  END IF;
+  IF OLD.requeued_at IS NOT NULL AND NEW.requeued_at IS DISTINCT FROM OLD.requeued_at THEN
+    RAISE EXCEPTION 'anchor batch % was requeued already', OLD.batch_id USING ERRCODE = 'IN007';
+  END IF;
+  -- An unconfirmed ANCHORED batch whose landing a re-org dropped goes back to SENDING, unlanded.
+  IF OLD.state = 'ANCHORED' AND NOT OLD.confirmed AND NEW.state = 'SENDING'
+     AND NEW.tx_hash IS NULL AND NEW.block_number IS NULL AND NEW.reason IS NULL THEN
+    RETURN NEW;
+  END IF;
   IF OLD.state <> 'SENDING' AND (NEW.state IS DISTINCT FROM OLD.state OR NEW.tx_hash IS DISTINCT FROM OLD.tx_hash
        OR NEW.block_number IS DISTINCT FROM OLD.block_number OR NEW.reason IS DISTINCT FROM OLD.reason) THEN
     RAISE EXCEPTION 'anchor batch % is % already', OLD.batch_id, OLD.state USING ERRCODE = 'IN007';
@@ -489,6 +504,11 @@ BEGIN
   END IF;
   IF OLD.batch_id IS NOT NULL AND (NEW.batch_id IS DISTINCT FROM OLD.batch_id
        OR NEW.leaf_index IS DISTINCT FROM OLD.leaf_index OR NEW.proof IS DISTINCT FROM OLD.proof) THEN
+    -- Released from a refused batch (requeue_failed_batch), and only to no batch.
+    IF NEW.batch_id IS NULL AND EXISTS (SELECT 1 FROM intent.anchor_batches b
+          WHERE b.batch_id = OLD.batch_id AND b.state = 'ANCHOR_FAILED' AND b.requeued_at IS NOT NULL) THEN
+      RETURN NEW;
+    END IF;
     RAISE EXCEPTION 'receipt % is already in batch %; a receipt is never in two batches', OLD.receipt_id, OLD.batch_id
       USING ERRCODE = 'IN007';
   END IF;
@@ -972,6 +992,37 @@ $$;
 ALTER FUNCTION intent.preflight_windows(p_items jsonb) OWNER TO spend_control_owner;
 
 --
+-- Name: requeue_failed_batch(bigint); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.requeue_failed_batch(p_batch_id bigint) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_count integer;
+BEGIN
+  UPDATE intent.anchor_batches SET requeued_at = now(), updated_at = now()
+   WHERE batch_id = p_batch_id AND state = 'ANCHOR_FAILED' AND requeued_at IS NULL;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  UPDATE intent.decision_receipts r SET state = 'PENDING'
+    FROM intent.anchor_leaves l
+   WHERE l.batch_id = p_batch_id AND l.kind = 'decision' AND r.receipt_id = l.receipt_id;
+  PERFORM intent.notify_receipt_anchor(
+    ARRAY(SELECT l.receipt_id FROM intent.anchor_leaves l WHERE l.batch_id = p_batch_id ORDER BY l.leaf_index),
+    'PENDING');
+  UPDATE intent.anchor_leaves SET batch_id = NULL, leaf_index = NULL, proof = NULL
+   WHERE batch_id = p_batch_id;
+  GET DIAGNOSTICS v_count = ROW_COUNT;
+  RETURN v_count;
+END
+$$;
+
+ALTER FUNCTION intent.requeue_failed_batch(p_batch_id bigint) OWNER TO spend_control_owner;
+
+--
 -- Name: rolling_sums(text, date, timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1115,6 +1166,27 @@ CREATE FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, 
 $$;
 
 ALTER FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb) OWNER TO spend_control_owner;
+
+--
+-- Name: unsettle_decision_receipts(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.unsettle_decision_receipts() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  UPDATE intent.decision_receipts r SET state = 'PENDING'
+    FROM intent.anchor_leaves l
+   WHERE l.batch_id = NEW.batch_id AND l.kind = 'decision' AND r.receipt_id = l.receipt_id;
+  PERFORM intent.notify_receipt_anchor(
+    ARRAY(SELECT l.receipt_id FROM intent.anchor_leaves l WHERE l.batch_id = NEW.batch_id ORDER BY l.leaf_index),
+    'PENDING');
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION intent.unsettle_decision_receipts() OWNER TO spend_control_owner;
 
 --
 -- Name: window_sums(text, date, timestamp with time zone, text); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -1754,6 +1826,12 @@ CREATE UNIQUE INDEX anchor_batches_position ON intent.anchor_batches USING btree
 CREATE INDEX anchor_batches_sending ON intent.anchor_batches USING btree (batch_id) WHERE (state = 'SENDING'::text);
 
 --
+-- Name: anchor_batches_unconfirmed; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX anchor_batches_unconfirmed ON intent.anchor_batches USING btree (batch_id) WHERE ((state = 'ANCHORED'::text) AND (NOT confirmed));
+
+--
 -- Name: anchor_leaves_unbatched; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1898,6 +1976,14 @@ ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_notify_se
 CREATE TRIGGER anchor_batches_settle_decisions AFTER UPDATE OF state ON intent.anchor_batches FOR EACH ROW WHEN (((old.state IS DISTINCT FROM new.state) AND (new.state = ANY (ARRAY['ANCHORED'::text, 'ANCHOR_FAILED'::text])))) EXECUTE FUNCTION intent.settle_decision_receipts();
 
 ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_settle_decisions;
+
+--
+-- Name: anchor_batches anchor_batches_unsettle_decisions; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER anchor_batches_unsettle_decisions AFTER UPDATE OF state ON intent.anchor_batches FOR EACH ROW WHEN (((old.state = 'ANCHORED'::text) AND (new.state = 'SENDING'::text))) EXECUTE FUNCTION intent.unsettle_decision_receipts();
+
+ALTER TABLE intent.anchor_batches ENABLE ALWAYS TRIGGER anchor_batches_unsettle_decisions;
 
 --
 -- Name: anchor_leaves anchor_leaves_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -2286,6 +2372,13 @@ REVOKE ALL ON FUNCTION intent.preflight_windows(p_items jsonb) FROM PUBLIC;
 GRANT ALL ON FUNCTION intent.preflight_windows(p_items jsonb) TO spend_control_service;
 
 --
+-- Name: FUNCTION requeue_failed_batch(p_batch_id bigint); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.requeue_failed_batch(p_batch_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.requeue_failed_batch(p_batch_id bigint) TO spend_control_service;
+
+--
 -- Name: FUNCTION rolling_sums(p_policy_id text, p_day date, p_now timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2316,6 +2409,13 @@ GRANT ALL ON FUNCTION intent.trust_count(p_provider text, p_policy_id numeric, p
 --
 
 GRANT ALL ON FUNCTION intent.trust_outcome_of(p_state text, p_service_verified jsonb, p_settlement jsonb, p_resolution jsonb) TO spend_control_service;
+
+--
+-- Name: FUNCTION unsettle_decision_receipts(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.unsettle_decision_receipts() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.unsettle_decision_receipts() TO spend_control_service;
 
 --
 -- Name: FUNCTION window_sums(p_policy_id text, p_day date, p_now timestamp with time zone, p_budget_window text); Type: ACL; Schema: intent; Owner: spend_control_owner

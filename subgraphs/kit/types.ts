@@ -67,6 +67,8 @@ export interface ConsumerRailAsset {
   readonly version: string;
   /** The service's treasury on this rail: the fund route's payTo (funding), the payer of merchants (settlement). */
   readonly treasury: `0x${string}`;
+  /** CHAIN_LOG_PAGE_BLOCKS: blocks per eth_getLogs request on this rail's RPC; default 2,000. */
+  readonly logPageBlocks?: bigint;
 }
 
 /**
@@ -83,6 +85,8 @@ export interface ConsumerRails {
   readonly providers: Readonly<Record<string, string>>;
   /** The cross-rail spread in basis points (DECISIONS: 50). */
   readonly spreadBps: bigint;
+  /** RECONCILE_MAX_RPC_CALLS: RPC calls one paid reconciliation report may make; default 1,000. */
+  readonly reportRpcCalls?: number;
 }
 
 /**

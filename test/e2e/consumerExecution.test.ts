@@ -564,3 +564,30 @@ test('recovery: a capability redeemed by a crashed run is replaced; a signature 
   expect(await treasuryAuthorizationsUsed(fromBlock)).toHaveLength(0);
   await expectTrialBalanceZero();
 });
+
+test('an OPEN finding that stays open is not rewritten: the intent and its receipt keep their version across rounds', async () => {
+  // The parked intent of the recovery test above: its nonce unused, validBefore a minute away.
+  const { rows: open } = await stack.db.pool.query<{ intent_id: string }>(
+    `SELECT intent_id FROM intent.consumer_intents
+      WHERE state = 'MANUAL_REVIEW' AND resolution->'chainFinding'->>'status' = 'OPEN'`,
+  );
+  expect(open).toHaveLength(1);
+  const intentId = open[0]!.intent_id;
+  const version = async () =>
+    (
+      await stack.db.pool.query(
+        `SELECT i.updated_at, i.resolution, r.digest, r.written_at
+           FROM intent.consumer_intents i JOIN intent.consumer_receipts r USING (intent_id)
+          WHERE i.intent_id = $1`,
+        [intentId],
+      )
+    ).rows[0];
+  const before = await version();
+  expect(before.digest).toMatch(/^0x[0-9a-f]{64}$/);
+  for (let round = 0; round < 3; round += 1) {
+    const result = await worker().runOnce();
+    expect(result.reconciled).toBeGreaterThanOrEqual(1); // the chain was read again…
+  }
+  expect(await version()).toEqual(before); // …and nothing was written
+  expect((await intent(intentId)).resolution).toMatchObject({ chainFinding: { status: 'OPEN' } });
+});

@@ -230,25 +230,57 @@ describe('receipts of a purchase', () => {
   test('spend-control receipts verify: 0 for both receipts, 1 for a tampered receipt file', async () => {
     const rpc = world.devnet.info.chains.funding.rpcUrl;
     const service = world.stack.url;
-    const consumerOk = await cli([intentId, '--rpc', rpc, '--service', service]);
+    // The user's contract; the devnet's waits 5 s where a real one waits three days.
+    const mine = ['--contract', contract(), '--writer-delay', '5'];
+    const consumerOk = await cli([intentId, '--rpc', rpc, '--service', service, ...mine]);
     expect(consumerOk).toMatchObject({ code: 0, out: expect.stringMatching(/verified/i) });
-    const decisionOk = await cli([decisionReceiptId, '--rpc', rpc, '--service', service]);
+    expect(consumerOk.out).not.toMatch(/WARNING/);
+    const decisionOk = await cli([decisionReceiptId, '--rpc', rpc, '--service', service, ...mine]);
     expect(decisionOk).toMatchObject({ code: 0, out: expect.stringMatching(/verified/i) });
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'receipt-'));
     const file = path.join(dir, 'receipt.json');
     fs.writeFileSync(file, JSON.stringify(receipt));
     expect(
-      await cli([receipt.anchor.receiptId, '--rpc', rpc, '--receipt-file', file]),
+      await cli([receipt.anchor.receiptId, '--rpc', rpc, '--receipt-file', file, ...mine]),
     ).toMatchObject({ code: 0 });
     const text = JSON.stringify(receipt).replace(
       `"fee":"${receipt.fee}"`,
       `"fee":"${receipt.fee}1"`,
     );
     fs.writeFileSync(file, text);
-    const tampered = await cli([receipt.anchor.receiptId, '--rpc', rpc, '--receipt-file', file]);
+    const tampered = await cli([
+      receipt.anchor.receiptId,
+      '--rpc',
+      rpc,
+      '--receipt-file',
+      file,
+      ...mine,
+    ]);
     expect(tampered.code).toBe(1);
     expect(tampered.out).toMatch(/not verified/i);
+  }, 120_000);
+
+  test('receipts verify: without --contract it warns and uses the service’s; a contract whose writer delay is not three days is refused', async () => {
+    const rpc = world.devnet.info.chains.funding.rpcUrl;
+    const service = world.stack.url;
+    const theirs = await cli([intentId, '--rpc', rpc, '--service', service, '--writer-delay', '5']);
+    expect(theirs.code).toBe(0);
+    expect(theirs.out).toContain(
+      `WARNING   no --contract given: checking against ${contract().toLowerCase()}`,
+    );
+    // The default requirement is the spec's three days: the devnet contract's 5 s fails it.
+    const short = await cli([
+      intentId,
+      '--rpc',
+      rpc,
+      '--service',
+      service,
+      '--contract',
+      contract(),
+    ]);
+    expect(short.code).toBe(1);
+    expect(short.out).toMatch(/NOT verified: .*writer delay of 5 s, not the 259200 s required/);
   }, 60_000);
 });
 
@@ -391,6 +423,56 @@ describe('batches', () => {
   });
 });
 
+describe('the recheck depth', () => {
+  test('an ANCHORED batch is read again at ANCHOR_RECHECK_DEPTH: dropped by a re-org, it is sent again and anchored once; still there, it is confirmed', async () => {
+    await runAnchorRound(deps()); // nothing of earlier tests left queued
+    const made = await created();
+    const rpc = world.fundingChain as unknown as {
+      request(args: { method: string; params?: unknown[] }): Promise<unknown>;
+    };
+    const job = deps({ confirmations: 1, recheckDepth: 3 });
+    await runAnchorRound(job); // earlier batches, deep by now, are confirmed
+    const beforeSend = await rpc.request({ method: 'evm_snapshot' });
+    const made2 = await created();
+    expect(await runAnchorRound(job)).toMatchObject({ anchored: 1, reorged: 0 });
+    const first = await get(`/receipt_status/${made2.decisionReceiptId}`);
+    expect(first.state).toBe('ANCHORED');
+    const root = first.batchRoot as Hex;
+
+    // A re-org takes the anchored block away; at the recheck depth the batch is sent again.
+    await rpc.request({ method: 'evm_revert', params: [beforeSend] });
+    expect(await anchoredEvents(root)).toBe(0);
+    await rpc.request({ method: 'anvil_mine', params: ['0x3'] });
+    expect(await runAnchorRound(job)).toMatchObject({ reorged: 1, anchored: 1, sending: 0 });
+    expect(await anchoredEvents(root)).toBe(1);
+    const [onChain] = await world.fundingChain.getContractEvents({
+      address: contract(),
+      abi: receiptAnchorAbi,
+      eventName: 'Anchored',
+      args: { root },
+      fromBlock: 0n,
+    });
+    const again = await get(`/receipt_status/${made2.decisionReceiptId}`);
+    expect(again).toMatchObject({
+      state: 'ANCHORED',
+      batchRoot: root,
+      txHash: onChain!.transactionHash,
+      blockNumber: Number(onChain!.blockNumber),
+    });
+    expect(await verifiedWithViem(again, again.proof.digest)).toBe(true);
+
+    // Deep enough again and still there: confirmed, never read again.
+    await rpc.request({ method: 'anvil_mine', params: ['0x3'] });
+    expect(await runAnchorRound(job)).toMatchObject({ reorged: 0, anchored: 0 });
+    const { rows } = await world.stack.db.pool.query<{ confirmed: boolean }>(
+      `SELECT b.confirmed FROM intent.anchor_batches b WHERE b.root = $1`,
+      [root],
+    );
+    expect(rows).toEqual([{ confirmed: true }]);
+    expect((await get(`/receipt_status/${made.decisionReceiptId}`)).state).toBe('ANCHORED');
+  });
+});
+
 async function anchoredEvents(root: Hex): Promise<number> {
   const logs = await world.fundingChain.getContractEvents({
     address: contract(),
@@ -442,10 +524,31 @@ describe('a writer the contract does not know (the mainnet case)', () => {
     await executeWriter({ ...change, sender: admin });
 
     const accepted = await created();
-    expect(await runAnchorRound(job)).toMatchObject({ anchored: 1, failed: 0 });
+    // Once the contract lists the writer, the refused receipt is queued again and anchored with the new one.
+    expect(await runAnchorRound(job)).toMatchObject({ requeued: 1, anchored: 1, failed: 0 });
     const anchored = await get(`/receipt_status/${accepted.decisionReceiptId}`);
     expect([anchored.state, anchored.contract]).toEqual(['ANCHORED', fresh.address.toLowerCase()]);
-    // The refused receipt stays refused: a receipt is never in two batches.
-    expect((await get(`/receipt_status/${refused.decisionReceiptId}`)).state).toBe('ANCHOR_FAILED');
+    const requeued = await get(`/receipt_status/${refused.decisionReceiptId}`);
+    expect(requeued).toMatchObject({ state: 'ANCHORED', batchRoot: anchored.batchRoot });
+    expect(await verifiedWithViem(requeued, requeued.proof.digest)).toBe(true);
+    // The refused batch stays on record, requeued; the receipt is in one batch, the anchored one.
+    const { rows } = await world.stack.db.pool.query(
+      `SELECT b.state, b.requeued_at IS NOT NULL AS requeued, b.root FROM intent.anchor_batches b
+        WHERE b.contract = $1 ORDER BY b.batch_id`,
+      [fresh.address.toLowerCase()],
+    );
+    expect(rows).toEqual([
+      { state: 'ANCHOR_FAILED', requeued: true, root: expect.any(String) },
+      { state: 'ANCHORED', requeued: false, root: anchored.batchRoot },
+    ]);
+    // An anchored receipt never leaves its batch, and a refused batch is requeued once.
+    await expect(
+      world.stack.db.pool.query(
+        `UPDATE intent.anchor_leaves SET batch_id = NULL, leaf_index = NULL, proof = NULL
+          WHERE receipt_id = $1`,
+        [refused.decisionReceiptId],
+      ),
+    ).rejects.toMatchObject({ code: 'IN007' });
+    expect(await runAnchorRound(job)).toMatchObject({ requeued: 0, anchored: 0, failed: 0 });
   }, 60_000);
 });

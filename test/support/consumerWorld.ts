@@ -38,6 +38,8 @@ export interface ConsumerWorldOptions {
    * hand (`stack.stack.anchoring.runOnce()`); absent: none.
    */
   readonly anchoring?: { readonly batchSize?: number; readonly batchSeconds?: number };
+  /** The rails as the service and the buyers' clients see them (e.g. behind an RPC proxy); default: as built. */
+  readonly rails?: (rails: ConsumerRails) => ConsumerRails | Promise<ConsumerRails>;
 }
 
 export async function startConsumerWorld(
@@ -56,7 +58,8 @@ export async function startConsumerWorld(
     started.push(merchant);
     const registry = options.rdap ? await startDevnetRdapRegistry() : null;
     if (registry !== null) started.push(registry);
-    const rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
+    const built = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
+    const rails = options.rails ? await options.rails(built) : built;
     const funding = devnet.info.chains.funding;
     const stack = await startTestStack({
       x402: { devnet },

@@ -7,22 +7,36 @@
 // is there (batchOf), and a refusal is checked the same way before the batch is called failed.
 // Re-orgs: a landed batch is called ANCHORED only once its block is `confirmations` deep (1: the
 // block itself); until then it stays SENDING and each round looks for it again, so a batch whose
-// block was re-orged away is not found and is sent again, at the same contract positions.
+// block was re-orged away is not found and is sent again, at the same contract positions. Once its
+// block is `recheckDepth` deep (ANCHOR_RECHECK_DEPTH) an ANCHORED batch is read again: still there
+// with the same transaction, it is confirmed (final); gone, it goes back to SENDING and is sent
+// again. Batches refused with NotWriter are requeued (their receipts released for a later batch,
+// the refused batch kept as the record) once the contract lists the writer.
 import { BaseError, ContractFunctionRevertedError, type Address, type Hex } from 'viem';
 import type { Pool, PoolClient } from 'pg';
 import { receiptAnchorAbi } from '../../../contracts/artifacts/abis';
 import type { ChainPublicClient, ChainWalletClient } from '../../../platform/chain/clients';
 import { TransactionRevertedError } from '../../../platform/chain/errors';
-import { anchorBatch, readAnchoredEvent, readBatch } from '../../../platform/chain/receiptAnchor';
+import {
+  anchorBatch,
+  readAnchoredEvent,
+  readBatch,
+  readWriterState,
+} from '../../../platform/chain/receiptAnchor';
 import type { Logger } from '../../../platform/log';
 import {
+  anchoredToRecheck,
   type AnchorTarget,
   type BatchRow,
   closeBatch,
   enqueueDecisionReceipts,
   fillDecisionDigests,
   markAnchored,
+  markConfirmed,
   markFailed,
+  markReorged,
+  refusedForWriter,
+  requeueRefusedBatch,
   sendingBatches,
 } from './store';
 
@@ -30,6 +44,8 @@ import {
 export const ANCHOR_LOCK_KEY = 0x616e63686f72; // "anchor"
 export const DEFAULT_ANCHOR_BATCH_SIZE = 100;
 export const DEFAULT_ANCHOR_BATCH_SECONDS = 2;
+/** Blocks (the landing one included) at which an ANCHORED batch is read again; ANCHOR_RECHECK_DEPTH. */
+export const DEFAULT_ANCHOR_RECHECK_DEPTH = 64;
 /** Decision receipts hashed per query while filling digests. */
 const DIGEST_CHUNK = 1000;
 
@@ -52,11 +68,17 @@ export interface AnchorJobDeps {
   readonly receiptTimeoutMs?: number;
   /** ANCHOR_CONFIRMATIONS: blocks (the landing block included) before a batch is ANCHORED; default 1. */
   readonly confirmations?: number;
+  /** ANCHOR_RECHECK_DEPTH: blocks (the landing block included) at which an ANCHORED batch is read again. */
+  readonly recheckDepth?: number;
 }
 
 export interface AnchorRoundResult {
   /** False when another worker held the lock: this round did nothing. */
   readonly ran: boolean;
+  /** ANCHORED batches a re-org had dropped, sent again this round. */
+  readonly reorged?: number;
+  /** Receipts of NotWriter-refused batches released for a later batch this round. */
+  readonly requeued?: number;
   readonly anchored: number;
   readonly failed: number;
   /** Batches left SENDING (the chain did not answer); the next round settles them. */
@@ -198,10 +220,55 @@ export async function closeDueBatch(
   });
 }
 
+/**
+ * Reads again every unconfirmed ANCHORED batch whose block is recheckDepth deep: confirmed when
+ * its root is still there from the same transaction, back to SENDING otherwise. Returns how many
+ * went back.
+ */
+async function recheckAnchored(deps: AnchorJobDeps, client: PoolClient): Promise<number> {
+  const depth = BigInt(deps.recheckDepth ?? DEFAULT_ANCHOR_RECHECK_DEPTH);
+  const head = await deps.publicClient.getBlockNumber({ cacheTime: 0 });
+  let reorged = 0;
+  for (const batch of await anchoredToRecheck(client, targetOf(deps), head - depth + 1n)) {
+    const now = await landed(deps, batch);
+    const same =
+      now !== null &&
+      now !== 'ELSEWHERE' &&
+      now.txHash.toLowerCase() === batch.txHash &&
+      now.blockNumber === batch.blockNumber;
+    if (same) {
+      await markConfirmed(client, batch.batchId);
+      continue;
+    }
+    deps.log.warn(
+      { batchId: batch.batchId, root: batch.root },
+      'anchored batch not found at its recheck depth (re-org); sending it again',
+    );
+    await markReorged(client, batch.batchId);
+    reorged += 1;
+  }
+  return reorged;
+}
+
+/** Releases the receipts of NotWriter-refused batches once the contract lists the writer. */
+async function requeueOnceWriter(deps: AnchorJobDeps, client: PoolClient): Promise<number> {
+  const refused = await refusedForWriter(client, targetOf(deps));
+  if (refused.length === 0) return 0;
+  const writer = deps.writer.account.address;
+  const state = await readWriterState(deps.publicClient, deps.contract, writer);
+  if (!state.isWriter) return 0;
+  let released = 0;
+  for (const batchId of refused) released += await requeueRefusedBatch(client, batchId);
+  deps.log.info({ batches: refused.length, receipts: released }, 'refused receipts requeued');
+  return released;
+}
+
 async function anchorUnderLock(
   deps: AnchorJobDeps,
   client: PoolClient,
 ): Promise<AnchorRoundResult> {
+  const reorged = await recheckAnchored(deps, client);
+  const requeued = await requeueOnceWriter(deps, client);
   const counts = { ANCHORED: 0, ANCHOR_FAILED: 0, SENDING: 0 };
   for (const batch of await sendingBatches(client, targetOf(deps))) {
     counts[await settleBatch(deps, client, batch)] += 1;
@@ -214,6 +281,8 @@ async function anchorUnderLock(
   }
   return {
     ran: true,
+    reorged,
+    requeued,
     anchored: counts.ANCHORED,
     failed: counts.ANCHOR_FAILED,
     sending: counts.SENDING,

@@ -204,6 +204,83 @@ export async function markAnchored(
   });
 }
 
+/** ANCHORED batches not confirmed yet whose landing block is at or below `maxBlock`, oldest first. */
+export async function anchoredToRecheck(
+  db: Db,
+  target: AnchorTarget,
+  maxBlock: bigint,
+): Promise<Array<BatchRow & { txHash: Hex; blockNumber: bigint }>> {
+  const { rows } = await db.query<
+    BatchRow & { firstSeq: string; txHash: Hex; blockNumber: string }
+  >(
+    `SELECT ${batchColumns}, tx_hash AS "txHash", block_number::text AS "blockNumber"
+       FROM intent.anchor_batches
+      WHERE state = 'ANCHORED' AND NOT confirmed AND chain = $1 AND contract = $2
+        AND block_number <= $3 ORDER BY batch_id`,
+    [target.chain, target.contract, maxBlock.toString()],
+  );
+  return rows.map((row) => ({
+    ...batchOf(row),
+    txHash: row.txHash,
+    blockNumber: BigInt(row.blockNumber),
+  }));
+}
+
+/** The re-check found the batch where it was marked: final. */
+export async function markConfirmed(client: PoolClient, batchId: string): Promise<void> {
+  await client.query(
+    `UPDATE intent.anchor_batches SET confirmed = true, updated_at = now()
+      WHERE batch_id = $1 AND state = 'ANCHORED'`,
+    [batchId],
+  );
+}
+
+/** A re-org dropped the landing: ANCHORED → SENDING (sent again), its receipts PENDING again. */
+export async function markReorged(client: PoolClient, batchId: string): Promise<void> {
+  await inTransaction(client, async () => {
+    await client.query(
+      `UPDATE intent.anchor_batches
+          SET state = 'SENDING', tx_hash = NULL, block_number = NULL, updated_at = now()
+        WHERE batch_id = $1 AND state = 'ANCHORED' AND NOT confirmed`,
+      [batchId],
+    );
+    await publishToConsumerReceipts(client, batchId);
+  });
+}
+
+/** Batches the contract refused because the writer was not authorised, not requeued yet. */
+export async function refusedForWriter(db: Db, target: AnchorTarget): Promise<string[]> {
+  const { rows } = await db.query<{ batchId: string }>(
+    `SELECT batch_id::text AS "batchId" FROM intent.anchor_batches
+      WHERE state = 'ANCHOR_FAILED' AND requeued_at IS NULL AND reason LIKE 'NotWriter:%'
+        AND chain = $1 AND contract = $2 ORDER BY batch_id`,
+    [target.chain, target.contract],
+  );
+  return rows.map((row) => row.batchId);
+}
+
+/**
+ * Releases a refused batch's receipts for a later batch (intent.requeue_failed_batch): the
+ * consumer receipts among them show PENDING again. Returns how many receipts were released.
+ */
+export async function requeueRefusedBatch(client: PoolClient, batchId: string): Promise<number> {
+  return inTransaction(client, async () => {
+    await client.query(
+      `UPDATE intent.consumer_receipts c
+          SET body = jsonb_set(c.body, '{anchor}',
+                jsonb_build_object('state', 'PENDING', 'receiptId', l.receipt_id))
+         FROM intent.anchor_leaves l
+        WHERE l.batch_id = $1 AND l.kind = 'consumer' AND c.receipt_id = l.receipt_id`,
+      [batchId],
+    );
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT intent.requeue_failed_batch($1) AS n',
+      [batchId],
+    );
+    return rows[0]?.n ?? 0;
+  });
+}
+
 /** SENDING → ANCHOR_FAILED with the reason, the batch's consumer receipts likewise. */
 export async function markFailed(
   client: PoolClient,

@@ -1,8 +1,10 @@
 // Reads a rail's token Transfer events for a reconciliation with viem: the blocks whose
 // timestamps fall in the period (found by binary search on block timestamps), the transfers into
-// and out of the treasury in them (getLogs on the indexed from/to, in bounded spans), and the
-// transfers of each booked leg's own transaction (its receipt), so a leg mined just outside the
-// period still matches. Bounded: at most MAX_LOG_SPANS spans of LOG_SPAN_BLOCKS blocks per rail.
+// and out of the treasury in them (getLogs on the indexed from/to, in pages of the rail's
+// CHAIN_LOG_PAGE_BLOCKS, platform/chain/logSearch), and the transfers of each booked leg's own
+// transaction (its receipt), so a leg mined just outside the period still matches. Bounded: every
+// RPC call of one report is taken from its RpcBudget (RECONCILE_MAX_RPC_CALLS); what the budget
+// does not cover is not read, and the scan says so.
 import {
   type Address,
   type Hex,
@@ -11,11 +13,34 @@ import {
   TransactionReceiptNotFoundError,
 } from 'viem';
 import type { ChainTransfer, Rail } from '../../../core/reconciliation/chainCheck';
+import { DEFAULT_LOG_PAGE_BLOCKS, searchLogPages } from '../../../platform/chain/logSearch';
 import type { ConsumerRailAsset } from '../../kit';
 import { railClient } from '../consumer/execution/chainTruth';
 
-export const LOG_SPAN_BLOCKS = 5_000n;
-export const MAX_LOG_SPANS = 200;
+/** RPC calls one report may make when RECONCILE_MAX_RPC_CALLS is not configured. */
+export const DEFAULT_REPORT_RPC_CALLS = 1_000;
+
+/** The RPC calls one report may still make; every chain read takes its calls from it first. */
+export class RpcBudget {
+  private used = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Takes `calls` when that many are left (true); otherwise takes nothing (false). */
+  take(calls: number): boolean {
+    if (this.used + calls > this.limit) return false;
+    this.used += calls;
+    return true;
+  }
+
+  get left(): number {
+    return this.limit - this.used;
+  }
+
+  get spent(): number {
+    return this.used;
+  }
+}
 
 const TRANSFER = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
@@ -29,8 +54,9 @@ export interface BlockWindow {
 
 export interface RailScan {
   readonly rail: Rail;
-  readonly window: BlockWindow;
-  /** False when the window was longer than the scan bound: transfers past it were not read. */
+  /** Null when the budget did not cover finding the period's blocks. */
+  readonly window: BlockWindow | null;
+  /** False when the budget ran out first: the window (or part of it) was not read. */
   readonly complete: boolean;
   readonly transfers: ChainTransfer[];
 }
@@ -49,12 +75,17 @@ async function firstBlockAtOrAfter(rail: ConsumerRailAsset, unixSeconds: bigint,
   return low;
 }
 
+/** The period's blocks; null when the budget cannot cover the two binary searches. */
 export async function blockWindow(
   rail: ConsumerRailAsset,
   from: Date,
   to: Date,
-): Promise<BlockWindow> {
+  budget: RpcBudget,
+): Promise<BlockWindow | null> {
+  if (!budget.take(1)) return null;
   const latest = await railClient(rail).getBlockNumber();
+  // Each search reads at most bitLength(latest + 1) + 1 blocks.
+  if (!budget.take(2 * ((latest + 1n).toString(2).length + 1))) return null;
   const seconds = (date: Date) => BigInt(Math.floor(date.getTime() / 1000));
   const fromBlock = await firstBlockAtOrAfter(rail, seconds(from), latest);
   const toBlock = (await firstBlockAtOrAfter(rail, seconds(to), latest)) - 1n;
@@ -84,35 +115,32 @@ function transferOf(rail: Rail, log: TransferLog): ChainTransfer | null {
   };
 }
 
-/** Transfers into and out of the rail's treasury inside the window, span by span. */
+/** Transfers into and out of the rail's treasury inside the window, page by page (two calls a page). */
 export async function scanTreasuryTransfers(
   railName: Rail,
   rail: ConsumerRailAsset,
-  window: BlockWindow,
+  window: BlockWindow | null,
+  budget: RpcBudget,
 ): Promise<RailScan> {
+  if (window === null) return { rail: railName, window, complete: false, transfers: [] };
   const client = railClient(rail);
-  const transfers: ChainTransfer[] = [];
-  let start = window.fromBlock;
-  for (let span = 0; span < MAX_LOG_SPANS && start <= window.toBlock; span += 1) {
-    const end =
-      start + LOG_SPAN_BLOCKS - 1n < window.toBlock ? start + LOG_SPAN_BLOCKS - 1n : window.toBlock;
-    const range = {
-      address: rail.token,
-      event: TRANSFER[0],
-      fromBlock: start,
-      toBlock: end,
-    } as const;
-    const [incoming, outgoing] = await Promise.all([
-      client.getLogs({ ...range, args: { to: rail.treasury } }),
-      client.getLogs({ ...range, args: { from: rail.treasury } }),
-    ]);
-    for (const log of [...incoming, ...outgoing]) {
-      const transfer = transferOf(railName, log);
-      if (transfer) transfers.push(transfer);
-    }
-    start = end + 1n;
-  }
-  return { rail: railName, window, complete: start > window.toBlock, transfers };
+  const scan = await searchLogPages(
+    window,
+    {
+      pageBlocks: rail.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS,
+      maxPages: Math.floor(budget.left / 2),
+    },
+    async (page) => {
+      budget.take(2);
+      const range = { address: rail.token, event: TRANSFER[0], ...page } as const;
+      const [incoming, outgoing] = await Promise.all([
+        client.getLogs({ ...range, args: { to: rail.treasury } }),
+        client.getLogs({ ...range, args: { from: rail.treasury } }),
+      ]);
+      return [...incoming, ...outgoing].flatMap((log) => transferOf(railName, log) ?? []);
+    },
+  );
+  return { rail: railName, window, complete: scan.complete, transfers: scan.found };
 }
 
 /** The rail token's transfers touching the treasury in one transaction (none when it is unknown). */

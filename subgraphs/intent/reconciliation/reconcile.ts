@@ -2,8 +2,9 @@
 // policy's owner, its consumer session, an admin; anyone else FORBIDDEN, with nothing read), the
 // free check the gateway runs before any 402, and the report itself: the spend sections from the
 // policy's consumer intents and preflight decisions, and the cross-check of the booked legs against
-// the Transfer events of both rails. The chain check covers the whole policy even when the report
-// is narrowed to one agent (a transfer on chain names no agent).
+// the Transfer events of both rails (the paid route's only: the free query answers the chain
+// section from the ledger and the stored chain findings, with no RPC call). The chain check covers
+// the whole policy even when the report is narrowed to one agent (a transfer on chain names no agent).
 import { AppError } from '../../../core/errors';
 import {
   type ChainTransfer,
@@ -15,7 +16,14 @@ import { buildSpendReport } from '../../../core/reconciliation/spendReport';
 import { requireActor, type ConsumerRails, type SubgraphContext } from '../../kit';
 import { policyOwner } from '../consumer/reads';
 import type { ConsumerIntentRow } from '../consumer/store';
-import { blockWindow, scanTreasuryTransfers, transfersOfTransaction } from './chainScan';
+import {
+  blockWindow,
+  DEFAULT_REPORT_RPC_CALLS,
+  type RailScan,
+  RpcBudget,
+  scanTreasuryTransfers,
+  transfersOfTransaction,
+} from './chainScan';
 import { bookedLegs, factsOf, legGroupIds } from './legs';
 import {
   blockedDuplicates,
@@ -80,6 +88,42 @@ export async function reconcileAgentSpendTerms(ctx: SubgraphContext, args: Recon
   };
 }
 
+/** The chain findings the service stored (the reconciler's, on ambiguous purchases): no RPC call. */
+function storedChainFindings(rows: ConsumerIntentRow[]) {
+  return rows.flatMap((row) => {
+    const finding = row.resolution?.chainFinding;
+    return finding && typeof finding === 'object'
+      ? [{ intentId: row.intentId, ...(finding as Record<string, unknown>) }]
+      : [];
+  });
+}
+
+/**
+ * The free query's chain section: the booked legs per rail and the stored chain findings, read
+ * from the database only. A fresh scan of the chains is what POST /reconcile_agent_spend sells.
+ */
+async function ledgerOnlyCheck(ctx: SubgraphContext, rows: ConsumerIntentRow[]) {
+  const rails = ctx.consumer;
+  if (rails === undefined)
+    return { status: 'UNAVAILABLE', reason: 'no consumer rails are configured', differences: [] };
+  const legs = bookedLegs(rows, rails, await treasuryAmounts(ctx.db, legGroupIds(rows)));
+  const booked = (['funding', 'settlement'] as const).map((rail) => ({
+    rail,
+    legs: legs.filter((leg) => leg.rail === rail).length,
+    bookedAtomic: legs
+      .filter((leg) => leg.rail === rail)
+      .reduce((sum, leg) => sum + leg.amountAtomic, 0n)
+      .toString(),
+  }));
+  return {
+    status: 'NOT_SCANNED',
+    reason:
+      'answered from the ledger and the stored chain findings; POST /reconcile_agent_spend scans the chains',
+    booked,
+    chainFindings: storedChainFindings(rows),
+  };
+}
+
 async function chainCheck(
   ctx: SubgraphContext,
   request: ReconcileRequest,
@@ -92,29 +136,34 @@ async function chainCheck(
   const legs = bookedLegs(rows, rails, amounts);
   const parties = await policyParties(ctx.db, request.policyId);
   const inPeriod = new Set(legs.flatMap((leg) => (leg.txHash ? [leg.txHash.toLowerCase()] : [])));
-  const scans = await Promise.all(
-    (['funding', 'settlement'] as const).map(async (rail) =>
-      scanTreasuryTransfers(
-        rail,
-        rails[rail],
-        await blockWindow(rails[rail], request.from, request.to),
-      ),
-    ),
-  );
+  const budget = new RpcBudget(rails.reportRpcCalls ?? DEFAULT_REPORT_RPC_CALLS);
+  const scans: RailScan[] = [];
+  for (const rail of ['funding', 'settlement'] as const) {
+    const window = await blockWindow(rails[rail], request.from, request.to, budget);
+    scans.push(await scanTreasuryTransfers(rail, rails[rail], window, budget));
+  }
   const attributed = scans.flatMap((scan) =>
     scan.transfers.filter((t) => belongsToPeriod(t, parties, inPeriod, rails)),
   );
-  const ownTransactions = await legTransfers(rails, legs, attributed);
-  const check = compareLegsWithChain(legs, [...attributed, ...ownTransactions]);
+  const own = await legTransfers(rails, legs, attributed, budget);
+  // A leg whose transaction the budget left unread is not compared (it is counted instead).
+  const checked = legs.filter((leg) => !own.unread.has(legKey(leg.rail, leg.txHash)));
+  const check = compareLegsWithChain(checked, [...attributed, ...own.transfers]);
+  const complete = scans.every((scan) => scan.complete) && own.unread.size === 0;
   return {
-    status: scans.every((scan) => scan.complete) ? 'COMPLETE' : 'INCOMPLETE',
-    reason: scans.every((scan) => scan.complete)
+    status: complete ? 'COMPLETE' : 'INCOMPLETE',
+    reason: complete
       ? null
-      : 'the period spans more blocks than one scan reads; ask for a shorter one',
+      : `the report's RPC budget (${budget.limit} calls) did not cover the whole period; ask for a shorter one`,
+    rpcCalls: { used: budget.spent, limit: budget.limit },
+    uncheckedLegs: legs.length - checked.length,
     blocks: Object.fromEntries(
       scans.map((scan) => [
         scan.rail,
-        { fromBlock: scan.window.fromBlock.toString(), toBlock: scan.window.toBlock.toString() },
+        scan.window && {
+          fromBlock: scan.window.fromBlock.toString(),
+          toBlock: scan.window.toBlock.toString(),
+        },
       ]),
     ),
     ...check,
@@ -140,28 +189,36 @@ function belongsToPeriod(
   return parties.addresses.has(counterparty);
 }
 
-/** The transfers of legs whose transaction the period's scan did not see (mined outside it). */
+const legKey = (rail: Rail, txHash: string | null) => `${rail}|${(txHash ?? '').toLowerCase()}`;
+
+/**
+ * The transfers of legs whose transaction the period's scan did not see (mined outside it), one
+ * receipt per call while the budget lasts; `unread` names the leg transactions it did not cover.
+ */
 async function legTransfers(
   rails: ConsumerRails,
   legs: ReturnType<typeof bookedLegs>,
   seen: ChainTransfer[],
+  budget: RpcBudget,
 ) {
-  const known = new Set(seen.map((t) => `${t.rail}|${t.txHash}`));
+  const known = new Set(seen.map((t) => legKey(t.rail, t.txHash)));
   const missing = new Map<string, Rail>();
   for (const leg of legs)
-    if (leg.txHash && !known.has(`${leg.rail}|${leg.txHash.toLowerCase()}`))
-      missing.set(`${leg.rail}|${leg.txHash.toLowerCase()}`, leg.rail);
-  const found: ChainTransfer[] = [];
+    if (leg.txHash && !known.has(legKey(leg.rail, leg.txHash)))
+      missing.set(legKey(leg.rail, leg.txHash), leg.rail);
+  const transfers: ChainTransfer[] = [];
   const pending = [...missing.entries()];
+  const readable = pending.slice(0, Math.max(0, budget.left));
+  budget.take(readable.length);
   // A few receipts at a time: a long period can name thousands of legs, the RPC is shared.
-  for (let start = 0; start < pending.length; start += RECEIPTS_AT_ONCE) {
-    const batch = pending.slice(start, start + RECEIPTS_AT_ONCE);
-    const transfers = await Promise.all(
+  for (let start = 0; start < readable.length; start += RECEIPTS_AT_ONCE) {
+    const batch = readable.slice(start, start + RECEIPTS_AT_ONCE);
+    const found = await Promise.all(
       batch.map(([key, rail]) => transfersOfTransaction(rail, rails[rail], key.split('|')[1])),
     );
-    found.push(...transfers.flat());
+    transfers.push(...found.flat());
   }
-  return found;
+  return { transfers, unread: new Set(pending.slice(readable.length).map(([key]) => key)) };
 }
 
 function assetsOf(rails: ConsumerRails | undefined) {
@@ -176,9 +233,14 @@ function assetsOf(rails: ConsumerRails | undefined) {
   return { funding: asset(rails.funding), settlement: asset(rails.settlement) };
 }
 
+/**
+ * The report. `scan`: the paid route's fresh scan of both chains (bounded per report); without
+ * it (the free GraphQL query) the chain section comes from the ledger and stored findings only.
+ */
 export async function reconcileAgentSpend(
   ctx: SubgraphContext,
   args: ReconcileArgs,
+  options: { readonly scan: boolean },
 ): Promise<Record<string, unknown>> {
   const request = requestOf(args);
   await requireReconciler(ctx, request.policyId);
@@ -203,6 +265,8 @@ export async function reconcileAgentSpend(
       count: duplicates.count,
       amountAtomic: duplicates.amountAtomic.toString(),
     },
-    chainCheck: await chainCheck(ctx, request, rows),
+    chainCheck: options.scan
+      ? await chainCheck(ctx, request, rows)
+      : await ledgerOnlyCheck(ctx, rows),
   };
 }

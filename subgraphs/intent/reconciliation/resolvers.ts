@@ -1,7 +1,8 @@
 // The reconciliation fields of the intent subgraph: the analyst query `reconciliation` (free, for
 // the policy's owner, its consumer session and admins), and the two behind the priced REST route
 // POST /reconcile_agent_spend: its free check, run by the gateway before any 402, and the paid
-// call itself (PAID_ROUTE_ONLY anywhere else). All three answer the same report.
+// call itself (PAID_ROUTE_ONLY anywhere else). The analyst query answers the report's chain section
+// from the ledger and the stored chain findings; only the paid call scans the chains.
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Args, ArgsType, Ctx, Field, ID, Query, Resolver } from 'type-graphql';
 import { requirePaidCall, type SubgraphContext } from '../../kit';
@@ -30,14 +31,14 @@ class ReconciliationArgs {
 export class ReconciliationResolver {
   @Query(() => GraphQLJSONObject, {
     description:
-      'A policy’s spend and waste report for a period, with the ledger checked against on-chain Transfer events (docs/reconciliation.md). ' +
+      'A policy’s spend and waste report for a period; its chainCheck is NOT_SCANNED: the booked legs and the stored chain findings, no chain read (POST /reconcile_agent_spend scans the chains; docs/reconciliation.md). ' +
       'The policy’s owner, its consumer session or an admin; anyone else FORBIDDEN. Money as atomic-unit strings.',
   })
   async reconciliation(
     @Args() args: ReconciliationArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<Json> {
-    return reconcileAgentSpend(ctx, args);
+    return reconcileAgentSpend(ctx, args, { scan: false });
   }
 
   @Query(() => GraphQLJSONObject, {
@@ -53,13 +54,13 @@ export class ReconciliationResolver {
 
   @Query(() => GraphQLJSONObject, {
     description:
-      'reconcile_agent_spend: the same report, sold by POST /reconcile_agent_spend (PAID_ROUTE_ONLY otherwise).',
+      'reconcile_agent_spend: the report with a fresh scan of both chains (bounded RPC calls per report), sold by POST /reconcile_agent_spend (PAID_ROUTE_ONLY otherwise).',
   })
   async reconcileAgentSpend(
     @Args() args: ReconciliationArgs,
     @Ctx() ctx: SubgraphContext,
   ): Promise<Json> {
     requirePaidCall(ctx, 'reconcileAgentSpend');
-    return reconcileAgentSpend(ctx, args);
+    return reconcileAgentSpend(ctx, args, { scan: true });
   }
 }

@@ -7,6 +7,7 @@ import {
   type ChainPublicClient,
   createChainPublicClient,
 } from '../../../../platform/chain/clients';
+import { DEFAULT_LOG_PAGE_BLOCKS, searchLogPages } from '../../../../platform/chain/logSearch';
 import { readAuthorizationState, readTokenBalance } from '../../../../platform/chain/tokens';
 import type { ConsumerRailAsset } from '../../../kit';
 
@@ -83,21 +84,30 @@ export async function confirmedTransfer(
   return used && moved ? { txHash, blockNumber: receipt.blockNumber } : null;
 }
 
-/** The transaction that used the authorizer's nonce, from the AuthorizationUsed log. */
+/**
+ * The transaction that used the authorizer's nonce, from the AuthorizationUsed log: searched from
+ * `fromBlock` to the latest block in pages of the rail's logPageBlocks (platform/chain/logSearch).
+ */
 export async function authorizationUse(
   rail: ConsumerRailAsset,
   authorizer: string,
   nonce: string,
   fromBlock: bigint,
 ): Promise<ChainPayment | null> {
-  const logs = await railClient(rail).getLogs({
-    address: rail.token,
-    event: TOKEN_EVENTS[1],
-    args: { authorizer: authorizer as Address, nonce: nonce as Hex },
-    fromBlock,
-    toBlock: 'latest',
-  });
-  const log = logs.find((entry) => entry.transactionHash !== null && entry.blockNumber !== null);
+  const client = railClient(rail);
+  const latest = await client.getBlockNumber({ cacheTime: 0 });
+  const { found } = await searchLogPages(
+    { fromBlock, toBlock: latest },
+    { pageBlocks: rail.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS, firstOnly: true },
+    (page) =>
+      client.getLogs({
+        address: rail.token,
+        event: TOKEN_EVENTS[1],
+        args: { authorizer: authorizer as Address, nonce: nonce as Hex },
+        ...page,
+      }),
+  );
+  const log = found.find((entry) => entry.transactionHash !== null && entry.blockNumber !== null);
   return log ? { txHash: log.transactionHash!, blockNumber: log.blockNumber! } : null;
 }
 

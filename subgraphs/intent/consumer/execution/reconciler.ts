@@ -48,6 +48,10 @@ export async function reconcileIntent(
   const authorization = authorizationToCheck(row, rails);
   if (authorization === null) return null;
   const finding = await findAuthorization(rails.settlement, authorization, now);
+  // Still OPEN as recorded: nothing changed, so neither the intent nor its receipt is rewritten
+  // (its checkedAt stays the first reading that found it open).
+  const recorded = row.resolution?.chainFinding as ChainFinding | undefined;
+  if (finding.status === 'OPEN' && recorded?.status === 'OPEN') return recorded;
   await updateConsumerIntent(
     db,
     row.intentId,
