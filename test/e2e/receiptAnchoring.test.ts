@@ -366,13 +366,7 @@ describe('batches', () => {
     });
     expect(nextSeq).toBe(batch!.firstSeq + BigInt(batch!.count));
     // The database refuses to put a batched receipt in another batch.
-    await expect(
-      world.stack.db.pool.query(
-        `UPDATE intent.anchor_leaves SET batch_id = NULL, leaf_index = NULL, proof = NULL
-          WHERE receipt_id = $1`,
-        [made.decisionReceiptId],
-      ),
-    ).rejects.toMatchObject({ code: 'IN007' });
+    await expect(releaseLeaf(made.decisionReceiptId)).rejects.toMatchObject({ code: 'IN007' });
   });
   test('a landed batch waits for its confirmations; one whose block is re-orged away is sent again, once', async () => {
     await runAnchorRound(deps()); // nothing of earlier tests left queued
@@ -400,13 +394,7 @@ describe('batches', () => {
     expect(await anchoredEvents(root)).toBe(0);
     // The next round does not find it and sends it again, at the same positions; still too shallow.
     expect(await runAnchorRound(job)).toMatchObject({ anchored: 0, failed: 0, sending: 1 });
-    const [resent] = await world.fundingChain.getContractEvents({
-      address: contract(),
-      abi: receiptAnchorAbi,
-      eventName: 'Anchored',
-      args: { root },
-      fromBlock: 0n,
-    });
+    const [resent] = await anchoredLogs(root);
     expect(resent).toBeDefined();
 
     // Two more blocks: three deep, ANCHORED with the transaction that is on chain now.
@@ -445,13 +433,7 @@ describe('the recheck depth', () => {
     await rpc.request({ method: 'anvil_mine', params: ['0x3'] });
     expect(await runAnchorRound(job)).toMatchObject({ reorged: 1, anchored: 1, sending: 0 });
     expect(await anchoredEvents(root)).toBe(1);
-    const [onChain] = await world.fundingChain.getContractEvents({
-      address: contract(),
-      abi: receiptAnchorAbi,
-      eventName: 'Anchored',
-      args: { root },
-      fromBlock: 0n,
-    });
+    const [onChain] = await anchoredLogs(root);
     const again = await get(`/receipt_status/${made2.decisionReceiptId}`);
     expect(again).toMatchObject({
       state: 'ANCHORED',
@@ -473,15 +455,28 @@ describe('the recheck depth', () => {
   });
 });
 
-async function anchoredEvents(root: Hex): Promise<number> {
-  const logs = await world.fundingChain.getContractEvents({
+/** The Anchored events of a root on the devnet chain now. */
+function anchoredLogs(root: Hex) {
+  return world.fundingChain.getContractEvents({
     address: contract(),
     abi: receiptAnchorAbi,
     eventName: 'Anchored',
     args: { root },
     fromBlock: 0n,
   });
-  return logs.length;
+}
+
+async function anchoredEvents(root: Hex): Promise<number> {
+  return (await anchoredLogs(root)).length;
+}
+
+/** Takes a receipt out of its batch behind the job's back (the database refuses it: IN007). */
+function releaseLeaf(receiptId: string) {
+  return world.stack.db.pool.query(
+    `UPDATE intent.anchor_leaves SET batch_id = NULL, leaf_index = NULL, proof = NULL
+      WHERE receipt_id = $1`,
+    [receiptId],
+  );
 }
 
 describe('a writer the contract does not know (the mainnet case)', () => {
@@ -542,13 +537,7 @@ describe('a writer the contract does not know (the mainnet case)', () => {
       { state: 'ANCHORED', requeued: false, root: anchored.batchRoot },
     ]);
     // An anchored receipt never leaves its batch, and a refused batch is requeued once.
-    await expect(
-      world.stack.db.pool.query(
-        `UPDATE intent.anchor_leaves SET batch_id = NULL, leaf_index = NULL, proof = NULL
-          WHERE receipt_id = $1`,
-        [refused.decisionReceiptId],
-      ),
-    ).rejects.toMatchObject({ code: 'IN007' });
+    await expect(releaseLeaf(refused.decisionReceiptId)).rejects.toMatchObject({ code: 'IN007' });
     expect(await runAnchorRound(job)).toMatchObject({ requeued: 0, anchored: 0, failed: 0 });
   }, 60_000);
 });
