@@ -111,7 +111,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const executeAs = executorAs(graphql, contexts);
   const fanout = new Fanout<unknown>();
   const bridge = await startNotifyBridge(options.listenDatabaseUrl, fanout, now, log);
-  const { paywall, reconciler } = await startX402(options.x402 ?? null, service, log);
+  const { paywall, reconciler, extensions } = await startX402(
+    options.x402 ?? null,
+    service,
+    routes,
+    log,
+  );
   const rateLimitStore = openRateLimitStore(
     options.rateLimit.store,
     options.rateLimit.databaseUrl,
@@ -165,6 +170,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphql,
     contexts,
     paywall,
+    extensions,
     now,
     log,
     consumerAuthRequired: options.consumerAuthRequired ?? true,

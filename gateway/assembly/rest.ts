@@ -11,6 +11,7 @@ import { AppError } from '../../core/errors';
 import { mcpHandler } from '../mcp/server';
 import { createRestRouter, type RestRouterDeps } from '../rest/router';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
+import type { X402Extensions } from '../x402/extensions';
 import type { Paywall } from '../x402/paywall';
 import type { ActorContexts } from './actors';
 import type { GatewayGraphQL } from './graphql';
@@ -24,6 +25,7 @@ export interface RestMountDeps {
   readonly consumerAuthRequired: boolean;
   readonly issueSession: (claims: SessionClaims) => Promise<IssuedSession>;
   readonly paywall: Paywall | null;
+  readonly extensions: X402Extensions | null;
   readonly bodyLimitBytes: number;
   readonly now: () => Date;
   readonly log: Logger;
@@ -46,6 +48,7 @@ export function mountRest(app: Express, deps: RestMountDeps): void {
     consumerAuthRequired: deps.consumerAuthRequired,
     edge: { issueSession: deps.issueSession },
     paywall: deps.paywall,
+    extensions: deps.extensions,
     now: deps.now,
     execute: (query, operationName, variables, contextValue) =>
       graphql.run({ query, operationName, variables }, contextValue, 'by REST routes'),

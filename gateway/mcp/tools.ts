@@ -2,10 +2,9 @@
 // arguments are the route's path parameters plus its body (POST) or query (GET); its answer is the
 // REST body. The route table stays the one source: price, auth and validation are the route's.
 // `policy_what_if` joins once its route exists (it is built elsewhere).
-import { z } from 'zod';
-import { spendIntentWireSchema } from '../../core/validation/intentSchema';
 import { formatAmount } from '../../core/money/amount';
 import { routeKey } from '../graphql/paidFields';
+import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
 import type { RouteDefinition } from '../rest/types';
 
 /** A tool and the route it calls. */
@@ -56,41 +55,6 @@ export interface Tool {
   readonly description: string;
 }
 
-export function pathParamsOf(path: string): string[] {
-  return path
-    .split('/')
-    .filter((segment) => segment.startsWith(':'))
-    .map((segment) => segment.slice(1));
-}
-
-/** The intent the intent tools take, as the same zod schema the REST validation runs describes it. */
-function intentJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(spendIntentWireSchema, { io: 'input', unrepresentable: 'any' });
-  const { $schema: _dropped, ...rest } = schema as Record<string, unknown>;
-  return rest;
-}
-
-const INTENT_ROUTES = new Set(['/create_spend_intent', '/preflight_payment', '/detect_duplicate']);
-
-function inputSchemaOf(route: RouteDefinition, pathParams: readonly string[]) {
-  const properties: Record<string, unknown> = {};
-  for (const name of pathParams)
-    properties[name] = { type: 'string', description: `path :${name}` };
-  if (INTENT_ROUTES.has(route.path)) {
-    properties.policyId = { type: 'string' };
-    properties.intent = intentJsonSchema();
-    if (route.path !== '/create_spend_intent')
-      properties.intentHash = { type: 'string', description: 'a stored intent, instead of intent' };
-  }
-  return {
-    type: 'object',
-    properties,
-    ...(pathParams.length > 0 ? { required: [...pathParams] } : {}),
-    // Every other argument is the route's body (POST) or query (GET), checked by the route itself.
-    additionalProperties: !INTENT_ROUTES.has(route.path),
-  };
-}
-
 function priceText(route: RouteDefinition, decimals: number): string {
   const { price } = route;
   if (price.kind === 'paid')
@@ -112,7 +76,7 @@ export function buildTools(routes: readonly RouteDefinition[], assetDecimals: nu
       name: binding.name,
       route,
       pathParams,
-      inputSchema: inputSchemaOf(route, pathParams),
+      inputSchema: routeInputSchema(route),
       description: `${route.purpose}. ${priceText(route, assetDecimals)} Same as REST ${routeKey(route)}.`,
     };
   });

@@ -8,6 +8,7 @@ import { AppError, errorBody } from '../../core/errors';
 import type { GatewayContext } from '../graphql/context';
 import { routeKey } from '../graphql/paidFields';
 import { PAYMENT_HEADERS } from '../x402/protocol';
+import type { X402Extensions } from '../x402/extensions';
 import type { Paywall } from '../x402/paywall';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
 import { checkWireParameters } from './requestGuards';
@@ -48,6 +49,8 @@ export interface RestRouterDeps {
   readonly now: () => Date;
   /** Takes x402 payment on priced routes; null serves them without payment (development without a chain). */
   readonly paywall: Paywall | null;
+  /** The x402 extensions a priced route's answers carry (bazaar, offer-receipt); null: none beyond the paywall's. */
+  readonly extensions?: X402Extensions | null;
 }
 
 /** Route-level authentication; what each actor may see is the subgraph's decision. */
@@ -163,11 +166,12 @@ export async function serveRoute(
     route.price.kind === 'paid'
       ? await fixedPriceRequest(route, input, context, deps)
       : pricedRequest(await requestTerms(route, input, context, deps));
-  return deps.paywall.serve(
+  const resourceUrl = `${deps.service.publicUrl}${call.path}`;
+  const result = await deps.paywall.serve(
     {
       route: `${route.method} ${route.path}`,
       resource: {
-        url: `${deps.service.publicUrl}${call.path}`,
+        url: resourceUrl,
         description: route.purpose,
         mimeType: 'application/json',
       },
@@ -177,6 +181,7 @@ export async function serveRoute(
     },
     () => answerOf(run, call.correlationId, deps),
   );
+  return deps.extensions ? deps.extensions.enrich(route, resourceUrl, result) : result;
 }
 
 function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {

@@ -13,11 +13,22 @@ import {
   appendPaymentIdentifierToExtensions,
   generatePaymentId,
 } from '@x402/extensions/payment-identifier';
+import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
+import {
+  type EIP712SignedOffer,
+  type EIP712SignedReceipt,
+  decodeSignedOffers,
+  extractOffersFromPaymentRequired,
+  extractReceiptFromResponse,
+  verifyOfferSignatureEIP712,
+  verifyReceiptMatchesOffer,
+  verifyReceiptSignatureEIP712,
+} from '@x402/extensions/offer-receipt';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
-import { officialClient } from '../support/officialClient';
+import { officialClient, officialFetch } from '../support/officialClient';
 import { startTestStack, type TestStack } from '../support/stack';
 
 const POLLING = { pollingIntervalMs: 20 };
@@ -145,5 +156,74 @@ describe('payment-identifier', () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ code: 'PAYMENT_IDENTIFIER_INVALID' });
     expect(await balance(payer)).toBe(FUNDED);
+  });
+});
+
+describe('offer-receipt', () => {
+  it('offers each 402’s terms signed by the fee receiver (EIP-712)', async () => {
+    const offers = extractOffersFromPaymentRequired(await pingChallenge());
+    expect(offers).toHaveLength(1);
+    const verified = await verifyOfferSignatureEIP712(offers[0] as EIP712SignedOffer);
+    expect(verified.signer.toLowerCase()).toBe(devnet.info.addresses.feeReceiver.toLowerCase());
+    expect(verified.payload).toMatchObject({
+      resourceUrl: expect.stringMatching(/\/ping_service$/),
+      amount: PING_PRICE.toString(),
+      network: 'eip155:196',
+    });
+  });
+
+  it('gives every paid answer a receipt the package’s verifier accepts, naming the route, the amount and the payer', async () => {
+    const payer = await fundedPayer();
+    const response = await officialFetch(payer, {
+      network: `eip155:${funding().chainId}`,
+      asset: funding().token.address.toLowerCase(),
+    })(`${stack.url}/ping_service`);
+    expect(response.status).toBe(200);
+    const receipt = extractReceiptFromResponse(response) as EIP712SignedReceipt;
+    expect(receipt.format).toBe('eip712');
+    const verified = await verifyReceiptSignatureEIP712(receipt);
+    const feeReceiver = devnet.info.addresses.feeReceiver.toLowerCase();
+    expect(verified.signer.toLowerCase()).toBe(feeReceiver);
+    expect(verified.payload).toMatchObject({
+      resourceUrl: expect.stringMatching(/\/ping_service$/),
+      payer: payer.address.toLowerCase(),
+      network: 'eip155:196',
+      transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
+    // The amount is named by the offer of what was paid, signed beside the receipt.
+    const settlement = decodePaymentResponseHeader(response.headers.get('payment-response')!);
+    const { offer } = (settlement.extensions as any)['offer-receipt'].info;
+    const paidOffer = await verifyOfferSignatureEIP712(offer as EIP712SignedOffer);
+    expect(paidOffer.signer.toLowerCase()).toBe(feeReceiver);
+    expect(paidOffer.payload.amount).toBe(PING_PRICE.toString());
+    const [decoded] = decodeSignedOffers([offer]);
+    expect(verifyReceiptMatchesOffer(receipt, decoded!, [payer.address])).toBe(true);
+  });
+});
+
+describe('bazaar', () => {
+  it('describes the priced route in its 402, valid against the package’s schema', async () => {
+    const extension = (await pingChallenge()).extensions?.bazaar as any;
+    expect(extension.info.input).toMatchObject({ type: 'http', method: 'GET' });
+    expect(validateDiscoveryExtension(extension)).toEqual({ valid: true });
+    const preflight = await fetch(`${stack.url}/preflight_payment`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ policyId: '1', intentHash: `0x${'ab'.repeat(32)}` }),
+    });
+    expect(preflight.status).toBe(402);
+    const posted = decodePaymentRequiredHeader(preflight.headers.get('payment-required')!)
+      .extensions?.bazaar as any;
+    expect(posted.info.input).toMatchObject({ type: 'http', method: 'POST', bodyType: 'json' });
+    expect(validateDiscoveryExtension(posted)).toEqual({ valid: true });
+  });
+
+  it('describes every priced route in /.well-known/x402, each valid against the package’s schema', async () => {
+    const discovery = (await (await fetch(`${stack.url}/.well-known/x402`)).json()) as any;
+    expect(discovery.resources.length).toBeGreaterThan(5);
+    for (const resource of discovery.resources) {
+      expect(resource.extensions.bazaar.info.input.method).toBe(resource.method);
+      expect(validateDiscoveryExtension(resource.extensions.bazaar)).toEqual({ valid: true });
+    }
   });
 });
