@@ -110,6 +110,28 @@ async function fundedPayers(devnet: Devnet): Promise<PrivateKeyAccount[]> {
   return payers;
 }
 
+/** The table and the verdict: MCP's calls/s against REST's. */
+function report(tallies: Record<'rest' | 'mcp', Tally>): void {
+  process.stdout.write(
+    `\npaid GET /ping_service vs paid MCP tool ping_service, ${CLIENTS} clients, ${os.cpus().length} cores, devnet anvil (automine)\n`,
+  );
+  process.stdout.write('transport  calls  failures   calls/s   p50 ms   p99 ms\n');
+  const rates: Record<string, number> = {};
+  for (const [name, tally] of Object.entries(tallies)) {
+    tally.latencies.sort((a, b) => a - b);
+    rates[name] = tally.calls / tally.seconds;
+    process.stdout.write(
+      `${name.padEnd(9)} ${String(tally.calls).padStart(6)} ${String(tally.failures).padStart(9)} ${rates[name]!.toFixed(1).padStart(9)} ${percentile(tally.latencies, 50).toFixed(1).padStart(8)} ${percentile(tally.latencies, 99).toFixed(1).padStart(8)}\n`,
+    );
+  }
+  const overhead = rates.rest! / rates.mcp! - 1;
+  const met = overhead <= MAX_OVERHEAD && tallies.rest.failures + tallies.mcp.failures === 0;
+  process.stdout.write(
+    `MCP costs ${(overhead * 100).toFixed(1)}% more per paid call than REST\n` +
+      `verdict: ${met ? 'target met' : 'target missed'} (MCP transport costs at most ${MAX_OVERHEAD * 100}% more, no failed call)\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
   const database = await createScratchDatabase({ poolSize: 20 });
@@ -172,24 +194,7 @@ async function main(): Promise<void> {
       await round(tallies.mcp, seconds, mcp);
     }
 
-    process.stdout.write(
-      `\npaid GET /ping_service vs paid MCP tool ping_service, ${CLIENTS} clients, ${os.cpus().length} cores, devnet anvil (automine)\n`,
-    );
-    process.stdout.write('transport  calls  failures   calls/s   p50 ms   p99 ms\n');
-    const rates: Record<string, number> = {};
-    for (const [name, tally] of Object.entries(tallies)) {
-      tally.latencies.sort((a, b) => a - b);
-      rates[name] = tally.calls / tally.seconds;
-      process.stdout.write(
-        `${name.padEnd(9)} ${String(tally.calls).padStart(6)} ${String(tally.failures).padStart(9)} ${rates[name]!.toFixed(1).padStart(9)} ${percentile(tally.latencies, 50).toFixed(1).padStart(8)} ${percentile(tally.latencies, 99).toFixed(1).padStart(8)}\n`,
-      );
-    }
-    const overhead = rates.rest! / rates.mcp! - 1;
-    const met = overhead <= MAX_OVERHEAD && tallies.rest.failures + tallies.mcp.failures === 0;
-    process.stdout.write(
-      `MCP costs ${(overhead * 100).toFixed(1)}% more per paid call than REST\n` +
-        `verdict: ${met ? 'target met' : 'target missed'} (MCP transport costs at most ${MAX_OVERHEAD * 100}% more, no failed call)\n`,
-    );
+    report(tallies);
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);
     await stack?.stop().catch(() => undefined);

@@ -184,6 +184,17 @@ export function principalKey(actor: Actor): string | null {
 }
 
 /**
+ * The principal of a request's bearer, for RateLimiterOptions.principalOf. A bearer that does not
+ * verify counts as anonymous here; its route answers SESSION_INVALID.
+ */
+export function bearerPrincipal(authenticator: {
+  authenticate(authorization: string | undefined): Promise<Actor>;
+}): (authorization: string | undefined) => Promise<string | null> {
+  return (authorization) =>
+    authenticator.authenticate(authorization).then(principalKey, () => null);
+}
+
+/**
  * For POST /graphql operations that ask a third party (graphql/outboundFields.ts): a token from the
  * caller's outbound bucket, the same bucket the REST routes take, so neither door multiplies the
  * other. Rejects with RATE_LIMITED when empty; a failing store lets the call through, as above.

@@ -16,12 +16,12 @@ import {
 import type { Pool } from 'pg';
 import { canonicalJson } from '../../core/canon/jcs';
 import { AppError } from '../../core/errors';
-import type { AuthorizationKey } from '../../subgraphs/ledger';
+import { type AuthorizationKey, type ServicePayment, findPayment } from '../../subgraphs/ledger';
 
 export { PAYMENT_IDENTIFIER };
 
 /** What a 402 advertises: the extension is supported and optional. */
-export function paymentIdentifierDeclaration() {
+export function declaration() {
   return declarePaymentIdentifierExtension(false);
 }
 
@@ -128,10 +128,7 @@ export async function boundAuthorization(
 }
 
 /** Binds the id to this payload (first writer wins); PAYMENT_IDENTIFIER_CONFLICT when another payload holds it. */
-export async function bindPaymentIdentifier(
-  db: Pool,
-  identified: IdentifiedPayment,
-): Promise<void> {
+export async function bind(db: Pool, identified: IdentifiedPayment): Promise<void> {
   const { authorization } = identified;
   await db.query(
     `INSERT INTO gateway.payment_identifiers (payer, identifier, payload_digest, network, asset, nonce)
@@ -146,4 +143,26 @@ export async function bindPaymentIdentifier(
     ],
   );
   await boundAuthorization(db, identified);
+}
+
+/**
+ * The payment an id names, when this payload is the one the id is bound to and that payment already
+ * answered this very request (route and request digest); null to take the usual path, which follows
+ * a payment still in flight and never runs it twice. Another payload under the id is 409.
+ */
+export async function answered(
+  db: Pool,
+  identified: IdentifiedPayment,
+  request: { readonly route: string; readonly requestDigest: string },
+): Promise<ServicePayment | null> {
+  const bound = await boundAuthorization(db, identified);
+  if (!bound) return null;
+  const payment = await findPayment(db, bound);
+  if (
+    payment?.state !== 'ANSWERED' ||
+    payment.route !== request.route ||
+    payment.requestDigest !== request.requestDigest
+  )
+    return null;
+  return payment;
 }
