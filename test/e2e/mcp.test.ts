@@ -8,16 +8,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { z } from 'zod';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
-import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
+import { fundingBalance, mintedPayer } from '../support/devnetPayers';
 import { officialClient } from '../support/officialClient';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
-const POLLING = { pollingIntervalMs: 20 };
 const PREFLIGHT_PRICE = 50_000n;
 const PING_PRICE = 10_000n;
 const FUNDED = 1_000_000n;
@@ -64,24 +62,12 @@ function funding() {
   return devnet.info.chains.funding;
 }
 
-async function fundedPayer(): Promise<PrivateKeyAccount> {
-  const payer = privateKeyToAccount(generatePrivateKey());
-  await mintToken({
-    publicClient: createChainPublicClient(funding(), POLLING),
-    minter: createChainWalletClient(funding(), devnet.keys.deployer.account, POLLING),
-    token: funding().token.address,
-    to: payer.address,
-    amountAtomic: FUNDED,
-  });
-  return payer;
+function fundedPayer(): Promise<PrivateKeyAccount> {
+  return mintedPayer(devnet, FUNDED);
 }
 
 function balance(address: string): Promise<bigint> {
-  return readTokenBalance(
-    createChainPublicClient(funding(), POLLING),
-    funding().token.address,
-    address as `0x${string}`,
-  );
+  return fundingBalance(devnet, address);
 }
 
 /** The payload @x402/evm's client scheme makes for this PaymentRequired. */

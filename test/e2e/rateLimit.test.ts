@@ -7,19 +7,16 @@
 // 429 RATE_LIMITED with an honest Retry-After.
 import { performance } from 'node:perf_hooks';
 import type { PaymentRequired } from '@x402/core/types';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import type { RateLimits } from '../../gateway/rateLimit/limiter';
-import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
-import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import { loadConfig } from '../../platform/config';
 import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
 import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { fundingBalance, mintedPayer } from '../support/devnetPayers';
 import { officialFetch } from '../support/officialClient';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
-
-const POLLING = { pollingIntervalMs: 20 };
 
 /** A 429 as documented: the error body, Retry-After in whole seconds, the same number in details. */
 async function expectRateLimited(response: Response): Promise<number> {
@@ -130,27 +127,8 @@ describe('the default limits on an x402 stack: paying clients and agents are not
   let stack: TestStack;
   let token: string;
 
-  async function fundedPayer(amountAtomic: bigint): Promise<PrivateKeyAccount> {
-    const payer = privateKeyToAccount(generatePrivateKey());
-    const funding = devnet.info.chains.funding;
-    await mintToken({
-      publicClient: createChainPublicClient(funding, POLLING),
-      minter: createChainWalletClient(funding, devnet.keys.deployer.account, POLLING),
-      token: funding.token.address,
-      to: payer.address,
-      amountAtomic,
-    });
-    return payer;
-  }
-
-  function balance(payer: PrivateKeyAccount): Promise<bigint> {
-    const funding = devnet.info.chains.funding;
-    return readTokenBalance(
-      createChainPublicClient(funding, POLLING),
-      funding.token.address,
-      payer.address,
-    );
-  }
+  const fundedPayer = (amountAtomic: bigint) => mintedPayer(devnet, amountAtomic);
+  const balance = (payer: PrivateKeyAccount) => fundingBalance(devnet, payer.address);
 
   beforeAll(async () => {
     devnet = await startDevnetChains({ dataDir: null });
@@ -251,28 +229,8 @@ describe('tight limits on an x402 stack behind a trusted proxy', () => {
   let stack: TestStack;
   let pingChallenge: PaymentRequired;
 
-  async function fundedPayer(): Promise<PrivateKeyAccount> {
-    const payer = privateKeyToAccount(generatePrivateKey());
-    const funding = devnet.info.chains.funding;
-    const minter = createChainWalletClient(funding, devnet.keys.deployer.account, POLLING);
-    await mintToken({
-      publicClient: createChainPublicClient(funding, POLLING),
-      minter,
-      token: funding.token.address,
-      to: payer.address,
-      amountAtomic: 1_000_000n,
-    });
-    return payer;
-  }
-
-  function balance(payer: PrivateKeyAccount): Promise<bigint> {
-    const funding = devnet.info.chains.funding;
-    return readTokenBalance(
-      createChainPublicClient(funding, POLLING),
-      funding.token.address,
-      payer.address,
-    );
-  }
+  const fundedPayer = () => mintedPayer(devnet, 1_000_000n);
+  const balance = (payer: PrivateKeyAccount) => fundingBalance(devnet, payer.address);
 
   /** A paid GET /ping_service from `client` (the address the trusted proxy reports) by `payer`. */
   async function paidPing(client: string, payer: PrivateKeyAccount): Promise<Response> {

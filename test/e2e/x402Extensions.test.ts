@@ -24,14 +24,12 @@ import {
   verifyReceiptMatchesOffer,
   verifyReceiptSignatureEIP712,
 } from '@x402/extensions/offer-receipt';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { createChainPublicClient, createChainWalletClient } from '../../platform/chain/clients';
-import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
+import { fundingBalance, mintedPayer } from '../support/devnetPayers';
 import { officialClient, officialFetch } from '../support/officialClient';
 import { startTestStack, type TestStack } from '../support/stack';
 
-const POLLING = { pollingIntervalMs: 20 };
 const PING_PRICE = 10_000n;
 const FUNDED = 1_000_000n;
 
@@ -42,24 +40,12 @@ function funding() {
   return devnet.info.chains.funding;
 }
 
-async function fundedPayer(): Promise<PrivateKeyAccount> {
-  const payer = privateKeyToAccount(generatePrivateKey());
-  await mintToken({
-    publicClient: createChainPublicClient(funding(), POLLING),
-    minter: createChainWalletClient(funding(), devnet.keys.deployer.account, POLLING),
-    token: funding().token.address,
-    to: payer.address,
-    amountAtomic: FUNDED,
-  });
-  return payer;
+function fundedPayer(): Promise<PrivateKeyAccount> {
+  return mintedPayer(devnet, FUNDED);
 }
 
 function balance(payer: PrivateKeyAccount): Promise<bigint> {
-  return readTokenBalance(
-    createChainPublicClient(funding(), POLLING),
-    funding().token.address,
-    payer.address,
-  );
+  return fundingBalance(devnet, payer.address);
 }
 
 async function pingChallenge(): Promise<PaymentRequired> {
