@@ -13,15 +13,12 @@ import os from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from '@x402/core/http';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startAllInOne, type RunningStack } from '../cli/stack';
-import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
+import { startDevnetChains } from '../devnet/chains';
 import { signedPaymentHeader } from '../devnet/agents/x402Payer';
 import { uniformLimits } from '../gateway/rateLimit/limiter';
-import { createSettlementRail } from '../gateway/x402/rail';
-import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
-import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
+import { devnetX402, fundedPayers } from './paidStack';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
 
@@ -76,38 +73,8 @@ async function startPaidStack(database: Database, devnet: Devnet): Promise<Runni
     rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
     log: silentLogger,
     service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
-    x402: {
-      rail: createSettlementRail({
-        chainId: funding.chainId,
-        rpcUrl: funding.rpcUrl,
-        token: funding.token.address,
-        relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-        confirmationTimeoutMs: 30_000,
-        pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-      }),
-      db: database.pool,
-      leaseMs: 60_000,
-      reconcileIntervalMs: 0,
-      receiptSigner: devnet.keys.feeReceiver.account,
-    },
+    x402: devnetX402(database, devnet),
   });
-}
-
-async function fundedPayers(devnet: Devnet): Promise<PrivateKeyAccount[]> {
-  const funding = devnet.info.chains.funding;
-  const polling = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
-  const publicClient = createChainPublicClient(funding, polling);
-  const minter = createChainWalletClient(funding, devnet.keys.deployer.account, polling);
-  const payers = Array.from({ length: CLIENTS }, () => privateKeyToAccount(generatePrivateKey()));
-  for (const payer of payers)
-    await mintToken({
-      publicClient,
-      minter,
-      token: funding.token.address,
-      to: payer.address,
-      amountAtomic: 1_000_000_000n,
-    });
-  return payers;
 }
 
 /** The table and the verdict: MCP's calls/s against REST's. */
@@ -142,7 +109,7 @@ async function main(): Promise<void> {
   try {
     stack = await startPaidStack(database, devnet);
     const url = stack.gateway.url;
-    const payers = await fundedPayers(devnet);
+    const payers = await fundedPayers(devnet, CLIENTS);
     const challenge = await fetch(`${url}/ping_service`);
     const required = decodePaymentRequiredHeader(challenge.headers.get('payment-required')!);
     for (let index = 0; index < CLIENTS; index += 1) {

@@ -99,7 +99,7 @@ describe('the default limits (no proxy trusted)', () => {
 
   it('GraphQL over HTTP is charged to the same per-IP bucket', async () => {
     const started = performance.now();
-    const statuses = await inParallel(defaults.ip.burst * 3, 16, async () => {
+    const query = async () => {
       const response = await fetch(`${stack.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -108,7 +108,12 @@ describe('the default limits (no proxy trusted)', () => {
       if (response.status === 429) await expectRateLimited(response);
       else await response.arrayBuffer();
       return response.status;
-    });
+    };
+    // Bursts of a bucket's worth until one is refused: however slow the machine, the refill
+    // (RATE_LIMIT_IP_PER_MINUTE) cannot keep up with 32 concurrent callers for long.
+    const statuses: number[] = [];
+    for (let round = 0; round < 10 && !statuses.includes(429); round += 1)
+      statuses.push(...(await inParallel(defaults.ip.burst, 32, query)));
     const admitted = statuses.filter((status) => status === 200).length;
     expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
     expect(admitted).toBeLessThanOrEqual(
