@@ -12,6 +12,7 @@ const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: b
   { name: 'ledger', script: 'ledger.js', needsDatabase: true },
   { name: 'preflight', script: 'preflight.js', needsDatabase: true },
   { name: 'x402', script: 'x402.js', needsDatabase: true },
+  { name: 'mcp', script: 'mcp.js', needsDatabase: true },
   { name: 'consumer', script: 'consumer.js', needsDatabase: true },
   { name: 'anchor', script: 'anchor.js', needsDatabase: true },
   { name: 'abuse', script: 'abuse.js', needsDatabase: true },

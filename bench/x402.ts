@@ -12,14 +12,12 @@ import 'reflect-metadata';
 import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { PrivateKeyAccount } from 'viem/accounts';
 import { startAllInOne, type RunningStack } from '../cli/stack';
-import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains';
+import { startDevnetChains } from '../devnet/chains';
 import { uniformLimits } from '../gateway/rateLimit/limiter';
-import { createSettlementRail } from '../gateway/x402/rail';
-import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
-import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
+import { devnetX402, fundedPayers } from './paidStack';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { signedPaymentHeader } from '../devnet/agents/x402Payer';
 import { percentile } from './stats';
@@ -107,45 +105,10 @@ async function startStacks(
   const paid = await startAllInOne({
     ...common,
     service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
-    x402: {
-      rail: createSettlementRail({
-        chainId: funding.chainId,
-        rpcUrl: funding.rpcUrl,
-        token: funding.token.address,
-        relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-        confirmationTimeoutMs: 30_000,
-        pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-      }),
-      db: database.pool,
-      leaseMs: 60_000,
-      reconcileIntervalMs: 0,
-    },
+    x402: devnetX402(database, devnet),
   });
   stacks.push(paid);
   return { free, paid };
-}
-
-/** One fresh payer per concurrent client, each minted more tokens than any run spends. */
-async function fundedPayers(devnet: Devnet): Promise<PrivateKeyAccount[]> {
-  const funding = devnet.info.chains.funding;
-  const payers = Array.from({ length: CONCURRENT_CLIENTS }, () =>
-    privateKeyToAccount(generatePrivateKey()),
-  );
-  const publicClient = createChainPublicClient(funding, {
-    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-  });
-  const minter = createChainWalletClient(funding, devnet.keys.deployer.account, {
-    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-  });
-  for (const payer of payers)
-    await mintToken({
-      publicClient,
-      minter,
-      token: funding.token.address,
-      to: payer.address,
-      amountAtomic: 1_000_000_000n,
-    });
-  return payers;
 }
 
 /** Free and paid, sequential then concurrent. The header is signed before the clock starts. */
@@ -222,7 +185,7 @@ async function main(): Promise<void> {
   const stacks: RunningStack[] = [];
   try {
     const { free, paid } = await startStacks(database, devnet, stacks);
-    const payers = await fundedPayers(devnet);
+    const payers = await fundedPayers(devnet, CONCURRENT_CLIENTS);
     report(await runScenarios(free, paid, payers, seconds));
   } finally {
     for (const stack of stacks.reverse()) await stack.stop().catch(() => undefined);

@@ -80,6 +80,8 @@ function x402Options(
     db,
     leaseMs: config.x402.leaseMs,
     reconcileIntervalMs: config.x402.reconcileIntervalMs,
+    // offer-receipt: signed by the fee receiver's key where the service holds it (the devnet's).
+    receiptSigner: devnetKeys?.feeReceiver.account ?? null,
   };
 }
 

@@ -12,6 +12,7 @@ import {
 import type { Logger } from '../platform/log';
 import { createHttpMetrics } from '../platform/metrics';
 import { actorContexts, gatewayAuthenticator } from './assembly/actors';
+import type { Authenticator } from './auth/credentials';
 import { executorAs, mountGraphQL, startGraphQL } from './assembly/graphql';
 import {
   createHttpSurface,
@@ -30,8 +31,17 @@ import type { SubgraphEndpoint } from './graphql/supergraph';
 import { loadPersistedDocuments } from './rest/documents';
 import { requireHostHeader } from './rest/requestGuards';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
-import { outboundTokenTaker, type RateLimits, rateLimiter } from './rateLimit/limiter';
-import { openRateLimitStore, type RateLimitStoreKind } from './rateLimit/store';
+import {
+  outboundTokenTaker,
+  bearerPrincipal,
+  type RateLimits,
+  rateLimiter,
+} from './rateLimit/limiter';
+import {
+  openRateLimitStore,
+  type RateLimitStore,
+  type RateLimitStoreKind,
+} from './rateLimit/store';
 import { Fanout } from './subscriptions/fanout';
 import type { Reconciler } from './x402/reconciler';
 
@@ -90,6 +100,19 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** The rate-limit step: a paid call's payer, a bearer's principal, a 402's challenge bucket, or the IP. */
+function edgeLimiter(
+  options: GatewayOptions,
+  store: RateLimitStore,
+  payments: boolean,
+  authenticator: Authenticator,
+  routes: readonly RouteDefinition[],
+) {
+  const principalOf = bearerPrincipal(authenticator);
+  const { limits } = options.rateLimit;
+  return rateLimiter({ store, limits, routes, payments, log: options.log, principalOf });
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { log, service, routes } = options;
   const now = options.now ?? (() => new Date());
@@ -106,7 +129,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const executeAs = executorAs(graphql, contexts);
   const fanout = new Fanout<unknown>();
   const bridge = await startNotifyBridge(options.listenDatabaseUrl, fanout, now, log);
-  const { paywall, reconciler } = await startX402(options.x402 ?? null, service, log);
+  const x402 = await startX402(options.x402 ?? null, service, routes, log);
   const rateLimitStore = openRateLimitStore(
     options.rateLimit.store,
     options.rateLimit.databaseUrl,
@@ -132,10 +155,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const channelDeps = { options: channelOptions, documents, execute: executeAs, now, log };
   app.use(createChannelInboundRouter(channelDeps));
   // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
-  const payments = paywall !== null;
-  app.use(
-    rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes, payments, log }),
-  );
+  app.use(edgeLimiter(options, rateLimitStore, x402.paywall !== null, authenticator, routes));
   servePublicDocuments(app, service, routes);
   mountGraphQL(
     app,
@@ -150,7 +170,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     documents,
     graphql,
     contexts,
-    paywall,
+    paywall: x402.paywall,
+    extensions: x402.extensions,
     now,
     log,
     consumerAuthRequired: options.consumerAuthRequired ?? true,
@@ -160,12 +181,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const { url, port } = await listen(httpServer, options.host, options.port);
   const stop = stopInOrder({
-    reconciler,
+    reconciler: x402.reconciler,
     subscriptions,
     bridge,
     graphql,
     httpServer,
     rateLimitStore,
   });
-  return { url, port, httpServer, fanout, reconciler, stop };
+  return { url, port, httpServer, fanout, reconciler: x402.reconciler, stop };
 }

@@ -4,7 +4,8 @@
 import type { Pool } from 'pg';
 import type { Logger } from '../../platform/log';
 import { registerAsset } from '../../subgraphs/ledger';
-import type { RestServiceInfo } from '../rest/types';
+import type { RestServiceInfo, RouteDefinition } from '../rest/types';
+import { type OfferReceiptSigner, X402Extensions } from '../x402/extensions';
 import { Paywall } from '../x402/paywall';
 import type { PaymentTerms } from '../x402/protocol';
 import type { SettlementRail } from '../x402/rail';
@@ -19,6 +20,8 @@ export interface X402GatewayOptions {
   readonly leaseMs: number;
   /** How often parked payments are checked against the chain; 0 disables the timer. */
   readonly reconcileIntervalMs: number;
+  /** The fee receiver's key, signing offer-receipt offers and receipts; absent: none are issued. */
+  readonly receiptSigner?: OfferReceiptSigner | null;
 }
 
 function paymentTermsOf(service: RestServiceInfo): PaymentTerms {
@@ -39,9 +42,14 @@ function paymentTermsOf(service: RestServiceInfo): PaymentTerms {
 export async function startX402(
   x402: X402GatewayOptions | null,
   service: RestServiceInfo,
+  routes: readonly RouteDefinition[],
   log: Logger,
-): Promise<{ paywall: Paywall | null; reconciler: Reconciler | null }> {
-  if (!x402) return { paywall: null, reconciler: null };
+): Promise<{
+  paywall: Paywall | null;
+  reconciler: Reconciler | null;
+  extensions: X402Extensions | null;
+}> {
+  if (!x402) return { paywall: null, reconciler: null, extensions: null };
   const { rail, db, leaseMs, reconcileIntervalMs } = x402;
   const terms = paymentTermsOf(service);
   // Fees are booked in the funding asset; the ledger must know it before the first payment.
@@ -54,5 +62,6 @@ export async function startX402(
   const reconciler = new Reconciler({ rail, db, log });
   const paywall = new Paywall({ terms, rail, db, reconciler, log, leaseMs });
   if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
-  return { paywall, reconciler };
+  const extensions = new X402Extensions({ routes, signer: x402.receiptSigner ?? null, db });
+  return { paywall, reconciler, extensions };
 }

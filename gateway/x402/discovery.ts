@@ -4,6 +4,7 @@
 // lists how it is priced; its amount and payTo are null here and named by its own 402.
 import { formatAmount } from '../../core/money/amount';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
+import { BAZAAR, bazaarDeclaration } from './extensions';
 import {
   MAX_TIMEOUT_SECONDS,
   PAYMENT_HEADERS,
@@ -21,6 +22,7 @@ function dynamicResource(service: RestServiceInfo, route: RouteDefinition, basis
     path: route.path,
     description: route.purpose,
     mimeType: 'application/json',
+    extensions: { [BAZAAR]: bazaarDeclaration(route) },
     pricing: 'dynamic',
     price: { dynamic: true, basis, asset: payment.assetSymbol, network: payment.network },
     accepts: [
@@ -50,6 +52,7 @@ export function x402Discovery(service: RestServiceInfo, routes: readonly RouteDe
         path: route.path,
         description: route.purpose,
         mimeType: 'application/json',
+        extensions: { [BAZAAR]: bazaarDeclaration(route) },
         price: {
           amountAtomic: amount,
           amountDisplay: formatAmount(route.price.amountAtomic, payment.assetDecimals),

@@ -38,6 +38,7 @@ import {
 import type { RestResult } from '../rest/types';
 import { alreadyFunded, settlementPending, withReceipt } from './answers';
 import { bookSettled } from './books';
+import * as identifiers from './paymentIdentifier';
 import {
   type Authorization,
   type PaymentTerms,
@@ -111,9 +112,18 @@ export class Paywall {
     const refuse = (reason: string) => {
       // A route that takes no new payment never offers one.
       if (refusal) throw refusal;
-      return challenge(paymentRequired(request.resource, offered, reason));
+      return challenge(
+        paymentRequired(request.resource, offered, reason, {
+          [identifiers.PAYMENT_IDENTIFIER]: identifiers.declaration(),
+        }),
+      );
     };
     if (request.paymentHeader === null) return refuse('Payment required');
+    // payment-identifier: a payload already answered under its id is replayed before any check.
+    const identified = identifiers.identifyPayment(request.paymentHeader);
+    const answered =
+      identified && (await identifiers.answered(this.options.db, identified, request));
+    if (answered) return this.replay(answered);
 
     const nowS = BigInt(Math.floor(this.now().getTime() / 1000));
     const check = checkPayment(request.paymentHeader, offered, nowS);
@@ -131,6 +141,7 @@ export class Paywall {
       requestDigest: request.requestDigest,
     };
     const attempt = { request, offered, payload, authorization, refuse, run };
+    if (identified) await identifiers.bind(this.options.db, identified);
 
     const deadline = Date.now() + this.options.leaseMs;
     if (refusal) return this.replayOnly(claim, attempt, refusal, deadline);

@@ -14,6 +14,7 @@ export { MAX_GROUPS_PER_BATCH, registerAsset, reverseGroup } from './posting/wri
 export { ledgerErrorFrom } from './sql';
 export { findPayment, getPayment, listUnresolved } from './servicePayments/reads';
 export {
+  type AuthorizationKey,
   type FailureEvidence,
   type FundingTarget,
   type PaymentClaim,

@@ -1,0 +1,49 @@
+// What the paid benchmarks (x402, mcp) share: x402 on the devnet's funding chain as the gateway
+// takes it, and payers minted more tokens than any run spends.
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { DEVNET_POLLING_INTERVAL_MS, type startDevnetChains } from '../devnet/chains';
+import type { X402GatewayOptions } from '../gateway/server';
+import { createSettlementRail } from '../gateway/x402/rail';
+import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
+import { mintToken } from '../platform/chain/tokens';
+import type { createScratchDatabase } from './service';
+
+type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
+type Devnet = Awaited<ReturnType<typeof startDevnetChains>>;
+
+/** x402 settled on the devnet by its relayer, offers and receipts signed by its fee receiver. */
+export function devnetX402(database: Database, devnet: Devnet): X402GatewayOptions {
+  const funding = devnet.info.chains.funding;
+  return {
+    rail: createSettlementRail({
+      chainId: funding.chainId,
+      rpcUrl: funding.rpcUrl,
+      token: funding.token.address,
+      relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+      confirmationTimeoutMs: 30_000,
+      pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+    }),
+    db: database.pool,
+    leaseMs: 60_000,
+    reconcileIntervalMs: 0,
+    receiptSigner: devnet.keys.feeReceiver.account,
+  };
+}
+
+/** `count` fresh payers, each minted more tokens than any run spends. */
+export async function fundedPayers(devnet: Devnet, count: number): Promise<PrivateKeyAccount[]> {
+  const funding = devnet.info.chains.funding;
+  const polling = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
+  const publicClient = createChainPublicClient(funding, polling);
+  const minter = createChainWalletClient(funding, devnet.keys.deployer.account, polling);
+  const payers = Array.from({ length: count }, () => privateKeyToAccount(generatePrivateKey()));
+  for (const payer of payers)
+    await mintToken({
+      publicClient,
+      minter,
+      token: funding.token.address,
+      to: payer.address,
+      amountAtomic: 1_000_000_000n,
+    });
+  return payers;
+}

@@ -1,0 +1,221 @@
+// The x402 extensions (@x402/extensions) a priced route's answers carry beside payment-identifier
+// (paywall.ts): `bazaar` discovery metadata in every 402 (and in /.well-known/x402), checked
+// against the package's schema when the gateway starts; `offer-receipt`, when the fee receiver's
+// key is at hand: every 402 carries an offer signed with EIP-712 (route, amount, payee, asset), and
+// every paid answer a receipt signed the same way (route, payer, network, transaction) together
+// with the signed offer of what was paid (the amount). A receipt is issued at the payment's
+// settlement time, so the answer replayed to the same payment carries the very same receipt.
+import {
+  BAZAAR as BAZAAR_EXTENSION,
+  declareDiscoveryExtension,
+  validateDiscoveryExtension,
+} from '@x402/extensions/bazaar';
+import {
+  OFFER_RECEIPT,
+  type OfferPayload,
+  type ReceiptPayload,
+  type SignTypedDataFn,
+  signOfferEIP712,
+  signReceiptEIP712,
+} from '@x402/extensions/offer-receipt';
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentRequiredHeader,
+  encodePaymentResponseHeader,
+} from '@x402/core/http';
+import type { PaymentRequirements } from '@x402/core/types';
+import type { Pool } from 'pg';
+import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
+import { isPriced, type RestResult, type RouteDefinition } from '../rest/types';
+import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from './protocol';
+
+/** The bazaar extension's key (the package exports it as a facilitator extension object). */
+export const BAZAAR = BAZAAR_EXTENSION.key;
+/** Offer and receipt payload schema version of the extension. */
+const OFFER_RECEIPT_VERSION = 1;
+
+/** A route's input schema less its path parameters (those are in the URL, not the body). */
+function bodySchemaOf(route: RouteDefinition): Record<string, unknown> {
+  const {
+    properties,
+    required: _pathParams,
+    ...schema
+  } = routeInputSchema(route) as {
+    properties: Record<string, unknown>;
+    required?: string[];
+  };
+  const inPath = new Set(pathParamsOf(route.path));
+  return {
+    ...schema,
+    properties: Object.fromEntries(
+      Object.entries(properties).filter(([name]) => !inPath.has(name)),
+    ),
+  };
+}
+
+/** The `bazaar` discovery declaration of a priced route, valid against the package's schema. */
+export function bazaarDeclaration(route: RouteDefinition): Record<string, unknown> {
+  const declared =
+    route.method === 'GET'
+      ? declareDiscoveryExtension({})
+      : declareDiscoveryExtension({ bodyType: 'json', inputSchema: bodySchemaOf(route) });
+  const extension = declared[BAZAAR]!;
+  (extension.info.input as { method?: string }).method = route.method;
+  const validation = validateDiscoveryExtension(extension);
+  if (!validation.valid)
+    throw new Error(
+      `bazaar metadata of ${route.method} ${route.path}: ${(validation.errors ?? []).join('; ')}`,
+    );
+  return extension as unknown as Record<string, unknown>;
+}
+
+/** Signs offers and receipts: the fee receiver's key. */
+export interface OfferReceiptSigner {
+  readonly signTypedData: SignTypedDataFn;
+}
+
+export interface X402ExtensionsOptions {
+  readonly routes: readonly RouteDefinition[];
+  /** null: no offers or receipts (the fee receiver's key is not configured). */
+  readonly signer: OfferReceiptSigner | null;
+  /** The ledger's database: a receipt is issued at its payment's settlement time. */
+  readonly db: Pool | null;
+}
+
+function offerOf(
+  resourceUrl: string,
+  accepted: PaymentRequirements,
+  validUntil: number,
+): OfferPayload {
+  return {
+    version: OFFER_RECEIPT_VERSION,
+    resourceUrl,
+    scheme: accepted.scheme,
+    network: accepted.network,
+    asset: accepted.asset,
+    payTo: accepted.payTo,
+    amount: accepted.amount,
+    validUntil,
+  };
+}
+
+export class X402Extensions {
+  private readonly bazaar = new Map<RouteDefinition, Record<string, unknown>>();
+
+  constructor(private readonly options: X402ExtensionsOptions) {
+    // Every priced route's metadata is built (and validated) once, before the first request.
+    for (const route of options.routes)
+      if (isPriced(route.price)) this.bazaar.set(route, bazaarDeclaration(route));
+  }
+
+  /** A priced route's answer with its extensions: bazaar and an offer on a 402, a receipt on a paid answer. */
+  async enrich(
+    route: RouteDefinition,
+    resourceUrl: string,
+    result: RestResult,
+  ): Promise<RestResult> {
+    const headers = result.headers ?? {};
+    const required = headers[PAYMENT_REQUIRED_HEADER];
+    if (required) return this.withChallengeExtensions(route, resourceUrl, result, required);
+    const settled = headers[PAYMENT_RESPONSE_HEADER];
+    if (settled && this.options.signer) return this.withReceipt(resourceUrl, result, settled);
+    return result;
+  }
+
+  private async withChallengeExtensions(
+    route: RouteDefinition,
+    resourceUrl: string,
+    result: RestResult,
+    header: string,
+  ): Promise<RestResult> {
+    const paymentRequired = decodePaymentRequiredHeader(header);
+    const extensions: Record<string, unknown> = { ...(paymentRequired.extensions ?? {}) };
+    const bazaar = this.bazaar.get(route);
+    if (bazaar) extensions[BAZAAR] = bazaar;
+    const { signer } = this.options;
+    if (signer) {
+      const validUntil = Math.floor(Date.now() / 1000) + MAX_TIMEOUT_SECONDS;
+      const offers = await Promise.all(
+        paymentRequired.accepts.map(async (accepted, acceptIndex) => {
+          const payload = offerOf(resourceUrl, accepted, validUntil);
+          const signature = await signOfferEIP712(payload, signer.signTypedData);
+          return { format: 'eip712', acceptIndex, payload, signature };
+        }),
+      );
+      extensions[OFFER_RECEIPT] = { info: { offers } };
+    }
+    return {
+      ...result,
+      headers: {
+        ...result.headers,
+        [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader({ ...paymentRequired, extensions }),
+      },
+    };
+  }
+
+  private async withReceipt(
+    resourceUrl: string,
+    result: RestResult,
+    header: string,
+  ): Promise<RestResult> {
+    const settlement = decodePaymentResponseHeader(header);
+    const { signer, db } = this.options;
+    if (!signer || !db || !settlement.success || !settlement.payer) return result;
+    const paid = await db.query<{
+      settled_at: Date;
+      amount: string;
+      pay_to: string;
+      asset: string;
+    }>(
+      `SELECT settled_at, amount::text, pay_to, asset FROM ledger.service_payments
+        WHERE tx_hash = $1 AND payer = $2 AND settled_at IS NOT NULL`,
+      [settlement.transaction.toLowerCase(), settlement.payer.toLowerCase()],
+    );
+    const row = paid.rows[0];
+    if (!row) return result;
+    const issuedAt = Math.floor(row.settled_at.getTime() / 1000);
+    const receipt: ReceiptPayload = {
+      version: OFFER_RECEIPT_VERSION,
+      network: settlement.network,
+      resourceUrl,
+      payer: settlement.payer,
+      issuedAt,
+      transaction: settlement.transaction,
+    };
+    // What was paid for, signed the same way: the offer names the amount (the receipt cannot).
+    const offer = offerOf(
+      resourceUrl,
+      {
+        scheme: 'exact',
+        network: settlement.network,
+        asset: row.asset,
+        payTo: row.pay_to,
+        amount: row.amount,
+        maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+        extra: {},
+      },
+      issuedAt,
+    );
+    const [receiptSignature, offerSignature] = await Promise.all([
+      signReceiptEIP712(receipt, signer.signTypedData),
+      signOfferEIP712(offer, signer.signTypedData),
+    ]);
+    const extensions = {
+      ...(settlement.extensions ?? {}),
+      [OFFER_RECEIPT]: {
+        info: {
+          receipt: { format: 'eip712', payload: receipt, signature: receiptSignature },
+          offer: { format: 'eip712', payload: offer, signature: offerSignature },
+        },
+      },
+    };
+    return {
+      ...result,
+      headers: {
+        ...result.headers,
+        [PAYMENT_RESPONSE_HEADER]: encodePaymentResponseHeader({ ...settlement, extensions }),
+      },
+    };
+  }
+}
