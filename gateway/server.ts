@@ -21,6 +21,7 @@ import {
 } from './assembly/http';
 import { listen, stopInOrder } from './assembly/lifecycle';
 import { mountRest } from './assembly/rest';
+import { IdempotencyKeys } from './rest/idempotency';
 import { serveSubscriptions, startNotifyBridge } from './assembly/subscriptions';
 import { startX402, type X402GatewayOptions } from './assembly/x402';
 import type { BearerVerifier } from './auth/credentials';
@@ -68,6 +69,8 @@ export interface GatewayOptions {
   readonly channelInbound?: ChannelInboundOptions;
   /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
   readonly x402?: X402GatewayOptions | null;
+  /** The database of gateway.idempotency_keys (Idempotency-Key on POSTs); default the rate-limit store's; null: keys not honoured. */
+  readonly idempotencyDatabaseUrl?: string | null;
   /** Websocket subscriptions per session and socket, slow-consumer bound, state reads; default DEFAULT_SUBSCRIPTION_LIMITS. */
   readonly subscriptions?: SubscriptionLimits;
 }
@@ -112,6 +115,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     options.rateLimit.databaseUrl,
     (error) => log.error({ err: error }, 'rate-limit store error'),
   );
+  const idempotencyUrl = options.idempotencyDatabaseUrl ?? options.rateLimit.databaseUrl;
+  const idempotency =
+    idempotencyUrl === null ? null : IdempotencyKeys.open(idempotencyUrl, log, now);
   const limits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
   const subscriptions = serveSubscriptions({
     httpServer,
@@ -151,6 +157,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphql,
     contexts,
     paywall,
+    idempotency,
     now,
     log,
     consumerAuthRequired: options.consumerAuthRequired ?? true,
@@ -166,6 +173,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphql,
     httpServer,
     rateLimitStore,
+    idempotency,
   });
   return { url, port, httpServer, fanout, reconciler, stop };
 }

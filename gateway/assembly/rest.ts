@@ -9,6 +9,7 @@ import { restErrorHandler, unmatchedRequest } from '../rest/errorHandler';
 import { checkWireBody, requireJsonMediaType } from '../rest/requestGuards';
 import { createRestRouter } from '../rest/router';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
+import type { IdempotencyKeys } from '../rest/idempotency';
 import type { Paywall } from '../x402/paywall';
 import type { ActorContexts } from './actors';
 import type { GatewayGraphQL } from './graphql';
@@ -22,6 +23,7 @@ export interface RestMountDeps {
   readonly consumerAuthRequired: boolean;
   readonly issueSession: (claims: SessionClaims) => Promise<IssuedSession>;
   readonly paywall: Paywall | null;
+  readonly idempotency: IdempotencyKeys | null;
   readonly bodyLimitBytes: number;
   readonly now: () => Date;
   readonly log: Logger;
@@ -48,6 +50,7 @@ export function mountRest(app: Express, deps: RestMountDeps): void {
       consumerAuthRequired: deps.consumerAuthRequired,
       edge: { issueSession: deps.issueSession },
       paywall: deps.paywall,
+      idempotency: deps.idempotency,
       now: deps.now,
       execute: (query, operationName, variables, contextValue) =>
         graphql.run({ query, operationName, variables }, contextValue, 'by REST routes'),

@@ -9,6 +9,7 @@ import type { GatewayContext } from '../graphql/context';
 import { routeKey } from '../graphql/paidFields';
 import { PAYMENT_HEADERS } from '../x402/protocol';
 import type { Paywall } from '../x402/paywall';
+import type { IdempotencyKeys } from './idempotency';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
 import { checkWireParameters } from './requestGuards';
 import {
@@ -48,6 +49,8 @@ export interface RestRouterDeps {
   readonly now: () => Date;
   /** Takes x402 payment on priced routes; null serves them without payment (development without a chain). */
   readonly paywall: Paywall | null;
+  /** Idempotency-Key on POSTs (idempotency.ts); null: the header is not honoured. */
+  readonly idempotency: IdempotencyKeys | null;
 }
 
 /** Route-level authentication; what each actor may see is the subgraph's decision. */
@@ -127,6 +130,17 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
       checkRouteAuth(route, input, deps.consumerAuthRequired);
       // Validation comes before payment: a malformed request is a 400 and never a charge.
       route.validate?.(input);
+      if (route.method === 'POST' && deps.idempotency !== null) {
+        const keyed = {
+          priced: isPriced(route.price) && deps.paywall !== null,
+          bodyKeyField: route.idempotencyBodyKey,
+        };
+        if (
+          (await deps.idempotency.intercept(keyed, req, res, context.actor, requestDigest)) ===
+          'answered'
+        )
+          return;
+      }
       const variables = route.operation ? route.operation.variables(input) : null;
       const call = async (): Promise<RestResult> => {
         if (route.handler) return route.handler(input, deps.service, deps.routes);
