@@ -264,6 +264,16 @@ export const ERROR_CODES = {
     retryable: true,
     message: 'The payment was sent and is not confirmed yet; present the same payment again later.',
   },
+  PAYMENT_IDENTIFIER_INVALID: {
+    status: 400,
+    retryable: false,
+    message: 'The payment-identifier id must be 16 to 128 letters, digits, hyphens or underscores.',
+  },
+  PAYMENT_IDENTIFIER_CONFLICT: {
+    status: 409,
+    retryable: false,
+    message: 'This payment identifier already names another payment; nothing was charged.',
+  },
 
   // Trust scores.
   SCORE_INSUFFICIENT_HISTORY: {

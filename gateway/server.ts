@@ -31,7 +31,12 @@ import type { SubgraphEndpoint } from './graphql/supergraph';
 import { loadPersistedDocuments } from './rest/documents';
 import { requireHostHeader } from './rest/requestGuards';
 import type { RestServiceInfo, RouteDefinition } from './rest/types';
-import { outboundTokenTaker, type RateLimits, rateLimiter } from './rateLimit/limiter';
+import {
+  outboundTokenTaker,
+  principalKey,
+  type RateLimits,
+  rateLimiter,
+} from './rateLimit/limiter';
 import { openRateLimitStore, type RateLimitStoreKind } from './rateLimit/store';
 import { Fanout } from './subscriptions/fanout';
 import type { Reconciler } from './x402/reconciler';
@@ -140,7 +145,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
   const payments = paywall !== null;
   app.use(
-    rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes, payments, log }),
+    rateLimiter({
+      store: rateLimitStore,
+      limits: options.rateLimit.limits,
+      routes,
+      payments,
+      log,
+      // A bearer that does not verify counts as anonymous here; its route answers SESSION_INVALID.
+      principalOf: (authorization) =>
+        authenticator.authenticate(authorization).then(principalKey, () => null),
+    }),
   );
   servePublicDocuments(app, service, routes);
   mountGraphQL(

@@ -1,13 +1,15 @@
 // Which buckets a request is charged to, and whose they are: the client address (IPv6 by /64)
-// and the payer an x402 payment header names.
+// the payer an x402 payment header names, and the principal a valid bearer names.
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { buildRoutes } from '../rest/routes';
 import { routeMatcher } from '../rest/router';
 import { clientBucketId, ipv6Groups } from './clientIp';
-import { chargesFor, payerOf, type RateLimits } from './limiter';
+import { chargesFor, payerOf, principalKey, type RateLimits } from './limiter';
 
 const LIMITS: RateLimits = {
-  ip: { perMinute: 60, burst: 30 },
+  ip: { perMinute: 600, burst: 120 },
+  challenge: { perMinute: 600, burst: 60 },
+  principal: { perMinute: 600, burst: 120 },
   payer: { perMinute: 600, burst: 60 },
   paidIp: { perMinute: 6_000, burst: 600 },
   signIn: { perMinute: 10, burst: 10 },
@@ -60,16 +62,43 @@ describe('payerOf', () => {
 });
 
 describe('chargesFor', () => {
-  it('charges a free route, a 402 challenge and an unknown path to the client’s IP bucket', () => {
-    for (const route of [
-      routeFor('GET', '/catalog'),
-      routeFor('POST', '/preflight_payment'),
-      routeFor('GET', '/no/such/path'),
-    ]) {
+  it('charges an anonymous free route and an unknown path to the client’s IP bucket', () => {
+    for (const route of [routeFor('GET', '/catalog'), routeFor('GET', '/no/such/path')]) {
       expect(chargesFor({ client: '198.51.100.1', route, payer: null }, LIMITS)).toEqual([
         { key: 'ip:198.51.100.1', limit: LIMITS.ip },
       ]);
     }
+  });
+
+  it('charges the unpaid 402 of a priced route to the client’s challenge bucket, not its IP bucket', () => {
+    for (const route of [
+      routeFor('POST', '/preflight_payment'),
+      routeFor('GET', '/ping_service'),
+    ]) {
+      expect(chargesFor({ client: '198.51.100.1', route, payer: null }, LIMITS)).toEqual([
+        { key: 'challenge:198.51.100.1', limit: LIMITS.challenge },
+      ]);
+    }
+  });
+
+  it('charges a request with a valid bearer to its principal, not to its IP', () => {
+    for (const route of [
+      routeFor('GET', '/catalog'),
+      routeFor('POST', '/generate_dispute_packet'),
+    ]) {
+      expect(
+        chargesFor({ client: 'c', route, payer: null, principal: 'owner:0xab' }, LIMITS),
+      ).toEqual([{ key: 'principal:owner:0xab', limit: LIMITS.principal }]);
+    }
+  });
+
+  it('names one principal per admin, owner address and consumer session policy', () => {
+    expect(principalKey({ kind: 'admin' })).toBe('admin');
+    expect(principalKey({ kind: 'owner', address: '0xAB' })).toBe('owner:0xab');
+    expect(principalKey({ kind: 'consumer', address: '0xAB', policyId: '7' })).toBe(
+      'consumer:0xab:7',
+    );
+    expect(principalKey({ kind: 'anonymous' })).toBeNull();
   });
 
   it('charges a paid call to its payer and, beside it, the paid calls of its IP', () => {

@@ -1,10 +1,13 @@
 // The rate-limit step at the edge, before any body is read: which buckets a request is charged to
 // (docs/operations.md#rate-limits) and one store check for all of them; over a limit is
-// 429 RATE_LIMITED with Retry-After. A paid call is charged to its payer only once a payment header
-// names one; a 402 challenge (no payment yet) costs the caller's per-IP bucket like a free route.
+// 429 RATE_LIMITED with Retry-After. A paid call is charged to its payer once a payment header
+// names one; a request with a valid owner, consumer or admin bearer to its principal; the unpaid
+// 402 of a priced route to a challenge bucket per IP at the payer rate (every x402 client asks
+// unpaid first); everything else anonymous to the client IP's bucket.
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { AppError } from '../../core/errors';
+import type { Actor } from '../../platform/actor';
 import type { Logger } from '../../platform/log';
 import { paymentHeader, routeMatcher } from '../rest/router';
 import { isPriced, type RouteDefinition } from '../rest/types';
@@ -13,8 +16,12 @@ import { clientBucketId } from './clientIp';
 import type { BucketCharge, RateLimitStore } from './store';
 
 export interface RateLimits {
-  /** Every request that is not a paid call: free routes, 402 challenges, GraphQL over HTTP, docs. */
+  /** Anonymous requests that are not paid calls nor challenges: free routes, GraphQL over HTTP, docs. */
   readonly ip: BucketLimit;
+  /** The unpaid 402 of a priced route, per client IP, at the payer rate. */
+  readonly challenge: BucketLimit;
+  /** Requests with a valid owner, consumer or admin bearer (and no payment), per principal. */
+  readonly principal: BucketLimit;
   /** Paid calls, per payer address. */
   readonly payer: BucketLimit;
   /**
@@ -32,7 +39,15 @@ export interface RateLimits {
 export function uniformLimits(
   limit: BucketLimit = { perMinute: MAX_BUCKET_SETTING, burst: MAX_BUCKET_SETTING },
 ): RateLimits {
-  return { ip: limit, payer: limit, paidIp: limit, signIn: limit, outbound: limit };
+  return {
+    ip: limit,
+    challenge: limit,
+    principal: limit,
+    payer: limit,
+    paidIp: limit,
+    signIn: limit,
+    outbound: limit,
+  };
 }
 
 /** Who is asking, as far as the limits care. */
@@ -42,18 +57,27 @@ export interface ChargedRequest {
   readonly route: RouteDefinition | null;
   /** The lowercase payer of a paid call whose payment header names one; null otherwise. */
   readonly payer: string | null;
+  /** The principal a valid bearer names (`owner:0x…`, `consumer:0x…:<policyId>`, `admin`); null otherwise. */
+  readonly principal?: string | null;
+}
+
+/** The caller's own bucket: payer, principal, challenge (a priced route, unpaid) or client IP. */
+function subjectOf(request: ChargedRequest, limits: RateLimits): BucketCharge {
+  if (request.payer !== null) return { key: `payer:${request.payer}`, limit: limits.payer };
+  if (request.principal) return { key: `principal:${request.principal}`, limit: limits.principal };
+  if (request.route && isPriced(request.route.price))
+    return { key: `challenge:${request.client}`, limit: limits.challenge };
+  return { key: `ip:${request.client}`, limit: limits.ip };
 }
 
 /** The buckets a request takes a token from (all of them, or none). */
 export function chargesFor(request: ChargedRequest, limits: RateLimits): BucketCharge[] {
-  const subject = request.payer === null ? `ip:${request.client}` : `payer:${request.payer}`;
+  const own = subjectOf(request, limits);
+  const subject = own.key;
   const charges: BucketCharge[] =
     request.payer === null
-      ? [{ key: subject, limit: limits.ip }]
-      : [
-          { key: subject, limit: limits.payer },
-          { key: `paid-ip:${request.client}`, limit: limits.paidIp },
-        ];
+      ? [own]
+      : [own, { key: `paid-ip:${request.client}`, limit: limits.paidIp }];
   if (request.route?.rateLimit === 'sign-in')
     charges.push({ key: `sign-in:${request.client}`, limit: limits.signIn });
   if (request.route?.rateLimit === 'outbound')
@@ -82,6 +106,8 @@ export interface RateLimiterOptions {
   readonly routes: readonly RouteDefinition[];
   /** x402 is on: a payment header on a priced route makes the request a paid call. */
   readonly payments: boolean;
+  /** The principal a valid bearer names; null for none or an invalid one (the route refuses that). */
+  readonly principalOf?: (authorization: string | undefined) => Promise<string | null>;
   readonly log: Logger;
 }
 
@@ -102,35 +128,59 @@ export function rateLimiter(options: RateLimiterOptions): RequestHandler {
       options.payments && route && isPriced(route.price) && req.method !== 'HEAD'
         ? paymentHeader(req)
         : null;
-    const charges = chargesFor(
-      { client: clientBucketId(req.ip), route, payer: header === null ? null : payerOf(header) },
-      options.limits,
-    );
-    options.store.take(charges).then(
-      (waitMs) => {
-        if (waitMs === 0) {
-          next();
-          return;
-        }
-        const seconds = retryAfterSeconds(waitMs);
-        next(
-          new AppError('RATE_LIMITED', `Too many requests; retry in ${seconds} s.`, {
-            retryAfterSeconds: seconds,
-          }),
-        );
-      },
-      (error: unknown) => {
-        if (Date.now() - lastErrorLogMs >= STORE_ERROR_LOG_INTERVAL_MS) {
-          lastErrorLogMs = Date.now();
-          options.log.error(
-            { err: error },
-            'rate-limit store failed; requests pass unchecked until it answers',
+    const payer = header === null ? null : payerOf(header);
+    const principal =
+      payer === null && options.principalOf
+        ? options.principalOf(req.headers.authorization)
+        : Promise.resolve(null);
+    principal
+      .then((named) =>
+        options.store.take(
+          chargesFor(
+            { client: clientBucketId(req.ip), route, payer, principal: named },
+            options.limits,
+          ),
+        ),
+      )
+      .then(
+        (waitMs) => {
+          if (waitMs === 0) {
+            next();
+            return;
+          }
+          const seconds = retryAfterSeconds(waitMs);
+          next(
+            new AppError('RATE_LIMITED', `Too many requests; retry in ${seconds} s.`, {
+              retryAfterSeconds: seconds,
+            }),
           );
-        }
-        next();
-      },
-    );
+        },
+        (error: unknown) => {
+          if (Date.now() - lastErrorLogMs >= STORE_ERROR_LOG_INTERVAL_MS) {
+            lastErrorLogMs = Date.now();
+            options.log.error(
+              { err: error },
+              'rate-limit store failed; requests pass unchecked until it answers',
+            );
+          }
+          next();
+        },
+      );
   };
+}
+
+/** The rate-limit principal of a verified actor; null for an anonymous one. */
+export function principalKey(actor: Actor): string | null {
+  switch (actor.kind) {
+    case 'admin':
+      return 'admin';
+    case 'owner':
+      return `owner:${actor.address.toLowerCase()}`;
+    case 'consumer':
+      return `consumer:${actor.address.toLowerCase()}:${actor.policyId}`;
+    default:
+      return null;
+  }
 }
 
 /**

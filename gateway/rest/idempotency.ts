@@ -12,6 +12,7 @@ import { AppError } from '../../core/errors';
 import type { Actor } from '../../platform/actor';
 import { createPool } from '../../platform/db/pool';
 import type { Logger } from '../../platform/log';
+import type { RestResult } from './types';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
@@ -68,23 +69,23 @@ export class IdempotencyKeys {
   }
 
   /**
-   * Before the route runs: 'run' when it should (no key, or the key claimed: its answer will be
-   * stored), 'answered' when the stored answer went out. Throws the refusals as AppError.
+   * Before the route runs: null when it should (no key, or the key claimed: its answer will be
+   * stored), else the stored answer to send instead. Throws the refusals as AppError.
    */
   async intercept(
     route: IdempotencyRoute,
     req: Request,
     res: Response,
     actor: Actor,
-    requestDigest: (req: Request) => string,
-  ): Promise<'run' | 'answered'> {
+    requestDigest: () => string,
+  ): Promise<RestResult | null> {
     const key = this.keyOf(route, req);
-    if (key === null) return 'run';
+    if (key === null) return null;
     if (route.priced && actor.kind === 'anonymous')
       throw new AppError('IDEMPOTENCY_KEY_UNSUPPORTED');
     this.sweepNowAndThen();
     const principal = principalOf(actor);
-    const claim = await this.claim(principal, key, requestDigest(req));
+    const claim = await this.claim(principal, key, requestDigest());
     switch (claim.outcome) {
       case 'REUSED':
         throw new AppError('IDEMPOTENCY_KEY_REUSED');
@@ -93,13 +94,14 @@ export class IdempotencyKeys {
           retryAfterSeconds: IN_FLIGHT_RETRY_SECONDS,
         });
       case 'REPLAY':
-        for (const [name, value] of Object.entries(claim.headers)) res.setHeader(name, value);
-        res.setHeader('idempotent-replayed', 'true');
-        res.status(claim.status).send(claim.body);
-        return 'answered';
+        return {
+          status: claim.status,
+          headers: { ...claim.headers, 'idempotent-replayed': 'true' },
+          body: claim.body,
+        };
       default:
         this.storeAnswerOf(res, principal, key);
-        return 'run';
+        return null;
     }
   }
 

@@ -8,6 +8,7 @@ import { AppError, errorBody } from '../../core/errors';
 import type { GatewayContext } from '../graphql/context';
 import { routeKey } from '../graphql/paidFields';
 import { PAYMENT_HEADERS } from '../x402/protocol';
+import type { Actor } from '../../platform/actor';
 import type { Paywall } from '../x402/paywall';
 import type { IdempotencyKeys } from './idempotency';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
@@ -38,8 +39,8 @@ export interface RestRouterDeps {
     variables: Record<string, unknown>,
     context: GatewayContext,
   ): Promise<OperationResult>;
-  /** Builds the operation context from the request; rejects with AppError for a bad credential. */
-  contextFor(req: Request): Promise<GatewayContext>;
+  /** Builds the operation context from the request's Authorization; rejects with AppError for a bad credential. */
+  contextFor(authorization: string | undefined, correlationId: string): Promise<GatewayContext>;
   /** The same caller as a paid call of this priced route: the only context its operation runs in. */
   paidContext(context: GatewayContext, paidRoute: string): GatewayContext;
   /** CONSUMER_AUTH_REQUIRED: when false, consumer routes also serve a caller that only names a policyId. */
@@ -49,8 +50,8 @@ export interface RestRouterDeps {
   readonly now: () => Date;
   /** Takes x402 payment on priced routes; null serves them without payment (development without a chain). */
   readonly paywall: Paywall | null;
-  /** Idempotency-Key on POSTs (idempotency.ts); null: the header is not honoured. */
-  readonly idempotency: IdempotencyKeys | null;
+  /** Idempotency-Key on REST POSTs (idempotency.ts); absent or null: the header is not honoured. */
+  readonly idempotency?: IdempotencyKeys | null;
 }
 
 /** Route-level authentication; what each actor may see is the subgraph's decision. */
@@ -81,17 +82,6 @@ function send(res: Response, result: RestResult): void {
   else res.status(result.status).json(result.body);
 }
 
-/** What one authorization pays for: this method, path, query and body, byte-for-byte canonical. */
-export function requestDigest(req: Request): string {
-  const request = {
-    method: req.method,
-    path: req.path,
-    query: req.query ?? {},
-    body: req.body ?? null,
-  };
-  return createHash('sha256').update(canonicalJson(request)).digest('hex');
-}
-
 /** PAYMENT-SIGNATURE (or its alias X-PAYMENT), trimmed; null when absent. */
 export function paymentHeader(req: Request): string | null {
   for (const name of PAYMENT_HEADERS) {
@@ -109,6 +99,97 @@ function routeDocuments(route: RouteDefinition): string[] {
   return [route.operation, before].flatMap((binding) => (binding ? [binding.document] : []));
 }
 
+/**
+ * One call of a route as either transport hands it over (REST over Express, or an MCP tool call):
+ * the same validation, route auth, paywall and operation, so both transports share one paid path.
+ */
+export interface RouteCall {
+  /** The concrete path (`/receipt_status/0x…`), for the payment's resource and request digest. */
+  readonly path: string;
+  readonly params: Record<string, string>;
+  readonly query: Record<string, string | string[] | undefined>;
+  readonly body: unknown;
+  /** The Authorization header value, if any. */
+  readonly authorization: string | undefined;
+  /** The x402 payment as a PAYMENT-SIGNATURE header value; null when absent. */
+  readonly paymentHeader: string | null;
+  readonly correlationId: string;
+  /** HEAD shows the challenge and never pays: its answer would have no body to deliver. */
+  readonly head?: boolean;
+  /**
+   * Runs once the caller is known and the request valid, before anything else: a stored answer
+   * to give instead of running the route (REST's Idempotency-Key), or null to run it.
+   */
+  readonly storedAnswer?: (actor: Actor) => Promise<RestResult | null>;
+}
+
+/** What one authorization pays for: this method, path, query and body, byte-for-byte canonical. */
+export function callDigest(
+  method: string,
+  call: Pick<RouteCall, 'path' | 'query' | 'body'>,
+): string {
+  const request = { method, path: call.path, query: call.query ?? {}, body: call.body ?? null };
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+/** Serves one call of `route`: its answer, or throws AppError for the edge to render. */
+export async function serveRoute(
+  route: RouteDefinition,
+  call: RouteCall,
+  deps: RestRouterDeps,
+): Promise<RestResult> {
+  checkWireParameters(call.params, call.query);
+  const context = await deps.contextFor(call.authorization, call.correlationId);
+  const input: RestInput = {
+    params: call.params,
+    query: call.query,
+    body: call.body,
+    actor: context.actor,
+    now: deps.now(),
+  };
+  checkRouteAuth(route, input, deps.consumerAuthRequired);
+  // Validation comes before payment: a malformed request is a 400 and never a charge.
+  route.validate?.(input);
+  const stored = call.storedAnswer ? await call.storedAnswer(context.actor) : null;
+  if (stored !== null) return stored;
+  const variables = route.operation ? route.operation.variables(input) : null;
+  const run = async (): Promise<RestResult> => {
+    if (route.handler) return route.handler(input, deps.service, deps.routes);
+    const operation = route.operation!;
+    // Reached only past the paywall (or with none, in development): the priced fields admit nothing else.
+    const runAs = isPriced(route.price) ? deps.paidContext(context, routeKey(route)) : context;
+    const result = await deps.execute(
+      deps.documents.get(operation.document)!,
+      operation.operationName,
+      variables!,
+      runAs,
+    );
+    if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
+    if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
+    return operation.respond(result.data, input, deps.edge);
+  };
+  if (!isPriced(route.price) || deps.paywall === null) return run();
+  // A request the route refuses (its check or its terms) is answered before any 402.
+  const priced =
+    route.price.kind === 'paid'
+      ? await fixedPriceRequest(route, input, context, deps)
+      : pricedRequest(await requestTerms(route, input, context, deps));
+  return deps.paywall.serve(
+    {
+      route: `${route.method} ${route.path}`,
+      resource: {
+        url: `${deps.service.publicUrl}${call.path}`,
+        description: route.purpose,
+        mimeType: 'application/json',
+      },
+      ...priced,
+      requestDigest: callDigest(route.method, call),
+      paymentHeader: call.head ? null : call.paymentHeader,
+    },
+    () => answerOf(run, call.correlationId, deps),
+  );
+}
+
 function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   for (const document of routeDocuments(route)) {
     if (!deps.documents.has(document))
@@ -118,68 +199,22 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   }
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
-      checkWireParameters(req.params, req.query);
-      const context = await deps.contextFor(req);
-      const input: RestInput = {
-        params: req.params as Record<string, string>,
-        query: req.query as Record<string, string | string[] | undefined>,
-        body: req.body,
-        actor: context.actor,
-        now: deps.now(),
-      };
-      checkRouteAuth(route, input, deps.consumerAuthRequired);
-      // Validation comes before payment: a malformed request is a 400 and never a charge.
-      route.validate?.(input);
-      if (route.method === 'POST' && deps.idempotency !== null) {
-        const keyed = {
-          priced: isPriced(route.price) && deps.paywall !== null,
-          bodyKeyField: route.idempotencyBodyKey,
-        };
-        if (
-          (await deps.idempotency.intercept(keyed, req, res, context.actor, requestDigest)) ===
-          'answered'
-        )
-          return;
-      }
-      const variables = route.operation ? route.operation.variables(input) : null;
-      const call = async (): Promise<RestResult> => {
-        if (route.handler) return route.handler(input, deps.service, deps.routes);
-        const operation = route.operation!;
-        // Reached only past the paywall (or with none, in development): the priced fields admit nothing else.
-        const runAs = isPriced(route.price) ? deps.paidContext(context, routeKey(route)) : context;
-        const result = await deps.execute(
-          deps.documents.get(operation.document)!,
-          operation.operationName,
-          variables!,
-          runAs,
-        );
-        if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
-        if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
-        return operation.respond(result.data, input, deps.edge);
-      };
-      if (!isPriced(route.price) || deps.paywall === null) {
-        send(res, await call());
-        return;
-      }
-      // A request the route refuses (its check or its terms) is answered before any 402.
-      const priced =
-        route.price.kind === 'paid'
-          ? await fixedPriceRequest(route, input, context, deps)
-          : pricedRequest(await requestTerms(route, input, context, deps));
-      const result = await deps.paywall.serve(
+      const result = await serveRoute(
+        route,
         {
-          route: `${route.method} ${route.path}`,
-          resource: {
-            url: `${deps.service.publicUrl}${req.path}`,
-            description: route.purpose,
-            mimeType: 'application/json',
-          },
-          ...priced,
-          requestDigest: requestDigest(req),
-          // HEAD shows the challenge and never pays: its answer would have no body to deliver.
-          paymentHeader: req.method === 'HEAD' ? null : paymentHeader(req),
+          path: req.path,
+          params: req.params as Record<string, string>,
+          query: req.query as Record<string, string | string[] | undefined>,
+          body: req.body,
+          authorization: req.headers.authorization,
+          paymentHeader: paymentHeader(req),
+          correlationId: String(res.locals.correlationId ?? ''),
+          head: req.method === 'HEAD',
+          ...(route.method === 'POST' && deps.idempotency
+            ? { storedAnswer: idempotentAnswer(route, req, res, deps.idempotency, deps.paywall) }
+            : {}),
         },
-        () => answerOf(call, res, deps),
+        deps,
       );
       send(res, result);
     } catch (error) {
@@ -188,17 +223,38 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
   };
 }
 
+/** REST's Idempotency-Key check of a POST, once serveRoute knows the caller (idempotency.ts). */
+function idempotentAnswer(
+  route: RouteDefinition,
+  req: Request,
+  res: Response,
+  keys: IdempotencyKeys,
+  paywall: Paywall | null,
+): (actor: Actor) => Promise<RestResult | null> {
+  const keyed = {
+    priced: isPriced(route.price) && paywall !== null,
+    bodyKeyField: route.idempotencyBodyKey,
+  };
+  // Read when the key is claimed: after the header was written into a route's body-key field.
+  const digest = () =>
+    callDigest(route.method, {
+      path: req.path,
+      query: req.query as RouteCall['query'],
+      body: req.body,
+    });
+  return (actor) => keys.intercept(keyed, req, res, actor, digest);
+}
+
 /** Runs the paid call: a refusal is its answer and is replayed; a server error is not. */
 async function answerOf(
   call: () => Promise<RestResult>,
-  res: Response,
+  correlationId: string,
   deps: RestRouterDeps,
 ): Promise<RestResult> {
   try {
     return await call();
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
-    const correlationId = String(res.locals.correlationId ?? '');
     return {
       status: error.status,
       body: errorBody(error.code, {

@@ -42,6 +42,14 @@ import type { RestResult } from '../rest/types';
 import { alreadyFunded, settlementPending, withReceipt } from './answers';
 import { bookSettled } from './books';
 import {
+  type IdentifiedPayment,
+  bindPaymentIdentifier,
+  boundAuthorization,
+  identifyPayment,
+  PAYMENT_IDENTIFIER,
+  paymentIdentifierDeclaration,
+} from './paymentIdentifier';
+import {
   type Authorization,
   type PaymentTerms,
   challenge,
@@ -114,9 +122,19 @@ export class Paywall {
     const refuse = (reason: string) => {
       // A route that takes no new payment never offers one.
       if (refusal) throw refusal;
-      return challenge(paymentRequired(request.resource, offered, reason));
+      return challenge(
+        paymentRequired(request.resource, offered, reason, {
+          [PAYMENT_IDENTIFIER]: paymentIdentifierDeclaration(),
+        }),
+      );
     };
     if (request.paymentHeader === null) return refuse('Payment required');
+    // payment-identifier: a payload already answered under its id is replayed before any check.
+    const identified = identifyPayment(request.paymentHeader);
+    if (identified) {
+      const replayed = await this.replayIdentified(identified, request);
+      if (replayed) return replayed;
+    }
 
     const nowS = BigInt(Math.floor(this.now().getTime() / 1000));
     const check = checkPayment(request.paymentHeader, offered, nowS);
@@ -134,6 +152,7 @@ export class Paywall {
       requestDigest: request.requestDigest,
     };
     const attempt = { request, offered, payload, authorization, refuse, run };
+    if (identified) await bindPaymentIdentifier(this.options.db, identified);
 
     const deadline = Date.now() + this.options.leaseMs;
     if (refusal) return this.replayOnly(claim, attempt, refusal, deadline);
@@ -146,6 +165,27 @@ export class Paywall {
       const result = await this.follow(outcome.payment, attempt, deadline);
       if (result !== 'RECLAIM') return result;
     }
+  }
+
+  /**
+   * The recorded answer of the payment an id names, when this payload is the one the id is bound to
+   * and that payment answered this request; null to take the usual path (which follows a payment
+   * still in flight and never runs it twice). Another payload under the id is 409.
+   */
+  private async replayIdentified(
+    identified: IdentifiedPayment,
+    request: PaidRequest,
+  ): Promise<RestResult | null> {
+    const bound = await boundAuthorization(this.options.db, identified);
+    if (!bound) return null;
+    const payment = await findPayment(this.options.db, bound);
+    if (
+      payment?.state !== 'ANSWERED' ||
+      payment.route !== request.route ||
+      payment.requestDigest !== request.requestDigest
+    )
+      return null;
+    return this.replay(payment);
   }
 
   /** The route refuses new payments: only an authorization it already recorded is answered (replayed or resolved). */

@@ -54,12 +54,14 @@ export function paymentRequired(
   resource: ResourceInfo,
   requirements: PaymentRequirements,
   error?: string,
+  extensions?: Record<string, unknown>,
 ): PaymentRequired {
   return {
     x402Version: X402_VERSION,
     ...(error ? { error } : {}),
     resource,
     accepts: [requirements],
+    ...(extensions ? { extensions } : {}),
   };
 }
 

@@ -101,7 +101,9 @@ describe('defaults', () => {
     });
     expect(config.rateLimit).toEqual({
       store: 'postgres',
-      ip: { perMinute: 60, burst: 30 },
+      ip: { perMinute: 600, burst: 120 },
+      challenge: { perMinute: 600, burst: 60 },
+      principal: { perMinute: 600, burst: 120 },
       payer: { perMinute: 600, burst: 60 },
       paidIp: { perMinute: 6000, burst: 600 },
       signIn: { perMinute: 10, burst: 10 },
@@ -258,7 +260,7 @@ describe('parsing', () => {
       RATE_LIMIT_SIGN_IN_BURST: '3',
     });
     expect(config.rateLimit.store).toBe('memory');
-    expect(config.rateLimit.ip).toEqual({ perMinute: 120, burst: 30 });
+    expect(config.rateLimit.ip).toEqual({ perMinute: 120, burst: 120 });
     expect(config.rateLimit.signIn).toEqual({ perMinute: 10, burst: 3 });
     const error = configError({
       RATE_LIMIT_STORE: 'redis',

@@ -19,7 +19,9 @@ export function readRateLimits(read: EnvReader): RateLimitConfig {
   });
   return {
     store: read.oneOf('RATE_LIMIT_STORE', ['postgres', 'memory'], 'postgres'),
-    ip: bucket('RATE_LIMIT_IP', 60, 30),
+    ip: bucket('RATE_LIMIT_IP', 600, 120),
+    challenge: bucket('RATE_LIMIT_CHALLENGE', 600, 60),
+    principal: bucket('RATE_LIMIT_PRINCIPAL', 600, 120),
     payer: bucket('RATE_LIMIT_PAYER', 600, 60),
     paidIp: bucket('RATE_LIMIT_PAID_IP', 6_000, 600),
     signIn: bucket('RATE_LIMIT_SIGN_IN', 10, 10),

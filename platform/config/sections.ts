@@ -150,6 +150,8 @@ export interface RateLimitConfig {
   /** postgres: buckets shared by every replica (gateway.rate_buckets); memory: per process. */
   readonly store: 'postgres' | 'memory';
   readonly ip: BucketSetting;
+  readonly challenge: BucketSetting;
+  readonly principal: BucketSetting;
   readonly payer: BucketSetting;
   readonly paidIp: BucketSetting;
   readonly signIn: BucketSetting;

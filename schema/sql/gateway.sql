@@ -209,6 +209,28 @@ CREATE TABLE gateway.idempotency_keys (
 ALTER TABLE gateway.idempotency_keys OWNER TO spend_control_owner;
 
 --
+-- Name: payment_identifiers; Type: TABLE; Schema: gateway; Owner: spend_control_owner
+--
+
+CREATE TABLE gateway.payment_identifiers (
+    payer text NOT NULL,
+    identifier text NOT NULL,
+    payload_digest text NOT NULL,
+    network text NOT NULL,
+    asset text NOT NULL,
+    nonce text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT payment_identifiers_asset_shape CHECK ((asset ~ '^0x[0-9a-f]{40}$'::text)),
+    CONSTRAINT payment_identifiers_digest_shape CHECK ((payload_digest ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT payment_identifiers_identifier_shape CHECK ((identifier ~ '^[a-zA-Z0-9_-]{16,128}$'::text)),
+    CONSTRAINT payment_identifiers_network_shape CHECK ((network ~ '^eip155:[0-9]{1,20}$'::text)),
+    CONSTRAINT payment_identifiers_nonce_shape CHECK ((nonce ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT payment_identifiers_payer_shape CHECK ((payer ~ '^0x[0-9a-f]{40}$'::text))
+);
+
+ALTER TABLE gateway.payment_identifiers OWNER TO spend_control_owner;
+
+--
 -- Name: rate_buckets; Type: TABLE; Schema: gateway; Owner: spend_control_owner
 --
 
@@ -231,6 +253,13 @@ ALTER TABLE gateway.rate_buckets OWNER TO spend_control_owner;
 
 ALTER TABLE ONLY gateway.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (principal, idempotency_key);
+
+--
+-- Name: payment_identifiers payment_identifiers_pkey; Type: CONSTRAINT; Schema: gateway; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY gateway.payment_identifiers
+    ADD CONSTRAINT payment_identifiers_pkey PRIMARY KEY (payer, identifier);
 
 --
 -- Name: rate_buckets rate_buckets_pkey; Type: CONSTRAINT; Schema: gateway; Owner: spend_control_owner
@@ -286,6 +315,12 @@ GRANT ALL ON FUNCTION gateway.take_rate_tokens(p_buckets text[], p_capacities bi
 --
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE gateway.idempotency_keys TO spend_control_service;
+
+--
+-- Name: TABLE payment_identifiers; Type: ACL; Schema: gateway; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE gateway.payment_identifiers TO spend_control_service;
 
 --
 -- Name: TABLE rate_buckets; Type: ACL; Schema: gateway; Owner: spend_control_owner

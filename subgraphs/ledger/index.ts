@@ -8,6 +8,7 @@ export { MAX_GROUPS_PER_BATCH, registerAsset } from './posting/writes';
 export { ledgerErrorFrom } from './sql';
 export { findPayment, getPayment, listUnresolved } from './servicePayments/reads';
 export {
+  type AuthorizationKey,
   type FailureEvidence,
   type FundingTarget,
   type PaymentClaim,

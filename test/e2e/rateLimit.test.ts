@@ -1,7 +1,10 @@
 // Rate limits through the public surface, with buckets in PostgreSQL as deployed: the real default
-// limits against a sign-in flood and GraphQL over HTTP; then tight limits on an x402 stack for the
-// per-payer bucket of paid calls, the per-IP bucket a 402 challenge costs, and the tighter bucket
-// of a route that calls out. Every refusal is 429 RATE_LIMITED with an honest Retry-After.
+// limits against a sign-in flood and GraphQL over HTTP; the real defaults on an x402 stack never
+// throttle a paying client (the official client's 50 paid calls in a row) nor an agent's
+// create → preflight → poll loop at 10 a second from one address; then tight limits for the
+// per-payer bucket of paid calls, the challenge bucket a 402 costs, the per-principal bucket of
+// signed-in callers and the tighter bucket of a route that calls out. Every refusal is
+// 429 RATE_LIMITED with an honest Retry-After.
 import { performance } from 'node:perf_hooks';
 import type { PaymentRequired } from '@x402/core/types';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -11,7 +14,10 @@ import { createChainPublicClient, createChainWalletClient } from '../../platform
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import { loadConfig } from '../../platform/config';
 import { challengeOf, signedPaymentHeader } from '../../devnet/agents/x402Payer';
-import { startTestStack, type TestStack } from '../support/stack';
+import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
+import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { officialFetch } from '../support/officialClient';
+import { postJson, startTestStack, type TestStack } from '../support/stack';
 
 const POLLING = { pollingIntervalMs: 20 };
 
@@ -96,7 +102,7 @@ describe('the default limits (no proxy trusted)', () => {
 
   it('GraphQL over HTTP is charged to the same per-IP bucket', async () => {
     const started = performance.now();
-    const statuses = await inParallel(defaults.ip.burst + 20, 8, async () => {
+    const statuses = await inParallel(defaults.ip.burst * 3, 16, async () => {
       const response = await fetch(`${stack.url}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -116,9 +122,126 @@ describe('the default limits (no proxy trusted)', () => {
   });
 });
 
+describe('the default limits on an x402 stack: paying clients and agents are not throttled', () => {
+  const defaults = loadConfig({}).rateLimit;
+  const PING_PRICE = 10_000n;
+  const PREFLIGHT_PRICE = 50_000n;
+  let devnet: DevnetChains;
+  let stack: TestStack;
+  let token: string;
+
+  async function fundedPayer(amountAtomic: bigint): Promise<PrivateKeyAccount> {
+    const payer = privateKeyToAccount(generatePrivateKey());
+    const funding = devnet.info.chains.funding;
+    await mintToken({
+      publicClient: createChainPublicClient(funding, POLLING),
+      minter: createChainWalletClient(funding, devnet.keys.deployer.account, POLLING),
+      token: funding.token.address,
+      to: payer.address,
+      amountAtomic,
+    });
+    return payer;
+  }
+
+  function balance(payer: PrivateKeyAccount): Promise<bigint> {
+    const funding = devnet.info.chains.funding;
+    return readTokenBalance(
+      createChainPublicClient(funding, POLLING),
+      funding.token.address,
+      payer.address,
+    );
+  }
+
+  beforeAll(async () => {
+    devnet = await startDevnetChains({ dataDir: null });
+    stack = await startTestStack({ x402: { devnet }, rateLimits: defaults });
+    token = devnet.info.chains.funding.token.address.toLowerCase();
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await devnet?.stop();
+  });
+
+  it('the official @x402/fetch client makes 50 paid GET /ping_service calls in a row from one address without a 429', async () => {
+    const payer = await fundedPayer(1_000_000n);
+    const pay = officialFetch(payer, { network: 'eip155:196', asset: token });
+    const statuses: number[] = [];
+    for (let call = 0; call < 50; call += 1) {
+      const response = await pay(`${stack.url}/ping_service`);
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual(new Array(50).fill(200));
+    expect(await balance(payer)).toBe(1_000_000n - 50n * PING_PRICE);
+  });
+
+  it('an agent’s create → preflight → poll loop runs 10 times a second from one address without a 429', async () => {
+    const created = await postJson(
+      stack.url,
+      '/create_spend_policy',
+      { policy: policyDocument({ rateLimit: { callsPerHour: 1000 } }) },
+      stack.adminToken,
+    );
+    expect(created.status).toBe(201);
+    const policy = { policyId: created.body.policyId, policyHash: created.body.policyHash };
+    const payer = await fundedPayer(10_000_000n);
+    const pay = officialFetch(payer, { network: 'eip155:196', asset: token });
+    const deadline = formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600);
+    const loop = async (round: number): Promise<number[]> => {
+      const intent = wireIntent(policy, {
+        token,
+        deadline,
+        nonce: String(round + 1),
+        item: { description: 'candles', round },
+      });
+      const stored = await postJson(stack.url, '/create_spend_intent', {
+        policyId: policy.policyId,
+        intent,
+      });
+      const decided = await pay(`${stack.url}/preflight_payment`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ policyId: policy.policyId, intentHash: stored.body.intentHash }),
+      });
+      const decision = (await decided.json()) as any;
+      const poll = await fetch(
+        decision.escalation
+          ? `${stack.url}/escalation_status/${decision.escalation.pollRef}`
+          : `${stack.url}/receipt_status/${decision.receiptId}`,
+      );
+      await poll.arrayBuffer();
+      return [stored.status, decided.status, poll.status];
+    };
+    // 30 rounds, one started every 100 ms (a pace, not an assertion: nothing here is timed).
+    const rounds: Promise<number[]>[] = [];
+    for (let round = 0; round < 30; round += 1) {
+      rounds.push(loop(round));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const statuses = (await Promise.all(rounds)).flat();
+    expect(statuses.filter((status) => status === 429)).toEqual([]);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    expect(await balance(payer)).toBe(10_000_000n - 30n * PREFLIGHT_PRICE);
+  });
+
+  it('a burst of 300 anonymous nonce requests still meets 429', async () => {
+    const statuses = await inParallel(300, 32, async () => {
+      const response = await fetch(`${stack.url}/consumer/auth/nonce`, { method: 'POST' });
+      if (response.status === 429) await expectRateLimited(response);
+      else await response.arrayBuffer();
+      return response.status;
+    });
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+  });
+});
+
 describe('tight limits on an x402 stack behind a trusted proxy', () => {
   const LIMITS: RateLimits = {
     ip: { perMinute: 1, burst: 4 },
+    challenge: { perMinute: 1, burst: 4 },
+    principal: { perMinute: 1, burst: 3 },
     payer: { perMinute: 1, burst: 2 },
     paidIp: { perMinute: 1_000, burst: 1_000 },
     signIn: { perMinute: 1, burst: 1 },
@@ -190,8 +313,8 @@ describe('tight limits on an x402 stack behind a trusted proxy', () => {
     expect(await balance(second)).toBe(1_000_000n - 10_000n);
   });
 
-  it('charges an unpaid challenge to the client’s IP bucket, which a paid call does not touch', async () => {
-    for (let index = 0; index < LIMITS.ip.burst; index += 1) {
+  it('charges an unpaid challenge to the client’s challenge bucket, which neither a paid call nor a free route touches', async () => {
+    for (let index = 0; index < LIMITS.challenge.burst; index += 1) {
       expect(
         (
           await fetch(`${stack.url}/ping_service`, {
@@ -212,6 +335,11 @@ describe('tight limits on an x402 stack behind a trusted proxy', () => {
       ).status,
     ).toBe(402);
     expect((await paidPing('198.51.100.11', await fundedPayer())).status).toBe(200);
+    // The free routes of that client still have their own bucket.
+    expect(
+      (await fetch(`${stack.url}/catalog`, { headers: { 'x-forwarded-for': '198.51.100.11' } }))
+        .status,
+    ).toBe(200);
   });
 
   it('gives a route that calls out a tighter bucket than the client’s own', async () => {
@@ -243,5 +371,27 @@ describe('tight limits on an x402 stack behind a trusted proxy', () => {
       });
     expect((await nonce()).status).toBe(200);
     await expectRateLimited(await nonce());
+  });
+
+  it('charges a signed-in caller to its principal, wherever it calls from', async () => {
+    const asAdmin = (client: string) =>
+      fetch(`${stack.url}/catalog`, {
+        headers: { authorization: `Bearer ${stack.adminToken}`, 'x-forwarded-for': client },
+      });
+    // One request from each of burst + 1 fresh addresses: no per-IP bucket could refuse any of them.
+    let limited: Response | null = null;
+    let last = '';
+    for (let index = 0; index <= LIMITS.principal.burst && limited === null; index += 1) {
+      last = `198.51.100.${40 + index}`;
+      const response = await asAdmin(last);
+      if (response.status === 429) limited = response;
+      else expect(response.status).toBe(200);
+    }
+    expect(limited).not.toBeNull();
+    await expectRateLimited(limited!);
+    // An anonymous caller at that address keeps its own per-IP bucket.
+    expect(
+      (await fetch(`${stack.url}/catalog`, { headers: { 'x-forwarded-for': last } })).status,
+    ).toBe(200);
   });
 });

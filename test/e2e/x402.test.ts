@@ -189,6 +189,8 @@ describe('the challenge', () => {
           extra: { name: 'USD\u20AE0', version: '1' },
         },
       ],
+      // The extensions the service speaks (x402Extensions.test.ts checks each).
+      extensions: expect.objectContaining({ 'payment-identifier': expect.any(Object) }),
     });
   });
 
