@@ -49,6 +49,9 @@ interface SignInNonce {
   readonly resourceFormat: string;
 }
 
+/** Signed payments kept for callers' retries (one per paymentId, oldest dropped first). */
+const MAX_REMEMBERED_PAYMENTS = 256;
+
 const FINAL_ESCALATION_STATES = new Set(['APPROVED', 'DENIED', 'EXPIRED']);
 const FAILED_PURCHASE_STATES = new Set([
   'BLOCKED',
@@ -81,6 +84,8 @@ export class SpendControlAgent {
   private readonly pollIntervalMs: number;
   private readonly maxPolls: number;
   private serviceAsset: PaymentAsset | null = null;
+  /** The payment signed under each recent paymentId, so a caller's retry presents it again. */
+  private readonly signedPayments = new Map<string, string>();
 
   constructor(options: SpendControlAgentOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -260,13 +265,25 @@ export class SpendControlAgent {
       const response = await this.send(url, init);
       return { response, paymentId: '', paymentSignature: null };
     }
-    return paidRequest(
-      this.fetchImpl,
-      this.payer,
-      asset ?? (await this.paymentAsset()),
-      { url, init, ...(options.paymentId !== undefined ? { paymentId: options.paymentId } : {}) },
-      capAtomic,
-    );
+    const signature =
+      options.paymentId === undefined ? undefined : this.signedPayments.get(options.paymentId);
+    const request = {
+      url,
+      init,
+      ...(options.paymentId !== undefined ? { paymentId: options.paymentId } : {}),
+      ...(signature !== undefined ? { signature } : {}),
+    };
+    const target = asset ?? (await this.paymentAsset());
+    const onSigned = (paymentId: string, signed: string) => this.remember(paymentId, signed);
+    return paidRequest(this.fetchImpl, this.payer, target, { ...request, onSigned }, capAtomic);
+  }
+
+  /** Keeps the newest MAX_REMEMBERED_PAYMENTS signatures by paymentId. */
+  private remember(paymentId: string, signature: string): void {
+    this.signedPayments.delete(paymentId);
+    this.signedPayments.set(paymentId, signature);
+    if (this.signedPayments.size > MAX_REMEMBERED_PAYMENTS)
+      this.signedPayments.delete(this.signedPayments.keys().next().value!);
   }
 
   private async get<T>(path: string): Promise<T> {

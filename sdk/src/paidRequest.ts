@@ -34,6 +34,13 @@ export interface PaidRequest {
   readonly init: RequestInit & { body?: string };
   /** 16–128 of A–Z a–z 0–9 _ -; default: a fresh one. */
   readonly paymentId?: string;
+  /**
+   * The PAYMENT-SIGNATURE already signed under this paymentId (a caller's retry): presented as it
+   * is, never replaced by a new payment, since a new payload under the same id is refused.
+   */
+  readonly signature?: string;
+  /** Told the signed payment the moment it is sent, before any answer (so a retry can reuse it). */
+  readonly onSigned?: (paymentId: string, signature: string) => void;
 }
 
 export interface PaidAnswer {
@@ -76,11 +83,19 @@ export async function paidRequest(
   const paymentId = request.paymentId ?? generatePaymentId();
   if (!isValidPaymentId(paymentId))
     throw new SpendControlError('REQUEST_INVALID', 'paymentId must be 16–128 of A–Z a–z 0–9 _ -.');
+  if (request.signature !== undefined) {
+    const response = await resend(fetchImpl, request, paymentId, request.signature);
+    return { response, paymentId, paymentSignature: request.signature };
+  }
   let paymentSignature: string | null = null;
   let unanswered = false;
   const recording: typeof fetch = async (input, init) => {
     const sent = new Request(input, init);
-    paymentSignature = sent.headers.get(PAYMENT_HEADER) ?? paymentSignature;
+    const signed = sent.headers.get(PAYMENT_HEADER);
+    if (signed !== null) {
+      paymentSignature = signed;
+      request.onSigned?.(paymentId, signed);
+    }
     try {
       return await fetchImpl(sent);
     } catch (error) {
@@ -102,17 +117,19 @@ export async function paidRequest(
         `The x402 client refused: ${(error as Error).message}`,
       );
     }
-    if (paymentSignature === null) throw lost(error, 'before any payment was sent');
-    return {
-      response: await resend(fetchImpl, request, paymentSignature),
-      paymentId,
-      paymentSignature,
-    };
+    if (paymentSignature === null) throw lost(error, 'before any payment was sent', paymentId);
+    const response = await resend(fetchImpl, request, paymentId, paymentSignature);
+    return { response, paymentId, paymentSignature };
   }
 }
 
 /** Presents the same signed payment again (never a new one) until an answer comes back. */
-async function resend(fetchImpl: typeof fetch, request: PaidRequest, signature: string) {
+async function resend(
+  fetchImpl: typeof fetch,
+  request: PaidRequest,
+  paymentId: string,
+  signature: string,
+): Promise<Response> {
   let lastError: unknown = null;
   for (let attempt = 0; attempt < MAX_PAYMENT_RESENDS; attempt += 1) {
     const headers = new Headers(request.init.headers);
@@ -123,16 +140,18 @@ async function resend(fetchImpl: typeof fetch, request: PaidRequest, signature: 
       lastError = error;
     }
   }
-  throw lost(
-    lastError,
-    `after the payment was sent and presented ${MAX_PAYMENT_RESENDS} more times`,
-  );
+  const when = `after the payment was sent and presented ${MAX_PAYMENT_RESENDS} more times`;
+  throw lost(lastError, when, paymentId);
 }
 
-function lost(error: unknown, when: string): SpendControlError {
+/**
+ * Retryable; `details.paymentId` is the id to retry with: the SDK that signed under it presents
+ * that same payment again.
+ */
+function lost(error: unknown, when: string, paymentId: string): SpendControlError {
   return new SpendControlError(
     'NETWORK_ERROR',
     `No answer ${when}: ${(error as Error)?.message ?? String(error)}`,
-    { retryable: true },
+    { retryable: true, details: { paymentId } },
   );
 }

@@ -106,6 +106,14 @@ test('approved preflight: the SDK validates the intent, its local intentHash is 
   expect(stored.intentHash).toBe(intent.intentHash);
   expect(decision).toMatchObject({ decision: 'APPROVED', intentHash: intent.intentHash });
   expect(decision.paymentId).toMatch(/^pay_[0-9a-f]{32}$/);
+  // The service speaks payment-identifier: the SDK's id is bound to this payer's one payment.
+  const bound = await world.stack.db.pool.query<{ payer: string }>(
+    'SELECT payer FROM gateway.payment_identifiers WHERE identifier = $1',
+    [decision.paymentId],
+  );
+  expect(bound.rows.map((row) => row.payer.toLowerCase())).toEqual([
+    who.account.address.toLowerCase(),
+  ]);
   expect(before - (await agentBalance(who))).toBe(50_000n);
 });
 
@@ -168,6 +176,47 @@ test('a paid call whose answer is lost is presented again with the same payment:
 
   expect(dropped).toBe(1);
   expect(decision).toMatchObject({ decision: 'APPROVED', intentHash: intent.intentHash });
+  expect(before - (await agentBalance(who))).toBe(50_000n);
+});
+
+test('every answer lost: NETWORK_ERROR names the paymentId, and the caller’s retry with it presents the same payment: one fee', async () => {
+  const { who, policy, key } = await agentWithPolicy();
+  let cut = true;
+  const sentSignatures = new Set<string>();
+  // The network eats every answer to a paid request until the cut is mended.
+  const lossyFetch: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const response = await fetch(request);
+    const signature = request.headers.get('payment-signature');
+    if (signature !== null) sentSignatures.add(signature);
+    if (signature !== null && cut) {
+      await response.arrayBuffer();
+      throw new TypeError('fetch failed: socket hang up');
+    }
+    return response;
+  };
+  const agent = exampleAgent({
+    baseUrl: world.stack.url,
+    agentKey: key,
+    policy,
+    fetch: lossyFetch,
+  });
+  const intent = exampleIntent(policy, 50_000n);
+  const before = await agentBalance(who);
+
+  const failure = await agent.preflight(policy.policyId, intent).catch((error: unknown) => error);
+  expect(failure).toBeInstanceOf(SpendControlError);
+  expect(failure).toMatchObject({ code: 'NETWORK_ERROR', retryable: true });
+  const { paymentId } = (failure as SpendControlError).details as { paymentId: string };
+  cut = false;
+  const decision = await agent.preflight(policy.policyId, intent, { paymentId });
+
+  expect(decision).toMatchObject({
+    decision: 'APPROVED',
+    intentHash: intent.intentHash,
+    paymentId,
+  });
+  expect(sentSignatures.size).toBe(1);
   expect(before - (await agentBalance(who))).toBe(50_000n);
 });
 
