@@ -98,6 +98,38 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+/** The edge's database-backed stores: rate-limit buckets and Idempotency-Keys (null: none kept). */
+function openEdgeStores(options: GatewayOptions, now: () => Date, log: GatewayOptions['log']) {
+  const rateLimitStore = openRateLimitStore(
+    options.rateLimit.store,
+    options.rateLimit.databaseUrl,
+    (error) => log.error({ err: error }, 'rate-limit store error'),
+  );
+  const idempotencyUrl = options.idempotencyDatabaseUrl ?? options.rateLimit.databaseUrl;
+  const idempotency =
+    idempotencyUrl === null ? null : IdempotencyKeys.open(idempotencyUrl, log, now);
+  return { rateLimitStore, idempotency };
+}
+
+/** The rate limiter every request below the probes and channel callbacks passes first. */
+function limitRequests(
+  options: GatewayOptions,
+  store: ReturnType<typeof openRateLimitStore>,
+  authenticator: ReturnType<typeof gatewayAuthenticator>,
+  payments: boolean,
+) {
+  return rateLimiter({
+    store,
+    limits: options.rateLimit.limits,
+    routes: options.routes,
+    payments,
+    log: options.log,
+    // A bearer that does not verify counts as anonymous here; its route answers SESSION_INVALID.
+    principalOf: (authorization) =>
+      authenticator.authenticate(authorization).then(principalKey, () => null),
+  });
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { log, service, routes } = options;
   const now = options.now ?? (() => new Date());
@@ -115,14 +147,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const fanout = new Fanout<unknown>();
   const bridge = await startNotifyBridge(options.listenDatabaseUrl, fanout, now, log);
   const { paywall, reconciler } = await startX402(options.x402 ?? null, service, log);
-  const rateLimitStore = openRateLimitStore(
-    options.rateLimit.store,
-    options.rateLimit.databaseUrl,
-    (error) => log.error({ err: error }, 'rate-limit store error'),
-  );
-  const idempotencyUrl = options.idempotencyDatabaseUrl ?? options.rateLimit.databaseUrl;
-  const idempotency =
-    idempotencyUrl === null ? null : IdempotencyKeys.open(idempotencyUrl, log, now);
+  const { rateLimitStore, idempotency } = openEdgeStores(options, now, log);
   const limits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
   const subscriptions = serveSubscriptions({
     httpServer,
@@ -143,19 +168,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const channelDeps = { options: channelOptions, documents, execute: executeAs, now, log };
   app.use(createChannelInboundRouter(channelDeps));
   // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
-  const payments = paywall !== null;
-  app.use(
-    rateLimiter({
-      store: rateLimitStore,
-      limits: options.rateLimit.limits,
-      routes,
-      payments,
-      log,
-      // A bearer that does not verify counts as anonymous here; its route answers SESSION_INVALID.
-      principalOf: (authorization) =>
-        authenticator.authenticate(authorization).then(principalKey, () => null),
-    }),
-  );
+  app.use(limitRequests(options, rateLimitStore, authenticator, paywall !== null));
   servePublicDocuments(app, service, routes);
   mountGraphQL(
     app,

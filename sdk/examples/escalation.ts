@@ -5,6 +5,7 @@
 import {
   exampleAgent,
   exampleIntent,
+  optionsFromEnvironment,
   type ExamplePolicy,
   type PreflightExampleOptions,
 } from './preflight';
@@ -29,17 +30,8 @@ export async function escalationExample(options: EscalationExampleOptions) {
 }
 
 if (require.main === module) {
-  const env = (name: string) => process.env[name] ?? `missing ${name}`;
   escalationExample({
-    baseUrl: process.env.SPEND_CONTROL_URL ?? 'http://127.0.0.1:4000',
-    agentKey: env('AGENT_KEY') as `0x${string}`,
-    policy: {
-      policyId: env('POLICY_ID'),
-      policyHash: env('POLICY_HASH'),
-      network: process.env.POLICY_NETWORK ?? 'eip155:196',
-      token: env('POLICY_TOKEN'),
-    },
-    capAtomic: 100_000n,
+    ...optionsFromEnvironment(),
     onEscalated: (pollRef) => console.log(`waiting for the owner: ${pollRef}`),
   }).then(
     (result) =>

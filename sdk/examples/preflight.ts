@@ -66,9 +66,10 @@ export async function preflightExample(options: PreflightExampleOptions) {
   return { intent, stored, decision };
 }
 
-if (require.main === module) {
+/** The options of a run from the command line, read from the environment the header names. */
+export function optionsFromEnvironment(): PreflightExampleOptions {
   const env = (name: string) => process.env[name] ?? `missing ${name}`;
-  preflightExample({
+  return {
     baseUrl: process.env.SPEND_CONTROL_URL ?? 'http://127.0.0.1:4000',
     agentKey: env('AGENT_KEY') as `0x${string}`,
     policy: {
@@ -77,7 +78,11 @@ if (require.main === module) {
       network: process.env.POLICY_NETWORK ?? 'eip155:196',
       token: env('POLICY_TOKEN'),
     },
-  }).then(
+  };
+}
+
+if (require.main === module) {
+  preflightExample(optionsFromEnvironment()).then(
     ({ decision }) => console.log(decision.decision, decision.intentHash, decision.receiptId),
     (error) => {
       console.error(error);

@@ -89,6 +89,32 @@ async function agentWithPolicy(): Promise<{
   };
 }
 
+/**
+ * fetch as a network that loses answers: a paid request (one carrying PAYMENT-SIGNATURE) reaches
+ * the service and is served, then its answer is dropped while `drop(signature)` says so. Every
+ * signature sent is recorded.
+ */
+function lossyFetch(drop: (signature: string) => boolean): {
+  fetch: typeof fetch;
+  signatures: string[];
+  dropped: () => number;
+} {
+  const signatures: string[] = [];
+  let dropped = 0;
+  const lossy: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const response = await fetch(request);
+    const signature = request.headers.get('payment-signature');
+    if (signature === null) return response;
+    signatures.push(signature);
+    if (!drop(signature)) return response;
+    dropped += 1;
+    await response.arrayBuffer();
+    throw new TypeError('fetch failed: socket hang up');
+  };
+  return { fetch: lossy, signatures, dropped: () => dropped };
+}
+
 function agentBalance(who: TestConsumer): Promise<bigint> {
   return readTokenBalance(world.fundingChain, world.rails.funding.token, who.account.address);
 }
@@ -151,30 +177,21 @@ test('escalation: the SDK polls while the owner approves on the bound Telegram c
 
 test('a paid call whose answer is lost is presented again with the same payment: same decision, one fee', async () => {
   const { who, policy, key } = await agentWithPolicy();
-  let dropped = 0;
   // The network eats the first answer to a paid request after the service has handled it.
-  const lossyFetch: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const response = await fetch(request);
-    if (request.headers.get('payment-signature') !== null && dropped === 0) {
-      dropped += 1;
-      await response.arrayBuffer();
-      throw new TypeError('fetch failed: socket hang up');
-    }
-    return response;
-  };
+  const network = lossyFetch(() => network.dropped() === 0);
   const agent = exampleAgent({
     baseUrl: world.stack.url,
     agentKey: key,
     policy,
-    fetch: lossyFetch,
+    fetch: network.fetch,
   });
   const intent: BuiltSpendIntent = exampleIntent(policy, 50_000n);
   const before = await agentBalance(who);
 
   const decision = await agent.preflight(policy.policyId, intent);
 
-  expect(dropped).toBe(1);
+  expect(network.dropped()).toBe(1);
+  expect(new Set(network.signatures).size).toBe(1);
   expect(decision).toMatchObject({ decision: 'APPROVED', intentHash: intent.intentHash });
   expect(before - (await agentBalance(who))).toBe(50_000n);
 });
@@ -182,24 +199,13 @@ test('a paid call whose answer is lost is presented again with the same payment:
 test('every answer lost: NETWORK_ERROR names the paymentId, and the caller’s retry with it presents the same payment: one fee', async () => {
   const { who, policy, key } = await agentWithPolicy();
   let cut = true;
-  const sentSignatures = new Set<string>();
   // The network eats every answer to a paid request until the cut is mended.
-  const lossyFetch: typeof fetch = async (input, init) => {
-    const request = new Request(input, init);
-    const response = await fetch(request);
-    const signature = request.headers.get('payment-signature');
-    if (signature !== null) sentSignatures.add(signature);
-    if (signature !== null && cut) {
-      await response.arrayBuffer();
-      throw new TypeError('fetch failed: socket hang up');
-    }
-    return response;
-  };
+  const network = lossyFetch(() => cut);
   const agent = exampleAgent({
     baseUrl: world.stack.url,
     agentKey: key,
     policy,
-    fetch: lossyFetch,
+    fetch: network.fetch,
   });
   const intent = exampleIntent(policy, 50_000n);
   const before = await agentBalance(who);
@@ -216,7 +222,8 @@ test('every answer lost: NETWORK_ERROR names the paymentId, and the caller’s r
     intentHash: intent.intentHash,
     paymentId,
   });
-  expect(sentSignatures.size).toBe(1);
+  expect(network.dropped()).toBeGreaterThan(1);
+  expect(new Set(network.signatures).size).toBe(1);
   expect(before - (await agentBalance(who))).toBe(50_000n);
 });
 
