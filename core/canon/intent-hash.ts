@@ -113,7 +113,7 @@ export function spendIntentTypedData(message: SpendIntentMessage) {
 // they are computed once; encodeData is fourteen 32-byte words (strings as the keccak256 of their
 // UTF-8, addresses left-padded, uint256 big-endian). Equal to viem's hashTypedData over
 // spendIntentTypedData (a property test holds them together) at a fifth of its cost. Plain
-// Uint8Array, no Buffer: the agent SDK computes the same hash in browsers.
+// Node's Buffer where there is one, plain Uint8Array in browsers (the agent SDK) — same digest.
 const TYPE_HASH = keccak256Bytes(SPEND_INTENT_TYPE_STRING);
 const UINT256_LIMIT = 1n << 256n;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
@@ -125,13 +125,30 @@ function nibble(code: number): number {
 }
 
 /** Writes `hex` (an even number of hex digits, no 0x) into `target` from `offset`. */
-function writeHex(target: Uint8Array, offset: number, hex: string): void {
+function writeHexBytes(target: Uint8Array, offset: number, hex: string): void {
   for (let i = 0; i < hex.length; i += 2)
     target[offset + i / 2] = (nibble(hex.charCodeAt(i)) << 4) | nibble(hex.charCodeAt(i + 1));
 }
 
+// Node's Buffer writes hex natively (the hot path of every preflight); a browser has no Buffer.
+// The SDK's tests hash the same intent with Buffer taken away and expect the same digest.
+type NodeBytes = Uint8Array & {
+  write(text: string, offset: number, length: number, encoding: 'hex'): number;
+};
+const NODE_BUFFER = (globalThis as { Buffer?: { alloc(length: number): NodeBytes } }).Buffer;
+const newWords: (length: number) => Uint8Array =
+  NODE_BUFFER === undefined
+    ? (length) => new Uint8Array(length)
+    : (length) => NODE_BUFFER.alloc(length);
+const writeHex: (target: Uint8Array, offset: number, hex: string) => void =
+  NODE_BUFFER === undefined
+    ? writeHexBytes
+    : (target, offset, hex) => {
+        (target as NodeBytes).write(hex, offset, hex.length / 2, 'hex');
+      };
+
 const DOMAIN_SEPARATOR = (() => {
-  const words = new Uint8Array(32 * 4);
+  const words = newWords(32 * 4);
   words.set(keccak256Bytes('EIP712Domain(string name,string version,uint256 chainId)'), 0);
   words.set(keccak256Bytes(SPEND_INTENT_DOMAIN.name), 32);
   words.set(keccak256Bytes(SPEND_INTENT_DOMAIN.version), 64);
@@ -140,7 +157,7 @@ const DOMAIN_SEPARATOR = (() => {
 })();
 
 class SpendIntentEncoding {
-  readonly words = new Uint8Array(32 * 15);
+  readonly words = newWords(32 * 15);
   private offset = 32;
 
   constructor() {
