@@ -14,6 +14,8 @@ const config: Config = {
     '/node_modules/jose/.+\\.js$': '<rootDir>/test/esm-to-commonjs.cjs',
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  // The agent SDK's examples import it by its package name; tests run its source.
+  moduleNameMapper: { '^@spend-control/agent$': '<rootDir>/sdk/src/index.ts' },
   setupFiles: ['<rootDir>/test/setup-env.ts'],
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',

@@ -45,6 +45,27 @@ export const ERROR_CODES = {
     retryable: true,
     message: 'Too many requests; retry after the indicated time.',
   },
+  IDEMPOTENCY_KEY_INVALID: {
+    status: 400,
+    retryable: false,
+    message: 'The Idempotency-Key header is not a usable key.',
+  },
+  IDEMPOTENCY_KEY_UNSUPPORTED: {
+    status: 400,
+    retryable: false,
+    message: 'An anonymous paid call takes no Idempotency-Key; the payment is its key.',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 409,
+    retryable: false,
+    message: 'This Idempotency-Key was already used for another request.',
+  },
+  IDEMPOTENCY_KEY_IN_FLIGHT: {
+    status: 409,
+    retryable: true,
+    message:
+      'A request with this Idempotency-Key is still running; retry after the indicated time.',
+  },
   SUBSCRIPTION_LIMIT_REACHED: {
     status: 429,
     retryable: false,

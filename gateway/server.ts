@@ -22,6 +22,7 @@ import {
 } from './assembly/http';
 import { listen, stopInOrder } from './assembly/lifecycle';
 import { mountRest } from './assembly/rest';
+import { IdempotencyKeys } from './rest/idempotency';
 import { serveSubscriptions, startNotifyBridge } from './assembly/subscriptions';
 import { startX402, type X402GatewayOptions } from './assembly/x402';
 import type { BearerVerifier } from './auth/credentials';
@@ -78,6 +79,8 @@ export interface GatewayOptions {
   readonly channelInbound?: ChannelInboundOptions;
   /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
   readonly x402?: X402GatewayOptions | null;
+  /** The database of gateway.idempotency_keys (Idempotency-Key on POSTs); default the rate-limit store's; null: keys not honoured. */
+  readonly idempotencyDatabaseUrl?: string | null;
   /** Websocket subscriptions per session and socket, slow-consumer bound, state reads; default DEFAULT_SUBSCRIPTION_LIMITS. */
   readonly subscriptions?: SubscriptionLimits;
 }
@@ -113,6 +116,19 @@ function edgeLimiter(
   return rateLimiter({ store, limits, routes, payments, log: options.log, principalOf });
 }
 
+/** The edge's database-backed stores: rate-limit buckets and Idempotency-Keys (null: none kept). */
+function openEdgeStores(options: GatewayOptions, now: () => Date, log: GatewayOptions['log']) {
+  const rateLimitStore = openRateLimitStore(
+    options.rateLimit.store,
+    options.rateLimit.databaseUrl,
+    (error) => log.error({ err: error }, 'rate-limit store error'),
+  );
+  const idempotencyUrl = options.idempotencyDatabaseUrl ?? options.rateLimit.databaseUrl;
+  const idempotency =
+    idempotencyUrl === null ? null : IdempotencyKeys.open(idempotencyUrl, log, now);
+  return { rateLimitStore, idempotency };
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { log, service, routes } = options;
   const now = options.now ?? (() => new Date());
@@ -130,11 +146,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const fanout = new Fanout<unknown>();
   const bridge = await startNotifyBridge(options.listenDatabaseUrl, fanout, now, log);
   const x402 = await startX402(options.x402 ?? null, service, routes, log);
-  const rateLimitStore = openRateLimitStore(
-    options.rateLimit.store,
-    options.rateLimit.databaseUrl,
-    (error) => log.error({ err: error }, 'rate-limit store error'),
-  );
+  const { rateLimitStore, idempotency } = openEdgeStores(options, now, log);
   const limits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
   const subscriptions = serveSubscriptions({
     httpServer,
@@ -172,6 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     contexts,
     paywall: x402.paywall,
     extensions: x402.extensions,
+    idempotency,
     now,
     log,
     consumerAuthRequired: options.consumerAuthRequired ?? true,
@@ -187,6 +200,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphql,
     httpServer,
     rateLimitStore,
+    idempotency,
   });
   return { url, port, httpServer, fanout, reconciler: x402.reconciler, stop };
 }

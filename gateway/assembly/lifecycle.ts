@@ -1,6 +1,6 @@
 // Starting to listen and stopping in order: a gateway stops taking payments' reconciliation first,
 // then closes subscriptions, the LISTEN connection, GraphQL (draining HTTP) and the server, and
-// the rate-limit store last. Stopping twice is stopping once.
+// the rate-limit store and the idempotency keys' pool last. Stopping twice is stopping once.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -28,6 +28,7 @@ export interface GatewayParts {
   readonly graphql: { stop(): Promise<void> };
   readonly httpServer: Server;
   readonly rateLimitStore: { close(): Promise<void> };
+  readonly idempotency: { close(): Promise<void> } | null;
 }
 
 export function stopInOrder(parts: GatewayParts): () => Promise<void> {
@@ -42,5 +43,6 @@ export function stopInOrder(parts: GatewayParts): () => Promise<void> {
     if (parts.httpServer.listening)
       await new Promise<void>((resolve) => parts.httpServer.close(() => resolve()));
     await parts.rateLimitStore.close();
+    await parts.idempotency?.close();
   };
 }

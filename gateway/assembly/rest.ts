@@ -12,6 +12,7 @@ import { mcpHandler } from '../mcp/server';
 import { createRestRouter, type RestRouterDeps } from '../rest/router';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
 import type { X402Extensions } from '../x402/extensions';
+import type { IdempotencyKeys } from '../rest/idempotency';
 import type { Paywall } from '../x402/paywall';
 import type { ActorContexts } from './actors';
 import type { GatewayGraphQL } from './graphql';
@@ -26,6 +27,7 @@ export interface RestMountDeps {
   readonly issueSession: (claims: SessionClaims) => Promise<IssuedSession>;
   readonly paywall: Paywall | null;
   readonly extensions: X402Extensions | null;
+  readonly idempotency: IdempotencyKeys | null;
   readonly bodyLimitBytes: number;
   readonly now: () => Date;
   readonly log: Logger;
@@ -49,6 +51,7 @@ export function mountRest(app: Express, deps: RestMountDeps): void {
     edge: { issueSession: deps.issueSession },
     paywall: deps.paywall,
     extensions: deps.extensions,
+    idempotency: deps.idempotency,
     now: deps.now,
     execute: (query, operationName, variables, contextValue) =>
       graphql.run({ query, operationName, variables }, contextValue, 'by REST routes'),

@@ -9,7 +9,9 @@ import type { GatewayContext } from '../graphql/context';
 import { routeKey } from '../graphql/paidFields';
 import { PAYMENT_HEADERS } from '../x402/protocol';
 import type { X402Extensions } from '../x402/extensions';
+import type { Actor } from '../../platform/actor';
 import type { Paywall } from '../x402/paywall';
+import type { IdempotencyKeys } from './idempotency';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
 import { checkWireParameters } from './requestGuards';
 import {
@@ -51,6 +53,8 @@ export interface RestRouterDeps {
   readonly paywall: Paywall | null;
   /** The x402 extensions a priced route's answers carry (bazaar, offer-receipt); null: none beyond the paywall's. */
   readonly extensions?: X402Extensions | null;
+  /** Idempotency-Key on REST POSTs (idempotency.ts); absent or null: the header is not honoured. */
+  readonly idempotency?: IdempotencyKeys | null;
 }
 
 /** Route-level authentication; what each actor may see is the subgraph's decision. */
@@ -115,6 +119,11 @@ export interface RouteCall {
   readonly correlationId: string;
   /** HEAD shows the challenge and never pays: its answer would have no body to deliver. */
   readonly head?: boolean;
+  /**
+   * Runs once the caller is known and the request valid, before anything else: a stored answer
+   * to give instead of running the route (REST's Idempotency-Key), or null to run it.
+   */
+  readonly storedAnswer?: (actor: Actor) => Promise<RestResult | null>;
 }
 
 /** What one authorization pays for: this method, path, query and body, byte-for-byte canonical. */
@@ -144,6 +153,8 @@ export async function serveRoute(
   checkRouteAuth(route, input, deps.consumerAuthRequired);
   // Validation comes before payment: a malformed request is a 400 and never a charge.
   route.validate?.(input);
+  const stored = call.storedAnswer ? await call.storedAnswer(context.actor) : null;
+  if (stored !== null) return stored;
   const variables = route.operation ? route.operation.variables(input) : null;
   const run = async (): Promise<RestResult> => {
     if (route.handler) return route.handler(input, deps.service, deps.routes);
@@ -204,6 +215,9 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
           paymentHeader: paymentHeader(req),
           correlationId: String(res.locals.correlationId ?? ''),
           head: req.method === 'HEAD',
+          ...(route.method === 'POST' && deps.idempotency
+            ? { storedAnswer: idempotentAnswer(route, req, res, deps.idempotency, deps.paywall) }
+            : {}),
         },
         deps,
       );
@@ -212,6 +226,28 @@ function handlerFor(route: RouteDefinition, deps: RestRouterDeps) {
       next(error);
     }
   };
+}
+
+/** REST's Idempotency-Key check of a POST, once serveRoute knows the caller (idempotency.ts). */
+function idempotentAnswer(
+  route: RouteDefinition,
+  req: Request,
+  res: Response,
+  keys: IdempotencyKeys,
+  paywall: Paywall | null,
+): (actor: Actor) => Promise<RestResult | null> {
+  const keyed = {
+    priced: isPriced(route.price) && paywall !== null,
+    bodyKeyField: route.idempotencyBodyKey,
+  };
+  // Read when the key is claimed: after the header was written into a route's body-key field.
+  const digest = () =>
+    callDigest(route.method, {
+      path: req.path,
+      query: req.query as RouteCall['query'],
+      body: req.body,
+    });
+  return (actor) => keys.intercept(keyed, req, res, actor, digest);
 }
 
 /** Runs the paid call: a refusal is its answer and is replayed; a server error is not. */

@@ -151,6 +151,8 @@ export interface RouteDefinition {
    * 'sign-in' for nonce issuing and SIWE verification, 'outbound' for routes that call a third party.
    */
   readonly rateLimit?: RouteRateLimit;
+  /** A body field that is the route's own idempotency key, an alias of the Idempotency-Key header. */
+  readonly idempotencyBodyKey?: string;
   /** Checks a handler route's request before any payment is taken; throws AppError(REQUEST_INVALID). */
   readonly validate?: (input: RestInput) => void;
   readonly handler?: (

@@ -24,6 +24,68 @@ $$;
 ALTER FUNCTION gateway.bucket_level(p_level bigint, p_at_ms bigint, p_capacity bigint, p_refill bigint, p_now_ms bigint) OWNER TO spend_control_owner;
 
 --
+-- Name: claim_idempotency_key(text, text, text, integer, bigint); Type: FUNCTION; Schema: gateway; Owner: spend_control_owner
+--
+
+CREATE FUNCTION gateway.claim_idempotency_key(p_principal text, p_key text, p_digest text, p_lease_ms integer, p_keep_ms bigint) RETURNS TABLE(outcome text, status integer, headers jsonb, body text)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_now timestamptz := clock_timestamp();
+  r     gateway.idempotency_keys%ROWTYPE;
+BEGIN
+  IF p_lease_ms IS NULL OR p_lease_ms < 1 OR p_keep_ms IS NULL OR p_keep_ms <= p_lease_ms THEN
+    RAISE EXCEPTION 'claim_idempotency_key: a lease of at least 1 ms, kept longer than the lease' USING ERRCODE = '22023';
+  END IF;
+  DELETE FROM gateway.idempotency_keys k
+   WHERE k.principal = p_principal AND k.idempotency_key = p_key AND k.expires_at <= v_now;
+  INSERT INTO gateway.idempotency_keys (principal, idempotency_key, request_digest, state, lease_until, created_at, expires_at)
+  VALUES (p_principal, p_key, p_digest, 'IN_FLIGHT', v_now + make_interval(secs => p_lease_ms / 1000.0), v_now,
+          v_now + make_interval(secs => p_keep_ms / 1000.0))
+  ON CONFLICT ON CONSTRAINT idempotency_keys_pkey DO NOTHING;
+  IF FOUND THEN
+    RETURN QUERY SELECT 'CLAIMED'::text, NULL::integer, NULL::jsonb, NULL::text;
+    RETURN;
+  END IF;
+  SELECT * INTO r FROM gateway.idempotency_keys k
+   WHERE k.principal = p_principal AND k.idempotency_key = p_key FOR UPDATE;
+  IF r.request_digest <> p_digest THEN
+    RETURN QUERY SELECT 'REUSED'::text, NULL::integer, NULL::jsonb, NULL::text;
+  ELSIF r.state = 'DONE' THEN
+    RETURN QUERY SELECT 'REPLAY'::text, r.status, r.headers, r.body;
+  ELSIF r.lease_until > v_now THEN
+    RETURN QUERY SELECT 'IN_FLIGHT'::text, NULL::integer, NULL::jsonb, NULL::text;
+  ELSE
+    UPDATE gateway.idempotency_keys k SET lease_until = v_now + make_interval(secs => p_lease_ms / 1000.0)
+     WHERE k.principal = p_principal AND k.idempotency_key = p_key;
+    RETURN QUERY SELECT 'CLAIMED'::text, NULL::integer, NULL::jsonb, NULL::text;
+  END IF;
+END
+$$;
+
+ALTER FUNCTION gateway.claim_idempotency_key(p_principal text, p_key text, p_digest text, p_lease_ms integer, p_keep_ms bigint) OWNER TO spend_control_owner;
+
+--
+-- Name: sweep_idempotency_keys(); Type: FUNCTION; Schema: gateway; Owner: spend_control_owner
+--
+
+CREATE FUNCTION gateway.sweep_idempotency_keys() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_deleted integer;
+BEGIN
+  DELETE FROM gateway.idempotency_keys WHERE expires_at <= clock_timestamp();
+  GET DIAGNOSTICS v_deleted = ROW_COUNT;
+  RETURN v_deleted;
+END
+$$;
+
+ALTER FUNCTION gateway.sweep_idempotency_keys() OWNER TO spend_control_owner;
+
+--
 -- Name: sweep_rate_buckets(bigint); Type: FUNCTION; Schema: gateway; Owner: spend_control_owner
 --
 
@@ -121,6 +183,32 @@ $$;
 ALTER FUNCTION gateway.take_rate_tokens(p_buckets text[], p_capacities bigint[], p_refills bigint[], p_count integer, p_now_ms bigint) OWNER TO spend_control_owner;
 
 --
+-- Name: idempotency_keys; Type: TABLE; Schema: gateway; Owner: spend_control_owner
+--
+
+CREATE TABLE gateway.idempotency_keys (
+    principal text NOT NULL,
+    idempotency_key text NOT NULL,
+    request_digest text NOT NULL,
+    state text NOT NULL,
+    lease_until timestamp with time zone NOT NULL,
+    status integer,
+    headers jsonb,
+    body text,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT idempotency_keys_answer CHECK (((state = 'DONE'::text) = ((status IS NOT NULL) AND (headers IS NOT NULL) AND (body IS NOT NULL)))),
+    CONSTRAINT idempotency_keys_digest CHECK ((request_digest ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT idempotency_keys_kept CHECK ((expires_at > created_at)),
+    CONSTRAINT idempotency_keys_key_length CHECK (((char_length(idempotency_key) >= 1) AND (char_length(idempotency_key) <= 255))),
+    CONSTRAINT idempotency_keys_principal_length CHECK (((char_length(principal) >= 1) AND (char_length(principal) <= 200))),
+    CONSTRAINT idempotency_keys_state CHECK ((state = ANY (ARRAY['IN_FLIGHT'::text, 'DONE'::text]))),
+    CONSTRAINT idempotency_keys_status CHECK (((status IS NULL) OR ((status >= 200) AND (status <= 499))))
+);
+
+ALTER TABLE gateway.idempotency_keys OWNER TO spend_control_owner;
+
+--
 -- Name: payment_identifiers; Type: TABLE; Schema: gateway; Owner: spend_control_owner
 --
 
@@ -160,6 +248,13 @@ CREATE UNLOGGED TABLE gateway.rate_buckets (
 ALTER TABLE gateway.rate_buckets OWNER TO spend_control_owner;
 
 --
+-- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: gateway; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY gateway.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (principal, idempotency_key);
+
+--
 -- Name: payment_identifiers payment_identifiers_pkey; Type: CONSTRAINT; Schema: gateway; Owner: spend_control_owner
 --
 
@@ -174,6 +269,12 @@ ALTER TABLE ONLY gateway.rate_buckets
     ADD CONSTRAINT rate_buckets_pkey PRIMARY KEY (bucket);
 
 --
+-- Name: idempotency_keys_expiry; Type: INDEX; Schema: gateway; Owner: spend_control_owner
+--
+
+CREATE INDEX idempotency_keys_expiry ON gateway.idempotency_keys USING btree (expires_at);
+
+--
 -- Name: SCHEMA gateway; Type: ACL; Schema: -; Owner: spend_control_owner
 --
 
@@ -186,6 +287,18 @@ GRANT USAGE ON SCHEMA gateway TO spend_control_service;
 GRANT ALL ON FUNCTION gateway.bucket_level(p_level bigint, p_at_ms bigint, p_capacity bigint, p_refill bigint, p_now_ms bigint) TO spend_control_service;
 
 --
+-- Name: FUNCTION claim_idempotency_key(p_principal text, p_key text, p_digest text, p_lease_ms integer, p_keep_ms bigint); Type: ACL; Schema: gateway; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION gateway.claim_idempotency_key(p_principal text, p_key text, p_digest text, p_lease_ms integer, p_keep_ms bigint) TO spend_control_service;
+
+--
+-- Name: FUNCTION sweep_idempotency_keys(); Type: ACL; Schema: gateway; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION gateway.sweep_idempotency_keys() TO spend_control_service;
+
+--
 -- Name: FUNCTION sweep_rate_buckets(p_now_ms bigint); Type: ACL; Schema: gateway; Owner: spend_control_owner
 --
 
@@ -196,6 +309,12 @@ GRANT ALL ON FUNCTION gateway.sweep_rate_buckets(p_now_ms bigint) TO spend_contr
 --
 
 GRANT ALL ON FUNCTION gateway.take_rate_tokens(p_buckets text[], p_capacities bigint[], p_refills bigint[], p_count integer, p_now_ms bigint) TO spend_control_service;
+
+--
+-- Name: TABLE idempotency_keys; Type: ACL; Schema: gateway; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE gateway.idempotency_keys TO spend_control_service;
 
 --
 -- Name: TABLE payment_identifiers; Type: ACL; Schema: gateway; Owner: spend_control_owner

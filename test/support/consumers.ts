@@ -21,9 +21,14 @@ export interface TestConsumer {
 export async function newConsumer(
   stack: TestStack,
   devnet: DevnetChains,
-  options: { mintAtomic?: bigint; policy?: Record<string, unknown> } = {},
+  options: {
+    mintAtomic?: bigint;
+    policy?: Record<string, unknown>;
+    /** The wallet; default a fresh one. */
+    account?: PrivateKeyAccount;
+  } = {},
 ): Promise<TestConsumer> {
-  const account = privateKeyToAccount(generatePrivateKey());
+  const account = options.account ?? privateKeyToAccount(generatePrivateKey());
   const funding = devnet.info.chains.funding;
   if ((options.mintAtomic ?? 0n) > 0n) {
     await mintToken({

@@ -58,6 +58,7 @@ export const consumerIntentRoutes: readonly RouteDefinition[] = [
     price: FREE,
     // Asks the merchant for its 402 before answering.
     rateLimit: 'outbound',
+    idempotencyBodyKey: 'idempotencyKey',
     operation: {
       document: 'createConsumerIntent',
       operationName: 'CreateConsumerIntent',
