@@ -68,6 +68,7 @@ describe('policy what-if replay', () => {
             policyId: policy.policyId,
             draft: policy.rules,
             history,
+            everyDecision: true,
           });
           result.decisions.forEach((replayed, index) => {
             const past = history[index]!;
@@ -99,7 +100,7 @@ describe('policy what-if replay', () => {
       withoutInputs: 0,
     });
     const draft = rulesOf({ ...policyDocument(), ...policy.rules, dailyBudget: '3.00' });
-    const result = replayPolicy({ policyId: policy.policyId, draft, history });
+    const result = replayPolicy({ policyId: policy.policyId, draft, history, everyDecision: true });
     const changed = result.decisions.filter((d) => d.after.decision !== d.before.decision);
     expect(changed.length).toBeGreaterThan(0);
     for (const d of changed) {
@@ -138,7 +139,7 @@ describe('policy what-if replay', () => {
       ...policy.rules,
       categories: { allow: ['market-data', 'research', 'gambling'], deny: [] },
     });
-    const result = replayPolicy({ policyId: policy.policyId, draft, history });
+    const result = replayPolicy({ policyId: policy.policyId, draft, history, everyDecision: true });
     const changed = result.decisions.filter((d) => d.after.decision !== d.before.decision);
     const blockedByCategory = history.filter((p) => p.decision === 'BLOCKED_CATEGORY');
     expect(blockedByCategory.length).toBeGreaterThan(0);
@@ -164,7 +165,7 @@ describe('policy what-if replay', () => {
       withoutInputs: 0,
     });
     const draft = rulesOf({ ...policyDocument(), ...policy.rules, escalateAbove: '0.50' });
-    const result = replayPolicy({ policyId: policy.policyId, draft, history });
+    const result = replayPolicy({ policyId: policy.policyId, draft, history, everyDecision: true });
     result.decisions.forEach((d, index) => {
       const past = history[index]!;
       if (past.inputs?.approval != null && past.decision === 'APPROVED')

@@ -61,7 +61,7 @@ export interface WhatIfResult {
   readonly before: OutcomeCounts;
   readonly after: OutcomeCounts;
   readonly byDay: readonly DaySpend[];
-  /** Every replayed decision, in decision order. */
+  /** The decisions the draft decides otherwise (every one with `everyDecision`), in decision order. */
   readonly decisions: readonly ReplayedDecision[];
   /** Distinct intent hashes whose decisions were replayed with rebuilt inputs. */
   readonly rebuiltInputs: readonly string[];
@@ -75,7 +75,12 @@ export interface WhatIfInput {
   readonly history: readonly PastDecision[];
   /** Approvals just before the first replayed decision (duplicate and cooldown look-back). */
   readonly prior?: readonly PriorApproval[];
+  /** Answer every replayed decision, not only the changed ones (tests). */
+  readonly everyDecision?: boolean;
 }
+
+const NO_RECENT: readonly RecentApproval[] = Object.freeze([]);
+const NO_PROVIDER: Readonly<Record<string, number>> = Object.freeze({});
 
 /** One change to the simulated window at an instant: budget sums by approval day, and calls. */
 interface WindowEvent {
@@ -224,11 +229,10 @@ class SimulatedWindow {
 
   windowAt(intent: SpendIntent, nowMs: number, inputs: DecisionInputs): LedgerWindow {
     const key = this.rolling ? ROLLING_KEY : dayIndex(nowMs);
-    const lastByProvider: Record<string, number> = {};
-    const last = this.lastByProvider.get(intent.provider);
-    if (last !== undefined) lastByProvider[intent.provider] = last;
-    else if (inputs.providerLastAtMs !== null && inputs.providerLastAtMs < this.readStartMs)
-      lastByProvider[intent.provider] = inputs.providerLastAtMs;
+    let last = this.lastByProvider.get(intent.provider);
+    if (last === undefined && inputs.providerLastAtMs !== null)
+      last = inputs.providerLastAtMs < this.readStartMs ? inputs.providerLastAtMs : undefined;
+    const lastByProvider = last === undefined ? NO_PROVIDER : { [intent.provider]: last };
     const budget = inputs.settledAtomic + inputs.reservedAtomic + (this.budgetDelta.get(key) ?? 0n);
     const calls = inputs.approvedCallsLastHour + this.callsDelta;
     return {
@@ -242,16 +246,16 @@ class SimulatedWindow {
   }
 
   /** Approvals inside the draft's duplicate window, newest first (the window read's order). */
-  private recent(nowMs: number): RecentApproval[] {
-    if (this.duplicateWindowMs === 0) return [];
+  private recent(nowMs: number): readonly RecentApproval[] {
+    if (this.duplicateWindowMs === 0) return NO_RECENT;
     const startMs = nowMs - this.duplicateWindowMs;
-    const recent: RecentApproval[] = [];
+    let recent: RecentApproval[] | null = null;
     for (let i = this.approvals.length - 1; i >= 0; i -= 1) {
       const approval = this.approvals[i]!;
       if (approval.approvedAtMs <= startMs) break;
-      recent.push(approval);
+      (recent ??= []).push(approval);
     }
-    return recent;
+    return recent ?? NO_RECENT;
   }
 }
 
@@ -339,7 +343,8 @@ export function replayPolicy(input: WhatIfInput): WhatIfResult {
     const nowMs = past.decidedAtMs;
     window.advance(nowMs);
     const replayed = replayOne(past, index);
-    decisions.push(replayed);
+    if (input.everyDecision === true || replayed.after.decision !== past.decision)
+      decisions.push(replayed);
     const spendBefore = past.outcome === 'APPROVED' ? past.intent.amountAtomic : 0n;
     const spendAfter =
       replayed.after.outcome === 'APPROVED' && !replayed.repeat ? past.intent.amountAtomic : 0n;
