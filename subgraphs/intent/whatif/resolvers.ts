@@ -171,7 +171,7 @@ export async function policyWhatIf(
     throw new AppError('REQUEST_INVALID', undefined, [
       { field: 'first', reason: 'must be 1 to 200' },
     ]);
-  const range = whatIfRange(args.from, args.to, Date.now());
+  const range = whatIfRange(args.from, args.to, ctx.now().getTime());
   // One spelling per policy id (`007` is `7`), as decisions store it.
   const policyId = /^[0-9]{1,78}$/.test(args.policyId)
     ? BigInt(args.policyId).toString()
