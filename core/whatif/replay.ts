@@ -6,26 +6,17 @@
 // count). Owner approvals given in history count for the intents they were bound to. Pure.
 import { compilePolicy } from '../engine/compile';
 import { evaluate } from '../engine/evaluate';
-import type {
-  LedgerWindow,
-  Outcome,
-  PolicySnapshot,
-  RecentApproval,
-  TraceEntry,
-} from '../engine/types';
+import type { Outcome, PolicySnapshot, TraceEntry } from '../engine/types';
 import type { NormalisedPolicyRules } from '../validation/policy';
-import type { SpendIntent } from '../validation/intent';
+import { dayIndex, SimulatedWindow } from './window';
 import {
-  type DecisionInputs,
   type PastDecision,
   type PriorApproval,
   rebuildInputs,
   type ReservationFate,
 } from './history';
 
-const MS_PER_HOUR = 3_600_000;
 const MS_PER_DAY = 86_400_000;
-const ROLLING_KEY = -1;
 
 export interface ReplayedDecision {
   readonly intentHash: string;
@@ -79,186 +70,6 @@ export interface WhatIfInput {
   readonly everyDecision?: boolean;
 }
 
-const NO_RECENT: readonly RecentApproval[] = Object.freeze([]);
-const NO_PROVIDER: Readonly<Record<string, number>> = Object.freeze({});
-
-/** One change to the simulated window at an instant: budget sums by approval day, and calls. */
-interface WindowEvent {
-  readonly atMs: number;
-  readonly dayKey: number;
-  readonly budget: bigint;
-  readonly calls: number;
-}
-
-/** A binary min-heap of window events by instant. */
-class EventQueue {
-  private readonly items: WindowEvent[] = [];
-
-  push(event: WindowEvent): void {
-    const items = this.items;
-    items.push(event);
-    let i = items.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (items[parent]!.atMs <= event.atMs) break;
-      items[i] = items[parent]!;
-      i = parent;
-    }
-    items[i] = event;
-  }
-
-  /** Removes and returns the earliest event at or before `atMs`. */
-  popDue(atMs: number): WindowEvent | null {
-    const items = this.items;
-    if (items.length === 0 || items[0]!.atMs > atMs) return null;
-    const top = items[0]!;
-    const last = items.pop()!;
-    if (items.length > 0) {
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        if (left >= items.length) break;
-        const right = left + 1;
-        const child = right < items.length && items[right]!.atMs < items[left]!.atMs ? right : left;
-        if (items[child]!.atMs >= last.atMs) break;
-        items[i] = items[child]!;
-        i = child;
-      }
-      items[i] = last;
-    }
-    return top;
-  }
-}
-
-function dayIndex(ms: number): number {
-  return Math.floor(ms / MS_PER_DAY);
-}
-
-function dayText(index: number): string {
-  return new Date(index * MS_PER_DAY).toISOString().slice(0, 10);
-}
-
-function recentOf(intent: SpendIntent, approvedAtMs: number): RecentApproval {
-  return {
-    intentHash: intent.intentHash,
-    capability: intent.capability,
-    recipient: intent.recipient,
-    amountAtomic: intent.amountAtomic,
-    itemHash: intent.itemHash,
-    provider: intent.provider,
-    agentId: intent.agentId,
-    endpoint: intent.endpoint,
-    approvedAtMs,
-  };
-}
-
-/** When a reservation stops counting as reserved: its deadline, settlement or release. */
-function activeEndMs(fate: ReservationFate): number {
-  return Math.min(
-    fate.expiresAtMs,
-    fate.settledAtMs ?? Number.POSITIVE_INFINITY,
-    fate.releasedAtMs ?? Number.POSITIVE_INFINITY,
-  );
-}
-
-/** The simulated window: stored figures plus what the draft added minus what it took away. */
-class SimulatedWindow {
-  private readonly queue = new EventQueue();
-  private readonly budgetDelta = new Map<number, bigint>();
-  private callsDelta = 0;
-  private readonly approvals: RecentApproval[] = [];
-  private readonly lastByProvider = new Map<string, number>();
-  private readonly activeUntil = new Map<string, number>();
-
-  constructor(
-    private readonly rolling: boolean,
-    private readonly duplicateWindowMs: number,
-    private readonly readStartMs: number,
-  ) {}
-
-  /** Applies every change due by `nowMs`. */
-  advance(nowMs: number): void {
-    for (let event = this.queue.popDue(nowMs); event !== null; event = this.queue.popDue(nowMs))
-      this.apply(event);
-  }
-
-  private apply(event: WindowEvent): void {
-    if (event.budget !== 0n)
-      this.budgetDelta.set(event.dayKey, (this.budgetDelta.get(event.dayKey) ?? 0n) + event.budget);
-    this.callsDelta += event.calls;
-  }
-
-  /** A reservation (and its approved call) counted with `sign` from `atMs` on. */
-  count(fate: ReservationFate, atMs: number, sign: 1n | -1n): void {
-    const dayKey = this.rolling ? ROLLING_KEY : dayIndex(atMs);
-    const calls = sign === 1n ? 1 : -1;
-    this.apply({ atMs, dayKey, budget: sign * fate.amountAtomic, calls });
-    this.queue.push({ atMs: atMs + MS_PER_HOUR, dayKey, budget: 0n, calls: -calls });
-    this.queue.push({
-      atMs: Math.max(activeEndMs(fate), atMs),
-      dayKey,
-      budget: -sign * fate.amountAtomic,
-      calls: 0,
-    });
-    if (fate.settledAtomic !== null && fate.settledAtMs !== null) {
-      const settledAt = Math.max(fate.settledAtMs, atMs);
-      this.queue.push({ atMs: settledAt, dayKey, budget: sign * fate.settledAtomic, calls: 0 });
-      if (this.rolling)
-        this.queue.push({
-          atMs: settledAt + MS_PER_DAY,
-          dayKey,
-          budget: -sign * fate.settledAtomic,
-          calls: 0,
-        });
-    }
-  }
-
-  /** An approval under the draft, seen from now on by the duplicate and cooldown rules. */
-  approve(intent: SpendIntent, atMs: number, fate: ReservationFate | null): void {
-    this.approvals.push(recentOf(intent, atMs));
-    const last = this.lastByProvider.get(intent.provider);
-    if (last === undefined || atMs > last) this.lastByProvider.set(intent.provider, atMs);
-    if (fate !== null) this.activeUntil.set(intent.intentHash, activeEndMs(fate));
-  }
-
-  /** The draft's approval of this intent still holds its reservation at `nowMs`. */
-  holds(intentHash: string, nowMs: number): boolean {
-    const until = this.activeUntil.get(intentHash);
-    return until !== undefined && until > nowMs;
-  }
-
-  windowAt(intent: SpendIntent, nowMs: number, inputs: DecisionInputs): LedgerWindow {
-    const key = this.rolling ? ROLLING_KEY : dayIndex(nowMs);
-    let last = this.lastByProvider.get(intent.provider);
-    if (last === undefined && inputs.providerLastAtMs !== null)
-      last = inputs.providerLastAtMs < this.readStartMs ? inputs.providerLastAtMs : undefined;
-    const lastByProvider = last === undefined ? NO_PROVIDER : { [intent.provider]: last };
-    const budget = inputs.settledAtomic + inputs.reservedAtomic + (this.budgetDelta.get(key) ?? 0n);
-    const calls = inputs.approvedCallsLastHour + this.callsDelta;
-    return {
-      settledTodayAtomic: budget > 0n ? budget : 0n,
-      reservedTodayAtomic: 0n,
-      approvedCallsLastHour: calls > 0 ? calls : 0,
-      recentApproved: this.recent(nowMs),
-      lastApprovedAtMsByProvider: lastByProvider,
-      vendorScore: inputs.vendorScore,
-    };
-  }
-
-  /** Approvals inside the draft's duplicate window, newest first (the window read's order). */
-  private recent(nowMs: number): readonly RecentApproval[] {
-    if (this.duplicateWindowMs === 0) return NO_RECENT;
-    const startMs = nowMs - this.duplicateWindowMs;
-    let recent: RecentApproval[] | null = null;
-    for (let i = this.approvals.length - 1; i >= 0; i -= 1) {
-      const approval = this.approvals[i]!;
-      if (approval.approvedAtMs <= startMs) break;
-      (recent ??= []).push(approval);
-    }
-    return recent ?? NO_RECENT;
-  }
-}
-
 /** Index of each past approval's decision by intent hash, for borrowing its reservation's fate. */
 function approvalsByIntent(history: readonly PastDecision[]): Map<string, number[]> {
   const byIntent = new Map<string, number[]>();
@@ -291,6 +102,10 @@ function addedFate(
   };
 }
 
+function dayText(index: number): string {
+  return new Date(index * MS_PER_DAY).toISOString().slice(0, 10);
+}
+
 function emptyCounts(): OutcomeCounts {
   return { approved: 0, escalated: 0, blocked: 0, spendAtomic: 0n };
 }
@@ -317,6 +132,74 @@ function snapshotsOf(policyId: string, rules: NormalisedPolicyRules) {
   return { policyHash, active: make('ACTIVE'), paused: make('PAUSED') };
 }
 
+interface Run {
+  readonly window: SimulatedWindow;
+  readonly snapshots: ReturnType<typeof snapshotsOf>;
+  readonly history: readonly PastDecision[];
+  readonly byIntent: Map<string, number[]>;
+  readonly rebuilt: Set<string>;
+}
+
+/** One past decision under the draft, the simulated window moved by its outcome. */
+function replayOne(run: Run, past: PastDecision, index: number): ReplayedDecision {
+  const { window, snapshots, history, byIntent, rebuilt } = run;
+  const nowMs = past.decidedAtMs;
+  const base = {
+    intentHash: past.intent.intentHash,
+    decidedAtMs: nowMs,
+    before: { decision: past.decision, outcome: past.outcome },
+  };
+  if (past.ruleTrace.length === 0) {
+    // Failed closed before any rule: nothing the engine compared to replay against.
+    const after = { ...base.before, decidingRule: null, ruleTrace: past.ruleTrace };
+    return { ...base, after, rebuilt: false, repeat: false };
+  }
+  const historyApproved = past.outcome === 'APPROVED' && past.reservation !== null;
+  if (window.holds(past.intent.intentHash, nowMs)) {
+    // The draft approved this intent earlier and its reservation still holds: the service
+    // answers a repeat with that approval and writes nothing.
+    if (historyApproved) window.count(past.reservation!, nowMs, -1n);
+    const after = {
+      decision: 'APPROVED',
+      outcome: 'APPROVED' as const,
+      decidingRule: null,
+      ruleTrace: past.ruleTrace,
+    };
+    return { ...base, after, rebuilt: past.inputs === null, repeat: true };
+  }
+  const inputs = past.inputs ?? rebuildInputs(past);
+  if (past.inputs === null) rebuilt.add(past.intent.intentHash);
+  const intent =
+    past.boundToPolicy && past.intent.policyHash !== snapshots.policyHash
+      ? { ...past.intent, policyHash: snapshots.policyHash }
+      : past.intent;
+  const decision = evaluate({
+    intent,
+    policy: inputs.policyStatus === 'PAUSED' ? snapshots.paused : snapshots.active,
+    window: window.windowAt(intent, nowMs, inputs),
+    now: nowMs,
+    approval:
+      inputs.approval === null ? null : { pollRef: inputs.approval, intentHash: intent.intentHash },
+  });
+  const draftApproved = decision.outcome === 'APPROVED';
+  if (draftApproved && !historyApproved) {
+    const fate = addedFate(history, byIntent, index, nowMs);
+    window.count(fate, nowMs, 1n);
+    window.approve(past.intent, nowMs, fate);
+  } else if (draftApproved) {
+    window.approve(past.intent, nowMs, past.reservation);
+  } else if (historyApproved) {
+    window.count(past.reservation!, nowMs, -1n);
+  }
+  const after = {
+    decision: decision.decision,
+    outcome: decision.outcome,
+    decidingRule: decision.decidingRule,
+    ruleTrace: decision.ruleTrace,
+  };
+  return { ...base, after, rebuilt: past.inputs === null, repeat: false };
+}
+
 export function replayPolicy(input: WhatIfInput): WhatIfResult {
   const { history, draft } = input;
   const compiled = compilePolicy(draft);
@@ -333,16 +216,17 @@ export function replayPolicy(input: WhatIfInput): WhatIfResult {
   );
   for (const approval of prior) window.approve(approval.intent, approval.approvedAtMs, null);
   const byIntent = approvalsByIntent(history);
+  const rebuilt = new Set<string>();
+  const run: Run = { window, snapshots, history, byIntent, rebuilt };
   const before = emptyCounts();
   const after = emptyCounts();
   const days = new Map<number, DaySpend>();
   const decisions: ReplayedDecision[] = [];
-  const rebuilt = new Set<string>();
 
   history.forEach((past, index) => {
     const nowMs = past.decidedAtMs;
     window.advance(nowMs);
-    const replayed = replayOne(past, index);
+    const replayed = replayOne(run, past, index);
     if (input.everyDecision === true || replayed.after.decision !== past.decision)
       decisions.push(replayed);
     const spendBefore = past.outcome === 'APPROVED' ? past.intent.amountAtomic : 0n;
@@ -359,66 +243,6 @@ export function replayPolicy(input: WhatIfInput): WhatIfResult {
     day.spendBeforeAtomic += spendBefore;
     day.spendAfterAtomic += spendAfter;
   });
-
-  function replayOne(past: PastDecision, index: number): ReplayedDecision {
-    const nowMs = past.decidedAtMs;
-    const base = {
-      intentHash: past.intent.intentHash,
-      decidedAtMs: nowMs,
-      before: { decision: past.decision, outcome: past.outcome },
-    };
-    if (past.ruleTrace.length === 0) {
-      // Failed closed before any rule: nothing the engine compared to replay against.
-      const after = { ...base.before, decidingRule: null, ruleTrace: past.ruleTrace };
-      return { ...base, after, rebuilt: false, repeat: false };
-    }
-    const historyApproved = past.outcome === 'APPROVED' && past.reservation !== null;
-    if (window.holds(past.intent.intentHash, nowMs)) {
-      // The draft approved this intent earlier and its reservation still holds: the service
-      // answers a repeat with that approval and writes nothing.
-      if (historyApproved) window.count(past.reservation!, nowMs, -1n);
-      const after = {
-        decision: 'APPROVED',
-        outcome: 'APPROVED' as const,
-        decidingRule: null,
-        ruleTrace: past.ruleTrace,
-      };
-      return { ...base, after, rebuilt: past.inputs === null, repeat: true };
-    }
-    const inputs = past.inputs ?? rebuildInputs(past);
-    if (past.inputs === null) rebuilt.add(past.intent.intentHash);
-    const intent =
-      past.boundToPolicy && past.intent.policyHash !== snapshots.policyHash
-        ? { ...past.intent, policyHash: snapshots.policyHash }
-        : past.intent;
-    const decision = evaluate({
-      intent,
-      policy: inputs.policyStatus === 'PAUSED' ? snapshots.paused : snapshots.active,
-      window: window.windowAt(intent, nowMs, inputs),
-      now: nowMs,
-      approval:
-        inputs.approval === null
-          ? null
-          : { pollRef: inputs.approval, intentHash: intent.intentHash },
-    });
-    const draftApproved = decision.outcome === 'APPROVED';
-    if (draftApproved && !historyApproved) {
-      const fate = addedFate(history, byIntent, index, nowMs);
-      window.count(fate, nowMs, 1n);
-      window.approve(past.intent, nowMs, fate);
-    } else if (draftApproved) {
-      window.approve(past.intent, nowMs, past.reservation);
-    } else if (historyApproved) {
-      window.count(past.reservation!, nowMs, -1n);
-    }
-    const after = {
-      decision: decision.decision,
-      outcome: decision.outcome,
-      decidingRule: decision.decidingRule,
-      ruleTrace: decision.ruleTrace,
-    };
-    return { ...base, after, rebuilt: past.inputs === null, repeat: false };
-  }
 
   return {
     before,
