@@ -7,6 +7,7 @@ import { evaluate } from '../engine/evaluate';
 import type { LedgerWindow, PolicySnapshot, RecentApproval } from '../engine/types';
 import type { DecisionInputs, PastDecision, ReservationFate } from '../whatif/history';
 import type { SpendIntent } from '../validation/intent';
+import { recentApprovalOf } from './spend-fixtures';
 
 const MS_PER_HOUR = 3_600_000;
 const MS_PER_DAY = 86_400_000;
@@ -169,17 +170,7 @@ export function generateHistory(
         releasedAtMs: fate >= 0.6 && fate < 0.8 ? afterMs : null,
       };
       reservations.push(reservation);
-      approvals.push({
-        intentHash: intent.intentHash,
-        capability: intent.capability,
-        recipient: intent.recipient,
-        amountAtomic: intent.amountAtomic,
-        itemHash: intent.itemHash,
-        provider: intent.provider,
-        agentId: intent.agentId,
-        endpoint: intent.endpoint,
-        approvedAtMs: nowMs,
-      });
+      approvals.push(recentApprovalOf(intent, nowMs));
     } else if (decision.outcome === 'ESCALATED' && next() < 0.7) {
       grantNo += 1;
       grants.set(intent.intentHash, `esc_${grantNo.toString(16).padStart(24, '0')}`);
