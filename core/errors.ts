@@ -158,6 +158,11 @@ export const ERROR_CODES = {
     message: 'The policy document is invalid.',
   },
   POLICY_NOT_FOUND: { status: 404, retryable: false, message: 'No policy with this id.' },
+  RANGE_TOO_LONG: {
+    status: 400,
+    retryable: false,
+    message: 'The range is longer than a what-if replays (92 days).',
+  },
   RULES_HASH_MISMATCH: {
     status: 409,
     retryable: false,

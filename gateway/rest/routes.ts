@@ -29,6 +29,7 @@ import {
 } from './routes/service';
 import { consumerSignInRoute, ownerSignInRoute, signInNonceRoute } from './routes/signIn';
 import { scoreBuyerRoute, scoreVendorRoute } from './routes/trust';
+import { policyWhatIfRoute } from './routes/whatIf';
 import type { RouteDefinition } from './types';
 
 export function buildRoutes(): RouteDefinition[] {
@@ -52,6 +53,7 @@ export function buildRoutes(): RouteDefinition[] {
     scoreBuyerRoute,
     getLedgerRoute,
     reconcileAgentSpendRoute,
+    policyWhatIfRoute,
     ledgerCsvRoute,
     receiptStatusRoute,
     escalationStatusRoute,

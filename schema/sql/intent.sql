@@ -741,10 +741,10 @@ $$;
 ALTER FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_state text) OWNER TO spend_control_owner;
 
 --
--- Name: preflight_record(text, text, integer, text, text, text, text, jsonb, jsonb, text, timestamp with time zone, text, boolean, text, numeric, jsonb, text, text, date, timestamp with time zone, text, text, text, text, text, text, text, text, text, bytea, bytea); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+-- Name: preflight_record(text, text, integer, text, text, text, text, jsonb, jsonb, text, timestamp with time zone, text, boolean, text, numeric, jsonb, text, text, date, timestamp with time zone, text, text, text, text, text, text, text, text, text, bytea, bytea, jsonb); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea) RETURNS TABLE(decision_id bigint, escalation_poll_ref text, escalation_expires_at timestamp with time zone)
+CREATE FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea, p_inputs jsonb DEFAULT NULL::jsonb) RETURNS TABLE(decision_id bigint, escalation_poll_ref text, escalation_expires_at timestamp with time zone)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
@@ -757,9 +757,9 @@ BEGIN
   END IF;
 
   INSERT INTO intent.decisions (intent_hash, policy_id, policy_version, policy_hash, decision, outcome, deciding_rule,
-                                rule_trace, engine, fail_closed_reason, evaluated_at)
+                                rule_trace, engine, fail_closed_reason, evaluated_at, inputs)
   VALUES (p_intent_hash, p_policy_id, p_policy_version, p_policy_hash, p_decision, p_outcome, p_deciding_rule,
-          p_rule_trace, p_engine, p_fail_closed_reason, p_now)
+          p_rule_trace, p_engine, p_fail_closed_reason, p_now, p_inputs)
   RETURNING intent.decisions.decision_id INTO decision_id;
 
   INSERT INTO intent.decision_receipts (receipt_id, decision_id, intent_hash, state, created_at)
@@ -791,7 +791,7 @@ BEGIN
 END
 $$;
 
-ALTER FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea) OWNER TO spend_control_owner;
+ALTER FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea, p_inputs jsonb) OWNER TO spend_control_owner;
 
 --
 -- Name: preflight_records(jsonb); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -828,7 +828,8 @@ BEGIN
                v_item.v ->> 'endpoint',
                v_item.v ->> 'useApproval',
                v_item.v ->> 'escalationPollRef', v_item.v ->> 'escalationRule', v_item.v ->> 'escalationReason',
-               decode(v_item.v ->> 'codeSha256', 'hex'), decode(v_item.v ->> 'sealedCode', 'hex')) r;
+               decode(v_item.v ->> 'codeSha256', 'hex'), decode(v_item.v ->> 'sealedCode', 'hex'),
+               nullif(v_item.v -> 'inputs', 'null'::jsonb)) r;
   END LOOP;
 END
 $$;
@@ -1454,7 +1455,9 @@ CREATE TABLE intent.decisions (
     engine jsonb NOT NULL,
     fail_closed_reason text,
     evaluated_at timestamp with time zone NOT NULL,
+    inputs jsonb,
     CONSTRAINT decisions_engine_check CHECK ((jsonb_typeof(engine) = 'object'::text)),
+    CONSTRAINT decisions_inputs_check CHECK (((inputs IS NULL) OR (jsonb_typeof(inputs) = 'object'::text))),
     CONSTRAINT decisions_intent_hash_check CHECK ((intent_hash ~ '^0x[0-9a-f]{64}$'::text)),
     CONSTRAINT decisions_outcome_check CHECK ((outcome = ANY (ARRAY['APPROVED'::text, 'BLOCKED'::text, 'ESCALATED'::text]))),
     CONSTRAINT decisions_policy_hash_check CHECK ((policy_hash ~ '^0x[0-9a-f]{64}$'::text)),
@@ -2344,11 +2347,11 @@ REVOKE ALL ON FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_stat
 GRANT ALL ON FUNCTION intent.notify_receipt_anchor(p_receipt_ids text[], p_state text) TO spend_control_service;
 
 --
--- Name: FUNCTION preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea); Type: ACL; Schema: intent; Owner: spend_control_owner
+-- Name: FUNCTION preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea, p_inputs jsonb); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
-REVOKE ALL ON FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea) FROM PUBLIC;
-GRANT ALL ON FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea) TO spend_control_service;
+REVOKE ALL ON FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea, p_inputs jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.preflight_record(p_intent_hash text, p_policy_id text, p_policy_version integer, p_policy_hash text, p_decision text, p_outcome text, p_deciding_rule text, p_rule_trace jsonb, p_engine jsonb, p_fail_closed_reason text, p_now timestamp with time zone, p_receipt_id text, p_store_intent boolean, p_agent_id text, p_amount numeric, p_canonical jsonb, p_reservation_id text, p_asset text, p_day date, p_reservation_expires_at timestamp with time zone, p_provider text, p_capability text, p_recipient text, p_item_hash text, p_endpoint text, p_use_approval text, p_escalation_poll_ref text, p_escalation_rule text, p_escalation_reason text, p_code_sha256 bytea, p_sealed_code bytea, p_inputs jsonb) TO spend_control_service;
 
 --
 -- Name: FUNCTION preflight_records(p_items jsonb); Type: ACL; Schema: intent; Owner: spend_control_owner

@@ -25,6 +25,7 @@ import { AnchoringResolver } from './anchoring/resolvers';
 import { DisputePacketResolver } from './disputes/resolvers';
 import { ReconciliationResolver } from './reconciliation/resolvers';
 import { TrustScoreResolver } from './trust/resolvers';
+import { PolicyWhatIfResolver } from './whatif/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
   name: 'intent',
@@ -47,6 +48,7 @@ export const intentSubgraph: SubgraphModule = {
           DisputePacketResolver,
           ReconciliationResolver,
           TrustScoreResolver,
+          PolicyWhatIfResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

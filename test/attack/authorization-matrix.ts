@@ -76,6 +76,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'POST /generate_dispute_packet': row('401', '402', '404', '402', '404', '402'),
   // Who may reconcile A is asked before any 402: another policy's caller is refused, never charged.
   'POST /reconcile_agent_spend': row('401', '402', '403', '402', '403', '402'),
+  'POST /policy_what_if': row('401', '403', '403', 'A', '404', 'A'),
   'GET /reports/ledger.csv': row('401', 'A', 'ok', 'A', 'ok', 'A'),
   'POST /redact_payment_metadata': PAID,
   'POST /cafe/order/latte': PAID,
@@ -137,6 +138,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   // Sums per account kind of A's entries: A's money, but nothing that names A beyond what was sent.
   'Query.ledgerBalances': row('401', 'ok', '403', 'ok', '403', 'ok'),
   'Query.reconciliation': row('401', 'ok', '403', 'ok', '403', 'ok'),
+  'Query.policyWhatIf': row('401', '403', '403', 'A', '404', 'A'),
   'Query.reconcileAgentSpendTerms': row('401', 'ok', '403', 'ok', '403', 'ok'),
   'Query.reconcileAgentSpend': PAID,
   'Query.ledgerGroup': row('401', 'A', '404', 'A', '404', 'A'),

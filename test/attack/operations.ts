@@ -57,6 +57,14 @@ function periodOfA(world: MatrixWorld): Record<string, string> {
   };
 }
 
+/** A draft of A's policy that allows no category A buys: every past decision of A changes. */
+function whatIfOfA(world: MatrixWorld): Record<string, unknown> {
+  return {
+    policyId: world.a.policyId,
+    draft: { ...world.a.document, categories: { allow: ['matrix-none'], deny: [] } },
+  };
+}
+
 /** A's buyer, for whom (and TRUST_VENDOR) the matrix world seeds a scoreable history. */
 function buyerOfA(world: MatrixWorld): { agentId: string; policyId: string } {
   return {
@@ -191,6 +199,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     intentId: world.consumerIntentsA.read.intentId,
   })),
   'POST /reconcile_agent_spend': post('/reconcile_agent_spend', periodOfA),
+  'POST /policy_what_if': post('/policy_what_if', whatIfOfA),
   'GET /reports/ledger.csv': get('/reports/ledger.csv?first=200'),
   'POST /score_vendor': post('/score_vendor', () => ({ provider: TRUST_VENDOR })),
   'POST /score_buyer': post('/score_buyer', buyerOfA),
@@ -358,6 +367,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'ledgerBalances',
     'query ($id: ID) { ledgerBalances(filter: {policyId: $id}) { kind netAtomic asset { id } } }',
     (world) => ({ id: world.a.policyId }),
+  ),
+  'Query.policyWhatIf': gql(
+    'policyWhatIf',
+    'query ($policyId: ID!, $draft: PolicyInput!) { policyWhatIf(policyId: $policyId, draft: $draft) { summary { before { approved } } changed { nodes { intentHash before after } } } }',
+    whatIfOfA,
   ),
   'Query.reconciliation': gql(
     'reconciliation',

@@ -12,6 +12,7 @@ import {
 } from '../../../core/engine';
 import { AppError } from '../../../core/errors';
 import { spendIntentToWire, type SpendIntent } from '../../../core/validation/intent';
+import { inputsToJson } from '../../../core/whatif/history';
 import type { NormalisedPolicyRules } from '../../../core/validation/policy';
 import { utcDay } from '../day';
 import {
@@ -207,6 +208,7 @@ function recordOf(decided: Decided): Json {
     ruleTrace: decision.ruleTrace,
     engine: decision.engine,
     failClosedReason: decision.failClosedReason,
+    inputs: inputsOf(decided.reading, intent),
     now: decided.now.toISOString(),
     receiptId: decided.receiptId,
     storeIntent,
@@ -229,6 +231,20 @@ function recordOf(decided: Decided): Json {
     codeSha256: escalation?.codeSha256.toString('hex') ?? null,
     sealedCode: escalation?.sealedCode.toString('hex') ?? null,
   };
+}
+
+/** What the engine saw beyond the intent and the policy, kept with the decision (policy what-if). */
+function inputsOf(reading: PreflightReading, intent: SpendIntent): Json {
+  const { window, approval, policy } = reading;
+  return inputsToJson({
+    settledAtomic: window.settledTodayAtomic,
+    reservedAtomic: window.reservedTodayAtomic,
+    approvedCallsLastHour: window.approvedCallsLastHour,
+    vendorScore: window.vendorScore,
+    providerLastAtMs: window.lastApprovedAtMsByProvider[intent.provider] ?? null,
+    approval: approval?.pollRef ?? null,
+    policyStatus: policy?.status ?? 'ACTIVE',
+  }) as Json;
 }
 
 /** The DECISIONS preflight response, once the record's row (its escalation) is back. */
