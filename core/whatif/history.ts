@@ -1,6 +1,6 @@
 // What a what-if replays: one past decision of a policy as stored (the intent it judged, its
 // outcome and trace, its reservation's fate) and the inputs the engine saw beyond the intent and
-// the policy. Inputs are stored with every decision since migration 0021; for older decisions
+// the policy. Inputs are stored with every decision since migration 0023; for older decisions
 // they are rebuilt from the stored trace, which records each figure a rule compared. Pure.
 import { parseApprovalNote } from '../engine/decisionCodes';
 import type { Outcome, PolicyStatus, TraceEntry } from '../engine/types';

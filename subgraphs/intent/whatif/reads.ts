@@ -1,6 +1,6 @@
 // The one bounded read a what-if replays: a policy's decisions in the range, in decision order,
 // each with the intent it judged (intent.spend_intents), the inputs stored with it (migration
-// 0021; null before) and its reservation's fate; and, just before the range, the approvals the
+// 0023; null before) and its reservation's fate; and, just before the range, the approvals the
 // duplicate and cooldown rules look back on. At most MAX_WHATIF_DECISIONS rows: a range holding
 // more is refused (RANGE_TOO_LONG) rather than replayed in part.
 import { AppError } from '../../../core/errors';
