@@ -6,7 +6,13 @@ import nodemailer from 'nodemailer';
 import { ChannelDeliveryError, scrubPeerText } from './errors';
 import { NOTICE_FIELD_LIMITS, noticeProblem, plainField, renderNoticeSummary } from './message';
 import { outcomeProblem, renderOutcomeLines, renderOutcomeSubject } from './outcome';
+import {
+  renderEmailConfirmationText,
+  renderResolutionHeadline,
+  renderResolutionText,
+} from './resolution';
 import type {
+  ResolutionNotice,
   ChannelAdapter,
   ChannelTarget,
   DeliveryResult,
@@ -144,6 +150,28 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
         subject: renderOutcomeSubject(notice),
         text: renderOutcomeEmailText(notice),
         headers: { 'X-Spend-Control-Intent-Id': notice.intentId },
+      });
+    },
+    async sendResolution(target: ChannelTarget, notice: ResolutionNotice): Promise<DeliveryResult> {
+      checkTarget(target);
+      return deliver(target, {
+        subject: renderResolutionHeadline(notice),
+        text: `${renderResolutionText(notice)}\n\nThis email is a notice only; there is nothing to answer.`,
+        headers: { 'X-Spend-Control-Poll-Ref': notice.pollRef },
+      });
+    },
+    async sendConfirmation(
+      target: ChannelTarget,
+      confirmUrl: string,
+      expiresAt: Date,
+    ): Promise<DeliveryResult> {
+      checkTarget(target);
+      if (!/^https?:\/\//.test(confirmUrl))
+        throw invalid('the confirmation link is not an http(s) URL');
+      return deliver(target, {
+        subject: 'Confirm your address for Spend Control notices',
+        text: renderEmailConfirmationText(confirmUrl, expiresAt),
+        headers: {},
       });
     },
   };

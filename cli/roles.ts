@@ -66,6 +66,7 @@ function escalationWorkerOf({ config, channels }: RoleInputs) {
     dashboardBaseUrl: config.escalations.dashboardUrl,
     intervalMs: config.escalations.sweepIntervalMs,
     webhookInternalHosts: isDevelopmentPublicUrl(config.publicUrl),
+    publicUrl: config.publicUrl,
   };
 }
 

@@ -26,6 +26,8 @@ export interface EscalationWorkerOptions {
   readonly actorSecret: Buffer;
   readonly adapters: Partial<Record<ChannelKind, ChannelAdapter>>;
   readonly dashboardBaseUrl: string;
+  /** The service's public URL, for email confirmation links; default the dashboard's origin. */
+  readonly publicUrl?: string;
   /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
   readonly intervalMs: number;
   readonly now?: () => Date;
@@ -64,6 +66,7 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     sealingKey: deriveSealingKey(options.actorSecret),
     adapters: options.adapters,
     dashboardBaseUrl: options.dashboardBaseUrl,
+    publicUrl: options.publicUrl,
     log: options.log,
   };
   const webhooks = {

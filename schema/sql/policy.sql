@@ -1293,7 +1293,13 @@ GRANT SELECT,INSERT,UPDATE ON TABLE policy.channel_bindings TO spend_control_ser
 -- Name: TABLE channel_deliveries; Type: ACL; Schema: policy; Owner: spend_control_owner
 --
 
-GRANT SELECT,UPDATE ON TABLE policy.channel_deliveries TO spend_control_service;
+GRANT SELECT,INSERT,UPDATE ON TABLE policy.channel_deliveries TO spend_control_service;
+
+--
+-- Name: SEQUENCE channel_deliveries_delivery_id_seq; Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT USAGE ON SEQUENCE policy.channel_deliveries_delivery_id_seq TO spend_control_service;
 
 --
 -- Name: TABLE escalation_events; Type: ACL; Schema: policy; Owner: spend_control_owner

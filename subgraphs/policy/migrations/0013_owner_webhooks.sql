@@ -208,3 +208,7 @@ $$;
 CREATE TRIGGER escalations_resolution_notices AFTER UPDATE OF state ON policy.escalations
   FOR EACH ROW WHEN (OLD.state = 'PENDING' AND NEW.state <> 'PENDING')
   EXECUTE FUNCTION policy.queue_resolution_notices();
+
+-- The confirmation mail is queued by the service in the transaction that starts the binding.
+GRANT INSERT ON policy.channel_deliveries TO spend_control_service;
+GRANT USAGE ON SEQUENCE policy.channel_deliveries_delivery_id_seq TO spend_control_service;
