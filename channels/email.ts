@@ -84,25 +84,20 @@ export function renderOutcomeEmailText(notice: OutcomeNotice): string {
   ].join('\n');
 }
 
-export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter {
-  if (typeof options.smtpUrl !== 'string' || !/^smtps?:\/\//.test(options.smtpUrl)) {
-    throw new RangeError('email smtpUrl must be an smtp:// or smtps:// URL');
-  }
-  if (
-    typeof options.from !== 'string' ||
-    options.from.trim().length === 0 ||
-    /[\r\n]/.test(options.from)
-  ) {
-    throw new RangeError('email from must be a one-line sender address');
-  }
+type MailSend = (
+  target: ChannelTarget,
+  mail: { subject: string; text: string; headers: Record<string, string> },
+) => Promise<DeliveryResult>;
+
+/** One SMTP send with the adapter's bounds; rejections and failures as ChannelDeliveryError. */
+function mailSender(options: EmailAdapterOptions): MailSend {
   const transport = nodemailer.createTransport({
     url: options.smtpUrl,
     connectionTimeout: SMTP_TIMEOUT_MS,
     greetingTimeout: SMTP_TIMEOUT_MS,
     socketTimeout: SMTP_TIMEOUT_MS,
   });
-  const now = options.now ?? (() => new Date());
-  const deliver = async (
+  return async (
     target: ChannelTarget,
     mail: { subject: string; text: string; headers: Record<string, string> },
   ): Promise<DeliveryResult> => {
@@ -126,6 +121,21 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
     }
     return { externalId: typeof info.messageId === 'string' ? info.messageId : null };
   };
+}
+
+export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter {
+  if (typeof options.smtpUrl !== 'string' || !/^smtps?:\/\//.test(options.smtpUrl)) {
+    throw new RangeError('email smtpUrl must be an smtp:// or smtps:// URL');
+  }
+  if (
+    typeof options.from !== 'string' ||
+    options.from.trim().length === 0 ||
+    /[\r\n]/.test(options.from)
+  ) {
+    throw new RangeError('email from must be a one-line sender address');
+  }
+  const now = options.now ?? (() => new Date());
+  const deliver = mailSender(options);
   return {
     kind: 'email',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
