@@ -200,25 +200,36 @@ export async function completeChannelLink(
   return record === undefined ? null : toBinding(record);
 }
 
-/** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
-export async function completeWebhookLink(
+/** Activates the PENDING binding of this kind and id whose link code matches: once, before it expires. */
+async function activateByLinkCode(
   db: Db,
+  kind: 'webhook' | 'email',
   bindingId: string,
   code: string,
   now: Date,
 ): Promise<BindingRow | null> {
   const result = await db.query<BindingRecord>(
     `UPDATE policy.channel_bindings
-        SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $3
-      WHERE binding_id = $1 AND kind = 'webhook' AND link_code_sha256 = $2 AND state = 'PENDING' AND link_expires_at > $3
+        SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $4
+      WHERE binding_id = $1 AND kind = $2 AND link_code_sha256 = $3 AND state = 'PENDING' AND link_expires_at > $4
       RETURNING ${COLUMNS}`,
-    [bindingId, codeDigest(code), now],
+    [bindingId, kind, codeDigest(code), now],
   );
   const record = result.rows[0];
   return record === undefined ? null : toBinding(record);
 }
 
-/** Activates the PENDING email binding whose mailed confirmation code this is: once, before it expires. */
+/** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
+export function completeWebhookLink(
+  db: Db,
+  bindingId: string,
+  code: string,
+  now: Date,
+): Promise<BindingRow | null> {
+  return activateByLinkCode(db, 'webhook', bindingId, code, now);
+}
+
+/** Activates the PENDING email binding whose mailed confirmation code this is. */
 export async function confirmEmailBinding(
   db: Db,
   bindingId: string,
@@ -226,15 +237,7 @@ export async function confirmEmailBinding(
   now: Date,
 ): Promise<BindingRow | null> {
   if (!isChannelBindingId(bindingId) || !/^[0-9a-f]{24}$/.test(code)) return null;
-  const result = await db.query<BindingRecord>(
-    `UPDATE policy.channel_bindings
-        SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $3
-      WHERE binding_id = $1 AND kind = 'email' AND link_code_sha256 = $2 AND state = 'PENDING' AND link_expires_at > $3
-      RETURNING ${COLUMNS}`,
-    [bindingId, codeDigest(code), now],
-  );
-  const record = result.rows[0];
-  return record === undefined ? null : toBinding(record);
+  return activateByLinkCode(db, 'email', bindingId, code, now);
 }
 
 export async function revokeBinding(
