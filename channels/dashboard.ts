@@ -4,6 +4,7 @@
 // side needs no special case; `dashboardEntryOf` is the entry a dashboard shows for an outcome.
 import { renderOutcomeHeadline, renderOutcomeLines } from './outcome';
 import type {
+  ResolutionNotice,
   ChannelAdapter,
   ChannelTarget,
   DeliveryResult,
@@ -39,6 +40,12 @@ export function createDashboardAdapter(): ChannelAdapter {
       return { externalId: null };
     },
     async sendOutcome(_target: ChannelTarget, _notice: OutcomeNotice): Promise<DeliveryResult> {
+      return { externalId: null };
+    },
+    async sendResolution(
+      _target: ChannelTarget,
+      _notice: ResolutionNotice,
+    ): Promise<DeliveryResult> {
       return { externalId: null };
     },
   };

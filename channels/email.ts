@@ -6,7 +6,13 @@ import nodemailer from 'nodemailer';
 import { ChannelDeliveryError, scrubPeerText } from './errors';
 import { NOTICE_FIELD_LIMITS, noticeProblem, plainField, renderNoticeSummary } from './message';
 import { outcomeProblem, renderOutcomeLines, renderOutcomeSubject } from './outcome';
+import {
+  renderEmailConfirmationText,
+  renderResolutionHeadline,
+  renderResolutionText,
+} from './resolution';
 import type {
+  ResolutionNotice,
   ChannelAdapter,
   ChannelTarget,
   DeliveryResult,
@@ -78,25 +84,20 @@ export function renderOutcomeEmailText(notice: OutcomeNotice): string {
   ].join('\n');
 }
 
-export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter {
-  if (typeof options.smtpUrl !== 'string' || !/^smtps?:\/\//.test(options.smtpUrl)) {
-    throw new RangeError('email smtpUrl must be an smtp:// or smtps:// URL');
-  }
-  if (
-    typeof options.from !== 'string' ||
-    options.from.trim().length === 0 ||
-    /[\r\n]/.test(options.from)
-  ) {
-    throw new RangeError('email from must be a one-line sender address');
-  }
+type MailSend = (
+  target: ChannelTarget,
+  mail: { subject: string; text: string; headers: Record<string, string> },
+) => Promise<DeliveryResult>;
+
+/** One SMTP send with the adapter's bounds; rejections and failures as ChannelDeliveryError. */
+function mailSender(options: EmailAdapterOptions): MailSend {
   const transport = nodemailer.createTransport({
     url: options.smtpUrl,
     connectionTimeout: SMTP_TIMEOUT_MS,
     greetingTimeout: SMTP_TIMEOUT_MS,
     socketTimeout: SMTP_TIMEOUT_MS,
   });
-  const now = options.now ?? (() => new Date());
-  const deliver = async (
+  return async (
     target: ChannelTarget,
     mail: { subject: string; text: string; headers: Record<string, string> },
   ): Promise<DeliveryResult> => {
@@ -120,6 +121,21 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
     }
     return { externalId: typeof info.messageId === 'string' ? info.messageId : null };
   };
+}
+
+export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter {
+  if (typeof options.smtpUrl !== 'string' || !/^smtps?:\/\//.test(options.smtpUrl)) {
+    throw new RangeError('email smtpUrl must be an smtp:// or smtps:// URL');
+  }
+  if (
+    typeof options.from !== 'string' ||
+    options.from.trim().length === 0 ||
+    /[\r\n]/.test(options.from)
+  ) {
+    throw new RangeError('email from must be a one-line sender address');
+  }
+  const now = options.now ?? (() => new Date());
+  const deliver = mailSender(options);
   return {
     kind: 'email',
     async send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult> {
@@ -144,6 +160,28 @@ export function createEmailAdapter(options: EmailAdapterOptions): ChannelAdapter
         subject: renderOutcomeSubject(notice),
         text: renderOutcomeEmailText(notice),
         headers: { 'X-Spend-Control-Intent-Id': notice.intentId },
+      });
+    },
+    async sendResolution(target: ChannelTarget, notice: ResolutionNotice): Promise<DeliveryResult> {
+      checkTarget(target);
+      return deliver(target, {
+        subject: renderResolutionHeadline(notice),
+        text: `${renderResolutionText(notice)}\n\nThis email is a notice only; there is nothing to answer.`,
+        headers: { 'X-Spend-Control-Poll-Ref': notice.pollRef },
+      });
+    },
+    async sendConfirmation(
+      target: ChannelTarget,
+      confirmUrl: string,
+      expiresAt: Date,
+    ): Promise<DeliveryResult> {
+      checkTarget(target);
+      if (!/^https?:\/\//.test(confirmUrl))
+        throw invalid('the confirmation link is not an http(s) URL');
+      return deliver(target, {
+        subject: 'Confirm your address for Spend Control notices',
+        text: renderEmailConfirmationText(confirmUrl, expiresAt),
+        headers: {},
       });
     },
   };

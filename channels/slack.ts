@@ -21,7 +21,9 @@ import {
   isFreshTimestamp,
   singleHeaderValue,
 } from './signing';
+import { renderResolutionText } from './resolution';
 import type {
+  ResolutionNotice,
   ChannelAdapter,
   ChannelTarget,
   DeliveryResult,
@@ -275,6 +277,10 @@ export function createSlackAdapter(options: SlackAdapterOptions): ChannelAdapter
       const problem = outcomeProblem(notice);
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       return postMessage(connection, buildSlackOutcomeMessage(channel, notice));
+    },
+    async sendResolution(target: ChannelTarget, notice: ResolutionNotice): Promise<DeliveryResult> {
+      const channel = checkTarget(target);
+      return postMessage(connection, { channel, text: renderResolutionText(notice) });
     },
   };
 }

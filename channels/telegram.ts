@@ -14,7 +14,9 @@ import {
 import { isHttpUrl, noticeProblem, renderNoticeText, replyCommand } from './message';
 import { outcomeProblem, renderOutcomeText } from './outcome';
 import { constantTimeEqualText, singleHeaderValue } from './signing';
+import { renderResolutionText } from './resolution';
 import type {
+  ResolutionNotice,
   ChannelAdapter,
   ChannelTarget,
   DeliveryResult,
@@ -177,6 +179,9 @@ export function createTelegramAdapter(options: TelegramAdapterOptions): Telegram
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       // Plain text, no buttons: there is nothing to answer.
       return sendMessage(connection, target, renderOutcomeText(notice));
+    },
+    async sendResolution(target: ChannelTarget, notice: ResolutionNotice): Promise<DeliveryResult> {
+      return sendMessage(connection, target, renderResolutionText(notice));
     },
     async answerCallbackQuery(callbackQueryId: string, text?: string): Promise<void> {
       if (typeof callbackQueryId !== 'string' || !/^[0-9A-Za-z_-]{1,64}$/.test(callbackQueryId)) {

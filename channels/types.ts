@@ -71,6 +71,21 @@ export interface OutcomeNotice {
   dashboardUrl: string;
 }
 
+/** An escalation was resolved: the short notice every bound channel the policy lists gets. */
+export interface ResolutionNotice {
+  pollRef: string;
+  outcome: 'APPROVED' | 'DENIED' | 'EXPIRED';
+  policyId: string;
+  policyName: string | null;
+  amountDisplay: string;
+  assetSymbol: string;
+  item: string;
+  resolvedAt: Date;
+  /** The channel the owner answered through; null when it expired. */
+  resolvedVia: string | null;
+  dashboardUrl: string;
+}
+
 /** One bound destination of an owner. */
 export interface ChannelTarget {
   kind: ChannelKind;
@@ -91,6 +106,14 @@ export interface ChannelAdapter {
   send(target: ChannelTarget, notice: EscalationNotice): Promise<DeliveryResult>;
   /** A consumer intent's outcome: plain information, no code, no buttons; same errors as send. */
   sendOutcome(target: ChannelTarget, notice: OutcomeNotice): Promise<DeliveryResult>;
+  /** An escalation was resolved: plain information, no code; same errors as send. */
+  sendResolution(target: ChannelTarget, notice: ResolutionNotice): Promise<DeliveryResult>;
+  /** Email only: the single-use confirmation link of a new binding; same errors as send. */
+  sendConfirmation?(
+    target: ChannelTarget,
+    confirmUrl: string,
+    expiresAt: Date,
+  ): Promise<DeliveryResult>;
 }
 
 export type ReplyDecision = 'APPROVE' | 'DENY';

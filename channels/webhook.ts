@@ -28,7 +28,9 @@ import {
   singleHeaderValue,
   unixSeconds,
 } from './signing';
+import { renderResolutionText } from './resolution';
 import type {
+  ResolutionNotice,
   ChannelAdapter,
   ChannelTarget,
   DeliveryResult,
@@ -43,6 +45,7 @@ export const WEBHOOK_SIGNATURE_HEADER = 'x-spend-control-signature';
 export const WEBHOOK_EVENT_REQUESTED = 'escalation.requested';
 export const WEBHOOK_EVENT_REPLY = 'escalation.reply';
 export const WEBHOOK_EVENT_OUTCOME = 'consumer_intent.outcome';
+export const WEBHOOK_EVENT_RESOLVED = 'escalation.resolved';
 /** A webhook secret shorter than this is guessable; binding should refuse it, delivery does too. */
 export const MIN_WEBHOOK_SECRET_CHARS = 16;
 export const MAX_WEBHOOK_URL_CHARS = 2_048;
@@ -298,6 +301,26 @@ export function createWebhookAdapter(options: WebhookAdapterOptions = {}): Chann
       if (problem !== null) throw invalid(`notice is malformed: ${problem}`);
       const sentAt = now();
       const rawBody = JSON.stringify(buildWebhookOutcomePayload(notice, sentAt));
+      return postSigned(options, target, secret, rawBody, sentAt);
+    },
+    async sendResolution(target: ChannelTarget, notice: ResolutionNotice): Promise<DeliveryResult> {
+      const secret = checkTarget(target);
+      const sentAt = now();
+      const rawBody = JSON.stringify({
+        type: WEBHOOK_EVENT_RESOLVED,
+        pollRef: notice.pollRef,
+        outcome: notice.outcome,
+        policyId: notice.policyId,
+        policyName: notice.policyName,
+        amount: notice.amountDisplay,
+        asset: notice.assetSymbol,
+        item: notice.item,
+        resolvedAt: notice.resolvedAt.toISOString(),
+        resolvedVia: notice.resolvedVia,
+        dashboardUrl: notice.dashboardUrl,
+        text: renderResolutionText(notice),
+        sentAt: sentAt.toISOString(),
+      });
       return postSigned(options, target, secret, rawBody, sentAt);
     },
   };

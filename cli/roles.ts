@@ -1,6 +1,7 @@
 // Starts what one role runs once its database, chains and channels are ready: every role in this
 // process (`all`), the gateway alone (SUBGRAPH_URL_* name the subgraphs), the escalation worker, or
 // one subgraph on its own port. Each part joins the stoppers as soon as it runs.
+import { isDevelopmentPublicUrl } from '../core/ownerEvents/endpointUrl';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../platform/config';
@@ -64,6 +65,8 @@ function escalationWorkerOf({ config, channels }: RoleInputs) {
     adapters: channels?.adapters ?? {},
     dashboardBaseUrl: config.escalations.dashboardUrl,
     intervalMs: config.escalations.sweepIntervalMs,
+    webhookInternalHosts: isDevelopmentPublicUrl(config.publicUrl),
+    publicUrl: config.publicUrl,
   };
 }
 

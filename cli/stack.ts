@@ -1,6 +1,7 @@
 // Assembles the running service from its parts — subgraph servers and the gateway — for the CLI's
 // roles and for end-to-end tests alike, so tests exercise exactly what `spend-control start` runs.
 // It knows nothing about where config comes from; callers pass resolved values.
+import { isDevelopmentPublicUrl } from '../core/ownerEvents/endpointUrl';
 import type { ApolloServer } from '@apollo/server';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -174,7 +175,11 @@ export interface AllInOneOptions extends Omit<GatewayStackOptions, 'subgraphs'> 
   /** The escalation worker (sweep and notice delivery) in this process; absent: no worker. */
   readonly escalationWorker?: Pick<
     EscalationWorkerOptions,
-    'adapters' | 'dashboardBaseUrl' | 'intervalMs'
+    | 'adapters'
+    | 'dashboardBaseUrl'
+    | 'intervalMs'
+    | 'webhookRetryScheduleMs'
+    | 'webhookInternalHosts'
   >;
   /** The database `db` is open on (needed by the decision thread). */
   readonly databaseUrl?: string;
@@ -260,6 +265,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
     const gateway = await startGatewayRole({ ...options, subgraphs: endpoints });
     const worker = options.escalationWorker
       ? startEscalationWorker({
+          webhookInternalHosts: isDevelopmentPublicUrl(options.service.publicUrl),
           ...options.escalationWorker,
           db: options.db,
           actorSecret: options.actorSecret,

@@ -11,19 +11,31 @@ import { deriveSealingKey } from '../platform/sealing';
 import {
   advanceConsumerApprovals,
   expireConsumerIntents,
+  relayConsumerIntentEvents,
   sweepLapsedReservations,
 } from '../subgraphs/intent';
-import { deliverDueNotices, sweepExpiredEscalations } from '../subgraphs/policy';
+import {
+  deliverDueNotices,
+  deliverDueWebhooks,
+  sweepExpiredEscalations,
+} from '../subgraphs/policy';
+import { checkedRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS } from '../core/ownerEvents/types';
 
 export interface EscalationWorkerOptions {
   readonly db: Pool;
   readonly actorSecret: Buffer;
   readonly adapters: Partial<Record<ChannelKind, ChannelAdapter>>;
   readonly dashboardBaseUrl: string;
+  /** The service's public URL, for email confirmation links; default the dashboard's origin. */
+  readonly publicUrl?: string;
   /** Pause between rounds; 0 runs no loop (rounds only through runOnce). */
   readonly intervalMs: number;
   readonly now?: () => Date;
   readonly log: Logger;
+  /** Waits before each webhook retry; default 1 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h. */
+  readonly webhookRetryScheduleMs?: readonly number[];
+  /** Development: owner webhook endpoints on loopback and private hosts are sent to. */
+  readonly webhookInternalHosts?: boolean;
 }
 
 export interface RoundResult {
@@ -36,6 +48,10 @@ export interface RoundResult {
   readonly consumerApprovalsAdvanced: number;
   /** Unfunded consumer intents past their quote's expiry, now EXPIRED. */
   readonly consumerIntentsExpired: number;
+  /** Consumer-intent outbox rows relayed to the owners' webhook events. */
+  readonly ownerEventsRelayed: number;
+  /** Webhook deliveries attempted (delivered, retried or failed). */
+  readonly webhooksAttempted: number;
 }
 
 export interface RunningWorker {
@@ -50,6 +66,16 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     sealingKey: deriveSealingKey(options.actorSecret),
     adapters: options.adapters,
     dashboardBaseUrl: options.dashboardBaseUrl,
+    publicUrl: options.publicUrl,
+    log: options.log,
+  };
+  const webhooks = {
+    db: options.db,
+    sealingKey: deps.sealingKey,
+    retryScheduleMs: checkedRetrySchedule(
+      options.webhookRetryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS,
+    ),
+    allowInternalHosts: options.webhookInternalHosts ?? false,
     log: options.log,
   };
   let loop: RoundLoop<RoundResult> | null = null;
@@ -76,12 +102,26 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
         { advanced: consumerApprovalsAdvanced, expired: consumerIntentsExpired },
         'consumer intents moved',
       );
+    let ownerEventsRelayed = 0;
+    for (;;) {
+      const relayed = await relayConsumerIntentEvents(options.db, now());
+      ownerEventsRelayed += relayed;
+      if (relayed === 0 || loop?.stopped === true) break;
+    }
+    let webhooksAttempted = 0;
+    for (;;) {
+      const claimed = await deliverDueWebhooks(webhooks, now());
+      webhooksAttempted += claimed;
+      if (claimed === 0 || loop?.stopped === true) break;
+    }
     return {
       expired,
       delivered,
       reservationsExpired,
       consumerApprovalsAdvanced,
       consumerIntentsExpired,
+      ownerEventsRelayed,
+      webhooksAttempted,
     };
   };
   loop = startRoundLoop(round, options.intervalMs, (error: unknown) =>

@@ -221,6 +221,16 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'No channel binding with this id.',
   },
+  WEBHOOK_ENDPOINT_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    message: 'No webhook endpoint with this id.',
+  },
+  WEBHOOK_DELIVERY_NOT_FOUND: {
+    status: 404,
+    retryable: false,
+    message: 'No webhook delivery with this id.',
+  },
   CHANNEL_NOT_CONFIGURED: {
     status: 503,
     retryable: false,

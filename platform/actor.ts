@@ -14,7 +14,7 @@ export type Actor =
   | { readonly kind: 'channel'; readonly channel: ChannelActorKind };
 
 /** The platforms whose inbound requests the gateway verifies itself before acting for them. */
-export const CHANNEL_ACTOR_KINDS = ['telegram', 'slack', 'webhook'] as const;
+export const CHANNEL_ACTOR_KINDS = ['telegram', 'slack', 'webhook', 'email'] as const;
 export type ChannelActorKind = (typeof CHANNEL_ACTOR_KINDS)[number];
 
 export const ACTOR_HEADER = 'x-spend-control-actor';

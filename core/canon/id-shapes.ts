@@ -19,6 +19,9 @@ export const ID_SHAPES = {
   correlation: { prefix: 'cor_', hexChars: 16 },
   servicePayment: { prefix: 'pay_', hexChars: 24 },
   cafeOrder: { prefix: 'ord_', hexChars: 24 },
+  webhookEndpoint: { prefix: 'whe_', hexChars: 24 },
+  webhookDelivery: { prefix: 'whd_', hexChars: 24 },
+  ownerEvent: { prefix: 'evt_', hexChars: 24 },
 } as const satisfies Record<string, IdShape>;
 
 export type IdKind = keyof typeof ID_SHAPES;
@@ -70,3 +73,8 @@ export const isCorrelationId = (value: unknown): value is string =>
 export const isServicePaymentId = (value: unknown): value is string =>
   isIdOfKind('servicePayment', value);
 export const isCafeOrderId = (value: unknown): value is string => isIdOfKind('cafeOrder', value);
+export const isWebhookEndpointId = (value: unknown): value is string =>
+  isIdOfKind('webhookEndpoint', value);
+export const isWebhookDeliveryId = (value: unknown): value is string =>
+  isIdOfKind('webhookDelivery', value);
+export const isOwnerEventId = (value: unknown): value is string => isIdOfKind('ownerEvent', value);

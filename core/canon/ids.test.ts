@@ -4,6 +4,9 @@ import {
   defaultRandomBytes,
   ID_SHAPES,
   isCafeOrderId,
+  isOwnerEventId,
+  isWebhookDeliveryId,
+  isWebhookEndpointId,
   isCapabilityId,
   isConsumerIntentId,
   isCorrelationId,
@@ -93,6 +96,9 @@ describe('id generation', () => {
       correlation: isCorrelationId,
       servicePayment: isServicePaymentId,
       cafeOrder: isCafeOrderId,
+      webhookEndpoint: isWebhookEndpointId,
+      webhookDelivery: isWebhookDeliveryId,
+      ownerEvent: isOwnerEventId,
     }[kind];
     expect(check(prefix + 'a'.repeat(hexChars))).toBe(true);
     expect(check(prefix + 'A'.repeat(hexChars))).toBe(false);

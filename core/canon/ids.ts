@@ -63,3 +63,5 @@ export const newServicePaymentId = (randomBytes?: RandomBytesSource): string =>
   newId('servicePayment', randomBytes);
 export const newCafeOrderId = (randomBytes?: RandomBytesSource): string =>
   newId('cafeOrder', randomBytes);
+export const newWebhookEndpointId = (randomBytes?: RandomBytesSource): string =>
+  newId('webhookEndpoint', randomBytes);

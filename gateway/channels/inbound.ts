@@ -10,6 +10,7 @@ import { CHANNEL_DOCUMENTS, inboundRunner } from './inboundRun';
 import { type SlackInboundOptions, slackInteractivity } from './slackInteractivity';
 import { type TelegramInboundOptions, telegramWebhook } from './telegramWebhook';
 import { webhookReply } from './webhookReply';
+import { emailConfirm, emailConfirmPage } from './emailConfirm';
 
 /** Platform requests are small; Slack's interaction payloads are the largest. */
 export const MAX_INBOUND_BODY_BYTES = 256 * 1024;
@@ -46,5 +47,11 @@ export function createChannelInboundRouter(deps: ChannelInboundDeps): express.Ro
     slackInteractivity(deps.options.slack, run, deps.now),
   );
   router.post('/channels/webhook/reply', raw, webhookReply(run));
+  router.get('/channels/email/confirm', emailConfirmPage());
+  router.post(
+    '/channels/email/confirm',
+    express.urlencoded({ extended: false, limit: MAX_INBOUND_BODY_BYTES }),
+    emailConfirm(run),
+  );
   return router;
 }

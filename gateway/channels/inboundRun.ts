@@ -9,7 +9,11 @@ import { appErrorFromGraphQL } from '../rest/graphqlErrors';
 import type { GatewayExecutor } from '../subscriptions/escalations';
 
 /** The persisted mutations the channel routes run (gateway/rest/documents/). */
-export const CHANNEL_DOCUMENTS = ['receiveChatMessage', 'receiveWebhookRequest'] as const;
+export const CHANNEL_DOCUMENTS = [
+  'receiveChatMessage',
+  'receiveWebhookRequest',
+  'confirmEmailBinding',
+] as const;
 export type ChannelDocument = (typeof CHANNEL_DOCUMENTS)[number];
 
 /** What the policy subgraph answers for one inbound message. */

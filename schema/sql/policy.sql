@@ -20,7 +20,7 @@ CREATE FUNCTION policy.cancel_resolved_deliveries() RETURNS trigger
 BEGIN
   UPDATE policy.channel_deliveries
      SET state = 'CANCELLED', sealed_payload = NULL, updated_at = coalesce(NEW.resolved_at, NEW.expires_at)
-   WHERE poll_ref = NEW.poll_ref AND state = 'PENDING';
+   WHERE poll_ref = NEW.poll_ref AND state = 'PENDING' AND notice_kind = 'ESCALATION';
   RETURN NULL;
 END
 $$;
@@ -161,6 +161,32 @@ $$;
 ALTER FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestamp with time zone) OWNER TO spend_control_owner;
 
 --
+-- Name: escalation_owner_event(); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.escalation_owner_event() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_type text := CASE WHEN TG_OP = 'INSERT' THEN 'escalation.created' ELSE 'escalation.resolved' END;
+BEGIN
+  PERFORM policy.record_owner_event(
+    NEW.policy_id::text, v_type,
+    jsonb_build_object('pollRef', NEW.poll_ref, 'policyId', NEW.policy_id::text,
+                       'policyVersion', NEW.policy_version, 'intentHash', NEW.intent_hash,
+                       'decision', NEW.decision, 'decidingRule', NEW.deciding_rule,
+                       'amount', NEW.amount::text, 'recipient', NEW.recipient, 'state', NEW.state,
+                       'expiresAt', NEW.expires_at, 'resolvedAt', NEW.resolved_at,
+                       'resolvedVia', NEW.resolved_via),
+    coalesce(NEW.resolved_at, NEW.created_at), v_type || ':' || NEW.poll_ref);
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION policy.escalation_owner_event() OWNER TO spend_control_owner;
+
+--
 -- Name: expire_due_escalations(text, text, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
 --
 
@@ -271,6 +297,31 @@ $$;
 ALTER FUNCTION policy.owner_policy_ids(p_owner text) OWNER TO spend_control_owner;
 
 --
+-- Name: policy_change_owner_event(); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.policy_change_owner_event() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_status text;
+  v_hash text;
+BEGIN
+  SELECT p.status, p.policy_hash INTO v_status, v_hash FROM policy.policies p
+   WHERE p.policy_id = NEW.policy_id ORDER BY p.version DESC LIMIT 1;
+  PERFORM policy.record_owner_event(
+    NEW.policy_id::text, 'policy.changed',
+    jsonb_build_object('policyId', NEW.policy_id::text, 'version', NEW.version, 'change', NEW.change,
+                       'status', v_status, 'policyHash', v_hash),
+    NEW.at, 'policy.changed:' || NEW.seq);
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION policy.policy_change_owner_event() OWNER TO spend_control_owner;
+
+--
 -- Name: policy_owner(text); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
 --
 
@@ -286,6 +337,72 @@ CREATE FUNCTION policy.policy_owner(p_policy_id text) RETURNS text
 $_$;
 
 ALTER FUNCTION policy.policy_owner(p_policy_id text) OWNER TO spend_control_owner;
+
+--
+-- Name: queue_resolution_notices(); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.queue_resolution_notices() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_rules jsonb;
+BEGIN
+  SELECT p.rules INTO v_rules FROM policy.policies p
+   WHERE p.policy_id = NEW.policy_id AND p.version = NEW.policy_version;
+  INSERT INTO policy.channel_deliveries (binding_id, poll_ref, notice_kind, state, next_attempt_at, created_at, updated_at)
+  SELECT b.binding_id, NEW.poll_ref, 'ESCALATION_RESOLVED', 'PENDING', NEW.resolved_at, NEW.resolved_at, NEW.resolved_at
+    FROM policy.channel_bindings b
+   WHERE b.owner = NEW.owner AND b.state = 'ACTIVE'
+     AND coalesce(v_rules -> 'escalation' -> 'channels', '["webhook"]'::jsonb) ? b.kind
+  ON CONFLICT (poll_ref, binding_id, notice_kind) DO NOTHING;
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION policy.queue_resolution_notices() OWNER TO spend_control_owner;
+
+--
+-- Name: record_owner_event(text, text, jsonb, timestamp with time zone, text); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.record_owner_event(p_policy_id text, p_type text, p_data jsonb, p_occurred_at timestamp with time zone, p_source text) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_owner text;
+  v_event text;
+  v_queued integer;
+BEGIN
+  SELECT p.owner INTO v_owner FROM policy.policies p
+   WHERE p.policy_id = p_policy_id::numeric ORDER BY p.version DESC LIMIT 1;
+  IF NOT FOUND OR NOT EXISTS (
+      SELECT 1 FROM policy.webhook_endpoints e
+       WHERE e.owner = v_owner AND e.state = 'ACTIVE' AND p_type = ANY (e.events)
+         AND (cardinality(e.policy_ids) = 0 OR p_policy_id::numeric = ANY (e.policy_ids))) THEN
+    RETURN 0;
+  END IF;
+  v_event := 'evt_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24);
+  INSERT INTO policy.owner_events (event_id, owner, policy_id, type, data, occurred_at, source)
+  VALUES (v_event, v_owner, p_policy_id::numeric, p_type, p_data, p_occurred_at, p_source)
+  ON CONFLICT (source) DO NOTHING;
+  IF NOT FOUND THEN
+    RETURN 0;
+  END IF;
+  INSERT INTO policy.webhook_deliveries (delivery_id, event_id, endpoint_id, state, next_attempt_at, created_at, updated_at)
+  SELECT 'whd_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 24), v_event, e.endpoint_id, 'PENDING',
+         p_occurred_at, p_occurred_at, p_occurred_at
+    FROM policy.webhook_endpoints e
+   WHERE e.owner = v_owner AND e.state = 'ACTIVE' AND p_type = ANY (e.events)
+     AND (cardinality(e.policy_ids) = 0 OR p_policy_id::numeric = ANY (e.policy_ids));
+  GET DIAGNOSTICS v_queued = ROW_COUNT;
+  RETURN v_queued;
+END
+$$;
+
+ALTER FUNCTION policy.record_owner_event(p_policy_id text, p_type text, p_data jsonb, p_occurred_at timestamp with time zone, p_source text) OWNER TO spend_control_owner;
 
 --
 -- Name: refuse_change_rewrite(); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
@@ -386,8 +503,8 @@ CREATE TABLE policy.channel_deliveries (
     CONSTRAINT channel_deliveries_intent_id_check CHECK ((intent_id ~ '^ci_[0-9a-f]{24}$'::text)),
     CONSTRAINT channel_deliveries_intent_version_check CHECK ((intent_version >= 1)),
     CONSTRAINT channel_deliveries_last_error_check CHECK ((char_length(last_error) <= 500)),
-    CONSTRAINT channel_deliveries_notice_kind_check CHECK ((notice_kind = ANY (ARRAY['ESCALATION'::text, 'CONSUMER_INTENT_OUTCOME'::text]))),
-    CONSTRAINT channel_deliveries_notice_shape CHECK ((((notice_kind = 'ESCALATION'::text) AND (poll_ref IS NOT NULL) AND (policy_id IS NULL) AND (intent_id IS NULL) AND (intent_version IS NULL) AND (outcome IS NULL) AND (payload IS NULL)) OR ((notice_kind = 'CONSUMER_INTENT_OUTCOME'::text) AND (poll_ref IS NULL) AND (sealed_payload IS NULL) AND (policy_id IS NOT NULL) AND (intent_id IS NOT NULL) AND (intent_version IS NOT NULL) AND (outcome IS NOT NULL) AND (payload IS NOT NULL)))),
+    CONSTRAINT channel_deliveries_notice_kind_check CHECK ((notice_kind = ANY (ARRAY['ESCALATION'::text, 'CONSUMER_INTENT_OUTCOME'::text, 'ESCALATION_RESOLVED'::text, 'EMAIL_CONFIRMATION'::text]))),
+    CONSTRAINT channel_deliveries_notice_shape CHECK ((((notice_kind = 'ESCALATION'::text) AND (poll_ref IS NOT NULL) AND (policy_id IS NULL) AND (intent_id IS NULL) AND (intent_version IS NULL) AND (outcome IS NULL) AND (payload IS NULL)) OR ((notice_kind = 'CONSUMER_INTENT_OUTCOME'::text) AND (poll_ref IS NULL) AND (sealed_payload IS NULL) AND (policy_id IS NOT NULL) AND (intent_id IS NOT NULL) AND (intent_version IS NOT NULL) AND (outcome IS NOT NULL) AND (payload IS NOT NULL)) OR ((notice_kind = 'ESCALATION_RESOLVED'::text) AND (poll_ref IS NOT NULL) AND (sealed_payload IS NULL) AND (policy_id IS NULL) AND (intent_id IS NULL) AND (intent_version IS NULL) AND (outcome IS NULL) AND (payload IS NULL)) OR ((notice_kind = 'EMAIL_CONFIRMATION'::text) AND (poll_ref IS NULL) AND (policy_id IS NULL) AND (intent_id IS NULL) AND (intent_version IS NULL) AND (outcome IS NULL) AND (payload IS NULL)))),
     CONSTRAINT channel_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['COMPLETED'::text, 'MANUAL_REVIEW'::text, 'REFUNDED'::text]))),
     CONSTRAINT channel_deliveries_payload_check CHECK (((payload IS NULL) OR ((jsonb_typeof(payload) = 'object'::text) AND (octet_length((payload)::text) <= 8192)))),
     CONSTRAINT channel_deliveries_state_check CHECK ((state = ANY (ARRAY['PENDING'::text, 'SENT'::text, 'FAILED'::text, 'CANCELLED'::text])))
@@ -498,6 +615,27 @@ CREATE TABLE policy.escalations (
 );
 
 ALTER TABLE policy.escalations OWNER TO spend_control_owner;
+
+--
+-- Name: owner_events; Type: TABLE; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TABLE policy.owner_events (
+    event_id text NOT NULL,
+    owner text NOT NULL,
+    policy_id numeric(78,0) NOT NULL,
+    type text NOT NULL,
+    data jsonb NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    source text NOT NULL,
+    CONSTRAINT owner_events_data_check CHECK (((jsonb_typeof(data) = 'object'::text) AND (octet_length((data)::text) <= 8192))),
+    CONSTRAINT owner_events_event_id_check CHECK ((event_id ~ '^evt_[0-9a-f]{24}$'::text)),
+    CONSTRAINT owner_events_owner_check CHECK ((owner ~ '^0x[0-9a-f]{40}$'::text)),
+    CONSTRAINT owner_events_source_check CHECK ((char_length(source) <= 200)),
+    CONSTRAINT owner_events_type_check CHECK ((type = ANY (ARRAY['escalation.created'::text, 'escalation.resolved'::text, 'consumer_intent.state_changed'::text, 'receipt.anchored'::text, 'policy.changed'::text])))
+);
+
+ALTER TABLE policy.owner_events OWNER TO spend_control_owner;
 
 --
 -- Name: owner_nonces; Type: TABLE; Schema: policy; Owner: spend_control_owner
@@ -619,6 +757,59 @@ CREATE TABLE policy.sign_in_nonces (
 ALTER TABLE policy.sign_in_nonces OWNER TO spend_control_owner;
 
 --
+-- Name: webhook_deliveries; Type: TABLE; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TABLE policy.webhook_deliveries (
+    delivery_id text NOT NULL,
+    event_id text NOT NULL,
+    endpoint_id text NOT NULL,
+    state text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone NOT NULL,
+    last_status integer,
+    last_error text,
+    last_attempt_at timestamp with time zone,
+    delivered_at timestamp with time zone,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT webhook_deliveries_attempts_check CHECK (((attempts >= 0) AND (attempts <= 100))),
+    CONSTRAINT webhook_deliveries_check CHECK (((state = 'DELIVERED'::text) = (delivered_at IS NOT NULL))),
+    CONSTRAINT webhook_deliveries_delivery_id_check CHECK ((delivery_id ~ '^whd_[0-9a-f]{24}$'::text)),
+    CONSTRAINT webhook_deliveries_last_error_check CHECK ((char_length(last_error) <= 500)),
+    CONSTRAINT webhook_deliveries_last_status_check CHECK (((last_status >= 100) AND (last_status <= 599))),
+    CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['PENDING'::text, 'DELIVERED'::text, 'FAILED'::text])))
+);
+
+ALTER TABLE policy.webhook_deliveries OWNER TO spend_control_owner;
+
+--
+-- Name: webhook_endpoints; Type: TABLE; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TABLE policy.webhook_endpoints (
+    endpoint_id text NOT NULL,
+    owner text NOT NULL,
+    url text NOT NULL,
+    events text[] NOT NULL,
+    policy_ids numeric(78,0)[] DEFAULT '{}'::numeric[] NOT NULL,
+    sealed_secret bytea NOT NULL,
+    state text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    secret_rotated_at timestamp with time zone,
+    disabled_at timestamp with time zone,
+    CONSTRAINT webhook_endpoints_check CHECK (((state = 'DISABLED'::text) = (disabled_at IS NOT NULL))),
+    CONSTRAINT webhook_endpoints_endpoint_id_check CHECK ((endpoint_id ~ '^whe_[0-9a-f]{24}$'::text)),
+    CONSTRAINT webhook_endpoints_events_check CHECK ((((cardinality(events) >= 1) AND (cardinality(events) <= 5)) AND (events <@ ARRAY['escalation.created'::text, 'escalation.resolved'::text, 'consumer_intent.state_changed'::text, 'receipt.anchored'::text, 'policy.changed'::text]))),
+    CONSTRAINT webhook_endpoints_owner_check CHECK ((owner ~ '^0x[0-9a-f]{40}$'::text)),
+    CONSTRAINT webhook_endpoints_policy_ids_check CHECK ((cardinality(policy_ids) <= 100)),
+    CONSTRAINT webhook_endpoints_state_check CHECK ((state = ANY (ARRAY['ACTIVE'::text, 'DISABLED'::text]))),
+    CONSTRAINT webhook_endpoints_url_check CHECK (((char_length(url) >= 8) AND (char_length(url) <= 2048)))
+);
+
+ALTER TABLE policy.webhook_endpoints OWNER TO spend_control_owner;
+
+--
 -- Name: channel_deliveries delivery_id; Type: DEFAULT; Schema: policy; Owner: spend_control_owner
 --
 
@@ -651,6 +842,13 @@ ALTER TABLE ONLY policy.channel_bindings
     ADD CONSTRAINT channel_bindings_pkey PRIMARY KEY (binding_id);
 
 --
+-- Name: channel_deliveries channel_deliveries_escalation_once; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.channel_deliveries
+    ADD CONSTRAINT channel_deliveries_escalation_once UNIQUE (poll_ref, binding_id, notice_kind);
+
+--
 -- Name: channel_deliveries channel_deliveries_outcome_once; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
 --
 
@@ -663,13 +861,6 @@ ALTER TABLE ONLY policy.channel_deliveries
 
 ALTER TABLE ONLY policy.channel_deliveries
     ADD CONSTRAINT channel_deliveries_pkey PRIMARY KEY (delivery_id);
-
---
--- Name: channel_deliveries channel_deliveries_poll_ref_binding_id_key; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY policy.channel_deliveries
-    ADD CONSTRAINT channel_deliveries_poll_ref_binding_id_key UNIQUE (poll_ref, binding_id);
 
 --
 -- Name: escalation_events escalation_events_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
@@ -691,6 +882,20 @@ ALTER TABLE ONLY policy.escalations
 
 ALTER TABLE ONLY policy.escalations
     ADD CONSTRAINT escalations_pkey PRIMARY KEY (poll_ref);
+
+--
+-- Name: owner_events owner_events_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.owner_events
+    ADD CONSTRAINT owner_events_pkey PRIMARY KEY (event_id);
+
+--
+-- Name: owner_events owner_events_source_key; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.owner_events
+    ADD CONSTRAINT owner_events_source_key UNIQUE (source);
 
 --
 -- Name: owner_nonces owner_nonces_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
@@ -726,6 +931,27 @@ ALTER TABLE ONLY policy.registrations
 
 ALTER TABLE ONLY policy.sign_in_nonces
     ADD CONSTRAINT sign_in_nonces_pkey PRIMARY KEY (nonce);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_event_id_endpoint_id_key; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_event_id_endpoint_id_key UNIQUE (event_id, endpoint_id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (delivery_id);
+
+--
+-- Name: webhook_endpoints webhook_endpoints_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (endpoint_id);
 
 --
 -- Name: channel_bindings_address; Type: INDEX; Schema: policy; Owner: spend_control_owner
@@ -812,6 +1038,24 @@ CREATE INDEX registrations_policy ON policy.registrations USING btree (policy_id
 CREATE INDEX sign_in_nonces_expiry ON policy.sign_in_nonces USING btree (expires_at);
 
 --
+-- Name: webhook_deliveries_due; Type: INDEX; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE INDEX webhook_deliveries_due ON policy.webhook_deliveries USING btree (next_attempt_at) WHERE (state = 'PENDING'::text);
+
+--
+-- Name: webhook_deliveries_endpoint; Type: INDEX; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE INDEX webhook_deliveries_endpoint ON policy.webhook_deliveries USING btree (endpoint_id, created_at DESC, delivery_id DESC);
+
+--
+-- Name: webhook_endpoints_owner; Type: INDEX; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE INDEX webhook_endpoints_owner ON policy.webhook_endpoints USING btree (owner, created_at) WHERE (state = 'ACTIVE'::text);
+
+--
 -- Name: escalation_events escalation_events_append_only; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
 --
 
@@ -844,6 +1088,30 @@ CREATE TRIGGER escalations_notify_state AFTER UPDATE OF state ON policy.escalati
 ALTER TABLE policy.escalations ENABLE ALWAYS TRIGGER escalations_notify_state;
 
 --
+-- Name: escalations escalations_owner_event_created; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TRIGGER escalations_owner_event_created AFTER INSERT ON policy.escalations FOR EACH ROW EXECUTE FUNCTION policy.escalation_owner_event();
+
+ALTER TABLE policy.escalations ENABLE ALWAYS TRIGGER escalations_owner_event_created;
+
+--
+-- Name: escalations escalations_owner_event_resolved; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TRIGGER escalations_owner_event_resolved AFTER UPDATE OF state ON policy.escalations FOR EACH ROW WHEN (((old.state = 'PENDING'::text) AND (new.state <> 'PENDING'::text))) EXECUTE FUNCTION policy.escalation_owner_event();
+
+ALTER TABLE policy.escalations ENABLE ALWAYS TRIGGER escalations_owner_event_resolved;
+
+--
+-- Name: escalations escalations_resolution_notices; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TRIGGER escalations_resolution_notices AFTER UPDATE OF state ON policy.escalations FOR EACH ROW WHEN (((old.state = 'PENDING'::text) AND (new.state <> 'PENDING'::text))) EXECUTE FUNCTION policy.queue_resolution_notices();
+
+ALTER TABLE policy.escalations ENABLE ALWAYS TRIGGER escalations_resolution_notices;
+
+--
 -- Name: escalations escalations_transition; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
 --
 
@@ -858,6 +1126,14 @@ ALTER TABLE policy.escalations ENABLE ALWAYS TRIGGER escalations_transition;
 CREATE TRIGGER policy_changes_append_only BEFORE DELETE OR UPDATE ON policy.policy_changes FOR EACH ROW EXECUTE FUNCTION policy.refuse_change_rewrite();
 
 ALTER TABLE policy.policy_changes ENABLE ALWAYS TRIGGER policy_changes_append_only;
+
+--
+-- Name: policy_changes policy_changes_owner_event; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TRIGGER policy_changes_owner_event AFTER INSERT ON policy.policy_changes FOR EACH ROW EXECUTE FUNCTION policy.policy_change_owner_event();
+
+ALTER TABLE policy.policy_changes ENABLE ALWAYS TRIGGER policy_changes_owner_event;
 
 --
 -- Name: channel_deliveries channel_deliveries_binding_id_fkey; Type: FK CONSTRAINT; Schema: policy; Owner: spend_control_owner
@@ -879,6 +1155,20 @@ ALTER TABLE ONLY policy.channel_deliveries
 
 ALTER TABLE ONLY policy.escalation_events
     ADD CONSTRAINT escalation_events_poll_ref_fkey FOREIGN KEY (poll_ref) REFERENCES policy.escalations(poll_ref);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES policy.webhook_endpoints(endpoint_id);
+
+--
+-- Name: webhook_deliveries webhook_deliveries_event_id_fkey; Type: FK CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES policy.owner_events(event_id);
 
 --
 -- Name: SCHEMA policy; Type: ACL; Schema: -; Owner: spend_control_owner
@@ -925,6 +1215,12 @@ REVOKE ALL ON FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestam
 GRANT ALL ON FUNCTION policy.escalation_outcome(p_poll_ref text, p_now timestamp with time zone) TO spend_control_service;
 
 --
+-- Name: FUNCTION escalation_owner_event(); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION policy.escalation_owner_event() TO spend_control_service;
+
+--
 -- Name: FUNCTION expire_due_escalations(p_intent_hash text, p_poll_ref text, p_now timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
 --
 
@@ -951,10 +1247,29 @@ REVOKE ALL ON FUNCTION policy.owner_policy_ids(p_owner text) FROM PUBLIC;
 GRANT ALL ON FUNCTION policy.owner_policy_ids(p_owner text) TO spend_control_service;
 
 --
+-- Name: FUNCTION policy_change_owner_event(); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION policy.policy_change_owner_event() TO spend_control_service;
+
+--
 -- Name: FUNCTION policy_owner(p_policy_id text); Type: ACL; Schema: policy; Owner: spend_control_owner
 --
 
 GRANT ALL ON FUNCTION policy.policy_owner(p_policy_id text) TO spend_control_service;
+
+--
+-- Name: FUNCTION queue_resolution_notices(); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION policy.queue_resolution_notices() TO spend_control_service;
+
+--
+-- Name: FUNCTION record_owner_event(p_policy_id text, p_type text, p_data jsonb, p_occurred_at timestamp with time zone, p_source text); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION policy.record_owner_event(p_policy_id text, p_type text, p_data jsonb, p_occurred_at timestamp with time zone, p_source text) FROM PUBLIC;
+GRANT ALL ON FUNCTION policy.record_owner_event(p_policy_id text, p_type text, p_data jsonb, p_occurred_at timestamp with time zone, p_source text) TO spend_control_service;
 
 --
 -- Name: FUNCTION refuse_change_rewrite(); Type: ACL; Schema: policy; Owner: spend_control_owner
@@ -978,7 +1293,13 @@ GRANT SELECT,INSERT,UPDATE ON TABLE policy.channel_bindings TO spend_control_ser
 -- Name: TABLE channel_deliveries; Type: ACL; Schema: policy; Owner: spend_control_owner
 --
 
-GRANT SELECT,UPDATE ON TABLE policy.channel_deliveries TO spend_control_service;
+GRANT SELECT,INSERT,UPDATE ON TABLE policy.channel_deliveries TO spend_control_service;
+
+--
+-- Name: SEQUENCE channel_deliveries_delivery_id_seq; Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT USAGE ON SEQUENCE policy.channel_deliveries_delivery_id_seq TO spend_control_service;
 
 --
 -- Name: TABLE escalation_events; Type: ACL; Schema: policy; Owner: spend_control_owner
@@ -997,6 +1318,12 @@ GRANT USAGE ON SEQUENCE policy.escalation_events_seq_seq TO spend_control_servic
 --
 
 GRANT SELECT,UPDATE ON TABLE policy.escalations TO spend_control_service;
+
+--
+-- Name: TABLE owner_events; Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE policy.owner_events TO spend_control_service;
 
 --
 -- Name: TABLE owner_nonces; Type: ACL; Schema: policy; Owner: spend_control_owner
@@ -1033,3 +1360,15 @@ GRANT SELECT,INSERT ON TABLE policy.registrations TO spend_control_service;
 --
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE policy.sign_in_nonces TO spend_control_service;
+
+--
+-- Name: TABLE webhook_deliveries; Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE policy.webhook_deliveries TO spend_control_service;
+
+--
+-- Name: TABLE webhook_endpoints; Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE policy.webhook_endpoints TO spend_control_service;

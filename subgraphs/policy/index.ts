@@ -3,6 +3,8 @@
 // the cross-schema surface listed in docs/architecture.md).
 export { codeDigest, newReplyCode } from './escalations/replyCode';
 export { deliverDueNotices, sweepExpiredEscalations } from './escalations/jobs';
+// The owner-webhook delivery round (FOR UPDATE SKIP LOCKED claims, the retry schedule).
+export { deliverDueWebhooks, type WebhookDeliveryDeps } from './webhooks/jobs';
 export { createPolicy } from './policies/writes';
 // The owner's decision on an escalation (the dashboard's path), for the consumer-intent approve
 // route, which resolves the escalation exactly as decideEscalation does before it moves the intent.

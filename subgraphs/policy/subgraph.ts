@@ -14,6 +14,7 @@ import {
   policyReferenceResolvers,
 } from './policies/resolvers';
 import { SignInResolver } from './signIn/resolvers';
+import { WebhookResolver } from './webhooks/resolvers';
 
 export const policySubgraph: SubgraphModule = {
   name: 'policy',
@@ -28,6 +29,7 @@ export const policySubgraph: SubgraphModule = {
           SignInResolver,
           EscalationResolver,
           ChannelResolver,
+          WebhookResolver,
         ],
       },
       policyReferenceResolvers,

@@ -150,6 +150,8 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.escalations': row('401', '403', '403', 'A', 'ok', 'A'),
   'Query.unmatchedChannelReplies': row('401', '403', '403', 'ok', 'ok', '403'),
   'Query.channelBindings': row('401', '403', '403', 'A', 'ok', '403'),
+  'Query.webhookEndpoints': row('401', '403', '403', 'A', 'ok', '403'),
+  'Query.webhookDeliveries': row('401', '403', '403', 'A', '404', '403'),
 
   // GraphQL mutations (refusals run before allowed cells, so a refused write never changed A first).
   'Mutation.issueSignInNonce': PUBLIC,
@@ -179,6 +181,11 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Mutation.approveConsumerIntent': row('401', '403', '403', 'A', '404', '403'),
   'Mutation.startChannelLink': row('401', '403', '403', 'ok', 'ok', '403'),
   'Mutation.revokeChannelBinding': row('401', '403', '403', 'A', '404', '403'),
+  'Mutation.createWebhookEndpoint': row('401', '403', '403', 'ok', 'ok', '403'),
+  'Mutation.rotateWebhookSecret': row('401', '403', '403', 'A', '404', '403'),
+  'Mutation.disableWebhookEndpoint': row('401', '403', '403', 'A', '404', '403'),
+  'Mutation.redeliverWebhook': row('401', '403', '403', 'A', '404', '403'),
+  'Mutation.confirmEmailBinding': CHANNEL_ACTOR_ONLY,
   'Mutation.receiveChatMessage': CHANNEL_ACTOR_ONLY,
   'Mutation.receiveWebhookRequest': CHANNEL_ACTOR_ONLY,
 

@@ -66,6 +66,12 @@ export interface MatrixWorld {
   readonly obligationAccountA: string;
   readonly registrationTxA: string;
   readonly bindingA: { readonly bindingId: string; readonly address: string };
+  /** Owner A's webhook endpoints (for policy A) and a delivery queued by escalatedA. */
+  readonly webhooksA: {
+    readonly endpointId: string;
+    readonly disableEndpointId: string;
+    readonly deliveryId: string;
+  };
   /** A's consumer intents (created by A's consumer session, escalated): one to read, one per approve operation. */
   readonly consumerIntentsA: {
     readonly read: ConsumerIntentRef;
@@ -302,7 +308,24 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
         }),
         'ESCALATED_THRESHOLD',
       );
+    const endpoint = async () =>
+      (
+        await gql(
+          stack,
+          'mutation ($p: ID!) { createWebhookEndpoint(input: {url: "http://127.0.0.1:9/hook", events: ["escalation.created"], policyIds: [$p]}) { endpoint { id } } }',
+          { p: a.policyId },
+          tokens.ownerA!,
+        )
+      ).createWebhookEndpoint.endpoint.id as string;
+    const webhookEndpointA = await endpoint();
+    const disableEndpointId = await endpoint();
     const escalatedA = await escalate(a);
+    const webhookDeliveries = await gql(
+      stack,
+      'query ($e: ID!) { webhookDeliveries(endpointId: $e) { nodes { id } } }',
+      { e: webhookEndpointA },
+      tokens.ownerA!,
+    );
     const decidableA = await escalate(a);
     const escalatedB = await escalate(b);
     const decisions = await gql(
@@ -345,6 +368,11 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
       obligationAccountA: ledger.account,
       registrationTxA,
       bindingA: { bindingId: link.startChannelLink.binding.bindingId, address: bindingAddress },
+      webhooksA: {
+        endpointId: webhookEndpointA,
+        disableEndpointId,
+        deliveryId: webhookDeliveries.webhookDeliveries.nodes[0].id,
+      },
       consumerIntentsA,
       assets: [policyAsset, paymentAsset],
       markersOfA: [

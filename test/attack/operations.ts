@@ -415,6 +415,12 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     '{ unmatchedChannelReplies { kind } }',
   ),
   'Query.channelBindings': gql('channelBindings', '{ channelBindings { bindingId address } }'),
+  'Query.webhookEndpoints': gql('webhookEndpoints', '{ webhookEndpoints { id policyIds } }'),
+  'Query.webhookDeliveries': gql(
+    'webhookDeliveries',
+    'query ($e: ID!) { webhookDeliveries(endpointId: $e) { nodes { id data } } }',
+    (world) => ({ e: world.webhooksA.endpointId }),
+  ),
 
   'Mutation.issueSignInNonce': gql('issueSignInNonce', 'mutation { issueSignInNonce { nonce } }'),
   'Mutation.verifySignIn': async (world) => ({
@@ -576,6 +582,29 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     (world) => ({
       id: world.bindingA.bindingId,
     }),
+  ),
+  'Mutation.createWebhookEndpoint': gql(
+    'createWebhookEndpoint',
+    'mutation { createWebhookEndpoint(input: {url: "http://127.0.0.1:9/x", events: ["policy.changed"]}) { endpoint { id } } }',
+  ),
+  'Mutation.rotateWebhookSecret': gql(
+    'rotateWebhookSecret',
+    'mutation ($id: ID!) { rotateWebhookSecret(id: $id) { endpoint { id policyIds } } }',
+    (world) => ({ id: world.webhooksA.endpointId }),
+  ),
+  'Mutation.disableWebhookEndpoint': gql(
+    'disableWebhookEndpoint',
+    'mutation ($id: ID!) { disableWebhookEndpoint(id: $id) { id policyIds } }',
+    (world) => ({ id: world.webhooksA.disableEndpointId }),
+  ),
+  'Mutation.redeliverWebhook': gql(
+    'redeliverWebhook',
+    'mutation ($id: ID!) { redeliverWebhook(deliveryId: $id) { id data } }',
+    (world) => ({ id: world.webhooksA.deliveryId }),
+  ),
+  'Mutation.confirmEmailBinding': gql(
+    'confirmEmailBinding',
+    'mutation { confirmEmailBinding(bindingId: "chb_000000000000000000000000", code: "000000000000000000000000") { outcome } }',
   ),
   'Mutation.receiveChatMessage': gql(
     'receiveChatMessage',

@@ -371,20 +371,62 @@ test('a channel that fails is logged on the escalation and retried with backoff;
   ]);
 });
 
-test('email: a notice with the dashboard link and no reply code; the owner decides elsewhere', async () => {
+test('email: an unconfirmed address gets only its single-use confirmation link; once confirmed, notices with the dashboard link and no reply code, and the resolution', async () => {
   const account = privateKeyToAccount(generatePrivateKey());
   const token = await signIn(stack.url, account);
   const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
     escalation: { timeoutMinutes: 30, channels: ['email', 'dashboard'] },
   });
-  await startLink(token, 'EMAIL', 'owner@example.com');
-  const { pollRef } = await escalateAndDeliver(policy);
+  const started = await startLink(token, 'EMAIL', 'owner@example.com');
+  expect(started.linkCode).toBeNull();
+  const mailsTo = () =>
+    smtp.messages.filter((message) => message.envelopeTo.includes('owner@example.com'));
+
+  // Unconfirmed: the escalation's notice is not mailed; only the confirmation is.
+  const unconfirmed = await escalateAndDeliver(policy);
+  await stack.stack.worker!.runOnce();
+  expect(mailsTo()).toHaveLength(1);
+  const confirmation = mailsTo()[0]!;
+  expect(confirmation.subject).toMatch(/confirm/i);
+  expect(confirmation.text).not.toContain(unconfirmed.pollRef);
+  const link = new URL(/(http\S+\/channels\/email\/confirm\S+)/.exec(confirmation.text!)![1]!);
+  expect((await graphql(stack.url, BINDINGS, {}, token)).body.data.channelBindings).toEqual([
+    { kind: 'EMAIL', state: 'PENDING', address: 'owner@example.com', replyFrom: null },
+  ]);
+
+  // Opening the link only shows a button; its POST confirms, once.
+  const confirmAt = `${stack.url}/channels/email/confirm`;
+  const opened = await fetch(`${confirmAt}${link.search}`);
+  expect(opened.status).toBe(200);
+  expect(await opened.text()).toContain('<form method="post"');
+  const form = new URLSearchParams({
+    binding: link.searchParams.get('binding')!,
+    code: link.searchParams.get('code')!,
+  });
+  const post = () =>
+    fetch(confirmAt, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+  const confirmed = await post();
+  expect(confirmed.status).toBe(200);
+  expect(await confirmed.text()).toMatch(/Confirmed/);
+  expect((await post()).status).toBe(400);
+  expect((await graphql(stack.url, BINDINGS, {}, token)).body.data.channelBindings).toEqual([
+    { kind: 'EMAIL', state: 'ACTIVE', address: 'owner@example.com', replyFrom: null },
+  ]);
+
+  const { pollRef } = await escalateAndDeliver(
+    policy,
+    escalatingIntent(policy, clockMs, { amount: '1600000' }),
+  );
   const mail = await smtp.waitForMessage(
     (message) =>
       message.envelopeTo.includes('owner@example.com') && (message.text ?? '').includes(pollRef),
   );
   expect(mail.text).toContain(`http://127.0.0.1/dashboard/escalations/${pollRef}`);
-  expect(mail.text).toContain('1.50 USDT0');
+  expect(mail.text).toContain('1.60 USDT0');
   expect(mail.raw).not.toMatch(/APPROVE [0-9a-f]{24}/);
   expect((await record(token, pollRef)).events.map((event) => [event.kind, event.channel])).toEqual(
     [
@@ -392,4 +434,21 @@ test('email: a notice with the dashboard link and no reply code; the owner decid
       ['DELIVERY_SENT', 'email'],
     ],
   );
+
+  // The owner denies in the dashboard: the bound address hears the resolution.
+  const denied = await graphql(
+    stack.url,
+    'mutation ($pollRef: ID!) { decideEscalation(pollRef: $pollRef, decision: DENY) { state } }',
+    { pollRef },
+    token,
+  );
+  expect(denied.body.data.decideEscalation.state).toBe('DENIED');
+  await stack.stack.worker!.runOnce();
+  const resolution = await smtp.waitForMessage(
+    (message) =>
+      message.envelopeTo.includes('owner@example.com') &&
+      (message.subject ?? '').startsWith('Spend request denied'),
+  );
+  expect(resolution.text).toContain(pollRef);
+  expect(resolution.text).toContain('1.60 USDT0');
 });

@@ -7,6 +7,7 @@ import { buildMerkleTree, receiptLeafData, receiptMerkleHash } from '../../../co
 import { proofToHex } from '../../../core/canon/merkle';
 import { decisionReceiptBodyOf, decisionReceiptDigest } from '../../../core/receipts/anchor';
 import type { Db } from '../../../platform/db';
+import { recordReceiptsAnchored } from './ownerEvents';
 
 /** Where batches go: the chain (CAIP-2) and the ReceiptAnchor contract, lowercase. */
 export interface AnchorTarget {
@@ -201,6 +202,7 @@ export async function markAnchored(
       [batchId, landed.txHash.toLowerCase(), landed.blockNumber.toString()],
     );
     await publishToConsumerReceipts(client, batchId);
+    await recordReceiptsAnchored(client, batchId);
   });
 }
 

@@ -13,7 +13,7 @@ import {
   ChannelInboundResult,
   ChannelLinkStart,
 } from './schema';
-import { type LinkStart, revokeBinding, startChannelLink } from './writes';
+import { confirmEmailBinding, type LinkStart, revokeBinding, startChannelLink } from './writes';
 
 @ArgsType()
 class StartChannelLinkArgs {
@@ -133,6 +133,36 @@ export class ChannelResolver {
       userId: args.userId ?? null,
       text: args.text,
     });
+  }
+
+  @Mutation(() => ChannelInboundResult, {
+    description:
+      'Gateway only (the email channel actor): the confirmation link mailed to a new email binding, opened.',
+  })
+  async confirmEmailBinding(
+    @Arg('bindingId', () => ID) bindingId: string,
+    @Arg('code') code: string,
+    @Ctx() ctx: SubgraphContext,
+  ): Promise<InboundResult> {
+    const actor = requireActor(ctx, ['channel']);
+    if (actor.channel !== 'email')
+      throw new AppError('FORBIDDEN', 'This channel actor speaks for another channel.');
+    const bound = await confirmEmailBinding(ctx.db, bindingId, code.toLowerCase(), ctx.now());
+    return bound === null
+      ? {
+          outcome: 'LINK_REFUSED',
+          reason: 'the confirmation link is unknown, used or expired',
+          pollRef: null,
+          state: null,
+          answer: 'This confirmation link is unknown, used or expired. Start a new email binding.',
+        }
+      : {
+          outcome: 'LINKED',
+          reason: null,
+          pollRef: null,
+          state: null,
+          answer: 'Confirmed: this address now receives Spend Control notices.',
+        };
   }
 
   @Mutation(() => ChannelInboundResult, {

@@ -2,7 +2,8 @@
 // binding is started by the owner's session (startChannelLink) and becomes ACTIVE only when the
 // link code comes back through the channel itself: `/start <code>` or `LINK <code>` typed to the
 // Telegram bot or as a Slack slash command, or a webhook reply signed with the binding's secret.
-// Email carries notices only (no code, never a decision path) and is active at once.
+// Email carries notices only (no code, never a decision path) and becomes ACTIVE only through its
+// confirmation link: a single-use code mailed to the address (the only mail it gets before).
 import { randomBytes } from 'node:crypto';
 import { isChannelBindingId, newChannelBindingId } from '../../../core/canon/ids';
 import { AppError } from '../../../core/errors';
@@ -22,6 +23,8 @@ import {
 
 /** A link code is good for this long after startChannelLink. */
 export const LINK_CODE_TTL_MS = 30 * 60_000;
+/** An email confirmation link is good for a day: mail is read later than a chat. */
+export const EMAIL_CONFIRM_TTL_MS = 24 * 60 * 60_000;
 export const WEBHOOK_SECRET_BYTES = 32;
 const LINK_TEXT = /^\s*(?:\/start|link)\s+([0-9a-f]{24})\s*$/i;
 const EMAIL = /^[^\s@<>()",;:]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,63}$/;
@@ -96,10 +99,12 @@ export async function startChannelLink(
   const now = ctx.now();
   const key = requireSealingKey(ctx);
   const { address, replyFrom } = checkedAddress(input.kind, input.address, input.replyFrom);
-  const linkCode = input.kind === 'email' ? null : newReplyCode();
+  const linkCode = newReplyCode();
   const secret =
     input.kind === 'webhook' ? randomBytes(WEBHOOK_SECRET_BYTES).toString('hex') : null;
-  const expiresAt = new Date(now.getTime() + LINK_CODE_TTL_MS);
+  const expiresAt = new Date(
+    now.getTime() + (input.kind === 'email' ? EMAIL_CONFIRM_TTL_MS : LINK_CODE_TTL_MS),
+  );
   const bindingId = newChannelBindingId();
   return withTransaction(ctx.db, async (client) => {
     const count = await client.query<{ n: number }>(
@@ -112,7 +117,7 @@ export async function startChannelLink(
         `An owner keeps at most ${MAX_BINDINGS_PER_OWNER} channel bindings; revoke one first.`,
       );
     }
-    const state: BindingState = linkCode === null ? 'ACTIVE' : 'PENDING';
+    const state: BindingState = 'PENDING';
     const inserted = await client.query<BindingRecord>(
       `INSERT INTO policy.channel_bindings (binding_id, owner, kind, address, reply_from, sealed_secret, state, link_code_sha256,
                                             link_expires_at, created_at, activated_at)
@@ -125,15 +130,24 @@ export async function startChannelLink(
         replyFrom,
         secret === null ? null : seal(key, secret),
         state,
-        linkCode === null ? null : codeDigest(linkCode),
+        codeDigest(linkCode),
         expiresAt,
         now,
-        state === 'ACTIVE' ? now : null,
+        null,
       ],
     );
+    if (input.kind === 'email') {
+      // The confirmation mail: the code travels to the delivery job sealed, wiped once sent.
+      await client.query(
+        `INSERT INTO policy.channel_deliveries (binding_id, notice_kind, state, sealed_payload, next_attempt_at, created_at, updated_at)
+         VALUES ($1, 'EMAIL_CONFIRMATION', 'PENDING', $2, $3, $3, $3)`,
+        [bindingId, seal(key, linkCode), now],
+      );
+    }
     return {
       binding: toBinding(inserted.rows[0]!),
-      linkCode,
+      // Email's code goes only to the address: whoever confirms must read that mailbox.
+      linkCode: input.kind === 'email' ? null : linkCode,
       linkExpiresAt: expiresAt,
       secret,
       instructions: instructionsFor(input.kind, linkCode),
@@ -150,7 +164,7 @@ function instructionsFor(kind: BindingKind, linkCode: string | null): string {
     case 'webhook':
       return `POST {"type":"channel.link","code":"${linkCode}"} to /channels/webhook/reply, signed with the secret (headers x-spend-control-timestamp and x-spend-control-signature).`;
     case 'email':
-      return 'Active: notices are mailed with a link to the dashboard. Email never carries a reply code; decide in the dashboard or a chat channel.';
+      return 'A confirmation link is mailed to the address; nothing else is sent there until it is opened and confirmed. Email never carries a reply code; decide in the dashboard or a chat channel.';
   }
 }
 
@@ -186,22 +200,44 @@ export async function completeChannelLink(
   return record === undefined ? null : toBinding(record);
 }
 
-/** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
-export async function completeWebhookLink(
+/** Activates the PENDING binding of this kind and id whose link code matches: once, before it expires. */
+async function activateByLinkCode(
   db: Db,
+  kind: 'webhook' | 'email',
   bindingId: string,
   code: string,
   now: Date,
 ): Promise<BindingRow | null> {
   const result = await db.query<BindingRecord>(
     `UPDATE policy.channel_bindings
-        SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $3
-      WHERE binding_id = $1 AND kind = 'webhook' AND link_code_sha256 = $2 AND state = 'PENDING' AND link_expires_at > $3
+        SET state = 'ACTIVE', link_code_sha256 = NULL, activated_at = $4
+      WHERE binding_id = $1 AND kind = $2 AND link_code_sha256 = $3 AND state = 'PENDING' AND link_expires_at > $4
       RETURNING ${COLUMNS}`,
-    [bindingId, codeDigest(code), now],
+    [bindingId, kind, codeDigest(code), now],
   );
   const record = result.rows[0];
   return record === undefined ? null : toBinding(record);
+}
+
+/** Activates a PENDING webhook binding whose link the owner's receiver signed with its secret. */
+export function completeWebhookLink(
+  db: Db,
+  bindingId: string,
+  code: string,
+  now: Date,
+): Promise<BindingRow | null> {
+  return activateByLinkCode(db, 'webhook', bindingId, code, now);
+}
+
+/** Activates the PENDING email binding whose mailed confirmation code this is. */
+export async function confirmEmailBinding(
+  db: Db,
+  bindingId: string,
+  code: string,
+  now: Date,
+): Promise<BindingRow | null> {
+  if (!isChannelBindingId(bindingId) || !/^[0-9a-f]{24}$/.test(code)) return null;
+  return activateByLinkCode(db, 'email', bindingId, code, now);
 }
 
 export async function revokeBinding(

@@ -12,6 +12,7 @@ import type {
   ChannelTarget,
   DeliveryResult,
   EscalationNotice,
+  ResolutionNotice,
 } from '../../../channels/types';
 import { ChannelDeliveryError } from '../../../channels/errors';
 import { formatAmount } from '../../../core/money/amount';
@@ -62,13 +63,16 @@ export interface DeliveryDeps {
   readonly adapters: Partial<Record<ChannelKind, ChannelAdapter>>;
   /** Base of the owner's dashboard links; a notice links to `<base>/escalations/<pollRef>`. */
   readonly dashboardBaseUrl: string;
+  /** Where an email confirmation link points (the gateway's public URL); default the dashboard's origin. */
+  readonly publicUrl?: string;
   readonly log: Logger;
 }
 
 /** A claimed delivery: the escalation's columns for an escalation notice, the outcome's for the other kind. */
 interface ClaimedDelivery {
   delivery_id: string;
-  notice_kind: 'ESCALATION' | 'CONSUMER_INTENT_OUTCOME';
+  notice_kind:
+    'ESCALATION' | 'CONSUMER_INTENT_OUTCOME' | 'ESCALATION_RESOLVED' | 'EMAIL_CONFIRMATION';
   attempts: number;
   sealed_payload: Buffer | null;
   kind: ChannelKind;
@@ -88,6 +92,10 @@ interface ClaimedDelivery {
   intent_id: string | null;
   outcome: string | null;
   payload: Record<string, unknown> | null;
+  escalation_state: 'PENDING' | 'APPROVED' | 'DENIED' | 'EXPIRED' | null;
+  resolved_at: Date | null;
+  resolved_via: string | null;
+  link_expires_at: Date;
 }
 
 type EscalationDelivery = ClaimedDelivery & {
@@ -117,7 +125,8 @@ async function claimDeliveries(db: DbPool, now: Date): Promise<ClaimedDelivery[]
        SELECT c.delivery_id::text, c.notice_kind, c.attempts, c.sealed_payload, b.kind, b.address, b.sealed_secret,
               b.binding_id, coalesce(e.owner, b.owner) AS owner, coalesce(e.policy_id, c.policy_id)::text AS policy_id,
               c.poll_ref, e.amount::text AS amount, e.recipient, e.intent, e.deciding_rule, e.rule_reason,
-              e.expires_at, p.rules, c.intent_id, c.outcome, c.payload
+              e.expires_at, p.rules, c.intent_id, c.outcome, c.payload, e.state AS escalation_state,
+              e.resolved_at, e.resolved_via, b.link_expires_at
          FROM claimed c
          JOIN policy.channel_bindings b ON b.binding_id = c.binding_id
          LEFT JOIN policy.escalations e ON e.poll_ref = c.poll_ref
@@ -182,7 +191,7 @@ async function finish(
   );
   // Cancelled meanwhile (the escalation was decided or expired): nothing more to record. An
   // outcome notice has no escalation to log on: its row (state, attempts, last_error) is the record.
-  if (updated.rowCount !== 1 || row.poll_ref === null) return;
+  if (updated.rowCount !== 1 || row.poll_ref === null || row.notice_kind !== 'ESCALATION') return;
   const kind =
     outcome.state === 'SENT'
       ? 'DELIVERY_SENT'
@@ -204,6 +213,42 @@ async function finish(
   });
 }
 
+function resolutionNoticeOf(row: ClaimedDelivery, dashboardBaseUrl: string): ResolutionNotice {
+  const state = row.escalation_state;
+  if (
+    row.poll_ref === null ||
+    row.rules === null ||
+    row.amount === null ||
+    row.resolved_at === null
+  )
+    throw new SealError('the delivery carries no resolved escalation');
+  if (state !== 'APPROVED' && state !== 'DENIED' && state !== 'EXPIRED')
+    throw new SealError('the escalation is not resolved');
+  const description = row.intent?.item?.description;
+  return {
+    pollRef: row.poll_ref,
+    outcome: state,
+    policyId: row.policy_id ?? '',
+    policyName: typeof row.rules.name === 'string' && row.rules.name !== '' ? row.rules.name : null,
+    amountDisplay: formatAmount(BigInt(row.amount), row.rules.asset.decimals),
+    assetSymbol: row.rules.asset.symbol,
+    item:
+      typeof description === 'string' && description !== '' ? description : 'no description given',
+    resolvedAt: row.resolved_at,
+    resolvedVia: row.resolved_via,
+    dashboardUrl: `${dashboardBaseUrl.replace(/\/+$/, '')}/escalations/${row.poll_ref}`,
+  };
+}
+
+/** The single-use link the gateway's GET /channels/email/confirm answers. */
+function confirmationUrl(deps: DeliveryDeps, bindingId: string, code: string): string {
+  const base = deps.publicUrl ?? new URL(deps.dashboardBaseUrl).origin;
+  const url = new URL('/channels/email/confirm', base);
+  url.searchParams.set('binding', bindingId);
+  url.searchParams.set('code', code);
+  return url.toString();
+}
+
 type Send = (adapter: ChannelAdapter, target: ChannelTarget) => Promise<DeliveryResult>;
 
 /** What sending this row means: the escalation with its unsealed code, or the outcome notice. */
@@ -211,6 +256,19 @@ function senderOf(deps: DeliveryDeps, row: ClaimedDelivery): Send {
   if (row.notice_kind === 'CONSUMER_INTENT_OUTCOME') {
     const notice = outcomeNoticeOf(row, deps.dashboardBaseUrl);
     return (adapter, target) => adapter.sendOutcome(target, notice);
+  }
+  if (row.notice_kind === 'ESCALATION_RESOLVED') {
+    const notice = resolutionNoticeOf(row, deps.dashboardBaseUrl);
+    return (adapter, target) => adapter.sendResolution(target, notice);
+  }
+  if (row.notice_kind === 'EMAIL_CONFIRMATION') {
+    if (row.sealed_payload === null) throw new SealError('nothing to deliver');
+    const url = confirmationUrl(deps, row.binding_id, unseal(deps.sealingKey, row.sealed_payload));
+    return (adapter, target) => {
+      if (adapter.sendConfirmation === undefined)
+        throw new SealError(`the ${adapter.kind} channel sends no confirmation`);
+      return adapter.sendConfirmation(target, url, row.link_expires_at);
+    };
   }
   if (row.sealed_payload === null || row.poll_ref === null || row.rules === null)
     throw new SealError('nothing to deliver');
