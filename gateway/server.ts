@@ -19,6 +19,7 @@ import {
   servePublicDocuments,
   serveProbes,
 } from './assembly/http';
+import { serveDashboard } from './assembly/dashboard';
 import { listen, stopInOrder } from './assembly/lifecycle';
 import { mountRest } from './assembly/rest';
 import { serveSubscriptions, startNotifyBridge } from './assembly/subscriptions';
@@ -137,6 +138,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     rateLimiter({ store: rateLimitStore, limits: options.rateLimit.limits, routes, payments, log }),
   );
   servePublicDocuments(app, service, routes);
+  serveDashboard(app);
   mountGraphQL(
     app,
     graphql,
