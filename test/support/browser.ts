@@ -82,13 +82,10 @@ export async function walletContext(browser: Browser, account: LocalAccount): Pr
   await context.exposeFunction('__testWallet', (method: string, params: unknown[]) =>
     walletRequest(account, method, params ?? []),
   );
-  await context.addInitScript(() => {
-    const call = (window as unknown as { __testWallet: (m: string, p: unknown[]) => Promise<unknown> })
-      .__testWallet;
-    (window as unknown as { ethereum: unknown }).ethereum = {
-      isTestWallet: true,
-      request: ({ method, params }: { method: string; params?: unknown[] }) => call(method, params ?? []),
-    };
+  // A page script (not compiled here): window.ethereum forwards each request to the wallet above.
+  await context.addInitScript({
+    content: `window.ethereum = { isTestWallet: true,
+      request: ({ method, params }) => window.__testWallet(method, params || []) };`,
   });
   return context;
 }
