@@ -30,6 +30,11 @@ function ReportRows({ value, path = '' }: { value: unknown; path?: string }) {
   );
 }
 
+/** The instant after a UTC day (the report's `to` is exclusive, whole seconds). */
+function nextDay(day: string): string {
+  return `${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 19)}Z`;
+}
+
 export function Analyst({ api, policy }: { api: Api; policy: Policy }) {
   const today = new Date().toISOString().slice(0, 10);
   const [from, setFrom] = useState(new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10));
@@ -40,7 +45,7 @@ export function Analyst({ api, policy }: { api: Api; policy: Policy }) {
     event.preventDefault();
     setError(null);
     api
-      .query<{ reconciliation: unknown }>(RECONCILE, { p: policy.id, from: `${from}T00:00:00.000Z`, to: `${to}T23:59:59.999Z` })
+      .query<{ reconciliation: unknown }>(RECONCILE, { p: policy.id, from: `${from}T00:00:00Z`, to: nextDay(to) })
       .then((d) => setReport(d.reconciliation), setError);
   };
   const exportCsv = async () => {

@@ -57,12 +57,12 @@ export class Api {
     return body.data;
   }
 
-  subscribe<T>(
-    query: string,
-    variables: Record<string, unknown>,
-    next: (data: T) => void,
-    error: (e: ApiError) => void,
-  ): () => void {
+  /** Calls `listener` each time the websocket is (re)connected and acknowledged. */
+  onConnected(listener: () => void): () => void {
+    return this.client().on('connected', listener);
+  }
+
+  private client(): Client {
     this.socket ??= createClient({
       url: `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`,
       connectionParams: this.session ? { authorization: `Bearer ${this.session.token}` } : {},
@@ -73,7 +73,16 @@ export class Api {
         },
       },
     });
-    return this.socket.subscribe<T>(
+    return this.socket;
+  }
+
+  subscribe<T>(
+    query: string,
+    variables: Record<string, unknown>,
+    next: (data: T) => void,
+    error: (e: ApiError) => void,
+  ): () => void {
+    return this.client().subscribe<T>(
       { query, variables },
       {
         next: (message) => {

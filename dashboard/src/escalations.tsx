@@ -64,7 +64,8 @@ export function Escalations({ api }: { api: Api }) {
       .query<{ escalations: { nodes: Escalation[] } }>(LIST)
       .then((d) => setItems((all) => ({ ...Object.fromEntries(d.escalations.nodes.map((e) => [e.pollRef, e])), ...all })))
       .catch(setError);
-    return api.subscribe<{ escalationUpdated: { pollRef: string } }>(
+    const stopConnected = api.onConnected(() => setLive(true));
+    const stop = api.subscribe<{ escalationUpdated: { pollRef: string } }>(
       LIVE,
       {},
       (d) => {
@@ -79,6 +80,10 @@ export function Escalations({ api }: { api: Api }) {
         setError(e);
       },
     );
+    return () => {
+      stopConnected();
+      stop();
+    };
   }, [api]);
 
   const all = Object.values(items).sort((a, b) => b.createdAt.localeCompare(a.createdAt));

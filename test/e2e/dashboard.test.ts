@@ -84,7 +84,7 @@ test('sign in with the wallet, then an agent’s escalation appears live and App
   const escalated = await preflight(stack, policy, intent);
   expect(escalated.decision).toBe('ESCALATED_THRESHOLD');
   const card = escalationCard(page, '1.50');
-  await card.waitFor({ timeout: LIVE_WITHIN_MS });
+  await card.waitFor({ timeout: LIVE_WITHIN_MS }).catch(async (e) => { await screenshot(page, 'failed'); throw e; });
   await card.getByText('Waiting for you').waitFor();
   await card.getByText(/left$/).waitFor();
   await screenshot(page, 'escalations');

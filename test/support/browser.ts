@@ -3,8 +3,7 @@
 // running as root (CI: Debian, root). Each page gets an injected EIP-1193 wallet backed by a viem
 // account, so sign-in and EIP-712 approvals are real signatures.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Hex, LocalAccount, TypedDataDefinition } from 'viem';
@@ -39,12 +38,11 @@ export interface TestBrowser {
 }
 
 export async function launchBrowser(): Promise<TestBrowser> {
-  // A fresh profile every run: nothing cached or remembered between test runs.
-  const profile = mkdtempSync(path.join(tmpdir(), 'dashboard-chromium-'));
+  // launch() gives Chromium a fresh temporary profile (user-data-dir) of its own each run.
   const browser = await chromium.launch({
     executablePath: chromiumPath(),
     headless: true,
-    args: [...FLAGS, `--user-data-dir=${profile}`],
+    args: FLAGS,
   });
   return { browser, close: () => browser.close() };
 }
