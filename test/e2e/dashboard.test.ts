@@ -84,7 +84,7 @@ test('sign in with the wallet, then an agent’s escalation appears live and App
   const escalated = await preflight(stack, policy, intent);
   expect(escalated.decision).toBe('ESCALATED_THRESHOLD');
   const card = escalationCard(page, '1.50');
-  await card.waitFor({ timeout: LIVE_WITHIN_MS }).catch(async (e) => { await screenshot(page, 'failed'); throw e; });
+  await card.waitFor({ timeout: LIVE_WITHIN_MS });
   await card.getByText('Waiting for you').waitFor();
   await card.getByText(/left$/).waitFor();
   await screenshot(page, 'escalations');
@@ -122,8 +122,7 @@ test('an escalation nobody decides shows as denied once it expires', async () =>
   offsetMs += 2 * 60_000;
   await stack.stack.worker?.runOnce();
   // The page reads it afresh (a reload re-reads every escalation; the bearer is gone with it).
-  await page.goto(`${stack.url}/#/policies`);
-  await page.goto(`${stack.url}/#/escalations`);
+  await page.reload();
   await signInOnPage(page);
   await escalationCard(page, '1.80').getByText(/^Denied \(expired/).waitFor();
   const status = await fetch(`${stack.url}/escalation_status/${asked.escalation.pollRef}`);
