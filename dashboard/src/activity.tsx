@@ -18,10 +18,20 @@ interface Decision {
   outcome: string;
   decidingRule: string | null;
   evaluatedAt: string;
-  ruleTrace: { rule: string; result: string; observed: string | null; limit: string | null; note: string | null }[];
+  ruleTrace: {
+    rule: string;
+    result: string;
+    observed: string | null;
+    limit: string | null;
+    note: string | null;
+  }[];
 }
 
-function useQuery<T>(api: Api, query: string, variables: Record<string, unknown>): [T | null, unknown] {
+function useQuery<T>(
+  api: Api,
+  query: string,
+  variables: Record<string, unknown>,
+): [T | null, unknown] {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   const key = JSON.stringify(variables);
@@ -44,28 +54,50 @@ export function Activity({ api, policy }: { api: Api; policy: Policy }) {
 }
 
 function Decisions({ api, policy }: { api: Api; policy: Policy }) {
-  const [data, error] = useQuery<{ spendDecisions: { nodes: Decision[] } }>(api, DECISIONS, { p: policy.id });
+  const [data, error] = useQuery<{ spendDecisions: { nodes: Decision[] } }>(api, DECISIONS, {
+    p: policy.id,
+  });
   const [open, setOpen] = useState<string | null>(null);
   const nodes = data?.spendDecisions.nodes ?? [];
   return (
     <>
       <h3>Decisions</h3>
       <Problem error={error} />
-      {data && nodes.length === 0 && <Empty>No payment has been checked against this policy yet.</Empty>}
+      {data && nodes.length === 0 && (
+        <Empty>No payment has been checked against this policy yet.</Empty>
+      )}
       <ul class="plain">
         {nodes.map((d) => (
           <li key={d.id}>
-            <button type="button" aria-expanded={open === d.id} onClick={() => setOpen(open === d.id ? null : d.id)}>
+            <button
+              type="button"
+              aria-expanded={open === d.id}
+              onClick={() => setOpen(open === d.id ? null : d.id)}
+            >
               {d.decision} · {d.outcome} · <Time iso={d.evaluatedAt} />
             </button>
             {open === d.id && (
               <table>
                 <caption>Rule trace: deciding rule {d.decidingRule ?? 'none'}</caption>
-                <thead><tr><th scope="col">#</th><th scope="col">Rule</th><th scope="col">Result</th><th scope="col">Observed</th><th scope="col">Limit</th><th scope="col">Note</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th scope="col">#</th>
+                    <th scope="col">Rule</th>
+                    <th scope="col">Result</th>
+                    <th scope="col">Observed</th>
+                    <th scope="col">Limit</th>
+                    <th scope="col">Note</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {d.ruleTrace.map((r, i) => (
                     <tr key={r.rule} class={r.rule === d.decidingRule ? 'deciding' : ''}>
-                      <td>{i + 1}</td><td>{r.rule}</td><td>{r.result}</td><td>{r.observed ?? '—'}</td><td>{r.limit ?? '—'}</td><td>{r.note ?? ''}</td>
+                      <td>{i + 1}</td>
+                      <td>{r.rule}</td>
+                      <td>{r.result}</td>
+                      <td>{r.observed ?? '—'}</td>
+                      <td>{r.limit ?? '—'}</td>
+                      <td>{r.note ?? ''}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -79,7 +111,18 @@ function Decisions({ api, policy }: { api: Api; policy: Policy }) {
 }
 
 function Intents({ api, policy }: { api: Api; policy: Policy }) {
-  const [data, error] = useQuery<{ consumerIntents: { nodes: { intentId: string; capability: string; state: string; stateReason: string | null; createdAt: string; updatedAt: string }[] } }>(api, INTENTS, { p: policy.id });
+  const [data, error] = useQuery<{
+    consumerIntents: {
+      nodes: {
+        intentId: string;
+        capability: string;
+        state: string;
+        stateReason: string | null;
+        createdAt: string;
+        updatedAt: string;
+      }[];
+    };
+  }>(api, INTENTS, { p: policy.id });
   const nodes = data?.consumerIntents.nodes ?? [];
   return (
     <>
@@ -99,11 +142,27 @@ function Intents({ api, policy }: { api: Api; policy: Policy }) {
   );
 }
 
-interface Balance { kind: string; debitsAtomic: string; creditsAtomic: string; netAtomic: string; entryCount: number; asset: { symbol: string; decimals: number } }
-interface Group { id: string; kind: string; createdAt: string; entries: { accountKind: string; amountAtomic: string }[] }
+interface Balance {
+  kind: string;
+  debitsAtomic: string;
+  creditsAtomic: string;
+  netAtomic: string;
+  entryCount: number;
+  asset: { symbol: string; decimals: number };
+}
+interface Group {
+  id: string;
+  kind: string;
+  createdAt: string;
+  entries: { accountKind: string; amountAtomic: string }[];
+}
 
 function Ledger({ api, policy }: { api: Api; policy: Policy }) {
-  const [data, error] = useQuery<{ ledgerBalances: Balance[]; ledgerGroups: { nodes: Group[] } }>(api, LEDGER, { f: { policyId: policy.id } });
+  const [data, error] = useQuery<{ ledgerBalances: Balance[]; ledgerGroups: { nodes: Group[] } }>(
+    api,
+    LEDGER,
+    { f: { policyId: policy.id } },
+  );
   const groups = data?.ledgerGroups.nodes ?? [];
   const byKind = new Map<string, number>();
   for (const g of groups) byKind.set(g.kind, (byKind.get(g.kind) ?? 0) + 1);
@@ -115,11 +174,23 @@ function Ledger({ api, policy }: { api: Api; policy: Policy }) {
       {data && data.ledgerBalances.length > 0 && (
         <table>
           <caption>Balances by account kind</caption>
-          <thead><tr><th scope="col">Account</th><th scope="col">Debits</th><th scope="col">Credits</th><th scope="col">Net</th><th scope="col">Entries</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Account</th>
+              <th scope="col">Debits</th>
+              <th scope="col">Credits</th>
+              <th scope="col">Net</th>
+              <th scope="col">Entries</th>
+            </tr>
+          </thead>
           <tbody>
             {data.ledgerBalances.map((b) => (
               <tr key={`${b.kind}-${b.asset.symbol}`}>
-                <td>{b.kind}</td><td>{formatAmount(b.debitsAtomic, b.asset)}</td><td>{formatAmount(b.creditsAtomic, b.asset)}</td><td>{formatAmount(b.netAtomic, b.asset)}</td><td>{b.entryCount}</td>
+                <td>{b.kind}</td>
+                <td>{formatAmount(b.debitsAtomic, b.asset)}</td>
+                <td>{formatAmount(b.creditsAtomic, b.asset)}</td>
+                <td>{formatAmount(b.netAtomic, b.asset)}</td>
+                <td>{b.entryCount}</td>
               </tr>
             ))}
           </tbody>
@@ -138,19 +209,33 @@ function SpendChart({ groups, policy }: { groups: Group[]; policy: Policy }) {
   const asset = policy.limits.asset;
   const budget = BigInt(toAtomic(policy.limits.dailyBudget, asset.decimals) ?? '0');
   const days: { day: string; spent: bigint }[] = [];
-  for (let i = 6; i >= 0; i -= 1) days.push({ day: new Date(Date.now() - i * 86_400_000).toISOString().slice(0, 10), spent: 0n });
+  for (let i = 6; i >= 0; i -= 1)
+    days.push({ day: new Date(Date.now() - i * 86_400_000).toISOString().slice(0, 10), spent: 0n });
   for (const g of groups) {
     const day = days.find((d) => d.day === g.createdAt.slice(0, 10));
     if (!day || !/SPEND|SETTLE|FUND/.test(g.kind)) continue;
-    for (const e of g.entries) if (e.accountKind === 'EXPENSE' || e.accountKind === 'SPEND') day.spent += BigInt(e.amountAtomic) > 0n ? BigInt(e.amountAtomic) : 0n;
+    for (const e of g.entries)
+      if (e.accountKind === 'EXPENSE' || e.accountKind === 'SPEND')
+        day.spent += BigInt(e.amountAtomic) > 0n ? BigInt(e.amountAtomic) : 0n;
   }
   const max = days.reduce((m, d) => (d.spent > m ? d.spent : m), budget) || 1n;
   const h = (v: bigint) => Number((v * 100n) / max);
   return (
     <figure>
-      <svg viewBox="0 0 280 120" role="img" aria-label={`Daily spend of the last 7 days against the budget of ${`${policy.limits.dailyBudget} ${asset.symbol}`}`}>
+      <svg
+        viewBox="0 0 280 120"
+        role="img"
+        aria-label={`Daily spend of the last 7 days against the budget of ${`${policy.limits.dailyBudget} ${asset.symbol}`}`}
+      >
         {days.map((d, i) => (
-          <rect key={d.day} x={10 + i * 38} y={110 - h(d.spent)} width="28" height={h(d.spent)} class="spend-bar">
+          <rect
+            key={d.day}
+            x={10 + i * 38}
+            y={110 - h(d.spent)}
+            width="28"
+            height={h(d.spent)}
+            class="spend-bar"
+          >
             <title>{`${d.day}: ${formatAmount(d.spent.toString(), asset)}`}</title>
           </rect>
         ))}

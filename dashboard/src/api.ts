@@ -92,7 +92,12 @@ export class Api {
             error(new ApiError(String(failure.extensions?.code ?? 'ERROR'), failure.message));
         },
         error: (e) =>
-          error(new ApiError('CONNECTION_LOST', e instanceof Error ? e.message : 'The live feed closed.')),
+          error(
+            new ApiError(
+              'CONNECTION_LOST',
+              e instanceof Error ? e.message : 'The live feed closed.',
+            ),
+          ),
         complete: () => undefined,
       },
     );
@@ -110,8 +115,14 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body ?? {}),
   });
-  const answer = (await response.json().catch(() => ({}))) as T & { code?: string; message?: string };
+  const answer = (await response.json().catch(() => ({}))) as T & {
+    code?: string;
+    message?: string;
+  };
   if (!response.ok)
-    throw new ApiError(answer.code ?? 'REQUEST_FAILED', answer.message ?? `HTTP ${response.status}`);
+    throw new ApiError(
+      answer.code ?? 'REQUEST_FAILED',
+      answer.message ?? `HTTP ${response.status}`,
+    );
   return answer;
 }

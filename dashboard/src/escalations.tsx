@@ -62,7 +62,12 @@ export function Escalations({ api }: { api: Api }) {
   useEffect(() => {
     api
       .query<{ escalations: { nodes: Escalation[] } }>(LIST)
-      .then((d) => setItems((all) => ({ ...Object.fromEntries(d.escalations.nodes.map((e) => [e.pollRef, e])), ...all })))
+      .then((d) =>
+        setItems((all) => ({
+          ...Object.fromEntries(d.escalations.nodes.map((e) => [e.pollRef, e])),
+          ...all,
+        })),
+      )
       .catch(setError);
     const stopConnected = api.onConnected(() => setLive(true));
     const stop = api.subscribe<{ escalationUpdated: { pollRef: string } }>(
@@ -108,7 +113,11 @@ export function Escalations({ api }: { api: Api }) {
   return (
     <section aria-labelledby="escalations-title">
       <h2 id="escalations-title">Escalations</h2>
-      <p class="muted">{live ? 'Live: new escalations appear here as they happen.' : 'Connecting to the live feed…'}</p>
+      <p class="muted">
+        {live
+          ? 'Live: new escalations appear here as they happen.'
+          : 'Connecting to the live feed…'}
+      </p>
       <Problem error={error} />
       <h3>Waiting for you</h3>
       {pending.length === 0 && <Empty>Nothing is waiting for your decision.</Empty>}
@@ -148,13 +157,21 @@ function EscalationCard({
         <p class="status">
           <strong>{STATE_WORDS[state]}</strong>
           {state === 'PENDING' && <span> · {countdown(Date.parse(e.expiresAt) - now)}</span>}
-          {e.resolvedVia && <span> · via {e.resolvedVia}{e.ownerSigned ? ' (signed)' : ''}</span>}
+          {e.resolvedVia && (
+            <span>
+              {' '}
+              · via {e.resolvedVia}
+              {e.ownerSigned ? ' (signed)' : ''}
+            </span>
+          )}
         </p>
         <dl>
           <dt>Item</dt>
           <dd>{e.intent.item?.description ?? '—'}</dd>
           <dt>Agent</dt>
-          <dd>{e.intent.agentId ?? '—'} via {e.intent.provider ?? '—'}</dd>
+          <dd>
+            {e.intent.agentId ?? '—'} via {e.intent.provider ?? '—'}
+          </dd>
           <dt>Recipient</dt>
           <dd class="mono">{e.recipient}</dd>
           <dt>Why it asks you</dt>
@@ -162,13 +179,21 @@ function EscalationCard({
           <dt>Policy</dt>
           <dd>{e.policy?.name ?? e.policyId}</dd>
           <dt>Asked</dt>
-          <dd><Time iso={e.createdAt} /></dd>
+          <dd>
+            <Time iso={e.createdAt} />
+          </dd>
         </dl>
         {onDecide && state === 'PENDING' && (
           <div class="actions">
-            <button type="button" class="primary" onClick={() => onDecide(e, 'APPROVE', false)}>Approve</button>
-            <button type="button" onClick={() => onDecide(e, 'APPROVE', true)}>Approve with wallet signature</button>
-            <button type="button" class="danger" onClick={() => onDecide(e, 'DENY', false)}>Deny</button>
+            <button type="button" class="primary" onClick={() => onDecide(e, 'APPROVE', false)}>
+              Approve
+            </button>
+            <button type="button" onClick={() => onDecide(e, 'APPROVE', true)}>
+              Approve with wallet signature
+            </button>
+            <button type="button" class="danger" onClick={() => onDecide(e, 'DENY', false)}>
+              Deny
+            </button>
           </div>
         )}
       </article>

@@ -20,7 +20,10 @@ export function formatAmount(atomic: string | null | undefined, asset: AssetUnit
 export function toAtomic(display: string, decimals: number): string | null {
   const match = /^(\d+)(?:\.(\d+))?$/.exec(display.trim());
   if (!match || (match[2]?.length ?? 0) > decimals) return null;
-  return (BigInt(match[1]) * 10n ** BigInt(decimals) + BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')).toString();
+  return (
+    BigInt(match[1]) * 10n ** BigInt(decimals) +
+    BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')
+  ).toString();
 }
 
 export function localTime(iso: string | null | undefined): string {

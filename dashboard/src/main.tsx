@@ -36,11 +36,24 @@ function App() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const route = useRoute();
-  const api = useMemo(() => new Api(session, () => { setSession(null); setExpired(true); }), [session]);
+  const api = useMemo(
+    () =>
+      new Api(session, () => {
+        setSession(null);
+        setExpired(true);
+      }),
+    [session],
+  );
   useEffect(() => () => api.close(), [api]);
   useEffect(() => {
     if (!session) return;
-    const timer = setTimeout(() => { setSession(null); setExpired(true); }, Math.max(0, session.expiresAtMs - Date.now()));
+    const timer = setTimeout(
+      () => {
+        setSession(null);
+        setExpired(true);
+      },
+      Math.max(0, session.expiresAtMs - Date.now()),
+    );
     return () => clearTimeout(timer);
   }, [session]);
 
@@ -58,17 +71,34 @@ function App() {
   };
 
   if (route.startsWith('receipt/'))
-    return <Shell session={session} onSignOut={() => setSession(null)}><ReceiptPage api={api} intentId={decodeURIComponent(route.slice(8))} /></Shell>;
+    return (
+      <Shell session={session} onSignOut={() => setSession(null)}>
+        <ReceiptPage api={api} intentId={decodeURIComponent(route.slice(8))} />
+      </Shell>
+    );
 
   return (
-    <Shell session={session} onSignOut={() => { setSession(null); setExpired(false); }}>
+    <Shell
+      session={session}
+      onSignOut={() => {
+        setSession(null);
+        setExpired(false);
+      }}
+    >
       {!session ? (
         <section aria-labelledby="signin-title" class="signin">
           <h2 id="signin-title">Sign in</h2>
-          {expired && <p role="alert">Your session has ended. Sign in again to see current data.</p>}
-          <p>Sign in with the wallet that owns your policies. The wallet asks you to sign a message; nothing is paid.</p>
+          {expired && (
+            <p role="alert">Your session has ended. Sign in again to see current data.</p>
+          )}
+          <p>
+            Sign in with the wallet that owns your policies. The wallet asks you to sign a message;
+            nothing is paid.
+          </p>
           {!hasWallet() && <p role="alert">No wallet found in this browser.</p>}
-          <button type="button" class="primary" onClick={connect} disabled={busy}>Sign in with wallet</button>
+          <button type="button" class="primary" onClick={connect} disabled={busy}>
+            Sign in with wallet
+          </button>
           <Problem error={error} />
         </section>
       ) : (
@@ -78,20 +108,37 @@ function App() {
   );
 }
 
-function Shell({ session, onSignOut, children }: { session: Session | null; onSignOut: () => void; children: ComponentChildren }) {
+function Shell({
+  session,
+  onSignOut,
+  children,
+}: {
+  session: Session | null;
+  onSignOut: () => void;
+  children: ComponentChildren;
+}) {
   return (
     <>
       <header>
         <h1>Spend-Control</h1>
         {session && (
           <nav aria-label="Views">
-            {VIEWS.map(([id, label]) => <a key={id} href={`#/${id}`}>{label}</a>)}
+            {VIEWS.map(([id, label]) => (
+              <a key={id} href={`#/${id}`}>
+                {label}
+              </a>
+            ))}
           </nav>
         )}
         {session && (
           <p class="who">
-            Signed in as <span class="mono" title={session.address}>{session.address.slice(0, 8)}…</span>{' '}
-            <button type="button" onClick={onSignOut}>Sign out</button>
+            Signed in as{' '}
+            <span class="mono" title={session.address}>
+              {session.address.slice(0, 8)}…
+            </span>{' '}
+            <button type="button" onClick={onSignOut}>
+              Sign out
+            </button>
           </p>
         )}
       </header>
@@ -112,8 +159,16 @@ function SignedIn({ api, route }: { api: Api; route: string }) {
       {policies && policies.length > 1 && (
         <p>
           <label for="policy-choice">Policy</label>{' '}
-          <select id="policy-choice" value={policy?.id} onChange={(e) => setChosen((e.target as HTMLSelectElement).value)}>
-            {policies.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+          <select
+            id="policy-choice"
+            value={policy?.id}
+            onChange={(e) => setChosen((e.target as HTMLSelectElement).value)}
+          >
+            {policies.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
           </select>
         </p>
       )}

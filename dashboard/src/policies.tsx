@@ -44,9 +44,12 @@ export function usePolicies(api: Api): [Policy[] | null, unknown, (p: Policy) =>
   const [policies, setPolicies] = useState<Policy[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    api.query<{ policies: { nodes: Policy[] } }>(LIST).then((d) => setPolicies(d.policies.nodes), setError);
+    api
+      .query<{ policies: { nodes: Policy[] } }>(LIST)
+      .then((d) => setPolicies(d.policies.nodes), setError);
   }, [api]);
-  const replace = (p: Policy) => setPolicies((all) => (all ?? []).map((q) => (q.id === p.id ? p : q)));
+  const replace = (p: Policy) =>
+    setPolicies((all) => (all ?? []).map((q) => (q.id === p.id ? p : q)));
   return [policies, error, replace];
 }
 
@@ -58,7 +61,9 @@ export function Policies({ api }: { api: Api }) {
       <Problem error={error} />
       {policies === null && !error && <p>Loading your policies…</p>}
       {policies?.length === 0 && <Empty>You own no policies yet.</Empty>}
-      {policies?.map((p) => <PolicyCard key={p.id} api={api} policy={p} onChange={replace} />)}
+      {policies?.map((p) => (
+        <PolicyCard key={p.id} api={api} policy={p} onChange={replace} />
+      ))}
       <Channels api={api} />
     </section>
   );
@@ -68,7 +73,9 @@ function UsageBar({ api, policy }: { api: Api; policy: Policy }) {
   const [usage, setUsage] = useState<Window | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    api.query<{ policyLedgerWindow: Window }>(WINDOW, { p: policy.id }).then((d) => setUsage(d.policyLedgerWindow), setError);
+    api
+      .query<{ policyLedgerWindow: Window }>(WINDOW, { p: policy.id })
+      .then((d) => setUsage(d.policyLedgerWindow), setError);
   }, [api, policy.id, policy.version]);
   if (error) return <Problem error={error} />;
   if (!usage) return <p>Reading today’s usage…</p>;
@@ -83,45 +90,83 @@ function UsageBar({ api, policy }: { api: Api; policy: Policy }) {
         aria-label={`Today: ${formatAmount(usage.settledTodayAtomic, asset)} spent, ${formatAmount(usage.reservedTodayAtomic, asset)} reserved, ${formatAmount(usage.remainingBudgetAtomic, asset)} remaining of ${formatAmount(usage.dailyBudgetAtomic, asset)}`}
       >
         <span class="spent" style={{ width: `${Math.min(100, pct(usage.settledTodayAtomic))}%` }} />
-        <span class="reserved" style={{ width: `${Math.min(100, pct(usage.reservedTodayAtomic))}%` }} />
+        <span
+          class="reserved"
+          style={{ width: `${Math.min(100, pct(usage.reservedTodayAtomic))}%` }}
+        />
       </div>
       <p class="legend">
-        Spent {formatAmount(usage.settledTodayAtomic, asset)} · reserved {formatAmount(usage.reservedTodayAtomic, asset)} · remaining{' '}
-        {formatAmount(usage.remainingBudgetAtomic, asset)} of {formatAmount(usage.dailyBudgetAtomic, asset)}
+        Spent {formatAmount(usage.settledTodayAtomic, asset)} · reserved{' '}
+        {formatAmount(usage.reservedTodayAtomic, asset)} · remaining{' '}
+        {formatAmount(usage.remainingBudgetAtomic, asset)} of{' '}
+        {formatAmount(usage.dailyBudgetAtomic, asset)}
       </p>
     </div>
   );
 }
 
-function PolicyCard({ api, policy, onChange }: { api: Api; policy: Policy; onChange: (p: Policy) => void }) {
+function PolicyCard({
+  api,
+  policy,
+  onChange,
+}: {
+  api: Api;
+  policy: Policy;
+  onChange: (p: Policy) => void;
+}) {
   const [error, setError] = useState<unknown>(null);
   const act = (query: string, field: 'pausePolicy' | 'resumePolicy') => {
     setError(null);
-    api.query<Record<string, Policy>>(query, { p: policy.id }).then((d) => onChange(d[field]), setError);
+    api
+      .query<Record<string, Policy>>(query, { p: policy.id })
+      .then((d) => onChange(d[field]), setError);
   };
   return (
     <article class="card" aria-label={`Policy ${policy.name}`}>
       <h3>{policy.name}</h3>
       <p class="status">
-        <strong>{policy.state === 'ACTIVE' ? 'Active' : policy.state === 'PAUSED' ? 'Paused' : 'Expired'}</strong> · version {policy.version} ·{' '}
-        <span class="mono" title={policy.policyHash}>{shortHex(policy.policyHash)}</span>
+        <strong>
+          {policy.state === 'ACTIVE' ? 'Active' : policy.state === 'PAUSED' ? 'Paused' : 'Expired'}
+        </strong>{' '}
+        · version {policy.version} ·{' '}
+        <span class="mono" title={policy.policyHash}>
+          {shortHex(policy.policyHash)}
+        </span>
       </p>
       <UsageBar api={api} policy={policy} />
       <Problem error={error} />
       <div class="actions">
         {policy.state === 'PAUSED' ? (
-          <button type="button" onClick={() => act(RESUME, 'resumePolicy')}>Resume {policy.name}</button>
+          <button type="button" onClick={() => act(RESUME, 'resumePolicy')}>
+            Resume {policy.name}
+          </button>
         ) : (
-          <button type="button" onClick={() => act(PAUSE, 'pausePolicy')}>Pause {policy.name}</button>
+          <button type="button" onClick={() => act(PAUSE, 'pausePolicy')}>
+            Pause {policy.name}
+          </button>
         )}
       </div>
       <details>
         <summary>Versions</summary>
         <table>
-          <thead><tr><th scope="col">Version</th><th scope="col">Hash</th><th scope="col">Written</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">Hash</th>
+              <th scope="col">Written</th>
+            </tr>
+          </thead>
           <tbody>
             {policy.versions.map((v) => (
-              <tr key={v.version}><td>{v.version}</td><td class="mono" title={v.policyHash}>{shortHex(v.policyHash)}</td><td><Time iso={v.createdAt} /></td></tr>
+              <tr key={v.version}>
+                <td>{v.version}</td>
+                <td class="mono" title={v.policyHash}>
+                  {shortHex(v.policyHash)}
+                </td>
+                <td>
+                  <Time iso={v.createdAt} />
+                </td>
+              </tr>
             ))}
           </tbody>
         </table>
@@ -137,7 +182,15 @@ const LIMIT_FIELDS = [
   ['escalateAbove', 'Ask me above'],
 ] as const;
 
-function UpdateForm({ api, policy, onChange }: { api: Api; policy: Policy; onChange: (p: Policy) => void }) {
+function UpdateForm({
+  api,
+  policy,
+  onChange,
+}: {
+  api: Api;
+  policy: Policy;
+  onChange: (p: Policy) => void;
+}) {
   const { decimals, symbol } = policy.limits.asset;
   const initial = Object.fromEntries(LIMIT_FIELDS.map(([k]) => [k, policy.limits[k]]));
   const [values, setValues] = useState<Record<string, string>>(initial);
@@ -147,19 +200,27 @@ function UpdateForm({ api, policy, onChange }: { api: Api; policy: Policy; onCha
     event.preventDefault();
     const local: Record<string, string> = {};
     for (const [k, label] of LIMIT_FIELDS)
-      if (toAtomic(values[k] ?? '', decimals) === null) local[k] = `${label} must be an amount like 12.50 (${symbol}).`;
+      if (toAtomic(values[k] ?? '', decimals) === null)
+        local[k] = `${label} must be an amount like 12.50 (${symbol}).`;
     setErrors(local);
     setMessage('');
     if (Object.keys(local).length > 0) return;
     try {
-      const d = await api.query<{ updatePolicy: Policy }>(UPDATE, { p: policy.id, policy: { ...policy.rules, ...values } });
+      const d = await api.query<{ updatePolicy: Policy }>(UPDATE, {
+        p: policy.id,
+        policy: { ...policy.rules, ...values },
+      });
       onChange(d.updatePolicy);
       setMessage(`Saved as version ${d.updatePolicy.version}.`);
     } catch (failure) {
       const byField: Record<string, string> = {};
       if (failure instanceof ApiError && Array.isArray(failure.details))
         for (const d of failure.details as { field?: string; reason?: string }[])
-          byField[String(d.field ?? 'policy').split('.').pop() ?? 'policy'] = d.reason ?? 'invalid';
+          byField[
+            String(d.field ?? 'policy')
+              .split('.')
+              .pop() ?? 'policy'
+          ] = d.reason ?? 'invalid';
       else byField.policy = failure instanceof Error ? failure.message : String(failure);
       setErrors(byField);
     }
@@ -170,7 +231,9 @@ function UpdateForm({ api, policy, onChange }: { api: Api; policy: Policy; onCha
       <form onSubmit={submit} noValidate aria-label={`Update ${policy.name}`}>
         {LIMIT_FIELDS.map(([k, label]) => (
           <p key={k}>
-            <label for={`${policy.id}-${k}`}>{label} ({symbol})</label>
+            <label for={`${policy.id}-${k}`}>
+              {label} ({symbol})
+            </label>
             <input
               id={`${policy.id}-${k}`}
               inputMode="decimal"
@@ -179,12 +242,20 @@ function UpdateForm({ api, policy, onChange }: { api: Api; policy: Policy; onCha
               aria-describedby={errors[k] ? `${policy.id}-${k}-error` : undefined}
               onInput={(e) => setValues({ ...values, [k]: (e.target as HTMLInputElement).value })}
             />
-            {errors[k] && <span id={`${policy.id}-${k}-error`} class="field-error" role="alert">{errors[k]}</span>}
+            {errors[k] && (
+              <span id={`${policy.id}-${k}-error`} class="field-error" role="alert">
+                {errors[k]}
+              </span>
+            )}
           </p>
         ))}
         {Object.entries(errors)
           .filter(([k]) => !LIMIT_FIELDS.some(([f]) => f === k))
-          .map(([k, v]) => <p key={k} class="field-error" role="alert">{k}: {v}</p>)}
+          .map(([k, v]) => (
+            <p key={k} class="field-error" role="alert">
+              {k}: {v}
+            </p>
+          ))}
         <button type="submit">Save new version</button>
         {message && <p role="status">{message}</p>}
       </form>
@@ -196,39 +267,70 @@ const CHANNELS = `query { channelBindings { bindingId kind state address created
 const LINK = `mutation ($kind: ChannelKind!, $address: String) { startChannelLink(kind: $kind, address: $address) { linkCode instructions binding { bindingId kind state address createdAt } } }`;
 
 function Channels({ api }: { api: Api }) {
-  const [bindings, setBindings] = useState<{ bindingId: string; kind: string; state: string; address: string | null }[]>([]);
+  const [bindings, setBindings] = useState<
+    { bindingId: string; kind: string; state: string; address: string | null }[]
+  >([]);
   const [kind, setKind] = useState('TELEGRAM');
   const [address, setAddress] = useState('');
-  const [started, setStarted] = useState<{ linkCode: string | null; instructions: string } | null>(null);
+  const [started, setStarted] = useState<{ linkCode: string | null; instructions: string } | null>(
+    null,
+  );
   const [error, setError] = useState<unknown>(null);
-  const load = () => api.query<{ channelBindings: typeof bindings }>(CHANNELS).then((d) => setBindings(d.channelBindings), setError);
+  const load = () =>
+    api
+      .query<{ channelBindings: typeof bindings }>(CHANNELS)
+      .then((d) => setBindings(d.channelBindings), setError);
   useEffect(() => void load(), [api]);
   const bind = (event: Event) => {
     event.preventDefault();
     setError(null);
     api
-      .query<{ startChannelLink: { linkCode: string | null; instructions: string } }>(LINK, { kind, address: address || null })
-      .then((d) => { setStarted(d.startChannelLink); void load(); }, setError);
+      .query<{ startChannelLink: { linkCode: string | null; instructions: string } }>(LINK, {
+        kind,
+        address: address || null,
+      })
+      .then((d) => {
+        setStarted(d.startChannelLink);
+        void load();
+      }, setError);
   };
   return (
     <section aria-labelledby="channels-title">
       <h3 id="channels-title">Channels</h3>
       {bindings.length === 0 && <Empty>No channels bound: escalations reach you only here.</Empty>}
-      <ul>{bindings.map((b) => <li key={b.bindingId}>{b.kind.toLowerCase()} · {b.state.toLowerCase()} · {b.address ?? 'waiting for the link'}</li>)}</ul>
+      <ul>
+        {bindings.map((b) => (
+          <li key={b.bindingId}>
+            {b.kind.toLowerCase()} · {b.state.toLowerCase()} · {b.address ?? 'waiting for the link'}
+          </li>
+        ))}
+      </ul>
       <form onSubmit={bind} aria-label="Bind a channel">
         <label for="channel-kind">Channel</label>
-        <select id="channel-kind" value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value)}>
+        <select
+          id="channel-kind"
+          value={kind}
+          onChange={(e) => setKind((e.target as HTMLSelectElement).value)}
+        >
           <option value="TELEGRAM">Telegram</option>
           <option value="SLACK">Slack</option>
           <option value="WEBHOOK">Webhook</option>
           <option value="EMAIL">Email</option>
         </select>
         <label for="channel-address">Address (webhook URL or email)</label>
-        <input id="channel-address" value={address} onInput={(e) => setAddress((e.target as HTMLInputElement).value)} />
+        <input
+          id="channel-address"
+          value={address}
+          onInput={(e) => setAddress((e.target as HTMLInputElement).value)}
+        />
         <button type="submit">Bind channel</button>
       </form>
       <Problem error={error} />
-      {started && <p role="status">Link code <strong class="mono">{started.linkCode ?? '—'}</strong>: {started.instructions}</p>}
+      {started && (
+        <p role="status">
+          Link code <strong class="mono">{started.linkCode ?? '—'}</strong>: {started.instructions}
+        </p>
+      )}
     </section>
   );
 }

@@ -11,7 +11,9 @@ interface Eip1193 {
 function provider(): Eip1193 {
   const injected = (window as unknown as { ethereum?: Eip1193 }).ethereum;
   if (!injected)
-    throw new Error('No wallet found in this browser. Install or unlock an Ethereum wallet and reload.');
+    throw new Error(
+      'No wallet found in this browser. Install or unlock an Ethereum wallet and reload.',
+    );
   return injected;
 }
 

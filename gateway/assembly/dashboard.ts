@@ -28,7 +28,10 @@ function secureHeaders(res: Response): void {
 }
 
 /** GET / (index.html, no-store) and GET /assets/* (hashed, immutable); absent before a build. */
-export function serveDashboard(app: Express, root = path.join(projectRoot(), 'dist', 'dashboard')): void {
+export function serveDashboard(
+  app: Express,
+  root = path.join(projectRoot(), 'dist', 'dashboard'),
+): void {
   const indexFile = path.join(root, 'index.html');
   app.get(['/', '/index.html'], (_req, res, next) => {
     if (!existsSync(indexFile)) {

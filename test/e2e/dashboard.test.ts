@@ -124,7 +124,9 @@ test('an escalation nobody decides shows as denied once it expires', async () =>
   // The page reads it afresh (a reload re-reads every escalation; the bearer is gone with it).
   await page.reload();
   await signInOnPage(page);
-  await escalationCard(page, '1.80').getByText(/^Denied \(expired/).waitFor();
+  await escalationCard(page, '1.80')
+    .getByText(/^Denied \(expired/)
+    .waitFor();
   const status = await fetch(`${stack.url}/escalation_status/${asked.escalation.pollRef}`);
   expect(await status.json()).toMatchObject({ state: 'EXPIRED', outcome: 'DENIED' });
 });
@@ -152,11 +154,33 @@ test('pause and resume a policy; the update form shows errors by field', async (
   await screenshot(page, 'policies');
   await card.getByRole('button', { name: 'Pause research agent' }).click();
   await card.getByRole('button', { name: 'Resume research agent' }).waitFor();
-  const paused = await graphql(stack.url, `query ($id: ID!) { policy(id: $id) { state } }`, { id: policy.policyId }, stack.adminToken);
+  const paused = await graphql(
+    stack.url,
+    `
+      query ($id: ID!) {
+        policy(id: $id) {
+          state
+        }
+      }
+    `,
+    { id: policy.policyId },
+    stack.adminToken,
+  );
   expect(paused.body.data.policy.state).toBe('PAUSED');
   await card.getByRole('button', { name: 'Resume research agent' }).click();
   await card.getByRole('button', { name: 'Pause research agent' }).waitFor();
-  const resumed = await graphql(stack.url, `query ($id: ID!) { policy(id: $id) { state } }`, { id: policy.policyId }, stack.adminToken);
+  const resumed = await graphql(
+    stack.url,
+    `
+      query ($id: ID!) {
+        policy(id: $id) {
+          state
+        }
+      }
+    `,
+    { id: policy.policyId },
+    stack.adminToken,
+  );
   expect(resumed.body.data.policy.state).toBe('ACTIVE');
 
   await card.getByText('Propose an update').click();
@@ -171,9 +195,17 @@ test('pause and resume a policy; the update form shows errors by field', async (
 test('activity and reconciliation views render for the owner', async () => {
   await page.goto(`${stack.url}/#/activity`);
   await page.getByRole('heading', { name: /^Activity of / }).waitFor();
-  await page.getByRole('button', { name: /^ESCALATED_THRESHOLD/ }).first().click();
+  await page
+    .getByRole('button', { name: /^ESCALATED_THRESHOLD/ })
+    .first()
+    .click();
   await page.getByRole('table', { name: /Rule trace/ }).waitFor();
-  expect(await page.getByRole('table', { name: /Rule trace/ }).getByRole('row').count()).toBe(15);
+  expect(
+    await page
+      .getByRole('table', { name: /Rule trace/ })
+      .getByRole('row')
+      .count(),
+  ).toBe(15);
   await screenshot(page, 'activity');
   await page.goto(`${stack.url}/#/analyst`);
   await page.getByRole('button', { name: 'Reconcile' }).click();

@@ -50,9 +50,14 @@ export async function launchBrowser(): Promise<TestBrowser> {
 const UINTS = new Set(['policyId', 'amount', 'deadline', 'nonce']);
 
 /** What the injected wallet answers, as MetaMask would, signing with the viem account. */
-async function walletRequest(account: LocalAccount, method: string, params: unknown[]): Promise<unknown> {
+async function walletRequest(
+  account: LocalAccount,
+  method: string,
+  params: unknown[],
+): Promise<unknown> {
   if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [account.address];
-  if (method === 'personal_sign') return account.signMessage({ message: { raw: params[0] as Hex } });
+  if (method === 'personal_sign')
+    return account.signMessage({ message: { raw: params[0] as Hex } });
   if (method === 'eth_signTypedData_v4') {
     const typed = JSON.parse(String(params[1])) as {
       domain: Record<string, unknown>;
@@ -75,7 +80,10 @@ async function walletRequest(account: LocalAccount, method: string, params: unkn
 }
 
 /** A browser context whose pages see window.ethereum backed by `account`. */
-export async function walletContext(browser: Browser, account: LocalAccount): Promise<BrowserContext> {
+export async function walletContext(
+  browser: Browser,
+  account: LocalAccount,
+): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   await context.exposeFunction('__testWallet', (method: string, params: unknown[]) =>
     walletRequest(account, method, params ?? []),
