@@ -152,36 +152,20 @@ test('pause and resume a policy; the update form shows errors by field', async (
   const card = page.getByRole('article', { name: 'Policy research agent' }).first();
   await card.getByText(/^Spent /).waitFor();
   await screenshot(page, 'policies');
-  await card.getByRole('button', { name: 'Pause research agent' }).click();
-  await card.getByRole('button', { name: 'Resume research agent' }).waitFor();
-  const paused = await graphql(
-    stack.url,
-    `
-      query ($id: ID!) {
-        policy(id: $id) {
-          state
-        }
-      }
-    `,
-    { id: policy.policyId },
-    stack.adminToken,
-  );
-  expect(paused.body.data.policy.state).toBe('PAUSED');
-  await card.getByRole('button', { name: 'Resume research agent' }).click();
-  await card.getByRole('button', { name: 'Pause research agent' }).waitFor();
-  const resumed = await graphql(
-    stack.url,
-    `
-      query ($id: ID!) {
-        policy(id: $id) {
-          state
-        }
-      }
-    `,
-    { id: policy.policyId },
-    stack.adminToken,
-  );
-  expect(resumed.body.data.policy.state).toBe('ACTIVE');
+  for (const [click, then, state] of [
+    ['Pause', 'Resume', 'PAUSED'],
+    ['Resume', 'Pause', 'ACTIVE'],
+  ] as const) {
+    await card.getByRole('button', { name: `${click} research agent` }).click();
+    await card.getByRole('button', { name: `${then} research agent` }).waitFor();
+    const read = await graphql(
+      stack.url,
+      'query ($id: ID!) { policy(id: $id) { state } }',
+      { id: policy.policyId },
+      stack.adminToken,
+    );
+    expect(read.body.data.policy.state).toBe(state);
+  }
 
   await card.getByText('Propose an update').click();
   const budget = card.getByLabel('Daily budget (USDT0)');
