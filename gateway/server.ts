@@ -20,6 +20,7 @@ import {
   servePublicDocuments,
   serveProbes,
 } from './assembly/http';
+import { serveDashboard } from './assembly/dashboard';
 import { listen, stopInOrder } from './assembly/lifecycle';
 import { mountRest } from './assembly/rest';
 import { IdempotencyKeys } from './rest/idempotency';
@@ -169,6 +170,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // Everything below (and above: health, readiness and metrics are not limited) pays its bucket first.
   app.use(edgeLimiter(options, rateLimitStore, x402.paywall !== null, authenticator, routes));
   servePublicDocuments(app, service, routes);
+  serveDashboard(app);
   mountGraphQL(
     app,
     graphql,

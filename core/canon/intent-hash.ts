@@ -109,6 +109,32 @@ export function spendIntentTypedData(message: SpendIntentMessage) {
   } as const;
 }
 
+/**
+ * The same typed data as `eth_signTypedData_v4` JSON: the EIP712Domain type spelled out and every
+ * uint256 as a decimal string, so a browser wallet signs exactly what the service recovers.
+ */
+export function spendIntentTypedDataJson(message: SpendIntentMessage): Record<string, unknown> {
+  return {
+    domain: SPEND_INTENT_DOMAIN,
+    types: {
+      EIP712Domain: [
+        { name: 'name', type: 'string' },
+        { name: 'version', type: 'string' },
+        { name: 'chainId', type: 'uint256' },
+      ],
+      ...SPEND_INTENT_TYPES,
+    },
+    primaryType: SPEND_INTENT_PRIMARY_TYPE,
+    message: {
+      ...message,
+      policyId: message.policyId.toString(),
+      amount: message.amount.toString(),
+      deadline: message.deadline.toString(),
+      nonce: message.nonce.toString(),
+    },
+  };
+}
+
 // The EIP-712 digest, encoded directly: the type hash and the domain separator never change, so
 // they are computed once; encodeData is fourteen 32-byte words (strings as the keccak256 of their
 // UTF-8, addresses left-padded, uint256 big-endian). Equal to viem's hashTypedData over

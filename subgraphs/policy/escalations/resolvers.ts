@@ -39,7 +39,13 @@ import {
   EscalationConnection,
   EscalationEvent,
 } from './schema';
-import { type EscalationPollBody, type EscalationView, escalationView, pollBody } from './views';
+import {
+  type EscalationPollBody,
+  type EscalationView,
+  escalationTypedData,
+  escalationView,
+  pollBody,
+} from './views';
 
 /** The escalation for its owner or an admin; null for anyone else, as for a missing one. */
 async function readableEscalation(
@@ -165,6 +171,14 @@ export class EscalationResolver {
     @Ctx() ctx: SubgraphContext,
   ): Promise<EscalationEventRow[]> {
     return readEscalationEvents(ctx.db, { pollRef: escalation.pollRef });
+  }
+
+  @FieldResolver(() => GraphQLJSONObject, {
+    description:
+      'The EIP-712 typed data of the escalated intent as eth_signTypedData_v4 takes it (domain AgentSpendControl v1, chain 196, every uint256 a decimal string): what a wallet signs to approve.',
+  })
+  typedData(@Root() escalation: EscalationView): Record<string, unknown> {
+    return escalationTypedData(escalation);
   }
 
   @FieldResolver(() => Policy, { nullable: true })

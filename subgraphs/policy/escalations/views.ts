@@ -1,6 +1,9 @@
 // How escalations read on the wire: the Escalation an owner sees (with its owner, for the field
 // resolvers' access checks) and the public poll body, which withholds the resolving channel. EXPIRED
 // reports DENIED with the fail-closed reason.
+import { spendIntentMessage, spendIntentTypedDataJson } from '../../../core/canon/intent-hash';
+import { AppError } from '../../../core/errors';
+import { validateSpendIntent } from '../../../core/validation/intent';
 import type { EscalationRow, EscalationState } from './reads';
 import type { Escalation } from './schema';
 
@@ -51,6 +54,16 @@ export function pollBody(row: EscalationRow): EscalationPollBody {
     expiresAt: row.expiresAt.toISOString(),
     resolvedAt: row.resolvedAt?.toISOString() ?? null,
   };
+}
+
+/** The typed data an owner's wallet signs to approve (the intent as stored, validated at its creation time). */
+export function escalationTypedData(
+  row: Pick<EscalationRow, 'intent' | 'createdAt'>,
+): Record<string, unknown> {
+  const validated = validateSpendIntent(row.intent, row.createdAt);
+  if (!validated.ok)
+    throw new AppError('INTERNAL_ERROR', 'A stored escalated intent no longer validates.');
+  return spendIntentTypedDataJson(spendIntentMessage(validated.intent));
 }
 
 export type EscalationView = Escalation & { readonly owner: string };
