@@ -226,6 +226,19 @@ function anchoringWorkerOf(options: AllInOneOptions): RunningAnchorWorker | null
   return startAnchorWorker({ ...worker, db: options.db, log: options.log, now: options.now });
 }
 
+/** The escalation worker (timeouts, notices, owner webhooks) when the options ask for one. */
+function escalationWorkerOf(options: AllInOneOptions) {
+  if (!options.escalationWorker) return null;
+  return startEscalationWorker({
+    webhookInternalHosts: isDevelopmentPublicUrl(options.service.publicUrl),
+    ...options.escalationWorker,
+    db: options.db,
+    actorSecret: options.actorSecret,
+    now: options.now,
+    log: options.log,
+  });
+}
+
 /** Every subgraph plus the gateway in this process; stops in reverse order. */
 export async function startAllInOne(options: AllInOneOptions): Promise<RunningStack> {
   const started: RunningSubgraph[] = [];
@@ -263,16 +276,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
       ]),
     ) as Record<SubgraphName, SubgraphEndpoint>;
     const gateway = await startGatewayRole({ ...options, subgraphs: endpoints });
-    const worker = options.escalationWorker
-      ? startEscalationWorker({
-          webhookInternalHosts: isDevelopmentPublicUrl(options.service.publicUrl),
-          ...options.escalationWorker,
-          db: options.db,
-          actorSecret: options.actorSecret,
-          now: options.now,
-          log: options.log,
-        })
-      : null;
+    const worker = escalationWorkerOf(options);
     const consumerExecution =
       options.consumer?.execution !== undefined
         ? await startConsumerExecutionWorker({
