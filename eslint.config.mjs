@@ -7,7 +7,16 @@ import tseslint from 'typescript-eslint';
 const TESTS = ['**/*.test.ts', 'test/**/*.ts', '**/test-support.ts', '**/test-support/**/*.ts'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'sdk/dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'contracts/artifacts/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'sdk/dist/**',
+      'node_modules/**',
+      '.data/**',
+      'coverage/**',
+      'contracts/artifacts/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
