@@ -161,7 +161,9 @@ function writeHexBytes(target: Uint8Array, offset: number, hex: string): void {
 type NodeBytes = Uint8Array & {
   write(text: string, offset: number, length: number, encoding: 'hex'): number;
 };
-const NODE_BUFFER = (globalThis as { Buffer?: { alloc(length: number): NodeBytes } }).Buffer;
+// Declared here, not taken from Node's types, so the SDK's browser build compiles this file too.
+declare const Buffer: { alloc(length: number): NodeBytes } | undefined;
+const NODE_BUFFER = typeof Buffer === 'undefined' ? undefined : Buffer;
 const newWords: (length: number) => Uint8Array =
   NODE_BUFFER === undefined
     ? (length) => new Uint8Array(length)

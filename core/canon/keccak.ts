@@ -9,9 +9,9 @@ import type { Hex } from 'viem';
 
 // Node's Buffer encodes short strings faster than TextEncoder; a browser has only TextEncoder.
 // Both give the same UTF-8 (lone surrogates as U+FFFD); the SDK's tests hash without Buffer too.
-const NODE_BUFFER = (
-  globalThis as { Buffer?: { from(text: string, encoding: 'utf8'): Uint8Array } }
-).Buffer;
+// Declared here, not taken from Node's types, so the SDK's browser build compiles this file too.
+declare const Buffer: { from(text: string, encoding: 'utf8'): Uint8Array } | undefined;
+const NODE_BUFFER = typeof Buffer === 'undefined' ? undefined : Buffer;
 const UTF8 = new TextEncoder();
 const utf8: (text: string) => Uint8Array =
   NODE_BUFFER === undefined
