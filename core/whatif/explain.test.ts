@@ -3,38 +3,15 @@
 // unit less does not; a setting that cannot help says so; the category fix approves exactly the
 // category blocks.
 import fc from 'fast-check';
-import {
-  NOW_MS,
-  policyDocument,
-  rulesOf,
-  snapshotOf,
-  spendIntent,
-} from '../test-support/spend-fixtures';
-import { generateHistory } from '../test-support/whatif-history';
+import { NOW_MS, spendIntent } from '../test-support/spend-fixtures';
+import { generateHistory, whatIfPolicy } from '../test-support/whatif-history';
 import { approvesUnder, decisionJudge, explainDecision, settingRange, withAmount } from './explain';
 import type { PastDecision, PriorApproval } from './history';
 
 const DAY_START = Date.UTC(2026, 9, 1);
 const AMOUNTS = [200_000n, 700_000n, 1_000_000n, 1_500_000n, 2_500_000n];
 
-const policy = snapshotOf(
-  rulesOf(
-    policyDocument({
-      dailyBudget: '12.00',
-      perCallCap: '2.00',
-      onPerCallCapExceeded: 'ESCALATE',
-      hardCap: '3.00',
-      escalateAbove: '1.00',
-      categories: { allow: ['market-data', 'research'], deny: [] },
-      vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'ALLOW' },
-      duplicates: { windowMinutes: 30, keys: ['itemHash', 'amount'] },
-      cooldowns: { sameServiceMinutes: 2 },
-      rateLimit: { callsPerHour: 20 },
-      maxDeadlineMinutes: 180,
-      expiresAt: '2027-12-31T00:00:00Z',
-    }),
-  ),
-);
+const policy = whatIfPolicy();
 
 /** Each decision with the approvals before it, as the GraphQL read hands them over. */
 function withPrior(
