@@ -7,7 +7,30 @@ import { evaluate } from '../engine/evaluate';
 import type { LedgerWindow, PolicySnapshot, RecentApproval } from '../engine/types';
 import type { DecisionInputs, PastDecision, ReservationFate } from '../whatif/history';
 import type { SpendIntent } from '../validation/intent';
-import { recentApprovalOf } from './spend-fixtures';
+import { policyDocument, recentApprovalOf, rulesOf, snapshotOf } from './spend-fixtures';
+
+/** The policy the what-if tests replay histories under: every rule that can refuse is in play. */
+export function whatIfPolicy(overrides: Record<string, unknown> = {}): PolicySnapshot {
+  return snapshotOf(
+    rulesOf(
+      policyDocument({
+        dailyBudget: '12.00',
+        perCallCap: '2.00',
+        onPerCallCapExceeded: 'ESCALATE',
+        hardCap: '3.00',
+        escalateAbove: '1.00',
+        categories: { allow: ['market-data', 'research'], deny: [] },
+        vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'ALLOW' },
+        duplicates: { windowMinutes: 30, keys: ['itemHash', 'amount'] },
+        cooldowns: { sameServiceMinutes: 2 },
+        rateLimit: { callsPerHour: 20 },
+        maxDeadlineMinutes: 180,
+        expiresAt: '2027-12-31T00:00:00Z',
+        ...overrides,
+      }),
+    ),
+  );
+}
 
 const MS_PER_HOUR = 3_600_000;
 const MS_PER_DAY = 86_400_000;

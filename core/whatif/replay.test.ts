@@ -3,40 +3,14 @@
 // expiries, releases and purchases, with inputs stored or rebuilt from the trace; and drafts move
 // the decisions they should, carrying their own approvals forward.
 import fc from 'fast-check';
-import {
-  NOW_MS,
-  policyDocument,
-  rulesOf,
-  snapshotOf,
-  spendIntent,
-} from '../test-support/spend-fixtures';
-import { generateHistory } from '../test-support/whatif-history';
+import { NOW_MS, policyDocument, rulesOf, spendIntent } from '../test-support/spend-fixtures';
+import { generateHistory, whatIfPolicy } from '../test-support/whatif-history';
 import { replayPolicy } from './replay';
 
 const DAY_START = Date.UTC(2026, 9, 1);
 const AMOUNTS = [200_000n, 700_000n, 1_000_000n, 1_500_000n, 2_500_000n];
 
-function policyWith(overrides: Record<string, unknown>) {
-  return snapshotOf(
-    rulesOf(
-      policyDocument({
-        dailyBudget: '12.00',
-        perCallCap: '2.00',
-        onPerCallCapExceeded: 'ESCALATE',
-        hardCap: '3.00',
-        escalateAbove: '1.00',
-        categories: { allow: ['market-data', 'research'], deny: [] },
-        vendorRisk: { minScore: 50, onBelow: 'ESCALATE', onUnavailable: 'ALLOW' },
-        duplicates: { windowMinutes: 30, keys: ['itemHash', 'amount'] },
-        cooldowns: { sameServiceMinutes: 2 },
-        rateLimit: { callsPerHour: 20 },
-        maxDeadlineMinutes: 180,
-        expiresAt: '2027-12-31T00:00:00Z',
-        ...overrides,
-      }),
-    ),
-  );
-}
+const policyWith = whatIfPolicy;
 
 describe('policy what-if replay', () => {
   test('replaying the current policy over its history reproduces every stored decision exactly', () => {

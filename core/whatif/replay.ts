@@ -118,7 +118,7 @@ function tally(counts: OutcomeCounts, outcome: Outcome, spendAtomic: bigint): vo
 }
 
 /** The draft as the snapshot the engine takes, its status as the policy's was at that decision. */
-function snapshotsOf(policyId: string, rules: NormalisedPolicyRules) {
+export function snapshotsOf(policyId: string, rules: NormalisedPolicyRules) {
   const { policyHash } = compilePolicy(rules);
   const expiresAt = rules.expiresAt === null ? null : Date.parse(rules.expiresAt);
   const make = (status: 'ACTIVE' | 'PAUSED'): PolicySnapshot => ({

@@ -1,7 +1,6 @@
 // The MCP tools (DECISIONS "MCP"): one tool per REST route, named from the route. A tool's
 // arguments are the route's path parameters plus its body (POST) or query (GET); its answer is the
 // REST body. The route table stays the one source: price, auth and validation are the route's.
-// `policy_what_if` joins once its route exists (it is built elsewhere).
 import { formatAmount } from '../../core/money/amount';
 import { routeKey } from '../graphql/paidFields';
 import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
@@ -27,6 +26,7 @@ export const TOOL_BINDINGS: readonly ToolBinding[] = [
   { name: 'score_buyer', method: 'POST', path: '/score_buyer' },
   { name: 'generate_dispute_packet', method: 'POST', path: '/generate_dispute_packet' },
   { name: 'reconcile_agent_spend', method: 'POST', path: '/reconcile_agent_spend' },
+  { name: 'policy_what_if', method: 'POST', path: '/policy_what_if' },
   { name: 'receipt_status', method: 'GET', path: '/receipt_status/:receiptId' },
   { name: 'escalation_status', method: 'GET', path: '/escalation_status/:pollRef' },
   { name: 'catalog', method: 'GET', path: '/catalog' },

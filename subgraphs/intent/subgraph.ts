@@ -25,6 +25,7 @@ import { AnchoringResolver } from './anchoring/resolvers';
 import { DisputePacketResolver } from './disputes/resolvers';
 import { ReconciliationResolver } from './reconciliation/resolvers';
 import { TrustScoreResolver } from './trust/resolvers';
+import { ExplainDecisionResolver } from './whatif/explain';
 import { PolicyWhatIfResolver } from './whatif/resolvers';
 
 export const intentSubgraph: SubgraphModule = {
@@ -49,6 +50,7 @@ export const intentSubgraph: SubgraphModule = {
           ReconciliationResolver,
           TrustScoreResolver,
           PolicyWhatIfResolver,
+          ExplainDecisionResolver,
         ],
         orphanedTypes: [PolicyWithIntents],
       },

@@ -139,6 +139,7 @@ export const MATRIX: Readonly<Record<string, Row>> = {
   'Query.ledgerBalances': row('401', 'ok', '403', 'ok', '403', 'ok'),
   'Query.reconciliation': row('401', 'ok', '403', 'ok', '403', 'ok'),
   'Query.policyWhatIf': row('401', '403', '403', 'A', '404', 'A'),
+  'Query.explainDecision': row('401', '403', '403', 'A', '404', 'A'),
   'Query.reconcileAgentSpendTerms': row('401', 'ok', '403', 'ok', '403', 'ok'),
   'Query.reconcileAgentSpend': PAID,
   'Query.ledgerGroup': row('401', 'A', '404', 'A', '404', 'A'),

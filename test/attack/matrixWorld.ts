@@ -62,6 +62,8 @@ export interface MatrixWorld {
   readonly pollRefA: string;
   readonly decidablePollRefA: string;
   readonly pollRefB: string;
+  /** The intent of A's escalation that is only read (its decision is ESCALATED). */
+  readonly escalatedIntentHashA: string;
   readonly groupIdA: string;
   readonly obligationAccountA: string;
   readonly registrationTxA: string;
@@ -364,6 +366,7 @@ export async function startMatrixWorld(): Promise<MatrixWorld> {
       pollRefA: escalatedA.escalation.pollRef,
       decidablePollRefA: decidableA.escalation.pollRef,
       pollRefB: escalatedB.escalation.pollRef,
+      escalatedIntentHashA: escalatedA.intentHash,
       groupIdA: ledger.groupId,
       obligationAccountA: ledger.account,
       registrationTxA,

@@ -373,6 +373,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     'query ($policyId: ID!, $draft: PolicyInput!) { policyWhatIf(policyId: $policyId, draft: $draft) { summary { before { approved } } changed { nodes { intentHash before after } } } }',
     whatIfOfA,
   ),
+  'Query.explainDecision': gql(
+    'explainDecision',
+    'query ($intentHash: String!) { explainDecision(intentHash: $intentHash) { policyId decision amounts { setting approving } } }',
+    (world) => ({ intentHash: world.escalatedIntentHashA }),
+  ),
   'Query.reconciliation': gql(
     'reconciliation',
     'query ($policyId: ID!, $from: String!, $to: String!) { reconciliation(policyId: $policyId, from: $from, to: $to) }',

@@ -8,19 +8,20 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { z } from 'zod';
-import type { PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
 import { fundingBalance, mintedPayer } from '../support/devnetPayers';
 import { officialClient } from '../support/officialClient';
+import { signIn } from '../support/siwe';
 import { postJson, startTestStack, type TestStack } from '../support/stack';
 
 const PREFLIGHT_PRICE = 50_000n;
 const PING_PRICE = 10_000n;
 const FUNDED = 1_000_000n;
 
-/** DECISIONS "MCP", less policy_what_if (its route is built elsewhere). */
+/** DECISIONS "MCP". */
 const TOOLS = [
   'ping_service',
   'create_spend_intent',
@@ -34,6 +35,7 @@ const TOOLS = [
   'score_buyer',
   'generate_dispute_packet',
   'reconcile_agent_spend',
+  'policy_what_if',
   'receipt_status',
   'escalation_status',
   'catalog',
@@ -292,6 +294,38 @@ it('serves free tools with the REST body, and takes the bearer from the HTTP req
   } finally {
     await admin.close();
   }
+});
+
+it('policy_what_if with the owner’s bearer answers the same report as REST', async () => {
+  const owner = privateKeyToAccount(generatePrivateKey());
+  const document = policyDocument({ owner: owner.address });
+  const created = await postJson(
+    stack.url,
+    '/create_spend_policy',
+    { policy: document },
+    stack.adminToken,
+  );
+  expect(created.status).toBe(201);
+  const ownerToken = await signIn(stack.url, owner);
+  const body = {
+    policyId: created.body.policyId,
+    draft: { ...document, dailyBudget: '5.00' },
+    from: '2026-01-01T00:00:00Z',
+    to: '2026-02-01T00:00:00Z',
+  };
+  const asOwner = await connect({ authorization: `Bearer ${ownerToken}` });
+  try {
+    const viaMcp = await asOwner.callTool({ name: 'policy_what_if', arguments: body });
+    expect(viaMcp.isError).toBeFalsy();
+    const viaRest = await postJson(stack.url, '/policy_what_if', body, ownerToken);
+    expect(viaRest.status).toBe(200);
+    expect(viaMcp.structuredContent).toEqual(viaRest.body);
+    expect(viaRest.body.from).toBe('2026-01-01T00:00:00.000Z');
+  } finally {
+    await asOwner.close();
+  }
+  const anonymous = await client.callTool({ name: 'policy_what_if', arguments: body });
+  expect(anonymous.isError).toBe(true);
 });
 
 it('refuses GET /mcp: the endpoint is stateless', async () => {

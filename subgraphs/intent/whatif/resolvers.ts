@@ -155,7 +155,7 @@ function changeOf(replayed: ReplayedDecision): WhatIfChange {
 }
 
 /** The policy's owner or an admin; anyone else, and a policy that does not exist: POLICY_NOT_FOUND. */
-async function requireOwnerOrAdmin(ctx: SubgraphContext, policyId: string): Promise<string> {
+export async function requireOwnerOrAdmin(ctx: SubgraphContext, policyId: string): Promise<string> {
   const actor = requireActor(ctx, ['admin', 'owner']);
   const owner = /^[0-9]{1,78}$/.test(policyId) ? await policyOwner(ctx.db, policyId) : null;
   if (owner === null || (actor.kind !== 'admin' && owner !== actor.address.toLowerCase()))
