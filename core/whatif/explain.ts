@@ -74,7 +74,7 @@ export function decisionJudge(input: ExplainInput): { judge: Judge; rebuilt: boo
     compiled.duplicateWindowMs,
     Math.min(prior[0]?.approvedAtMs ?? past.decidedAtMs, past.decidedAtMs),
   );
-  for (const approval of prior) window.approve(approval.intent, approval.approvedAtMs, null);
+  for (const approval of prior) window.recordApproval(approval.intent, approval.approvedAtMs, null);
   const ledger: LedgerWindow = window.windowAt(past.intent, past.decidedAtMs, inputs);
   const judge: Judge = (candidate) => {
     const snapshots = snapshotsOf(input.policyId, candidate);

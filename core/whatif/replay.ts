@@ -185,9 +185,9 @@ function replayOne(run: Run, past: PastDecision, index: number): ReplayedDecisio
   if (draftApproved && !historyApproved) {
     const fate = addedFate(history, byIntent, index, nowMs);
     window.count(fate, nowMs, 1n);
-    window.approve(past.intent, nowMs, fate);
+    window.recordApproval(past.intent, nowMs, fate);
   } else if (draftApproved) {
-    window.approve(past.intent, nowMs, past.reservation);
+    window.recordApproval(past.intent, nowMs, past.reservation);
   } else if (historyApproved) {
     window.count(past.reservation!, nowMs, -1n);
   }
@@ -214,7 +214,7 @@ export function replayPolicy(input: WhatIfInput): WhatIfResult {
     compiled.duplicateWindowMs,
     readStartMs,
   );
-  for (const approval of prior) window.approve(approval.intent, approval.approvedAtMs, null);
+  for (const approval of prior) window.recordApproval(approval.intent, approval.approvedAtMs, null);
   const byIntent = approvalsByIntent(history);
   const rebuilt = new Set<string>();
   const run: Run = { window, snapshots, history, byIntent, rebuilt };

@@ -141,7 +141,7 @@ export class SimulatedWindow {
   }
 
   /** An approval under the draft, seen from now on by the duplicate and cooldown rules. */
-  approve(intent: SpendIntent, atMs: number, fate: ReservationFate | null): void {
+  recordApproval(intent: SpendIntent, atMs: number, fate: ReservationFate | null): void {
     this.approvals.push(recentOf(intent, atMs));
     const last = this.lastByProvider.get(intent.provider);
     if (last === undefined || atMs > last) this.lastByProvider.set(intent.provider, atMs);
