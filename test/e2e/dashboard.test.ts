@@ -57,7 +57,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-test('the page is served with a strict CSP, index.html never cached and hashed assets immutable', async () => {
+test('the page and its hashed assets are served with a strict CSP and nosniff, index.html never cached and hashed assets immutable', async () => {
   const index = await fetch(`${stack.url}/`);
   expect(index.status).toBe(200);
   expect(index.headers.get('cache-control')).toBe('no-store');
@@ -71,6 +71,9 @@ test('the page is served with a strict CSP, index.html never cached and hashed a
   const script = await fetch(`${stack.url}${asset}`);
   expect(script.status).toBe(200);
   expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  expect(script.headers.get('content-security-policy')).toBe(csp);
+  expect(script.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(index.headers.get('x-content-type-options')).toBe('nosniff');
 });
 
 test('sign in with the wallet, then an agent’s escalation appears live and Approve resolves it', async () => {
@@ -174,6 +177,41 @@ test('pause and resume a policy; the update form shows errors by field', async (
   await card.getByText('Daily budget must be an amount like 12.50 (USDT0).').waitFor();
   expect(await budget.getAttribute('aria-invalid')).toBe('true');
   await screenshot(page, 'policy-update-errors');
+});
+
+const policyVersion = async (): Promise<number> =>
+  (
+    await graphql(
+      stack.url,
+      'query ($id: ID!) { policy(id: $id) { version } }',
+      { id: policy.policyId },
+      stack.adminToken,
+    )
+  ).body.data.policy.version;
+
+test('the update form shows the server’s POLICY_RULES_INVALID by field', async () => {
+  const before = await policyVersion();
+  // A fresh page (the form of the test before holds a value the page refuses itself).
+  await page.reload();
+  await signInOnPage(page);
+  await page.goto(`${stack.url}/#/policies`);
+  const card = page.getByRole('article', { name: 'Policy research agent' }).first();
+  await card.getByText(/^Spent /).waitFor();
+  await card.getByText('Propose an update').click();
+  const form = card.getByRole('form', { name: 'Update research agent' });
+  // A well-formed amount the page accepts; only the server knows it exceeds the daily budget.
+  const perCallCap = form.getByLabel('Per-call cap (USDT0)');
+  await perCallCap.fill('1000000');
+  await form.getByRole('button', { name: 'Save new version' }).click();
+  await form.getByRole('alert').filter({ hasText: 'must not exceed dailyBudget' }).waitFor();
+  expect(await perCallCap.getAttribute('aria-invalid')).toBe('true');
+  const describedBy = await perCallCap.getAttribute('aria-describedby');
+  expect(await page.locator(`[id="${describedBy}"]`).textContent()).toBe(
+    'must not exceed dailyBudget',
+  );
+  expect(await form.getByLabel('Daily budget (USDT0)').getAttribute('aria-invalid')).toBe('false');
+  expect(await policyVersion()).toBe(before);
+  await screenshot(page, 'policy-update-server-errors');
 });
 
 test('activity and reconciliation views render for the owner', async () => {
