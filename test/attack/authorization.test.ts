@@ -76,7 +76,7 @@ test('every operation of the route table and the GraphQL schema has exactly one 
   expect(Object.keys(OPERATIONS).sort()).toEqual(operations);
 });
 
-test('every MCP tool has a row, its REST route\'s (one table, two transports), and an invocation', () => {
+test("every MCP tool has a row, its REST route's (one table, two transports), and an invocation", () => {
   expect(Object.keys(MCP_MATRIX).sort()).toEqual(TOOL_BINDINGS.map(mcpOperation).sort());
   for (const tool of TOOL_BINDINGS) {
     const route = routeOfTool(tool);

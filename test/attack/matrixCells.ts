@@ -99,11 +99,15 @@ async function runMcp(
     }),
   );
   try {
-    const result = await client.callTool({ name: invocation.tool, arguments: invocation.arguments });
+    const result = await client.callTool({
+      name: invocation.tool,
+      arguments: invocation.arguments,
+    });
     const text = JSON.stringify(result);
     const content = result.structuredContent as Record<string, unknown> | undefined;
     if (!result.isError) return { observed: 'allowed', text };
-    if (content && 'x402Version' in content && 'accepts' in content) return { observed: '402', text };
+    if (content && 'x402Version' in content && 'accepts' in content)
+      return { observed: '402', text };
     return { observed: classOfCode(content?.code), text, code: String(content?.code) };
   } finally {
     await client.close();
