@@ -13,8 +13,10 @@ import { buildSubscriptionSchema } from '../../gateway/subscriptions/schema';
 import { projectRoot } from '../../platform/paths';
 import { DEFAULT_SUBSCRIPTION_LIMITS } from '../../platform/config';
 import { ACTORS, type ActorName, MATRIX, type Row } from './authorization-matrix';
-import { runCell } from './matrixCells';
+import { TOOL_BINDINGS } from '../../gateway/mcp/tools';
+import { runCell, runCellWithCode } from './matrixCells';
 import { type MatrixWorld, startMatrixWorld } from './matrixWorld';
+import { MCP_MATRIX, mcpInvocations, mcpOperation, routeOfTool } from './mcpMatrix';
 import { OPERATIONS } from './operations';
 
 /**
@@ -72,6 +74,25 @@ test('every operation of the route table and the GraphQL schema has exactly one 
   const operations = surfaceOperations();
   expect(Object.keys(MATRIX).sort()).toEqual(operations);
   expect(Object.keys(OPERATIONS).sort()).toEqual(operations);
+});
+
+test("every MCP tool has a row, its REST route's (one table, two transports), and an invocation", () => {
+  expect(Object.keys(MCP_MATRIX).sort()).toEqual(TOOL_BINDINGS.map(mcpOperation).sort());
+  for (const tool of TOOL_BINDINGS) {
+    const route = routeOfTool(tool);
+    expect({ tool: tool.name, row: MCP_MATRIX[mcpOperation(tool)] }).toEqual({
+      tool: tool.name,
+      row: MATRIX[route],
+    });
+    expect({ tool: tool.name, row: MATRIX[route] !== undefined }).toEqual({
+      tool: tool.name,
+      row: true,
+    });
+    expect({ tool: tool.name, invocation: typeof OPERATIONS[route] }).toEqual({
+      tool: tool.name,
+      invocation: 'function',
+    });
+  }
 });
 
 /**
@@ -154,6 +175,28 @@ describe('cells on the real stack', () => {
           actor,
           expected[actor],
         );
+      }
+      expect(Object.fromEntries(ACTORS.map((actor) => [actor, observed[actor]]))).toEqual(expected);
+    },
+    60_000,
+  );
+
+  // Each tool as each actor gets its route's verdict, and a refusal carries the REST cell's code
+  // (the same request over REST, refusals only: they change nothing) and none of A's data.
+  test.each(TOOL_BINDINGS.map((tool) => [mcpOperation(tool), tool] as const))(
+    '%s',
+    async (_operation, tool) => {
+      const expected = MCP_MATRIX[mcpOperation(tool)]!;
+      const observed: Record<string, string> = {};
+      for (const actor of cellOrder(expected)) {
+        const { rest, mcp } = await mcpInvocations(tool, world, actor);
+        const overMcp = await runCellWithCode(world, mcp, actor, expected[actor]);
+        observed[actor] = overMcp.observed;
+        if (['401', '403', '404'].includes(expected[actor])) {
+          const overRest = await runCellWithCode(world, rest, actor, expected[actor]);
+          expect({ actor, mcp: overMcp.code }).toEqual({ actor, mcp: overRest.code });
+          expect({ actor, code: typeof overMcp.code }).toEqual({ actor, code: 'string' });
+        }
       }
       expect(Object.fromEntries(ACTORS.map((actor) => [actor, observed[actor]]))).toEqual(expected);
     },

@@ -2,6 +2,8 @@
 // names what came back in the matrix's classes: A / ok by whether the answer holds policy A's
 // data the caller did not send, 401 / 403 / 404 / 402 for refusals, anything else spelled out.
 // A refusal that still carries A's data is reported as a leak, whatever its class.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { ERROR_CODES, isErrorCode } from '../../core/errors';
@@ -14,6 +16,8 @@ interface Answer {
   readonly observed: string;
   /** Everything the caller received. */
   readonly text: string;
+  /** The error code of a refusal (REST body, MCP structuredContent), to compare transports. */
+  readonly code?: string;
 }
 
 const SUBSCRIPTION_WAIT_MS = 15_000;
@@ -45,7 +49,9 @@ async function runRest(
       observed: response.headers.get('payment-required') ? '402' : '402 without a challenge',
       text,
     };
-  if (status === 401 || status === 403 || status === 404) return { observed: String(status), text };
+  const code = (JSON.parse(text) as { code?: string }).code;
+  if (status === 401 || status === 403 || status === 404)
+    return { observed: String(status), text, code };
   return { observed: `${status} ${(JSON.parse(text) as { code?: string }).code ?? ''}`, text };
 }
 
@@ -78,6 +84,34 @@ async function runGraphQL(
     };
   }
   return { observed: 'allowed', text };
+}
+
+/** A tool call over POST /mcp with the SDK's own client; a refusal is isError with the error body. */
+async function runMcp(
+  world: MatrixWorld,
+  token: string | null,
+  invocation: Extract<Invocation, { kind: 'mcp' }>,
+): Promise<Answer> {
+  const client = new Client({ name: 'attack-matrix', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${world.stack.url}/mcp`), {
+      requestInit: { headers: token === null ? {} : { authorization: `Bearer ${token}` } },
+    }),
+  );
+  try {
+    const result = await client.callTool({
+      name: invocation.tool,
+      arguments: invocation.arguments,
+    });
+    const text = JSON.stringify(result);
+    const content = result.structuredContent as Record<string, unknown> | undefined;
+    if (!result.isError) return { observed: 'allowed', text };
+    if (content && 'x402Version' in content && 'accepts' in content)
+      return { observed: '402', text };
+    return { observed: classOfCode(content?.code), text, code: String(content?.code) };
+  } finally {
+    await client.close();
+  }
 }
 
 function classOfSubscriptionError(error: unknown): string {
@@ -166,6 +200,32 @@ function leakedMarkers(world: MatrixWorld, invocation: Invocation, text: string)
   );
 }
 
+async function answerOf(world: MatrixWorld, token: string | null, invocation: Invocation) {
+  if (invocation.kind === 'rest') return runRest(world, token, invocation);
+  if (invocation.kind === 'mcp') return runMcp(world, token, invocation);
+  if (invocation.kind === 'graphql') return runGraphQL(world, token, invocation);
+  return runSubscription(world, token, invocation);
+}
+
+/** One cell's class and, for a refusal, its error code (REST and MCP). */
+export async function runCellWithCode(
+  world: MatrixWorld,
+  invocation: Invocation,
+  actor: ActorName,
+  expected: Expected,
+): Promise<{ readonly observed: string; readonly code?: string }> {
+  const answer = await answerOf(world, world.tokens[actor], invocation);
+  const leaked = leakedMarkers(world, invocation, answer.text);
+  if (answer.observed === 'allowed') return { observed: leaked.length > 0 ? 'A' : 'ok' };
+  if (leaked.length > 0) return { observed: `${answer.observed}, leaking ${leaked.join(', ')}` };
+  // A priced operation on GraphQL has no challenge to answer: any refusal without data keeps it unpaid.
+  const refused =
+    ['401', '403', '404'].includes(answer.observed) || answer.observed.startsWith('refused ');
+  const challengeless = invocation.kind === 'graphql' || invocation.kind === 'subscription';
+  if (expected === '402' && challengeless && refused) return { observed: '402' };
+  return { observed: answer.observed, code: answer.code };
+}
+
 /** The observed class of one cell, comparable with the matrix's expected class. */
 export async function runCell(
   world: MatrixWorld,
@@ -173,19 +233,5 @@ export async function runCell(
   actor: ActorName,
   expected: Expected,
 ): Promise<string> {
-  const token = world.tokens[actor];
-  const answer =
-    invocation.kind === 'rest'
-      ? await runRest(world, token, invocation)
-      : invocation.kind === 'graphql'
-        ? await runGraphQL(world, token, invocation)
-        : await runSubscription(world, token, invocation);
-  const leaked = leakedMarkers(world, invocation, answer.text);
-  if (answer.observed === 'allowed') return leaked.length > 0 ? 'A' : 'ok';
-  if (leaked.length > 0) return `${answer.observed}, leaking ${leaked.join(', ')}`;
-  // A priced operation on GraphQL has no challenge to answer: any refusal without data keeps it unpaid.
-  const refused =
-    ['401', '403', '404'].includes(answer.observed) || answer.observed.startsWith('refused ');
-  if (expected === '402' && invocation.kind !== 'rest' && refused) return '402';
-  return answer.observed;
+  return (await runCellWithCode(world, invocation, actor, expected)).observed;
 }

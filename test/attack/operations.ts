@@ -15,6 +15,12 @@ export type Invocation =
       readonly body?: unknown;
     }
   | {
+      /** An MCP tool call over POST /mcp (mcpMatrix.ts derives it from its route's request). */
+      readonly kind: 'mcp';
+      readonly tool: string;
+      readonly arguments: Record<string, unknown>;
+    }
+  | {
       readonly kind: 'graphql';
       readonly field: string;
       readonly query: string;
@@ -32,7 +38,7 @@ export type Invocation =
       readonly trigger?: () => Promise<void>;
     };
 
-type Build = (world: MatrixWorld, actor: ActorName) => Invocation | Promise<Invocation>;
+export type Build = (world: MatrixWorld, actor: ActorName) => Invocation | Promise<Invocation>;
 
 const get =
   (path: string): Build =>
