@@ -136,7 +136,6 @@ export class PostgresRateLimitStore implements RateLimitStore {
     count: number,
   ): Promise<{ granted: number; waitMs: number }> {
     const result = await this.pool.query<{ granted: number; wait_ms: string }>({
-      name: 'gateway_take_rate_tokens',
       text: TAKE_STATEMENT,
       values: [
         charges.map((charge) => charge.key),

@@ -2,7 +2,8 @@
 // a digest, settles batches a previous round recorded but did not finish (crash, RPC failure),
 // then closes batches at ANCHOR_BATCH_SIZE leaves or ANCHOR_BATCH_SECONDS after the oldest, each
 // recorded with its root and proofs before its one `anchor(root, firstSeq, count)` transaction.
-// Rounds are serialised across processes by a session advisory lock: one writer, one nonce stream.
+// Rounds are serialised across processes by an advisory lock held in a transaction of its own
+// (platform/db/lockHolder.ts, safe behind PgBouncer): one writer, one nonce stream.
 // A batch is anchored at most once: before sending (again) the contract is asked whether the root
 // is there (batchOf), and a refusal is checked the same way before the batch is called failed.
 // Re-orgs: a landed batch is called ANCHORED only once its block is `confirmations` deep (1: the
@@ -23,6 +24,7 @@ import {
   readBatch,
   readWriterState,
 } from '../../../platform/chain/receiptAnchor';
+import { openLockHolder } from '../../../platform/db';
 import type { Logger } from '../../../platform/log';
 import {
   anchoredToRecheck,
@@ -40,7 +42,7 @@ import {
   sendingBatches,
 } from './store';
 
-/** The session advisory lock every anchoring round holds (one writer at a time, any number of workers). */
+/** The advisory lock every anchoring round holds (one writer at a time, any number of workers). */
 export const ANCHOR_LOCK_KEY = 0x616e63686f72; // "anchor"
 export const DEFAULT_ANCHOR_BATCH_SIZE = 100;
 export const DEFAULT_ANCHOR_BATCH_SECONDS = 2;
@@ -291,25 +293,21 @@ async function anchorUnderLock(
 
 /** One anchoring round; does nothing (ran: false) while another worker's round holds the lock. */
 export async function runAnchorRound(deps: AnchorJobDeps): Promise<AnchorRoundResult> {
-  const client = await deps.db.connect();
-  let broken = false;
+  const holder = await openLockHolder(deps.db);
   try {
-    const { rows } = await client.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_lock($1) AS locked',
-      [ANCHOR_LOCK_KEY],
-    );
-    if (rows[0]?.locked !== true) return { ran: false, anchored: 0, failed: 0, sending: 0 };
+    if (!(await holder.tryLock({ key: ANCHOR_LOCK_KEY })))
+      return { ran: false, anchored: 0, failed: 0, sending: 0 };
+    const client = await deps.db.connect();
+    let broken = false;
     try {
       return await anchorUnderLock(deps, client);
+    } catch (error) {
+      broken = true;
+      throw error;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [ANCHOR_LOCK_KEY]).catch(() => {
-        broken = true;
-      });
+      client.release(broken);
     }
-  } catch (error) {
-    broken = true;
-    throw error;
   } finally {
-    client.release(broken);
+    await holder.release();
   }
 }

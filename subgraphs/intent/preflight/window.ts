@@ -71,9 +71,9 @@ export async function readToolWindow(
   return windowOf(sums.rows[0]!, recentApproved, {});
 }
 
-// A named statement: parsed and planned once per connection.
+// An unnamed statement: no prepared statement outlives it, so it runs behind PgBouncer in
+// transaction mode (test/architecture/sessionState.test.ts).
 const PREFLIGHT_WINDOWS = {
-  name: 'intent_preflight_windows_v3',
   text: 'SELECT * FROM intent.preflight_windows($1)',
 };
 

@@ -6,7 +6,6 @@ import { run } from '../posting/writes';
 /** The balance of one account (+ debit, - credit), from its entries. */
 export async function accountBalance(db: Db, account: string): Promise<bigint> {
   const row = await run<{ balance: string }>(db, {
-    name: 'ledger_balance_of',
     text: 'SELECT ledger.balance_of($1)::text AS balance',
     values: [account],
   });

@@ -66,7 +66,6 @@ const POST_GROUP_SQL = 'SELECT ledger.post_group($1, $2, $3::jsonb, $4, $5, $6, 
 /** ledger.post_group: validates, claims the key, opens accounts on first use. Returns the `lg_` id. */
 export async function postGroup(db: Db, input: PostGroupInput): Promise<string> {
   const row = await run<{ group_id: string }>(db, {
-    name: 'ledger_post_group',
     text: POST_GROUP_SQL,
     values: groupParams(input),
   });
@@ -97,7 +96,6 @@ export async function postGroups(db: Db, inputs: readonly PostGroupInput[]): Pro
     memo: input.memo ?? null,
   }));
   const row = await run<{ group_ids: string[] }>(db, {
-    name: 'ledger_post_groups',
     text: 'SELECT ledger.post_groups($1::jsonb) AS group_ids',
     values: [JSON.stringify(groups)],
   });
@@ -111,7 +109,6 @@ export async function postPair(
   settlement: PostGroupInput,
 ): Promise<PostedPair> {
   const row = await run<{ funding_group_id: string; settlement_group_id: string }>(db, {
-    name: 'ledger_post_pair',
     text:
       'SELECT ledger.post_group($1, $2, $3::jsonb, $4, $5, $6, $7) AS funding_group_id, ' +
       'ledger.post_group($8, $9, $10::jsonb, $11, $12, $13, $14) AS settlement_group_id',
@@ -130,7 +127,6 @@ export interface ReverseGroupInput {
 /** ledger.reverse_group: a REVERSAL negating every entry of the group, pointing at it. At most once. */
 export async function reverseGroup(db: Db, input: ReverseGroupInput): Promise<string> {
   const row = await run<{ group_id: string }>(db, {
-    name: 'ledger_reverse_group',
     text: 'SELECT ledger.reverse_group($1, $2, $3) AS group_id',
     values: [input.groupId, input.reason, input.idempotencyKey],
   });
@@ -179,7 +175,6 @@ export async function postTreasuryTransfer(
   input: TreasuryTransferInput,
 ): Promise<TreasuryTransferGroups> {
   const row = await run<{ source_group_id: string; destination_group_id: string }>(db, {
-    name: 'ledger_post_treasury_transfer',
     text: 'SELECT source_group_id, destination_group_id FROM ledger.post_treasury_transfer($1, $2, $3, $4, $5, $6)',
     values: [
       input.source.asset,

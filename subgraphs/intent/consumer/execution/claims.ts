@@ -1,12 +1,14 @@
-// Claiming consumer intents for a job, as the other jobs do: candidate rows are picked with
-// FOR UPDATE SKIP LOCKED, and each one a worker takes is held by a session advisory lock on one
-// dedicated connection for as long as the worker works on it. The lock, unlike a lease, dies with
-// the connection: a worker killed mid-step frees its intents at once, and the next round finds
-// them in the state the last committed step left (which is how a restart tells "in flight
-// elsewhere" from "left by a crash"). Any number of workers may run against one database.
-import type { PoolClient } from 'pg';
+// Claiming consumer intents for a job, without session state (safe behind PgBouncer in transaction
+// mode): each intent a worker takes is held by a transaction-scoped advisory lock inside one
+// transaction left open on a dedicated connection for as long as the worker works on it
+// (platform/db/lockHolder.ts). The lock, unlike a timed lease, dies with the connection: a worker
+// killed mid-step frees its intents at once, and the next round finds them in the state the last
+// committed step left (which is how a restart tells "in flight elsewhere" from "left by a crash").
+// Once its locks are held, the claim reads the candidates' states again: another worker may have
+// moved one on and let go of it between the pick and the lock, and that intent is not claimed.
+// Any number of workers may run against one database.
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
-import type { DbPool } from '../../../../platform/db';
+import { type DbPool, type LockHolder, openLockHolder } from '../../../../platform/db';
 
 /** The advisory-lock namespace of consumer-intent jobs (first key of the two-key form). */
 export const CONSUMER_JOB_LOCK_NAMESPACE = 0x0c17;
@@ -22,65 +24,43 @@ export interface ClaimFilter {
 
 export interface Claim {
   readonly intentIds: readonly string[];
-  /** Releases the advisory locks and the connection. */
+  /** Ends the holding transaction (the locks with it) and gives the connection back. */
   release(): Promise<void>;
 }
 
-async function tryLocks(client: PoolClient, candidates: readonly string[]): Promise<string[]> {
-  const taken: string[] = [];
-  for (const intentId of candidates) {
-    const result = await client.query<{ ok: boolean }>(
-      'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok',
-      [CONSUMER_JOB_LOCK_NAMESPACE, intentId],
-    );
-    if (result.rows[0]?.ok) taken.push(intentId);
-  }
-  return taken;
+async function matching(
+  holder: LockHolder,
+  filter: ClaimFilter,
+  intentIds: readonly string[] | null,
+  limit: number,
+): Promise<string[]> {
+  const { rows } = await holder.client.query<{ intent_id: string }>(
+    `SELECT intent_id FROM intent.consumer_intents
+      WHERE state = ANY($1::text[]) ${filter.where ? `AND (${filter.where})` : ''}
+        AND ($3::text[] IS NULL OR intent_id = ANY($3::text[]))
+      ORDER BY updated_at LIMIT $2`,
+    [filter.states, limit, intentIds],
+  );
+  return rows.map((row) => row.intent_id);
 }
 
 export async function claimIntents(pool: DbPool, filter: ClaimFilter): Promise<Claim> {
-  const client = await pool.connect();
-  let intentIds: string[] = [];
+  const holder = await openLockHolder(pool);
   try {
-    await client.query('BEGIN');
-    const candidates = await client.query<{ intent_id: string }>(
-      `SELECT intent_id FROM intent.consumer_intents
-        WHERE state = ANY($1::text[]) ${filter.where ? `AND (${filter.where})` : ''}
-          AND ($3::text[] IS NULL OR intent_id = ANY($3::text[]))
-        ORDER BY updated_at LIMIT $2
-        FOR UPDATE SKIP LOCKED`,
-      [filter.states, filter.limit, filter.intentIds ?? null],
-    );
-    intentIds = await tryLocks(
-      client,
-      candidates.rows.map((row) => row.intent_id),
-    );
-    await client.query('COMMIT');
+    const candidates = await matching(holder, filter, filter.intentIds ?? null, filter.limit);
+    const locked: string[] = [];
+    for (const intentId of candidates) {
+      if (await holder.tryLock({ namespace: CONSUMER_JOB_LOCK_NAMESPACE, name: intentId }))
+        locked.push(intentId);
+    }
+    // READ COMMITTED: this statement sees every step a previous holder committed before letting go.
+    const intentIds =
+      locked.length === 0 ? [] : await matching(holder, filter, locked, locked.length);
+    return { intentIds, release: () => holder.release() };
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(true);
+    await holder.release();
     throw error;
   }
-  let released = false;
-  return {
-    intentIds,
-    async release() {
-      if (released) return;
-      released = true;
-      let broken = false;
-      for (const intentId of intentIds) {
-        await client
-          .query('SELECT pg_advisory_unlock($1, hashtext($2))', [
-            CONSUMER_JOB_LOCK_NAMESPACE,
-            intentId,
-          ])
-          .catch(() => {
-            broken = true;
-          });
-      }
-      client.release(broken);
-    },
-  };
 }
 
 /** Runs `work` on each claimed intent (in parallel), then releases the claim; returns how many ran. */
