@@ -5,7 +5,7 @@
 // left in POLICY_CHECKING. It holds the treasury signer (the
 // only holder of the treasury key) and the funding rail's relayer (refund gas); the payment
 // adapter it drives sees neither.
-import type { Pool } from 'pg';
+import { Client, type Pool } from 'pg';
 import { createChainWalletClient } from '../platform/chain/clients';
 import { relayerAccount } from '../platform/chain/facilitatorSigner';
 import type { RoleKey } from '../platform/chain/keys';
@@ -14,7 +14,6 @@ import type { Logger } from '../platform/log';
 import type { RdapClient } from '../platform/rdap';
 import { deriveSealingKey } from '../platform/sealing';
 import { startRoundLoop } from './roundLoop';
-import type { PoolClient } from 'pg';
 import {
   assertDeliveryRetryPolicy,
   DEFAULT_DELIVERY_RETRY,
@@ -44,6 +43,11 @@ export interface ConsumerExecutionOptions {
    * than at the next round; default true. Tests that step rounds by hand turn it off.
    */
   readonly wakeOnNotify?: boolean;
+  /**
+   * DATABASE_LISTEN_URL: LISTEN on a connection of its own to this URL (direct, when `db` goes
+   * through a pooler in transaction mode); absent: on one of `db`'s connections.
+   */
+  readonly listenDatabaseUrl?: string | null;
   readonly requestTimeoutMs?: number;
   /**
    * The RDAP client delivery checks ask (the registry, never the merchant); `npm start` passes the
@@ -121,13 +125,18 @@ type WakingState = (typeof WAKING_STATES)[number];
 
 /** The NOTIFY wake-up (unless turned off): each announced intent runs at once, tracked in `woken`. */
 function wakeUps(
-  options: { readonly db: Pool; readonly log: Logger; readonly wakeOnNotify?: boolean },
+  options: {
+    readonly db: Pool;
+    readonly log: Logger;
+    readonly wakeOnNotify?: boolean;
+    readonly listenDatabaseUrl?: string | null;
+  },
   loop: { readonly stopped: boolean },
   deps: Parameters<typeof runConsumerIntentNow>[0],
   woken: Set<Promise<unknown>>,
 ): Promise<{ stop(): Promise<void> } | null> {
   if (options.wakeOnNotify === false) return Promise.resolve(null);
-  return listenForQueued(options.db, (intentId, state) => {
+  return listenForQueued(options.db, options.listenDatabaseUrl ?? null, (intentId, state) => {
     if (loop.stopped) return;
     const run = runConsumerIntentNow(deps, intentId, state).catch((error: unknown) =>
       options.log.error({ err: error, intentId }, 'consumer wake-up failed; the round retries'),
@@ -138,15 +147,16 @@ function wakeUps(
 }
 
 /**
- * One pooled connection held for LISTEN consumer_intent: each state change the trigger announces
- * (on commit only) into a state a job acts on calls `wake`. A lost connection only costs latency:
- * the interval rounds still find everything.
+ * One connection held for LISTEN consumer_intent (a pooled one, or one of its own to `listenUrl`):
+ * each state change the trigger announces (on commit only) into a state a job acts on calls
+ * `wake`. A lost connection only costs latency: the interval rounds still find everything.
  */
 async function listenForQueued(
   pool: Pool,
+  listenUrl: string | null,
   wake: (intentId: string, state: WakingState) => void,
 ): Promise<{ stop(): Promise<void> }> {
-  const client: PoolClient = await pool.connect();
+  const client = await listenConnection(pool, listenUrl);
   const onNotice = (message: { channel: string; payload?: string }) => {
     if (message.channel !== 'consumer_intent' || message.payload === undefined) return;
     let notice: { intentId?: unknown; state?: unknown };
@@ -168,7 +178,35 @@ async function listenForQueued(
     async stop() {
       client.off('notification', onNotice);
       if (!broken) await client.query('UNLISTEN consumer_intent').catch(() => (broken = true));
-      client.release(broken);
+      await client.done(broken);
     },
   };
+}
+
+interface ListenConnection {
+  query(sql: string): Promise<unknown>;
+  on(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  off(
+    event: 'notification',
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
+  done(broken: boolean): Promise<void>;
+}
+
+/** A pooled connection, or a client of its own on `listenUrl` (closed when done). */
+async function listenConnection(pool: Pool, listenUrl: string | null): Promise<ListenConnection> {
+  if (listenUrl === null) {
+    const pooled = await pool.connect();
+    return Object.assign(pooled, {
+      done: (broken: boolean) => Promise.resolve(pooled.release(broken)),
+    });
+  }
+  const own = new Client({ connectionString: listenUrl, application_name: 'spend-control-listen' });
+  own.on('error', () => undefined);
+  await own.connect();
+  return Object.assign(own, { done: () => own.end().catch(() => undefined) });
 }

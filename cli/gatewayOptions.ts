@@ -112,7 +112,8 @@ export function gatewayOptionsOf(inputs: GatewayInputs): GatewayRoleOptions {
     sessionSecret: inputs.sessionSecret,
     consumerAuthRequired: config.http.consumerAuthRequired,
     primaryChainId: config.funding.chainId,
-    listenDatabaseUrl: databaseUrl,
+    // LISTEN needs a session of its own: behind a pooler in transaction mode it goes direct.
+    listenDatabaseUrl: config.databaseListenUrl ?? databaseUrl,
     readinessCheck: async () => {
       await pool.query('SELECT 1');
     },

@@ -282,6 +282,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
         ? await startConsumerExecutionWorker({
             ...options.consumer.execution,
             actorSecret: options.actorSecret,
+            listenDatabaseUrl: options.listenDatabaseUrl,
             db: options.db,
             rails: options.consumer.rails,
             log: options.log,

@@ -110,6 +110,7 @@ type ProcessFields = Pick<
   | 'logLevel'
   | 'databaseUrl'
   | 'migrationDatabaseUrl'
+  | 'databaseListenUrl'
   | 'decisionThread'
 >;
 
@@ -136,6 +137,7 @@ function readProcess(read: EnvReader): ProcessFields {
     logLevel: read.oneOf<LogLevel>('LOG_LEVEL', LOG_LEVELS, 'info'),
     databaseUrl: read.url('DATABASE_URL', POSTGRES),
     migrationDatabaseUrl: read.url('MIGRATION_DATABASE_URL', POSTGRES),
+    databaseListenUrl: read.url('DATABASE_LISTEN_URL', POSTGRES),
     decisionThread: read.boolean('DECISION_THREAD', false),
   };
 }

@@ -28,6 +28,7 @@ function redactedView(config: ConfigFields): Record<string, unknown> {
     ...config,
     databaseUrl: redactUrl(config.databaseUrl, true),
     migrationDatabaseUrl: redactUrl(config.migrationDatabaseUrl, true),
+    databaseListenUrl: redactUrl(config.databaseListenUrl, true),
     funding: { ...config.funding, rpcUrl: redactUrl(config.funding.rpcUrl, false) },
     settlement: { ...config.settlement, rpcUrl: redactUrl(config.settlement.rpcUrl, false) },
     escalations: {

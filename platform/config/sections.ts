@@ -79,6 +79,11 @@ export interface Config {
   readonly databaseUrl: string | null;
   /** MIGRATION_DATABASE_URL: a login of spend_control_owner, for migrations only; null: DATABASE_URL migrates (not in production). */
   readonly migrationDatabaseUrl: string | null;
+  /**
+   * DATABASE_LISTEN_URL: a direct (unpooled) login of the service role for LISTEN, which a pooler in
+   * transaction mode cannot carry; null: DATABASE_URL listens.
+   */
+  readonly databaseListenUrl: string | null;
   /** DECISION_THREAD: the intent subgraph decides preflights on a thread of its own (default false). */
   readonly decisionThread: boolean;
   /** True when no RPC URLs are set and the local devnet chains are started. */
