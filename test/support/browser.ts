@@ -2,11 +2,11 @@
 // CHROMIUM_PATH when set, else the system's /usr/bin/chromium, else installed with apt-get when
 // running as root (CI: Debian, root). Each page gets an injected EIP-1193 wallet backed by a viem
 // account, so sign-in and EIP-712 approvals are real signatures.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Hex, LocalAccount, TypedDataDefinition } from 'viem';
+import { aptProgram } from './aptPackages';
 
 const FLAGS = [
   '--headless',
@@ -21,15 +21,7 @@ const FLAGS = [
 const SYSTEM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 export function chromiumPath(): string {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return configured;
-  const found = SYSTEM_PATHS.find((candidate) => existsSync(candidate));
-  if (found) return found;
-  if (process.getuid?.() !== 0)
-    throw new Error('No Chromium: set CHROMIUM_PATH or install it (apt-get install -y chromium).');
-  execFileSync('apt-get', ['update'], { stdio: 'ignore' });
-  execFileSync('apt-get', ['install', '-y', 'chromium'], { stdio: 'ignore' });
-  return SYSTEM_PATHS[0];
+  return aptProgram({ packageName: 'chromium', paths: SYSTEM_PATHS, env: 'CHROMIUM_PATH' });
 }
 
 export interface TestBrowser {
