@@ -98,6 +98,7 @@ export interface PgBouncer extends FleetProcess {
 export async function startPgBouncer(
   serverUrl: string,
   users: readonly string[],
+  options: { poolSize?: number } = {},
 ): Promise<PgBouncer> {
   const program = aptProgram({ packageName: 'pgbouncer', paths: ['/usr/sbin/pgbouncer'] });
   const dir = tempDir('fleet-pgbouncer-');
@@ -121,7 +122,7 @@ export async function startPgBouncer(
       `auth_file = ${path.join(dir, 'users.txt')}`,
       'pool_mode = transaction',
       'max_client_conn = 1000',
-      'default_pool_size = 20',
+      `default_pool_size = ${options.poolSize ?? 20}`,
       // node-postgres sends these as startup parameters; the service role carries them instead
       // (docs/operations.md, "PgBouncer").
       'ignore_startup_parameters = extra_float_digits,statement_timeout,idle_in_transaction_session_timeout',
