@@ -3,7 +3,6 @@
 // no process behind, and a second start must find the data and chain state of the first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient } from 'graphql-ws';
@@ -15,20 +14,10 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { faucet } from '../../devnet/faucet';
 import { projectRoot } from '../../platform/paths';
+import { freePort } from '../support/fleet';
 
 const CLI = path.join(projectRoot(), 'dist', 'cli', 'main.js');
 const ANVIL_DEV_KEY_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function cliEnv(
   dataDir: string,
