@@ -34,32 +34,16 @@ import {
   type Target,
   WARMUP_SECONDS,
 } from './preflightClients';
-import { percentile } from './stats';
+import { type Result, type Slice, splitVerdict, summarize } from './preflightRounds';
 
 const POLICIES = 100;
 const DEFAULT_SECONDS = 8;
+/** Each scenario's time is cut into this many slices, run in turn with the other scenarios'. */
+const ROUNDS = 2;
 const TARGET_PER_SECOND = 1_000;
 const TARGET_P99_MS = 50;
 
-interface Result {
-  name: string;
-  policies: number;
-  requests: number;
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  statuses: Map<number, number>;
-  /** The server thread's event-loop utilisation while measuring (1 = never idle). */
-  serverBusy: number;
-  /** Share of the machine's CPU time that was busy while measuring, or null off Linux. */
-  machineBusy: number | null;
-  /** CPU per request of this process without the client thread (gateway and subgraphs, GC included). */
-  serverCpuMsPerRequest: number | null;
-  /** CPU per request of every PostgreSQL process on the machine (backends, WAL writer, …). */
-  postgresCpuMsPerRequest: number | null;
-}
-
-async function run(clients: Worker, name: string, job: ClientJob): Promise<Result> {
+async function run(clients: Worker, job: ClientJob): Promise<Slice> {
   // Measured from the warm-up's end: the client thread starts its clock when it starts sending.
   const reported = new Promise<ClientReport>((resolve, reject) => {
     const onMessage = (report: ClientReport) => {
@@ -84,29 +68,22 @@ async function run(clients: Worker, name: string, job: ClientJob): Promise<Resul
   const ticksAfter = machineTicks();
   const cpu = process.cpuUsage(cpuBefore);
   const postgresAfter = postgresCpuMs();
-  const latencies = [...report.latenciesMs].sort((a, b) => a - b);
-  const statuses = new Map(report.statuses);
   return {
-    name,
-    policies: job.policies.length,
-    requests: latencies.length,
-    perSecond: Math.round(latencies.length / report.elapsedSeconds),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    statuses,
-    serverBusy: loop.utilization,
-    machineBusy:
-      ticksBefore === null || ticksAfter === null || ticksAfter.total === ticksBefore.total
+    latenciesMs: report.latenciesMs,
+    elapsedSeconds: report.elapsedSeconds,
+    statuses: report.statuses,
+    loopActiveSeconds: loop.active / 1000,
+    loopWallSeconds: (loop.active + loop.idle) / 1000,
+    machineTicks:
+      ticksBefore === null || ticksAfter === null
         ? null
-        : (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.total - ticksBefore.total),
-    serverCpuMsPerRequest:
-      report.clientCpuMs === null || latencies.length === 0
+        : { busy: ticksAfter.busy - ticksBefore.busy, total: ticksAfter.total - ticksBefore.total },
+    serverCpuMs:
+      report.clientCpuMs === null ? null : (cpu.user + cpu.system) / 1000 - report.clientCpuMs,
+    postgresCpuMs:
+      postgresBefore === null || postgresAfter === null
         ? null
-        : ((cpu.user + cpu.system) / 1000 - report.clientCpuMs) / latencies.length,
-    postgresCpuMsPerRequest:
-      postgresBefore === null || postgresAfter === null || latencies.length === 0
-        ? null
-        : postgresCpuBetween(postgresBefore, postgresAfter) / latencies.length,
+        : postgresCpuBetween(postgresBefore, postgresAfter),
   };
 }
 
@@ -198,9 +175,11 @@ async function createPolicies(gatewayUrl: string, adminToken: string): Promise<P
 
 function printHeader(seconds: number): void {
   process.stdout.write(
-    `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario after ${WARMUP_SECONDS} s warm-up, ` +
+    `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario in ${ROUNDS} interleaved slices ` +
+      `(each after ${WARMUP_SECONDS} s warm-up, every stack warmed first), ` +
       `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n` +
-      'gateway REST: gateway → intent subgraph over HTTP; gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
+      'gateway REST: the split deployment (gateway → intent subgraph over HTTP; both in this process, so the whole CPU of the hop is counted);\n' +
+      'gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
       'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n',
   );
   process.stdout.write(
@@ -234,6 +213,53 @@ function printVerdicts(results: readonly Result[]): void {
         `${result.perSecond}/s, p99 ${result.p99Ms.toFixed(1)} ms — ${met ? 'met' : 'NOT met'}\n`,
     );
   }
+  for (const policies of [POLICIES, 1]) {
+    const pick = (name: string) =>
+      results.find((candidate) => candidate.name === name && candidate.policies === policies);
+    const split = pick('gateway REST');
+    const inProcess = pick('gateway in-proc');
+    if (split !== undefined && inProcess !== undefined)
+      process.stdout.write(splitVerdict(split, inProcess));
+  }
+}
+
+/**
+ * Every scenario once, unmeasured (JIT, pools and caches of each stack warm before any is timed),
+ * then each spread's scenarios in ROUNDS interleaved slices, summed into one row per scenario.
+ */
+async function measure(
+  clients: Worker,
+  scenarios: readonly Scenario[],
+  policies: PolicyRef[],
+  seconds: number,
+  job: Pick<ClientJob, 'actorSecretHex' | 'document'>,
+): Promise<Result[]> {
+  let nonceStart = 0n;
+  const slice = (scenario: Scenario, spread: PolicyRef[], sliceSeconds: number) => {
+    nonceStart += 1_000_000_000n;
+    return run(clients, {
+      ...job,
+      target: scenario.target,
+      url: scenario.url,
+      policies: spread,
+      seconds: sliceSeconds,
+      nonceStart: nonceStart.toString(),
+    });
+  };
+  for (const scenario of scenarios) await slice(scenario, policies, 1);
+  const results: Result[] = [];
+  for (const spread of [policies, policies.slice(0, 1)]) {
+    const slices = new Map<string, Slice[]>(scenarios.map((scenario) => [scenario.name, []]));
+    for (let round = 0; round < ROUNDS; round += 1)
+      for (const scenario of scenarios)
+        slices.get(scenario.name)!.push(await slice(scenario, spread, seconds / ROUNDS));
+    for (const scenario of scenarios) {
+      const result = summarize(scenario.name, spread.length, slices.get(scenario.name)!);
+      results.push(result);
+      printRow(result);
+    }
+  }
+  return results;
 }
 
 async function main(): Promise<void> {
@@ -255,25 +281,13 @@ async function main(): Promise<void> {
     if (!preflightDocument) throw new Error('no persisted preflightPayment document');
 
     printHeader(seconds);
-    const results: Result[] = [];
-    let nonceStart = 0n;
-    for (const spread of [policies, policies.slice(0, 1)]) {
-      for (const scenario of scenarios) {
-        if (only !== null && !only.includes(scenario.name)) continue;
-        nonceStart += 1_000_000_000n;
-        const result = await run(clients, scenario.name, {
-          target: scenario.target,
-          url: scenario.url,
-          policies: spread,
-          seconds,
-          nonceStart: nonceStart.toString(),
-          actorSecretHex: actorSecret.toString('hex'),
-          document: preflightDocument,
-        });
-        results.push(result);
-        printRow(result);
-      }
-    }
+    const results = await measure(
+      clients,
+      scenarios.filter((scenario) => only === null || only.includes(scenario.name)),
+      policies,
+      seconds,
+      { actorSecretHex: actorSecret.toString('hex'), document: preflightDocument },
+    );
     printVerdicts(results);
   } finally {
     await clients.terminate();
