@@ -15,22 +15,20 @@
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { fork } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Pool } from 'pg';
 import { createPool } from '../platform/db/pool';
-import { policyDocument } from '../core/test-support/spend-fixtures';
-import { silentLogger } from '../platform/log';
 import { startAllInOne, startGatewayRole } from '../cli/stack';
 import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
 import type { SubgraphName } from '../platform/db/migrate';
 import type { SubgraphHostReady, SubgraphHostStart } from './subgraphHost';
-import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
-import { benchServiceInfo, createScratchDatabase } from './service';
+import { createScratchDatabase } from './service';
+import { benchStackOptions, createPolicies } from './preflightStack';
 import { machineTicks, postgresCpuBetween, postgresCpuMs, processCpuMs } from './cpuTime';
 import {
   CLIENTS,
@@ -138,25 +136,8 @@ async function startStacks(
   secrets: { actorSecret: Buffer; adminToken: string },
   stops: Array<() => Promise<void>>,
 ): Promise<{ gatewayUrl: string; scenarios: Scenario[] }> {
-  const options = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) => ({
-    host: '127.0.0.1',
-    port: 0,
-    db,
-    databaseUrl: database.url,
-    decisionThread,
-    transport,
-    subgraphPortBase: 0,
-    actorSecret: secrets.actorSecret,
-    adminTokenHashes: [createHash('sha256').update(secrets.adminToken).digest()],
-    sessionSecret: randomBytes(32),
-    listenDatabaseUrl: null,
-    graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
-    bodyLimitBytes: 65_536,
-    // The shared store, as deployed, with limits no bench reaches.
-    rateLimit: { limits: uniformLimits(), store: 'postgres' as const, databaseUrl: database.url },
-    service: benchServiceInfo(),
-    log: silentLogger,
-  });
+  const options = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
+    benchStackOptions(database.url, secrets, { transport, decisionThread, db });
   const start = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
     startAllInOne(options(transport, decisionThread, db));
   const host = await startSubgraphHost(database, secrets.actorSecret, stops);
@@ -200,31 +181,6 @@ async function startStacks(
     },
   ];
   return { gatewayUrl, scenarios };
-}
-
-/** POLICIES policies with budgets and limits no run reaches, created through the gateway. */
-async function createPolicies(gatewayUrl: string, adminToken: string): Promise<PolicyRef[]> {
-  const policies: PolicyRef[] = [];
-  for (let index = 0; index < POLICIES; index += 1) {
-    const owner = `0x${randomBytes(20).toString('hex')}`;
-    const document = policyDocument({
-      owner,
-      dailyBudget: '1000000.00',
-      hardCap: '10.00',
-      duplicates: { windowMinutes: 0, keys: ['capability'] },
-      rateLimit: { callsPerHour: 1_000_000 },
-    });
-    const response = await fetch(`${gatewayUrl}/create_spend_policy`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify({ policy: document }),
-    });
-    const body = (await response.json()) as PolicyRef;
-    if (response.status !== 201)
-      throw new Error(`policy setup answered ${response.status}: ${JSON.stringify(body)}`);
-    policies.push({ policyId: body.policyId, policyHash: body.policyHash });
-  }
-  return policies;
 }
 
 function printHeader(seconds: number): void {
@@ -335,7 +291,7 @@ async function main(): Promise<void> {
       { actorSecret, adminToken },
       stops,
     );
-    const policies = await createPolicies(gatewayUrl, adminToken);
+    const policies = await createPolicies(gatewayUrl, adminToken, POLICIES);
     const preflightDocument = loadPersistedDocuments().get('preflightPayment');
     if (!preflightDocument) throw new Error('no persisted preflightPayment document');
 
