@@ -210,7 +210,9 @@ async function main(): Promise<void> {
       },
       { decisions, entries },
       (table, rows, chunkSeconds) =>
-        process.stderr.write(`  loaded ${table} ${rows} rows (chunk ${chunkSeconds.toFixed(0)} s)\n`),
+        process.stderr.write(
+          `  loaded ${table} ${rows} rows (chunk ${chunkSeconds.toFixed(0)} s)\n`,
+        ),
     );
     const rows = `${decisions.toLocaleString('en')} decisions + ${entries.toLocaleString('en')} entries`;
     process.stdout.write(
