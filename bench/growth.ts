@@ -155,6 +155,9 @@ async function main(): Promise<void> {
   const decisions = Number(process.argv[3] ?? DEFAULT_ROWS);
   const entries = Number(process.argv[4] ?? DEFAULT_ROWS);
   const database = await createScratchDatabase({ poolSize: 20 });
+  // A run stopped midway still drops its database (gigabytes at full size).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void database.drop().finally(() => process.exit(130)));
   const actorSecret = randomBytes(32);
   const adminToken = randomBytes(32).toString('base64url');
   const clients = new Worker(path.join(__dirname, 'preflight.js'), {
@@ -210,9 +213,7 @@ async function main(): Promise<void> {
       },
       { decisions, entries },
       (table, rows, chunkSeconds) =>
-        process.stderr.write(
-          `  loaded ${table} ${rows} rows (chunk ${chunkSeconds.toFixed(0)} s)\n`,
-        ),
+        process.stderr.write(`  ${table}: ${rows} rows (${chunkSeconds.toFixed(0)} s)\n`),
     );
     const rows = `${decisions.toLocaleString('en')} decisions + ${entries.toLocaleString('en')} entries`;
     process.stdout.write(
