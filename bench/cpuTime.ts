@@ -68,3 +68,12 @@ export function machineTicks(): { busy: number; total: number } | null {
     return null;
   }
 }
+
+/** CPU time of one process (all its threads) by pid, or null where there is no /proc. */
+export function processCpuMs(pid: number): number | null {
+  try {
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}

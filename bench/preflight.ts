@@ -1,9 +1,11 @@
-// Preflight benchmark: POST /preflight_payment through the gateway's REST layer (gateway → intent
-// subgraph over HTTP → PostgreSQL) against the same operation sent straight to the intent
-// subgraph, with CLIENTS concurrent clients spread over POLICIES policies and, separately, all on
-// one hot policy; so the gateway's share is visible. The all-in-one process's default transport
-// (the gateway calling subgraphs in-process) is measured too. Creates and drops its own database
-// on the server named by DATABASE_URL (bench/run.ts starts an embedded one when it is unset).
+// Preflight benchmark: POST /preflight_payment through the gateway's REST layer in the split
+// deployment (gateway here, subgraphs in a child process: gateway → intent subgraph over HTTP →
+// PostgreSQL), the same over HTTP inside one process, and the same operation sent straight to the
+// intent subgraph, with CLIENTS concurrent clients spread over POLICIES policies and, separately,
+// all on one hot policy; so the gateway's share is visible. The all-in-one process's default
+// transport (the gateway calling subgraphs in-process) is measured too, interleaved with the
+// split deployment, which is judged against it. Creates and drops its own database on the server
+// named by DATABASE_URL (bench/run.ts starts an embedded one when it is unset).
 // The clients run in a worker thread, so their own HTTP and JSON work does not share the event loop
 // of the server being measured. Each line also shows what the rate was bound by: the server
 // thread's event-loop utilisation and, on Linux, how busy the machine's cores were and the CPU per
@@ -12,19 +14,22 @@
 // Run: npm run bench:preflight   (args: [seconds per scenario] [scenario names, comma-separated])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
-import { createHash, randomBytes } from 'node:crypto';
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Pool } from 'pg';
 import { createPool } from '../platform/db/pool';
-import { policyDocument } from '../core/test-support/spend-fixtures';
-import { silentLogger } from '../platform/log';
-import { startAllInOne } from '../cli/stack';
-import { uniformLimits } from '../gateway/rateLimit/limiter';
+import { startAllInOne, startGatewayRole } from '../cli/stack';
+import type { SubgraphEndpoint } from '../gateway/graphql/supergraph';
+import type { SubgraphName } from '../platform/db/migrate';
+import type { SubgraphHostReady, SubgraphHostStart } from './subgraphHost';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
-import { benchServiceInfo, createScratchDatabase } from './service';
-import { machineTicks, postgresCpuBetween, postgresCpuMs } from './cpuTime';
+import { createScratchDatabase } from './service';
+import { benchStackOptions, createPolicies } from './preflightStack';
+import { machineTicks, postgresCpuBetween, postgresCpuMs, processCpuMs } from './cpuTime';
 import {
   CLIENTS,
   type ClientJob,
@@ -34,32 +39,16 @@ import {
   type Target,
   WARMUP_SECONDS,
 } from './preflightClients';
-import { percentile } from './stats';
+import { type Result, type Slice, splitVerdict, summarize } from './preflightRounds';
 
 const POLICIES = 100;
 const DEFAULT_SECONDS = 8;
+/** Each scenario's time is cut into this many slices, run in turn with the other scenarios'. */
+const ROUNDS = 2;
 const TARGET_PER_SECOND = 1_000;
 const TARGET_P99_MS = 50;
 
-interface Result {
-  name: string;
-  policies: number;
-  requests: number;
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  statuses: Map<number, number>;
-  /** The server thread's event-loop utilisation while measuring (1 = never idle). */
-  serverBusy: number;
-  /** Share of the machine's CPU time that was busy while measuring, or null off Linux. */
-  machineBusy: number | null;
-  /** CPU per request of this process without the client thread (gateway and subgraphs, GC included). */
-  serverCpuMsPerRequest: number | null;
-  /** CPU per request of every PostgreSQL process on the machine (backends, WAL writer, …). */
-  postgresCpuMsPerRequest: number | null;
-}
-
-async function run(clients: Worker, name: string, job: ClientJob): Promise<Result> {
+async function run(clients: Worker, job: ClientJob, otherPid?: number): Promise<Slice> {
   // Measured from the warm-up's end: the client thread starts its clock when it starts sending.
   const reported = new Promise<ClientReport>((resolve, reject) => {
     const onMessage = (report: ClientReport) => {
@@ -79,69 +68,86 @@ async function run(clients: Worker, name: string, job: ClientJob): Promise<Resul
   const ticksBefore = machineTicks();
   const cpuBefore = process.cpuUsage();
   const postgresBefore = postgresCpuMs();
+  const otherBefore = otherPid === undefined ? 0 : processCpuMs(otherPid);
   const report = await reported;
   const loop = performance.eventLoopUtilization(loopBefore);
   const ticksAfter = machineTicks();
   const cpu = process.cpuUsage(cpuBefore);
   const postgresAfter = postgresCpuMs();
-  const latencies = [...report.latenciesMs].sort((a, b) => a - b);
-  const statuses = new Map(report.statuses);
+  const otherAfter = otherPid === undefined ? 0 : processCpuMs(otherPid);
   return {
-    name,
-    policies: job.policies.length,
-    requests: latencies.length,
-    perSecond: Math.round(latencies.length / report.elapsedSeconds),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    statuses,
-    serverBusy: loop.utilization,
-    machineBusy:
-      ticksBefore === null || ticksAfter === null || ticksAfter.total === ticksBefore.total
+    latenciesMs: report.latenciesMs,
+    elapsedSeconds: report.elapsedSeconds,
+    statuses: report.statuses,
+    loopActiveSeconds: loop.active / 1000,
+    loopWallSeconds: (loop.active + loop.idle) / 1000,
+    machineTicks:
+      ticksBefore === null || ticksAfter === null
         ? null
-        : (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.total - ticksBefore.total),
-    serverCpuMsPerRequest:
-      report.clientCpuMs === null || latencies.length === 0
+        : { busy: ticksAfter.busy - ticksBefore.busy, total: ticksAfter.total - ticksBefore.total },
+    serverCpuMs:
+      report.clientCpuMs === null || otherBefore === null || otherAfter === null
         ? null
-        : ((cpu.user + cpu.system) / 1000 - report.clientCpuMs) / latencies.length,
-    postgresCpuMsPerRequest:
-      postgresBefore === null || postgresAfter === null || latencies.length === 0
+        : (cpu.user + cpu.system) / 1000 - report.clientCpuMs + (otherAfter - otherBefore),
+    postgresCpuMs:
+      postgresBefore === null || postgresAfter === null
         ? null
-        : postgresCpuBetween(postgresBefore, postgresAfter) / latencies.length,
+        : postgresCpuBetween(postgresBefore, postgresAfter),
   };
 }
 
 type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
-type Scenario = { name: string; target: Target; url: string };
+/** A stack under test; `otherPid` is a process of its own whose CPU counts as the server's. */
+type Scenario = { name: string; target: Target; url: string; otherPid?: number };
+
+/** The subgraph host of the split deployment, started and answering with its subgraphs' URLs. */
+async function startSubgraphHost(
+  database: Database,
+  actorSecret: Buffer,
+  stops: Array<() => Promise<void>>,
+): Promise<{ pid: number; urls: Record<SubgraphName, string> }> {
+  const child = fork(path.join(__dirname, 'subgraphHost.js'), [], { stdio: 'inherit' });
+  stops.push(
+    () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  );
+  const ready = await new Promise<SubgraphHostReady>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as SubgraphHostReady));
+    child.once('exit', (code) => reject(new Error(`subgraph host exited with ${code}`)));
+    child.send({
+      databaseUrl: database.url,
+      actorSecretHex: actorSecret.toString('hex'),
+    } satisfies SubgraphHostStart);
+  });
+  return { pid: child.pid!, urls: ready.urls as Record<SubgraphName, string> };
+}
 
 /**
- * The three stacks under test, each stop pushed onto `stops` as it starts: over HTTP, in-process,
- * and in-process with a decision thread (on a pool of its own). Returns the scenarios they serve.
+ * The stacks under test, each stop pushed onto `stops` as it starts: the split deployment (this
+ * process's gateway, the subgraphs in a child process), over HTTP in one process, in-process, and
+ * in-process with a decision thread (on a pool of its own). Returns the scenarios they serve.
  */
 async function startStacks(
   database: Database,
   secrets: { actorSecret: Buffer; adminToken: string },
   stops: Array<() => Promise<void>>,
 ): Promise<{ gatewayUrl: string; scenarios: Scenario[] }> {
+  const options = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
+    benchStackOptions(database.url, secrets, { transport, decisionThread, db });
   const start = (transport: 'http' | 'in-process', decisionThread: boolean, db: Pool) =>
-    startAllInOne({
-      host: '127.0.0.1',
-      port: 0,
-      db,
-      databaseUrl: database.url,
-      decisionThread,
-      transport,
-      subgraphPortBase: 0,
-      actorSecret: secrets.actorSecret,
-      adminTokenHashes: [createHash('sha256').update(secrets.adminToken).digest()],
-      sessionSecret: randomBytes(32),
-      listenDatabaseUrl: null,
-      graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
-      bodyLimitBytes: 65_536,
-      // The shared store, as deployed, with limits no bench reaches.
-      rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
-      service: benchServiceInfo(),
-      log: silentLogger,
-    });
+    startAllInOne(options(transport, decisionThread, db));
+  const host = await startSubgraphHost(database, secrets.actorSecret, stops);
+  const split = await startGatewayRole({
+    ...options('http', false, database.pool),
+    subgraphs: Object.fromEntries(
+      Object.entries(host.urls).map(([name, url]) => [name, { url }]),
+    ) as Record<SubgraphName, SubgraphEndpoint>,
+  });
+  stops.push(() => split.stop());
   const stack = await start('http', false, database.pool);
   stops.push(() => stack.stop());
   const inProcess = await start('in-process', false, database.pool);
@@ -155,6 +161,12 @@ async function startStacks(
   const intentUrl = stack.subgraphs.find((subgraph) => subgraph.name === 'intent')?.http?.url;
   if (!intentUrl) throw new Error('the intent subgraph has no HTTP endpoint');
   const scenarios: Scenario[] = [
+    {
+      name: 'split deploy',
+      target: 'gateway',
+      url: `${split.url}/preflight_payment`,
+      otherPid: host.pid,
+    },
     { name: 'gateway REST', target: 'gateway', url: `${gatewayUrl}/preflight_payment` },
     { name: 'intent subgraph', target: 'subgraph', url: intentUrl },
     {
@@ -171,36 +183,14 @@ async function startStacks(
   return { gatewayUrl, scenarios };
 }
 
-/** POLICIES policies with budgets and limits no run reaches, created through the gateway. */
-async function createPolicies(gatewayUrl: string, adminToken: string): Promise<PolicyRef[]> {
-  const policies: PolicyRef[] = [];
-  for (let index = 0; index < POLICIES; index += 1) {
-    const owner = `0x${randomBytes(20).toString('hex')}`;
-    const document = policyDocument({
-      owner,
-      dailyBudget: '1000000.00',
-      hardCap: '10.00',
-      duplicates: { windowMinutes: 0, keys: ['capability'] },
-      rateLimit: { callsPerHour: 1_000_000 },
-    });
-    const response = await fetch(`${gatewayUrl}/create_spend_policy`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify({ policy: document }),
-    });
-    const body = (await response.json()) as PolicyRef;
-    if (response.status !== 201)
-      throw new Error(`policy setup answered ${response.status}: ${JSON.stringify(body)}`);
-    policies.push({ policyId: body.policyId, policyHash: body.policyHash });
-  }
-  return policies;
-}
-
 function printHeader(seconds: number): void {
   process.stdout.write(
-    `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario after ${WARMUP_SECONDS} s warm-up, ` +
+    `preflight: ${CLIENTS} concurrent clients (in a worker thread), ${seconds} s per scenario in ${ROUNDS} interleaved slices ` +
+      `(each after ${WARMUP_SECONDS} s warm-up, every stack warmed first), ` +
       `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n` +
-      'gateway REST: gateway → intent subgraph over HTTP; gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
+      'split deploy: the gateway here, the subgraphs in a child process, over keep-alive HTTP (server CPU counts both processes);\n' +
+      'gateway REST: gateway → intent subgraph over HTTP, both in this process (the whole CPU of the hop on one thread);\n' +
+      'gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
       'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n',
   );
   process.stdout.write(
@@ -234,6 +224,57 @@ function printVerdicts(results: readonly Result[]): void {
         `${result.perSecond}/s, p99 ${result.p99Ms.toFixed(1)} ms — ${met ? 'met' : 'NOT met'}\n`,
     );
   }
+  for (const policies of [POLICIES, 1]) {
+    const pick = (name: string) =>
+      results.find((candidate) => candidate.name === name && candidate.policies === policies);
+    const split = pick('split deploy');
+    const inProcess = pick('gateway in-proc');
+    if (split !== undefined && inProcess !== undefined)
+      process.stdout.write(splitVerdict(split, inProcess));
+  }
+}
+
+/**
+ * Every scenario once, unmeasured (JIT, pools and caches of each stack warm before any is timed),
+ * then each spread's scenarios in ROUNDS interleaved slices, summed into one row per scenario.
+ */
+async function measure(
+  clients: Worker,
+  scenarios: readonly Scenario[],
+  policies: PolicyRef[],
+  seconds: number,
+  job: Pick<ClientJob, 'actorSecretHex' | 'document'>,
+): Promise<Result[]> {
+  let nonceStart = 0n;
+  const slice = (scenario: Scenario, spread: PolicyRef[], sliceSeconds: number) => {
+    nonceStart += 1_000_000_000n;
+    return run(
+      clients,
+      {
+        ...job,
+        target: scenario.target,
+        url: scenario.url,
+        policies: spread,
+        seconds: sliceSeconds,
+        nonceStart: nonceStart.toString(),
+      },
+      scenario.otherPid,
+    );
+  };
+  for (const scenario of scenarios) await slice(scenario, policies, 1);
+  const results: Result[] = [];
+  for (const spread of [policies, policies.slice(0, 1)]) {
+    const slices = new Map<string, Slice[]>(scenarios.map((scenario) => [scenario.name, []]));
+    for (let round = 0; round < ROUNDS; round += 1)
+      for (const scenario of scenarios)
+        slices.get(scenario.name)!.push(await slice(scenario, spread, seconds / ROUNDS));
+    for (const scenario of scenarios) {
+      const result = summarize(scenario.name, spread.length, slices.get(scenario.name)!);
+      results.push(result);
+      printRow(result);
+    }
+  }
+  return results;
 }
 
 async function main(): Promise<void> {
@@ -250,30 +291,18 @@ async function main(): Promise<void> {
       { actorSecret, adminToken },
       stops,
     );
-    const policies = await createPolicies(gatewayUrl, adminToken);
+    const policies = await createPolicies(gatewayUrl, adminToken, POLICIES);
     const preflightDocument = loadPersistedDocuments().get('preflightPayment');
     if (!preflightDocument) throw new Error('no persisted preflightPayment document');
 
     printHeader(seconds);
-    const results: Result[] = [];
-    let nonceStart = 0n;
-    for (const spread of [policies, policies.slice(0, 1)]) {
-      for (const scenario of scenarios) {
-        if (only !== null && !only.includes(scenario.name)) continue;
-        nonceStart += 1_000_000_000n;
-        const result = await run(clients, scenario.name, {
-          target: scenario.target,
-          url: scenario.url,
-          policies: spread,
-          seconds,
-          nonceStart: nonceStart.toString(),
-          actorSecretHex: actorSecret.toString('hex'),
-          document: preflightDocument,
-        });
-        results.push(result);
-        printRow(result);
-      }
-    }
+    const results = await measure(
+      clients,
+      scenarios.filter((scenario) => only === null || only.includes(scenario.name)),
+      policies,
+      seconds,
+      { actorSecretHex: actorSecret.toString('hex'), document: preflightDocument },
+    );
     printVerdicts(results);
   } finally {
     await clients.terminate();

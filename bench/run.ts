@@ -17,6 +17,7 @@ const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: b
   { name: 'anchor', script: 'anchor.js', needsDatabase: true },
   { name: 'abuse', script: 'abuse.js', needsDatabase: true },
   { name: 'whatif', script: 'whatif.js', needsDatabase: false },
+  { name: 'growth', script: 'growth.js', needsDatabase: true },
 ];
 
 async function main(): Promise<number> {

@@ -89,7 +89,7 @@ export async function startGraphQL(
     },
     async stop() {
       await apollo.stop();
-      federated.close();
+      await federated.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 // The federated gateway: @apollo/gateway loading the committed supergraph (schema/supergraph.graphql)
-// with each subgraph reached either over HTTP (keep-alive client) or, in the all-in-one process,
+// with each subgraph reached either over HTTP (keep-alive client, persisted queries) or, in the all-in-one process,
 // in-process. Either way the subgraph receives the same signed actor.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import { projectRoot } from '../../platform/paths';
 import type { Logger } from '../../platform/log';
 import type { GatewayContext } from './context';
-import { SignedRemoteDataSource, createKeepAliveFetcher } from './subgraphClient';
+import { createSubgraphClient } from './subgraphClient';
 
 export interface InProcessSubgraph {
   execute(
@@ -56,8 +56,8 @@ export function createFederatedGateway(options: {
   supergraphSdl: string;
   subgraphs: Readonly<Record<string, SubgraphEndpoint>>;
   log: Logger;
-}): { gateway: ApolloGateway; close(): void } {
-  const client = createKeepAliveFetcher();
+}): { gateway: ApolloGateway; close(): Promise<void> } {
+  const client = createSubgraphClient();
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
     logger: options.log,
@@ -65,7 +65,7 @@ export function createFederatedGateway(options: {
       const endpoint = options.subgraphs[name.toLowerCase()];
       if (!endpoint) throw new Error(`no endpoint configured for subgraph ${name}`);
       if ('inProcess' in endpoint) return new InProcessDataSource(endpoint.inProcess);
-      return new SignedRemoteDataSource({ url: endpoint.url, fetcher: client.fetcher });
+      return client.dataSource(endpoint.url);
     },
   });
   return { gateway, close: () => client.close() };

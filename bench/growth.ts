@@ -1,0 +1,237 @@
+// Growth benchmark: do preflight, posting and the owner's reads stay flat as history grows? On empty
+// tables it measures preflights/s (POST /preflight_payment through the in-process gateway, the
+// preflight bench's clients on a worker thread), posting groups/s (ledger.post_groups, durable
+// commits, as bench:ledger) and the owner's activity and ledger reads (spendDecisions and
+// ledgerGroups of the owner's policy, newest page, through POST /graphql, one at a time); then loads
+// DECISIONS decisions and ENTRIES ledger entries of history by SQL (growthHistory.ts) and measures
+// the same again, in one run. Creates and drops its own database on DATABASE_URL's server.
+// Run: npm run bench:growth   (args: [seconds per measurement] [decisions] [entries])
+process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { startAllInOne } from '../cli/stack';
+import { loadPersistedDocuments } from '../gateway/rest/documents';
+import { accountId, assetId, registerAsset } from '../subgraphs/ledger';
+import { loadHistory } from './growthHistory';
+import type { ClientJob, ClientReport, PolicyRef } from './preflightClients';
+import { benchStackOptions, createPolicies } from './preflightStack';
+import { createScratchDatabase } from './service';
+import { percentile } from './stats';
+
+const DEFAULT_SECONDS = 8;
+const DEFAULT_ROWS = 5_000_000;
+const POLICIES = 20;
+const POSTING_CONNECTIONS = 4;
+const GROUPS_PER_CALL = 100;
+const READS = 300;
+const MIN_RATIO = 0.9;
+const READ_P99_MS = 50;
+const ASSET = assetId('eip155:196', '0x779ded0c9e1022225f8e0630b35a9b54be713736');
+const TREASURY = accountId('TREASURY', ASSET, 'float');
+/** An obligation account's id less its ref (1…1,000). */
+const OBLIGATION_PREFIX = accountId('USER_OBLIGATION', ASSET, '1').slice(0, -1);
+
+type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
+
+interface Figures {
+  preflightsPerSecond: number;
+  groupsPerSecond: number;
+  activityMs: { p50: number; p99: number };
+  ledgerMs: { p50: number; p99: number };
+}
+
+function preflightsPerSecond(clients: Worker, job: ClientJob): Promise<number> {
+  return new Promise((resolve, reject) => {
+    clients.once('message', (report: ClientReport) => {
+      const failed = report.statuses.filter(([status]) => status !== 200);
+      if (failed.length > 0) reject(new Error(`preflights answered ${JSON.stringify(failed)}`));
+      else resolve(Math.round(report.latenciesMs.length / report.elapsedSeconds));
+    });
+    clients.once('error', reject);
+    clients.postMessage(job);
+  });
+}
+
+let posted = 0;
+/** Balanced two-entry groups through ledger.post_groups from several connections for `seconds`. */
+async function groupsPerSecond(database: Database, seconds: number): Promise<number> {
+  const until = Date.now() + seconds * 1000;
+  const started = Date.now();
+  let groups = 0;
+  const connection = async () => {
+    while (Date.now() < until) {
+      const batch = Array.from({ length: GROUPS_PER_CALL }, () => {
+        const n = (posted += 1);
+        const amount = String((n % 9_973) + 1);
+        return {
+          kind: 'FUNDING',
+          asset: ASSET,
+          idempotency_key: `growth-bench:${n}`,
+          policy_id: String((n % 1_000) + 1),
+          entries: [
+            { account: TREASURY, amount },
+            { account: `${OBLIGATION_PREFIX}${(n % 1_000) + 1}`, amount: `-${amount}` },
+          ],
+        };
+      });
+      await database.pool.query('SELECT ledger.post_groups($1::jsonb)', [JSON.stringify(batch)]);
+      groups += GROUPS_PER_CALL;
+    }
+  };
+  await Promise.all(Array.from({ length: POSTING_CONNECTIONS }, connection));
+  return Math.round(groups / ((Date.now() - started) / 1000));
+}
+
+/** p50 and p99 of READS calls of one GraphQL read, one at a time, as the admin. */
+async function readLatency(gatewayUrl: string, adminToken: string, query: string) {
+  const latencies: number[] = [];
+  for (let index = 0; index < READS; index += 1) {
+    const started = performance.now();
+    const response = await fetch(`${gatewayUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ query }),
+    });
+    const body = (await response.json()) as { errors?: unknown; data?: unknown };
+    if (response.status !== 200 || body.errors) throw new Error(JSON.stringify(body));
+    latencies.push(performance.now() - started);
+  }
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+async function measure(
+  context: {
+    database: Database;
+    clients: Worker;
+    gatewayUrl: string;
+    adminToken: string;
+    job: Omit<ClientJob, 'nonceStart'>;
+  },
+  round: number,
+): Promise<Figures> {
+  const owner = context.job.policies[0].policyId;
+  const preflights = await preflightsPerSecond(context.clients, {
+    ...context.job,
+    nonceStart: String(BigInt(round + 1) * 1_000_000_000n),
+  });
+  const groups = await groupsPerSecond(context.database, context.job.seconds);
+  const activity = `{ spendDecisions(policyId: "${owner}", first: 50) { nodes { id decision evaluatedAt } pageInfo { endCursor hasNextPage } } }`;
+  const ledger = `{ ledgerGroups(filter: { policyId: "${owner}" }, first: 50) { nodes { id kind createdAt entries { accountKey amountAtomic } } pageInfo { endCursor hasNextPage } } }`;
+  return {
+    preflightsPerSecond: preflights,
+    groupsPerSecond: groups,
+    activityMs: await readLatency(context.gatewayUrl, context.adminToken, activity),
+    ledgerMs: await readLatency(context.gatewayUrl, context.adminToken, ledger),
+  };
+}
+
+function printFigures(label: string, figures: Figures): void {
+  const ms = (value: { p50: number; p99: number }) =>
+    `${value.p50.toFixed(1).padStart(6)} ${value.p99.toFixed(1).padStart(6)}`;
+  process.stdout.write(
+    `${label.padEnd(22)} ${String(figures.preflightsPerSecond).padStart(12)} ${String(figures.groupsPerSecond).padStart(10)}   ` +
+      `${ms(figures.activityMs)}      ${ms(figures.ledgerMs)}   load ${os.loadavg()[0].toFixed(1)}\n`,
+  );
+}
+
+function printVerdict(empty: Figures, grown: Figures, rows: string): void {
+  const preflightRatio = grown.preflightsPerSecond / empty.preflightsPerSecond;
+  const postingRatio = grown.groupsPerSecond / empty.groupsPerSecond;
+  const worstRead = Math.max(grown.activityMs.p99, grown.ledgerMs.p99);
+  const met = preflightRatio >= MIN_RATIO && postingRatio >= MIN_RATIO && worstRead < READ_P99_MS;
+  process.stdout.write(
+    `target at ${rows}: preflight/s and posting groups/s ≥ ${MIN_RATIO * 100} % of empty, owner reads p99 < ${READ_P99_MS} ms: ` +
+      `preflight ${(preflightRatio * 100).toFixed(0)} %, posting ${(postingRatio * 100).toFixed(0)} %, ` +
+      `reads p99 ${worstRead.toFixed(1)} ms — ${met ? 'met' : 'NOT met'}\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
+  const decisions = Number(process.argv[3] ?? DEFAULT_ROWS);
+  const entries = Number(process.argv[4] ?? DEFAULT_ROWS);
+  const database = await createScratchDatabase({ poolSize: 20 });
+  // A run stopped midway still drops its database (gigabytes at full size).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void database.drop().finally(() => process.exit(130)));
+  const actorSecret = randomBytes(32);
+  const adminToken = randomBytes(32).toString('base64url');
+  const clients = new Worker(path.join(__dirname, 'preflight.js'), {
+    workerData: { clients: true },
+  });
+  const stack = await startAllInOne(
+    benchStackOptions(
+      database.url,
+      { actorSecret, adminToken },
+      { transport: 'in-process', decisionThread: false, db: database.pool },
+    ),
+  );
+  try {
+    await registerAsset(database.pool, {
+      chain: 'eip155:196',
+      token: ASSET.split('|')[1],
+      symbol: 'USDT0',
+      decimals: 6,
+    });
+    const policies: PolicyRef[] = await createPolicies(stack.gateway.url, adminToken, POLICIES);
+    const document = loadPersistedDocuments().get('preflightPayment');
+    if (!document) throw new Error('no persisted preflightPayment document');
+    const context = {
+      database,
+      clients,
+      gatewayUrl: stack.gateway.url,
+      adminToken,
+      job: {
+        target: 'gateway' as const,
+        url: `${stack.gateway.url}/preflight_payment`,
+        policies,
+        seconds,
+        actorSecretHex: actorSecret.toString('hex'),
+        document,
+      },
+    };
+    process.stdout.write(
+      `growth: ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}; ${seconds} s per rate, ${READS} reads each, owner's policy of ${POLICIES}\n` +
+        'history                preflights/s   groups/s   activity p50/p99 ms   ledger p50/p99 ms\n',
+    );
+    const empty = await measure(context, 0);
+    printFigures('empty tables', empty);
+    const started = Date.now();
+    // The history is written as the database's administrator: the service role may only call the
+    // ledger's functions and the intent subgraph's statements, never insert rows of its own.
+    await loadHistory(
+      database.adminPool,
+      {
+        ownerPolicyId: policies[0].policyId,
+        asset: ASSET,
+        treasuryAccount: TREASURY,
+        obligationPrefix: OBLIGATION_PREFIX,
+      },
+      { decisions, entries },
+      (table, rows, chunkSeconds) =>
+        process.stderr.write(`  ${table}: ${rows} rows (${chunkSeconds.toFixed(0)} s)\n`),
+    );
+    const rows = `${decisions.toLocaleString('en')} decisions + ${entries.toLocaleString('en')} entries`;
+    process.stdout.write(
+      `history loaded by SQL in ${((Date.now() - started) / 1000).toFixed(0)} s: ${rows}\n`,
+    );
+    const grown = await measure(context, 1);
+    printFigures('with history', grown);
+    printVerdict(empty, grown, rows);
+  } finally {
+    await clients.terminate();
+    await stack.stop();
+    await database.drop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
