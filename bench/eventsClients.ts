@@ -14,7 +14,7 @@ export const EVENTS_QUERY =
 export type ClientCommand =
   | { type: 'open'; wsUrl: string; tokens: string[]; socketsPerOwner: number; concurrency: number }
   | { type: 'fire'; url: string; preflights: Preflight[]; concurrency: number; waitMs: number }
-  | { type: 'close' };
+  | { type: 'close'; concurrency: number };
 
 export interface Preflight {
   readonly owner: number;
@@ -27,8 +27,10 @@ export type ClientReport =
   | { type: 'opened'; acknowledged: number; refused: number; ms: number }
   | {
       type: 'fired';
-      /** createdAt (set in the committing transaction, before its commit) → arrival, per delivery. */
+      /** createdAt (the service's clock when the preflight began, before its commit) → arrival, per delivery. */
       latenciesMs: number[];
+      /** The preflight's answer received (after its commit) → arrival: a lower bound, per delivery. */
+      afterAnswerMs: number[];
       expected: number;
       lost: number;
       errors: number;
@@ -41,7 +43,8 @@ export type ClientReport =
 interface OwnerSocket {
   readonly owner: number;
   readonly socket: WebSocket;
-  readonly received: Map<string, number>;
+  /** Per escalation: when it arrived and its createdAt, both in epoch ms. */
+  readonly received: Map<string, { arrived: number; created: number }>;
   errors: number;
   closedByServer: boolean;
   /** Its subscription answered with the snapshot (else it was refused: not counted below). */
@@ -83,7 +86,8 @@ function openOne(wsUrl: string, owner: number, token: string): Promise<OwnerSock
         );
       } else if (message.type === 'next') {
         const update = message.payload?.data?.escalationUpdated;
-        if (update) entry.received.set(update.pollRef, arrived - Date.parse(update.createdAt));
+        if (update)
+          entry.received.set(update.pollRef, { arrived, created: Date.parse(update.createdAt) });
         else entry.errors += 1;
         // The first message is the snapshot (the owner's open escalation): the subscription is live.
         entry.live ||= update !== undefined;
@@ -150,9 +154,24 @@ async function postPreflight(
   return pollRef;
 }
 
+/** One figure per expected escalation each socket received. */
+function deliveries(
+  live: readonly OwnerSocket[],
+  byOwner: ReadonlyMap<number, string[]>,
+  figure: (got: { arrived: number; created: number }, pollRef: string) => number,
+): number[] {
+  return live.flatMap((entry) =>
+    (byOwner.get(entry.owner) ?? []).flatMap((pollRef) => {
+      const got = entry.received.get(pollRef);
+      return got === undefined ? [] : [figure(got, pollRef)];
+    }),
+  );
+}
+
 async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: command.concurrency });
   const byOwner = new Map<number, string[]>();
+  const answeredAt = new Map<string, number>();
   let next = 0;
   let preflightMsMax = 0;
   const started = performance.now();
@@ -162,6 +181,7 @@ async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<
         const preflight = command.preflights[next++];
         const sent = performance.now();
         const pollRef = await postPreflight(agent, command.url, preflight);
+        answeredAt.set(pollRef, nowEpochMs());
         preflightMsMax = Math.max(preflightMsMax, performance.now() - sent);
         byOwner.set(preflight.owner, [...(byOwner.get(preflight.owner) ?? []), pollRef]);
       }
@@ -182,11 +202,11 @@ async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<
   agent.destroy();
   send({
     type: 'fired',
-    latenciesMs: live.flatMap((entry) =>
-      (byOwner.get(entry.owner) ?? []).flatMap((pollRef) => {
-        const latency = entry.received.get(pollRef);
-        return latency === undefined ? [] : [latency];
-      }),
+    latenciesMs: deliveries(live, byOwner, (got) => got.arrived - got.created),
+    afterAnswerMs: deliveries(
+      live,
+      byOwner,
+      (got, pollRef) => got.arrived - answeredAt.get(pollRef)!,
     ),
     expected: live.reduce((sum, entry) => sum + (byOwner.get(entry.owner)?.length ?? 0), 0),
     lost: missing(),
@@ -197,17 +217,21 @@ async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<
   });
 }
 
-async function closeAll(): Promise<void> {
+/** Closes every socket, `concurrency` closing handshakes at a time (as they were opened). */
+async function closeAll(concurrency: number): Promise<void> {
   const started = performance.now();
+  let next = 0;
   await Promise.all(
-    sockets.map(
-      (entry) =>
-        new Promise<void>((resolve) => {
-          if (entry.socket.readyState === WebSocket.CLOSED) return resolve();
-          entry.socket.once('close', () => resolve());
-          entry.socket.close(1000, 'bench done');
-        }),
-    ),
+    Array.from({ length: concurrency }, async () => {
+      while (next < sockets.length) {
+        const { socket } = sockets[next++];
+        if (socket.readyState === WebSocket.CLOSED) continue;
+        await new Promise<void>((resolve) => {
+          socket.once('close', () => resolve());
+          socket.close(1000, 'bench done');
+        });
+      }
+    }),
   );
   sockets.length = 0;
   send({ type: 'closed', ms: performance.now() - started });
@@ -215,7 +239,11 @@ async function closeAll(): Promise<void> {
 
 process.on('message', (command: ClientCommand) => {
   const done =
-    command.type === 'open' ? open(command) : command.type === 'fire' ? fire(command) : closeAll();
+    command.type === 'open'
+      ? open(command)
+      : command.type === 'fire'
+        ? fire(command)
+        : closeAll(command.concurrency);
   done.catch((error: unknown) => {
     process.stderr.write(`events clients failed: ${String(error)}\n`);
     process.exit(1);
