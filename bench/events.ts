@@ -197,6 +197,8 @@ async function drive(
   const wsUrl = `${stack.gateway.url.replace(/^http/, 'ws')}/graphql`;
   const health: Record<string, ProbeReport> = {};
   const before = await memory();
+  if (process.env.EVENTS_HEAP_SNAPSHOT)
+    writeHeapSnapshot(`${process.env.EVENTS_HEAP_SNAPSHOT}.before`);
   let opened!: Run['opened'];
   health.open = await prober.beside(async () => {
     opened = await ask(

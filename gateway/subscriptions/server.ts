@@ -186,6 +186,8 @@ async function acceptConnection(
     return false;
   }
   ctx.extra.session = session;
+  // The session holds all the socket needs: the credential's text is not kept for the socket's life.
+  (ctx as { connectionParams?: unknown }).connectionParams = undefined;
   return true;
 }
 
