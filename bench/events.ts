@@ -15,21 +15,19 @@
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
 import { fork, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startAllInOne, type RunningStack } from '../cli/stack';
+import type { RunningStack } from '../cli/stack';
 import { freshWireIntent, policyDocument } from '../core/test-support/spend-fixtures';
 import { signIn } from '../devnet/agents/signIn';
-import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { DEFAULT_SUBSCRIPTION_LIMITS } from '../platform/config';
-import { silentLogger } from '../platform/log';
 import type { ClientCommand, ClientReport, Preflight } from './eventsClients';
 import { startHealthProber, type HealthProber, type ProbeReport } from './healthProber';
-import { benchServiceInfo, createScratchDatabase } from './service';
+import { createScratchDatabase, startDeployedStack } from './service';
 import { percentile } from './stats';
 
 const TARGET_P99_MS = 50;
@@ -41,7 +39,6 @@ const SETUP_CONCURRENCY = 8;
 const OPEN_CONCURRENCY = 100;
 const PREFLIGHT_CONCURRENCY = 4;
 
-type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -58,32 +55,6 @@ async function memory(): Promise<Memory> {
   }
   const usage = process.memoryUsage();
   return { rss: usage.rss, heap: usage.heapUsed + usage.external };
-}
-
-async function startStack(database: Database, adminToken: string): Promise<RunningStack> {
-  return startAllInOne({
-    host: '127.0.0.1',
-    port: 0,
-    db: database.pool,
-    databaseUrl: database.url,
-    transport: 'in-process',
-    subgraphPortBase: 0,
-    actorSecret: randomBytes(32),
-    adminTokenHashes: [createHash('sha256').update(adminToken).digest()],
-    sessionSecret: randomBytes(32),
-    listenDatabaseUrl: database.url,
-    readinessCheck: async () => {
-      await database.pool.query('SELECT 1');
-    },
-    graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
-    subscriptions: DEFAULT_SUBSCRIPTION_LIMITS,
-    bodyLimitBytes: 65_536,
-    // Limits no bench reaches: the events, not the limiter, are measured.
-    rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
-    service: benchServiceInfo(),
-    log: silentLogger,
-    x402: null,
-  });
 }
 
 interface Owner {
@@ -327,7 +298,7 @@ async function main(): Promise<void> {
   let prober: HealthProber | null = null;
   let child: ChildProcess | null = null;
   try {
-    stack = await startStack(database, adminToken);
+    stack = await startDeployedStack(database, adminToken);
     process.stdout.write(`events: signing in ${ownerCount} owners …\n`);
     const owners = await prepareOwners(stack.gateway.url, adminToken, ownerCount);
     prober = startHealthProber(stack.gateway.url);
