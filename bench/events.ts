@@ -39,7 +39,6 @@ const SETUP_CONCURRENCY = 8;
 const OPEN_CONCURRENCY = 100;
 const PREFLIGHT_CONCURRENCY = 4;
 
-
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
