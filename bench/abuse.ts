@@ -13,15 +13,13 @@
 // Run: npm run bench:abuse   (args: [seconds per attack] [concurrent GraphQL senders])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { startAllInOne, type RunningStack } from '../cli/stack';
+import type { RunningStack } from '../cli/stack';
 import { freshWireIntent, policyDocument } from '../core/test-support/spend-fixtures';
 import { signIn } from '../devnet/agents/signIn';
-import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { DEFAULT_SUBSCRIPTION_LIMITS } from '../platform/config';
-import { silentLogger } from '../platform/log';
 import {
   GRAPHQL_ATTACKS,
   aliasedPreflights,
@@ -29,12 +27,11 @@ import {
 } from '../test/support/graphqlAttacks';
 import * as sockets from './abuseSockets';
 import { PROBE_GAP_MS, startHealthProber, type HealthProber } from './healthProber';
-import { benchServiceInfo, createScratchDatabase } from './service';
+import { createScratchDatabase, startDeployedStack } from './service';
 import { percentile } from './stats';
 
 const DEFAULT_SECONDS = 3;
 const TARGET_MS = 100;
-const BODY_LIMIT_BYTES = 65_536;
 
 interface Row {
   name: string;
@@ -48,32 +45,6 @@ interface Row {
 
 type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
 type Attack = { name: string; senders: number; round: () => Promise<void> };
-
-async function startStack(database: Database, adminToken: string): Promise<RunningStack> {
-  return startAllInOne({
-    host: '127.0.0.1',
-    port: 0,
-    db: database.pool,
-    databaseUrl: database.url,
-    transport: 'in-process',
-    subgraphPortBase: 0,
-    actorSecret: randomBytes(32),
-    adminTokenHashes: [createHash('sha256').update(adminToken).digest()],
-    sessionSecret: randomBytes(32),
-    listenDatabaseUrl: database.url,
-    readinessCheck: async () => {
-      await database.pool.query('SELECT 1');
-    },
-    graphql: { maxDepth: 10, maxCost: 5000, introspection: false },
-    subscriptions: DEFAULT_SUBSCRIPTION_LIMITS,
-    bodyLimitBytes: BODY_LIMIT_BYTES,
-    // The shared store, as deployed, with limits no bench reaches: the attacks, not the limiter, are measured.
-    rateLimit: { limits: uniformLimits(), store: 'postgres', databaseUrl: database.url },
-    service: benchServiceInfo(),
-    log: silentLogger,
-    x402: null,
-  });
-}
 
 /** One send of `body` to POST /graphql that must be refused with `status` and `code`. */
 function graphqlRound(
@@ -258,7 +229,7 @@ async function main(): Promise<void> {
   let stack: RunningStack | null = null;
   let prober: HealthProber | null = null;
   try {
-    stack = await startStack(database, adminToken);
+    stack = await startDeployedStack(database, adminToken);
     const { target, policy } = await prepareTarget(stack, database, adminToken);
     prober = startHealthProber(stack.gateway.url);
     const idle: Attack = {

@@ -16,6 +16,7 @@ const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: b
   { name: 'consumer', script: 'consumer.js', needsDatabase: true },
   { name: 'anchor', script: 'anchor.js', needsDatabase: true },
   { name: 'abuse', script: 'abuse.js', needsDatabase: true },
+  { name: 'events', script: 'events.js', needsDatabase: true },
   { name: 'whatif', script: 'whatif.js', needsDatabase: false },
   { name: 'growth', script: 'growth.js', needsDatabase: true },
 ];

@@ -45,6 +45,7 @@ import {
   type RateLimitStoreKind,
 } from './rateLimit/store';
 import { Fanout } from './subscriptions/fanout';
+import { SubscriptionFeeds } from './subscriptions/schema';
 import type { Reconciler } from './x402/reconciler';
 
 export type { X402GatewayOptions } from './assembly/x402';
@@ -145,14 +146,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const graphql = await startGraphQL(options, httpServer, documents);
   const executeAs = executorAs(graphql, contexts);
   const fanout = new Fanout<unknown>();
-  const bridge = await startNotifyBridge(options.listenDatabaseUrl, fanout, now, log);
+  const limits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
+  const feeds = new SubscriptionFeeds(fanout, executeAs, limits);
+  const bridge = await startNotifyBridge(options.listenDatabaseUrl, feeds, now, log);
   const x402 = await startX402(options.x402 ?? null, service, routes, log);
   const { rateLimitStore, idempotency } = openEdgeStores(options, now, log);
-  const limits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
   const subscriptions = serveSubscriptions({
     httpServer,
-    fanout,
-    execute: executeAs,
+    feeds,
     authenticator,
     limits,
     now,

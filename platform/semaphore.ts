@@ -26,6 +26,18 @@ export class Semaphore {
     return new Promise<Release>((resolve) => this.waiting.push(resolve));
   }
 
+  /**
+   * Resolves with a release function once a permit is free, waiting however many wait already: for
+   * callers whose own number is bounded elsewhere (one per keyed topic, say), never for requests.
+   */
+  acquire(): Promise<Release> {
+    if (this.held < this.permits) {
+      this.held += 1;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise<Release>((resolve) => this.waiting.push(resolve));
+  }
+
   /** Each permit is released once; a second call of the same release does nothing. */
   private releaser(): Release {
     let released = false;

@@ -1,26 +1,24 @@
-// Subscriptions as the gateway assembles them: one LISTEN connection feeding the in-process
-// fan-out (RESYNC events after a lost connection), and graphql-ws on /graphql over the gateway's
-// own subscription schema. Without a LISTEN database the schema is served but nothing is fed.
+// Subscriptions as the gateway assembles them: one LISTEN connection feeding the subscription
+// feeds (escalations routed by owner, RESYNC events after a lost connection), and graphql-ws on
+// /graphql over the gateway's own subscription schema. Without a LISTEN database the schema is
+// served but nothing is fed.
 import type { Server } from 'node:http';
 import type { SubscriptionLimits } from '../../platform/config';
 import type { Logger } from '../../platform/log';
 import type { Authenticator } from '../auth/credentials';
 import { sessionExpiresAt } from '../auth/sessions';
-import type { GatewayExecutor } from '../subscriptions/escalations';
-import type { Fanout } from '../subscriptions/fanout';
 import { PgNotifyBridge } from '../subscriptions/pgBridge';
 import {
-  buildSubscriptionSchema,
-  eventsFromNotification,
   NOTIFY_CHANNELS,
-  publishResync,
+  type SubscriptionFeeds,
+  subscriptionSchema,
 } from '../subscriptions/schema';
 import { attachSubscriptionServer } from '../subscriptions/server';
 
-/** LISTEN → fan-out; null when no direct connection string is configured. */
+/** LISTEN → the feeds; null when no direct connection string is configured. */
 export async function startNotifyBridge(
   listenDatabaseUrl: string | null,
-  fanout: Fanout<unknown>,
+  feeds: SubscriptionFeeds,
   now: () => Date,
   log: Logger,
 ): Promise<PgNotifyBridge | null> {
@@ -28,22 +26,18 @@ export async function startNotifyBridge(
   const bridge = new PgNotifyBridge({
     connectionString: listenDatabaseUrl,
     channels: NOTIFY_CHANNELS,
-    onNotification: (channel, payload) => {
-      for (const event of eventsFromNotification(channel, payload))
-        fanout.publish(event.topic, event.event);
-    },
-    onResync: () => publishResync(fanout, now()),
+    onNotification: (channel, payload) => feeds.notify(channel, payload),
+    onResync: () => feeds.resync(now()),
     log,
   });
   await bridge.start();
   return bridge;
 }
 
-/** graphql-ws on /graphql: fan-out → each socket, only what its actor may see. */
+/** graphql-ws on /graphql: each socket hears only its actor's topics. */
 export function serveSubscriptions(deps: {
   readonly httpServer: Server;
-  readonly fanout: Fanout<unknown>;
-  readonly execute: GatewayExecutor;
+  readonly feeds: SubscriptionFeeds;
   readonly authenticator: Authenticator;
   readonly limits: SubscriptionLimits;
   readonly now: () => Date;
@@ -52,7 +46,7 @@ export function serveSubscriptions(deps: {
   return attachSubscriptionServer({
     httpServer: deps.httpServer,
     path: '/graphql',
-    schema: buildSubscriptionSchema(deps.fanout, deps.execute, deps.limits),
+    schema: subscriptionSchema(deps.feeds),
     authenticator: deps.authenticator,
     sessionExpiresAt,
     limits: deps.limits,

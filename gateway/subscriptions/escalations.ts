@@ -1,10 +1,11 @@
 // escalationUpdated: an owner's live view of their escalations over graphql-ws. NOTIFY
 // `escalation_updated` (sent by the policy subgraph's trigger on commit) says which escalation
-// changed and whose it is; the feed drops other owners' events at once and reads the current state
-// through the gateway's own GraphQL with the subscriber's actor, so the policy subgraph checks
-// ownership again. The first messages are the current state: the named escalation, or the open ones.
-// A read that fails ends the subscription with an error message (never silence): the subscriber
-// must not believe it holds the current state when it does not.
+// changed and whose it is; EscalationRouter (escalationRouting.ts) reads its current state once and
+// publishes it on its owner's topic only, which is the one topic an owner's feed listens on. The
+// first messages are the current state, read with the subscriber's own actor through the gateway's
+// GraphQL: the named escalation, or the open ones. A read that fails ends the subscription with an
+// error message (never silence): the subscriber must not believe it holds the current state when
+// it does not.
 import {
   GraphQLEnumType,
   GraphQLError,
@@ -20,6 +21,9 @@ import { stepIterator } from './stepIterator';
 
 export const ESCALATION_TOPIC = 'escalationUpdated';
 export const ESCALATION_CHANNEL = 'escalation_updated';
+/** Keyed topics: each owner's sockets hear `escalationUpdated:<owner>`, admins' `escalationUpdated:admin`. */
+export const ESCALATION_ADMIN_TOPIC = `${ESCALATION_TOPIC}:admin`;
+export const escalationOwnerTopic = (owner: string): string => `${ESCALATION_TOPIC}:${owner}`;
 
 /** What the NOTIFY payload carries; RESYNC after a lost LISTEN connection. */
 export type EscalationNotification =
@@ -38,6 +42,13 @@ export type GatewayExecutor = (
   query: string,
   variables: Record<string, unknown>,
 ) => Promise<{ data?: Record<string, unknown> | null; errors?: readonly { message: string }[] }>;
+
+/** What an escalationUpdated feed hears on its topic (published by EscalationRouter). */
+export type EscalationEvent =
+  | { readonly kind: 'STATE'; readonly update: EscalationUpdate }
+  /** The read of these changes failed: their subscribers get the error, never silence. */
+  | { readonly kind: 'FAILED'; readonly pollRefs: readonly string[]; readonly error: GraphQLError }
+  | { readonly kind: 'RESYNC' };
 
 export interface EscalationUpdate {
   pollRef: string;
@@ -91,10 +102,10 @@ export function escalationUpdateType(): GraphQLObjectType<EscalationUpdate> {
   });
 }
 
-const FIELDS =
+export const ESCALATION_UPDATE_FIELDS =
   'pollRef state outcome reason intentHash policyId decision amountAtomic recipient createdAt expiresAt resolvedAt resolvedVia';
-const ONE = `query EscalationUpdateOne($pollRef: ID!) { escalation(pollRef: $pollRef) { ${FIELDS} } }`;
-const OPEN = `query EscalationUpdateOpen($policyId: ID, $first: Int) { escalations(policyId: $policyId, state: PENDING, first: $first) { nodes { ${FIELDS} } } }`;
+const ONE = `query EscalationUpdateOne($pollRef: ID!) { escalation(pollRef: $pollRef) { ${ESCALATION_UPDATE_FIELDS} } }`;
+const OPEN = `query EscalationUpdateOpen($policyId: ID, $first: Int) { escalations(policyId: $policyId, state: PENDING, first: $first) { nodes { ${ESCALATION_UPDATE_FIELDS} } } }`;
 /** The snapshot of open escalations a subscription starts with. */
 export const MAX_SNAPSHOT_ESCALATIONS = 100;
 
@@ -152,16 +163,12 @@ export function checkSubscriber(
     throw refuse('REQUEST_INVALID', 'policyId is a uint256 decimal string.');
 }
 
-/** The subscriber's reads of current state, through the gateway with their own actor. */
-function escalationReads(execute: GatewayExecutor, actor: Actor, args: EscalationFeedArgs) {
-  const readOne = async (pollRef: string): Promise<EscalationUpdate | null> => {
-    const data = await dataOf(execute(actor, ONE, { pollRef }));
-    return (data.escalation ?? null) as EscalationUpdate | null;
-  };
-  /** The named escalation, or the open ones oldest first: what a subscription starts with. */
-  const readSnapshot = async (): Promise<EscalationUpdate[]> => {
+/** The subscriber's first messages: the named escalation, or the open ones oldest first. */
+function snapshotReader(execute: GatewayExecutor, actor: Actor, args: EscalationFeedArgs) {
+  return async (): Promise<EscalationUpdate[]> => {
     if (args.pollRef !== null) {
-      const one = await readOne(args.pollRef);
+      const data = await dataOf(execute(actor, ONE, { pollRef: args.pollRef }));
+      const one = (data.escalation ?? null) as EscalationUpdate | null;
       if (one === null)
         throw new GraphQLError('No escalation with this pollRef.', {
           extensions: { code: 'ESCALATION_NOT_FOUND' },
@@ -174,24 +181,26 @@ function escalationReads(execute: GatewayExecutor, actor: Actor, args: Escalatio
     const nodes = (data.escalations as { nodes?: EscalationUpdate[] } | null)?.nodes ?? [];
     return [...nodes].reverse();
   };
-  return { readOne, readSnapshot };
 }
 
-/** Whether a change concerns this subscriber: their own (an admin: any), and what they named. */
-function visibleTo(
-  actor: Actor,
-  args: EscalationFeedArgs,
-): (event: Extract<EscalationNotification, { kind: 'CHANGED' }>) => boolean {
-  return (event) =>
-    (actor.kind === 'admin' || (actor.kind === 'owner' && event.owner === actor.address)) &&
-    (args.pollRef === null || event.pollRef === args.pollRef) &&
-    (args.policyId === null || event.policyId === args.policyId);
+/** The topic a subscriber listens on: its own owner's (an admin's: every owner's). */
+function topicOf(actor: Actor): string {
+  if (actor.kind === 'owner') return escalationOwnerTopic(actor.address);
+  if (actor.kind === 'admin') return ESCALATION_ADMIN_TOPIC;
+  throw refuse('FORBIDDEN', 'Only owner sessions and admins follow escalations.');
+}
+
+/** Whether a change on the subscriber's topic is one it asked for (the escalation or policy it named). */
+function named(args: EscalationFeedArgs): (pollRef: string, policyId: string | null) => boolean {
+  return (pollRef, policyId) =>
+    (args.pollRef === null || pollRef === args.pollRef) &&
+    (args.policyId === null || policyId === null || policyId === args.policyId);
 }
 
 /**
- * The subscription's iterator: the snapshot first, then every visible change. Written by hand
- * rather than as an async generator so that return() ends a pending wait at once (the Fanout's
- * iterator does), freeing the listener as soon as the client leaves.
+ * The subscription's iterator: the snapshot first, then every change on the subscriber's topic
+ * that it named. Written by hand rather than as an async generator so that return() ends a
+ * pending wait at once (the Fanout's iterator does), freeing the listener as soon as the client leaves.
  */
 export function escalationFeed(
   fanout: Fanout<unknown>,
@@ -201,11 +210,9 @@ export function escalationFeed(
 ): AsyncIterableIterator<EscalationUpdate> {
   checkSubscriber(actor, args);
   // Subscribed before the snapshot is read, so no change between the two is lost.
-  const events = fanout.subscribe(
-    ESCALATION_TOPIC,
-  ) as AsyncIterableIterator<EscalationNotification>;
-  const { readOne, readSnapshot } = escalationReads(execute, actor, args);
-  const visible = visibleTo(actor, args);
+  const events = fanout.subscribe(topicOf(actor)) as AsyncIterableIterator<EscalationEvent>;
+  const readSnapshot = snapshotReader(execute, actor, args);
+  const wanted = named(args);
   const queue: EscalationUpdate[] = [];
   let snapshotDue = true;
 
@@ -219,13 +226,12 @@ export function escalationFeed(
       if (queued !== undefined) return { done: false, value: queued };
       const event = await events.next();
       if (event.done) return { done: true, value: undefined };
-      if (event.value.kind === 'RESYNC') {
-        snapshotDue = true;
-        continue;
-      }
-      if (!visible(event.value)) continue;
-      const current = await readOne(event.value.pollRef);
-      if (current !== null) return { done: false, value: current };
+      const heard = event.value;
+      if (heard.kind === 'RESYNC') snapshotDue = true;
+      else if (heard.kind === 'FAILED') {
+        if (heard.pollRefs.some((pollRef) => wanted(pollRef, null))) throw heard.error;
+      } else if (wanted(heard.update.pollRef, heard.update.policyId))
+        return { done: false, value: heard.update };
     }
   };
   return stepIterator(step, events);

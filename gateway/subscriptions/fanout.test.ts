@@ -38,3 +38,30 @@ describe('fanout', () => {
     for (const iterator of [one, two, other]) await iterator.return!();
   });
 });
+
+describe('fanout topic families', () => {
+  it('counts a plain name’s listeners with those of its keyed topics, a keyed topic’s alone, and forgets what left', async () => {
+    const fanout = new Fanout<number>();
+    const alice = fanout.subscribe('escalationUpdated:0xa');
+    const alsoAlice = fanout.subscribe('escalationUpdated:0xa');
+    const bob = fanout.subscribe('escalationUpdated:0xb');
+    const catalog = fanout.subscribe('catalogChanged');
+    expect(fanout.listenerCount('escalationUpdated')).toBe(3);
+    expect(fanout.listenerCount('escalationUpdated:0xa')).toBe(2);
+    expect(fanout.listenerCount('catalogChanged')).toBe(1);
+    fanout.publish('escalationUpdated:0xb', 5);
+    expect(await bob.next()).toEqual({ done: false, value: 5 });
+    await alice.return!();
+    await bob.return!();
+    await bob.return!();
+    expect(fanout.listenerCount('escalationUpdated')).toBe(1);
+    expect(fanout.listenerCount('escalationUpdated:0xb')).toBe(0);
+    fanout.publish('escalationUpdated:0xa', 6);
+    expect(await alsoAlice.next()).toEqual({ done: false, value: 6 });
+    expect(await alice.next()).toEqual({ done: true, value: undefined });
+    await alsoAlice.return!();
+    await catalog.return!();
+    expect(fanout.listenerCount('escalationUpdated')).toBe(0);
+    expect(fanout.listenerCount('catalogChanged')).toBe(0);
+  });
+});

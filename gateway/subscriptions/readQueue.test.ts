@@ -41,3 +41,28 @@ test('a read that fails passes its error on and frees its slot', async () => {
   ).rejects.toThrow('database went away');
   await expect(queue.run(async () => 'next')).resolves.toBe('next');
 });
+
+test('notification reads wait their turn in the same slots however full the queue is, and are never refused', async () => {
+  const queue = new ReadQueue(1, 0);
+  const first = gate();
+  const started: string[] = [];
+  const running = queue.run(async () => {
+    started.push('snapshot');
+    await first.promise;
+  });
+  await expect(queue.run(async () => 'refused')).rejects.toMatchObject({
+    extensions: { code: 'SERVICE_UNAVAILABLE' },
+  });
+  const inTurn = [1, 2].map((index) =>
+    queue.runInTurn(async () => {
+      started.push(`notification ${index}`);
+      return index;
+    }),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(started).toEqual(['snapshot']);
+  first.open();
+  await running;
+  await expect(Promise.all(inTurn)).resolves.toEqual([1, 2]);
+  expect(started).toEqual(['snapshot', 'notification 1', 'notification 2']);
+});

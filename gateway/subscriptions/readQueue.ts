@@ -2,6 +2,8 @@
 // `concurrency` run at once, so subscribers can never hold more than that many of the database
 // pool's connections, and at most `maxWaiting` wait; a read beyond that fails at once with
 // SERVICE_UNAVAILABLE (the subscriber is told, never left silent) instead of piling up in memory.
+// The reads of notifications (at most one running or waiting per keyed topic, however many
+// subscribers it has) share the same slots but wait their turn instead of being refused.
 import { GraphQLError } from 'graphql';
 import { ERROR_CODES } from '../../core/errors';
 import { Semaphore } from '../../platform/semaphore';
@@ -16,7 +18,15 @@ export class ReadQueue {
   async run<T>(read: () => Promise<T>): Promise<T> {
     const acquiring = this.slots.tryAcquire();
     if (acquiring === null) throw QUEUE_FULL;
-    const release = await acquiring;
+    return this.holding(await acquiring, read);
+  }
+
+  /** Waits its turn with no bound on the queue: for the notification reads, one per keyed topic at most. */
+  async runInTurn<T>(read: () => Promise<T>): Promise<T> {
+    return this.holding(await this.slots.acquire(), read);
+  }
+
+  private async holding<T>(release: () => void, read: () => Promise<T>): Promise<T> {
     try {
       return await read();
     } finally {

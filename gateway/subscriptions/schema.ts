@@ -1,6 +1,8 @@
-// The gateway's own subscription schema (@apollo/gateway carries no subscriptions). Each field
-// reads one topic of the fan-out and checks, per event, that the connection's actor may see it.
-// State reads go through one bounded ReadQueue, so subscribers cannot take the database pool.
+// The gateway's own subscription schema (@apollo/gateway carries no subscriptions) and the feeds
+// behind it. A notification becomes events on keyed topics (an escalation's owner, an anchor's
+// receipt and policy), so it costs only the subscribers of that key; each field picks its topic
+// from the connection's actor and arguments when it subscribes. State reads go through one bounded
+// ReadQueue, so subscribers cannot take the database pool.
 import {
   type GraphQLFieldConfig,
   GraphQLID,
@@ -31,6 +33,7 @@ import {
 import {
   ESCALATION_CHANNEL,
   ESCALATION_TOPIC,
+  type EscalationEvent,
   type EscalationNotification,
   type EscalationUpdate,
   escalationFeed,
@@ -38,6 +41,7 @@ import {
   escalationUpdateType,
   type GatewayExecutor,
 } from './escalations';
+import { EscalationRouter } from './escalationRouting';
 import type { Fanout } from './fanout';
 import { ReadQueue } from './readQueue';
 
@@ -82,20 +86,17 @@ export function eventsFromNotification(channel: string, payload: unknown): Subsc
   return event === null ? [] : [{ topic: 'catalogChanged', event }];
 }
 
-/** After a lost LISTEN connection: every topic hears RESYNC (the keyed anchor topics included). */
+/** After a lost LISTEN connection: every topic hears RESYNC (the keyed topics included). */
 export function publishResync(fanout: Fanout<unknown>, now: Date): void {
-  for (const event of resyncEvents(now)) fanout.publish(event.topic, event.event);
+  const catalog: CatalogChangeEvent = {
+    kind: 'RESYNC',
+    id: null,
+    maturity: null,
+    changedAt: now.toISOString(),
+  };
+  fanout.publish(CATALOG_TOPIC, catalog);
+  fanout.publishUnder(`${ESCALATION_TOPIC}:`, { kind: 'RESYNC' } satisfies EscalationEvent);
   publishAnchorResync(fanout);
-}
-
-export function resyncEvents(now: Date): SubscriptionEvent[] {
-  return [
-    {
-      topic: 'catalogChanged',
-      event: { kind: 'RESYNC', id: null, maturity: null, changedAt: now.toISOString() },
-    },
-    { topic: 'escalationUpdated', event: { kind: 'RESYNC' } },
-  ];
 }
 
 /** How many state reads run at once and how many may wait (SUBSCRIPTION_READ_CONCURRENCY, SUBSCRIPTION_READ_QUEUE). */
@@ -141,16 +142,61 @@ function escalationUpdatedField(
   };
 }
 
-/** `execute` reads current state for escalationUpdated; without it the field refuses every subscriber. */
+/**
+ * What the LISTEN bridge feeds and the schema serves: the fan-out, the bounded state reads and the
+ * escalation router (reads each change once, publishes it on its owner's topic). Without `execute`
+ * nothing is read and the fields that need reads refuse every subscriber.
+ */
+export class SubscriptionFeeds {
+  readonly reads: ReadQueue;
+  readonly execute: GatewayExecutor | undefined;
+  readonly anchors: AnchorReads | undefined;
+  readonly escalations: EscalationRouter | undefined;
+
+  constructor(
+    readonly fanout: Fanout<unknown>,
+    execute: GatewayExecutor | undefined,
+    limits: SubscriptionReadLimits,
+  ) {
+    const reads = new ReadQueue(limits.readConcurrency, limits.readQueueLength);
+    this.reads = reads;
+    this.execute =
+      execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
+    this.anchors = this.execute && new AnchorReads(this.execute);
+    this.escalations =
+      execute &&
+      new EscalationRouter(fanout, (actor, query, variables) =>
+        reads.runInTurn(() => execute(actor, query, variables)),
+      );
+  }
+
+  /** A NOTIFY from the bridge: escalations to the router, the rest straight to their topics. */
+  notify(channel: string, payload: unknown): void {
+    if (channel === ESCALATION_CHANNEL) {
+      const change = escalationNotification(payload);
+      if (change?.kind === 'CHANGED') this.escalations?.route(change);
+      return;
+    }
+    for (const event of eventsFromNotification(channel, payload))
+      this.fanout.publish(event.topic, event.event);
+  }
+
+  resync(now: Date): void {
+    publishResync(this.fanout, now);
+  }
+}
+
+/** The schema over new feeds (`execute` reads current state; without it, no reads are served). */
 export function buildSubscriptionSchema(
   fanout: Fanout<unknown>,
   execute: GatewayExecutor | undefined,
   limits: SubscriptionReadLimits,
 ): GraphQLSchema {
-  const reads = new ReadQueue(limits.readConcurrency, limits.readQueueLength);
-  const queuedExecute: GatewayExecutor | undefined =
-    execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
-  const anchorReads = queuedExecute && new AnchorReads(queuedExecute);
+  return subscriptionSchema(new SubscriptionFeeds(fanout, execute, limits));
+}
+
+export function subscriptionSchema(feeds: SubscriptionFeeds): GraphQLSchema {
+  const { fanout } = feeds;
   return new GraphQLSchema({
     query: new GraphQLObjectType({
       name: 'Query',
@@ -167,11 +213,11 @@ export function buildSubscriptionSchema(
       name: 'Subscription',
       fields: {
         catalogChanged: catalogChangedField(fanout),
-        escalationUpdated: escalationUpdatedField(fanout, queuedExecute),
-        anchorUpdated: anchorUpdatedField(fanout, anchorReads) as SubscriptionField<{
+        escalationUpdated: escalationUpdatedField(fanout, feeds.execute),
+        anchorUpdated: anchorUpdatedField(fanout, feeds.anchors) as SubscriptionField<{
           receiptId: string;
         }>,
-        anchorsUpdated: anchorsUpdatedField(fanout, anchorReads) as SubscriptionField<{
+        anchorsUpdated: anchorsUpdatedField(fanout, feeds.anchors) as SubscriptionField<{
           policyId: string;
         }>,
       },

@@ -3,7 +3,7 @@
 // session ends; a session holds a bounded number of sockets and a socket a bounded number of
 // subscriptions; a client that stops reading is closed once its unsent data passes a bound, so
 // nothing queues without limit. Only subscriptions are served (queries go to POST /graphql).
-import type { IncomingMessage, Server } from 'node:http';
+import type { Server } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   GraphQLError,
@@ -27,6 +27,7 @@ import type { SubscriptionLimits } from '../../platform/config';
 import type { Logger } from '../../platform/log';
 import type { Authenticator } from '../auth/credentials';
 import type { SubscriptionContext } from './schema';
+import { KeepAlive } from './keepAlive';
 import { type SocketSession, SocketSessions } from './socketSessions';
 
 export const WS_MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -68,9 +69,9 @@ export interface SubscriptionServerOptions {
   readonly log: Logger;
 }
 
+/** What the server keeps per socket (the upgrade request is not kept: nothing reads it after). */
 interface Extra {
   readonly socket: WebSocket;
-  readonly request: IncomingMessage;
   session?: SocketSession;
 }
 
@@ -134,8 +135,9 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): {
     },
   });
 
-  wss.on('connection', (socket, request) =>
-    serveSocket(server, socket, request, options, (extra) => {
+  const keepAlive = new KeepAlive(KEEP_ALIVE_MS);
+  wss.on('connection', (socket) =>
+    serveSocket(server, socket, options, keepAlive, (extra) => {
       if (extra.session) sessions.close(extra.session);
       extra.session = undefined;
     }),
@@ -144,6 +146,7 @@ export function attachSubscriptionServer(options: SubscriptionServerOptions): {
 
   return {
     async close() {
+      keepAlive.stop();
       for (const client of wss.clients) client.close(1001, 'Going away');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
@@ -183,6 +186,8 @@ async function acceptConnection(
     return false;
   }
   ctx.extra.session = session;
+  // The session holds all the socket needs: the credential's text is not kept for the socket's life.
+  (ctx as { connectionParams?: unknown }).connectionParams = undefined;
   return true;
 }
 
@@ -303,17 +308,17 @@ function checkDocument(schema: GraphQLSchema, query: string): CheckedDocument {
 function serveSocket(
   server: ProtocolServer<Extra>,
   socket: WebSocket,
-  request: IncomingMessage,
   options: SubscriptionServerOptions,
+  keepAlive: KeepAlive,
   unregister: (extra: Extra) => void,
 ): void {
   const { log, limits } = options;
-  const extra: Extra = { socket, request };
+  const extra: Extra = { socket };
   socket.once('error', (error) => {
     log.warn({ err: error.message }, 'websocket error');
     socket.close(CloseCode.InternalServerError, 'Internal server error');
   });
-  const stopKeepAlive = keepAlive(socket);
+  keepAlive.add(socket);
   const closed = server.opened(
     {
       protocol: socket.protocol,
@@ -331,7 +336,7 @@ function serveSocket(
     extra,
   );
   socket.once('close', (code, reason) => {
-    stopKeepAlive();
+    keepAlive.remove(socket);
     unregister(extra);
     closed(code, String(reason)).catch((error: unknown) =>
       log.error({ err: error }, 'websocket close handling failed'),
@@ -379,22 +384,4 @@ function closeSlowConsumer(socket: WebSocket, log: Logger): void {
   // A client that does not read will not read the close frame either: cut it after a grace.
   const cut = setTimeout(() => socket.terminate(), SLOW_CONSUMER_GRACE_MS);
   socket.once('close', () => clearTimeout(cut));
-}
-
-/** Pings every KEEP_ALIVE_MS; no pong before the next ping cuts the socket. Returns the stop. */
-function keepAlive(socket: WebSocket): () => void {
-  let pongWait: NodeJS.Timeout | null = null;
-  const interval = setInterval(() => {
-    if (socket.readyState !== WebSocket.OPEN) return;
-    pongWait = setTimeout(() => socket.terminate(), KEEP_ALIVE_MS);
-    socket.once('pong', () => {
-      if (pongWait) clearTimeout(pongWait);
-      pongWait = null;
-    });
-    socket.ping();
-  }, KEEP_ALIVE_MS);
-  return () => {
-    clearInterval(interval);
-    if (pongWait) clearTimeout(pongWait);
-  };
 }
