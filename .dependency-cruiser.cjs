@@ -68,6 +68,15 @@ module.exports = {
       to: { path: '^(cli|bench)/' },
     },
     {
+      name: 'no-folder-cycles-in-subgraph',
+      comment:
+        'inside a subgraph the folders (intents, preflight, dashboard ...) form a hierarchy: a folder that imports a folder which imports it back is one concept cut in two. Folder-level, so test files count too.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^subgraphs/([^/]+)/' },
+      to: { path: '^subgraphs/$1(/|$)', circular: true },
+    },
+    {
       name: 'no-cycles',
       comment: 'a cycle makes load order matter and hides which module owns what.',
       severity: 'error',

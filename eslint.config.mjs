@@ -23,7 +23,7 @@ export default tseslint.config(
     files: ['**/*.ts'],
     rules: {
       'max-lines': ['error', { max: 400 }],
-      'max-lines-per-function': ['error', { max: 80, IIFEs: true }],
+      'max-lines-per-function': ['error', { max: 70, IIFEs: true }],
       // `_name` marks a parameter a signature needs but the body does not (express's `next`).
       '@typescript-eslint/no-unused-vars': [
         'error',
@@ -55,5 +55,11 @@ export default tseslint.config(
       },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    // Two functions over 70 lines sit in folders other branches are rewriting (the purchase
+    // workflow, the x402 chain facts); they are split when those land. Remove this block then.
+    files: ['subgraphs/intent/consumer/execution/jobs.ts', 'gateway/x402/paywall.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, IIFEs: true }] },
   },
 );

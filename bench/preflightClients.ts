@@ -57,14 +57,12 @@ function intentFor(policy: PolicyRef, nonce: bigint) {
   };
 }
 
-/** The client thread: CLIENTS loops, each sending its next request as soon as the last answered. */
-export async function runClients(job: ClientJob): Promise<ClientReport> {
-  const secret = Buffer.from(job.actorSecretHex, 'hex');
-  // node:http with a keep-alive agent: the client shares the machine with the server, and fetch
-  // (undici, web streams) costs several times its CPU per request.
-  const target = new URL(job.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const post = (body: string, headers: Record<string, string>) =>
+/** POSTs a JSON body to `target` over `agent` and resolves with the status, the body drained. */
+function poster(
+  target: URL,
+  agent: http.Agent,
+): (body: string, headers: Record<string, string>) => Promise<number> {
+  return (body, headers) =>
     new Promise<number>((resolve, reject) => {
       const request = http.request(
         {
@@ -88,6 +86,15 @@ export async function runClients(job: ClientJob): Promise<ClientReport> {
       request.on('error', reject);
       request.end(body);
     });
+}
+
+/** The client thread: CLIENTS loops, each sending its next request as soon as the last answered. */
+export async function runClients(job: ClientJob): Promise<ClientReport> {
+  const secret = Buffer.from(job.actorSecretHex, 'hex');
+  // node:http with a keep-alive agent: the client shares the machine with the server, and fetch
+  // (undici, web streams) costs several times its CPU per request.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const post = poster(new URL(job.url), agent);
   const send = (policy: PolicyRef, nonce: bigint): Promise<number> =>
     job.target === 'gateway'
       ? post(JSON.stringify({ policyId: policy.policyId, intent: intentFor(policy, nonce) }), {})

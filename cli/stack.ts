@@ -239,6 +239,25 @@ function escalationWorkerOf(options: AllInOneOptions) {
   });
 }
 
+/** What each subgraph of the all-in-one process is given. */
+function subgraphDepsOf(options: AllInOneOptions): SubgraphRoleDeps {
+  return {
+    db: options.db,
+    dataSource: options.dataSource,
+    actorSecret: options.actorSecret,
+    now: options.now,
+    log: options.log,
+    chains: options.chains,
+    consumer: options.consumer?.rails,
+    // Without a client of its own the process uses the execution worker's.
+    rdap: options.rdap ?? options.consumer?.execution?.rdap,
+    builder: options.builder,
+    settings: subgraphSettingsOf(options),
+    databaseUrl: options.databaseUrl,
+    decisionThread: options.decisionThread,
+  };
+}
+
 /** Every subgraph plus the gateway in this process; stops in reverse order. */
 export async function startAllInOne(options: AllInOneOptions): Promise<RunningStack> {
   const started: RunningSubgraph[] = [];
@@ -252,22 +271,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
               port: options.subgraphPortBase === 0 ? 0 : options.subgraphPortBase + index,
             }
           : null;
-      const deps: SubgraphRoleDeps = {
-        db: options.db,
-        dataSource: options.dataSource,
-        actorSecret: options.actorSecret,
-        now: options.now,
-        log: options.log,
-        chains: options.chains,
-        consumer: options.consumer?.rails,
-        // Without a client of its own the process uses the execution worker's.
-        rdap: options.rdap ?? options.consumer?.execution?.rdap,
-        builder: options.builder,
-        settings: subgraphSettingsOf(options),
-        databaseUrl: options.databaseUrl,
-        decisionThread: options.decisionThread,
-      };
-      started.push(await startSubgraph(name, deps, listen));
+      started.push(await startSubgraph(name, subgraphDepsOf(options), listen));
     }
     const endpoints = Object.fromEntries(
       started.map((subgraph) => [

@@ -5,7 +5,8 @@
 // each started here in turn.
 import { loadConfig, prepareLocalSecrets, type Config } from '../platform/config';
 import { createLogger, type Logger } from '../platform/log';
-import { createRdapClient, type RdapClientOptions } from '../platform/rdap';
+import { createRdapClient, type RdapClient, type RdapClientOptions } from '../platform/rdap';
+import type { KeyStore } from '../platform/chain/keys';
 import type { DevnetInfo } from '../devnet/chains';
 import { prepareChains } from './chains';
 import { anchoringOf } from './anchoring';
@@ -18,7 +19,7 @@ import type { ConsumerRails } from '../subgraphs/kit';
 import { prepareBuilder } from './builder';
 import { prepareRdap } from './rdap';
 import { startRole } from './roles';
-import { DEFAULT_EXECUTION_INTERVAL_MS } from './consumerWorker';
+import { DEFAULT_EXECUTION_INTERVAL_MS, type ConsumerExecutionOptions } from './consumerWorker';
 import { StartupError, Stoppers, type Out, type Role, type StartArgs } from './startup';
 
 export { ROLES, StartupError, type Role, type StartArgs } from './startup';
@@ -106,6 +107,28 @@ function consumerRailsOf(
   };
 }
 
+/** The two secrets every role signs with; a startup error when either is missing. */
+function requiredSecrets(config: Config): { actorSecret: Buffer; sessionSecret: Buffer } {
+  const { internalActorSecret: actorSecret, sessionSecret } = config.secrets;
+  if (!actorSecret) throw new StartupError('INTERNAL_ACTOR_SECRET is not set');
+  if (!sessionSecret) throw new StartupError('SESSION_SECRET is not set');
+  return { actorSecret, sessionSecret };
+}
+
+/** The purchase execution worker's options: the devnet's treasury and relayer keys. */
+function consumerExecutionOf(
+  devnetKeys: KeyStore,
+  rdapClient: RdapClient | undefined,
+): ConsumerExecutionOptions {
+  return {
+    treasuryKey: devnetKeys.treasury,
+    relayerKey: devnetKeys.relayer,
+    intervalMs: DEFAULT_EXECUTION_INTERVAL_MS,
+    // Deliveries are checked against the registry cli/rdap.ts found (the devnet one here).
+    ...(rdapClient === undefined ? {} : { rdap: rdapClient }),
+  };
+}
+
 /** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
 export async function start(
   args: StartArgs,
@@ -114,9 +137,7 @@ export async function start(
 ): Promise<RunningService> {
   const config = await configWithSecrets(env, out);
   const log: Logger = createLogger({ level: config.logLevel });
-  const { internalActorSecret: actorSecret, sessionSecret } = config.secrets;
-  if (!actorSecret) throw new StartupError('INTERNAL_ACTOR_SECRET is not set');
-  if (!sessionSecret) throw new StartupError('SESSION_SECRET is not set');
+  const { actorSecret, sessionSecret } = requiredSecrets(config);
 
   const stoppers = new Stoppers(log);
   try {
@@ -157,15 +178,7 @@ export async function start(
       rdap: rdapClient,
       builder,
       ...(consumer !== undefined && devnetKeys !== null
-        ? {
-            consumerExecution: {
-              treasuryKey: devnetKeys.treasury,
-              relayerKey: devnetKeys.relayer,
-              intervalMs: DEFAULT_EXECUTION_INTERVAL_MS,
-              // Deliveries are checked against the registry cli/rdap.ts found (the devnet one here).
-              ...(rdapClient === undefined ? {} : { rdap: rdapClient }),
-            },
-          }
+        ? { consumerExecution: consumerExecutionOf(devnetKeys, rdapClient) }
         : {}),
       anchoring: anchoringOf(config, devnet, devnetKeys),
       channels,

@@ -117,14 +117,16 @@ function renderAbisModule(artifacts: Record<string, ContractArtifact>): string {
   return lines.join('\n');
 }
 
-/** Compiles in memory; writes nothing. */
-export function compileContracts(): CompiledContracts {
-  const root = projectRoot();
+/**
+ * solc's import callback: reads a dependency from the allowed packages (resolved from the project
+ * root) and records its text in `allSources`, for the artifacts' source hashes.
+ */
+function importResolver(
+  root: string,
+  allSources: Record<string, string>,
+): (importPath: string) => { contents: string } | { error: string } {
   const requireFromRoot = createRequire(path.join(root, 'package.json'));
-  const ownSources = readOwnSources(root);
-  const allSources: Record<string, string> = { ...ownSources };
-
-  const findImports = (importPath: string): { contents: string } | { error: string } => {
+  return (importPath) => {
     if (!IMPORT_PREFIXES.some((prefix) => importPath.startsWith(prefix))) {
       return {
         error: `import outside the allowed packages (${IMPORT_PREFIXES.join(', ')}): ${importPath}`,
@@ -138,6 +140,15 @@ export function compileContracts(): CompiledContracts {
       return { error: `cannot resolve ${importPath}: ${(error as Error).message}` };
     }
   };
+}
+
+/** Compiles in memory; writes nothing. */
+export function compileContracts(): CompiledContracts {
+  const root = projectRoot();
+  const ownSources = readOwnSources(root);
+  const allSources: Record<string, string> = { ...ownSources };
+
+  const findImports = importResolver(root, allSources);
 
   const input = {
     language: 'Solidity',

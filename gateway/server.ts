@@ -22,7 +22,7 @@ import {
 } from './assembly/http';
 import { serveDashboard } from './assembly/dashboard';
 import { listen, stopInOrder } from './assembly/lifecycle';
-import { mountRest } from './assembly/rest';
+import { mountRest, type RestMountDeps } from './assembly/rest';
 import { IdempotencyKeys } from './rest/idempotency';
 import { serveSubscriptions, startNotifyBridge } from './assembly/subscriptions';
 import { startX402, type X402GatewayOptions } from './assembly/x402';
@@ -131,6 +131,25 @@ function openEdgeStores(options: GatewayOptions, now: () => Date, log: GatewayOp
   return { rateLimitStore, idempotency };
 }
 
+/** What the REST routes take from the gateway's options alone. */
+function restOptionsOf(
+  options: GatewayOptions,
+  now: () => Date,
+): Pick<
+  RestMountDeps,
+  'routes' | 'service' | 'now' | 'log' | 'consumerAuthRequired' | 'issueSession' | 'bodyLimitBytes'
+> {
+  return {
+    routes: options.routes,
+    service: options.service,
+    now,
+    log: options.log,
+    consumerAuthRequired: options.consumerAuthRequired ?? true,
+    issueSession: sessionIssuer(options.sessionSecret, now),
+    bodyLimitBytes: options.bodyLimitBytes,
+  };
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { log, service, routes } = options;
   const now = options.now ?? (() => new Date());
@@ -180,19 +199,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     outboundTokenTaker(rateLimitStore, options.rateLimit.limits),
   );
   mountRest(app, {
-    routes,
-    service,
+    ...restOptionsOf(options, now),
     documents,
     graphql,
     contexts,
+    idempotency,
     paywall: x402.paywall,
     extensions: x402.extensions,
-    idempotency,
-    now,
-    log,
-    consumerAuthRequired: options.consumerAuthRequired ?? true,
-    issueSession: sessionIssuer(options.sessionSecret, now),
-    bodyLimitBytes: options.bodyLimitBytes,
   });
 
   const { url, port } = await listen(httpServer, options.host, options.port);

@@ -5,6 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, type ErrorCode } from '../../core/errors';
 import { wireJsonProblem } from '../../core/validation/wireJson';
+import { isConsumerIntentId } from '../../core/canon/id-shapes';
 
 const JSON_MEDIA_TYPE = 'application/json';
 const SHOWN_MEDIA_TYPE_CHARS = 80;
@@ -94,6 +95,22 @@ export function checkWireParameters(params: unknown, query: unknown): void {
       `The request cannot be accepted: ${problem.field} ${problem.reason}.`,
       [problem],
     );
+}
+
+/**
+ * The one check of an `:intentId` path parameter, for every route that takes one: `ci_` + 24 hex,
+ * else 400 REQUEST_INVALID (or the route's own not-found code), before any lookup or payment.
+ */
+export function checkPathIds(
+  route: { readonly path: string; readonly malformedIntentId?: ErrorCode },
+  params: Readonly<Record<string, string | undefined>>,
+): void {
+  if (!route.path.includes(':intentId') || isConsumerIntentId(params.intentId)) return;
+  if (route.malformedIntentId !== undefined)
+    throw new AppError(route.malformedIntentId, undefined, { intentId: params.intentId ?? null });
+  throw new AppError('REQUEST_INVALID', 'intentId is ci_ followed by 24 hex characters.', {
+    field: 'intentId',
+  });
 }
 
 interface HttpLayerError {

@@ -13,7 +13,7 @@ import type { Actor } from '../../platform/actor';
 import type { Paywall } from '../x402/paywall';
 import type { IdempotencyKeys } from './idempotency';
 import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
-import { checkWireParameters } from './requestGuards';
+import { checkPathIds, checkWireParameters } from './requestGuards';
 import {
   isPriced,
   type RequestTerms,
@@ -152,6 +152,7 @@ export async function serveRoute(
   };
   checkRouteAuth(route, input, deps.consumerAuthRequired);
   // Validation comes before payment: a malformed request is a 400 and never a charge.
+  checkPathIds(route, input.params);
   route.validate?.(input);
   const stored = call.storedAnswer ? await call.storedAnswer(context.actor) : null;
   if (stored !== null) return stored;

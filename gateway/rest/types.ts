@@ -1,7 +1,7 @@
 // The shape of one REST route in the route table: method, exact path from the spec, price, who may
 // call it, and either a persisted GraphQL operation (with its input and output mapping) or, for the
 // few routes that describe the service itself, a handler.
-import type { AppError } from '../../core/errors';
+import type { AppError, ErrorCode } from '../../core/errors';
 import { parseDisplayAmount } from '../../core/money/amount';
 import type { Actor } from '../../platform/actor';
 import type { IssuedSession, SessionClaims } from '../auth/sessions';
@@ -146,6 +146,12 @@ export interface RouteDefinition {
   readonly auth: RouteAuth;
   readonly price: RoutePrice;
   readonly operation?: OperationBinding;
+  /**
+   * A path whose `:intentId` is not `ci_` + 24 hex is refused before any lookup or 402
+   * (requestGuards.ts checkPathIds): 400 REQUEST_INVALID, or this code where a public route
+   * answers a malformed id like an unknown one.
+   */
+  readonly malformedIntentId?: ErrorCode;
   /**
    * A tighter bucket charged beside the caller's usual one (docs/operations.md#rate-limits):
    * 'sign-in' for nonce issuing and SIWE verification, 'outbound' for routes that call a third party.

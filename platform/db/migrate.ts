@@ -70,6 +70,25 @@ export interface MigrateResult {
   applied: Array<{ subgraph: MigrationSet; version: number; name: string }>;
 }
 
+/** Runs one migration and records it, in one transaction; a failure rolls both back. */
+async function applyOne(client: PoolClient, migration: MigrationFile): Promise<void> {
+  const { subgraph } = migration;
+  await client.query('BEGIN');
+  try {
+    await client.query(migration.sql);
+    await client.query(
+      'INSERT INTO public.schema_migrations (subgraph, version, name, checksum) VALUES ($1, $2, $3, $4)',
+      [subgraph, migration.version, migration.name, migration.checksum],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw new MigrationError(
+      `${subgraph} migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`,
+    );
+  }
+}
+
 /** Applies every pending migration of the given sets (default: all) and returns what ran. */
 export async function migrate(
   pool: Pool,
@@ -111,20 +130,7 @@ export async function migrate(
           }
           continue;
         }
-        await client.query('BEGIN');
-        try {
-          await client.query(migration.sql);
-          await client.query(
-            'INSERT INTO public.schema_migrations (subgraph, version, name, checksum) VALUES ($1, $2, $3, $4)',
-            [subgraph, migration.version, migration.name, migration.checksum],
-          );
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK');
-          throw new MigrationError(
-            `${subgraph} migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`,
-          );
-        }
+        await applyOne(client, migration);
         applied.push({ subgraph, version: migration.version, name: migration.name });
         options.onApplied?.(migration);
       }

@@ -7,13 +7,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
-import { accountBalance } from '../../subgraphs/ledger/accounts/reads';
-import { postFunding } from '../../subgraphs/ledger/posting/groupKinds';
-import { postGroup } from '../../subgraphs/ledger/posting/writes';
-import { accountId, treasuryAccount } from '../../subgraphs/ledger/accounts/names';
-import { recordSettled } from '../../subgraphs/ledger/servicePayments/bookings';
-import { claimPayment, recordAnswer } from '../../subgraphs/ledger/servicePayments/writes';
-import { registerRails, USDT0 } from '../../subgraphs/ledger/test-support';
+import {
+  accountBalance,
+  accountId,
+  claimPayment,
+  postFunding,
+  postGroup,
+  recordAnswer,
+  recordSettled,
+  registerRails,
+  treasuryAccount,
+  USDT0,
+} from '../../subgraphs/ledger/test-support';
 import { migrate, readMigrations, SUBGRAPH_NAMES } from './migrate';
 import { ensureGroupRoles, OWNER_ROLE, serviceRoleProblems } from './roles';
 import { createTestDatabase, serverUrl, type TestDatabase } from './testDb';

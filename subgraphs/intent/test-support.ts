@@ -2,7 +2,9 @@
 // clock, a fresh sealing key), policies created through the policy subgraph's writes, fresh wire
 // intents (their own nonce and item, so never a duplicate unless a test asks), the window summed
 // from the raw rows (the reference the running totals are held to), and a settlement posting in
-// the fixtures' asset for consuming reservations.
+// the fixtures' asset for consuming reservations. A folder's tests reach another folder's code
+// through the re-exports below, so tests add no folder loop (.dependency-cruiser.cjs
+// no-folder-cycles-in-subgraph counts test files too).
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { LedgerWindow, PolicySnapshot } from '../../core/engine';
@@ -130,3 +132,11 @@ export function fundingPosting(
     idempotencyKey,
   };
 }
+
+// What one folder's tests drive in another: a preflight (reservations' tests), a stored consumer
+// intent moved through its states (trust's tests).
+export { preflightPayment } from './preflight/dispatch';
+export { validIntent } from './preflight/input';
+export { currentPolicy } from './preflight/policy';
+export { lockAndReadPreflight, readToolWindow } from './preflight/window';
+export { insertConsumerIntent, transitionConsumerIntent } from './consumer/store';

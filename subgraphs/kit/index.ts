@@ -40,3 +40,4 @@ export {
   type SubgraphServerDeps,
 } from './server';
 export { appErrorFromSql, DEFECT, type SqlStateMap } from './sqlStates';
+export { decodeCursor, encodeCursor, pageSize, type PageBounds } from './paging';

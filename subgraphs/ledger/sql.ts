@@ -1,7 +1,9 @@
 // The ledger's custom SQLSTATEs (raised by the SQL in migrations/) mapped to the AppError codes
 // clients see, and the one function that turns a refusal PostgreSQL raised (also at COMMIT) into
 // its AppError. Any other error passes through unmapped, for the caller to rethrow.
+import type { QueryConfig, QueryResultRow } from 'pg';
 import type { AppError } from '../../core/errors';
+import type { Db } from '../../platform/db';
 import { appErrorFromSql, DEFECT, type SqlStateMap } from '../kit';
 
 /**
@@ -20,4 +22,14 @@ export const LEDGER_SQLSTATES: SqlStateMap = {
 /** The AppError for a ledger refusal raised by PostgreSQL (also at COMMIT), or null for any other error. */
 export function ledgerErrorFrom(error: unknown): AppError | null {
   return appErrorFromSql(error, LEDGER_SQLSTATES);
+}
+
+/** One statement, its first row; a ledger refusal rethrown as its AppError. */
+export async function run<R extends QueryResultRow>(db: Db, config: QueryConfig): Promise<R> {
+  try {
+    const result = await db.query<R>(config);
+    return result.rows[0];
+  } catch (error) {
+    throw ledgerErrorFrom(error) ?? error;
+  }
 }

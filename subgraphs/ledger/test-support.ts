@@ -42,3 +42,12 @@ export async function createLedgerTestDatabase(
   db.pool.on('error', () => undefined);
   return db;
 }
+
+// What tests outside this subgraph drive directly (platform/db's role test): through this file, so
+// they add no folder loop between a layer and the ledger's folders (.dependency-cruiser.cjs).
+export { accountId, treasuryAccount } from './accounts/names';
+export { accountBalance } from './accounts/reads';
+export { postFunding } from './posting/groupKinds';
+export { postGroup } from './posting/writes';
+export { recordSettled } from './servicePayments/bookings';
+export { claimPayment, recordAnswer } from './servicePayments/writes';

@@ -1,17 +1,9 @@
 // The consumer purchase path after funding: the consumer session queues its funded intent for
 // execution (202; the worker pays the merchant), and an admin resolves an ambiguous payment
-// against the chain. An intentId that is not `ci_` + 24 hex is CONSUMER_INTENT_NOT_FOUND before
-// any lookup, the same answer as an unknown one.
-import { isConsumerIntentId } from '../../../core/canon/id-shapes';
-import { AppError } from '../../../core/errors';
+// against the chain. An intentId that is not `ci_` + 24 hex is a 400 before any lookup
+// (requestGuards.ts checkPathIds, the same for every route that takes one).
 import { bodyFields, stringFields } from '../requestBodies';
 import { FREE, type RouteDefinition } from '../types';
-
-function consumerIntentIdParam(value: unknown): string {
-  if (!isConsumerIntentId(value))
-    throw new AppError('CONSUMER_INTENT_NOT_FOUND', undefined, { intentId: value ?? null });
-  return value;
-}
 
 export const executeConsumerIntentRoute: RouteDefinition = {
   method: 'POST',
@@ -26,7 +18,7 @@ export const executeConsumerIntentRoute: RouteDefinition = {
     operationName: 'ExecuteConsumerIntent',
     variables: (input) => {
       bodyFields(input, []);
-      return { intentId: consumerIntentIdParam(input.params.intentId) };
+      return { intentId: input.params.intentId };
     },
     respond: (data) => ({ status: 202, body: data.executeConsumerIntent }),
   },
@@ -44,7 +36,7 @@ export const resolveConsumerIntentRoute: RouteDefinition = {
     document: 'resolveConsumerIntent',
     operationName: 'ResolveConsumerIntent',
     variables: (input) => ({
-      intentId: consumerIntentIdParam(input.params.intentId),
+      intentId: input.params.intentId,
       ...stringFields(input, [
         { name: 'outcome', required: true },
         { name: 'evidence', required: true },

@@ -3,9 +3,8 @@
 // fresh: otherwise 404 / 409 and never a charge): amount = the intent's funding amount exactly,
 // asset = the funding rail's token, payTo = the funding treasury. The payment is booked as FUNDING
 // consuming the intent's reservation, and the intent is FUNDED, in one transaction (paywall →
-// books.ts → the intent subgraph); the paid call answers {intent, funding}.
-import { isConsumerIntentId } from '../../../core/canon/id-shapes';
-import { AppError } from '../../../core/errors';
+// books.ts → the intent subgraph); the paid call answers {intent, funding}. A malformed intentId is
+// a 400 before any of it (requestGuards.ts checkPathIds).
 import { refusalFromData } from '../refusal';
 import type { RequestTerms, RestInput, RouteDefinition } from '../types';
 
@@ -43,12 +42,6 @@ export const fundConsumerIntentRoute: RouteDefinition = {
       variables: (input) => ({ intentId: intentIdOf(input) }),
       read: readTerms,
     },
-  },
-  validate(input) {
-    if (!isConsumerIntentId(intentIdOf(input)))
-      throw new AppError('REQUEST_INVALID', 'intentId is ci_ followed by 24 hex characters.', {
-        field: 'intentId',
-      });
   },
   operation: {
     document: 'fundConsumerIntent',

@@ -7,6 +7,8 @@ import { FREE, type RouteDefinition } from '../types';
 export const consumerReceiptRoute: RouteDefinition = {
   method: 'GET',
   path: '/consumer/receipt/:intentId',
+  // Public: a malformed id reads like an unknown one (test/e2e/consumerReceipt.test.ts).
+  malformedIntentId: 'RECEIPT_NOT_FOUND',
   purpose:
     'the public receipt of a consumer intent: both payment legs, providerAttested and serviceVerified apart, fee, spread, anchor, integrity.digest; no credential',
   group: 'consumer',

@@ -2,10 +2,10 @@
 // the first message of anchorsUpdated(policyId), so a subscriber starts from the current state and
 // then hears each change. Unsettled: a decision receipt still PENDING (queued or not), a consumer
 // receipt queued and in no batch or in one still SENDING. Settled receipts never change again, so
-// they are not listed. The owner of the policy or an admin only (dashboard/access.ts).
+// they are not listed. The owner of the policy or an admin only (lists/access.ts).
 import type { SubgraphContext } from '../../kit';
-import { requirePolicyReader } from '../dashboard/access';
-import { pageSize } from '../dashboard/paging';
+import { requirePolicyReader } from '../lists/access';
+import { pageSize } from '../lists/paging';
 import { reportedAnchor } from './reads';
 
 type Json = Record<string, unknown>;

@@ -20,7 +20,7 @@ import { decisionById, decisionsPage } from '../decisions/reads';
 import { DecisionArgs, SpendDecision, SpendDecisionConnection } from '../decisions/schema';
 import { intentsPage } from '../intents/pages';
 import { SpendIntentConnection } from '../intents/schema';
-import { PageArgs } from './schema';
+import { PageArgs } from '../lists/pages';
 
 /** The policy subgraph's entity, extended with its intents. */
 @Directive('@key(fields: "id")')

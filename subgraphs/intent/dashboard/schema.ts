@@ -1,21 +1,3 @@
-// The GraphQL classes the dashboard lists share: the page info of a connection and the page
-// arguments (size, cursor, time range) every list takes.
-import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
-
-@ObjectType()
-export class IntentPageInfo {
-  @Field(() => String, {
-    nullable: true,
-    description: 'Opaque; pass as `after` for the next page.',
-  })
-  endCursor!: string | null;
-  @Field() hasNextPage!: boolean;
-}
-
-@ArgsType()
-export class PageArgs {
-  @Field(() => Int, { defaultValue: 50, description: '1–200.' }) first!: number;
-  @Field(() => String, { nullable: true }) after?: string | null;
-  @Field(() => Date, { nullable: true, description: 'Inclusive lower bound.' }) from?: Date | null;
-  @Field(() => Date, { nullable: true, description: 'Exclusive upper bound.' }) to?: Date | null;
-}
+// Kept for consumer/schema.ts only (another change is restructuring that folder): the page classes
+// live in lists/pages.ts. Remove once consumer imports them from there.
+export { IntentPageInfo, PageArgs } from '../lists/pages';

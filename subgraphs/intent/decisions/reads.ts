@@ -2,8 +2,8 @@
 // first with opaque keyset cursors, and one decision with its full trace. A reservation past its
 // deadline reads EXPIRED even before the sweep marks it (reservations/jobs.ts).
 import type { SubgraphContext } from '../../kit';
-import { requirePolicyReader } from '../dashboard/access';
-import { cursorOf, decodeCursor, pageSize } from '../dashboard/paging';
+import { requirePolicyReader } from '../lists/access';
+import { afterCursor, cursorOf, pageSize } from '../lists/paging';
 import type {
   DecisionArgs,
   RuleTraceEntry,
@@ -64,7 +64,7 @@ export async function decisionsPage(
 ): Promise<SpendDecisionConnection> {
   await requirePolicyReader(ctx, args.policyId);
   const first = pageSize(args.first);
-  const after = decodeCursor(args.after, /^d:([0-9]{1,19})$/);
+  const after = afterCursor(args.after, /^d:([0-9]{1,19})$/);
   const result = await ctx.db.query<DecisionRow>(
     `${DECISION_SELECT}
       WHERE d.policy_id = $2

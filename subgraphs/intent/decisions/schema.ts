@@ -1,7 +1,7 @@
 // The decisions' read model on the dashboard (GraphQL): a stored preflight decision with the
 // engine that made it and its full trace, a page of them, and the list's filters.
 import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
-import { IntentPageInfo, PageArgs } from '../dashboard/schema';
+import { IntentPageInfo, PageArgs } from '../lists/pages';
 
 @ObjectType({ description: 'One line of a decision’s trace (see docs/engine.md).' })
 export class RuleTraceEntry {

@@ -1,9 +1,9 @@
 // The dashboard's list of a policy's bound intents: newest first, filtered by time, with opaque
 // keyset cursors (created_at in microseconds, then intentHash). Admin or the policy's owner only.
 import type { SubgraphContext } from '../../kit';
-import { requirePolicyReader } from '../dashboard/access';
-import { cursorOf, decodeCursor, pageSize } from '../dashboard/paging';
-import type { PageArgs } from '../dashboard/schema';
+import { requirePolicyReader } from '../lists/access';
+import { afterCursor, cursorOf, pageSize } from '../lists/paging';
+import type { PageArgs } from '../lists/pages';
 import type { SpendIntentConnection } from './schema';
 
 export async function intentsPage(
@@ -13,7 +13,7 @@ export async function intentsPage(
 ): Promise<SpendIntentConnection> {
   await requirePolicyReader(ctx, policyId);
   const first = pageSize(args.first);
-  const after = decodeCursor(args.after, /^i:([0-9]{1,16}):(0x[0-9a-f]{64})$/);
+  const after = afterCursor(args.after, /^i:([0-9]{1,16}):(0x[0-9a-f]{64})$/);
   const result = await ctx.db.query<{
     intent_hash: string;
     policy_id: string;

@@ -1,8 +1,8 @@
 // A bound SpendIntent, the intent subgraph's entity keyed by its intentHash, and a dashboard page
-// of them. Created by create_spend_intent or a preflight of a given intent (intents/writes.ts,
+// of them. Created by create_spend_intent or a preflight of a given intent (preflight/createIntent.ts,
 // preflight/batch.ts); read by spendIntent and the dashboard lists.
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
-import { IntentPageInfo } from '../dashboard/schema';
+import { IntentPageInfo } from '../lists/pages';
 import type { SpendIntentRow } from './reads';
 
 @Directive('@key(fields: "intentHash")')

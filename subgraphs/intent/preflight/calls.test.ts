@@ -10,7 +10,7 @@ import { NOW_MS } from '../../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../../core/validation/timestamp';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import type { SubgraphContext } from '../../kit';
-import { consumeReservation } from '../reservations/settlement';
+import { consumeReservation } from '../index';
 import {
   fundingPosting,
   intentTestKit,
@@ -23,7 +23,7 @@ import { utcDay } from '../day';
 import { dollarQuoted, PREFLIGHT_BATCH_OPTIONS, preflightQueue } from './batch';
 import { preflightPayment } from './dispatch';
 import { validIntent } from './input';
-import { lockPolicyDecisions } from './lock';
+import { lockPolicyDecisions } from '../decisionLock/lock';
 import { lockAndReadPreflight, readToolWindow } from './window';
 
 let db: TestDatabase;

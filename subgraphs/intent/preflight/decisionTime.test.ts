@@ -11,8 +11,8 @@ import { systemClock } from '../../../platform/clock';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { attachDecisionThread, detachDecisionThread, startDecisionThread } from './decisionThread';
 import { preflightPayment } from './dispatch';
-import { lockPolicyDecisions } from './lock';
-import { consumeReservation } from '../reservations/settlement';
+import { lockPolicyDecisions } from '../decisionLock/lock';
+import { consumeReservation } from '../index';
 import {
   fundingPosting,
   intentTestKit,

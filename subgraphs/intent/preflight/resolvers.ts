@@ -4,7 +4,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
 import { requirePaidCall, type SubgraphContext } from '../../kit';
-import { createSpendIntent } from '../intents/writes';
+import { createSpendIntent } from './createIntent';
 import type { Json } from '../views';
 import { preflightPayment } from './dispatch';
 

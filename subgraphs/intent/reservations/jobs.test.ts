@@ -5,17 +5,18 @@ import { NOW_MS } from '../../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../../core/validation/timestamp';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { withTransaction } from '../../../platform/db/transaction';
-import { preflightPayment } from '../preflight/dispatch';
-import { validIntent } from '../preflight/input';
-import { lockPolicyDecisions } from '../preflight/lock';
-import { readToolWindow, lockAndReadPreflight } from '../preflight/window';
+import { lockPolicyDecisions } from '../decisionLock/lock';
 import { sweepLapsedReservations } from './jobs';
 import { consumeReservation, releaseReservation } from './settlement';
 import {
   fundingPosting,
   intentTestKit,
+  lockAndReadPreflight,
+  preflightPayment,
   rawWindow,
+  readToolWindow,
   registerFixtureAsset,
+  validIntent,
   type CreatedPolicy,
   type IntentTestKit,
 } from '../test-support';

@@ -8,7 +8,7 @@
 // run it; a reservation already moved is left alone.
 import type { DbPool } from '../../../platform/db';
 import { withTransaction } from '../../../platform/db/transaction';
-import { lockPolicyDecisions } from '../preflight/lock';
+import { lockPolicyDecisions } from '../decisionLock/lock';
 
 /** Policies looked at per sweep statement; the sweep repeats until none are left. */
 export const RESERVATION_SWEEP_POLICIES = 100;

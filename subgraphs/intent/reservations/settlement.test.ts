@@ -6,14 +6,14 @@ import { NOW_MS } from '../../../core/test-support/spend-fixtures';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { accountId, assetId } from '../../ledger';
 import { registerAsset } from '../../ledger';
-import { preflightPayment } from '../preflight/dispatch';
-import { currentPolicy } from '../preflight/policy';
-import { readToolWindow } from '../preflight/window';
 import { consumeReservation, releaseReservation, type ReservationPosting } from './settlement';
 import {
+  currentPolicy,
   FIXTURE_ASSET,
   fundingPosting,
   intentTestKit,
+  preflightPayment,
+  readToolWindow,
   registerFixtureAsset,
   type CreatedPolicy,
   type IntentTestKit,

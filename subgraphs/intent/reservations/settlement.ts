@@ -13,7 +13,7 @@ import type { Db, DbPool } from '../../../platform/db';
 import { withTransaction } from '../../../platform/db/transaction';
 import { appErrorFromSql } from '../../kit';
 import { ledgerErrorFrom } from '../../ledger';
-import { lockPolicyDecisions } from '../preflight/lock';
+import { lockPolicyDecisions } from '../decisionLock/lock';
 import { INTENT_SQLSTATES } from '../sql';
 
 /** One ledger group, as `ledger.post_group` takes it (see docs/ledger.md for the accounting). */

@@ -22,7 +22,7 @@ import { replayPolicy, type ReplayedDecision } from '../../../core/whatif/replay
 import { requireActor, type SubgraphContext } from '../../kit';
 import { policyOwner } from '../consumer/reads';
 import { RuleTraceEntry } from '../decisions/schema';
-import { IntentPageInfo } from '../dashboard/schema';
+import { IntentPageInfo } from '../lists/pages';
 import { readWhatIfHistory } from './reads';
 
 const MS_PER_HOUR = 3_600_000;

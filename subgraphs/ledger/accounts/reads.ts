@@ -1,7 +1,7 @@
 // An account's balance as the ledger computes it (ledger.balance_of: the sum of its entries,
 // + debit, - credit). For checks in code and tests; dashboards read balances through books/.
 import type { Db } from '../../../platform/db';
-import { run } from '../posting/writes';
+import { run } from '../sql';
 
 /** The balance of one account (+ debit, - credit), from its entries. */
 export async function accountBalance(db: Db, account: string): Promise<bigint> {

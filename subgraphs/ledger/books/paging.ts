@@ -1,7 +1,7 @@
 // Paging and filtering shared by the ledger's GraphQL lists: opaque keyset cursors (over seq for
 // groups and entries, so a page stays stable while rows are added; over the account id for
 // accounts), page sizes bounded by MAX_PAGE_SIZE, and parameterised WHERE clauses.
-import { AppError } from '../../../core/errors';
+import { decodeCursor as kitDecodeCursor, encodeCursor, pageSize as kitPageSize } from '../../kit';
 import type { AssetView, LedgerFilterInput, LedgerScope, Page } from './views';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -10,27 +10,15 @@ export const MAX_PAGE_SIZE = 200;
 export const SEQ_CURSOR = /^seq:([1-9][0-9]{0,18})$/;
 export const ACCOUNT_CURSOR = /^account:(.{1,300})$/;
 
-export function encodeCursor(value: string): string {
-  return Buffer.from(value, 'utf8').toString('base64url');
-}
+export { encodeCursor };
 
+/** The key of a ledger list's cursor (its one group). */
 export function decodeCursor(cursor: string, shape: RegExp): string {
-  const match = shape.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null)
-    throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [
-      { field: 'after', reason: 'unknown cursor' },
-    ]);
-  return match[1];
+  return kitDecodeCursor(cursor, shape)[1];
 }
 
 export function pageSize(first: number | null | undefined): number {
-  const size = first ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw new AppError('REQUEST_INVALID', undefined, [
-      { field: 'first', reason: `must be 1 to ${MAX_PAGE_SIZE}` },
-    ]);
-  }
-  return size;
+  return kitPageSize(first, { max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
 }
 
 /** Collects parameterised conditions so each query carries only the filters it was given. */

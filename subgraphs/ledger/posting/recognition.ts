@@ -60,6 +60,37 @@ export interface CrossRailRecognitionInput extends GroupContext {
   readonly intentRef: string;
 }
 
+/** The funding rail's group: Dr the obligation, Cr clearing the remainder, the fee and the spread. */
+function fundingRailEntries(
+  input: CrossRailRecognitionInput,
+  amounts: { funded: bigint; remainder: bigint; fee: bigint; spread: bigint },
+  settlementChain: string,
+): LedgerEntryInput[] {
+  const { funded, remainder, fee, spread } = amounts;
+  const entries: LedgerEntryInput[] = [
+    {
+      account: accountId('USER_OBLIGATION', input.funding.asset, input.policyId),
+      amountAtomic: funded,
+    },
+    {
+      account: accountId('CROSS_RAIL_CLEARING', input.funding.asset, railRef(settlementChain)),
+      amountAtomic: -remainder,
+    },
+  ];
+  if (fee > 0n)
+    entries.push({
+      account: accountId('FEE_REVENUE', input.funding.asset, PURCHASE_FEE_REF),
+      amountAtomic: -fee,
+    });
+  if (spread > 0n) {
+    entries.push({
+      account: accountId('SPREAD_REVENUE', input.funding.asset, railRef(settlementChain)),
+      amountAtomic: -spread,
+    });
+  }
+  return entries;
+}
+
 /**
  * RECOGNITION across rails: two groups, one per asset, each through CROSS_RAIL_CLEARING; no
  * exchange rate links them. Funding rail: Dr USER_OBLIGATION funding / Cr FEE_REVENUE fee /
@@ -89,27 +120,11 @@ export function postCrossRailRecognition(
       'a cross-rail recognition joins two different assets',
     );
   }
-  const fundingEntries: LedgerEntryInput[] = [
-    {
-      account: accountId('USER_OBLIGATION', input.funding.asset, input.policyId),
-      amountAtomic: funded,
-    },
-    {
-      account: accountId('CROSS_RAIL_CLEARING', input.funding.asset, railRef(settlementChain)),
-      amountAtomic: -remainder,
-    },
-  ];
-  if (fee > 0n)
-    fundingEntries.push({
-      account: accountId('FEE_REVENUE', input.funding.asset, PURCHASE_FEE_REF),
-      amountAtomic: -fee,
-    });
-  if (spread > 0n) {
-    fundingEntries.push({
-      account: accountId('SPREAD_REVENUE', input.funding.asset, railRef(settlementChain)),
-      amountAtomic: -spread,
-    });
-  }
+  const fundingEntries = fundingRailEntries(
+    input,
+    { funded, remainder, fee, spread },
+    settlementChain,
+  );
   const shared = { intentRef: input.intentRef, policyId: input.policyId, memo: input.memo };
   return postPair(
     db,

@@ -6,10 +6,9 @@
 // transaction (the balance check then runs at your COMMIT: map its error with ledgerErrorFrom).
 // Calls that post two groups (cross-rail, treasury transfer) send one statement, so the pair
 // commits or fails together either way. The accounting of each group kind is in groupKinds.ts.
-import type { QueryConfig, QueryResultRow } from 'pg';
 import type { Db } from '../../../platform/db';
 import { assetId, type GroupKind, parseAssetId } from '../accounts/names';
-import { ledgerErrorFrom } from '../sql';
+import { run } from '../sql';
 import { atomic } from './amounts';
 
 export interface LedgerEntryInput {
@@ -33,16 +32,6 @@ export interface PostGroupInput {
 export interface PostedPair {
   readonly fundingGroupId: string;
   readonly settlementGroupId: string;
-}
-
-/** One statement, its first row; a ledger refusal rethrown as its AppError. */
-export async function run<R extends QueryResultRow>(db: Db, config: QueryConfig): Promise<R> {
-  try {
-    const result = await db.query<R>(config);
-    return result.rows[0];
-  } catch (error) {
-    throw ledgerErrorFrom(error) ?? error;
-  }
 }
 
 function groupParams(input: PostGroupInput): unknown[] {

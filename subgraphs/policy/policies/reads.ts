@@ -2,7 +2,11 @@
 // statement when the reader is an owner, so another owner's row never leaves the database), pages
 // of policies by id, the version history and the newest registration. Ids and nonces are read as
 // text, never JS numbers.
-import { AppError } from '../../../core/errors';
+import {
+  decodeCursor as decodeListCursor,
+  encodeCursor as encodeListCursor,
+  pageSize as listPageSize,
+} from '../../kit';
 import type { Db } from '../../../platform/db';
 import { POLICY_ID_PATTERN } from '../../../core/canon/id-shapes';
 
@@ -132,26 +136,15 @@ export interface PolicyPage {
 const CURSOR = /^policy:([0-9]{1,78})$/;
 
 function encodeCursor(policyId: string): string {
-  return Buffer.from(`policy:${policyId}`, 'utf8').toString('base64url');
+  return encodeListCursor(`policy:${policyId}`);
 }
 
 function decodeCursor(cursor: string): string {
-  const match = CURSOR.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (match === null)
-    throw new AppError('REQUEST_INVALID', 'The cursor is not one this list handed out.', [
-      { field: 'after', reason: 'unknown cursor' },
-    ]);
-  return match[1];
+  return decodeListCursor(cursor, CURSOR)[1];
 }
 
 export function pageSize(first: number | null | undefined): number {
-  const size = first ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
-    throw new AppError('REQUEST_INVALID', undefined, [
-      { field: 'first', reason: `must be 1 to ${MAX_PAGE_SIZE}` },
-    ]);
-  }
-  return size;
+  return listPageSize(first, { max: MAX_PAGE_SIZE, fallback: DEFAULT_PAGE_SIZE });
 }
 
 /**

@@ -5,10 +5,10 @@ import { AppError } from '../../../core/errors';
 import { spendIntentToWire, type SpendIntent } from '../../../core/validation/intent';
 import type { Db } from '../../../platform/db';
 import type { SubgraphContext } from '../../kit';
-import { requirePolicyId, validIntent } from '../preflight/input';
-import { currentPolicy } from '../preflight/policy';
+import { requirePolicyId, validIntent } from './input';
+import { currentPolicy } from './policy';
 import type { Json } from '../views';
-import { readStoredIntent, type StoredIntent } from './reads';
+import { readStoredIntent, type StoredIntent } from '../intents/reads';
 
 async function storeIntent(
   db: Db,
