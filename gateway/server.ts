@@ -45,7 +45,7 @@ import {
   type RateLimitStoreKind,
 } from './rateLimit/store';
 import { Fanout } from './subscriptions/fanout';
-import type { Reconciler } from './x402/reconciler';
+import type { Reconciler } from './x402/parkedPayments';
 
 export type { X402GatewayOptions } from './assembly/x402';
 

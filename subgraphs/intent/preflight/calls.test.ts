@@ -10,7 +10,7 @@ import { NOW_MS } from '../../../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../../../core/validation/timestamp';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import type { SubgraphContext } from '../../kit';
-import { consumeReservation } from '../reservations/settlement';
+import { consumeReservation } from '../reservations/consumeOrRelease';
 import {
   fundingPosting,
   intentTestKit,

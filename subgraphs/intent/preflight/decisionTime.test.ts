@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from '../../../platform/db/test
 import { attachDecisionThread, detachDecisionThread, startDecisionThread } from './decisionThread';
 import { preflightPayment } from './dispatch';
 import { lockPolicyDecisions } from './lock';
-import { consumeReservation } from '../reservations/settlement';
+import { consumeReservation } from '../reservations/consumeOrRelease';
 import {
   fundingPosting,
   intentTestKit,

@@ -7,7 +7,7 @@ import { NOW_MS } from '../../../core/test-support/spend-fixtures';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { attachDecisionThread, detachDecisionThread, startDecisionThread } from './decisionThread';
 import { preflightPayment } from './dispatch';
-import { releaseReservation } from '../reservations/settlement';
+import { releaseReservation } from '../reservations/consumeOrRelease';
 import { intentTestKit, type CreatedPolicy, type IntentTestKit } from '../test-support';
 
 let db: TestDatabase;

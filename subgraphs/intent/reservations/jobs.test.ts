@@ -10,7 +10,7 @@ import { validIntent } from '../preflight/input';
 import { lockPolicyDecisions } from '../preflight/lock';
 import { readToolWindow, lockAndReadPreflight } from '../preflight/window';
 import { sweepLapsedReservations } from './jobs';
-import { consumeReservation, releaseReservation } from './settlement';
+import { consumeReservation, releaseReservation } from './consumeOrRelease';
 import {
   fundingPosting,
   intentTestKit,
