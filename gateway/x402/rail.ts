@@ -9,7 +9,6 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { type Address, type Hex, type TransactionReceipt, getAddress } from 'viem';
 import type { Account } from 'viem/accounts';
-import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
 import {
   caip2Of,
   createChainPublicClient,
@@ -23,6 +22,7 @@ import {
   transfersInReceipt,
 } from '../../platform/chain/eip3009Facts';
 import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
+import { readTokenBalance } from '../../platform/chain/tokens';
 import {
   createFacilitatorSigner,
   relayerAccount,
@@ -183,14 +183,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
       );
       return use?.txHash ?? null;
     },
-    balanceOf: (owner, blockNumber) =>
-      publicClient.readContract({
-        address: token,
-        abi: eip3009TokenAbi,
-        functionName: 'balanceOf',
-        args: [owner],
-        blockNumber,
-      }),
+    balanceOf: (owner, blockNumber) => readTokenBalance(publicClient, token, owner, blockNumber),
     async chainTimeS(blockNumber) {
       const block = await publicClient.getBlock({ blockNumber });
       return block.timestamp;

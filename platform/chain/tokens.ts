@@ -55,16 +55,19 @@ export interface MinedTransaction {
   readonly gasUsed: bigint;
 }
 
+/** The owner's balance at `blockNumber` (default: the latest block). */
 export function readTokenBalance(
   publicClient: ChainPublicClient,
   token: Address,
   owner: Address,
+  blockNumber?: bigint,
 ): Promise<bigint> {
   return publicClient.readContract({
     address: token,
     abi: eip3009TokenAbi,
     functionName: 'balanceOf',
     args: [owner],
+    ...(blockNumber === undefined ? {} : { blockNumber }),
   });
 }
 

@@ -9,7 +9,11 @@ import { registerAsset } from '../../ledger';
 import { preflightPayment } from '../preflight/dispatch';
 import { currentPolicy } from '../preflight/policy';
 import { readToolWindow } from '../preflight/window';
-import { consumeReservation, releaseReservation, type ReservationPosting } from './consumeOrRelease';
+import {
+  consumeReservation,
+  releaseReservation,
+  type ReservationPosting,
+} from './consumeOrRelease';
 import {
   FIXTURE_ASSET,
   fundingPosting,
