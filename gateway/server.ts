@@ -46,7 +46,7 @@ import {
 } from './rateLimit/store';
 import { Fanout } from './subscriptions/fanout';
 import { SubscriptionFeeds } from './subscriptions/schema';
-import type { Reconciler } from './x402/reconciler';
+import type { Reconciler } from './x402/parkedPayments';
 
 export type { X402GatewayOptions } from './assembly/x402';
 

@@ -9,7 +9,7 @@ import { type OfferReceiptSigner, X402Extensions } from '../x402/extensions';
 import { Paywall } from '../x402/paywall';
 import type { PaymentTerms } from '../x402/protocol';
 import type { SettlementRail } from '../x402/rail';
-import { Reconciler } from '../x402/reconciler';
+import { Reconciler } from '../x402/parkedPayments';
 
 export interface X402GatewayOptions {
   /** The funding chain: the official facilitator settling from the relayer key, plus chain reads. */

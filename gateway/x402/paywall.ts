@@ -48,7 +48,7 @@ import {
   requirementsFor,
 } from './protocol';
 import type { Settlement, SettlementRail } from './rail';
-import { type Reconciler, matchingTransfer } from './reconciler';
+import { type Reconciler, matchingTransfer } from './parkedPayments';
 
 export interface PaywallOptions {
   readonly terms: PaymentTerms;

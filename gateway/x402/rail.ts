@@ -1,22 +1,14 @@
 // The funding chain as the paywall needs it: the official in-process x402 facilitator (@x402/evm
 // `exact`, EIP-3009) for verification and settlement from the relayer key, plus the reads that
-// make the ledger follow the chain rather than the facilitator's word: the Transfer event of a
-// receipt, whether an authorization was used, by which transaction, the payer's balance and the
-// chain's clock. Facts a decision combines are read at one block number the caller pins.
+// make the ledger follow the chain rather than the facilitator's word (platform/chain/eip3009Facts):
+// the Transfer event of a receipt, whether an authorization was used, by which transaction, the
+// payer's balance and the chain's clock. Facts a decision combines are read at one block number the caller pins.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
-import {
-  type Address,
-  type Hex,
-  type Log,
-  type TransactionReceipt,
-  getAddress,
-  parseEventLogs,
-} from 'viem';
+import { type Address, type Hex, type TransactionReceipt, getAddress } from 'viem';
 import type { Account } from 'viem/accounts';
-import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
 import {
   caip2Of,
   createChainPublicClient,
@@ -24,10 +16,13 @@ import {
   type ChainPublicClient,
 } from '../../platform/chain/clients';
 import {
-  type BlockSpan,
-  DEFAULT_LOG_PAGE_BLOCKS,
-  searchLogPages,
-} from '../../platform/chain/logSearch';
+  authorizationState,
+  findAuthorizationUse,
+  readReceipt,
+  transfersInReceipt,
+} from '../../platform/chain/eip3009Facts';
+import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
+import { readTokenBalance } from '../../platform/chain/tokens';
 import {
   createFacilitatorSigner,
   relayerAccount,
@@ -95,20 +90,6 @@ export interface SettlementRail {
 const DEFAULT_LOG_LOOKBACK_BLOCKS = 50_000n;
 const RECENT_RECEIPTS = 256;
 
-function transfersIn(logs: readonly Log[], token: Address): ObservedTransfer[] {
-  const events = parseEventLogs({
-    abi: eip3009TokenAbi,
-    eventName: 'Transfer',
-    logs: logs as Log[],
-  });
-  return events
-    .filter((event) => getAddress(event.address) === token)
-    .map((event) => {
-      const args = event.args as { from: Address; to: Address; value: bigint };
-      return { from: args.from.toLowerCase(), to: args.to.toLowerCase(), value: args.value };
-    });
-}
-
 /**
  * The receipts the facilitator waited for, kept briefly: the ledger books from the same receipt,
  * so confirming its Transfer costs no second RPC round trip. Each is read at most once.
@@ -131,58 +112,18 @@ class RecentReceipts {
 }
 
 /** The token's Transfer events in a receipt, or why there are none to count (see SettlementRail.receipt). */
-async function readReceipt(
+async function receiptOutcome(
   publicClient: ChainPublicClient,
   token: Address,
   recent: RecentReceipts,
   txHash: Hex,
   atBlock: bigint | undefined,
 ): Promise<ReceiptOutcome> {
-  try {
-    const receipt =
-      recent.take(txHash) ?? (await publicClient.getTransactionReceipt({ hash: txHash }));
-    if (atBlock !== undefined && receipt.blockNumber > atBlock) return { status: 'unknown' };
-    if (receipt.status !== 'success') return { status: 'reverted' };
-    return { status: 'success', transfers: transfersIn(receipt.logs, token) };
-  } catch (error) {
-    if ((error as Error).name === 'TransactionReceiptNotFoundError') return { status: 'unknown' };
-    throw error;
-  }
-}
-
-/**
- * The transaction that used or canceled an authorization within the lookback (SettlementRail),
- * searched newest first in pages of `pageBlocks` (platform/chain/logSearch), stopping at the find.
- */
-async function findAuthorizationTransaction(
-  publicClient: ChainPublicClient,
-  token: Address,
-  bounds: { lookback: bigint; pageBlocks: bigint },
-  query: { payer: Address; nonce: Hex; toBlock: bigint },
-): Promise<Hex | null> {
-  const { payer, nonce, toBlock } = query;
-  const span = { fromBlock: toBlock > bounds.lookback ? toBlock - bounds.lookback : 0n, toBlock };
-  const search = (eventName: 'AuthorizationUsed' | 'AuthorizationCanceled', page: BlockSpan) =>
-    publicClient.getContractEvents({
-      address: token,
-      abi: eip3009TokenAbi,
-      eventName,
-      args: { authorizer: payer, nonce },
-      ...page,
-    });
-  // A nonce is spent once, by a transfer or a cancellation: at most one of these has an event.
-  const { found } = await searchLogPages(
-    span,
-    { pageBlocks: bounds.pageBlocks, order: 'newest-first', firstOnly: true },
-    async (page) => {
-      const [used, canceled] = await Promise.all([
-        search('AuthorizationUsed', page),
-        search('AuthorizationCanceled', page),
-      ]);
-      return [...used, ...canceled];
-    },
-  );
-  return found[0] ? (found[0].transactionHash as Hex) : null;
+  const receipt = recent.take(txHash) ?? (await readReceipt(publicClient, txHash));
+  if (receipt === undefined) return { status: 'unknown' };
+  if (atBlock !== undefined && receipt.blockNumber > atBlock) return { status: 'unknown' };
+  if (receipt.status !== 'success') return { status: 'reverted' };
+  return { status: 'success', transfers: transfersInReceipt(receipt, token) };
 }
 
 export function createSettlementRail(options: RailOptions): SettlementRail {
@@ -221,25 +162,28 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
       return { ...response, broadcast: attempt.broadcast };
     },
     latestBlockNumber: () => publicClient.getBlockNumber({ cacheTime: 0 }),
-    receipt: (txHash, atBlock) => readReceipt(publicClient, token, recentReceipts, txHash, atBlock),
+    receipt: (txHash, atBlock) =>
+      receiptOutcome(publicClient, token, recentReceipts, txHash, atBlock),
     authorizationUsed: (payer, nonce, blockNumber) =>
-      publicClient.readContract({
-        address: token,
-        abi: eip3009TokenAbi,
-        functionName: 'authorizationState',
-        args: [payer, nonce],
-        blockNumber,
-      }),
-    findAuthorizationTransaction: (payer, nonce, toBlock) =>
-      findAuthorizationTransaction(publicClient, token, bounds, { payer, nonce, toBlock }),
-    balanceOf: (owner, blockNumber) =>
-      publicClient.readContract({
-        address: token,
-        abi: eip3009TokenAbi,
-        functionName: 'balanceOf',
-        args: [owner],
-        blockNumber,
-      }),
+      authorizationState(publicClient, token, payer, nonce, blockNumber),
+    async findAuthorizationTransaction(payer, nonce, toBlock) {
+      // Newest first: a use the paywall asks about is most likely recent.
+      const fromBlock = toBlock > bounds.lookback ? toBlock - bounds.lookback : 0n;
+      const span = {
+        fromBlock,
+        toBlock,
+        pageBlocks: bounds.pageBlocks,
+        order: 'newest-first',
+      } as const;
+      const use = await findAuthorizationUse(
+        publicClient,
+        token,
+        { authorizer: payer, nonce },
+        span,
+      );
+      return use?.txHash ?? null;
+    },
+    balanceOf: (owner, blockNumber) => readTokenBalance(publicClient, token, owner, blockNumber),
     async chainTimeS(blockNumber) {
       const block = await publicClient.getBlock({ blockNumber });
       return block.timestamp;

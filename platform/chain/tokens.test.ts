@@ -22,11 +22,11 @@ import {
   createChainWalletClient,
 } from './clients';
 import { deployArtifact, hasContractCode } from './deploy';
+import { authorizationState } from './eip3009Facts';
 import { generateKeyStore } from './keys';
 import {
   type SignedTransferAuthorization,
   mintToken,
-  readAuthorizationState,
   readTokenBalance,
   readTokenDomain,
   revertErrorName,
@@ -207,7 +207,7 @@ describe('EIP-3009 token on two anvil chains', () => {
     const relayerBefore = await readTokenBalance(funding.publicClient, usdt0, keys.relayer.address);
     const authorization = await authorize(funding, usdt0);
     expect(
-      await readAuthorizationState(
+      await authorizationState(
         funding.publicClient,
         usdt0,
         payer.address,
@@ -228,7 +228,7 @@ describe('EIP-3009 token on two anvil chains', () => {
     );
     expect(await funding.publicClient.getBalance({ address: payer.address })).toBe(0n);
     expect(
-      await readAuthorizationState(
+      await authorizationState(
         funding.publicClient,
         usdt0,
         payer.address,
@@ -304,7 +304,7 @@ describe('EIP-3009 token on two anvil chains', () => {
     expect(await failureOf(submit(funding, moreValue))).toBe('InvalidSignature');
     expect(await failureOf(submit(funding, otherPayee))).toBe('InvalidSignature');
     expect(
-      await readAuthorizationState(
+      await authorizationState(
         funding.publicClient,
         usdt0,
         payer.address,

@@ -1,6 +1,6 @@
 // Actions on EIP-3009 tokens (our devnet token, and real USDC/USDT0 which share the interface):
-// balances, authorization state, signing a TransferWithAuthorization with the domain read from the
-// contract, relaying it, and devnet minting. Amounts are atomic bigints; nothing here holds keys.
+// balances, signing a TransferWithAuthorization with the domain read from the contract, relaying
+// it, and devnet minting (authorization state and events: eip3009Facts.ts). Amounts are atomic bigints; nothing here holds keys.
 import crypto from 'node:crypto';
 import {
   type Address,
@@ -55,30 +55,19 @@ export interface MinedTransaction {
   readonly gasUsed: bigint;
 }
 
+/** The owner's balance at `blockNumber` (default: the latest block). */
 export function readTokenBalance(
   publicClient: ChainPublicClient,
   token: Address,
   owner: Address,
+  blockNumber?: bigint,
 ): Promise<bigint> {
   return publicClient.readContract({
     address: token,
     abi: eip3009TokenAbi,
     functionName: 'balanceOf',
     args: [owner],
-  });
-}
-
-export function readAuthorizationState(
-  publicClient: ChainPublicClient,
-  token: Address,
-  authorizer: Address,
-  nonce: Hex,
-): Promise<boolean> {
-  return publicClient.readContract({
-    address: token,
-    abi: eip3009TokenAbi,
-    functionName: 'authorizationState',
-    args: [authorizer, nonce],
+    ...(blockNumber === undefined ? {} : { blockNumber }),
   });
 }
 

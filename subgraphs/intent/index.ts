@@ -5,7 +5,7 @@ export {
   consumeReservation,
   releaseReservation,
   type ReservationPosting,
-} from './reservations/settlement';
+} from './reservations/consumeOrRelease';
 export { sweepLapsedReservations } from './reservations/jobs';
 // The relay of the consumer-intent outbox to the owners' webhook events (policy.record_owner_event).
 export { relayConsumerIntentEvents } from './consumer/notices/ownerEvents';

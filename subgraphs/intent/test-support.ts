@@ -23,7 +23,7 @@ import { registerAsset } from '../ledger';
 import { createPolicy } from '../policy';
 import { utcDay } from './day';
 import { recentApprovals } from './preflight/window';
-import type { ReservationPosting } from './reservations/settlement';
+import type { ReservationPosting } from './reservations/consumeOrRelease';
 
 export interface CreatedPolicy {
   policyId: string;

@@ -79,7 +79,7 @@ describe('no language model on a money path (from the import graph)', () => {
         'core/engine/evaluate.ts',
         'gateway/x402/paywall.ts',
         'subgraphs/intent/preflight/dispatch.ts',
-        'subgraphs/intent/reservations/settlement.ts',
+        'subgraphs/intent/reservations/consumeOrRelease.ts',
         'subgraphs/ledger/posting/writes.ts',
         // The builder's route table and its input readers sit on the paid path; the subgraph kit
         // carries the name model only by its port in core, never the client.

@@ -14,7 +14,7 @@ import type { PaymentRequired } from '@x402/core/types';
 import { type Address, type Hex, erc20Abi, parseGwei } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../devnet/chains';
-import { Reconciler } from '../../gateway/x402/reconciler';
+import { Reconciler } from '../../gateway/x402/parkedPayments';
 import { type SettlementRail, createSettlementRail } from '../../gateway/x402/rail';
 import {
   type AnvilTestClient,

@@ -11,6 +11,7 @@ import {
   type DisputePacket,
 } from '../../../core/disputes/packet';
 import { AppError } from '../../../core/errors';
+import { readReceipt } from '../../../platform/chain/eip3009Facts';
 import type { DisputePacketRequest } from '../../../core/validation/disputeRequest';
 import { requireActor, type SubgraphContext } from '../../kit';
 import { intentLedgerGroups, type IntentLedgerRefs } from '../../ledger';
@@ -74,8 +75,8 @@ async function fundingBlockOf(
   const rail = ctx.consumer?.funding;
   if (typeof txHash !== 'string' || rail === undefined) return null;
   try {
-    const receipt = await railClient(rail).getTransactionReceipt({ hash: txHash as `0x${string}` });
-    return receipt.blockNumber.toString();
+    const receipt = await readReceipt(railClient(rail), txHash as `0x${string}`);
+    return receipt?.blockNumber.toString() ?? null;
   } catch {
     return null;
   }

@@ -1,19 +1,19 @@
-// Reads a rail's token Transfer events for a reconciliation with viem: the blocks whose
-// timestamps fall in the period (found by binary search on block timestamps), the transfers into
-// and out of the treasury in them (getLogs on the indexed from/to, in pages of the rail's
-// CHAIN_LOG_PAGE_BLOCKS, platform/chain/logSearch), and the transfers of each booked leg's own
-// transaction (its receipt), so a leg mined just outside the period still matches. Bounded: every
+// Reads a rail's token Transfer events for a reconciliation: the blocks whose timestamps fall in
+// the period (found by binary search on block timestamps), the transfers into and out of the
+// treasury in them (getLogs on the indexed from/to, in pages of the rail's CHAIN_LOG_PAGE_BLOCKS,
+// platform/chain/eip3009Facts), and the transfers of each booked leg's own transaction (its
+// receipt), so a leg mined just outside the period still matches. Bounded: every
 // RPC call of one report is taken from its RpcBudget (RECONCILE_MAX_RPC_CALLS); what the budget
 // does not cover is not read, and the scan says so.
-import {
-  type Address,
-  type Hex,
-  parseAbi,
-  parseEventLogs,
-  TransactionReceiptNotFoundError,
-} from 'viem';
+import type { Hex } from 'viem';
 import type { ChainTransfer, Rail } from '../../../core/reconciliation/chainCheck';
-import { DEFAULT_LOG_PAGE_BLOCKS, searchLogPages } from '../../../platform/chain/logSearch';
+import {
+  type TokenTransfer,
+  findTransfersTouching,
+  readReceipt,
+  transfersInReceipt,
+} from '../../../platform/chain/eip3009Facts';
+import { DEFAULT_LOG_PAGE_BLOCKS } from '../../../platform/chain/logSearch';
 import type { ConsumerRailAsset } from '../../kit';
 import { railClient } from '../consumer/execution/chainTruth';
 
@@ -41,10 +41,6 @@ export class RpcBudget {
     return this.used;
   }
 }
-
-const TRANSFER = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-]);
 
 export interface BlockWindow {
   readonly fromBlock: bigint;
@@ -92,27 +88,9 @@ export async function blockWindow(
   return { fromBlock, toBlock };
 }
 
-type TransferLog = {
-  transactionHash: Hex | null;
-  logIndex: number | null;
-  blockNumber: bigint | null;
-  args: { from?: Address; to?: Address; value?: bigint };
-};
-
-function transferOf(rail: Rail, log: TransferLog): ChainTransfer | null {
-  const { from, to, value } = log.args;
-  if (log.transactionHash === null || log.logIndex === null || log.blockNumber === null)
-    return null;
-  if (from === undefined || to === undefined || value === undefined) return null;
-  return {
-    rail,
-    txHash: log.transactionHash.toLowerCase(),
-    logIndex: log.logIndex,
-    blockNumber: log.blockNumber,
-    from: from.toLowerCase(),
-    to: to.toLowerCase(),
-    valueAtomic: value,
-  };
+function chainTransferOf(rail: Rail, transfer: TokenTransfer): ChainTransfer {
+  const { txHash, logIndex, blockNumber, from, to, value } = transfer;
+  return { rail, txHash, logIndex, blockNumber, from, to, valueAtomic: value };
 }
 
 /** Transfers into and out of the rail's treasury inside the window, page by page (two calls a page). */
@@ -123,24 +101,15 @@ export async function scanTreasuryTransfers(
   budget: RpcBudget,
 ): Promise<RailScan> {
   if (window === null) return { rail: railName, window, complete: false, transfers: [] };
-  const client = railClient(rail);
-  const scan = await searchLogPages(
-    window,
-    {
-      pageBlocks: rail.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS,
-      maxPages: Math.floor(budget.left / 2),
-    },
-    async (page) => {
-      budget.take(2);
-      const range = { address: rail.token, event: TRANSFER[0], ...page } as const;
-      const [incoming, outgoing] = await Promise.all([
-        client.getLogs({ ...range, args: { to: rail.treasury } }),
-        client.getLogs({ ...range, args: { from: rail.treasury } }),
-      ]);
-      return [...incoming, ...outgoing].flatMap((log) => transferOf(railName, log) ?? []);
-    },
-  );
-  return { rail: railName, window, complete: scan.complete, transfers: scan.found };
+  const bounds = {
+    ...window,
+    pageBlocks: rail.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS,
+    maxPages: Math.floor(budget.left / 2),
+  };
+  const scan = await findTransfersTouching(railClient(rail), rail.token, rail.treasury, bounds);
+  budget.take(2 * scan.pages);
+  const transfers = scan.found.map((transfer) => chainTransferOf(railName, transfer));
+  return { rail: railName, window, complete: scan.complete, transfers };
 }
 
 /** The rail token's transfers touching the treasury in one transaction (none when it is unknown). */
@@ -149,19 +118,11 @@ export async function transfersOfTransaction(
   rail: ConsumerRailAsset,
   txHash: string,
 ): Promise<ChainTransfer[]> {
-  const receipt = await railClient(rail)
-    .getTransactionReceipt({ hash: txHash as Hex })
-    .catch((error: unknown) => {
-      // Not mined (or never sent): the leg is not on chain. Any other failure is not an answer.
-      if (error instanceof TransactionReceiptNotFoundError) return null;
-      throw error;
-    });
-  if (receipt === null || receipt.status !== 'success') return [];
+  // Not mined (or never sent): the leg is not on chain. Any other failure is not an answer.
+  const receipt = await readReceipt(railClient(rail), txHash as Hex);
+  if (receipt === undefined || receipt.status !== 'success') return [];
   const treasury = rail.treasury.toLowerCase();
-  return parseEventLogs({
-    abi: TRANSFER,
-    logs: receipt.logs.filter((log) => log.address.toLowerCase() === rail.token.toLowerCase()),
-  })
-    .map((log) => transferOf(railName, log))
-    .filter((t): t is ChainTransfer => t !== null && (t.from === treasury || t.to === treasury));
+  return transfersInReceipt(receipt, rail.token)
+    .filter((transfer) => transfer.from === treasury || transfer.to === treasury)
+    .map((transfer) => chainTransferOf(railName, transfer));
 }

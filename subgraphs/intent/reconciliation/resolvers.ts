@@ -7,7 +7,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Args, ArgsType, Ctx, Field, ID, Query, Resolver } from 'type-graphql';
 import { requirePaidCall, type SubgraphContext } from '../../kit';
 import type { Json } from '../views';
-import { reconcileAgentSpend, reconcileAgentSpendTerms } from './reconcile';
+import { reconcileAgentSpend, reconcileAgentSpendTerms } from './report';
 
 @ArgsType()
 class ReconciliationArgs {

@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from '../../../platform/db/test
 import { withTransaction } from '../../../platform/db/transaction';
 import { lockPolicyDecisions } from '../decisionLock/lock';
 import { sweepLapsedReservations } from './jobs';
-import { consumeReservation, releaseReservation } from './settlement';
+import { consumeReservation, releaseReservation } from './consumeOrRelease';
 import {
   fundingPosting,
   intentTestKit,

@@ -4,7 +4,7 @@
 // their quote's expiry, giving their reservation back. Each move is a compare-and-set, so any
 // number of workers may run them at once: the loser of a race skips the intent.
 import type { Pool } from 'pg';
-import { releaseReservation } from '../../reservations/settlement';
+import { releaseReservation } from '../../reservations/consumeOrRelease';
 import type { ConsumerDeps } from '../policyCheck';
 import { getConsumerIntent, transitionConsumerIntent } from '../store';
 import { advanceApproval } from './advance';

@@ -1,20 +1,28 @@
-// Chain truth for the settlement and refund legs, read with viem on the rail's RPC: the treasury's
-// float, a receipt's Transfer and AuthorizationUsed logs, the AuthorizationUsed event of a nonce,
-// and whether an unused authorization can still be used (the chain's clock past validBefore).
-// Never the merchant's or a facilitator's word alone.
-import { type Address, type Hex, parseAbi, parseEventLogs } from 'viem';
+// Chain truth for the settlement and refund legs, read on the rail's RPC through
+// platform/chain/eip3009Facts and judged by core/eip3009: the treasury's float, whether a receipt
+// carries an expected AuthorizationUsed and Transfer, the transaction that used a nonce, and
+// whether an unused authorization can still be used (the chain's clock past validBefore). Never
+// the merchant's or a facilitator's word alone.
+import type { Address, Hex, TransactionReceipt } from 'viem';
+import {
+  type AuthorizationFacts,
+  type UseReceipt,
+  judgeAuthorization,
+} from '../../../../core/eip3009/authorizationJudgement';
 import {
   type ChainPublicClient,
   createChainPublicClient,
 } from '../../../../platform/chain/clients';
-import { DEFAULT_LOG_PAGE_BLOCKS, searchLogPages } from '../../../../platform/chain/logSearch';
-import { readAuthorizationState, readTokenBalance } from '../../../../platform/chain/tokens';
+import {
+  authorizationState,
+  authorizationsUsedInReceipt,
+  findAuthorizationUse,
+  readReceipt,
+  transfersInReceipt,
+} from '../../../../platform/chain/eip3009Facts';
+import { type BlockSpan, DEFAULT_LOG_PAGE_BLOCKS } from '../../../../platform/chain/logSearch';
+import { readTokenBalance } from '../../../../platform/chain/tokens';
 import type { ConsumerRailAsset } from '../../../kit';
-
-const TOKEN_EVENTS = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
-]);
 
 const clients = new Map<string, ChainPublicClient>();
 
@@ -50,6 +58,29 @@ export interface ChainPayment {
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/** The receipt succeeded and carries, from the rail's token, AuthorizationUsed(from, nonce) and Transfer(from → to, value). */
+function receiptPays(receipt: TransactionReceipt, token: Address, expected: ExpectedTransfer) {
+  if (receipt.status !== 'success') return false;
+  const used = authorizationsUsedInReceipt(receipt, token).some(
+    (event) => same(event.authorizer, expected.from) && same(event.nonce, expected.nonce),
+  );
+  const moved = transfersInReceipt(receipt, token).some(
+    (transfer) =>
+      same(transfer.from, expected.from) &&
+      same(transfer.to, expected.to) &&
+      transfer.value === expected.value,
+  );
+  return used && moved;
+}
+
+/** The receipt of `txHash`; null when it cannot be read for any reason (a payment not proven). */
+function receiptOrNull(rail: ConsumerRailAsset, txHash: Hex): Promise<TransactionReceipt | null> {
+  return readReceipt(railClient(rail), txHash).then(
+    (receipt) => receipt ?? null,
+    () => null,
+  );
+}
+
 /**
  * The receipt of `txHash` on the rail, when it succeeded and carries, from the rail's token, the
  * AuthorizationUsed(from, nonce) and the Transfer(from → to, value). Null otherwise (not found,
@@ -60,33 +91,21 @@ export async function confirmedTransfer(
   txHash: Hex,
   expected: ExpectedTransfer,
 ): Promise<ChainPayment | null> {
-  const receipt = await railClient(rail)
-    .getTransactionReceipt({ hash: txHash })
-    .catch(() => null);
-  if (receipt === null || receipt.status !== 'success') return null;
-  const logs = parseEventLogs({
-    abi: TOKEN_EVENTS,
-    logs: receipt.logs.filter((log) => same(log.address, rail.token)),
-  });
-  const used = logs.some(
-    (log) =>
-      log.eventName === 'AuthorizationUsed' &&
-      same(log.args.authorizer, expected.from) &&
-      same(log.args.nonce, expected.nonce),
-  );
-  const moved = logs.some(
-    (log) =>
-      log.eventName === 'Transfer' &&
-      same(log.args.from, expected.from) &&
-      same(log.args.to, expected.to) &&
-      log.args.value === expected.value,
-  );
-  return used && moved ? { txHash, blockNumber: receipt.blockNumber } : null;
+  const receipt = await receiptOrNull(rail, txHash);
+  if (receipt === null || !receiptPays(receipt, rail.token, expected)) return null;
+  return { txHash, blockNumber: receipt.blockNumber };
+}
+
+/** Where the authorizer's nonce was used (or canceled) from `fromBlock` to `toBlock`, paged. */
+function searchUse(rail: ConsumerRailAsset, authorizer: string, nonce: string, span: BlockSpan) {
+  const authorization = { authorizer: authorizer as Address, nonce: nonce as Hex };
+  const pageBlocks = rail.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS;
+  return findAuthorizationUse(railClient(rail), rail.token, authorization, { ...span, pageBlocks });
 }
 
 /**
- * The transaction that used the authorizer's nonce, from the AuthorizationUsed log: searched from
- * `fromBlock` to the latest block in pages of the rail's logPageBlocks (platform/chain/logSearch).
+ * The transaction that used (or canceled) the authorizer's nonce, from its event: searched from
+ * `fromBlock` to the latest block in pages of the rail's logPageBlocks (platform/chain/eip3009Facts).
  */
 export async function authorizationUse(
   rail: ConsumerRailAsset,
@@ -94,21 +113,8 @@ export async function authorizationUse(
   nonce: string,
   fromBlock: bigint,
 ): Promise<ChainPayment | null> {
-  const client = railClient(rail);
-  const latest = await client.getBlockNumber({ cacheTime: 0 });
-  const { found } = await searchLogPages(
-    { fromBlock, toBlock: latest },
-    { pageBlocks: rail.logPageBlocks ?? DEFAULT_LOG_PAGE_BLOCKS, firstOnly: true },
-    (page) =>
-      client.getLogs({
-        address: rail.token,
-        event: TOKEN_EVENTS[1],
-        args: { authorizer: authorizer as Address, nonce: nonce as Hex },
-        ...page,
-      }),
-  );
-  const log = found.find((entry) => entry.transactionHash !== null && entry.blockNumber !== null);
-  return log ? { txHash: log.transactionHash!, blockNumber: log.blockNumber! } : null;
+  const toBlock = await railClient(rail).getBlockNumber({ cacheTime: 0 });
+  return (await searchUse(rail, authorizer, nonce, { fromBlock, toBlock })) ?? null;
 }
 
 export type ChainFinding =
@@ -121,11 +127,34 @@ export interface AuthorizationToCheck extends ExpectedTransfer {
   readonly fromBlock: bigint;
 }
 
+/** The facts of a used authorization up to `toBlock`: the transaction its event names, and what it paid. */
+async function useFacts(
+  rail: ConsumerRailAsset,
+  authorization: AuthorizationToCheck,
+  toBlock: bigint,
+): Promise<{ facts: AuthorizationFacts; use?: ChainPayment }> {
+  const span = { fromBlock: authorization.fromBlock, toBlock };
+  const use = await searchUse(rail, authorization.from, authorization.nonce, span);
+  if (use === undefined) return { facts: { used: true } };
+  const receipt = await receiptOrNull(rail, use.txHash);
+  const shows: UseReceipt =
+    receipt === null || receipt.status !== 'success'
+      ? 'UNREADABLE'
+      : receiptPays(receipt, rail.token, authorization)
+        ? 'PAYS'
+        : 'PAYS_SOMETHING_ELSE';
+  return {
+    facts: { used: true, use: { txHash: use.txHash, foundByEvent: true, receipt: shows } },
+    use,
+  };
+}
+
 /**
- * PAID when the nonce was used by a transaction moving exactly the expected transfer; NOT_PAID
- * when, at one block whose timestamp is at or past validBefore, the nonce is still unused (the
- * token refuses it from then on, forever); OPEN otherwise (including a nonce used by something
- * that is not the expected transfer: a human must look).
+ * The chain's finding on one authorization, every fact read at the latest block (judged in
+ * core/eip3009): PAID when the nonce was used by a transaction moving exactly the expected
+ * transfer; NOT_PAID when, at a block whose timestamp is at or past validBefore, the nonce is
+ * still unused (the token refuses it from then on, forever); OPEN otherwise, including a nonce
+ * used by something that is not the expected transfer: a human must look.
  */
 export async function findAuthorization(
   rail: ConsumerRailAsset,
@@ -134,36 +163,24 @@ export async function findAuthorization(
 ): Promise<ChainFinding> {
   const client = railClient(rail);
   const block = await client.getBlock({ blockTag: 'latest' });
-  const used = await client.readContract({
-    address: rail.token,
-    abi: parseAbi(['function authorizationState(address, bytes32) view returns (bool)']),
-    functionName: 'authorizationState',
-    args: [authorization.from as Address, authorization.nonce as Hex],
-    blockNumber: block.number,
-  });
-  if (used) {
-    const use = await authorizationUse(
-      rail,
-      authorization.from,
-      authorization.nonce,
-      authorization.fromBlock,
-    );
-    const confirmed = use ? await confirmedTransfer(rail, use.txHash, authorization) : null;
-    if (confirmed)
-      return {
-        status: 'PAID',
-        txHash: confirmed.txHash,
-        blockNumber: confirmed.blockNumber.toString(),
-      };
-    return { status: 'OPEN', checkedAt: now.toISOString() };
-  }
-  if (block.timestamp >= authorization.validBefore)
-    return {
-      status: 'NOT_PAID',
-      checkedAt: now.toISOString(),
-      blockNumber: block.number.toString(),
-    };
-  return { status: 'OPEN', checkedAt: now.toISOString() };
+  const { from, nonce, validBefore } = authorization;
+  const used = await authorizationState(
+    client,
+    rail.token,
+    from as Address,
+    nonce as Hex,
+    block.number,
+  );
+  const { facts, use } = used
+    ? await useFacts(rail, authorization, block.number)
+    : { facts: { used, chainTimeS: block.timestamp, validBefore }, use: undefined };
+  const judgement = judgeAuthorization(facts);
+  const checkedAt = now.toISOString();
+  if (judgement.status === 'PAID' && use !== undefined)
+    return { status: 'PAID', txHash: use.txHash, blockNumber: use.blockNumber.toString() };
+  if (judgement.status === 'NOT_PAID' && judgement.because === 'EXPIRED_UNUSED')
+    return { status: 'NOT_PAID', checkedAt, blockNumber: block.number.toString() };
+  return { status: 'OPEN', checkedAt };
 }
 
-export { readAuthorizationState };
+export { authorizationState as readAuthorizationState };

@@ -24,7 +24,7 @@ import { failBeforePayment, parkAmbiguous } from './failures';
 import { runGates } from './gates';
 import { payMerchant, type PaymentOutcome } from './paymentAdapter';
 import { quoteOf } from './quoteFields';
-import { acknowledge, answerFieldsOf, recognise, recordProviderPaid } from './settlement';
+import { acknowledge, answerFieldsOf, recognise, recordProviderPaid } from './providerPaid';
 
 export interface ExecutionDeps {
   readonly db: DbPool;

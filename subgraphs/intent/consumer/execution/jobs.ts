@@ -15,7 +15,7 @@ import type { DeliveryRetryPolicy } from '../delivery/retry';
 import { getConsumerIntent } from '../store';
 import { withClaimedIntents } from './claims';
 import { advanceExecution } from './executor';
-import { RECONCILE_WHERE, reconcileIntent } from './reconciler';
+import { RECONCILE_WHERE, reconcileIntent } from './chainFindings';
 import { advanceRefund, OWED_REFUND_CLAIM } from './refunds';
 import { EXPIRED_FUNDED_CLAIM, refundExpiredFunded } from './expiredFunded';
 import { decidePolicyCheck } from '../create/create';

@@ -36,9 +36,9 @@ import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } f
 import { consumerIntentView, type ConsumerIntentView } from '../view';
 import { type ChainFinding, findAuthorization } from './chainTruth';
 import { AMBIGUOUS_REASON, oweRefund } from './failures';
-import { authorizationToCheck } from './reconciler';
+import { authorizationToCheck } from './chainFindings';
 import { quoteOf } from './quoteFields';
-import { postRecognition } from './settlement';
+import { postRecognition } from './providerPaid';
 
 export const RESOLUTION_OUTCOMES = ['PAID', 'NOT_PAID', 'ACCEPT_DELIVERY', 'REFUND'] as const;
 export type ResolutionOutcome = (typeof RESOLUTION_OUTCOMES)[number];

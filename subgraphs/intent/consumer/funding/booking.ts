@@ -27,7 +27,7 @@ import {
   postRefund,
   type ServicePayment,
 } from '../../../ledger';
-import { consumeReservationIn } from '../../reservations/settlement';
+import { consumeReservationIn } from '../../reservations/consumeOrRelease';
 import { INTENT_SQLSTATES } from '../../sql';
 import {
   type ConsumerIntentRow,

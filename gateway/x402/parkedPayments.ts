@@ -17,6 +17,11 @@ import {
   recordFailed,
   releaseLease,
 } from '../../subgraphs/ledger';
+import {
+  type AuthorizationFacts,
+  type UseReceipt,
+  judgeAuthorization,
+} from '../../core/eip3009/authorizationJudgement';
 import { bookConfirmed, bookSettled } from './books';
 import type { ObservedTransfer, SettlementRail } from './rail';
 
@@ -90,45 +95,56 @@ export class Reconciler {
   /** Reads the chain at one block and decides: paid by a transaction, provably never, or still open. */
   private async judge(payment: ServicePayment): Promise<ChainVerdict> {
     const { rail } = this.options;
+    const atBlock = await rail.latestBlockNumber();
+    const facts = await this.readFacts(payment, atBlock);
+    const judgement = judgeAuthorization(facts);
+    if (judgement.status === 'PAID') return { kind: 'paid', txHash: judgement.txHash as Hex };
+    if (judgement.status === 'NOT_PAID' && !facts.used) {
+      // Unused at a block at or past validBefore: EIP-3009 refuses it from then on, for good.
+      const { chainTimeS } = facts;
+      const reason = 'invalid_exact_evm_payload_authorization_valid_before';
+      return { kind: 'impossible', evidence: { reason, blockNumber: atBlock, chainTimeS } };
+    }
+    if (judgement.status === 'NOT_PAID' && judgement.because === 'USED_BY_OTHER_TRANSACTION') {
+      // The nonce is spent by a transaction without our Transfer (another transfer, a cancellation).
+      const usedByTxHash = judgement.usedByTxHash as Hex;
+      const reason = 'invalid_exact_evm_nonce_already_used';
+      return { kind: 'impossible', evidence: { reason, blockNumber: atBlock, usedByTxHash } };
+    }
+    if (facts.used) {
+      const usedBy = facts.use?.foundByEvent ? facts.use.txHash : null;
+      this.options.log.error(
+        { paymentId: payment.paymentId, atBlock: atBlock.toString(), usedBy },
+        'x402 authorization used, but its transaction cannot be read; left pending',
+      );
+    }
+    return { kind: 'open' };
+  }
+
+  /**
+   * The facts of one payment's authorization at `atBlock`: used or not; if unused, the block's
+   * time; if used, the transaction its event names (beyond the log lookback, our recorded
+   * settlement may be it) and whether its receipt carries this payment's Transfer.
+   */
+  private async readFacts(payment: ServicePayment, atBlock: bigint): Promise<AuthorizationFacts> {
+    const { rail } = this.options;
     const payer = payment.payer as Address;
     const nonce = payment.nonce as Hex;
-    const atBlock = await rail.latestBlockNumber();
     if (!(await rail.authorizationUsed(payer, nonce, atBlock))) {
-      // Unused at a block at or past validBefore: EIP-3009 refuses it from then on, for good.
       const chainTimeS = await rail.chainTimeS(atBlock);
-      if (chainTimeS < payment.validBefore) return { kind: 'open' };
-      return {
-        kind: 'impossible',
-        evidence: {
-          reason: 'invalid_exact_evm_payload_authorization_valid_before',
-          blockNumber: atBlock,
-          chainTimeS,
-        },
-      };
+      return { used: false, validBefore: payment.validBefore, chainTimeS };
     }
-    // Used: by the transaction its event names; beyond the log lookback, our recorded settlement may be it.
     const usedBy = await rail.findAuthorizationTransaction(payer, nonce, atBlock);
     const candidate = usedBy ?? (payment.txHash as Hex | null);
-    const outcome = candidate ? await rail.receipt(candidate, atBlock) : null;
-    if (candidate && outcome?.status === 'success' && matchingTransfer(outcome.transfers, payment))
-      return { kind: 'paid', txHash: candidate };
-    if (usedBy && outcome?.status === 'success') {
-      // The nonce is spent by a transaction without our Transfer (another transfer, a cancellation).
-      return {
-        kind: 'impossible',
-        evidence: {
-          reason: 'invalid_exact_evm_nonce_already_used',
-          blockNumber: atBlock,
-          usedByTxHash: usedBy,
-        },
-      };
-    }
-    const facts = { paymentId: payment.paymentId, atBlock: atBlock.toString(), usedBy };
-    this.options.log.error(
-      facts,
-      'x402 authorization used, but its transaction cannot be read; left pending',
-    );
-    return { kind: 'open' };
+    if (!candidate) return { used: true };
+    const outcome = await rail.receipt(candidate, atBlock);
+    const receipt: UseReceipt =
+      outcome.status !== 'success'
+        ? 'UNREADABLE'
+        : matchingTransfer(outcome.transfers, payment)
+          ? 'PAYS'
+          : 'PAYS_SOMETHING_ELSE';
+    return { used: true, use: { txHash: candidate, foundByEvent: usedBy !== null, receipt } };
   }
 
   /** The chain shows this payment's Transfer in `txHash`: book it (once) and say who runs the call. */
