@@ -122,6 +122,7 @@ export function gatewayOptionsOf(inputs: GatewayInputs): GatewayRoleOptions {
     bodyLimitBytes: config.http.bodyLimitBytes,
     rateLimit: { limits: config.rateLimit, store: config.rateLimit.store, databaseUrl },
     trustProxy: config.http.trustProxy,
+    drainDelayMs: config.http.drainDelayMs,
     service: serviceInfo(config, devnet),
     log: inputs.log,
     x402: servesGateway ? x402Options(config, devnet, inputs.devnetKeys, pool) : null,

@@ -18,6 +18,7 @@ import { startEscalationWorker } from './worker';
 import type { ConsumerExecutionOptions } from './consumerWorker';
 import type { AnchoringSetup } from './anchoring';
 import { startAnchorWorker } from './anchorWorker';
+import { serviceMetrics } from './observability';
 
 export interface RoleInputs {
   readonly args: StartArgs;
@@ -109,6 +110,7 @@ async function startGatewayAlone(inputs: RoleInputs): Promise<string> {
   if (missing.length > 0) throw new StartupError(`the gateway role needs ${missing.join(', ')}`);
   const gateway = await startGatewayRole({
     ...inputs.gatewayOptions,
+    metrics: serviceMetrics(inputs.pool),
     subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint>,
   });
   inputs.stoppers.push('gateway', () => gateway.stop());

@@ -1,6 +1,8 @@
 // Assembles the running service from its parts — subgraph servers and the gateway — for the CLI's
 // roles and for end-to-end tests alike, so tests exercise exactly what `spend-control start` runs.
 // It knows nothing about where config comes from; callers pass resolved values.
+import type { HttpMetrics } from '../platform/metrics';
+import { serviceMetrics } from './observability';
 import { isDevelopmentPublicUrl } from '../core/ownerEvents/endpointUrl';
 import type { ApolloServer } from '@apollo/server';
 import type { Pool } from 'pg';
@@ -227,9 +229,10 @@ function anchoringWorkerOf(options: AllInOneOptions): RunningAnchorWorker | null
 }
 
 /** The escalation worker (timeouts, notices, owner webhooks) when the options ask for one. */
-function escalationWorkerOf(options: AllInOneOptions) {
+function escalationWorkerOf(options: AllInOneOptions, metrics: HttpMetrics) {
   if (!options.escalationWorker) return null;
   return startEscalationWorker({
+    metrics,
     webhookInternalHosts: isDevelopmentPublicUrl(options.service.publicUrl),
     ...options.escalationWorker,
     db: options.db,
@@ -279,8 +282,9 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
         subgraph.http ? { url: subgraph.http.url } : { inProcess: inProcessEndpoint(subgraph) },
       ]),
     ) as Record<SubgraphName, SubgraphEndpoint>;
-    const gateway = await startGatewayRole({ ...options, subgraphs: endpoints });
-    const worker = escalationWorkerOf(options);
+    const metrics = options.metrics ?? serviceMetrics(options.db);
+    const gateway = await startGatewayRole({ ...options, metrics, subgraphs: endpoints });
+    const worker = escalationWorkerOf(options, metrics);
     const consumerExecution =
       options.consumer?.execution !== undefined
         ? await startConsumerExecutionWorker({
@@ -305,6 +309,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<RunningSt
       consumerExecution,
       anchoring,
       async stop() {
+        await gateway.drain();
         await anchoring?.stop();
         await consumerExecution?.stop();
         await worker?.stop();

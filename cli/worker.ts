@@ -3,6 +3,7 @@
 // and expire unfunded ones past their quote). Jobs are claimed with FOR UPDATE SKIP LOCKED or
 // under the policy's decision lock, so any number of workers may run against one database.
 // `runOnce` lets tests and operators run one round with a chosen clock.
+import type { HttpMetrics } from '../platform/metrics';
 import type { Pool } from 'pg';
 import type { ChannelAdapter, ChannelKind } from '../channels/types';
 import type { Logger } from '../platform/log';
@@ -36,6 +37,8 @@ export interface EscalationWorkerOptions {
   readonly webhookRetryScheduleMs?: readonly number[];
   /** Development: owner webhook endpoints on loopback and private hosts are sent to. */
   readonly webhookInternalHosts?: boolean;
+  /** The process's metrics (webhook attempts are counted there); absent: none kept. */
+  readonly metrics?: HttpMetrics;
 }
 
 export interface RoundResult {
@@ -77,6 +80,7 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     ),
     allowInternalHosts: options.webhookInternalHosts ?? false,
     log: options.log,
+    attempts: options.metrics?.business.webhookDeliveries,
   };
   let loop: RoundLoop<RoundResult> | null = null;
   const round = async (): Promise<RoundResult> => {

@@ -10,7 +10,7 @@ import {
   type TrustProxy,
 } from '../platform/config';
 import type { Logger } from '../platform/log';
-import { createHttpMetrics } from '../platform/metrics';
+import { createHttpMetrics, type HttpMetrics } from '../platform/metrics';
 import { actorContexts, gatewayAuthenticator } from './assembly/actors';
 import type { Authenticator } from './auth/credentials';
 import { executorAs, mountGraphQL, startGraphQL } from './assembly/graphql';
@@ -21,7 +21,7 @@ import {
   serveProbes,
 } from './assembly/http';
 import { serveDashboard } from './assembly/dashboard';
-import { listen, stopInOrder } from './assembly/lifecycle';
+import { drainer, listen, stopInOrder } from './assembly/lifecycle';
 import { mountRest, type RestMountDeps } from './assembly/rest';
 import { IdempotencyKeys } from './rest/idempotency';
 import { serveSubscriptions, startNotifyBridge } from './assembly/subscriptions';
@@ -79,6 +79,10 @@ export interface GatewayOptions {
   readonly now?: () => Date;
   /** Verification secrets of the inbound channel routes; absent: /channels/telegram and /channels/slack answer CHANNEL_NOT_CONFIGURED. */
   readonly channelInbound?: ChannelInboundOptions;
+  /** The process's metrics registry (business series registered by the composition root); default: HTTP and Node figures only. */
+  readonly metrics?: HttpMetrics;
+  /** On stop: how long /readyz answers 503 while requests are still served before closing; default 0. */
+  readonly drainDelayMs?: number;
   /** x402 on priced routes; absent or null: priced routes are served without payment (never in production). */
   readonly x402?: X402GatewayOptions | null;
   /** The database of gateway.idempotency_keys (Idempotency-Key on POSTs); default the rate-limit store's; null: keys not honoured. */
@@ -102,6 +106,9 @@ export interface RunningGateway {
   readonly fanout: Fanout<unknown>;
   /** The x402 reconciler (null without x402): tests and operators may run a sweep on demand. */
   readonly reconciler: Reconciler | null;
+  /** /readyz answers 503 from now on; resolves after the drain delay, still serving. */
+  drain(): Promise<void>;
+  /** Drains (once), then stops every part in order. */
   stop(): Promise<void>;
 }
 
@@ -154,7 +161,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const { log, service, routes } = options;
   const now = options.now ?? (() => new Date());
   const authenticator = gatewayAuthenticator(options, now);
-  const metrics = createHttpMetrics();
+  const metrics = options.metrics ?? createHttpMetrics();
   const documents = loadPersistedDocuments();
   const contexts = actorContexts(authenticator, options.actorSecret, now);
   const { app, httpServer } = createHttpSurface({
@@ -168,7 +175,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const limits = options.subscriptions ?? DEFAULT_SUBSCRIPTION_LIMITS;
   const feeds = new SubscriptionFeeds(fanout, executeAs, limits);
   const bridge = await startNotifyBridge(options.listenDatabaseUrl, feeds, now, log);
-  const x402 = await startX402(options.x402 ?? null, service, routes, log);
+  const x402 = await startX402(options.x402 ?? null, service, routes, log, metrics.business);
   const { rateLimitStore, idempotency } = openEdgeStores(options, now, log);
   const subscriptions = serveSubscriptions({
     httpServer,
@@ -181,7 +188,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   observeRequests(app, metrics, log);
   app.use(requireHostHeader);
-  serveProbes(app, { metrics, readinessCheck: options.readinessCheck, notifications: bridge });
+  const { drain, draining } = drainer(options.drainDelayMs ?? 0);
+  const { readinessCheck } = options;
+  serveProbes(app, { metrics, readinessCheck, notifications: bridge, draining });
   // Channel callbacks verify the platform's secret or signature over the raw bytes (before any
   // parser) and come from the platforms' few addresses: they are not charged to per-IP buckets.
   const channelOptions = options.channelInbound ?? {};
@@ -209,7 +218,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
 
   const { url, port } = await listen(httpServer, options.host, options.port);
-  const stop = stopInOrder({
+  const stopParts = stopInOrder({
     reconciler: x402.reconciler,
     subscriptions,
     bridge,
@@ -218,5 +227,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     rateLimitStore,
     idempotency,
   });
-  return { url, port, httpServer, fanout, reconciler: x402.reconciler, stop };
+  const stop = () => drain().then(stopParts);
+  return { url, port, httpServer, fanout, reconciler: x402.reconciler, drain, stop };
 }

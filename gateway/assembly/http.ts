@@ -9,14 +9,12 @@ import { newCorrelationId } from '../../core/canon/ids';
 import { AppError } from '../../core/errors';
 import type { TrustProxy } from '../../platform/config';
 import type { Logger } from '../../platform/log';
-import { createHttpMetrics } from '../../platform/metrics';
+import type { HttpMetrics } from '../../platform/metrics';
 import { projectRoot } from '../../platform/paths';
 import { answerClientErrors, MAX_HEADER_BYTES } from '../rest/clientErrors';
 import { LOGO_SVG } from '../rest/identity';
 import { openApiDocument } from '../rest/openapi';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
-
-type HttpMetrics = ReturnType<typeof createHttpMetrics>;
 
 export function createHttpSurface(options: {
   readonly trustProxy: TrustProxy | undefined;
@@ -67,19 +65,25 @@ export function observeRequests(app: Express, metrics: HttpMetrics, log: Logger)
   });
 }
 
-/** /healthz, /readyz (the database and, with subscriptions, the LISTEN connection) and /metrics. */
+/** /healthz, /readyz (503 while draining; the database and, with subscriptions, the LISTEN connection) and /metrics. */
 export function serveProbes(
   app: Express,
   probes: {
     readonly metrics: HttpMetrics;
     readonly readinessCheck: (() => Promise<void>) | undefined;
     readonly notifications: { readonly connected: boolean } | null;
+    /** True once the process is stopping: load balancers must send nothing new. */
+    readonly draining: () => boolean;
   },
 ): void {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
   app.get('/readyz', async (_req, res) => {
+    if (probes.draining()) {
+      res.status(503).json({ ready: false, checks: { draining: 'stopping' } });
+      return;
+    }
     const checks: Record<string, string> = {};
     let ready = true;
     try {

@@ -3,6 +3,7 @@
 // payments (on a timer unless disabled). Without x402, priced routes are served unpaid.
 import type { Pool } from 'pg';
 import type { Logger } from '../../platform/log';
+import type { BusinessCounters } from '../../platform/metrics';
 import { registerAsset } from '../../subgraphs/ledger';
 import type { RestServiceInfo, RouteDefinition } from '../rest/types';
 import { type OfferReceiptSigner, X402Extensions } from '../x402/extensions';
@@ -44,6 +45,7 @@ export async function startX402(
   service: RestServiceInfo,
   routes: readonly RouteDefinition[],
   log: Logger,
+  counters?: BusinessCounters,
 ): Promise<{
   paywall: Paywall | null;
   reconciler: Reconciler | null;
@@ -59,8 +61,8 @@ export async function startX402(
     symbol: service.payment.assetSymbol,
     decimals: service.payment.assetDecimals,
   });
-  const reconciler = new Reconciler({ rail, db, log });
-  const paywall = new Paywall({ terms, rail, db, reconciler, log, leaseMs });
+  const reconciler = new Reconciler({ rail, db, log, counters });
+  const paywall = new Paywall({ terms, rail, db, reconciler, log, leaseMs, counters });
   if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
   const extensions = new X402Extensions({ routes, signer: x402.receiptSigner ?? null, db });
   return { paywall, reconciler, extensions };

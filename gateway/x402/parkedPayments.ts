@@ -9,6 +9,7 @@
 import type { Pool } from 'pg';
 import type { Address, Hex } from 'viem';
 import type { Logger } from '../../platform/log';
+import type { BusinessCounters } from '../../platform/metrics';
 import {
   type FailureEvidence,
   type ServicePayment,
@@ -22,13 +23,15 @@ import {
   type UseReceipt,
   judgeAuthorization,
 } from '../../core/eip3009/authorizationJudgement';
-import { bookConfirmed, bookSettled } from './books';
+import { bookConfirmed, bookSettled, countBooked } from './books';
 import type { ObservedTransfer, SettlementRail } from './rail';
 
 export interface ReconcilerOptions {
   readonly rail: SettlementRail;
   readonly db: Pool;
   readonly log: Logger;
+  /** The process's business counters; absent: none kept. */
+  readonly counters?: BusinessCounters;
 }
 
 export interface Resolution {
@@ -156,9 +159,12 @@ export class Reconciler {
     const { db } = this.options;
     if (payment.state === 'PENDING') {
       const updated = await bookConfirmed(db, payment, txHash, leaseMs);
+      countBooked(this.options.counters, updated);
       if (updated) return { payment: updated, ownsLease: leaseMs !== null };
     } else if (payment.state === 'SETTLING') {
-      const updated = await bookSettled(db, payment, txHash).catch(() => null);
+      const updated = await bookSettled(db, payment, txHash, this.options.counters).catch(
+        () => null,
+      );
       if (updated) {
         if (leaseMs !== null) return { payment: updated, ownsLease: true };
         await releaseLease(db, updated.paymentId);

@@ -21,6 +21,7 @@ import type { Address, Hex } from 'viem';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
 import type { Logger } from '../../platform/log';
+import type { BusinessCounters } from '../../platform/metrics';
 import {
   type FundingTarget,
   type PaymentClaim,
@@ -37,7 +38,7 @@ import {
 } from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
 import { alreadyFunded, settlementPending, withReceipt } from './answers';
-import { bookSettled } from './books';
+import { bookSettled, timedSettle } from './books';
 import * as identifiers from './paymentIdentifier';
 import {
   type Authorization,
@@ -61,6 +62,8 @@ export interface PaywallOptions {
   /** How often a duplicate presentation looks at the record while another replica works on it. */
   readonly followPollMs?: number;
   readonly now?: () => Date;
+  /** The process's business counters (paid calls, amounts, settlement latency); absent: none kept. */
+  readonly counters?: BusinessCounters;
 }
 
 /** One paid request as the router hands it over. */
@@ -248,7 +251,7 @@ export class Paywall {
     let settlement: Settlement;
     try {
       // Settlement verifies first (signature, window, simulation) and sends nothing if that fails.
-      settlement = await rail.settle(payload, offered);
+      settlement = await timedSettle(rail, this.options.counters, payload, offered);
     } catch (error) {
       // Whether the transaction left is unknown: park it; the reconciler asks the chain.
       this.options.log.error(
@@ -262,7 +265,8 @@ export class Paywall {
       const txHash = settlement.transaction as Hex;
       const outcome = await rail.receipt(txHash);
       if (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment)) {
-        return this.runAndRecord(await bookSettled(db, payment, txHash), attempt);
+        const booked = await bookSettled(db, payment, txHash, this.options.counters);
+        return this.runAndRecord(booked, attempt);
       }
       this.options.log.error(
         { paymentId: payment.paymentId, txHash, outcome: outcome.status },
@@ -337,7 +341,7 @@ export class Paywall {
     if (!txHash) return null;
     const outcome = await rail.receipt(txHash, atBlock);
     if (outcome.status !== 'success' || !matchingTransfer(outcome.transfers, payment)) return null;
-    return bookSettled(db, payment, txHash);
+    return bookSettled(db, payment, txHash, this.options.counters);
   }
 
   /**

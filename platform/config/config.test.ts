@@ -98,6 +98,7 @@ describe('defaults', () => {
       bodyLimitBytes: 65536,
       consumerAuthRequired: true,
       trustProxy: false,
+      drainDelayMs: 0,
     });
     expect(config.rateLimit).toEqual({
       store: 'postgres',

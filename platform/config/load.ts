@@ -43,6 +43,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 65536, 1, MAX_BODY_LIMIT_BYTES),
     consumerAuthRequired: read.boolean('CONSUMER_AUTH_REQUIRED', true),
     trustProxy: readTrustProxy(read),
+    drainDelayMs: read.integer('DRAIN_DELAY_MS', isProduction ? 5000 : 0, 0, 120_000),
   };
   const rateLimit = readRateLimits(read);
   const subscriptions = readSubscriptionLimits(read);

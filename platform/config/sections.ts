@@ -106,6 +106,8 @@ export interface Config {
     readonly bodyLimitBytes: number;
     readonly consumerAuthRequired: boolean;
     readonly trustProxy: TrustProxy;
+    /** SIGTERM: /readyz answers 503 this long while requests are still served, then the server closes. */
+    readonly drainDelayMs: number;
   };
   /** Token buckets at the edge (docs/operations.md#rate-limits). */
   readonly rateLimit: RateLimitConfig;

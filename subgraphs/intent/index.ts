@@ -7,6 +7,8 @@ export {
   type ReservationPosting,
 } from './reservations/consumeOrRelease';
 export { sweepLapsedReservations } from './reservations/jobs';
+// The business series /metrics reads from this schema at scrape time.
+export { INTENT_METRICS } from './metrics';
 // The relay of the consumer-intent outbox to the owners' webhook events (policy.record_owner_event).
 export { relayConsumerIntentEvents } from './consumer/notices/ownerEvents';
 export {

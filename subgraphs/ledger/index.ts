@@ -12,6 +12,8 @@ export {
 export { postCrossRailRecognition } from './posting/recognition';
 export { MAX_GROUPS_PER_BATCH, registerAsset, reverseGroup } from './posting/writes';
 export { ledgerErrorFrom } from './sql';
+// The business series /metrics reads from this schema at scrape time.
+export { LEDGER_METRICS } from './metrics';
 export { findPayment, getPayment, listUnresolved } from './servicePayments/reads';
 export {
   type AuthorizationKey,

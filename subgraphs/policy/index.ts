@@ -6,6 +6,8 @@ export { deliverDueNotices, sweepExpiredEscalations } from './escalations/jobs';
 // The owner-webhook delivery round (FOR UPDATE SKIP LOCKED claims, the retry schedule).
 export { deliverDueWebhooks, type WebhookDeliveryDeps } from './webhooks/jobs';
 export { createPolicy } from './policies/writes';
+// The business series /metrics reads from this schema at scrape time.
+export { POLICY_METRICS } from './metrics';
 // The owner's decision on an escalation (the dashboard's path), for the consumer-intent approve
 // route, which resolves the escalation exactly as decideEscalation does before it moves the intent.
 export { decideAsOwner, type OwnerDecision } from './escalations/decisions';

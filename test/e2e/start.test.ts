@@ -1,7 +1,7 @@
 // `spend-control start` as a user runs it: the built CLI in its own process, with no DATABASE_URL
 // and no RPC URLs, so it brings up embedded PostgreSQL and both anvil chains. Ctrl-C must leave
 // no process behind, and a second start must find the data and chain state of the first.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,68 +13,9 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { faucet } from '../../devnet/faucet';
-import { projectRoot } from '../../platform/paths';
-import { freePort } from '../support/fleet';
+import { CLI, cliEnv, freePort, startCli, type Started } from '../support/cliProcess';
 
-const CLI = path.join(projectRoot(), 'dist', 'cli', 'main.js');
 const ANVIL_DEV_KEY_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-
-function cliEnv(
-  dataDir: string,
-  port: number,
-  extra: Record<string, string> = {},
-): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-    ...extra,
-  };
-  for (const name of [
-    'DATABASE_URL',
-    'FUNDING_RPC_URL',
-    'SETTLEMENT_RPC_URL',
-    'NODE_ENV',
-    'ADMIN_TOKEN_HASHES',
-  ])
-    delete env[name];
-  return env;
-}
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function startCli(env: NodeJS.ProcessEnv): Promise<Started> {
-  const child = spawn(process.execPath, [CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`start did not become ready:\n${output}`)),
-      90_000,
-    );
-    const onData = () => {
-      if (output.includes('ready           role all')) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        resolve({ child, output: () => output, exited });
-      }
-    };
-    child.stdout!.on('data', onData);
-    exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`start exited with ${code} before ready:\n${output}`));
-    });
-  });
-}
 
 function alive(pid: number): boolean {
   try {

@@ -3,6 +3,7 @@
 // waits the next step of the retry schedule, and after the last the delivery is FAILED for the
 // owner to see and redeliver. A claim leases the row, so a worker that dies mid-send frees it.
 // Outside development a host whose name resolves to an internal address is refused at send time.
+import type { Counter } from 'prom-client';
 import { lookup } from 'node:dns/promises';
 import { ChannelDeliveryError } from '../../../channels/errors';
 import type { FetchLike } from '../../../channels/http';
@@ -27,6 +28,8 @@ export interface WebhookDeliveryDeps {
   readonly allowInternalHosts: boolean;
   readonly fetch?: FetchLike;
   readonly log: Logger;
+  /** Counts each attempt by outcome (delivered, retrying, failed); absent: none kept. */
+  readonly attempts?: Pick<Counter<'outcome'>, 'inc'>;
 }
 
 interface ClaimedWebhook {
@@ -115,6 +118,7 @@ async function deliverOne(
         WHERE delivery_id = $1 AND state = 'PENDING' AND attempts = $4`,
       [row.delivery_id, now, status, row.attempts],
     );
+    deps.attempts?.inc({ outcome: 'delivered' });
   } catch (error) {
     const failure = error instanceof ChannelDeliveryError ? error : null;
     if (failure === null)
@@ -146,6 +150,7 @@ async function deliverOne(
         row.attempts,
       ],
     );
+    deps.attempts?.inc({ outcome: waitMs === null ? 'failed' : 'retrying' });
   }
 }
 
