@@ -150,6 +150,35 @@ function printVerdict(empty: Figures, grown: Figures, rows: string): void {
   );
 }
 
+/** Loads the history by SQL, reporting each chunk, and says how long it took. */
+async function loadAndReport(
+  database: Awaited<ReturnType<typeof createScratchDatabase>>,
+  ownerPolicyId: string,
+  decisions: number,
+  entries: number,
+): Promise<string> {
+  const started = Date.now();
+  // The history is written as the database's administrator: the service role may only call the
+  // ledger's functions and the intent subgraph's statements, never insert rows of its own.
+  await loadHistory(
+    database.adminPool,
+    {
+      ownerPolicyId,
+      asset: ASSET,
+      treasuryAccount: TREASURY,
+      obligationPrefix: OBLIGATION_PREFIX,
+    },
+    { decisions, entries },
+    (table, rows, chunkSeconds) =>
+      process.stderr.write(`  ${table}: ${rows} rows (${chunkSeconds.toFixed(0)} s)\n`),
+  );
+  const rows = `${decisions.toLocaleString('en')} decisions + ${entries.toLocaleString('en')} entries`;
+  process.stdout.write(
+    `history loaded by SQL in ${((Date.now() - started) / 1000).toFixed(0)} s: ${rows}\n`,
+  );
+  return rows;
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
   const decisions = Number(process.argv[3] ?? DEFAULT_ROWS);
@@ -200,25 +229,7 @@ async function main(): Promise<void> {
     );
     const empty = await measure(context, 0);
     printFigures('empty tables', empty);
-    const started = Date.now();
-    // The history is written as the database's administrator: the service role may only call the
-    // ledger's functions and the intent subgraph's statements, never insert rows of its own.
-    await loadHistory(
-      database.adminPool,
-      {
-        ownerPolicyId: policies[0].policyId,
-        asset: ASSET,
-        treasuryAccount: TREASURY,
-        obligationPrefix: OBLIGATION_PREFIX,
-      },
-      { decisions, entries },
-      (table, rows, chunkSeconds) =>
-        process.stderr.write(`  ${table}: ${rows} rows (${chunkSeconds.toFixed(0)} s)\n`),
-    );
-    const rows = `${decisions.toLocaleString('en')} decisions + ${entries.toLocaleString('en')} entries`;
-    process.stdout.write(
-      `history loaded by SQL in ${((Date.now() - started) / 1000).toFixed(0)} s: ${rows}\n`,
-    );
+    const rows = await loadAndReport(database, policies[0].policyId, decisions, entries);
     const grown = await measure(context, 1);
     printFigures('with history', grown);
     printVerdict(empty, grown, rows);

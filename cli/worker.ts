@@ -62,6 +62,16 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** Runs a batch step until it finds nothing more (or the loop stops); returns how many it took. */
+async function untilDone(step: () => Promise<number>, stopped: () => boolean): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const taken = await step();
+    total += taken;
+    if (taken === 0 || stopped()) return total;
+  }
+}
+
 export function startEscalationWorker(options: EscalationWorkerOptions): RunningWorker {
   const now = options.now ?? (() => new Date());
   const deps = {
@@ -87,12 +97,8 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     const expired = await sweepExpiredEscalations(options.db, now());
     if (expired.length > 0)
       options.log.info({ expired: expired.length }, 'escalations expired (default deny)');
-    let delivered = 0;
-    for (;;) {
-      const claimed = await deliverDueNotices(deps, now());
-      delivered += claimed;
-      if (claimed === 0 || loop?.stopped === true) break;
-    }
+    const stopped = () => loop?.stopped === true;
+    const delivered = await untilDone(() => deliverDueNotices(deps, now()), stopped);
     const reservationsExpired = await sweepLapsedReservations(options.db, now());
     if (reservationsExpired > 0)
       options.log.info({ reservations: reservationsExpired }, 'lapsed reservations expired');
@@ -106,18 +112,11 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
         { advanced: consumerApprovalsAdvanced, expired: consumerIntentsExpired },
         'consumer intents moved',
       );
-    let ownerEventsRelayed = 0;
-    for (;;) {
-      const relayed = await relayConsumerIntentEvents(options.db, now());
-      ownerEventsRelayed += relayed;
-      if (relayed === 0 || loop?.stopped === true) break;
-    }
-    let webhooksAttempted = 0;
-    for (;;) {
-      const claimed = await deliverDueWebhooks(webhooks, now());
-      webhooksAttempted += claimed;
-      if (claimed === 0 || loop?.stopped === true) break;
-    }
+    const ownerEventsRelayed = await untilDone(
+      () => relayConsumerIntentEvents(options.db, now()),
+      stopped,
+    );
+    const webhooksAttempted = await untilDone(() => deliverDueWebhooks(webhooks, now()), stopped);
     return {
       expired,
       delivered,

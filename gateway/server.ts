@@ -177,14 +177,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const bridge = await startNotifyBridge(options.listenDatabaseUrl, feeds, now, log);
   const x402 = await startX402(options.x402 ?? null, service, routes, log, metrics.business);
   const { rateLimitStore, idempotency } = openEdgeStores(options, now, log);
-  const subscriptions = serveSubscriptions({
-    httpServer,
-    feeds,
-    authenticator,
-    limits,
-    now,
-    log,
-  });
+  const subscriptions = serveSubscriptions({ httpServer, feeds, authenticator, limits, now, log });
 
   observeRequests(app, metrics, log);
   app.use(requireHostHeader);
