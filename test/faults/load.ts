@@ -1,7 +1,7 @@
 // The load a fault test runs while it breaks something: a few agents, each with its own wallet,
-// policy, consumer and owner sessions and a bound webhook channel, looping over free calls, paid
-// calls (x402 on the funding chain), preflights that are approved, preflights that escalate to
-// the owner, and whole purchases (create → fund over x402 → execute). Every answer is recorded
+// policy, consumer and owner sessions, a bound webhook channel and an owner webhook endpoint for
+// its events, looping over free calls, paid calls (x402 on the funding chain), preflights that
+// are approved, preflights that escalate to the owner, and whole purchases (create → fund over x402 → execute). Every answer is recorded
 // with the phase it arrived in. A client behaves as a well-written agent does: a retryable refusal
 // (5xx with a registered retryable code, 429) is retried after a pause with the same request, and
 // a paid request keeps presenting the same payment until it is answered or refused with a 402
@@ -32,6 +32,8 @@ export interface Answer {
   readonly code: string | null;
   /** The Retry-After header, when the answer carried one. */
   readonly retryAfter: string | null;
+  /** Whether the request presented a payment (a 402 then refused it). */
+  readonly paymentPresented: boolean;
 }
 
 /** A payment answered 2xx: who paid, how much, for which operation. */
@@ -70,6 +72,10 @@ const START_LINK = `mutation ($kind: ChannelKind!, $address: String) {
   startChannelLink(kind: $kind, address: $address) { linkCode secret }
 }`;
 
+const CREATE_ENDPOINT = `mutation ($input: WebhookEndpointInput!) {
+  createWebhookEndpoint(input: $input) { endpoint { id } }
+}`;
+
 /** An agent with funds, a policy allowing domains and market data, and its webhook channel bound. */
 export async function newAgent(world: FaultWorld, index: number): Promise<Agent> {
   const agent = await newConsumer(world.stack, world.devnet, {
@@ -103,6 +109,19 @@ export async function newAgent(world: FaultWorld, index: number): Promise<Agent>
     body,
   });
   if (linked.status !== 200) throw new Error(`webhook link answered ${linked.status}`);
+  // The owner's outbound events go to the same receiver, on a path of their own.
+  const endpoint = await graphql(
+    world.stack.url,
+    CREATE_ENDPOINT,
+    {
+      input: {
+        url: `${world.receiver.url}/events/agent-${index}`,
+        events: ['escalation.created', 'consumer_intent.state_changed'],
+      },
+    },
+    agent.owner,
+  );
+  if (endpoint.body.errors) throw new Error(JSON.stringify(endpoint.body.errors));
   return { ...agent, receiverPath };
 }
 
@@ -155,6 +174,7 @@ class Client {
       status: response.status,
       code,
       retryAfter: response.headers.get('retry-after'),
+      paymentPresented: init.payment !== undefined,
     });
     return { status: response.status, code, body, response };
   }
@@ -357,6 +377,11 @@ export function startLoad(world: FaultWorld, agents: readonly Agent[]): LoadRun 
       await Promise.all(loops);
     },
   };
+}
+
+/** Payments refused with a 402 (uncharged, but not retryable as presented): no fault may cause one. */
+export function refusedPayments(run: LoadRun): Answer[] {
+  return run.answers.filter((answer) => answer.status === 402 && answer.paymentPresented);
 }
 
 /** Answers that no fault may produce: a 5xx without a registered retryable code. */

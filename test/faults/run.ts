@@ -7,6 +7,7 @@ import {
   type LoadRun,
   newAgent,
   OPERATIONS,
+  refusedPayments,
   startLoad,
   unretryableServerErrors,
 } from './load';
@@ -43,8 +44,10 @@ export interface FaultCase {
   readonly inject: () => Promise<void>;
   /** Heals it; resolves once it answers again. */
   readonly heal: () => Promise<void>;
-  /** How long the fault lasts under load. */
+  /** How long the fault lasts under load (at least). */
   readonly faultMs: number;
+  /** The fault lasts until this holds too (it met the load); default: at once. */
+  readonly felt?: () => boolean;
 }
 
 /** Runs the load through the fault and back; returns the run after every check of the books. */
@@ -68,6 +71,7 @@ export async function runThroughFault(
     run.faultStarted();
     await fault.inject();
     await sleep(fault.faultMs);
+    await until('the fault to meet the load', fault.felt ?? (() => true), 30_000);
     await fault.heal();
     progress('fault healed');
     run.faultEnded();
@@ -84,6 +88,7 @@ export async function runThroughFault(
   }
   expect(run.clientErrors).toEqual([]);
   expect(unretryableServerErrors(run)).toEqual([]);
+  expect(refusedPayments(run)).toEqual([]);
   expect(await untilDrained(world, run)).toEqual({
     purchasesNotEnded: 0,
     noticesPending: 0,
