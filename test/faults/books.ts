@@ -68,7 +68,8 @@ export async function readBooks(world: FaultWorld, agents: readonly Agent[]): Pr
 }
 
 export interface PendingJobs {
-  readonly purchasesNotEnded: number;
+  /** `intentId state` of each purchase not ended yet. */
+  readonly purchasesNotEnded: string[];
   readonly noticesPending: number;
   readonly webhooksPending: number;
   readonly paymentsUnsettled: number;
@@ -79,10 +80,13 @@ export async function pendingJobs(world: FaultWorld, run: LoadRun): Promise<Pend
   const count = async (sql: string, params: unknown[] = []) =>
     Number((await db.query<{ n: string }>(sql, params)).rows[0]!.n);
   return {
-    purchasesNotEnded: await count(
-      'SELECT count(*) AS n FROM intent.consumer_intents WHERE intent_id = ANY($1) AND NOT state = ANY($2)',
-      [run.purchases, ENDED],
-    ),
+    purchasesNotEnded: (
+      await db.query<{ line: string }>(
+        `SELECT intent_id || ' ' || state || COALESCE(' ' || state_reason, '') AS line
+           FROM intent.consumer_intents WHERE intent_id = ANY($1) AND NOT state = ANY($2)`,
+        [run.purchases, ENDED],
+      )
+    ).rows.map((row) => row.line),
     noticesPending: await count(
       "SELECT count(*) AS n FROM policy.channel_deliveries WHERE state = 'PENDING'",
     ),
@@ -99,12 +103,15 @@ export async function pendingJobs(world: FaultWorld, run: LoadRun): Promise<Pend
 export async function untilDrained(
   world: FaultWorld,
   run: LoadRun,
-  timeoutMs = 45_000,
+  timeoutMs = 90_000,
 ): Promise<PendingJobs> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const left = await pendingJobs(world, run);
-    if (Object.values(left).every((n) => n === 0) || Date.now() > deadline) return left;
+    const done =
+      left.purchasesNotEnded.length === 0 &&
+      [left.noticesPending, left.webhooksPending, left.paymentsUnsettled].every((n) => n === 0);
+    if (done || Date.now() > deadline) return left;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

@@ -5,27 +5,15 @@
 // and each refused delivery is kept PENDING and retried on its schedule; afterwards every notice
 // and event is delivered, nothing is marked FAILED, and the books and chains agree — without a
 // restart.
-import type { Agent } from './load';
-import { faultAnswers, newAgents, progress, runThroughFault } from './run';
-import { type FaultWorld, startFaultWorld } from './world';
+import { faultAnswers, faultWorldOfFile, runThroughFault } from './run';
 
-let world: FaultWorld;
-let agents: Agent[];
-
-beforeAll(async () => {
-  world = await startFaultWorld();
-  agents = await newAgents(world);
-  progress('agents ready');
-}, 120_000);
-
-afterAll(async () => {
-  await world?.stop();
-});
+const file = faultWorldOfFile();
 
 test('the owners’ webhook channel answering 503 for 3 s under load: notices and events are retried, then every one is delivered, none FAILED, books zero, no payment doubled', async () => {
+  const world = file.world();
   const receiver = world.receiver;
   let seenAtFault = 0;
-  const run = await runThroughFault(world, agents, {
+  const run = await runThroughFault(world, file.agents(), {
     faultMs: 3_000,
     inject: async () => {
       seenAtFault = receiver.requests.length;

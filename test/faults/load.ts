@@ -34,6 +34,8 @@ export interface Answer {
   readonly retryAfter: string | null;
   /** Whether the request presented a payment (a 402 then refused it). */
   readonly paymentPresented: boolean;
+  /** The x402 refusal reason of a 402 (the challenge's `error`), if any. */
+  readonly refusal: string | null;
 }
 
 /** A payment answered 2xx: who paid, how much, for which operation. */
@@ -175,6 +177,10 @@ class Client {
       code,
       retryAfter: response.headers.get('retry-after'),
       paymentPresented: init.payment !== undefined,
+      refusal:
+        response.status === 402 && init.payment !== undefined
+          ? String(challengeOf(response).error ?? null)
+          : null,
     });
     return { status: response.status, code, body, response };
   }

@@ -5,27 +5,15 @@
 // unverified answer, never sent to MANUAL_REVIEW for a short outage); paid calls and preflights do
 // not depend on it. Afterwards every purchase completes, every job drains, and the books and chains
 // agree — without a restart.
-import type { Agent } from './load';
-import { faultAnswers, newAgents, progress, runThroughFault } from './run';
-import { type FaultWorld, startFaultWorld } from './world';
+import { faultAnswers, faultWorldOfFile, runThroughFault } from './run';
 
-let world: FaultWorld;
-let agents: Agent[];
-
-beforeAll(async () => {
-  world = await startFaultWorld();
-  agents = await newAgents(world);
-  progress('agents ready');
-}, 120_000);
-
-afterAll(async () => {
-  await world?.stop();
-});
+const file = faultWorldOfFile();
 
 test('the RDAP registry answering 500, then resetting connections, under load: deliveries wait and retry, then every purchase completes verified, every job drains, books zero, no payment doubled', async () => {
+  const world = file.world();
   const registry = world.registry!;
   let requestsAtFault = 0;
-  const run = await runThroughFault(world, agents, {
+  const run = await runThroughFault(world, file.agents(), {
     faultMs: 4_000,
     inject: async () => {
       requestsAtFault = registry.stats.domainRequests;
