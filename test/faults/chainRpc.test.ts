@@ -20,7 +20,10 @@ test('both chain RPCs cut for 4 s under load and restored: requests fail closed 
     // Known, not fixed yet: a verification in flight when the connection is reset can be refused
     // as a bad signature (the facilitator's signature check reads the chain) just before the probe
     // sees the RPC again; the payer is not charged and signs anew. Anything else must not be a 402.
-    knownRefusal: (answer) => answer.refusal === 'invalid_exact_evm_signature',
+    // A settlement cut mid-send is parked until the chain decides it (at the latest when the
+    // authorization expires, five minutes): decided unpaid, it is refused uncharged, as designed.
+    knownRefusal: (answer) =>
+      answer.refusal === 'invalid_exact_evm_signature' || answer.afterParked,
     heal: async () => {
       await world.rpc.funding.restore();
       await world.rpc.settlement.restore();
@@ -30,4 +33,4 @@ test('both chain RPCs cut for 4 s under load and restored: requests fail closed 
   // The fault was felt by the paid paths, each refusal retryable.
   expect(during.filter((answer) => answer.status >= 500).length).toBeGreaterThan(0);
   console.log('answers while the chain RPCs were cut', faultAnswers(run));
-}, 150_000);
+}, 480_000);

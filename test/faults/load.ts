@@ -36,6 +36,8 @@ export interface Answer {
   readonly paymentPresented: boolean;
   /** The x402 refusal reason of a 402 (the challenge's `error`), if any. */
   readonly refusal: string | null;
+  /** The payment refused had been parked (503 PAYMENT_SETTLEMENT_PENDING) before: the chain decided it unpaid. */
+  readonly afterParked: boolean;
 }
 
 /** A payment answered 2xx: who paid, how much, for which operation. */
@@ -66,7 +68,9 @@ export interface LoadRun {
 }
 
 const PAUSE_MS = 150;
-const OPERATION_DEADLINE_MS = 60_000;
+// A parked payment is decided by the chain at the latest once its authorization expires (the
+// agent signs for five minutes): a client keeps presenting it that long.
+const OPERATION_DEADLINE_MS = 330_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -153,6 +157,8 @@ class Client {
     private readonly run: LoadState,
   ) {}
 
+  private readonly parked = new Set<string>();
+
   private async send(
     op: Operation,
     step: string,
@@ -181,7 +187,10 @@ class Client {
         response.status === 402 && init.payment !== undefined
           ? String(challengeOf(response).error ?? null)
           : null,
+      afterParked: init.payment !== undefined && this.parked.has(init.payment),
     });
+    if (init.payment !== undefined && code === 'PAYMENT_SETTLEMENT_PENDING')
+      this.parked.add(init.payment);
     return { status: response.status, code, body, response };
   }
 
