@@ -14,6 +14,11 @@ export class FailureSwitch {
     this.pending = { status, remaining: times };
   }
 
+  /** Serves normally again, whatever was armed. */
+  clear(): void {
+    this.pending = null;
+  }
+
   /** The status this request must fail with, or null to serve it normally. */
   take(): number | null {
     if (this.pending === null) return null;

@@ -33,6 +33,8 @@ export interface WebhookReceiver {
   ): Promise<ReceivedRequest>;
   /** The next `times` requests are recorded and answered with HTTP `status`. */
   failNext(status: number, times?: number): void;
+  /** Answers normally again, whatever failNext armed. */
+  clearFailures(): void;
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startWebhookReceiver(
     waitForRequest: (predicate, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS) =>
       requests.waitFor(predicate, timeoutMs),
     failNext: (status, times = 1) => failures.arm(status, times),
+    clearFailures: () => failures.clear(),
     async stop() {
       requests.close();
       await server.stop();

@@ -5,6 +5,7 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import { newCorrelationId } from '../../core/canon/ids';
 import { AppError, ERROR_CODES, errorBody, type ErrorCode } from '../../core/errors';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../platform/db';
 import type { Logger } from '../../platform/log';
 import { httpLayerError } from './requestGuards';
 import { allowedMethods } from './router';
@@ -45,6 +46,13 @@ export function restErrorHandler(options: {
       details = error.details;
     } else if (layer !== null) {
       ({ code, message } = layer);
+    } else if (isDatabaseUnavailable(error)) {
+      // The edge's own reads and writes (the paywall's claims, idempotency keys) hit a database
+      // that is not there: retryable, and nothing was done that a retry would repeat wrongly.
+      code = 'SERVICE_UNAVAILABLE';
+      message = 'The database is not reachable; retry shortly.';
+      details = { dependency: 'database', retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS };
+      log.warn({ correlationId, err: error, path: req.path }, 'database unavailable');
     } else {
       code = 'INTERNAL_ERROR';
       log.error(

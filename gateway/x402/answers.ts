@@ -1,12 +1,13 @@
 // The paywall's own answers beside the 402 challenge: the receipt header on a paid answer, the
-// 503 of a settlement the chain has not decided, and the 409 of a second payment for an intent
-// another payment already funds.
+// 503 of a settlement the chain has not decided, the 503 of a chain that cannot be reached, and
+// the 409 of a second payment for an intent another payment already funds.
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import { AppError } from '../../core/errors';
 import type { FundingTarget, ServicePayment } from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
 import { PAYMENT_RESPONSE_HEADER } from './protocol';
+import type { SettlementRail } from './rail';
 
 /** The answer with PAYMENT-RESPONSE naming the transaction that paid. */
 export function withReceipt(result: RestResult, payment: ServicePayment): RestResult {
@@ -25,6 +26,32 @@ export function withReceipt(result: RestResult, payment: ServicePayment): RestRe
       'cache-control': 'private, no-store',
     },
   };
+}
+
+/** Seconds a payer is asked to wait (Retry-After) while the settlement chain is unreachable. */
+export const CHAIN_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * 503 SERVICE_UNAVAILABLE (after `free`, which releases the claim) when the settlement chain's RPC
+ * does not answer: verification was refused while the node could not be reached, so the refusal
+ * says nothing about the payment and nothing was sent; the payer presents the same payment again
+ * later rather than signing a new one for a fresh 402.
+ */
+export async function unlessChainUnreachable(
+  rail: Pick<SettlementRail, 'latestBlockNumber'>,
+  free: () => Promise<unknown>,
+): Promise<void> {
+  const answers = await rail.latestBlockNumber().then(
+    () => true,
+    () => false,
+  );
+  if (answers) return;
+  await free();
+  throw new AppError(
+    'SERVICE_UNAVAILABLE',
+    'The payment chain is not reachable; present the same payment again shortly.',
+    { dependency: 'chain', retryAfterSeconds: CHAIN_RETRY_AFTER_SECONDS },
+  );
 }
 
 /** 503: the chain has not decided. `validBefore` bounds the wait: after it an unused authorization is refused. */

@@ -37,7 +37,7 @@ import {
   takeLapsedLease,
 } from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
-import { alreadyFunded, settlementPending, withReceipt } from './answers';
+import { alreadyFunded, settlementPending, unlessChainUnreachable, withReceipt } from './answers';
 import { bookSettled, timedSettle } from './books';
 import * as identifiers from './paymentIdentifier';
 import {
@@ -308,6 +308,8 @@ export class Paywall {
       return this.followParked(await recordPending(db, payment, { txHash: null }), attempt);
     }
     // Refused before anything was sent (verification, simulation): the authorization is unspent by us.
+    // While the chain cannot be asked a refusal proves nothing: free the claim, ask again later.
+    await unlessChainUnreachable(rail, () => releaseClaim(db, payment.paymentId));
     const refusal = await this.diagnose(reason, authorization);
     if (refusal === NONCE_USED) {
       // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that

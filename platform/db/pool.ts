@@ -41,5 +41,19 @@ export function createPool(url: string, options: PoolOptions = {}): Pool {
   const pool = new Pool(config);
   // Without a listener, an error on an idle client is an unhandled 'error' event and kills Node.
   pool.on('error', options.onIdleError ?? reportIdleError);
+  return guardCheckedOutClients(pool);
+}
+
+/**
+ * The pool listens for errors of idle clients only: a client checked out and held between queries
+ * (a worker holding an advisory lock while it calls a merchant or a chain, a LISTEN connection)
+ * whose server goes away would emit an unhandled 'error' event, which kills Node. Every client
+ * gets a listener of its own; the error is not lost, as the client's next query fails with it
+ * (and its holder releases it as broken).
+ */
+export function guardCheckedOutClients(pool: Pool): Pool {
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool;
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import { migrate, type MigrationSet } from './migrate';
+import { guardCheckedOutClients } from './pool';
 import {
   OWNER_ROLE,
   SERVICE_ROLE,
@@ -63,9 +64,14 @@ async function onServer<T>(server: string, work: (client: Client) => Promise<T>)
 
 /** Creates a fresh database (migrated for `subgraphs`, default every set; `[]` for none). */
 export async function createTestDatabase(
-  options: { subgraphs?: readonly MigrationSet[]; poolSize?: number } = {},
+  options: {
+    subgraphs?: readonly MigrationSet[];
+    poolSize?: number;
+    /** A superuser URL of another server than DATABASE_URL's (a fault test's own, which it stops). */
+    server?: string;
+  } = {},
 ): Promise<TestDatabase> {
-  const server = serverUrl();
+  const server = options.server ?? serverUrl();
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const logins = { owner: `${name}_owner`, service: `${name}_service` };
   const passwords = {
@@ -89,6 +95,9 @@ export async function createTestDatabase(
   // expected here and must not surface as an unhandled 'error' event that kills the test worker.
   pool.on('error', () => undefined);
   adminPool.on('error', () => undefined);
+  // As createPool does for the service's pools: a held client whose server goes away must not kill the test worker.
+  guardCheckedOutClients(pool);
+  guardCheckedOutClients(adminPool);
   let dropped = false;
   const database: TestDatabase = {
     url,

@@ -5,6 +5,7 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { AppError, ERROR_CODES, type ErrorCode, isErrorCode } from '../../core/errors';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../platform/db';
 
 export interface SubgraphErrorExtensions {
   code: ErrorCode;
@@ -75,7 +76,18 @@ export function classifyError(error: unknown): ErrorClassification {
       return { kind: 'reported', code: REQUEST_ERROR_CODES[code], message: candidate.message };
     }
   }
+  if (isDatabaseUnavailable(original) || isDatabaseUnavailable(error)) return databaseUnavailable();
   return { kind: 'internal' };
+}
+
+/** A database that is not there (stopped, restarting, unreachable) is a retryable 503, not a defect. */
+export function databaseUnavailable(): ErrorClassification {
+  return {
+    kind: 'reported',
+    code: 'SERVICE_UNAVAILABLE',
+    message: 'The database is not reachable; retry shortly.',
+    details: { dependency: 'database', retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS },
+  };
 }
 
 /** Apollo Server's formatError: the only shape in which an error leaves a subgraph. */

@@ -10,7 +10,7 @@ import { startDevnetDomainsMerchant } from '../../devnet/merchants/domains/start
 import { type DevnetRdapRegistry, startDevnetRdapRegistry } from '../../devnet/rdap/registry';
 import type { ConsumerExecutionOptions } from '../../cli/consumerWorker';
 import { type ChainPublicClient, createChainPublicClient } from '../../platform/chain/clients';
-import { createRdapClient } from '../../platform/rdap';
+import { createRdapClient, type RdapClient } from '../../platform/rdap';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { startTestStack, type TestStack, type TestStackOptions } from './stack';
 
@@ -40,6 +40,16 @@ export interface ConsumerWorldOptions {
   readonly anchoring?: { readonly batchSize?: number; readonly batchSeconds?: number };
   /** The rails as the service and the buyers' clients see them (e.g. behind an RPC proxy); default: as built. */
   readonly rails?: (rails: ConsumerRails) => ConsumerRails | Promise<ConsumerRails>;
+  /** The RPC x402 settles through, asked once the rails are built; default: the funding chain's. */
+  readonly x402Rpc?: () => string;
+  /** x402 settle timeout, lease and reconciler timer; default the test stack's. */
+  readonly x402Timing?: {
+    readonly settleTimeoutMs?: number;
+    readonly leaseMs?: number;
+    readonly reconcileIntervalMs?: number;
+  };
+  /** The worker's RDAP client on the registry's bootstrap URL; default 2 s lookups. */
+  readonly rdapClient?: (bootstrapUrl: string) => RdapClient;
 }
 
 export async function startConsumerWorld(
@@ -62,7 +72,7 @@ export async function startConsumerWorld(
     const rails = options.rails ? await options.rails(built) : built;
     const funding = devnet.info.chains.funding;
     const stack = await startTestStack({
-      x402: { devnet },
+      x402: { devnet, rpcUrl: options.x402Rpc?.(), ...options.x402Timing },
       ...(options.anchoring !== undefined
         ? {
             anchoring: {
@@ -85,11 +95,13 @@ export async function startConsumerWorld(
           intervalMs: 0,
           ...(registry !== null
             ? {
-                rdap: createRdapClient({
-                  addressPolicy: 'development',
-                  bootstrapSource: registry.bootstrapUrl,
-                  lookupTimeoutMs: 2_000,
-                }),
+                rdap:
+                  options.rdapClient?.(registry.bootstrapUrl) ??
+                  createRdapClient({
+                    addressPolicy: 'development',
+                    bootstrapSource: registry.bootstrapUrl,
+                    lookupTimeoutMs: 2_000,
+                  }),
               }
             : {}),
           ...options.execution,

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
-import { silentLogger } from '../../platform/log';
+import { type Logger, silentLogger } from '../../platform/log';
 import { startAllInOne, type AllInOneOptions, type RunningStack } from '../../cli/stack';
 import { openSubgraphDataSource } from '../../subgraphs/registry';
 import type { RestServiceInfo } from '../../gateway/rest/types';
@@ -47,6 +47,10 @@ export function testServiceInfo(publicUrl = 'http://127.0.0.1'): RestServiceInfo
 }
 
 export interface TestStackOptions {
+  /** The service's logger; default silent. */
+  readonly log?: Logger;
+  /** The superuser URL of the server the test database is made on; default DATABASE_URL's. */
+  readonly databaseServer?: string;
   readonly transport?: 'in-process' | 'http';
   /** Preflights decided on the intent subgraph's decision thread, as `spend-control start` runs them; default: in-thread. */
   readonly decisionThread?: boolean;
@@ -92,11 +96,13 @@ export interface TestStackOptions {
     readonly leaseMs?: number;
     /** The RPC the service settles through (e.g. a proxy in front of the funding chain); default: the chain's. */
     readonly rpcUrl?: string;
+    /** X402_RECONCILE_INTERVAL_MS; default 0 (parked payments resolve when presented again). */
+    readonly reconcileIntervalMs?: number;
   };
 }
 
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
-  const db = await createTestDatabase();
+  const db = await createTestDatabase({ server: options.databaseServer });
   const adminToken = randomBytes(32).toString('base64url');
   const paid = options.x402;
   const funding = paid?.devnet.info.chains.funding;
@@ -152,7 +158,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
             },
           }
         : testServiceInfo(),
-      log: silentLogger,
+      log: options.log ?? silentLogger,
       x402: paid
         ? {
             rail: createSettlementRail({
@@ -165,7 +171,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
             }),
             db: db.pool,
             leaseMs: paid.leaseMs ?? settleTimeoutMs + 20_000,
-            reconcileIntervalMs: 0,
+            reconcileIntervalMs: paid.reconcileIntervalMs ?? 0,
             receiptSigner: paid.devnet.keys.feeReceiver.account,
           }
         : null,

@@ -1,0 +1,313 @@
+// Soak: a mixed load against `spend-control start` for N minutes, one progress line a minute.
+// By default it starts the service itself as `npm start` runs it (every role in one process, on
+// the embedded defaults: its own PostgreSQL, two anvil chains, the devnet merchant and RDAP
+// registry) in a fresh DATA_DIR, with the rate limits opened wide so the run measures the service;
+// `--url <gateway> --data-dir <dir>` targets one already running (the data dir holds its admin
+// token and devnet, for the faucet). Agents (own wallet, policy, consumer and owner sessions) loop
+// over free calls, paid calls (x402), approved preflights, escalated preflights and whole purchases
+// (create → fund over x402 → execute). Each minute prints operations/s, answers by class, 5xx by
+// code, and the service process's resident memory (when it runs here).
+// Run: npm run soak -- --minutes 30 [--agents 4] [--url http://127.0.0.1:4000 --data-dir .data]
+process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { freshWireIntent, policyDocument } from '../core/test-support/spend-fixtures';
+import { signIn } from '../devnet/agents/signIn';
+import { challengeOf, signedPaymentHeader } from '../devnet/agents/x402Payer';
+import { faucet } from '../devnet/faucet';
+import { readDevnetFile } from '../devnet/devnetFile';
+import { freeLoopbackPort } from '../platform/db/embedded/launch';
+
+/** A JSON answer as the soak reads it: plain objects, fields checked where used. */
+type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const OPERATIONS = ['free', 'paid', 'preflight', 'escalation', 'purchase'] as const;
+type Operation = (typeof OPERATIONS)[number];
+
+interface Agent {
+  readonly account: PrivateKeyAccount;
+  readonly policyId: string;
+  readonly policyHash: string;
+  readonly session: string;
+}
+
+interface Tally {
+  ops: number;
+  failedOps: number;
+  answers: Record<'2xx' | '402' | '4xx' | '5xx', number>;
+  serverErrors: Record<string, number>;
+}
+
+const newTally = (): Tally => ({
+  ops: 0,
+  failedOps: 0,
+  answers: { '2xx': 0, '402': 0, '4xx': 0, '5xx': 0 },
+  serverErrors: {},
+});
+
+/** The service as `npm start` runs it, in a fresh data dir, limits wide open; resolves once ready. */
+async function startService(dataDir: string, port: number): Promise<ChildProcess> {
+  const wide = '1000000';
+  const limits = ['IP', 'CHALLENGE', 'PRINCIPAL', 'PAYER', 'PAID_IP', 'SIGN_IN', 'OUTBOUND'];
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port) };
+  delete env.DATABASE_URL;
+  for (const name of limits) {
+    env[`RATE_LIMIT_${name}_PER_MINUTE`] = wide;
+    env[`RATE_LIMIT_${name}_BURST`] = wide;
+  }
+  const main = path.join(__dirname, '..', 'cli', 'main.js');
+  const child = spawn(process.execPath, [main, 'start'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (/^ready /m.test(seen)) resolve();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before ready`)));
+  });
+  return child;
+}
+
+/** Resident memory of a process, MB, from /proc (Linux); null elsewhere. */
+function residentMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = /VmRSS:\s+(\d+) kB/.exec(status);
+    return kb ? Math.round(Number(kb[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function json(response: Response): Promise<Body> {
+  return response.json().then(
+    (body) => body as Body,
+    () => ({}),
+  );
+}
+
+async function newAgent(url: string, dataDir: string, adminToken: string): Promise<Agent> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await faucet({ dataDir, address: account.address, amount: '100000' });
+  const funding = readDevnetFile(dataDir).chains.funding;
+  const created = await fetch(`${url}/create_spend_policy`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+    body: JSON.stringify({
+      policy: policyDocument({
+        owner: account.address.toLowerCase(),
+        asset: {
+          network: funding.caip2,
+          token: funding.token.address.toLowerCase(),
+          symbol: 'USDT0',
+          decimals: 6,
+        },
+        categories: { allow: ['domains', 'market-data'], deny: [] },
+        rateLimit: { callsPerHour: 100_000 },
+        dailyBudget: '1000000.00',
+        hardCap: '1000000.00',
+        escalation: { timeoutMinutes: 1, channels: ['dashboard'] },
+        duplicates: { windowMinutes: 0, keys: ['capability'] },
+      }),
+    }),
+  });
+  const policy = await json(created);
+  if (created.status !== 201) throw new Error(`policy refused: ${JSON.stringify(policy)}`);
+  const session = await signIn(url, account, policy.policyId);
+  return { account, policyId: policy.policyId, policyHash: policy.policyHash, session };
+}
+
+class SoakClient {
+  constructor(
+    private readonly url: string,
+    private readonly agent: Agent,
+    private readonly tally: () => Tally,
+    private readonly fundingNetwork: { network: string; token: string },
+  ) {}
+
+  private async send(path: string, init: RequestInit, payment?: string): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (payment) headers.set('payment-signature', payment);
+    const response = await fetch(`${this.url}${path}`, { ...init, headers });
+    const t = this.tally();
+    if (response.status === 402) t.answers['402'] += 1;
+    else if (response.status >= 500) {
+      t.answers['5xx'] += 1;
+      const code = String((await json(response.clone())).code ?? response.status);
+      t.serverErrors[code] = (t.serverErrors[code] ?? 0) + 1;
+    } else if (response.status >= 400) t.answers['4xx'] += 1;
+    else t.answers['2xx'] += 1;
+    return response;
+  }
+
+  /** Sends once unpaid; a 402 is paid once with a fresh authorization. The final answer's body, or null. */
+  private async call(path: string, init: RequestInit): Promise<Body | null> {
+    let response = await this.send(path, init);
+    if (response.status === 402) {
+      const header = await signedPaymentHeader(challengeOf(response), this.agent.account);
+      response = await this.send(path, init, header);
+    }
+    return response.ok ? json(response) : null;
+  }
+
+  private preflight(amount: string): Promise<Body | null> {
+    const intent = freshWireIntent(this.agent, Date.now(), {
+      amount,
+      ...this.fundingNetwork,
+      endpoint: 'https://api.vendor.example/ticks',
+    });
+    return this.call('/preflight_payment', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ policyId: this.agent.policyId, intent }),
+    });
+  }
+
+  async operate(op: Operation): Promise<boolean> {
+    const bearer = { authorization: `Bearer ${this.agent.session}` };
+    switch (op) {
+      case 'free':
+        return (await this.call('/consumer/policy', { headers: bearer })) !== null;
+      case 'paid':
+        return (await this.call('/ping_service', {})) !== null;
+      case 'preflight':
+        return (await this.preflight('200000')) !== null;
+      case 'escalation':
+        return (await this.preflight('1500000')) !== null;
+      case 'purchase': {
+        const domain = `soak-${randomBytes(6).toString('hex')}.test`;
+        const post = (body: unknown) => ({
+          method: 'POST',
+          headers: { ...bearer, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        const created = await this.call(
+          '/consumer/intents',
+          post({ capability: 'domains.check', params: { domain } }),
+        );
+        if (created?.intent?.state !== 'AWAITING_FUNDING') return false;
+        const base = `/consumer/intents/${created.intent.intentId}`;
+        if ((await this.call(`${base}/fund`, { method: 'POST', headers: bearer })) === null)
+          return false;
+        return (await this.call(`${base}/execute`, post({}))) !== null;
+      }
+    }
+  }
+}
+
+function minuteLine(minute: number, tally: Tally, seconds: number, rss: number | null): string {
+  const errors = Object.entries(tally.serverErrors)
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
+  return (
+    `minute ${minute}: ${(tally.ops / seconds).toFixed(1)} ops/s (${tally.ops} ops, ${tally.failedOps} failed) · ` +
+    `answers 2xx ${tally.answers['2xx']}, 402 ${tally.answers['402']}, 4xx ${tally.answers['4xx']}, 5xx ${tally.answers['5xx']}` +
+    `${errors ? ` [${errors}]` : ''} · rss ${rss === null ? 'n/a' : `${rss} MB`} · load ${os.loadavg()[0]!.toFixed(2)}`
+  );
+}
+
+function soakArgs() {
+  const { values } = parseArgs({
+    options: {
+      minutes: { type: 'string', default: '1' },
+      agents: { type: 'string', default: '4' },
+      url: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  const minutes = Number(values.minutes);
+  const agentCount = Number(values.agents);
+  if (!Number.isInteger(minutes) || minutes < 1 || !Number.isInteger(agentCount) || agentCount < 1)
+    throw new Error('--minutes and --agents take positive integers');
+  if ((values.url === undefined) !== (values['data-dir'] === undefined))
+    throw new Error('--url needs --data-dir (its admin token and devnet), and the other way round');
+  return { values, minutes, agentCount };
+}
+
+/** Adds one minute's counts into the run's. */
+function addTally(total: Tally, tally: Tally): void {
+  total.ops += tally.ops;
+  total.failedOps += tally.failedOps;
+  for (const key of Object.keys(total.answers) as Array<keyof Tally['answers']>)
+    total.answers[key] += tally.answers[key];
+  for (const [code, n] of Object.entries(tally.serverErrors))
+    total.serverErrors[code] = (total.serverErrors[code] ?? 0) + n;
+}
+
+async function main(): Promise<number> {
+  const { values, minutes, agentCount } = soakArgs();
+
+  let child: ChildProcess | null = null;
+  let tempDir: string | null = null;
+  let url = values.url;
+  let dataDir = values['data-dir'] ? path.resolve(values['data-dir']) : '';
+  if (url === undefined) {
+    tempDir = mkdtempSync(path.join(os.tmpdir(), 'spend-control-soak-'));
+    chmodSync(tempDir, 0o755); // the embedded server runs as the postgres user
+    dataDir = tempDir;
+    const port = await freeLoopbackPort();
+    process.stdout.write(`soak: starting the service (npm start's assembly) in ${dataDir} …\n`);
+    child = await startService(dataDir, port);
+    url = `http://127.0.0.1:${port}`;
+  }
+  try {
+    const adminToken = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const funding = readDevnetFile(dataDir).chains.funding;
+    const agents: Agent[] = [];
+    for (let i = 0; i < agentCount; i += 1) agents.push(await newAgent(url, dataDir, adminToken));
+    process.stdout.write(
+      `soak: ${agentCount} agents on ${url} for ${minutes} min; service pid ${child?.pid ?? 'n/a'}, rss ${residentMb(child?.pid) ?? 'n/a'} MB\n`,
+    );
+    let tally = newTally();
+    const total = newTally();
+    const endAt = Date.now() + minutes * 60_000;
+    const network = { network: funding.caip2, token: funding.token.address.toLowerCase() };
+    const loops = agents.map(async (agent, index) => {
+      const client = new SoakClient(url!, agent, () => tally, network);
+      for (let turn = index; Date.now() < endAt; turn += 1) {
+        const ok = await client.operate(OPERATIONS[turn % OPERATIONS.length]!).catch(() => false);
+        tally.ops += 1;
+        if (!ok) tally.failedOps += 1;
+      }
+    });
+    let minute = 0;
+    const ticker = setInterval(() => {
+      minute += 1;
+      process.stdout.write(`${minuteLine(minute, tally, 60, residentMb(child?.pid))}\n`);
+      addTally(total, tally);
+      tally = newTally();
+    }, 60_000);
+    await Promise.all(loops);
+    clearInterval(ticker);
+    addTally(total, tally); // what the last, partial minute counted
+    const verdict = total.answers['5xx'] === 0 && total.failedOps === 0 ? 'PASS' : 'FAIL';
+    process.stdout.write(
+      `soak ${verdict}: ${minutes} min, ${total.ops} ops, ${total.failedOps} failed, 5xx ${total.answers['5xx']} (target: zero 5xx; resident memory at the end within 10% of minute 5)\n`,
+    );
+    return verdict === 'PASS' ? 0 : 1;
+  } finally {
+    if (child !== null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child!.once('exit', resolve));
+    }
+    if (tempDir !== null) rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`soak failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);
