@@ -5,7 +5,8 @@
 import { newConsumerIntentId } from '../../../core/canon/ids';
 import type { ConsumerIntentState } from '../../../core/consumer/lifecycle';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
-import { insertConsumerIntent, transitionConsumerIntent } from '../consumer/store';
+import { insertConsumerIntent } from '../consumer/store';
+import { transitionConsumerIntent } from '../consumer/transition';
 import { buyerOutcomes, outcomesOfWindow, vendorOutcomes, NO_HISTORY } from './outcomes';
 import { vendorScoreOfWindow } from './score';
 

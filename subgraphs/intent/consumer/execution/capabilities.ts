@@ -12,7 +12,8 @@ import { newCapabilityId } from '../../../../core/canon/ids';
 import { AppError } from '../../../../core/errors';
 import { type DbPool, withTransaction } from '../../../../platform/db';
 import type { ConsumerRailAsset } from '../../../kit';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { quoteOf } from './quoteFields';
 
 /** The authorization as stored (atomic amounts and times as decimal strings, addresses lowercase). */

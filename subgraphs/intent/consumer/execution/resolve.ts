@@ -16,6 +16,7 @@
 //                    service (RECOGNITION Dr COST_OF_GOODS / Cr PROVIDER_SETTLEMENT), REFUND owed,
 //                    → REFUND_PENDING; the worker sends the refund.
 // A review with nothing paid to the merchant takes REFUND only (REFUND owed → REFUND_PENDING).
+import { textReason } from '../../../../core/consumer/reasons';
 import { isConsumerIntentId } from '../../../../core/canon/id-shapes';
 import { AppError } from '../../../../core/errors';
 import { type Db, withTransaction } from '../../../../platform/db';
@@ -32,7 +33,8 @@ import {
   postSuspenseMove,
   reverseGroup,
 } from '../../../ledger';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { consumerIntentView, type ConsumerIntentView } from '../view';
 import { type ChainFinding, findAuthorization } from './chainTruth';
 import { AMBIGUOUS_REASON, oweRefund } from './failures';
@@ -44,11 +46,18 @@ export const RESOLUTION_OUTCOMES = ['PAID', 'NOT_PAID', 'ACCEPT_DELIVERY', 'REFU
 export type ResolutionOutcome = (typeof RESOLUTION_OUTCOMES)[number];
 const MAX_EVIDENCE = 2000;
 
+const NOT_PAID_REASON = 'resolved NOT_PAID: refund owed';
+
+/** What the review was about, as its resolution names it: the code the intent was parked with. */
+function reviewedOf(row: ConsumerIntentRow): string {
+  return row.stateReasonCode ?? row.stateReason ?? '';
+}
+
 type Review = 'PAYMENT_IN_DOUBT' | 'PAID_DELIVERY_IN_DOUBT' | 'NOTHING_PAID';
 
 /** What kind of review the intent is under, which decides the outcomes it may take. */
 function reviewOf(row: ConsumerIntentRow): Review {
-  if ((row.stateReason ?? '').startsWith(AMBIGUOUS_REASON)) return 'PAYMENT_IN_DOUBT';
+  if (row.stateReasonCode === AMBIGUOUS_REASON) return 'PAYMENT_IN_DOUBT';
   return typeof row.settlement?.txHash === 'string' ? 'PAID_DELIVERY_IN_DOUBT' : 'NOTHING_PAID';
 }
 
@@ -129,7 +138,9 @@ async function settlePaid(
   const pair = await postRecognition(client, row, rails);
   return transitionConsumerIntent(client, row.intentId, 'MANUAL_REVIEW', 'DELIVERY_PENDING', {
     now: ctx.now(),
-    reason: `resolved PAID from chain transaction ${finding.txHash}: the delivery is checked next`,
+    reason: textReason(
+      `resolved PAID from chain transaction ${finding.txHash}: the delivery is checked next`,
+    ),
     changes: {
       resolution,
       deliveryNextAttemptAt: null,
@@ -152,13 +163,7 @@ async function settleNotPaid(
 ): Promise<ConsumerIntentRow> {
   const rails = ctx.consumer!;
   await clearSuspense(client, row, rails, 'TREASURY');
-  return oweRefund(
-    client,
-    { ...row, stateReason: 'resolved NOT_PAID: refund owed' },
-    rails,
-    ctx.now(),
-    { resolution },
-  );
+  return oweRefund(client, row, rails, ctx.now(), { resolution }, textReason(NOT_PAID_REASON));
 }
 
 function recognitionGroupIdsOf(row: ConsumerIntentRow): string[] {
@@ -183,7 +188,7 @@ async function acceptDelivery(
   }
   return transitionConsumerIntent(client, row.intentId, 'MANUAL_REVIEW', 'COMPLETED', {
     now: ctx.now(),
-    reason: `resolved ACCEPT_DELIVERY after review (${(row.stateReason ?? '').split(':')[0]})`,
+    reason: textReason(`resolved ACCEPT_DELIVERY after review (${reviewedOf(row)})`),
     changes: { resolution, settlement },
   });
 }
@@ -199,7 +204,7 @@ async function refundAfterReview(
   resolution: Record<string, unknown>,
 ): Promise<ConsumerIntentRow> {
   const rails = ctx.consumer!;
-  const reviewed = (row.stateReason ?? '').split(':')[0];
+  const reviewed = reviewedOf(row);
   if (typeof row.settlement?.txHash === 'string') {
     for (const groupId of recognitionGroupIdsOf(row))
       await reverseGroup(client, {
@@ -218,10 +223,11 @@ async function refundAfterReview(
   }
   return oweRefund(
     client,
-    { ...row, stateReason: `resolved REFUND after review (${reviewed}): refund owed` },
+    row,
     rails,
     ctx.now(),
     { resolution },
+    textReason(`resolved REFUND after review (${reviewed}): refund owed`),
   );
 }
 

@@ -4,10 +4,12 @@
 // TREASURY, the cost the chain's Transfer moved), the tx hash and block, and the merchant's answer;
 // → PROVIDER_ACKNOWLEDGED (the answer is the merchant's word: `providerAttested`, never "verified");
 // → DELIVERY_PENDING with the cross-rail RECOGNITION pair (fee and spread from the quote).
+import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import { type Db, type DbPool, withTransaction } from '../../../../platform/db';
 import type { ConsumerRails } from '../../../kit';
 import { assetId, postCrossRailRecognition, postSettlement } from '../../../ledger';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import type { ChainPayment } from './chainTruth';
 import { quoteOf } from './quoteFields';
 
@@ -86,8 +88,10 @@ export async function acknowledge(
     if (row.providerAttested === null)
       return transitionConsumerIntent(client, intentId, 'PROVIDER_PAID', 'MANUAL_REVIEW', {
         now,
-        reason:
-          'PROVIDER_ANSWER_INVALID: paid, but the merchant did not answer {domain, available, checkedAt}',
+        reason: stateReason(
+          STATE_REASON.PROVIDER_ANSWER_INVALID,
+          'paid, but the merchant did not answer {domain, available, checkedAt}',
+        ),
       });
     return transitionConsumerIntent(client, intentId, 'PROVIDER_PAID', 'PROVIDER_ACKNOWLEDGED', {
       now,
