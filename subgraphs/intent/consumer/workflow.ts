@@ -40,6 +40,86 @@ const BEFORE_FUNDING: readonly State[] = [
 ];
 const from = (states: readonly State[], to: State): Move[] => states.map((s) => [s, to] as const);
 
+/** A move DECISIONS' lifecycle allows and no job takes yet. */
+function reserved(name: string, moves: Move[], effect: string): PurchaseStep {
+  return {
+    name,
+    runBy: null,
+    module: null,
+    moves,
+    effect,
+    compensation: 'as the state it leaves from',
+  };
+}
+
+/** The reserved moves, grouped by why they exist. */
+const RESERVED_STEPS: readonly PurchaseStep[] = [
+  reserved(
+    'discover',
+    [
+      ['CREATED', 'DISCOVERING'],
+      ['DISCOVERING', 'QUOTED'],
+    ],
+    'provider discovery',
+  ),
+  reserved(
+    'failBeforeFunding',
+    from(
+      [
+        'CREATED',
+        'DISCOVERING',
+        'QUOTED',
+        'AWAITING_APPROVAL',
+        'APPROVED',
+        'AWAITING_FUNDING',
+        'FUNDED',
+      ],
+      'FAILED_BEFORE_PAYMENT',
+    ),
+    'a failure before any payment left',
+  ),
+  reserved('cancel', from(BEFORE_FUNDING, 'CANCELLED'), 'the buyer cancels before funding'),
+  reserved(
+    'expireBeforeDecision',
+    from(['CREATED', 'DISCOVERING', 'QUOTED', 'POLICY_CHECKING'], 'EXPIRED'),
+    'a quote that expires before the decision',
+  ),
+  reserved('reorgUnfund', [['FUNDED', 'AWAITING_FUNDING']], 'a reorg removed the funding transfer'),
+  reserved(
+    'failAfterPayment',
+    from(
+      [
+        'PROVIDER_PAYMENT_PENDING',
+        'PROVIDER_PAID',
+        'PROVIDER_ACKNOWLEDGED',
+        'DELIVERY_PENDING',
+        'MANUAL_REVIEW',
+      ],
+      'FAILED_AFTER_PAYMENT',
+    ),
+    'a paid purchase that failed',
+  ),
+  reserved(
+    'escalate',
+    [
+      ['PROVIDER_ACKNOWLEDGED', 'DELIVERY_VERIFIED'],
+      ['PROVIDER_ACKNOWLEDGED', 'MANUAL_REVIEW'],
+      ['DELIVERY_VERIFIED', 'MANUAL_REVIEW'],
+      ['FAILED_BEFORE_PAYMENT', 'MANUAL_REVIEW'],
+      ['REFUND_PENDING', 'MANUAL_REVIEW'],
+    ],
+    'a state a human must look at',
+  ),
+  reserved(
+    'refundAfterPayment',
+    [
+      ['FAILED_AFTER_PAYMENT', 'REFUND_PENDING'],
+      ['FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
+    ],
+    'the refund of a failed paid purchase',
+  ),
+];
+
 /** The steps in the order a purchase meets them. */
 export const PURCHASE_STEPS: readonly PurchaseStep[] = [
   {
@@ -178,90 +258,8 @@ export const PURCHASE_STEPS: readonly PurchaseStep[] = [
     effect: 'PAID / NOT_PAID / ACCEPT_DELIVERY / REFUND: releases SUSPENSE and books what follows',
     compensation: 'NOT_PAID and REFUND owe the refund (oweRefund)',
   },
-  ...reservedSteps(),
+  ...RESERVED_STEPS,
 ];
-
-/** Moves DECISIONS' lifecycle allows that no job takes yet, grouped by why they exist. */
-function reservedSteps(): PurchaseStep[] {
-  const reserved = (name: string, moves: Move[], effect: string): PurchaseStep => ({
-    name,
-    runBy: null,
-    module: null,
-    moves,
-    effect,
-    compensation: 'as the state it leaves from',
-  });
-  return [
-    reserved(
-      'discover',
-      [
-        ['CREATED', 'DISCOVERING'],
-        ['DISCOVERING', 'QUOTED'],
-      ],
-      'provider discovery',
-    ),
-    reserved(
-      'failBeforeFunding',
-      from(
-        [
-          'CREATED',
-          'DISCOVERING',
-          'QUOTED',
-          'AWAITING_APPROVAL',
-          'APPROVED',
-          'AWAITING_FUNDING',
-          'FUNDED',
-        ],
-        'FAILED_BEFORE_PAYMENT',
-      ),
-      'a failure before any payment left',
-    ),
-    reserved('cancel', from(BEFORE_FUNDING, 'CANCELLED'), 'the buyer cancels before funding'),
-    reserved(
-      'expireBeforeDecision',
-      from(['CREATED', 'DISCOVERING', 'QUOTED', 'POLICY_CHECKING'], 'EXPIRED'),
-      'a quote that expires before the decision',
-    ),
-    reserved(
-      'reorgUnfund',
-      [['FUNDED', 'AWAITING_FUNDING']],
-      'a reorg removed the funding transfer',
-    ),
-    reserved(
-      'failAfterPayment',
-      from(
-        [
-          'PROVIDER_PAYMENT_PENDING',
-          'PROVIDER_PAID',
-          'PROVIDER_ACKNOWLEDGED',
-          'DELIVERY_PENDING',
-          'MANUAL_REVIEW',
-        ],
-        'FAILED_AFTER_PAYMENT',
-      ),
-      'a paid purchase that failed',
-    ),
-    reserved(
-      'escalate',
-      [
-        ['PROVIDER_ACKNOWLEDGED', 'DELIVERY_VERIFIED'],
-        ['PROVIDER_ACKNOWLEDGED', 'MANUAL_REVIEW'],
-        ['DELIVERY_VERIFIED', 'MANUAL_REVIEW'],
-        ['FAILED_BEFORE_PAYMENT', 'MANUAL_REVIEW'],
-        ['REFUND_PENDING', 'MANUAL_REVIEW'],
-      ],
-      'a state a human must look at',
-    ),
-    reserved(
-      'refundAfterPayment',
-      [
-        ['FAILED_AFTER_PAYMENT', 'REFUND_PENDING'],
-        ['FAILED_AFTER_PAYMENT', 'MANUAL_REVIEW'],
-      ],
-      'the refund of a failed paid purchase',
-    ),
-  ];
-}
 
 const key = ([a, b]: Move): string => `${a} → ${b}`;
 

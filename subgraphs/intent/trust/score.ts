@@ -13,7 +13,7 @@ import {
   parseScoreVendorRequest,
 } from '../../../core/validation/scoreRequest';
 import type { SubgraphContext } from '../../kit';
-import { policyOwner } from '../consumer';
+import { policyOwner } from '../consumer/reads';
 import type { Json } from '../views';
 import { buyerOutcomes, outcomesOfWindow, vendorOutcomes, type WindowOutcomes } from './outcomes';
 
