@@ -15,6 +15,7 @@ import type { ConsumerRailAsset } from '../../../kit';
 import { type ConsumerIntentRow, getConsumerIntent } from '../store';
 import { transitionConsumerIntent } from '../transition';
 import { quoteOf } from './quoteFields';
+import { SettlementLegSchema } from '../legs';
 
 /** The authorization as stored (atomic amounts and times as decimal strings, addresses lowercase). */
 export interface StoredAuthorization {
@@ -126,12 +127,12 @@ export async function recordSignedAuthorization(
       {
         now: extra.now,
         changes: {
-          settlement: {
+          settlement: SettlementLegSchema.parse({
             capabilityId: capability.capabilityId,
             authorization: stored,
             signedAt: extra.now.toISOString(),
             fromBlock: extra.fromBlock,
-          },
+          }),
         },
       },
     );

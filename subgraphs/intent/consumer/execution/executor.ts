@@ -32,6 +32,7 @@ import { runGates } from './gates';
 import { payMerchant, type PaymentOutcome } from './paymentAdapter';
 import { quoteOf } from './quoteFields';
 import { acknowledge, answerFieldsOf, recognise, recordProviderPaid } from './settlement';
+import { settlementWith } from '../legs';
 
 export interface ExecutionDeps {
   readonly db: DbPool;
@@ -90,7 +91,7 @@ async function markRequestLeft(deps: ExecutionDeps, intentId: string): Promise<v
     deps.db,
     intentId,
     'PROVIDER_PAYMENT_PENDING',
-    { settlement: { ...(row.settlement ?? {}), requestLeftAt: deps.now().toISOString() } },
+    { settlement: settlementWith(row, { requestLeftAt: deps.now().toISOString() }) },
     deps.now(),
   );
 }

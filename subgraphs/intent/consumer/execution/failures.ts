@@ -17,6 +17,7 @@ import { accountId, assetId, postRefund, postSuspenseMove } from '../../../ledge
 import { type ConsumerIntentRow, getConsumerIntent } from '../store';
 import { type ConsumerIntentChanges, transitionConsumerIntent } from '../transition';
 import { quoteOf } from './quoteFields';
+import { settlementWith } from '../legs';
 
 export const AMBIGUOUS_REASON = STATE_REASON.PAYMENT_AMBIGUOUS;
 
@@ -119,7 +120,7 @@ export async function parkAmbiguous(
     return transitionConsumerIntent(client, intentId, from, 'MANUAL_REVIEW', {
       now,
       reason: stateReason(AMBIGUOUS_REASON, detail),
-      changes: { settlement: { ...(row.settlement ?? {}), suspenseGroupId: groupId } },
+      changes: { settlement: settlementWith(row, { suspenseGroupId: groupId }) },
     });
   });
 }

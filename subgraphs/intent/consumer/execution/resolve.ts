@@ -41,6 +41,7 @@ import { AMBIGUOUS_REASON, oweRefund } from './failures';
 import { authorizationToCheck } from './reconciler';
 import { quoteOf } from './quoteFields';
 import { postRecognition } from './settlement';
+import { settlementWith } from '../legs';
 
 export const RESOLUTION_OUTCOMES = ['PAID', 'NOT_PAID', 'ACCEPT_DELIVERY', 'REFUND'] as const;
 export type ResolutionOutcome = (typeof RESOLUTION_OUTCOMES)[number];
@@ -144,13 +145,12 @@ async function settlePaid(
     changes: {
       resolution,
       deliveryNextAttemptAt: null,
-      settlement: {
-        ...(row.settlement ?? {}),
+      settlement: settlementWith(row, {
         txHash: finding.txHash,
         blockNumber: finding.blockNumber,
         paidAt: ctx.now().toISOString(),
         recognitionGroupIds: [pair.fundingGroupId, pair.settlementGroupId],
-      },
+      }),
     },
   });
 }
@@ -181,10 +181,9 @@ async function acceptDelivery(
   let settlement = row.settlement ?? {};
   if (recognitionGroupIdsOf(row).length === 0) {
     const pair = await postRecognition(client, row, ctx.consumer!);
-    settlement = {
-      ...settlement,
+    settlement = settlementWith(row, {
       recognitionGroupIds: [pair.fundingGroupId, pair.settlementGroupId],
-    };
+    });
   }
   return transitionConsumerIntent(client, row.intentId, 'MANUAL_REVIEW', 'COMPLETED', {
     now: ctx.now(),

@@ -12,6 +12,7 @@ import { type ConsumerIntentRow, getConsumerIntent } from '../store';
 import { transitionConsumerIntent } from '../transition';
 import type { ChainPayment } from './chainTruth';
 import { quoteOf } from './quoteFields';
+import { settlementWith } from '../legs';
 
 export interface MerchantAnswerFields {
   readonly domain: string;
@@ -57,13 +58,12 @@ export async function recordProviderPaid(
     return transitionConsumerIntent(client, intentId, 'PROVIDER_PAYMENT_PENDING', 'PROVIDER_PAID', {
       now,
       changes: {
-        settlement: {
-          ...(row.settlement ?? {}),
+        settlement: settlementWith(row, {
           txHash: payment.txHash,
           blockNumber: payment.blockNumber.toString(),
           groupId,
           paidAt: now.toISOString(),
-        },
+        }),
         providerAttested:
           answer === null
             ? null
@@ -138,10 +138,9 @@ export async function recognise(
     return transitionConsumerIntent(client, intentId, 'PROVIDER_ACKNOWLEDGED', 'DELIVERY_PENDING', {
       now,
       changes: {
-        settlement: {
-          ...(row.settlement ?? {}),
+        settlement: settlementWith(row, {
           recognitionGroupIds: [pair.fundingGroupId, pair.settlementGroupId],
-        },
+        }),
       },
     });
   });
