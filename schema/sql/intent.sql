@@ -1354,6 +1354,7 @@ CREATE TABLE intent.consumer_intents (
     service_verified jsonb,
     delivery_attempts integer DEFAULT 0 NOT NULL,
     delivery_next_attempt_at timestamp with time zone,
+    state_reason_code text,
     CONSTRAINT consumer_intents_capability_check CHECK (((length(capability) >= 1) AND (length(capability) <= 64))),
     CONSTRAINT consumer_intents_category_check CHECK ((category ~ '^[a-z0-9.-]{1,64}$'::text)),
     CONSTRAINT consumer_intents_decision_check CHECK (((decision IS NULL) OR (jsonb_typeof(decision) = 'object'::text))),
@@ -1377,6 +1378,8 @@ CREATE TABLE intent.consumer_intents (
     CONSTRAINT consumer_intents_spend_intent_check CHECK (((spend_intent IS NULL) OR (jsonb_typeof(spend_intent) = 'object'::text))),
     CONSTRAINT consumer_intents_state_known CHECK ((state = ANY (ARRAY['CREATED'::text, 'DISCOVERING'::text, 'QUOTED'::text, 'POLICY_CHECKING'::text, 'AWAITING_APPROVAL'::text, 'APPROVED'::text, 'AWAITING_FUNDING'::text, 'FUNDED'::text, 'EXECUTION_QUEUED'::text, 'PROVIDER_PAYMENT_PENDING'::text, 'PROVIDER_PAID'::text, 'PROVIDER_ACKNOWLEDGED'::text, 'DELIVERY_PENDING'::text, 'DELIVERY_VERIFIED'::text, 'FAILED_BEFORE_PAYMENT'::text, 'FAILED_AFTER_PAYMENT'::text, 'REFUND_PENDING'::text, 'MANUAL_REVIEW'::text, 'BLOCKED'::text, 'COMPLETED'::text, 'REFUNDED'::text, 'EXPIRED'::text, 'CANCELLED'::text]))),
     CONSTRAINT consumer_intents_state_reason_check CHECK ((length(state_reason) <= 1000)),
+    CONSTRAINT consumer_intents_state_reason_code_check CHECK ((state_reason_code ~ '^[A-Z][A-Z0-9_]{2,63}$'::text)),
+    CONSTRAINT consumer_intents_state_reason_code_text CHECK (((state_reason_code IS NULL) OR ((state_reason IS NOT NULL) AND starts_with(state_reason, state_reason_code)))),
     CONSTRAINT consumer_intents_state_version_check CHECK ((state_version >= 1)),
     CONSTRAINT consumer_intents_wallet_check CHECK ((wallet ~ '^0x[0-9a-f]{40}$'::text))
 );
@@ -1887,6 +1890,12 @@ CREATE INDEX consumer_intents_open ON intent.consumer_intents USING btree (state
 --
 
 CREATE INDEX consumer_intents_policy ON intent.consumer_intents USING btree (policy_id, created_at DESC, intent_id DESC);
+
+--
+-- Name: consumer_intents_reason_code_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX consumer_intents_reason_code_idx ON intent.consumer_intents USING btree (state_reason_code) WHERE (state_reason_code IS NOT NULL);
 
 --
 -- Name: decision_receipts_unanchored; Type: INDEX; Schema: intent; Owner: spend_control_owner

@@ -9,27 +9,25 @@ export {
 export { sweepLapsedReservations } from './reservations/jobs';
 // The business series /metrics reads from this schema at scrape time.
 export { INTENT_METRICS } from './metrics';
-// The relay of the consumer-intent outbox to the owners' webhook events (policy.record_owner_event).
-export { relayConsumerIntentEvents } from './consumer/notices/ownerEvents';
+// The consumer purchase: the outbox relay, the approval and expiry rounds, funding, execution and
+// delivery (consumer/index.ts, its face; consumer/workflow.ts, the steps).
 export {
   advanceConsumerApprovals,
-  type ConsumerJobDeps,
-  expireConsumerIntents,
-} from './consumer/approval/jobs';
-export { bookFundingPayment, type FundingBookingOptions } from './consumer/funding/booking';
-export {
+  assertDeliveryRetryPolicy,
+  bookFundingPayment,
   type ConsumerExecutionDeps,
+  type ConsumerJobDeps,
+  DEFAULT_DELIVERY_RETRY,
+  type DeliveryRetryPolicy,
   type ExecutionRoundResult,
+  expireConsumerIntents,
+  type FundingBookingOptions,
   registerConsumerAssets,
+  relayConsumerIntentEvents,
   runConsumerExecutionRound,
   runConsumerIntentNow,
   WAKING_STATES,
-} from './consumer/execution/jobs';
-export {
-  assertDeliveryRetryPolicy,
-  DEFAULT_DELIVERY_RETRY,
-  type DeliveryRetryPolicy,
-} from './consumer/delivery/retry';
+} from './consumer';
 export {
   type AnchorJobDeps,
   type AnchorRoundResult,

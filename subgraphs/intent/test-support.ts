@@ -139,4 +139,5 @@ export { preflightPayment } from './preflight/dispatch';
 export { validIntent } from './preflight/input';
 export { currentPolicy } from './preflight/policy';
 export { lockAndReadPreflight, readToolWindow } from './preflight/window';
-export { insertConsumerIntent, transitionConsumerIntent } from './consumer/store';
+export { insertConsumerIntent } from './consumer/store';
+export { transitionConsumerIntent } from './consumer/transition';

@@ -19,7 +19,8 @@ import {
 } from '../../platform/chain/clients';
 import { mintToken, readTokenBalance } from '../../platform/chain/tokens';
 import type { ConsumerRails } from '../../subgraphs/kit';
-import { getConsumerIntent, transitionConsumerIntent } from '../../subgraphs/intent/consumer/store';
+import { getConsumerIntent } from '../../subgraphs/intent/consumer/store';
+import { transitionConsumerIntent } from '../../subgraphs/intent/consumer/transition';
 import {
   FUNDING_AMOUNT,
   type SeededPolicy,

@@ -23,10 +23,12 @@ import {
 import { consumeReservation } from '../../subgraphs/intent';
 import {
   insertConsumerIntent,
-  transitionConsumerIntent,
-  type ConsumerIntentChanges,
   type ConsumerIntentRow,
 } from '../../subgraphs/intent/consumer/store';
+import {
+  transitionConsumerIntent,
+  type ConsumerIntentChanges,
+} from '../../subgraphs/intent/consumer/transition';
 import type { ConsumerRails } from '../../subgraphs/kit';
 import { accountId, assetId } from '../../subgraphs/ledger';
 import { signIn } from './siwe';

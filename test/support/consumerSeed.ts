@@ -13,8 +13,8 @@ import type { ConsumerRails } from '../../subgraphs/kit';
 import {
   type ConsumerIntentRow,
   insertConsumerIntent,
-  transitionConsumerIntent,
 } from '../../subgraphs/intent/consumer/store';
+import { transitionConsumerIntent } from '../../subgraphs/intent/consumer/transition';
 import { preflightPaymentHere } from '../../subgraphs/intent/preflight/dispatch';
 import { deriveSealingKey } from '../../platform/sealing';
 import { signIn } from './siwe';

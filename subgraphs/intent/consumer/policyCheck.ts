@@ -5,13 +5,20 @@
 // AWAITING_FUNDING, AWAITING_APPROVAL, or BLOCKED. Every move is a compare-and-set: a writer that
 // lost the race gets null and re-reads; a repeated preflight of the same approved intent is
 // answered with its first approval and never reserves twice.
+import {
+  isStateReasonCode,
+  type StateReason,
+  stateReason,
+  textReason,
+} from '../../../core/consumer/reasons';
 import type { ConsumerIntentState } from '../../../core/consumer/lifecycle';
 import { AppError } from '../../../core/errors';
 import { withTransaction } from '../../../platform/db';
 import type { SubgraphContext } from '../../kit';
 import { preflightPayment } from '../preflight/dispatch';
 import type { Json } from '../views';
-import { type ConsumerIntentRow, transitionConsumerIntent, updateConsumerIntent } from './store';
+import { type ConsumerIntentRow } from './store';
+import { transitionConsumerIntent, updateConsumerIntent } from './transition';
 
 /** What deciding needs: the pool, the clock, the key escalation codes are sealed with. */
 export type ConsumerDeps = Pick<SubgraphContext, 'db' | 'now' | 'sealingKey'>;
@@ -28,6 +35,12 @@ function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null
     ? (value as Record<string, unknown>)[key]
     : undefined;
+}
+
+/** The policy's decision as the state reason: its code, or free text for an unexpected word. */
+function decisionReason(decision: Json): StateReason {
+  const word = String(decision.decision);
+  return isStateReasonCode(word) ? stateReason(word) : textReason(word);
 }
 
 /** The preflight response read as an outcome. */
@@ -88,13 +101,13 @@ export async function applyOutcome(
         );
       return transitionConsumerIntent(deps.db, row.intentId, from, 'AWAITING_APPROVAL', {
         now,
-        reason: String(decision.decision),
+        reason: decisionReason(decision),
         changes: { decision, pollRef: outcome.pollRef },
       });
     case 'BLOCKED':
       return transitionConsumerIntent(deps.db, row.intentId, from, 'BLOCKED', {
         now,
-        reason: String(decision.decision),
+        reason: decisionReason(decision),
         changes: { decision },
       });
   }

@@ -4,7 +4,8 @@
 import { newConsumerIntentId } from '../../../core/canon/ids';
 import { lifecycleEdges } from '../../../core/consumer/lifecycle';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
-import { getConsumerIntent, insertConsumerIntent, transitionConsumerIntent } from './store';
+import { getConsumerIntent, insertConsumerIntent } from './store';
+import { transitionConsumerIntent } from './transition';
 
 let db: TestDatabase;
 beforeAll(async () => {

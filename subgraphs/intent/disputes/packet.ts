@@ -19,9 +19,7 @@ import { readEscalation } from '../../policy';
 import { readAnchorObject } from '../anchoring/store';
 import { reportedAnchor, withReportedAnchor } from '../anchoring/reads';
 import { railClient } from '../consumer/execution/chainTruth';
-import { readableConsumerIntent } from '../consumer/reads';
-import { getConsumerReceipt } from '../consumer/receipts/store';
-import type { ConsumerIntentRow } from '../consumer/store';
+import { type ConsumerIntentRow, getConsumerReceipt, readableConsumerIntent } from '../consumer';
 
 /** Intents sharing one intentHash that a lookup considers (a hash names one intent in practice). */
 const MAX_SAME_HASH = 8;

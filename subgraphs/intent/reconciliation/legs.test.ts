@@ -38,6 +38,7 @@ function intent(changes: Partial<ConsumerIntentRow>): ConsumerIntentRow {
     state: 'COMPLETED',
     stateVersion: 1,
     stateReason: null,
+    stateReasonCode: null,
     quote: { fee: '0', spread: '250', merchant: { payTo: MERCHANT } },
     quoteExpiresAt: null,
     fundingAmount: 50_250n,

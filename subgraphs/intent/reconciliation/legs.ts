@@ -6,7 +6,7 @@
 import type { BookedLeg } from '../../../core/reconciliation/chainCheck';
 import type { IntentFacts } from '../../../core/reconciliation/spendReport';
 import type { ConsumerRails } from '../../kit';
-import type { ConsumerIntentRow } from '../consumer/store';
+import type { ConsumerIntentRow } from '../consumer';
 import { agentOf } from './reads';
 
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);

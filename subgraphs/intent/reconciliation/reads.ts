@@ -11,7 +11,7 @@ import {
   type ConsumerIntentDbRow,
   type ConsumerIntentRow,
   fromRow,
-} from '../consumer/store';
+} from '../consumer';
 
 /** Purchases one report covers at most: beyond it the request is refused before any payment. */
 export const MAX_REPORT_INTENTS = 5_000;

@@ -14,8 +14,7 @@ import {
 import { parseReconcileRequest, type ReconcileRequest } from '../../../core/reconciliation/request';
 import { buildSpendReport } from '../../../core/reconciliation/spendReport';
 import { requireActor, type ConsumerRails, type SubgraphContext } from '../../kit';
-import { policyOwner } from '../consumer/reads';
-import type { ConsumerIntentRow } from '../consumer/store';
+import { type ConsumerIntentRow, policyOwner } from '../consumer';
 import {
   blockWindow,
   DEFAULT_REPORT_RPC_CALLS,

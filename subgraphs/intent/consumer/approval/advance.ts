@@ -4,10 +4,12 @@
 // SpendIntent is decided again (the owner's unused approval turns the ESCALATE into a PASS and the
 // preflight reserves) → APPROVED → AWAITING_FUNDING, unless the quote has expired meanwhile
 // (→ EXPIRED). Denied, or expired without a decision (default deny): → BLOCKED.
+import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import { isQuoteFresh } from '../../../../core/consumer/quote';
 import type { Db } from '../../../../platform/db';
 import { applyOutcome, type ConsumerDeps, runPolicyCheck } from '../policyCheck';
-import { type ConsumerIntentRow, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow } from '../store';
+import { transitionConsumerIntent } from '../transition';
 
 export type EscalationOutcomeState = 'PENDING' | 'APPROVED' | 'DENIED' | 'EXPIRED';
 
@@ -25,8 +27,8 @@ export async function escalationOutcome(
 
 /** Where a decided escalation leaves a denied intent, as its state reason. */
 const BLOCK_REASON = {
-  DENIED: 'ESCALATION_DENIED',
-  EXPIRED: 'ESCALATION_EXPIRED_DEFAULT_DENY',
+  DENIED: STATE_REASON.ESCALATION_DENIED,
+  EXPIRED: STATE_REASON.ESCALATION_EXPIRED_DEFAULT_DENY,
 } as const;
 
 /**
@@ -44,12 +46,12 @@ export async function advanceApproval(
   if (state === 'DENIED' || state === 'EXPIRED')
     return transitionConsumerIntent(deps.db, row.intentId, 'AWAITING_APPROVAL', 'BLOCKED', {
       now,
-      reason: BLOCK_REASON[state],
+      reason: stateReason(BLOCK_REASON[state]),
     });
   if (row.quoteExpiresAt === null || !isQuoteFresh(row.quoteExpiresAt, now))
     return transitionConsumerIntent(deps.db, row.intentId, 'AWAITING_APPROVAL', 'EXPIRED', {
       now,
-      reason: 'QUOTE_EXPIRED',
+      reason: stateReason(STATE_REASON.QUOTE_EXPIRED),
     });
   const outcome = await runPolicyCheck(deps, row.spendIntent!);
   return applyOutcome(deps, row, 'AWAITING_APPROVAL', outcome);

@@ -3,10 +3,12 @@
 // channel reply, the dashboard, the timeout); expireConsumerIntents ends unfunded intents past
 // their quote's expiry, giving their reservation back. Each move is a compare-and-set, so any
 // number of workers may run them at once: the loser of a race skips the intent.
+import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import type { Pool } from 'pg';
 import { releaseReservation } from '../../reservations/consumeOrRelease';
 import type { ConsumerDeps } from '../policyCheck';
-import { getConsumerIntent, transitionConsumerIntent } from '../store';
+import { getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { advanceApproval } from './advance';
 
 /** Intents looked at per round; the next round takes the rest. */
@@ -57,7 +59,7 @@ export async function expireConsumerIntents(db: Pool, now: Date): Promise<number
   for (const { intent_id: intentId, state } of due.rows) {
     const row = await transitionConsumerIntent(db, intentId, state, 'EXPIRED', {
       now,
-      reason: 'QUOTE_EXPIRED',
+      reason: stateReason(STATE_REASON.QUOTE_EXPIRED),
     });
     if (row === null) continue;
     expired += 1;

@@ -4,6 +4,7 @@
 // all before anything is stored; then the intent is stored CREATED → QUOTED → POLICY_CHECKING in
 // one transaction, decided by the preflight path, and moved to AWAITING_FUNDING,
 // AWAITING_APPROVAL or BLOCKED (policyCheck.ts).
+import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import { newConsumerIntentId, newQuoteId } from '../../../../core/canon/ids';
 import { RailScalingError } from '../../../../core/consumer/quote';
 import { AppError } from '../../../../core/errors';
@@ -13,12 +14,8 @@ import { withTransaction } from '../../../../platform/db';
 import { requireActor, type SubgraphContext } from '../../../kit';
 import { applyOutcome, type ConsumerDeps, nextActionOf, runPolicyCheck } from '../policyCheck';
 import { intentByIdempotencyKey } from '../reads';
-import {
-  type ConsumerIntentRow,
-  getConsumerIntent,
-  insertConsumerIntent,
-  transitionConsumerIntent,
-} from '../store';
+import { type ConsumerIntentRow, getConsumerIntent, insertConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { consumerIntentView, type ConsumerIntentView } from '../view';
 import { type ConsumerIntentRequest, parseConsumerIntentRequest } from './body';
 import { fetchMerchantChallenge } from './merchantQuote';
@@ -197,7 +194,7 @@ export async function decidePolicyCheck(
       'FAILED_BEFORE_PAYMENT',
       {
         now: ctx.now(),
-        reason: error instanceof AppError ? error.code : 'INTERNAL_ERROR',
+        reason: stateReason(error instanceof AppError ? error.code : STATE_REASON.INTERNAL_ERROR),
       },
     );
     throw error;

@@ -11,27 +11,30 @@
 //                               with backoff; after the bound → MANUAL_REVIEW `DELIVERY_UNVERIFIED: …`.
 // Every move goes through the store's compare-and-set, so the outbox row `consumer_intent.state_changed`
 // (with the reason) is written in the same transaction. The caller holds the intent's claim.
+import {
+  carriedReason,
+  codedReason,
+  MAX_REASON_CHARS,
+  STATE_REASON,
+  type StateReason,
+  stateReason,
+} from '../../../../core/consumer/reasons';
 import { crashPoint } from '../../../../platform/crashSeam';
 import type { DbPool } from '../../../../platform/db';
 import { withTransaction } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
 import type { RdapClient } from '../../../../platform/rdap';
-import {
-  type ConsumerIntentRow,
-  getConsumerIntent,
-  transitionConsumerIntent,
-  updateConsumerIntent,
-} from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent, updateConsumerIntent } from '../transition';
 import { afterUnverified, type DeliveryRetryPolicy } from './retry';
 import { checkDelivery, type DeliveryCheck, type DeliverySubject } from './verification';
 
-export const DELIVERY_CONTRADICTED = 'DELIVERY_CONTRADICTED';
-export const DELIVERY_UNVERIFIED = 'DELIVERY_UNVERIFIED';
+export const DELIVERY_CONTRADICTED = STATE_REASON.DELIVERY_CONTRADICTED;
+export const DELIVERY_UNVERIFIED = STATE_REASON.DELIVERY_UNVERIFIED;
 /** The reason COMPLETED carries when nothing but the provider vouches for the delivery. */
-export const PROVIDER_ATTESTATION_ONLY = 'PROVIDER_ATTESTATION_ONLY';
+export const PROVIDER_ATTESTATION_ONLY = STATE_REASON.PROVIDER_ATTESTATION_ONLY;
 /** The reason COMPLETED carries when the merchant was paid, delivered nothing and the registry answered. */
-export const PROVIDER_DELIVERED_NOTHING = 'PROVIDER_DELIVERED_NOTHING';
-const MAX_REASON_CHARS = 1000;
+export const PROVIDER_DELIVERED_NOTHING = STATE_REASON.PROVIDER_DELIVERED_NOTHING;
 
 /** The job's claim: DELIVERY_PENDING intents whose next check is due, and DELIVERY_VERIFIED ones to finish. */
 export const DELIVERY_CLAIM = {
@@ -57,9 +60,11 @@ export function deliverySubjectOf(row: ConsumerIntentRow): DeliverySubject {
   };
 }
 
-function reasonOf(code: string, detail: string): string {
+function reasonOf(code: string, detail: string): StateReason {
   const reason = `${code}: ${detail}`;
-  return reason.length <= MAX_REASON_CHARS ? reason : `${reason.slice(0, MAX_REASON_CHARS - 1)}…`;
+  const text =
+    reason.length <= MAX_REASON_CHARS ? reason : `${reason.slice(0, MAX_REASON_CHARS - 1)}…`;
+  return codedReason(code, text);
 }
 
 /** DELIVERY_PENDING → DELIVERY_VERIFIED → COMPLETED (or only the second move), one transaction. */
@@ -70,11 +75,11 @@ async function complete(
 ): Promise<void> {
   const now = deps.now();
   await withTransaction(deps.db, async (client) => {
-    let reason = row.stateReason;
+    let reason = carriedReason(row);
     if (check !== null) {
       reason =
         check.outcome === 'ATTESTED_ONLY'
-          ? PROVIDER_ATTESTATION_ONLY
+          ? stateReason(PROVIDER_ATTESTATION_ONLY)
           : check.outcome === 'REGISTRY_ONLY'
             ? reasonOf(PROVIDER_DELIVERED_NOTHING, check.serviceVerified.detail)
             : null;
@@ -104,7 +109,7 @@ async function complete(
 async function toManualReview(
   deps: DeliveryDeps,
   row: ConsumerIntentRow,
-  reason: string,
+  reason: StateReason,
   changes: Parameters<typeof transitionConsumerIntent>[4]['changes'],
 ): Promise<void> {
   const moved = await transitionConsumerIntent(
@@ -119,7 +124,10 @@ async function toManualReview(
     },
   );
   if (moved !== null)
-    deps.log.warn({ intentId: row.intentId, reason }, 'consumer delivery needs a human');
+    deps.log.warn(
+      { intentId: row.intentId, reason: reason.text },
+      'consumer delivery needs a human',
+    );
 }
 
 async function recordUnverified(

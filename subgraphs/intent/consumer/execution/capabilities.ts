@@ -12,8 +12,10 @@ import { newCapabilityId } from '../../../../core/canon/ids';
 import { AppError } from '../../../../core/errors';
 import { type DbPool, withTransaction } from '../../../../platform/db';
 import type { ConsumerRailAsset } from '../../../kit';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { quoteOf } from './quoteFields';
+import { SettlementLegSchema } from '../legs';
 
 /** The authorization as stored (atomic amounts and times as decimal strings, addresses lowercase). */
 export interface StoredAuthorization {
@@ -125,12 +127,12 @@ export async function recordSignedAuthorization(
       {
         now: extra.now,
         changes: {
-          settlement: {
+          settlement: SettlementLegSchema.parse({
             capabilityId: capability.capabilityId,
             authorization: stored,
             signedAt: extra.now.toISOString(),
             fromBlock: extra.fromBlock,
-          },
+          }),
         },
       },
     );

@@ -6,13 +6,14 @@
 // (resolve.ts), checked against the same reading.
 import type { DbPool } from '../../../../platform/db';
 import type { ConsumerRails } from '../../../kit';
-import { type ConsumerIntentRow, updateConsumerIntent } from '../store';
+import { type ConsumerIntentRow } from '../store';
+import { updateConsumerIntent } from '../transition';
 import { type AuthorizationToCheck, type ChainFinding, findAuthorization } from './chainTruth';
 import { AMBIGUOUS_REASON } from './failures';
 import { quoteOf } from './quoteFields';
 
 /** SQL condition (no parameters) of an intent the reconciler still has to read. */
-export const RECONCILE_WHERE = `state_reason LIKE '${AMBIGUOUS_REASON}%'
+export const RECONCILE_WHERE = `state_reason_code = '${AMBIGUOUS_REASON}'
   AND settlement ? 'authorization'
   AND coalesce(resolution->'chainFinding'->>'status', 'OPEN') = 'OPEN'`;
 

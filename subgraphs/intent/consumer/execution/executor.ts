@@ -10,6 +10,12 @@
 //                             left → PAYMENT_AMBIGUOUS (MANUAL_REVIEW + SUSPENSE), never re-sent.
 //   PROVIDER_PAID             → PROVIDER_ACKNOWLEDGED → DELIVERY_PENDING from the recorded data.
 //   PROVIDER_ACKNOWLEDGED     → DELIVERY_PENDING with the recognition pair.
+import {
+  codedReason,
+  STATE_REASON,
+  type StateReason,
+  stateReason,
+} from '../../../../core/consumer/reasons';
 import type { Hex } from 'viem';
 import type { PaymentCapability } from '../../../../core/consumer/paymentCapability';
 import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
@@ -17,7 +23,8 @@ import { crashPoint, crashPointSoon } from '../../../../platform/crashSeam';
 import type { DbPool } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
 import type { ConsumerRails } from '../../../kit';
-import { type ConsumerIntentRow, getConsumerIntent, updateConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { updateConsumerIntent } from '../transition';
 import { mintAndRedeem, recordSignedAuthorization } from './capabilities';
 import { confirmedTransfer, railClient } from './chainTruth';
 import { failBeforePayment, parkAmbiguous } from './failures';
@@ -25,6 +32,7 @@ import { runGates } from './gates';
 import { payMerchant, type PaymentOutcome } from './paymentAdapter';
 import { quoteOf } from './quoteFields';
 import { acknowledge, answerFieldsOf, recognise, recordProviderPaid } from './providerPaid';
+import { settlementWith } from '../legs';
 
 export interface ExecutionDeps {
   readonly db: DbPool;
@@ -83,7 +91,7 @@ async function markRequestLeft(deps: ExecutionDeps, intentId: string): Promise<v
     deps.db,
     intentId,
     'PROVIDER_PAYMENT_PENDING',
-    { settlement: { ...(row.settlement ?? {}), requestLeftAt: deps.now().toISOString() } },
+    { settlement: settlementWith(row, { requestLeftAt: deps.now().toISOString() }) },
     deps.now(),
   );
 }
@@ -92,16 +100,18 @@ async function markRequestLeft(deps: ExecutionDeps, intentId: string): Promise<v
 export function notPaidReason(
   quote: { readonly providerCost: bigint; readonly payTo: string },
   outcome: Extract<PaymentOutcome, { kind: 'NOT_PAID' }>,
-): string {
+): StateReason {
   const asked = outcome.termsAsked;
   if (asked !== undefined && asked.length > 0) {
     const listed = asked.map((terms) => `${terms.amount} to ${terms.payTo}`).join(', ');
     const amountChanged = asked.every((terms) => terms.amount !== quote.providerCost.toString());
     const code = amountChanged ? 'MERCHANT_AMOUNT_CHANGED' : 'MERCHANT_PAYEE_CHANGED';
-    return `${code}: the merchant asked ${listed} at execution; the quote decided ${quote.providerCost} to ${quote.payTo}`;
+    const detail = `the merchant asked ${listed} at execution; the quote decided ${quote.providerCost} to ${quote.payTo}`;
+    return stateReason(code, detail);
   }
   const status = outcome.status === null ? '' : ` (${outcome.status})`;
-  return `MERCHANT_REFUSED_BEFORE_PAYMENT${status}: ${outcome.detail}`;
+  const code = STATE_REASON.MERCHANT_REFUSED_BEFORE_PAYMENT;
+  return codedReason(code, `${code}${status}: ${outcome.detail}`);
 }
 
 async function settleOutcome(
@@ -178,7 +188,7 @@ async function executeQueued(deps: ExecutionDeps, row: ConsumerIntentRow): Promi
       deps.db,
       row.intentId,
       'EXECUTION_QUEUED',
-      `${gates.reason}: ${gates.message}`,
+      stateReason(gates.reason, gates.message),
       deps.rails,
       deps.now(),
     );

@@ -3,6 +3,7 @@
 // FUNDED → REFUND_PENDING with the REFUND owed group, reason QUOTE_EXPIRED, one transaction; the
 // refund job sends it and moves it to REFUNDED (the owner's REFUNDED notice and the receipt follow
 // from those state changes).
+import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import { isQuoteFresh } from '../../../../core/consumer/quote';
 import { withTransaction } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
@@ -36,15 +37,9 @@ export async function refundExpiredFunded(
     if (row === null || row.state !== 'FUNDED' || row.funding === null) return null;
     const quote = quoteOf(row);
     if (isQuoteFresh(quote.expiresAt, now)) return null;
-    return oweRefund(
-      client,
-      {
-        ...row,
-        stateReason: `QUOTE_EXPIRED: funded, never executed, and quote ${quote.quoteId} expired at ${quote.expiresAt.toISOString()}; refund owed`,
-      },
-      deps.rails,
-      now,
-    );
+    const detail = `funded, never executed, and quote ${quote.quoteId} expired at ${quote.expiresAt.toISOString()}; refund owed`;
+    const reason = stateReason(STATE_REASON.QUOTE_EXPIRED, detail);
+    return oweRefund(client, row, deps.rails, now, {}, reason);
   });
   if (moved !== null)
     deps.log.info({ intentId }, 'funded intent never executed: quote expired, refund owed');

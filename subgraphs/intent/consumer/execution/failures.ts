@@ -4,19 +4,22 @@
 // a signed authorization may have left (MANUAL_REVIEW with reason PAYMENT_AMBIGUOUS and the cost
 // parked in SUSPENSE on the settlement rail; nothing is re-sent, ever). Each state change writes
 // its outbox row `consumer_intent.state_changed` through the trigger (the owner's notice).
+import {
+  carriedReason,
+  STATE_REASON,
+  type StateReason,
+  stateReason,
+} from '../../../../core/consumer/reasons';
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
 import { type Db, type DbPool, withTransaction } from '../../../../platform/db';
 import type { ConsumerRails } from '../../../kit';
 import { accountId, assetId, postRefund, postSuspenseMove } from '../../../ledger';
-import {
-  type ConsumerIntentChanges,
-  type ConsumerIntentRow,
-  getConsumerIntent,
-  transitionConsumerIntent,
-} from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { type ConsumerIntentChanges, transitionConsumerIntent } from '../transition';
 import { quoteOf } from './quoteFields';
+import { settlementWith } from '../legs';
 
-export const AMBIGUOUS_REASON = 'PAYMENT_AMBIGUOUS';
+export const AMBIGUOUS_REASON = STATE_REASON.PAYMENT_AMBIGUOUS;
 
 /** Where the refund goes and how much: the funding leg as FUND recorded it. */
 export function refundOwedOf(row: ConsumerIntentRow, rails: ConsumerRails) {
@@ -42,6 +45,7 @@ export async function oweRefund(
   rails: ConsumerRails,
   now: Date,
   extra: ConsumerIntentChanges = {},
+  reason: StateReason | null = carriedReason(row),
 ): Promise<ConsumerIntentRow> {
   const owed = refundOwedOf(row, rails);
   const groupId = await postRefund(client, {
@@ -54,7 +58,7 @@ export async function oweRefund(
   });
   const moved = await transitionConsumerIntent(client, row.intentId, row.state, 'REFUND_PENDING', {
     now,
-    reason: row.stateReason,
+    reason,
     changes: { ...extra, refund: { ...owed, groupIds: [groupId] } },
   });
   if (moved === null) throw new Error(`intent ${row.intentId} moved under its row lock`);
@@ -69,7 +73,7 @@ export async function failBeforePayment(
   pool: DbPool,
   intentId: string,
   from: ConsumerIntentState,
-  reason: string,
+  reason: StateReason,
   rails: ConsumerRails,
   now: Date,
 ): Promise<ConsumerIntentRow | null> {
@@ -78,7 +82,7 @@ export async function failBeforePayment(
     if (row === null || row.state !== from) return null;
     const failed = await transitionConsumerIntent(client, intentId, from, 'FAILED_BEFORE_PAYMENT', {
       now,
-      reason: reason.slice(0, 1000),
+      reason,
     });
     if (failed === null) return null;
     if (failed.funding === null) return failed;
@@ -115,8 +119,8 @@ export async function parkAmbiguous(
     });
     return transitionConsumerIntent(client, intentId, from, 'MANUAL_REVIEW', {
       now,
-      reason: `${AMBIGUOUS_REASON}: ${detail}`.slice(0, 1000),
-      changes: { settlement: { ...(row.settlement ?? {}), suspenseGroupId: groupId } },
+      reason: stateReason(AMBIGUOUS_REASON, detail),
+      changes: { settlement: settlementWith(row, { suspenseGroupId: groupId }) },
     });
   });
 }

@@ -4,12 +4,15 @@
 // TREASURY, the cost the chain's Transfer moved), the tx hash and block, and the merchant's answer;
 // → PROVIDER_ACKNOWLEDGED (the answer is the merchant's word: `providerAttested`, never "verified");
 // → DELIVERY_PENDING with the cross-rail RECOGNITION pair (fee and spread from the quote).
+import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import { type Db, type DbPool, withTransaction } from '../../../../platform/db';
 import type { ConsumerRails } from '../../../kit';
 import { assetId, postCrossRailRecognition, postSettlement } from '../../../ledger';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import type { ChainPayment } from './chainTruth';
 import { quoteOf } from './quoteFields';
+import { settlementWith } from '../legs';
 
 export interface MerchantAnswerFields {
   readonly domain: string;
@@ -55,13 +58,12 @@ export async function recordProviderPaid(
     return transitionConsumerIntent(client, intentId, 'PROVIDER_PAYMENT_PENDING', 'PROVIDER_PAID', {
       now,
       changes: {
-        settlement: {
-          ...(row.settlement ?? {}),
+        settlement: settlementWith(row, {
           txHash: payment.txHash,
           blockNumber: payment.blockNumber.toString(),
           groupId,
           paidAt: now.toISOString(),
-        },
+        }),
         providerAttested:
           answer === null
             ? null
@@ -86,8 +88,10 @@ export async function acknowledge(
     if (row.providerAttested === null)
       return transitionConsumerIntent(client, intentId, 'PROVIDER_PAID', 'MANUAL_REVIEW', {
         now,
-        reason:
-          'PROVIDER_ANSWER_INVALID: paid, but the merchant did not answer {domain, available, checkedAt}',
+        reason: stateReason(
+          STATE_REASON.PROVIDER_ANSWER_INVALID,
+          'paid, but the merchant did not answer {domain, available, checkedAt}',
+        ),
       });
     return transitionConsumerIntent(client, intentId, 'PROVIDER_PAID', 'PROVIDER_ACKNOWLEDGED', {
       now,
@@ -134,10 +138,9 @@ export async function recognise(
     return transitionConsumerIntent(client, intentId, 'PROVIDER_ACKNOWLEDGED', 'DELIVERY_PENDING', {
       now,
       changes: {
-        settlement: {
-          ...(row.settlement ?? {}),
+        settlement: settlementWith(row, {
           recognitionGroupIds: [pair.fundingGroupId, pair.settlementGroupId],
-        },
+        }),
       },
     });
   });

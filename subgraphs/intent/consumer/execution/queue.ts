@@ -6,7 +6,8 @@ import { isConsumerIntentId } from '../../../../core/canon/id-shapes';
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
 import { AppError } from '../../../../core/errors';
 import { requireActor, type SubgraphContext } from '../../../kit';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { consumerIntentView, type ConsumerIntentView } from '../view';
 
 /** States before funding (and the ends reached there): nothing to execute. */

@@ -10,6 +10,7 @@
 // after its intent stopped being fundable (booked FUNDING + REFUND owed by the funding booking,
 // `funding.refundOwed`); the intent keeps its state (often EXPIRED, which is terminal) and only
 // its `refund` record and the REFUND paid group say the money went back.
+import { carriedReason } from '../../../../core/consumer/reasons';
 import { type Address, type Hex, keccak256, parseAbi, parseSignature, toBytes } from 'viem';
 import type { ChainWalletClient } from '../../../../platform/chain/clients';
 import type { TreasurySigner } from '../../../../platform/chain/treasurySigner';
@@ -17,12 +18,8 @@ import { type DbPool, withTransaction } from '../../../../platform/db';
 import type { Logger } from '../../../../platform/log';
 import type { ConsumerRails } from '../../../kit';
 import { assetId, postRefund } from '../../../ledger';
-import {
-  type ConsumerIntentRow,
-  getConsumerIntent,
-  transitionConsumerIntent,
-  updateConsumerIntent,
-} from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent, updateConsumerIntent } from '../transition';
 import {
   authorizationUse,
   type ChainPayment,
@@ -148,7 +145,7 @@ async function finishRefund(deps: RefundDeps, intentId: string, payment: ChainPa
     if (row.state === 'REFUND_PENDING') {
       await transitionConsumerIntent(client, intentId, 'REFUND_PENDING', 'REFUNDED', {
         now: deps.now(),
-        reason: row.stateReason,
+        reason: carriedReason(row),
         changes: { refund: paid },
       });
     } else {

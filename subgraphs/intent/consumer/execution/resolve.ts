@@ -16,6 +16,7 @@
 //                    service (RECOGNITION Dr COST_OF_GOODS / Cr PROVIDER_SETTLEMENT), REFUND owed,
 //                    → REFUND_PENDING; the worker sends the refund.
 // A review with nothing paid to the merchant takes REFUND only (REFUND owed → REFUND_PENDING).
+import { textReason } from '../../../../core/consumer/reasons';
 import { isConsumerIntentId } from '../../../../core/canon/id-shapes';
 import { AppError } from '../../../../core/errors';
 import { type Db, withTransaction } from '../../../../platform/db';
@@ -32,23 +33,32 @@ import {
   postSuspenseMove,
   reverseGroup,
 } from '../../../ledger';
-import { type ConsumerIntentRow, getConsumerIntent, transitionConsumerIntent } from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { consumerIntentView, type ConsumerIntentView } from '../view';
 import { type ChainFinding, findAuthorization } from './chainTruth';
 import { AMBIGUOUS_REASON, oweRefund } from './failures';
 import { authorizationToCheck } from './chainFindings';
 import { quoteOf } from './quoteFields';
 import { postRecognition } from './providerPaid';
+import { settlementWith } from '../legs';
 
 export const RESOLUTION_OUTCOMES = ['PAID', 'NOT_PAID', 'ACCEPT_DELIVERY', 'REFUND'] as const;
 export type ResolutionOutcome = (typeof RESOLUTION_OUTCOMES)[number];
 const MAX_EVIDENCE = 2000;
 
+const NOT_PAID_REASON = 'resolved NOT_PAID: refund owed';
+
+/** What the review was about, as its resolution names it: the code the intent was parked with. */
+function reviewedOf(row: ConsumerIntentRow): string {
+  return row.stateReasonCode ?? row.stateReason ?? '';
+}
+
 type Review = 'PAYMENT_IN_DOUBT' | 'PAID_DELIVERY_IN_DOUBT' | 'NOTHING_PAID';
 
 /** What kind of review the intent is under, which decides the outcomes it may take. */
 function reviewOf(row: ConsumerIntentRow): Review {
-  if ((row.stateReason ?? '').startsWith(AMBIGUOUS_REASON)) return 'PAYMENT_IN_DOUBT';
+  if (row.stateReasonCode === AMBIGUOUS_REASON) return 'PAYMENT_IN_DOUBT';
   return typeof row.settlement?.txHash === 'string' ? 'PAID_DELIVERY_IN_DOUBT' : 'NOTHING_PAID';
 }
 
@@ -129,17 +139,18 @@ async function settlePaid(
   const pair = await postRecognition(client, row, rails);
   return transitionConsumerIntent(client, row.intentId, 'MANUAL_REVIEW', 'DELIVERY_PENDING', {
     now: ctx.now(),
-    reason: `resolved PAID from chain transaction ${finding.txHash}: the delivery is checked next`,
+    reason: textReason(
+      `resolved PAID from chain transaction ${finding.txHash}: the delivery is checked next`,
+    ),
     changes: {
       resolution,
       deliveryNextAttemptAt: null,
-      settlement: {
-        ...(row.settlement ?? {}),
+      settlement: settlementWith(row, {
         txHash: finding.txHash,
         blockNumber: finding.blockNumber,
         paidAt: ctx.now().toISOString(),
         recognitionGroupIds: [pair.fundingGroupId, pair.settlementGroupId],
-      },
+      }),
     },
   });
 }
@@ -152,13 +163,7 @@ async function settleNotPaid(
 ): Promise<ConsumerIntentRow> {
   const rails = ctx.consumer!;
   await clearSuspense(client, row, rails, 'TREASURY');
-  return oweRefund(
-    client,
-    { ...row, stateReason: 'resolved NOT_PAID: refund owed' },
-    rails,
-    ctx.now(),
-    { resolution },
-  );
+  return oweRefund(client, row, rails, ctx.now(), { resolution }, textReason(NOT_PAID_REASON));
 }
 
 function recognitionGroupIdsOf(row: ConsumerIntentRow): string[] {
@@ -176,14 +181,13 @@ async function acceptDelivery(
   let settlement = row.settlement ?? {};
   if (recognitionGroupIdsOf(row).length === 0) {
     const pair = await postRecognition(client, row, ctx.consumer!);
-    settlement = {
-      ...settlement,
+    settlement = settlementWith(row, {
       recognitionGroupIds: [pair.fundingGroupId, pair.settlementGroupId],
-    };
+    });
   }
   return transitionConsumerIntent(client, row.intentId, 'MANUAL_REVIEW', 'COMPLETED', {
     now: ctx.now(),
-    reason: `resolved ACCEPT_DELIVERY after review (${(row.stateReason ?? '').split(':')[0]})`,
+    reason: textReason(`resolved ACCEPT_DELIVERY after review (${reviewedOf(row)})`),
     changes: { resolution, settlement },
   });
 }
@@ -199,7 +203,7 @@ async function refundAfterReview(
   resolution: Record<string, unknown>,
 ): Promise<ConsumerIntentRow> {
   const rails = ctx.consumer!;
-  const reviewed = (row.stateReason ?? '').split(':')[0];
+  const reviewed = reviewedOf(row);
   if (typeof row.settlement?.txHash === 'string') {
     for (const groupId of recognitionGroupIdsOf(row))
       await reverseGroup(client, {
@@ -218,10 +222,11 @@ async function refundAfterReview(
   }
   return oweRefund(
     client,
-    { ...row, stateReason: `resolved REFUND after review (${reviewed}): refund owed` },
+    row,
     rails,
     ctx.now(),
     { resolution },
+    textReason(`resolved REFUND after review (${reviewed}): refund owed`),
   );
 }
 

@@ -29,12 +29,8 @@ import {
 } from '../../../ledger';
 import { consumeReservationIn } from '../../reservations/consumeOrRelease';
 import { INTENT_SQLSTATES } from '../../sql';
-import {
-  type ConsumerIntentRow,
-  getConsumerIntent,
-  transitionConsumerIntent,
-  updateConsumerIntent,
-} from '../store';
+import { type ConsumerIntentRow, getConsumerIntent } from '../store';
+import { transitionConsumerIntent, updateConsumerIntent } from '../transition';
 
 /** A reservation that is not ACTIVE before its deadline (intent.consume_reservation). */
 const RESERVATION_GONE = 'IN002';

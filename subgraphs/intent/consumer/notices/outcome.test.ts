@@ -13,6 +13,7 @@ function row(overrides: Partial<OutcomeSourceRow> = {}): OutcomeSourceRow {
     state: 'COMPLETED',
     stateVersion: 14,
     stateReason: null,
+    stateReasonCode: null,
     quote: {
       funding: { network: 'eip155:196', asset: '0xabc0000000000000000000000000000000000001' },
     },
@@ -63,6 +64,7 @@ test('MANUAL_REVIEW: the reason code, and the finding only when it is the servic
     row({
       state: 'MANUAL_REVIEW',
       stateReason: 'DELIVERY_CONTRADICTED: the registry contradicts the merchant',
+      stateReasonCode: 'DELIVERY_CONTRADICTED',
       serviceVerified: {
         verified: false,
         method: 'RDAP',
@@ -79,6 +81,7 @@ test('MANUAL_REVIEW: the reason code, and the finding only when it is the servic
     row({
       state: 'MANUAL_REVIEW',
       stateReason: 'PAYMENT_AMBIGUOUS: signed, then the client failed: Error 0xdeadbeef payload',
+      stateReasonCode: 'PAYMENT_AMBIGUOUS',
       serviceVerified: null,
     }),
   );
@@ -99,6 +102,7 @@ test('REFUNDED: the refunded amount', () => {
       row({
         state: 'REFUNDED',
         stateReason: 'MERCHANT_REFUSED_BEFORE_PAYMENT (503): refused',
+        stateReasonCode: 'MERCHANT_REFUSED_BEFORE_PAYMENT',
         serviceVerified: null,
         refund: { amount: '50250', to: '0x1', txHash: '0x2' },
       }),

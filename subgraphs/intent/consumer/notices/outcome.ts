@@ -9,6 +9,7 @@
 // secret: no session, no payment signature or authorization, no merchant URL. The reason is its
 // machine code; a finding (`detail`) is the service's own (the delivery check), never a transport
 // error's text (PAYMENT_AMBIGUOUS carries its code only).
+import { STATE_REASON } from '../../../../core/consumer/reasons';
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
 import type { Db } from '../../../../platform/db';
 
@@ -19,7 +20,7 @@ export function isOwnerOutcome(state: ConsumerIntentState): state is OwnerOutcom
   return (OWNER_OUTCOMES as readonly string[]).includes(state);
 }
 
-/** What store.ts hands over: its ConsumerIntentRow, typed structurally (no import cycle). */
+/** What transition.ts hands over: its ConsumerIntentRow, typed structurally (no import cycle). */
 export interface OutcomeSourceRow {
   readonly intentId: string;
   readonly policyId: string;
@@ -28,6 +29,7 @@ export interface OutcomeSourceRow {
   readonly state: ConsumerIntentState;
   readonly stateVersion: number;
   readonly stateReason: string | null;
+  readonly stateReasonCode: string | null;
   readonly quote: Record<string, unknown> | null;
   readonly fundingAmount: bigint | null;
   readonly refund: Record<string, unknown> | null;
@@ -59,7 +61,10 @@ export interface OutcomeSummary {
 }
 
 /** Reasons whose detail is the service's own delivery finding, safe and useful to show. */
-const FINDING_REASONS = new Set(['DELIVERY_CONTRADICTED', 'DELIVERY_UNVERIFIED']);
+const FINDING_REASONS = new Set<string>([
+  STATE_REASON.DELIVERY_CONTRADICTED,
+  STATE_REASON.DELIVERY_UNVERIFIED,
+]);
 const MAX_PARAMS = 5;
 const MAX_PARAM_CHARS = 100;
 const MAX_DETAIL_CHARS = 600;
@@ -70,12 +75,6 @@ function paramsText(params: Record<string, unknown>): string {
     .slice(0, MAX_PARAMS)
     .map(([key, value]) => `${key}=${String(value)}`.slice(0, MAX_PARAM_CHARS))
     .join(', ');
-}
-
-function reasonCodeOf(reason: string | null): string | null {
-  // The reason's leading machine code (`CODE: …`, `CODE (503): …`); free text has none.
-  const match = /^([A-Z][A-Z0-9_]{2,63})(?![A-Za-z0-9_])/.exec(reason ?? '');
-  return match === null ? null : match[1];
 }
 
 function text(value: unknown): string | null {
@@ -100,7 +99,7 @@ function fundingAssetOf(row: OutcomeSourceRow): OutcomeSummary['asset'] {
 
 /** The owner's summary of the intent as it now stands (pure). */
 export function outcomeSummaryOf(row: OutcomeSourceRow): OutcomeSummary {
-  const reasonCode = reasonCodeOf(row.stateReason);
+  const reasonCode = row.stateReasonCode;
   const finding = text(row.serviceVerified?.detail);
   const showFinding =
     (row.state === 'COMPLETED' && row.serviceVerified !== null) ||

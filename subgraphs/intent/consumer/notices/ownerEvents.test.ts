@@ -6,7 +6,8 @@ import { newConsumerIntentId } from '../../../../core/canon/ids';
 import { createTestDatabase, type TestDatabase } from '../../../../platform/db/testDb';
 import { createWebhookEndpoint } from '../../../policy/webhooks/writes';
 import { intentTestKit } from '../../test-support';
-import { insertConsumerIntent, transitionConsumerIntent } from '../store';
+import { insertConsumerIntent } from '../store';
+import { transitionConsumerIntent } from '../transition';
 import { relayConsumerIntentEvents } from './ownerEvents';
 
 let db: TestDatabase;

@@ -10,14 +10,12 @@ import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
 import { buildConsumerReceipt, consumerReceiptId } from '../../../../core/consumer/receipt';
 import { withTransaction } from '../../../../platform/db';
 import { createTestDatabase, type TestDatabase } from '../../../../platform/db/testDb';
+import { type ConsumerIntentRow, getConsumerIntent, insertConsumerIntent } from '../store';
 import {
   type ConsumerIntentChanges,
-  type ConsumerIntentRow,
-  getConsumerIntent,
-  insertConsumerIntent,
   transitionConsumerIntent,
   updateConsumerIntent,
-} from '../store';
+} from '../transition';
 import { getConsumerReceipt } from './store';
 
 let db: TestDatabase;
