@@ -56,10 +56,4 @@ export default tseslint.config(
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  {
-    // Two functions over 70 lines sit in folders other branches are rewriting (the purchase
-    // workflow, the x402 chain facts); they are split when those land. Remove this block then.
-    files: ['subgraphs/intent/consumer/execution/jobs.ts', 'gateway/x402/paywall.ts'],
-    rules: { 'max-lines-per-function': ['error', { max: 80, IIFEs: true }] },
-  },
 );

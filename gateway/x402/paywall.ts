@@ -39,6 +39,7 @@ import {
 import type { RestResult } from '../rest/types';
 import { alreadyFunded, settlementPending, unlessChainUnreachable, withReceipt } from './answers';
 import { bookSettled, timedSettle } from './books';
+import { diagnoseRefusal, NONCE_USED } from './diagnosis';
 import * as identifiers from './paymentIdentifier';
 import {
   type Authorization,
@@ -90,8 +91,6 @@ export type RunPaidCall = () => Promise<RestResult>;
 
 const DEFAULT_FOLLOW_POLL_MS = 25;
 const SETTLEMENT_PENDING = 'settlement_pending';
-const NONCE_USED = 'invalid_exact_evm_nonce_already_used';
-const SIMULATION_FAILED = 'invalid_exact_evm_transaction_simulation_failed';
 
 export class Paywall {
   private readonly followPollMs: number;
@@ -247,7 +246,7 @@ export class Paywall {
   /** This presentation holds the claim: verify, settle, book, run. */
   private async settleAndRun(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
     const { rail, db } = this.options;
-    const { payload, offered, authorization } = attempt;
+    const { payload, offered } = attempt;
     let settlement: Settlement;
     try {
       // Settlement verifies first (signature, window, simulation) and sends nothing if that fails.
@@ -276,11 +275,8 @@ export class Paywall {
     }
     const reason = settlement.errorReason ?? 'unexpected_settle_error';
     if (reason === SETTLEMENT_PENDING) {
-      throw settlementPending(
-        await recordPending(db, payment, {
-          txHash: settlement.transaction ? settlement.transaction : null,
-        }),
-      );
+      const txHash = settlement.transaction ? settlement.transaction : null;
+      throw settlementPending(await recordPending(db, payment, { txHash }));
     }
     if (settlement.transaction) {
       // Mined and reverted (or without our Transfer): that transaction moved nothing to us, but the
@@ -307,14 +303,23 @@ export class Paywall {
       );
       return this.followParked(await recordPending(db, payment, { txHash: null }), attempt);
     }
-    // Refused before anything was sent (verification, simulation): the authorization is unspent by us.
+    return this.refusedBeforeSend(payment, attempt, reason);
+  }
+
+  /** Refused before anything was sent (verification, simulation): the authorization is unspent by us. */
+  private async refusedBeforeSend(
+    payment: ServicePayment,
+    attempt: Attempt,
+    reason: string,
+  ): Promise<RestResult> {
+    const { rail, db } = this.options;
     // While the chain cannot be asked a refusal proves nothing: free the claim, ask again later.
     await unlessChainUnreachable(rail, () => releaseClaim(db, payment.paymentId));
-    const refusal = await this.diagnose(reason, authorization);
+    const refusal = await diagnoseRefusal(rail, this.options.log, reason, attempt.authorization);
     if (refusal === NONCE_USED) {
       // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
       // crashed before recording, or the payer submitting it), it pays for this call.
-      const booked = await this.bookEarlierUse(payment, authorization);
+      const booked = await this.bookEarlierUse(payment, attempt.authorization);
       if (booked) return this.runAndRecord(booked, attempt);
     }
     await releaseClaim(db, payment.paymentId);
@@ -351,22 +356,6 @@ export class Paywall {
    * why. Only for a refusal before any send: it reads the latest mined block, which cannot see a
    * transaction still waiting in the mempool.
    */
-  private async diagnose(reason: string, authorization: Authorization): Promise<string> {
-    if (reason !== SIMULATION_FAILED && reason !== 'invalid_exact_evm_transaction_failed')
-      return reason;
-    const { rail } = this.options;
-    try {
-      const atBlock = await rail.latestBlockNumber();
-      if (await rail.authorizationUsed(authorization.from, authorization.nonce, atBlock))
-        return NONCE_USED;
-      if ((await rail.balanceOf(authorization.from as Address, atBlock)) < authorization.value)
-        return 'invalid_exact_evm_insufficient_balance';
-    } catch (error) {
-      this.options.log.warn({ err: error }, 'x402 diagnosis read failed');
-    }
-    return reason;
-  }
-
   private async runAndRecord(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
     let result: RestResult;
     try {

@@ -8,7 +8,8 @@ import { isConsumerIntentId, POLICY_ID_PATTERN } from '../../../core/canon/id-sh
 import { AppError } from '../../../core/errors';
 import type { Db } from '../../../platform/db';
 import { requireActor, settingsOf, type SubgraphContext } from '../../kit';
-import { cursorOf, decodeCursor } from '../dashboard/paging';
+import { afterCursor as decodeCursor, cursorOf } from '../lists/paging';
+import { policyOwner } from '../lists/access';
 import {
   CONSUMER_INTENT_COLUMNS,
   type ConsumerIntentDbRow,
@@ -16,6 +17,9 @@ import {
   fromRow,
   getConsumerIntent,
 } from './store';
+
+// Who owns a policy: one copy, in lists/access.ts; re-exported for the consumer folder's users.
+export { policyOwner };
 
 /** The intent with this idempotency key on this policy, if one was created. */
 export async function intentByIdempotencyKey(
@@ -29,14 +33,6 @@ export async function intentByIdempotencyKey(
     [policyId, key],
   );
   return result.rows[0] ? fromRow(result.rows[0]) : null;
-}
-
-export async function policyOwner(db: Db, policyId: string): Promise<string | null> {
-  const result = await db.query<{ owner: string | null }>(
-    'SELECT policy.policy_owner($1) AS owner',
-    [policyId],
-  );
-  return result.rows[0]?.owner?.toLowerCase() ?? null;
 }
 
 /** Whether the caller may see this policy's consumer intents. */

@@ -3,7 +3,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { CONSUMER_INTENT_STATES } from '../../../core/consumer/lifecycle';
-import { IntentPageInfo } from '../dashboard/schema';
+import { IntentPageInfo } from '../lists/pages';
 import type { ConsumerIntentView } from './view';
 
 export const CONSUMER_INTENT_STATE = Object.fromEntries(

@@ -6,7 +6,11 @@ import { NOW_MS } from '../../../core/test-support/spend-fixtures';
 import { createTestDatabase, type TestDatabase } from '../../../platform/db/testDb';
 import { accountId, assetId } from '../../ledger';
 import { registerAsset } from '../../ledger';
-import { consumeReservation, releaseReservation, type ReservationPosting } from './consumeOrRelease';
+import {
+  consumeReservation,
+  releaseReservation,
+  type ReservationPosting,
+} from './consumeOrRelease';
 import {
   currentPolicy,
   FIXTURE_ASSET,

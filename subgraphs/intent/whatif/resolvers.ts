@@ -20,7 +20,7 @@ import { compilePolicy } from '../../../core/engine';
 import { draftRules, whatIfRange } from '../../../core/whatif/request';
 import { replayPolicy, type ReplayedDecision } from '../../../core/whatif/replay';
 import { requireActor, type SubgraphContext } from '../../kit';
-import { policyOwner } from '../consumer/reads';
+import { policyOwner } from '../lists/access';
 import { RuleTraceEntry } from '../decisions/schema';
 import { IntentPageInfo } from '../lists/pages';
 import { readWhatIfHistory } from './reads';

@@ -182,5 +182,3 @@ export async function findAuthorization(
     return { status: 'NOT_PAID', checkedAt, blockNumber: block.number.toString() };
   return { status: 'OPEN', checkedAt };
 }
-
-export { authorizationState as readAuthorizationState };

@@ -13,7 +13,7 @@ import { registerAsset } from '../../../ledger';
 import { advanceDelivery, DELIVERY_CLAIM, type DeliveryDeps } from '../delivery/job';
 import type { DeliveryRetryPolicy } from '../delivery/retry';
 import { getConsumerIntent } from '../store';
-import { withClaimedIntents } from './claims';
+import { type ClaimFilter, withClaimedIntents } from './claims';
 import { advanceExecution } from './executor';
 import { RECONCILE_WHERE, reconcileIntent } from './chainFindings';
 import { advanceRefund, OWED_REFUND_CLAIM } from './refunds';
@@ -86,13 +86,35 @@ function executeThenDeliver(deps: ConsumerExecutionDeps) {
   };
 }
 
+/** A MANUAL_REVIEW intent decided from the chain when its facts are in. */
+function reconcileJob(deps: ConsumerExecutionDeps) {
+  return async (intentId: string): Promise<void> => {
+    const row = await getConsumerIntent(deps.db, intentId);
+    if (row !== null) await reconcileIntent(deps.db, row, deps.rails, deps.now());
+  };
+}
+
+/** A create cut off in POLICY_CHECKING: the policy decides it now. */
+function policyCheckJob(deps: ConsumerExecutionDeps, sealingKey: Buffer) {
+  return async (intentId: string): Promise<void> => {
+    const row = await getConsumerIntent(deps.db, intentId);
+    if (row?.state !== 'POLICY_CHECKING') return;
+    await decidePolicyCheck({ db: deps.db, now: () => deps.now(), sealingKey }, row);
+  };
+}
+
 export async function runConsumerExecutionRound(
   deps: ConsumerExecutionDeps,
 ): Promise<ExecutionRoundResult> {
-  const onError = (job: string) => (intentId: string, error: unknown) =>
-    deps.log.error({ err: error, intentId }, `consumer ${job} failed; retried next round`);
-  const executed = await withClaimedIntents(
-    deps.db,
+  const claim = (
+    spec: Omit<ClaimFilter, 'limit'>,
+    job: (intentId: string) => Promise<void>,
+    name: string,
+  ): Promise<number> =>
+    withClaimedIntents(deps.db, { ...spec, limit: EXECUTION_BATCH }, job, (intentId, error) =>
+      deps.log.error({ err: error, intentId }, `consumer ${name} failed; retried next round`),
+    );
+  const executed = await claim(
     {
       states: [
         'EXECUTION_QUEUED',
@@ -100,62 +122,33 @@ export async function runConsumerExecutionRound(
         'PROVIDER_PAID',
         'PROVIDER_ACKNOWLEDGED',
       ],
-      limit: EXECUTION_BATCH,
     },
     executeThenDeliver(deps),
-    onError('execution'),
+    'execution',
   );
   const delivery = deliveryDepsOf(deps);
   const delivered =
     delivery === null
       ? 0
-      : await withClaimedIntents(
-          deps.db,
-          { ...DELIVERY_CLAIM, limit: EXECUTION_BATCH },
-          (intentId) => advanceDelivery(delivery, intentId),
-          onError('delivery'),
-        );
-  const refunds = await withClaimedIntents(
-    deps.db,
-    { states: ['REFUND_PENDING'], limit: EXECUTION_BATCH },
-    (intentId) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, intentId),
-    onError('refund'),
+      : await claim(DELIVERY_CLAIM, (id) => advanceDelivery(delivery, id), 'delivery');
+  const refund = (id: string) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, id);
+  const refunds = await claim({ states: ['REFUND_PENDING'] }, refund, 'refund');
+  const owedRefunds = await claim(OWED_REFUND_CLAIM, refund, 'owed refund');
+  const reconciled = await claim(
+    { states: ['MANUAL_REVIEW'], where: RECONCILE_WHERE },
+    reconcileJob(deps),
+    'reconciliation',
   );
-  const owedRefunds = await withClaimedIntents(
-    deps.db,
-    { ...OWED_REFUND_CLAIM, limit: EXECUTION_BATCH },
-    (intentId) => advanceRefund({ ...deps, relayer: deps.refundRelayer }, intentId),
-    onError('owed refund'),
-  );
-  const reconciled = await withClaimedIntents(
-    deps.db,
-    { states: ['MANUAL_REVIEW'], where: RECONCILE_WHERE, limit: EXECUTION_BATCH },
-    async (intentId) => {
-      const row = await getConsumerIntent(deps.db, intentId);
-      if (row !== null) await reconcileIntent(deps.db, row, deps.rails, deps.now());
-    },
-    onError('reconciliation'),
-  );
-  const expired = await withClaimedIntents(
-    deps.db,
-    { ...EXPIRED_FUNDED_CLAIM, limit: EXECUTION_BATCH },
-    (intentId) => refundExpiredFunded(deps, intentId),
-    onError('expired funding'),
+  const expired = await claim(
+    EXPIRED_FUNDED_CLAIM,
+    (id) => refundExpiredFunded(deps, id),
+    'expired funding',
   );
   const sealingKey = deps.sealingKey;
   const policyChecked =
     sealingKey === undefined
       ? 0
-      : await withClaimedIntents(
-          deps.db,
-          { ...STALE_POLICY_CHECK_CLAIM, limit: EXECUTION_BATCH },
-          async (intentId) => {
-            const row = await getConsumerIntent(deps.db, intentId);
-            if (row?.state !== 'POLICY_CHECKING') return;
-            await decidePolicyCheck({ db: deps.db, now: () => deps.now(), sealingKey }, row);
-          },
-          onError('policy check'),
-        );
+      : await claim(STALE_POLICY_CHECK_CLAIM, policyCheckJob(deps, sealingKey), 'policy check');
   return {
     executed,
     refunds: refunds + owedRefunds,

@@ -20,13 +20,8 @@ import type { ConsumerRails } from '../../../kit';
 import { assetId, postRefund } from '../../../ledger';
 import { type ConsumerIntentRow, getConsumerIntent } from '../store';
 import { transitionConsumerIntent, updateConsumerIntent } from '../transition';
-import {
-  authorizationUse,
-  type ChainPayment,
-  confirmedTransfer,
-  railClient,
-  readAuthorizationState,
-} from './chainTruth';
+import { authorizationUse, type ChainPayment, confirmedTransfer, railClient } from './chainTruth';
+import { authorizationState } from '../../../../platform/chain/eip3009Facts';
 
 /** A refund authorization stays valid an hour: long enough for any relayer, short enough to end. */
 export const REFUND_VALIDITY_SECONDS = 3600n;
@@ -168,7 +163,7 @@ async function refundOnChain(
     const known = await confirmedTransfer(rail, refund.txHash as Hex, expected);
     if (known !== null) return known;
   }
-  const used = await readAuthorizationState(railClient(rail), rail.token, rail.treasury, nonce);
+  const used = await authorizationState(railClient(rail), rail.token, rail.treasury, nonce);
   if (!used) return null;
   const use = await authorizationUse(rail, rail.treasury, nonce, BigInt(refund.fromBlock ?? '0'));
   const confirmed = use ? await confirmedTransfer(rail, use.txHash, expected) : null;
