@@ -208,7 +208,7 @@ export const PURCHASE_STEPS: readonly PurchaseStep[] = [
   {
     name: 'settle',
     runBy: 'the execute job (executeQueued)',
-    module: 'execution/settlement.ts',
+    module: 'execution/providerPaid.ts',
     moves: [
       ['PROVIDER_PAYMENT_PENDING', 'PROVIDER_PAID'],
       ['PROVIDER_PAID', 'PROVIDER_ACKNOWLEDGED'],
