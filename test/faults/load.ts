@@ -204,6 +204,7 @@ class Client {
   ): Promise<any | null> {
     const deadline = Date.now() + OPERATION_DEADLINE_MS;
     let payment: { header: string; amount: bigint } | undefined;
+    const presented: Array<{ header: string; amount: bigint }> = [];
     while (Date.now() < deadline) {
       const answer = await this.send(op, step, path, { ...init, payment: payment?.header });
       if (answer.status >= 200 && answer.status < 300) {
@@ -219,6 +220,16 @@ class Client {
         const required = challengeOf(answer.response);
         const header = await signedPaymentHeader(required, this.agent.account);
         payment = { header, amount: BigInt(required.accepts[0]!.amount) };
+        presented.push(payment);
+        continue;
+      }
+      if (presented.length >= 2 && fundedByParkedPayment(answer)) {
+        // An earlier authorization of ours for this intent is parked (its answer was lost in the
+        // fault) and the fresh one was refused uncharged: present the earlier one again until the
+        // chain decides it, as docs/x402.md ("Lost answer") tells a client to.
+        presented.pop();
+        payment = presented[presented.length - 1];
+        await sleep(PAUSE_MS);
         continue;
       }
       if (!isRetryable(answer.status, answer.code)) {
@@ -392,6 +403,20 @@ export function startLoad(world: FaultWorld, agents: readonly Agent[]): LoadRun 
       await Promise.all(loops);
     },
   };
+}
+
+/** 409 INTENT_NOT_FUNDABLE because another payment for the intent is parked or settling. */
+function fundedByParkedPayment(answer: {
+  status: number;
+  code: string | null;
+  body: any;
+}): boolean {
+  const state = answer.body?.details?.paymentState;
+  return (
+    answer.status === 409 &&
+    answer.code === 'INTENT_NOT_FUNDABLE' &&
+    (state === 'PENDING' || state === 'SETTLING')
+  );
 }
 
 /** Payments refused with a 402 (uncharged, but not retryable as presented): no fault may cause one. */
