@@ -7,21 +7,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { projectRoot } from '../../platform/paths';
 import { aptProgram } from './aptPackages';
+import { CLI, freePort } from './cliProcess';
 
-const CLI = path.join(projectRoot(), 'dist', 'cli', 'main.js');
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+// One free-port finder for every process test.
+export { freePort };
 
 export interface FleetProcess {
   readonly child: ChildProcess;
