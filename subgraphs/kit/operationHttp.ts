@@ -3,10 +3,14 @@
 // checked as Apollo's HTTP layer checks it, then run by answerOperation (the signed actor verified,
 // Apollo's pipeline with its persisted queries and document cache) and written as JSON once. It
 // skips express, body-parser, ETags and Apollo's HTTP layer, which cost more than the operation.
+// The gateway may also send several operations in one request, `{"operations": [...]}`, each with
+// its own signed actor and correlation id (header values in the body), answered `{"answers": [...]}`
+// in order, each `{status, headers, result}` as a single request would have been answered: one
+// round trip and one wake-up for every preflight in flight instead of one each.
 // Any other request (GET, another media type or path) is left to the express app (see http.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApolloServer } from '@apollo/server';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { ERROR_CODES, type ErrorCode } from '../../core/errors';
 import { ACTOR_HEADER, CORRELATION_HEADER } from '../../platform/actor';
 import { formatSubgraphError } from './errors';
@@ -54,9 +58,7 @@ function sendAnswer(res: ServerResponse, answer: OperationAnswer): void {
 
 /** A request Apollo's HTTP layer would refuse as BAD_REQUEST, in the subgraph's error shape. */
 function sendBadRequest(res: ServerResponse, message: string): void {
-  const error = new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } });
-  const formatted: GraphQLFormattedError = formatSubgraphError(error.toJSON(), error);
-  send(res, 400, JSON.stringify({ errors: [formatted] }));
+  sendAnswer(res, badRequestAnswer(message));
 }
 
 /** The body, or null once the cap is passed (the 413 is then already sent). */
@@ -120,6 +122,86 @@ function headerValue(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
+/** Most operations one batch may carry; the gateway's client sends at most SUBGRAPH_BATCH_MAX. */
+export const MAX_BATCH_OPERATIONS = 64;
+
+/** One operation of a batch as the gateway sends it: the request plus its credentials. */
+interface BatchEntry {
+  operation: OperationRequest | string;
+  actorHeader?: string;
+  correlationId?: string;
+}
+
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The entries of a batch body, or the reason it is refused. */
+function batchOf(operations: unknown): BatchEntry[] | string {
+  if (!Array.isArray(operations) || operations.length === 0)
+    return '`operations` must be a non-empty array.';
+  if (operations.length > MAX_BATCH_OPERATIONS)
+    return `A batch carries at most ${MAX_BATCH_OPERATIONS} operations.`;
+  return operations.map((entry: unknown) => {
+    if (!isRecord(entry)) return { operation: 'Each batched operation must be an object.' };
+    const { actor, correlationId, ...request } = entry;
+    return {
+      operation: operationOf(request),
+      actorHeader: stringOrUndefined(actor),
+      correlationId: stringOrUndefined(correlationId),
+    };
+  });
+}
+
+function badRequestAnswer(message: string): OperationAnswer {
+  const error = new GraphQLError(message, { extensions: { code: 'BAD_REQUEST' } });
+  return {
+    status: 400,
+    headers: [],
+    result: { errors: [formatSubgraphError(error.toJSON(), error)] },
+  };
+}
+
+/** One batched operation, answered as a single request with the same credentials would be. */
+async function answerEntry(
+  server: ApolloServer<SubgraphContext>,
+  entry: BatchEntry,
+): Promise<OperationAnswer> {
+  const caller = verifyCaller(server, entry);
+  if ('refused' in caller) return caller.refused;
+  if (typeof entry.operation === 'string') return badRequestAnswer(entry.operation);
+  try {
+    return await runOperation(server, entry.operation, caller.context);
+  } catch {
+    const spec = ERROR_CODES.INTERNAL_ERROR;
+    const extensions = { code: 'INTERNAL_ERROR', status: spec.status, retryable: spec.retryable };
+    return {
+      status: 500,
+      headers: [],
+      result: { errors: [{ message: spec.message, extensions }] },
+    };
+  }
+}
+
+/** Every operation of a batch at once (so the subgraph's own batching sees them together). */
+async function answerBatch(
+  server: ApolloServer<SubgraphContext>,
+  res: ServerResponse,
+  operations: unknown,
+): Promise<void> {
+  const entries = batchOf(operations);
+  if (typeof entries === 'string') return sendBadRequest(res, entries);
+  const answers = await Promise.all(entries.map((entry) => answerEntry(server, entry)));
+  const wire = answers.map(({ status, headers, result }) =>
+    headers.length === 0 ? { status, result } : { status, headers, result },
+  );
+  send(res, 200, JSON.stringify({ answers: wire }));
+}
+
+function isBatch(body: unknown): body is { operations: unknown } {
+  return isRecord(body) && 'operations' in body && Object.keys(body).length === 1;
+}
+
 /** Answers one hot-path request; never rejects (a failure is answered INTERNAL_ERROR). */
 export function operationHandler(
   server: ApolloServer<SubgraphContext>,
@@ -135,6 +217,7 @@ export function operationHandler(
       } catch {
         return sendTransportError(res, 'BODY_NOT_JSON');
       }
+      if (isBatch(body)) return await answerBatch(server, res, body.operations);
       // As Apollo's HTTP layer: the caller is verified before the body's shape is judged.
       const caller = verifyCaller(server, {
         actorHeader: headerValue(req, ACTOR_HEADER),
