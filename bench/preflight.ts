@@ -39,7 +39,7 @@ import {
   type Target,
   WARMUP_SECONDS,
 } from './preflightClients';
-import { type Result, type Slice, splitVerdict, summarize } from './preflightRounds';
+import { ms, type Result, type Slice, splitVerdict, summarize } from './preflightRounds';
 
 const POLICIES = 100;
 const DEFAULT_SECONDS = 8;
@@ -191,7 +191,10 @@ function printHeader(seconds: number): void {
       'split deploy: the gateway here, the subgraphs in a child process, over keep-alive HTTP (server CPU counts both processes);\n' +
       'gateway REST: gateway → intent subgraph over HTTP, both in this process (the whole CPU of the hop on one thread);\n' +
       'gateway in-proc: the all-in-one default (subgraphs called in-process);\n' +
-      'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n',
+      'in-proc + thread: the same with DECISION_THREAD=true (preflights decided on a thread of their own)\n' +
+      `fairness: every scenario gets the same client thread, ${CLIENTS} clients, database and ${os.cpus().length} unpinned cores, ` +
+      'in interleaved slices; in-process serves on one thread, the split deployment on two processes that may use a second core, ' +
+      'so each split verdict also shows both modes’ CPU per preflight (every process of the stack): their difference is the hop’s own cost\n',
   );
   process.stdout.write(
     'scenario          policies  requests  req/s   p50 ms  p99 ms  server loop  machine CPU  server CPU/req  postgres CPU/req  statuses\n',
@@ -201,7 +204,6 @@ function printHeader(seconds: number): void {
 function printRow(result: Result): void {
   const statuses = [...result.statuses].map(([status, count]) => `${status}×${count}`).join(' ');
   const machine = result.machineBusy === null ? '-' : `${Math.round(result.machineBusy * 100)} %`;
-  const ms = (value: number | null) => (value === null ? '-' : `${value.toFixed(2)} ms`);
   process.stdout.write(
     `${result.name.padEnd(17)} ${String(result.policies).padStart(8)}  ${String(result.requests).padStart(8)}  ` +
       `${String(result.perSecond).padStart(5)}  ${result.p50Ms.toFixed(1).padStart(6)}  ${result.p99Ms.toFixed(1).padStart(6)}  ` +

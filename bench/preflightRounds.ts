@@ -77,13 +77,28 @@ export function summarize(name: string, policies: number, slices: readonly Slice
 /** The split deployment may cost at most this share of in-process preflight throughput. */
 export const SPLIT_MAX_LOSS = 0.15;
 
-/** The verdict line on the split deployment's HTTP hop against the in-process transport. */
+/** A CPU figure in ms, or '-' where there is none (off Linux). */
+export const ms = (value: number | null): string =>
+  value === null ? '-' : `${value.toFixed(2)} ms`;
+
+/**
+ * The verdict line on the split deployment's HTTP hop against the in-process transport, judged on
+ * throughput; the CPU each mode spent per preflight (all of its processes, and PostgreSQL) follows,
+ * so the hop's own cost reads apart from how the machine's cores were shared.
+ */
 export function splitVerdict(split: Result, inProcess: Result): string {
   const loss = inProcess.perSecond === 0 ? 1 : 1 - split.perSecond / inProcess.perSecond;
   const met = loss <= SPLIT_MAX_LOSS;
+  const hopCpu =
+    split.serverCpuMsPerRequest === null || inProcess.serverCpuMsPerRequest === null
+      ? null
+      : split.serverCpuMsPerRequest - inProcess.serverCpuMsPerRequest;
   return (
     `target split deployment (gateway → subgraphs over HTTP) within ${SPLIT_MAX_LOSS * 100} % of in-process ` +
     `(${split.policies === 1 ? 'hot policy' : 'spread'}): ${split.perSecond}/s vs ${inProcess.perSecond}/s, ` +
-    `${(loss * 100).toFixed(1)} % lower — ${met ? 'met' : 'NOT met'}\n`
+    `${(loss * 100).toFixed(1)} % lower — ${met ? 'met' : 'NOT met'}` +
+    ` (server CPU per preflight ${ms(split.serverCpuMsPerRequest)} vs ${ms(inProcess.serverCpuMsPerRequest)}, ` +
+    `the hop ${hopCpu === null ? '-' : `${hopCpu >= 0 ? '+' : ''}${hopCpu.toFixed(2)} ms`}; ` +
+    `PostgreSQL ${ms(split.postgresCpuMsPerRequest)} vs ${ms(inProcess.postgresCpuMsPerRequest)})\n`
   );
 }

@@ -10,8 +10,14 @@ import { ACTOR_HEADER } from '../../platform/actor';
 import type { GatewayContext } from './context';
 import { createSubgraphClient, SubgraphTransportError } from './subgraphClient';
 
+interface Operation {
+  query?: string;
+  extensions?: { persistedQuery?: { sha256Hash: string } };
+  actor?: string;
+}
+
 interface Seen {
-  body: { query?: string; extensions?: { persistedQuery?: { sha256Hash: string } } };
+  body: Operation & { operations?: Operation[] };
   actor: string | undefined;
 }
 
@@ -20,6 +26,16 @@ let url: string;
 const seen: Seen[] = [];
 const known = new Map<string, string>();
 let answer: { status: number; body: string } | null = null;
+
+/** As Apollo Server answers: the query by its hash once it has seen the text, else not found. */
+function echo(operation: Operation): Record<string, unknown> {
+  const hash = operation.extensions?.persistedQuery?.sha256Hash;
+  if (operation.query !== undefined && hash !== undefined) known.set(hash, operation.query);
+  const query = operation.query ?? (hash === undefined ? undefined : known.get(hash));
+  return query === undefined
+    ? { errors: [{ message: 'PersistedQueryNotFound' }] }
+    : { data: { echo: query } };
+}
 
 beforeAll(async () => {
   server = http.createServer((request, response) => {
@@ -34,16 +50,15 @@ beforeAll(async () => {
         response.end(answer.body);
         return;
       }
-      const hash = body.extensions?.persistedQuery?.sha256Hash;
-      if (body.query !== undefined && hash !== undefined) known.set(hash, body.query);
-      const query = body.query ?? (hash === undefined ? undefined : known.get(hash));
-      response.end(
-        JSON.stringify(
-          query === undefined
-            ? { errors: [{ message: 'PersistedQueryNotFound' }] }
-            : { data: { echo: query } },
-        ),
-      );
+      if (body.operations !== undefined) {
+        const answers = body.operations.map((operation) => ({
+          status: 200,
+          result: { ...echo(operation), actor: operation.actor },
+        }));
+        response.end(JSON.stringify({ answers }));
+        return;
+      }
+      response.end(JSON.stringify(echo(body)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,10 +74,13 @@ beforeEach(() => {
   answer = null;
 });
 
-function options(query: string): GraphQLDataSourceProcessOptions<GatewayContext> {
+function options(
+  query: string,
+  signedActor = 'signed-actor',
+): GraphQLDataSourceProcessOptions<GatewayContext> {
   return {
     request: { query, variables: { a: 1 } },
-    context: { signedActor: 'signed-actor', correlationId: 'cor_1' },
+    context: { signedActor, correlationId: 'cor_1' },
   } as unknown as GraphQLDataSourceProcessOptions<GatewayContext>;
 }
 
@@ -110,6 +128,52 @@ it('refuses a response body over the size cap', async () => {
     await expect(client.dataSource(url).process(options('{ big }'))).rejects.toBeInstanceOf(
       SubgraphTransportError,
     );
+  } finally {
+    await client.close();
+  }
+});
+
+it('sends concurrent operations to one subgraph as one request, each answer to its caller and each actor with its operation', async () => {
+  const client = createSubgraphClient();
+  try {
+    const source = client.dataSource(url);
+    const query = '{ batched }';
+    await source.process(options(query)); // the subgraph learns the query text
+    seen.length = 0;
+    const answers = await Promise.all(
+      ['actor-a', 'actor-b', 'actor-c'].map((actor) => source.process(options(query, actor))),
+    );
+    expect(seen).toHaveLength(1);
+    expect(seen[0].actor).toBeUndefined();
+    expect(seen[0].body.operations?.map((operation) => operation.actor)).toEqual([
+      'actor-a',
+      'actor-b',
+      'actor-c',
+    ]);
+    expect(seen[0].body.operations?.every((operation) => operation.query === undefined)).toBe(true);
+    expect(answers).toEqual(
+      ['actor-a', 'actor-b', 'actor-c'].map((actor) => ({ data: { echo: query }, actor })),
+    );
+  } finally {
+    await client.close();
+  }
+});
+
+it('fails every operation of a batch the subgraph refuses as a whole', async () => {
+  const client = createSubgraphClient();
+  try {
+    const source = client.dataSource(url);
+    answer = { status: 400, body: JSON.stringify({ errors: [{ message: 'bad batch' }] }) };
+    const failures = await Promise.all(
+      ['{ one }', '{ two }'].map((query) =>
+        source.process(options(query)).catch((error: unknown) => error),
+      ),
+    );
+    expect(seen).toHaveLength(1);
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(GraphQLError);
+      expect((failure as GraphQLError).extensions).toMatchObject({ response: { status: 400 } });
+    }
   } finally {
     await client.close();
   }

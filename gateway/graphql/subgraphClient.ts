@@ -5,12 +5,14 @@
 // @apollo/gateway's RemoteGraphQLDataSource, whose per-request fetch objects (Headers, Request)
 // cost more than the hop itself (see docs/architecture.md).
 import { createHash } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import { GraphQLError } from 'graphql';
 import { Agent, type Dispatcher } from 'undici';
 import { ACTOR_HEADER, CORRELATION_HEADER } from '../../platform/actor';
 import type { GatewayContext } from './context';
+import { type BatchedAnswer, type BatchedOperation, SubgraphBatcher } from './subgraphBatch';
 
 export const SUBGRAPH_TIMEOUT_MS = 15_000;
 export const SUBGRAPH_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
@@ -81,33 +83,36 @@ function bodyOf(reply: SubgraphReply): unknown {
 }
 
 /** A non-2xx answer as the error the gateway reports for that fetch (as RemoteGraphQLDataSource). */
-function errorOf(url: URL, reply: SubgraphReply): GraphQLError {
+function errorOf(url: URL, answer: SubgraphAnswer): GraphQLError {
   const extensions: Record<string, unknown> = {
     response: {
       url: url.href,
-      status: reply.status,
-      statusText: reply.statusText,
-      body: bodyOf(reply),
+      status: answer.status,
+      statusText: answer.statusText,
+      body: answer.body,
     },
   };
-  if (reply.status === 401) extensions.code = 'UNAUTHENTICATED';
-  else if (reply.status === 403) extensions.code = 'FORBIDDEN';
-  return new GraphQLError(`${reply.status}: ${reply.statusText}`, { extensions });
+  if (answer.status === 401) extensions.code = 'UNAUTHENTICATED';
+  else if (answer.status === 403) extensions.code = 'FORBIDDEN';
+  return new GraphQLError(`${answer.status}: ${answer.statusText}`, { extensions });
 }
 
-function persistedQueryNotFound(response: GatewayGraphQLResponse): boolean {
-  return (response.errors ?? []).some((error) => error.message === 'PersistedQueryNotFound');
+function persistedQueryNotFound(body: unknown): boolean {
+  const errors = (body as GatewayGraphQLResponse | null)?.errors;
+  return (
+    Array.isArray(errors) && errors.some((error) => error.message === 'PersistedQueryNotFound')
+  );
 }
 
 /** Narrows the incoming operation's cache policy by the subgraph's cache-control header. */
 function restrictCachePolicy(
   options: GraphQLDataSourceProcessOptions<GatewayContext>,
-  reply: SubgraphReply,
+  answer: SubgraphAnswer,
 ): void {
   if (!('incomingRequestContext' in options)) return; // a health check or schema load
   const policy = options.incomingRequestContext.overallCachePolicy;
   if (!policy || !('restrict' in policy)) return;
-  const header = headerOf(reply, 'cache-control') ?? '';
+  const header = answer.header('cache-control') ?? '';
   const maxAge = /(?:^|,)\s*max-age=([0-9]+)\s*(?:,|$)/i.exec(header)?.[1];
   const scope = /(?:^|,)\s*private\s*(?:,|$)/i.test(header)
     ? 'PRIVATE'
@@ -132,12 +137,43 @@ class QueryHashes {
   }
 }
 
+/** One operation's answer, from a plain request or from its place in a batch. */
+interface SubgraphAnswer {
+  status: number;
+  statusText: string;
+  header(name: string): string | undefined;
+  body: unknown;
+}
+
+function answerOfReply(reply: SubgraphReply): SubgraphAnswer {
+  return {
+    status: reply.status,
+    statusText: reply.statusText,
+    header: (name) => headerOf(reply, name),
+    body: bodyOf(reply),
+  };
+}
+
+function answerOfBatched(batched: BatchedAnswer): SubgraphAnswer {
+  const headers = new Map(
+    (batched.headers ?? []).map(([name, value]) => [name.toLowerCase(), value]),
+  );
+  return {
+    status: batched.status,
+    statusText: STATUS_CODES[batched.status] ?? '',
+    header: (name) => headers.get(name),
+    body: batched.result,
+  };
+}
+
 /**
  * One subgraph over HTTP: the query's hash first (automatic persisted queries; the subgraph's
- * Apollo Server keeps registered queries), the full text only when the subgraph does not know it.
+ * Apollo Server keeps registered queries), the full text only when the subgraph does not know it;
+ * concurrent operations leave together in one request (subgraphBatch.ts).
  */
 class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
   private readonly url: URL;
+  private readonly batcher: SubgraphBatcher;
 
   constructor(
     url: string,
@@ -145,6 +181,10 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     private readonly hashes: QueryHashes,
   ) {
     this.url = new URL(url);
+    this.batcher = new SubgraphBatcher(
+      async (operation) => toBatched(await this.sendOne(operation)),
+      (operations) => this.sendMany(operations),
+    );
   }
 
   async process(
@@ -153,32 +193,56 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     const context = options.context as Partial<GatewayContext>;
     const { query, variables, operationName, extensions } = options.request;
     if (!query) throw new Error('subgraph request without a query');
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (context.signedActor) headers[ACTOR_HEADER] = context.signedActor;
-    if (context.correlationId) headers[CORRELATION_HEADER] = context.correlationId;
-    const persisted = {
-      ...extensions,
-      persistedQuery: { version: 1, sha256Hash: this.hashes.of(query) },
+    const operation: BatchedOperation = {
+      operationName,
+      variables,
+      extensions: {
+        ...extensions,
+        persistedQuery: { version: 1, sha256Hash: this.hashes.of(query) },
+      },
+      actor: context.signedActor,
+      correlationId: context.correlationId,
     };
-    const request = { operationName, variables, extensions: persisted };
-    let sent = await this.send(headers, JSON.stringify(request));
-    if (persistedQueryNotFound(sent.answer))
-      sent = await this.send(headers, JSON.stringify({ query, ...request }));
-    restrictCachePolicy(options, sent.reply);
-    return sent.answer;
+    let answer = answerOfBatched(await this.batcher.submit(operation));
+    if (persistedQueryNotFound(answer.body)) answer = await this.sendOne({ ...operation, query });
+    if (answer.status < 200 || answer.status >= 300) throw errorOf(this.url, answer);
+    if (answer.body === null || typeof answer.body !== 'object' || Array.isArray(answer.body))
+      throw new Error(`Expected JSON response body, but received: ${String(answer.body)}`);
+    restrictCachePolicy(options, answer);
+    return answer.body as GatewayGraphQLResponse;
   }
 
-  private async send(
-    headers: Record<string, string>,
-    body: string,
-  ): Promise<{ answer: GatewayGraphQLResponse; reply: SubgraphReply }> {
-    const reply = await post(this.agent, this.url, headers, body);
-    if (reply.status < 200 || reply.status >= 300) throw errorOf(this.url, reply);
-    const parsed = bodyOf(reply);
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw new Error(`Expected JSON response body, but received: ${String(parsed)}`);
-    return { answer: parsed as GatewayGraphQLResponse, reply };
+  /** A lone operation as a plain GraphQL-over-HTTP request, its credentials in headers. */
+  private async sendOne(operation: BatchedOperation): Promise<SubgraphAnswer> {
+    const { actor, correlationId, ...request } = operation;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (actor) headers[ACTOR_HEADER] = actor;
+    if (correlationId) headers[CORRELATION_HEADER] = correlationId;
+    return answerOfReply(await post(this.agent, this.url, headers, JSON.stringify(request)));
   }
+
+  /** Several operations in one request; a failure of the request itself fails each of them. */
+  private async sendMany(operations: BatchedOperation[]): Promise<BatchedAnswer[]> {
+    const body = JSON.stringify({ operations });
+    const answer = answerOfReply(
+      await post(this.agent, this.url, { 'content-type': 'application/json' }, body),
+    );
+    if (answer.status < 200 || answer.status >= 300) throw errorOf(this.url, answer);
+    const answers = (answer.body as { answers?: unknown } | null)?.answers;
+    if (!Array.isArray(answers))
+      throw new SubgraphTransportError(`subgraph ${this.url.origin}: no answers`);
+    return answers as BatchedAnswer[];
+  }
+}
+
+/** A plain answer in the batch's shape (the batcher hands both kinds back the same way). */
+function toBatched(answer: SubgraphAnswer): BatchedAnswer {
+  const cacheControl = answer.header('cache-control');
+  return {
+    status: answer.status,
+    ...(cacheControl !== undefined && { headers: [['cache-control', cacheControl]] }),
+    result: answer.body,
+  };
 }
 
 /** The gateway's HTTP client to its subgraphs: one keep-alive agent, a data source per subgraph. */

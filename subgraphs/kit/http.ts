@@ -1,6 +1,7 @@
-// Serves one started subgraph server over HTTP on its own port: express 5, POST/GET /graphql,
-// a bounded JSON body, keep-alive tuned for the gateway's pooled client, JSON errors for
-// transport failures, and a stop() that drains idle and then lingering connections.
+// Serves one started subgraph server over HTTP on its own port: POST /graphql with a JSON body on
+// a bare node:http hot path (operationHttp.ts), everything else (GET, other media types) through
+// express 5 and Apollo's HTTP layer; a bounded body, keep-alive tuned for the gateway's pooled
+// client, JSON errors for transport failures, and a stop() that drains idle then lingering connections.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApolloServer } from '@apollo/server';
@@ -9,6 +10,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { ERROR_CODES, type ErrorCode } from '../../core/errors';
 import { ACTOR_HEADER } from '../../platform/actor';
 import { CORRELATION_HEADER, contextFactoryFor } from './context';
+import { isJsonPost, operationHandler } from './operationHttp';
 import type { SubgraphContext } from './types';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -80,7 +82,11 @@ export async function startSubgraphHttp(
     sendTransportError(res, transportErrorCode(error));
   });
 
-  const httpServer = http.createServer(app);
+  const hotPath = operationHandler(server, MAX_BODY_BYTES);
+  const httpServer = http.createServer((req, res) => {
+    if (isJsonPost(req, GRAPHQL_PATH)) void hotPath(req, res);
+    else app(req, res);
+  });
   httpServer.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   httpServer.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
   httpServer.requestTimeout = REQUEST_TIMEOUT_MS;

@@ -310,6 +310,51 @@ describe('errors leaving a subgraph', () => {
   });
 });
 
+describe('operations the gateway batches into one request', () => {
+  test('each is answered in order as its own request would be: its actor, its correlation id, its refusal', async () => {
+    const response = await post({
+      operations: [
+        {
+          query: PROBE,
+          actor: signActor({ kind: 'admin' }, SECRET),
+          correlationId: 'cor_00000000000000b1',
+        },
+        { query: PROBE, actor: signActor({ kind: 'admin' }, randomBytes(32)) },
+        { query: '{ kitProbe { nope } }' },
+        { query: PROBE },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const [signed, forged, invalid, anonymous] = response.json.answers;
+    expect(signed.status).toBe(200);
+    expect(signed.result.data.kitProbe).toEqual({
+      actorKind: 'admin',
+      correlationId: 'cor_00000000000000b1',
+      database: db.name,
+    });
+    expect(forged.status).toBe(401);
+    expect(forged.result.data).toBeUndefined();
+    expect(forged.result.errors[0].extensions).toMatchObject({ code: 'AUTH_REQUIRED' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.result.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(anonymous.result.data.kitProbe.actorKind).toBe('anonymous');
+  });
+
+  test('a batch that is empty, too long or not a list is refused whole as REQUEST_INVALID', async () => {
+    const actor = signActor({ kind: 'admin' }, SECRET);
+    for (const operations of [
+      [],
+      Array.from({ length: 65 }, () => ({ query: PROBE, actor })),
+      'x',
+    ]) {
+      const response = await post({ operations });
+      expect(response.status).toBe(400);
+      expect(response.json.errors[0].extensions.code).toBe('REQUEST_INVALID');
+      expect(response.json.answers).toBeUndefined();
+    }
+  });
+});
+
 test('deployment settings and chains reach the resolvers; a server without them gets the defaults', async () => {
   const registry = `0x${'34'.repeat(20)}` as const;
   const configured = await createSubgraphServer(probeModule, {

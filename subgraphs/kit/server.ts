@@ -8,14 +8,13 @@ import {
 } from '@apollo/server/plugin/disabled';
 import type { DocumentNode, FormattedExecutionResult } from 'graphql';
 import {
-  contextFactoryFor,
   createContextFactory,
-  isContextRefusal,
   registerContextFactory,
   type RequestCredentials,
   type SubgraphServerDeps,
 } from './context';
 import { classifyError, formatSubgraphError } from './errors';
+import { answerOperation } from './operation';
 import type { SubgraphContext, SubgraphModule } from './types';
 
 export { CORRELATION_HEADER, type RequestCredentials, type SubgraphServerDeps } from './context';
@@ -97,18 +96,5 @@ export async function executeInProcess(
   request: InProcessRequest,
   credentials: RequestCredentials = {},
 ): Promise<FormattedExecutionResult> {
-  let contextValue: SubgraphContext;
-  try {
-    contextValue = contextFactoryFor(server)(credentials);
-  } catch (error) {
-    if (!isContextRefusal(error)) throw error;
-    return { errors: [formatSubgraphError(error.toJSON(), error)] };
-  }
-  const response = await server.executeOperation(
-    { query: request.query, variables: request.variables, operationName: request.operationName },
-    { contextValue },
-  );
-  if (response.body.kind !== 'single')
-    throw new Error('incremental delivery is not supported by subgraphs');
-  return response.body.singleResult;
+  return (await answerOperation(server, request, credentials)).result;
 }
