@@ -25,12 +25,11 @@ import { uniformLimits } from '../gateway/rateLimit/limiter';
 import { createChainPublicClient, type ChainPublicClient } from '../platform/chain/clients';
 import { silentLogger } from '../platform/log';
 import { profiled } from './cpuProfile';
-import { processCpuMs } from './cpuTime';
+import { postgresCpuBetween, processCpuMs } from './cpuTime';
 import { devnetX402, fundedPayerKeys } from './paidStack';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
 import {
-  backendsCpuBetween,
   chainMark,
   countRpcRequests,
   databaseBackendsCpuMs,
@@ -181,7 +180,7 @@ async function runPhase(bench: Bench, name: Result['name'], job: ClientJob): Pro
     anvilCpuMs: perCall(
       anvilBefore === null || anvilAfter === null ? null : anvilAfter - anvilBefore,
     ),
-    postgresCpuMs: perCall(backendsCpuBetween(pgBefore, pgAfter)) ?? 0,
+    postgresCpuMs: perCall(postgresCpuBetween(pgBefore, pgAfter)) ?? 0,
     signedInClock: report.signedInClock,
     presigned: report.presigned,
     chain,

@@ -81,29 +81,19 @@ export async function relayerSpend(
   return { transactions, gasUsed };
 }
 
-/** CPU ms of each PostgreSQL backend serving database `name` now, by pid ('-' off Linux: empty). */
+/** CPU ms of each PostgreSQL backend serving database `name` now, by pid (empty off Linux); compare with postgresCpuBetween. */
 export async function databaseBackendsCpuMs(
   pool: Pool,
   name: string,
-): Promise<Map<number, number>> {
+): Promise<Map<string, number>> {
   const { rows } = await pool.query<{ pid: number }>(
     'SELECT pid FROM pg_stat_activity WHERE datname = $1',
     [name],
   );
-  const byPid = new Map<number, number>();
+  const byPid = new Map<string, number>();
   for (const { pid } of rows) {
     const ms = processCpuMs(pid);
-    if (ms !== null) byPid.set(pid, ms);
+    if (ms !== null) byPid.set(String(pid), ms);
   }
   return byPid;
-}
-
-/** CPU the backends alive at the end spent since the start (a new backend counts whole). */
-export function backendsCpuBetween(
-  before: Map<number, number>,
-  after: Map<number, number>,
-): number {
-  let total = 0;
-  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
-  return total;
 }
