@@ -34,7 +34,7 @@ import { percentile } from './stats';
 const DEFAULT_SECONDS = 20;
 const DEFAULT_CONSUMERS = 8;
 const WARMUP_SECONDS = 2;
-const TARGET_PER_SECOND = 25;
+const TARGET_PER_SECOND = 40;
 const TARGET_P99_MS = 250;
 
 type Devnet = Awaited<ReturnType<typeof startDevnetChains>>;

@@ -1,5 +1,6 @@
 // What the paid benchmarks (x402, mcp) share: x402 on the devnet's funding chain as the gateway
 // takes it, and payers minted more tokens than any run spends.
+import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { DEVNET_POLLING_INTERVAL_MS, type startDevnetChains } from '../devnet/chains';
 import type { X402GatewayOptions } from '../gateway/server';
@@ -30,20 +31,25 @@ export function devnetX402(database: Database, devnet: Devnet): X402GatewayOptio
   };
 }
 
-/** `count` fresh payers, each minted more tokens than any run spends. */
-export async function fundedPayers(devnet: Devnet, count: number): Promise<PrivateKeyAccount[]> {
+/** `count` fresh payers' private keys, each minted more tokens than any run spends. */
+export async function fundedPayerKeys(devnet: Devnet, count: number): Promise<Hex[]> {
   const funding = devnet.info.chains.funding;
   const polling = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
   const publicClient = createChainPublicClient(funding, polling);
   const minter = createChainWalletClient(funding, devnet.keys.deployer.account, polling);
-  const payers = Array.from({ length: count }, () => privateKeyToAccount(generatePrivateKey()));
-  for (const payer of payers)
+  const keys = Array.from({ length: count }, () => generatePrivateKey());
+  for (const key of keys)
     await mintToken({
       publicClient,
       minter,
       token: funding.token.address,
-      to: payer.address,
+      to: privateKeyToAccount(key).address,
       amountAtomic: 1_000_000_000n,
     });
-  return payers;
+  return keys;
+}
+
+/** `count` fresh payers, each minted more tokens than any run spends. */
+export async function fundedPayers(devnet: Devnet, count: number): Promise<PrivateKeyAccount[]> {
+  return (await fundedPayerKeys(devnet, count)).map((key) => privateKeyToAccount(key));
 }

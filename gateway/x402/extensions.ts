@@ -100,8 +100,16 @@ function offerOf(
   };
 }
 
+/** Offer signatures kept: a busy route signs the same offer (same second, amount, payee) over and over. */
+const SIGNED_OFFERS_KEPT = 1024;
+
 export class X402Extensions {
   private readonly bazaar = new Map<RouteDefinition, Record<string, unknown>>();
+  /**
+   * Signatures of offers already signed, by payload. ECDSA signing here is deterministic (RFC 6979),
+   * so a kept signature is the very one signing again would give; only the CPU is saved.
+   */
+  private readonly signedOffers = new Map<string, Promise<string>>();
 
   constructor(private readonly options: X402ExtensionsOptions) {
     // Every priced route's metadata is built (and validated) once, before the first request.
@@ -123,6 +131,19 @@ export class X402Extensions {
     return result;
   }
 
+  private signOffer(payload: OfferPayload, signer: OfferReceiptSigner): Promise<string> {
+    const key = JSON.stringify(payload);
+    let signed = this.signedOffers.get(key);
+    if (!signed) {
+      signed = signOfferEIP712(payload, signer.signTypedData);
+      this.signedOffers.set(key, signed);
+      signed.catch(() => this.signedOffers.delete(key)); // a failed signature is never kept
+      if (this.signedOffers.size > SIGNED_OFFERS_KEPT)
+        this.signedOffers.delete(this.signedOffers.keys().next().value as string);
+    }
+    return signed;
+  }
+
   private async withChallengeExtensions(
     route: RouteDefinition,
     resourceUrl: string,
@@ -139,7 +160,7 @@ export class X402Extensions {
       const offers = await Promise.all(
         paymentRequired.accepts.map(async (accepted, acceptIndex) => {
           const payload = offerOf(resourceUrl, accepted, validUntil);
-          const signature = await signOfferEIP712(payload, signer.signTypedData);
+          const signature = await this.signOffer(payload, signer);
           return { format: 'eip712', acceptIndex, payload, signature };
         }),
       );
@@ -199,7 +220,7 @@ export class X402Extensions {
     );
     const [receiptSignature, offerSignature] = await Promise.all([
       signReceiptEIP712(receipt, signer.signTypedData),
-      signOfferEIP712(offer, signer.signTypedData),
+      this.signOffer(offer, signer),
     ]);
     const extensions = {
       ...(settlement.extensions ?? {}),

@@ -141,7 +141,11 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
 
   const recentReceipts = new RecentReceipts();
   // Which settlement (of several under way at once) reached the send: each runs in its own context.
-  const sends = new AsyncLocalStorage<{ broadcast: boolean }>();
+  // Its code reads too: within one settlement the payer's code is read from the chain once.
+  const sends = new AsyncLocalStorage<{
+    broadcast: boolean;
+    codeReads: Map<string, Promise<Hex | undefined>>;
+  }>();
   const signer = createFacilitatorSigner(wallet, account.address, {
     confirmationTimeoutMs: options.confirmationTimeoutMs,
     onReceipt: (receipt) => recentReceipts.remember(receipt),
@@ -149,6 +153,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
       const attempt = sends.getStore();
       if (attempt) attempt.broadcast = true;
     },
+    codeReads: () => sends.getStore()?.codeReads,
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
@@ -157,7 +162,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     network,
     relayer: account.address,
     async settle(payload, requirements) {
-      const attempt = { broadcast: false };
+      const attempt = { broadcast: false, codeReads: new Map<string, Promise<Hex | undefined>>() };
       const response = await sends.run(attempt, () => facilitator.settle(payload, requirements));
       return { ...response, broadcast: attempt.broadcast };
     },

@@ -1,9 +1,11 @@
 // The relayer's sends through the facilitator signer, against a real anvil: concurrent settlements
 // never share a nonce (a plain account without the nonce manager fails this: "nonce too low"), and
 // a send the node refuses leaves no gap behind which every later settlement would wait. The RPC
-// passes through a real HTTP relay on 127.0.0.1 that can refuse one eth_sendRawTransaction.
+// passes through a real HTTP relay on 127.0.0.1 that can refuse one eth_sendRawTransaction (and
+// counts eth_getCode: within one settlement an address's code is read once).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { type AnvilNode, startAnvil } from './anvil';
 import { createAnvilTestClient, createChainWalletClient } from './clients';
@@ -13,6 +15,8 @@ let anvil: AnvilNode;
 let relay: http.Server;
 let relayUrl: string;
 let refuseNextSend = false;
+/** eth_getCode requests the relay forwarded. */
+let codeReads = 0;
 
 /** Forwards JSON-RPC to anvil; refuses one eth_sendRawTransaction when asked, as a flaky node would. */
 function startRelay(target: string): Promise<http.Server> {
@@ -23,6 +27,7 @@ function startRelay(target: string): Promise<http.Server> {
       const body = Buffer.concat(chunks).toString('utf8');
       const call = JSON.parse(body) as { id: number; method: string };
       response.setHeader('content-type', 'application/json');
+      if (call.method === 'eth_getCode') codeReads += 1;
       if (refuseNextSend && call.method === 'eth_sendRawTransaction') {
         refuseNextSend = false;
         response.end(
@@ -45,7 +50,7 @@ function startRelay(target: string): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function fundedSigner() {
+async function fundedSigner(codeReadsOf?: () => Map<string, Promise<Hex | undefined>> | undefined) {
   const account = relayerAccount(generatePrivateKey());
   await createAnvilTestClient(anvil).setBalance({ address: account.address, value: 10n ** 20n });
   const endpoint = { chainId: anvil.chainId, rpcUrl: relayUrl };
@@ -54,6 +59,7 @@ async function fundedSigner() {
   );
   const signer = createFacilitatorSigner(wallet, account.address, {
     confirmationTimeoutMs: 5_000,
+    codeReads: codeReadsOf,
   });
   return { account, wallet, signer };
 }
@@ -103,4 +109,26 @@ it('after a send the RPC refused, the next settlement takes the free nonce and i
   expect(receipt.status).toBe('success');
   expect((await wallet.getTransaction({ hash: next })).nonce).toBe(1);
   expect(await wallet.getTransactionCount({ address: account.address })).toBe(2);
+});
+
+it("reads an address's code from the chain once within a settlement, every time outside one", async () => {
+  let scope: Map<string, Promise<Hex | undefined>> | undefined;
+  const { account, signer } = await fundedSigner(() => scope);
+  codeReads = 0;
+  await signer.getCode({ address: SINK });
+  await signer.getCode({ address: SINK });
+  expect(codeReads).toBe(2);
+
+  scope = new Map();
+  const [first, second] = await Promise.all([
+    signer.getCode({ address: SINK }),
+    signer.getCode({ address: SINK }),
+  ]);
+  await signer.getCode({ address: account.address });
+  expect(codeReads).toBe(4); // SINK once, the relayer once
+  expect(second).toEqual(first);
+
+  scope = new Map(); // the next settlement asks the chain again
+  await signer.getCode({ address: SINK });
+  expect(codeReads).toBe(5);
 });

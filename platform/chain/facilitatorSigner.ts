@@ -41,6 +41,12 @@ export interface FacilitatorSignerOptions {
    * on the node may hold it even if its answer is lost, so a failure is no proof nothing was sent.
    */
   readonly onSend?: () => void;
+  /**
+   * The code reads of the settlement under way, by address: the facilitator asks for the payer's
+   * code twice per settlement (ERC-6492 classification, then signature verification), and one
+   * eth_getCode answers both. Absent, or undefined outside a settlement: every read goes to the chain.
+   */
+  readonly codeReads?: () => Map<string, Promise<Hex | undefined>> | undefined;
 }
 
 export function createFacilitatorSigner(
@@ -74,7 +80,18 @@ export function createFacilitatorSigner(
         options.onReceipt?.(receipt);
         return receipt;
       },
-      getCode: (args) => wallet.getCode(args),
+      getCode: (args) => {
+        const reads = options.codeReads?.();
+        if (!reads) return wallet.getCode(args);
+        const key = args.address.toLowerCase();
+        let read = reads.get(key);
+        if (!read) {
+          read = wallet.getCode(args);
+          reads.set(key, read);
+          read.catch(() => reads.delete(key)); // a failed read is asked again, never remembered
+        }
+        return read;
+      },
     },
     { confirmationTimeoutMs: options.confirmationTimeoutMs },
   );

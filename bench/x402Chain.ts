@@ -1,0 +1,99 @@
+// What the x402 bench reads around each phase besides time: the JSON-RPC requests this process
+// sent to the funding chain (counted by method on the process's fetch, which viem's transport
+// uses), the relayer's transactions and their gas (from the chain: its nonce before and after, the
+// receipts of the blocks in between), and the CPU of anvil and of the phase's PostgreSQL backends.
+import type { Pool } from 'pg';
+import type { Address, Hex, TransactionReceipt } from 'viem';
+import type { ChainPublicClient } from '../platform/chain/clients';
+import { processCpuMs } from './cpuTime';
+
+/** JSON-RPC requests to `rpcUrl` sent through this process's fetch from now on, by method. */
+export function countRpcRequests(rpcUrl: string): () => Map<string, number> {
+  const counts = new Map<string, number>();
+  const original = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url.startsWith(rpcUrl) && typeof init?.body === 'string')
+      for (const match of init.body.matchAll(/"method":"([^"]+)"/g))
+        counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
+    return original(input, init);
+  };
+  return () => new Map(counts);
+}
+
+/** `after` less `before`, per method. */
+export function rpcBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): Map<string, number> {
+  const delta = new Map<string, number>();
+  for (const [method, count] of after) {
+    const grown = count - (before.get(method) ?? 0);
+    if (grown > 0) delta.set(method, grown);
+  }
+  return delta;
+}
+
+export interface ChainMark {
+  readonly nonce: number;
+  readonly block: bigint;
+}
+
+export async function chainMark(client: ChainPublicClient, relayer: Address): Promise<ChainMark> {
+  const [nonce, block] = await Promise.all([
+    client.getTransactionCount({ address: relayer, blockTag: 'latest' }),
+    client.getBlockNumber({ cacheTime: 0 }),
+  ]);
+  return { nonce, block };
+}
+
+/** The relayer's transactions mined after `before` up to `after` and the gas they used. */
+export async function relayerSpend(
+  client: ChainPublicClient,
+  relayer: Address,
+  before: ChainMark,
+  after: ChainMark,
+): Promise<{ transactions: number; gasUsed: bigint }> {
+  let gasUsed = 0n;
+  let transactions = 0;
+  const blocks: bigint[] = [];
+  for (let block = before.block + 1n; block <= after.block; block += 1n) blocks.push(block);
+  for (let start = 0; start < blocks.length; start += 50) {
+    const receipts = await Promise.all(
+      blocks.slice(start, start + 50).map(
+        (block) =>
+          client.request({
+            method: 'eth_getBlockReceipts' as never,
+            params: [`0x${block.toString(16)}`] as never,
+          }) as Promise<Array<Pick<TransactionReceipt, 'from'> & { gasUsed: Hex }>>,
+      ),
+    );
+    for (const receipt of receipts.flat())
+      if (receipt.from.toLowerCase() === relayer.toLowerCase()) {
+        transactions += 1;
+        gasUsed += BigInt(receipt.gasUsed);
+      }
+  }
+  if (transactions !== after.nonce - before.nonce)
+    throw new Error(
+      `relayer nonce moved ${after.nonce - before.nonce} but ${transactions} of its receipts were found`,
+    );
+  return { transactions, gasUsed };
+}
+
+/** CPU ms of each PostgreSQL backend serving database `name` now, by pid (empty off Linux); compare with postgresCpuBetween. */
+export async function databaseBackendsCpuMs(
+  pool: Pool,
+  name: string,
+): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+    [name],
+  );
+  const byPid = new Map<string, number>();
+  for (const { pid } of rows) {
+    const ms = processCpuMs(pid);
+    if (ms !== null) byPid.set(String(pid), ms);
+  }
+  return byPid;
+}
