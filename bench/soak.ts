@@ -6,7 +6,11 @@
 // token and devnet, for the faucet). Agents (own wallet, policy, consumer and owner sessions) loop
 // over free calls, paid calls (x402), approved preflights, escalated preflights and whole purchases
 // (create → fund over x402 → execute). Each minute prints operations/s, answers by class, 5xx by
-// code, and the service process's resident memory (when it runs here).
+// code, the service's memory from its /metrics (resident, V8 heap used and total, external, array
+// buffers) and every 4xx kind (route, status, code) with its first body. `--heap-snapshots <dir>`
+// starts the service with a heap-snapshot signal and takes one at each `--snapshot-minutes`
+// (default 2,8), for comparing by constructor in DevTools (a snapshot runs a full GC: diagnosis only).
+// The service runs with the Node flags of package.json's start script; `--node-flags '…'` overrides them.
 // Run: npm run soak -- --minutes 30 [--agents 4] [--url http://127.0.0.1:4000 --data-dir .data]
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -22,6 +26,8 @@ import { challengeOf, signedPaymentHeader } from '../devnet/agents/x402Payer';
 import { faucet } from '../devnet/faucet';
 import { readDevnetFile } from '../devnet/devnetFile';
 import { freeLoopbackPort } from '../platform/db/embedded/launch';
+import { projectRoot } from '../platform/paths';
+import { ClientErrors, memoryText, residentParts, routeOf, serviceMemory } from './soakProbe';
 
 /** A JSON answer as the soak reads it: plain objects, fields checked where used. */
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -33,14 +39,20 @@ interface Agent {
   readonly account: PrivateKeyAccount;
   readonly policyId: string;
   readonly policyHash: string;
-  readonly session: string;
+  /** The consumer session; renewed by signing in again before it lapses (sessions live 30 min). */
+  session: string;
+  sessionRenewAt: number;
 }
+
+/** A session lives 30 minutes (docs/auth.md); the soak signs in again 5 minutes before that. */
+const SESSION_RENEW_AFTER_MS = 25 * 60_000;
 
 interface Tally {
   ops: number;
   failedOps: number;
   answers: Record<'2xx' | '402' | '4xx' | '5xx', number>;
   serverErrors: Record<string, number>;
+  clientErrors: ClientErrors;
 }
 
 const newTally = (): Tally => ({
@@ -48,10 +60,24 @@ const newTally = (): Tally => ({
   failedOps: 0,
   answers: { '2xx': 0, '402': 0, '4xx': 0, '5xx': 0 },
   serverErrors: {},
+  clientErrors: new ClientErrors(),
 });
 
 /** The service as `npm start` runs it, in a fresh data dir, limits wide open; resolves once ready. */
-async function startService(dataDir: string, port: number): Promise<ChildProcess> {
+/** The Node flags `npm start` runs the service with (package.json's start script). */
+function startScriptFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8'));
+  const script = String(manifest.scripts.start);
+  const flags = /\bnode((?: --[\w-]+(?:=\S+)?)*) dist\/cli\/main\.js start\b/.exec(script);
+  if (!flags) throw new Error(`cannot read the node flags of the start script: ${script}`);
+  return flags[1]!.split(' ').filter((flag) => flag !== '');
+}
+
+async function startService(
+  dataDir: string,
+  port: number,
+  options: { snapshotDir: string | undefined; nodeFlags: readonly string[] },
+): Promise<ChildProcess> {
   const wide = '1000000';
   const limits = ['IP', 'CHALLENGE', 'PRINCIPAL', 'PAYER', 'PAID_IP', 'SIGN_IN', 'OUTBOUND'];
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port) };
@@ -61,7 +87,15 @@ async function startService(dataDir: string, port: number): Promise<ChildProcess
     env[`RATE_LIMIT_${name}_BURST`] = wide;
   }
   const main = path.join(__dirname, '..', 'cli', 'main.js');
-  const child = spawn(process.execPath, [main, 'start'], {
+  const diagnostics = options.snapshotDir
+    ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.snapshotDir}`]
+    : [];
+  const flags = [...options.nodeFlags, ...diagnostics];
+  const shown = flags.join(' ') || 'without flags';
+  process.stdout.write(
+    `soak: starting the service (npm start's assembly, node ${shown}) in ${dataDir} …\n`,
+  );
+  const child = spawn(process.execPath, [...flags, main, 'start'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -75,18 +109,6 @@ async function startService(dataDir: string, port: number): Promise<ChildProcess
     child.once('exit', (code) => reject(new Error(`the service exited (${code}) before ready`)));
   });
   return child;
-}
-
-/** Resident memory of a process, MB, from /proc (Linux); null elsewhere. */
-function residentMb(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = /VmRSS:\s+(\d+) kB/.exec(status);
-    return kb ? Math.round(Number(kb[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
 }
 
 async function json(response: Response): Promise<Body> {
@@ -124,7 +146,13 @@ async function newAgent(url: string, dataDir: string, adminToken: string): Promi
   const policy = await json(created);
   if (created.status !== 201) throw new Error(`policy refused: ${JSON.stringify(policy)}`);
   const session = await signIn(url, account, policy.policyId);
-  return { account, policyId: policy.policyId, policyHash: policy.policyHash, session };
+  return {
+    account,
+    policyId: policy.policyId,
+    policyHash: policy.policyHash,
+    session,
+    sessionRenewAt: Date.now() + SESSION_RENEW_AFTER_MS,
+  };
 }
 
 class SoakClient {
@@ -145,8 +173,11 @@ class SoakClient {
       t.answers['5xx'] += 1;
       const code = String((await json(response.clone())).code ?? response.status);
       t.serverErrors[code] = (t.serverErrors[code] ?? 0) + 1;
-    } else if (response.status >= 400) t.answers['4xx'] += 1;
-    else t.answers['2xx'] += 1;
+    } else if (response.status >= 400) {
+      t.answers['4xx'] += 1;
+      const route = routeOf(init.method ?? 'GET', path);
+      t.clientErrors.record(route, response.status, await json(response.clone()));
+    } else t.answers['2xx'] += 1;
     return response;
   }
 
@@ -173,7 +204,15 @@ class SoakClient {
     });
   }
 
+  /** Signs in again when the session nears its end, as a client must (else 401 SESSION_INVALID). */
+  private async freshSession(): Promise<void> {
+    if (Date.now() < this.agent.sessionRenewAt) return;
+    this.agent.session = await signIn(this.url, this.agent.account, this.agent.policyId);
+    this.agent.sessionRenewAt = Date.now() + SESSION_RENEW_AFTER_MS;
+  }
+
   async operate(op: Operation): Promise<boolean> {
+    await this.freshSession();
     const bearer = { authorization: `Bearer ${this.agent.session}` };
     switch (op) {
       case 'free':
@@ -205,14 +244,18 @@ class SoakClient {
   }
 }
 
-function minuteLine(minute: number, tally: Tally, seconds: number, rss: number | null): string {
+function minuteLine(minute: number, tally: Tally, seconds: number, memory: string): string {
   const errors = Object.entries(tally.serverErrors)
     .map(([code, n]) => `${code} ${n}`)
     .join(', ');
   return (
     `minute ${minute}: ${(tally.ops / seconds).toFixed(1)} ops/s (${tally.ops} ops, ${tally.failedOps} failed) · ` +
     `answers 2xx ${tally.answers['2xx']}, 402 ${tally.answers['402']}, 4xx ${tally.answers['4xx']}, 5xx ${tally.answers['5xx']}` +
-    `${errors ? ` [${errors}]` : ''} · rss ${rss === null ? 'n/a' : `${rss} MB`} · load ${os.loadavg()[0]!.toFixed(2)}`
+    `${errors ? ` [${errors}]` : ''} · ${memory} · load ${os.loadavg()[0]!.toFixed(2)}` +
+    tally.clientErrors
+      .lines()
+      .map((line) => `\n${line}`)
+      .join('')
   );
 }
 
@@ -223,6 +266,9 @@ function soakArgs() {
       agents: { type: 'string', default: '4' },
       url: { type: 'string' },
       'data-dir': { type: 'string' },
+      'heap-snapshots': { type: 'string' },
+      'snapshot-minutes': { type: 'string', default: '2,8' },
+      'node-flags': { type: 'string' },
     },
   });
   const minutes = Number(values.minutes);
@@ -231,7 +277,15 @@ function soakArgs() {
     throw new Error('--minutes and --agents take positive integers');
   if ((values.url === undefined) !== (values['data-dir'] === undefined))
     throw new Error('--url needs --data-dir (its admin token and devnet), and the other way round');
-  return { values, minutes, agentCount };
+  if (values['heap-snapshots'] !== undefined && values.url !== undefined)
+    throw new Error('--heap-snapshots needs the service started here (no --url)');
+  const snapshotMinutes = new Set(values['snapshot-minutes'].split(',').map(Number));
+  const snapshotDir = values['heap-snapshots'] && path.resolve(values['heap-snapshots']);
+  const nodeFlags =
+    values['node-flags'] === undefined
+      ? startScriptFlags()
+      : values['node-flags'].split(' ').filter((flag) => flag !== '');
+  return { values, minutes, agentCount, snapshotMinutes, snapshotDir, nodeFlags };
 }
 
 /** Adds one minute's counts into the run's. */
@@ -242,10 +296,11 @@ function addTally(total: Tally, tally: Tally): void {
     total.answers[key] += tally.answers[key];
   for (const [code, n] of Object.entries(tally.serverErrors))
     total.serverErrors[code] = (total.serverErrors[code] ?? 0) + n;
+  tally.clientErrors.addInto(total.clientErrors);
 }
 
 async function main(): Promise<number> {
-  const { values, minutes, agentCount } = soakArgs();
+  const { values, minutes, agentCount, snapshotMinutes, snapshotDir, nodeFlags } = soakArgs();
 
   let child: ChildProcess | null = null;
   let tempDir: string | null = null;
@@ -256,8 +311,7 @@ async function main(): Promise<number> {
     chmodSync(tempDir, 0o755); // the embedded server runs as the postgres user
     dataDir = tempDir;
     const port = await freeLoopbackPort();
-    process.stdout.write(`soak: starting the service (npm start's assembly) in ${dataDir} …\n`);
-    child = await startService(dataDir, port);
+    child = await startService(dataDir, port, { snapshotDir, nodeFlags });
     url = `http://127.0.0.1:${port}`;
   }
   try {
@@ -266,7 +320,7 @@ async function main(): Promise<number> {
     const agents: Agent[] = [];
     for (let i = 0; i < agentCount; i += 1) agents.push(await newAgent(url, dataDir, adminToken));
     process.stdout.write(
-      `soak: ${agentCount} agents on ${url} for ${minutes} min; service pid ${child?.pid ?? 'n/a'}, rss ${residentMb(child?.pid) ?? 'n/a'} MB\n`,
+      `soak: ${agentCount} agents on ${url} for ${minutes} min; service pid ${child?.pid ?? 'n/a'}, ${memoryText(await serviceMemory(url))}\n`,
     );
     let tally = newTally();
     const total = newTally();
@@ -283,16 +337,25 @@ async function main(): Promise<number> {
     let minute = 0;
     const ticker = setInterval(() => {
       minute += 1;
-      process.stdout.write(`${minuteLine(minute, tally, 60, residentMb(child?.pid))}\n`);
-      addTally(total, tally);
+      const at = minute;
+      const ended = tally;
       tally = newTally();
+      addTally(total, ended);
+      void serviceMemory(url!).then((memory) => {
+        const parts = residentParts(child?.pid);
+        const text = `${memoryText(memory)}${parts === null ? '' : ` (${parts})`}`;
+        process.stdout.write(`${minuteLine(at, ended, 60, text)}\n`);
+        if (snapshotDir && snapshotMinutes.has(at)) child?.kill('SIGUSR2');
+      });
     }, 60_000);
     await Promise.all(loops);
     clearInterval(ticker);
     addTally(total, tally); // what the last, partial minute counted
     const verdict = total.answers['5xx'] === 0 && total.failedOps === 0 ? 'PASS' : 'FAIL';
     process.stdout.write(
-      `soak ${verdict}: ${minutes} min, ${total.ops} ops, ${total.failedOps} failed, 5xx ${total.answers['5xx']} (target: zero 5xx; resident memory at the end within 10% of minute 5)\n`,
+      `soak ${verdict}: ${minutes} min, ${total.ops} ops, ${total.failedOps} failed, 5xx ${total.answers['5xx']}, 4xx ${total.answers['4xx']} (target: zero 5xx; resident memory at the end within 10% of minute 5)\n` +
+        total.clientErrors.lines().join('\n') +
+        (total.clientErrors.size > 0 ? '\n' : ''),
     );
     return verdict === 'PASS' ? 0 : 1;
   } finally {

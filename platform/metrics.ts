@@ -3,7 +3,7 @@
 // series). Besides the HTTP and Node figures it holds the business counters that are incremented
 // where the event happens (paid calls, fees, settlement latency, webhook attempts) and the series
 // the composition root adds that are read from SQL at scrape time (sqlCollectors.ts).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The counters a role increments where the event happens. */
 export interface BusinessCounters {
@@ -65,9 +65,28 @@ export function exactIncrement(amount: bigint): number {
   return Number(amount);
 }
 
+/**
+ * Bytes held by ArrayBuffers and Buffers (process.memoryUsage().arrayBuffers, part of
+ * nodejs_external_memory_bytes): prom-client's defaults leave it out, and the soak reads it to tell
+ * buffer growth from heap growth.
+ */
+function arrayBufferGauge(registry: Registry): void {
+  new Gauge({
+    name: 'nodejs_array_buffers_bytes',
+    help: 'Memory allocated for ArrayBuffers and Buffers, in bytes',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().arrayBuffers);
+    },
+  });
+}
+
 export function createHttpMetrics(options: { defaultMetrics?: boolean } = {}): HttpMetrics {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    arrayBufferGauge(registry);
+  }
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests by method, matched route and status',
