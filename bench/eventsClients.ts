@@ -19,7 +19,15 @@ export const EVENTS_QUERY =
   'subscription { escalationUpdated { pollRef state policyId createdAt } }';
 
 export type ClientCommand =
-  | { type: 'open'; wsUrl: string; tokens: string[]; socketsPerOwner: number; concurrency: number }
+  | {
+      type: 'open';
+      wsUrl: string;
+      /** The owners' tokens, from owner number `firstOwner` on (the preflights name owners by number). */
+      tokens: string[];
+      firstOwner: number;
+      socketsPerOwner: number;
+      concurrency: number;
+    }
   | {
       type: 'fire';
       url: string;
@@ -132,19 +140,21 @@ async function open(command: Extract<ClientCommand, { type: 'open' }>): Promise<
     Array.from({ length: command.socketsPerOwner }, () => ({ owner, token })),
   );
   let next = 0;
+  const opened: OwnerSocket[] = [];
   await Promise.all(
     Array.from({ length: command.concurrency }, async () => {
       while (next < slots.length) {
         const slot = slots[next++];
-        sockets.push(await openOne(command.wsUrl, slot.owner, slot.token));
+        opened.push(await openOne(command.wsUrl, command.firstOwner + slot.owner, slot.token));
       }
     }),
   );
-  const acknowledged = sockets.filter((entry) => entry.live).length;
+  sockets.push(...opened);
+  const acknowledged = opened.filter((entry) => entry.live).length;
   send({
     type: 'opened',
     acknowledged,
-    refused: sockets.length - acknowledged,
+    refused: opened.length - acknowledged,
     ms: performance.now() - started,
   });
 }
