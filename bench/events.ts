@@ -245,6 +245,8 @@ async function drive(
     await until(() => fanout.listenerCount('escalationUpdated') === 0, 'every socket let go');
   });
   const closed = await memory();
+  if (process.env.EVENTS_HEAP_SNAPSHOT)
+    writeHeapSnapshot(`${process.env.EVENTS_HEAP_SNAPSHOT}.closed`);
   return {
     sockets,
     owners: owners.length,

@@ -118,6 +118,7 @@ export function report(run: Run): void {
   out(
     `verdict: ${misses.length === 0 ? 'target met' : `target missed (${misses.join(', ')})`} ` +
       `(target: ${run.sockets} sockets, commit → event p99 ≤ ${TARGET_P99_MS} ms, none lost, ` +
-      `≤ ${TARGET_KB_PER_SOCKET} KB per idle socket given back on close, /healthz < ${TARGET_HEALTH_MS} ms throughout)`,
+      `≤ ${TARGET_KB_PER_SOCKET} KB per idle socket given back on close, /healthz < ${TARGET_HEALTH_MS} ms throughout; ` +
+      `measured at load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores: meaningful only on a quiet host)`,
   );
 }
