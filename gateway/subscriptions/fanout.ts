@@ -6,23 +6,11 @@
 // its own (node's events.on keeps two 2,048-slot queues per listener: 32 KB for each idle socket).
 // Each subscriber takes one event per turn of the event loop: a burst of notifications is worked
 // off between other requests instead of in one stretch that no request can interrupt.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
 /** Where a keyed topic's key starts: `escalationUpdated:0xabc…` belongs to `escalationUpdated`. */
 const KEY_SEPARATOR = ':';
 
-const DONE: IteratorResult<never> = Object.freeze({ done: true, value: undefined });
-
-/** Resolves `resolve` with the event on the next turn of the event loop (one event per turn). */
-function deliverNextTurn<TEvent>(
-  resolve: (result: IteratorResult<TEvent>) => void,
-  event: TEvent,
-): void {
-  setImmediate(resolve, { done: false, value: event });
-}
-
-/**
- * One subscriber's queue. next() is a plain function returning a promise (no async frame is held
- * while a subscriber waits: an idle socket costs its listener and one pending promise).
- */
 class Listener<TEvent> implements AsyncIterableIterator<TEvent> {
   private readonly queued: TEvent[] = [];
   private waiting: ((result: IteratorResult<TEvent>) => void) | null = null;
@@ -38,20 +26,23 @@ class Listener<TEvent> implements AsyncIterableIterator<TEvent> {
       return;
     }
     this.waiting = null;
-    deliverNextTurn(waiting, event);
+    waiting({ done: false, value: event });
   }
 
-  next(): Promise<IteratorResult<TEvent>> {
-    if (this.done) return Promise.resolve(DONE);
-    return new Promise((resolve) => {
-      if (this.queued.length > 0) deliverNextTurn(resolve, this.queued.shift() as TEvent);
-      else this.waiting = resolve;
-    });
+  async next(): Promise<IteratorResult<TEvent>> {
+    if (this.done) return { done: true, value: undefined };
+    const result =
+      this.queued.length > 0
+        ? { done: false as const, value: this.queued.shift() as TEvent }
+        : await new Promise<IteratorResult<TEvent>>((resolve) => (this.waiting = resolve));
+    if (result.done) return result;
+    await nextTurn();
+    return result;
   }
 
   async return(): Promise<IteratorResult<TEvent>> {
     this.finish();
-    return DONE;
+    return { done: true, value: undefined };
   }
 
   async throw(error?: unknown): Promise<IteratorResult<TEvent>> {
@@ -70,7 +61,7 @@ class Listener<TEvent> implements AsyncIterableIterator<TEvent> {
     this.leave(this);
     const waiting = this.waiting;
     this.waiting = null;
-    waiting?.(DONE);
+    waiting?.({ done: true, value: undefined });
   }
 }
 

@@ -6,13 +6,13 @@ export function stepIterator<T>(
   events: { return?(): unknown },
 ): AsyncIterableIterator<T> {
   const iterator: AsyncIterableIterator<T> = {
-    // A plain function, not an async one: a subscriber waiting for its next event holds the
-    // step's frame only, not a second one around it.
-    next() {
-      return step().catch(async (error: unknown) => {
+    async next() {
+      try {
+        return await step();
+      } catch (error) {
         await events.return?.();
         throw error;
-      });
+      }
     },
     async return() {
       await events.return?.();
