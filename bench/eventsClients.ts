@@ -4,16 +4,39 @@
 // would cost more memory per socket than the server under test) as one signed-in owner, and
 // subscribes to escalationUpdated. The parent drives it over IPC: open the sockets, fire real
 // preflights that escalate (one commit each), then report what every socket received, and close.
+// Timing: a socket's arrival is taken when its frame is read, before it is parsed; the commit
+// instant is taken by a worker thread's own LISTEN connection (bench/eventsCommitClock.ts), so the
+// headline figure is commit → event as a client sees it. Client-side work is kept to the minimum:
+// one JSON.parse per frame, nothing else per socket.
 import http from 'node:http';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
+import type { CommitClockMessage } from './eventsCommitClock';
 
 export const EVENTS_QUERY =
   'subscription { escalationUpdated { pollRef state policyId createdAt } }';
 
 export type ClientCommand =
-  | { type: 'open'; wsUrl: string; tokens: string[]; socketsPerOwner: number; concurrency: number }
-  | { type: 'fire'; url: string; preflights: Preflight[]; concurrency: number; waitMs: number }
+  | {
+      type: 'open';
+      wsUrl: string;
+      /** The owners' tokens, from owner number `firstOwner` on (the preflights name owners by number). */
+      tokens: string[];
+      firstOwner: number;
+      socketsPerOwner: number;
+      concurrency: number;
+    }
+  | {
+      type: 'fire';
+      url: string;
+      /** Where the commit clock LISTENs (the stack's database). */
+      databaseUrl: string;
+      preflights: Preflight[];
+      concurrency: number;
+      waitMs: number;
+    }
   | { type: 'close'; concurrency: number };
 
 export interface Preflight {
@@ -27,6 +50,10 @@ export type ClientReport =
   | { type: 'opened'; acknowledged: number; refused: number; ms: number }
   | {
       type: 'fired';
+      /** Commit (its NOTIFY heard by the commit clock's own LISTEN) → arrival, per delivery. */
+      commitMs: number[];
+      /** Deliveries whose NOTIFY the commit clock did not hear (none expected). */
+      unheard: number;
       /** createdAt (the service's clock when the preflight began, before its commit) → arrival, per delivery. */
       latenciesMs: number[];
       /** The preflight's answer received (after its commit) → arrival: a lower bound, per delivery. */
@@ -113,19 +140,21 @@ async function open(command: Extract<ClientCommand, { type: 'open' }>): Promise<
     Array.from({ length: command.socketsPerOwner }, () => ({ owner, token })),
   );
   let next = 0;
+  const opened: OwnerSocket[] = [];
   await Promise.all(
     Array.from({ length: command.concurrency }, async () => {
       while (next < slots.length) {
         const slot = slots[next++];
-        sockets.push(await openOne(command.wsUrl, slot.owner, slot.token));
+        opened.push(await openOne(command.wsUrl, command.firstOwner + slot.owner, slot.token));
       }
     }),
   );
-  const acknowledged = sockets.filter((entry) => entry.live).length;
+  sockets.push(...opened);
+  const acknowledged = opened.filter((entry) => entry.live).length;
   send({
     type: 'opened',
     acknowledged,
-    refused: sockets.length - acknowledged,
+    refused: opened.length - acknowledged,
     ms: performance.now() - started,
   });
 }
@@ -168,13 +197,33 @@ function deliveries(
   );
 }
 
-async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<void> {
+/** The commit clock's worker, listening: `heardAt` fills with each escalation's commit instant. */
+async function startCommitClock(
+  databaseUrl: string,
+  heardAt: Map<string, number>,
+): Promise<Worker> {
+  const clock = new Worker(path.join(__dirname, 'eventsCommitClock.js'), {
+    workerData: { databaseUrl },
+  });
+  await new Promise<void>((resolve, reject) => {
+    clock.once('error', reject);
+    clock.on('message', (message: CommitClockMessage) => {
+      if (message.type === 'ready') resolve();
+      else if (!heardAt.has(message.pollRef)) heardAt.set(message.pollRef, message.heardAt);
+    });
+  });
+  return clock;
+}
+
+/** Runs the preflights `concurrency` at a time; `byOwner` gets each owner's pollRefs. */
+async function firePreflights(
+  command: Extract<ClientCommand, { type: 'fire' }>,
+  byOwner: Map<number, string[]>,
+  answeredAt: Map<string, number>,
+): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: command.concurrency });
-  const byOwner = new Map<number, string[]>();
-  const answeredAt = new Map<string, number>();
   let next = 0;
   let preflightMsMax = 0;
-  const started = performance.now();
   await Promise.all(
     Array.from({ length: command.concurrency }, async () => {
       while (next < command.preflights.length) {
@@ -187,6 +236,17 @@ async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<
       }
     }),
   );
+  agent.destroy();
+  return preflightMsMax;
+}
+
+async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<void> {
+  const byOwner = new Map<number, string[]>();
+  const answeredAt = new Map<string, number>();
+  const heardAt = new Map<string, number>();
+  const clock = await startCommitClock(command.databaseUrl, heardAt);
+  const started = performance.now();
+  const preflightMsMax = await firePreflights(command, byOwner, answeredAt);
   const firingMs = performance.now() - started;
   const live = sockets.filter((entry) => entry.live);
   const missing = (): number =>
@@ -199,9 +259,15 @@ async function fire(command: Extract<ClientCommand, { type: 'fire' }>): Promise<
   const deadline = performance.now() + command.waitMs;
   while (missing() > 0 && performance.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 50));
-  agent.destroy();
+  clock.postMessage('stop');
+  // A delivery whose NOTIFY the clock did not hear has no commit instant: counted as unheard.
+  const commitMs = deliveries(live, byOwner, (got, pollRef) =>
+    heardAt.has(pollRef) ? got.arrived - heardAt.get(pollRef)! : Number.NaN,
+  );
   send({
     type: 'fired',
+    commitMs: commitMs.filter((ms) => !Number.isNaN(ms)),
+    unheard: commitMs.filter((ms) => Number.isNaN(ms)).length,
     latenciesMs: deliveries(live, byOwner, (got) => got.arrived - got.created),
     afterAnswerMs: deliveries(
       live,
