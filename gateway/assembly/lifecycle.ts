@@ -47,15 +47,3 @@ export function stopInOrder(parts: GatewayParts): () => Promise<void> {
     await parts.idempotency?.close();
   };
 }
-
-/**
- * Draining on stop: from the first drain() on, draining() is true (/readyz answers 503) while the
- * server still serves; drain() resolves after `delayMs`, and again at once on later calls.
- */
-export function drainer(delayMs: number): { drain(): Promise<void>; draining(): boolean } {
-  let drained: Promise<void> | null = null;
-  return {
-    drain: () => (drained ??= new Promise((resolve) => setTimeout(resolve, delayMs))),
-    draining: () => drained !== null,
-  };
-}
