@@ -1,7 +1,8 @@
 // How the gateway reaches subgraphs over HTTP (the split deployment): undici's keep-alive agent
 // (bounded connections, timeouts, a response size cap) driven by a bare dispatch handler that
 // buffers the body, and automatic persisted queries so each request carries the hash of its query
-// rather than its text. The signed actor and correlation id go on every request. This replaces
+// rather than its text. The signed actor and correlation id go on every request, and with tracing
+// on the W3C traceparent of the hop's span. This replaces
 // @apollo/gateway's RemoteGraphQLDataSource, whose per-request fetch objects (Headers, Request)
 // cost more than the hop itself (see docs/architecture.md).
 import { createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import { GraphQLError } from 'graphql';
 import { Agent, type Dispatcher } from 'undici';
 import { ACTOR_HEADER, CORRELATION_HEADER } from '../../platform/actor';
+import { inClientSpan } from '../../platform/tracing';
 import type { GatewayContext } from './context';
 
 export const SUBGRAPH_TIMEOUT_MS = 15_000;
@@ -161,11 +163,15 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
       persistedQuery: { version: 1, sha256Hash: this.hashes.of(query) },
     };
     const request = { operationName, variables, extensions: persisted };
-    let sent = await this.send(headers, JSON.stringify(request));
-    if (persistedQueryNotFound(sent.answer))
-      sent = await this.send(headers, JSON.stringify({ query, ...request }));
-    restrictCachePolicy(options, sent.reply);
-    return sent.answer;
+    // With tracing on, the hop is a client span and its traceparent header parents the subgraph's.
+    const attributes = { 'http.request.method': 'POST', 'url.full': this.url.href };
+    return inClientSpan('subgraph POST', attributes, headers, async (traced) => {
+      let sent = await this.send(traced, JSON.stringify(request));
+      if (persistedQueryNotFound(sent.answer))
+        sent = await this.send(traced, JSON.stringify({ query, ...request }));
+      restrictCachePolicy(options, sent.reply);
+      return sent.answer;
+    });
   }
 
   private async send(

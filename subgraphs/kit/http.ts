@@ -1,6 +1,7 @@
 // Serves one started subgraph server over HTTP on its own port: express 5, POST/GET /graphql,
 // a bounded JSON body, keep-alive tuned for the gateway's pooled client, JSON errors for
-// transport failures, and a stop() that drains idle and then lingering connections.
+// transport failures, the role's probes when it runs in a process of its own, and a stop() that
+// drains idle and then lingering connections.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApolloServer } from '@apollo/server';
@@ -8,6 +9,8 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, type ErrorCode } from '../../core/errors';
 import { ACTOR_HEADER } from '../../platform/actor';
+import { answerProbe, type RoleProbes } from '../../platform/probes';
+import { spanForRequest } from '../../platform/tracing';
 import { CORRELATION_HEADER, contextFactoryFor } from './context';
 import type { SubgraphContext } from './types';
 
@@ -24,6 +27,10 @@ export interface SubgraphHttpOptions {
   readonly host?: string;
   /** 0 picks a free port (tests). */
   readonly port: number;
+  /** The subgraph's name, on its operation spans when tracing is on. */
+  readonly name?: string;
+  /** /healthz, /readyz and /metrics beside /graphql (a subgraph role's own process); absent: none. */
+  readonly probes?: RoleProbes;
 }
 
 export interface SubgraphHttpHandle {
@@ -64,8 +71,17 @@ export async function startSubgraphHttp(
   const contextFactory = contextFactoryFor(server);
   const app = express();
   app.disable('x-powered-by');
+  const spanName = `subgraph ${options.name ?? 'operation'}`;
+  const spanAttributes = { 'spend.subgraph': options.name ?? 'unknown', 'spend.transport': 'http' };
   app.use(
     GRAPHQL_PATH,
+    (_req: Request, res: Response, next: NextFunction) =>
+      spanForRequest(
+        spanName,
+        spanAttributes,
+        (end) => res.once('close', () => end(res.statusCode)),
+        next,
+      ),
     express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(server, {
       context: async ({ req }) =>
@@ -75,6 +91,11 @@ export async function startSubgraphHttp(
         }),
     }),
   );
+  const { probes } = options;
+  if (probes)
+    app.get(['/healthz', '/readyz', '/metrics'], (req, res, next) => {
+      answerProbe(probes, req, res).then((answered) => (answered ? undefined : next()), next);
+    });
   app.use((_req: Request, res: Response) => sendTransportError(res, 'ROUTE_NOT_FOUND'));
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     sendTransportError(res, transportErrorCode(error));
