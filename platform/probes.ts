@@ -6,6 +6,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { HttpMetrics } from './metrics';
 
+export const PROBE_PATHS = ['/healthz', '/readyz', '/metrics'] as const;
+
 /** A check /readyz runs: resolves with what it reports ('ok' …) or rejects with why not. */
 export type ReadinessCheck = () => Promise<string>;
 

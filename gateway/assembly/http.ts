@@ -10,7 +10,12 @@ import { AppError } from '../../core/errors';
 import type { TrustProxy } from '../../platform/config';
 import type { Logger } from '../../platform/log';
 import type { HttpMetrics } from '../../platform/metrics';
-import { answerProbe, type ReadinessCheck, type RoleProbes } from '../../platform/probes';
+import {
+  answerProbe,
+  PROBE_PATHS,
+  type ReadinessCheck,
+  type RoleProbes,
+} from '../../platform/probes';
 import { projectRoot } from '../../platform/paths';
 import { answerClientErrors, MAX_HEADER_BYTES } from '../rest/clientErrors';
 import { LOGO_SVG } from '../rest/identity';
@@ -90,9 +95,11 @@ export function serveProbes(
       return 'ok';
     };
   const roleProbes: RoleProbes = { metrics: probes.metrics, checks, draining: probes.draining };
-  app.get(['/healthz', '/readyz', '/metrics'], (req, res, next) => {
-    answerProbe(roleProbes, req, res).then((answered) => (answered ? undefined : next()), next);
-  });
+  // One route per path, so that each request's metric is labelled with its own path.
+  for (const path of PROBE_PATHS)
+    app.get(path, (req, res, next) => {
+      answerProbe(roleProbes, req, res).then((answered) => (answered ? undefined : next()), next);
+    });
 }
 
 const DOC_FILE = /^[a-z0-9-]+\.md$/;

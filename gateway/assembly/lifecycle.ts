@@ -1,7 +1,8 @@
 // Starting to listen and stopping in order: a gateway stops taking payments' reconciliation first,
 // then closes subscriptions, the LISTEN connection, GraphQL (draining HTTP) and the server, and
 // the rate-limit store and the idempotency keys' pool last. Stopping twice is stopping once. Before
-// all that it drains: /readyz answers 503 for the drain delay while requests are still served.
+// all that the server drains (platform/probes.ts drainer): /readyz answers 503 for the drain delay
+// while requests are still served.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -9,7 +9,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, type ErrorCode } from '../../core/errors';
 import { ACTOR_HEADER } from '../../platform/actor';
-import { answerProbe, type RoleProbes } from '../../platform/probes';
+import { answerProbe, PROBE_PATHS, type RoleProbes } from '../../platform/probes';
 import { spanForRequest } from '../../platform/tracing';
 import { CORRELATION_HEADER, contextFactoryFor } from './context';
 import type { SubgraphContext } from './types';
@@ -93,9 +93,10 @@ export async function startSubgraphHttp(
   );
   const { probes } = options;
   if (probes)
-    app.get(['/healthz', '/readyz', '/metrics'], (req, res, next) => {
-      answerProbe(probes, req, res).then((answered) => (answered ? undefined : next()), next);
-    });
+    for (const path of PROBE_PATHS)
+      app.get(path, (req, res, next) => {
+        answerProbe(probes, req, res).then((answered) => (answered ? undefined : next()), next);
+      });
   app.use((_req: Request, res: Response) => sendTransportError(res, 'ROUTE_NOT_FOUND'));
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     sendTransportError(res, transportErrorCode(error));
