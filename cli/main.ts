@@ -3,6 +3,8 @@
 // devnet helpers, dispatched from one table (COMMANDS). Errors print one clear message (no stack
 // for expected failures) and exit 1; a usage error also prints the usage text.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+// Second: tracing (when configured) must see http and pg required after it.
+import { tracing } from './tracing';
 import 'reflect-metadata';
 import path from 'node:path';
 import { ChainLayerError } from '../platform/chain/errors';
@@ -219,7 +221,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 if (require.main === module) {
   main(process.argv.slice(2))
-    .then((code) => process.exit(code))
+    .then(async (code) => {
+      await tracing?.shutdown();
+      process.exit(code);
+    })
     .catch((error: unknown) => {
       if (error instanceof UsageError) process.stderr.write(`${error.message}\n\n${USAGE}\n`);
       else if (isExpectedFailure(error)) process.stderr.write(`${(error as Error).message}\n`);

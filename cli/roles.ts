@@ -1,6 +1,7 @@
 // Starts what one role runs once its database, chains and channels are ready: every role in this
 // process (`all`), the gateway alone (SUBGRAPH_URL_* name the subgraphs), the escalation worker, or
-// one subgraph on its own port. Each part joins the stoppers as soon as it runs.
+// one subgraph on its own port. Each part joins the stoppers as soon as it runs. Every role serves
+// /healthz, /readyz (503 while draining) and /metrics: the worker on a probe server of its own.
 import { isDevelopmentPublicUrl } from '../core/ownerEvents/endpointUrl';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -18,7 +19,8 @@ import { startEscalationWorker } from './worker';
 import type { ConsumerExecutionOptions } from './consumerWorker';
 import type { AnchoringSetup } from './anchoring';
 import { startAnchorWorker } from './anchorWorker';
-import { serviceMetrics } from './observability';
+import { roleMetrics } from './observability';
+import { databaseCheck, drainer, startProbeServer, type RoleProbes } from '../platform/probes';
 
 export interface RoleInputs {
   readonly args: StartArgs;
@@ -53,7 +55,7 @@ export async function startRole(inputs: RoleInputs): Promise<string | null> {
     case 'gateway':
       return startGatewayAlone(inputs);
     case 'worker':
-      startWorker(inputs);
+      await startWorker(inputs);
       return null;
     default:
       await startOneSubgraph(inputs, inputs.args.role);
@@ -110,20 +112,46 @@ async function startGatewayAlone(inputs: RoleInputs): Promise<string> {
   if (missing.length > 0) throw new StartupError(`the gateway role needs ${missing.join(', ')}`);
   const gateway = await startGatewayRole({
     ...inputs.gatewayOptions,
-    metrics: serviceMetrics(inputs.pool),
+    metrics: roleMetrics('gateway', inputs.pool),
     subgraphs: endpoints as Record<SubgraphName, SubgraphEndpoint>,
   });
   inputs.stoppers.push('gateway', () => gateway.stop());
   return gateway.url;
 }
 
-function startWorker(inputs: RoleInputs): void {
+/**
+ * The probes of a role without the gateway: its metrics, the database check, and draining from the
+ * first stop on (the stopper pushed last runs first: /readyz answers 503 for DRAIN_DELAY_MS while
+ * the role still works, then the rest stops).
+ */
+function roleProbes(inputs: RoleInputs): { probes: RoleProbes; drainFirst(): void } {
+  const { drain, draining } = drainer(inputs.config.http.drainDelayMs);
+  const probes: RoleProbes = {
+    metrics: roleMetrics(inputs.args.role, inputs.pool),
+    checks: { database: databaseCheck(inputs.pool) },
+    draining,
+  };
+  return { probes, drainFirst: () => inputs.stoppers.push('draining', drain) };
+}
+
+async function startWorker(inputs: RoleInputs): Promise<void> {
+  const { config } = inputs;
+  const { probes, drainFirst } = roleProbes(inputs);
+  const probeServer = await startProbeServer(probes, {
+    host: config.host,
+    port: config.metricsPort,
+  });
+  inputs.stoppers.push('probe server', () => probeServer.stop());
+  inputs.out(
+    `worker          probes and metrics at ${probeServer.url} (/healthz, /readyz, /metrics)`,
+  );
   const escalationWorker = escalationWorkerOf(inputs);
   const worker = startEscalationWorker({
     ...escalationWorker,
     db: inputs.pool,
     actorSecret: inputs.gatewayOptions.actorSecret,
     log: inputs.log,
+    metrics: probes.metrics,
   });
   inputs.stoppers.push('escalation worker', () => worker.stop());
   inputs.out(
@@ -135,11 +163,13 @@ function startWorker(inputs: RoleInputs): void {
     inputs.stoppers.push('anchoring worker', () => anchoring.stop());
     inputs.out(`worker          receipt anchoring into ${anchorWorker.contract}`);
   }
+  drainFirst();
 }
 
 async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise<void> {
   const { config } = inputs;
   const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(role);
+  const { probes, drainFirst } = roleProbes(inputs);
   const subgraph = await startSubgraph(
     role,
     {
@@ -155,8 +185,11 @@ async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise
       builder: inputs.builder,
       settings: subgraphSettingsOf({ ...inputs.gatewayOptions, anchoring: inputs.anchoring }),
     },
-    { host: config.host, port },
+    { host: config.host, port, probes },
   );
   inputs.stoppers.push(`subgraph ${role}`, () => subgraph.stop());
-  inputs.out(`subgraph        ${role.padEnd(8)} ${subgraph.http?.url}`);
+  inputs.out(
+    `subgraph        ${role.padEnd(8)} ${subgraph.http?.url} (probes and metrics beside it)`,
+  );
+  drainFirst();
 }

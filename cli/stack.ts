@@ -2,6 +2,7 @@
 // roles and for end-to-end tests alike, so tests exercise exactly what `spend-control start` runs.
 // It knows nothing about where config comes from; callers pass resolved values.
 import type { HttpMetrics } from '../platform/metrics';
+import { inSpan, SpanKind } from '../platform/tracing';
 import { serviceMetrics } from './observability';
 import { isDevelopmentPublicUrl } from '../core/ownerEvents/endpointUrl';
 import type { ApolloServer } from '@apollo/server';
@@ -27,6 +28,7 @@ import {
   type SubgraphChains,
   type SubgraphContext,
   type SubgraphHttpHandle,
+  type SubgraphHttpOptions,
   type SubgraphSettings,
 } from '../subgraphs/kit';
 import { SUBGRAPH_MODULES } from '../subgraphs/registry';
@@ -74,7 +76,7 @@ export interface SubgraphRoleDeps {
 export async function startSubgraph(
   name: SubgraphName,
   deps: SubgraphRoleDeps,
-  listen: { host: string; port: number } | null,
+  listen: (SubgraphHttpOptions & { readonly host: string }) | null,
 ): Promise<RunningSubgraph> {
   const module = SUBGRAPH_MODULES[name];
   const beside = module.startBeside?.({
@@ -104,7 +106,7 @@ export async function startSubgraph(
     throw error;
   }
   try {
-    http = listen ? await startSubgraphHttp(server, listen) : null;
+    http = listen ? await startSubgraphHttp(server, { ...listen, name }) : null;
   } catch (error) {
     await server.stop();
     await beside?.stop();
@@ -123,12 +125,16 @@ export async function startSubgraph(
 }
 
 export function inProcessEndpoint(subgraph: RunningSubgraph): InProcessSubgraph {
+  const spanName = `subgraph ${subgraph.name}`;
+  const attributes = { 'spend.subgraph': subgraph.name, 'spend.transport': 'in-process' };
   return {
     async execute(request, credentials) {
-      const result = await executeInProcess(subgraph.server, request, {
-        actorHeader: credentials.signedActor,
-        correlationId: credentials.correlationId,
-      });
+      const result = await inSpan(spanName, { kind: SpanKind.SERVER, attributes }, () =>
+        executeInProcess(subgraph.server, request, {
+          actorHeader: credentials.signedActor,
+          correlationId: credentials.correlationId,
+        }),
+      );
       return {
         data: result.data ?? undefined,
         errors: result.errors as never,

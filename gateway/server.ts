@@ -21,7 +21,8 @@ import {
   serveProbes,
 } from './assembly/http';
 import { serveDashboard } from './assembly/dashboard';
-import { drainer, listen, stopInOrder } from './assembly/lifecycle';
+import { listen, stopInOrder } from './assembly/lifecycle';
+import { drainer } from '../platform/probes';
 import { mountRest, type RestMountDeps } from './assembly/rest';
 import { IdempotencyKeys } from './rest/idempotency';
 import { serveSubscriptions, startNotifyBridge } from './assembly/subscriptions';

@@ -10,6 +10,12 @@ import { AppError } from '../../core/errors';
 import type { TrustProxy } from '../../platform/config';
 import type { Logger } from '../../platform/log';
 import type { HttpMetrics } from '../../platform/metrics';
+import {
+  answerProbe,
+  PROBE_PATHS,
+  type ReadinessCheck,
+  type RoleProbes,
+} from '../../platform/probes';
 import { projectRoot } from '../../platform/paths';
 import { answerClientErrors, MAX_HEADER_BYTES } from '../rest/clientErrors';
 import { LOGO_SVG } from '../rest/identity';
@@ -76,33 +82,24 @@ export function serveProbes(
     readonly draining: () => boolean;
   },
 ): void {
-  app.get('/healthz', (_req, res) => {
-    res.json({ ok: true });
-  });
-  app.get('/readyz', async (_req, res) => {
-    if (probes.draining()) {
-      res.status(503).json({ ready: false, checks: { draining: 'stopping' } });
-      return;
-    }
-    const checks: Record<string, string> = {};
-    let ready = true;
-    try {
-      await probes.readinessCheck?.();
-      checks.database = 'ok';
-    } catch (error) {
-      ready = false;
-      checks.database = `failing: ${(error as Error).message}`;
-    }
-    if (probes.notifications) {
-      checks.notifications = probes.notifications.connected ? 'ok' : 'reconnecting';
-      ready &&= probes.notifications.connected;
-    }
-    res.status(ready ? 200 : 503).json({ ready, checks });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.setHeader('content-type', probes.metrics.registry.contentType);
-    res.send(await probes.metrics.registry.metrics());
-  });
+  const { readinessCheck, notifications } = probes;
+  const checks: Record<string, ReadinessCheck> = {
+    database: async () => {
+      await readinessCheck?.();
+      return 'ok';
+    },
+  };
+  if (notifications)
+    checks.notifications = async () => {
+      if (!notifications.connected) throw new Error('reconnecting');
+      return 'ok';
+    };
+  const roleProbes: RoleProbes = { metrics: probes.metrics, checks, draining: probes.draining };
+  // One route per path, so that each request's metric is labelled with its own path.
+  for (const path of PROBE_PATHS)
+    app.get(path, (req, res, next) => {
+      answerProbe(roleProbes, req, res).then((answered) => (answered ? undefined : next()), next);
+    });
 }
 
 const DOC_FILE = /^[a-z0-9-]+\.md$/;

@@ -1,7 +1,8 @@
 // Starting to listen and stopping in order: a gateway stops taking payments' reconciliation first,
 // then closes subscriptions, the LISTEN connection, GraphQL (draining HTTP) and the server, and
 // the rate-limit store and the idempotency keys' pool last. Stopping twice is stopping once. Before
-// all that it drains: /readyz answers 503 for the drain delay while requests are still served.
+// all that the server drains (platform/probes.ts drainer): /readyz answers 503 for the drain delay
+// while requests are still served.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -45,17 +46,5 @@ export function stopInOrder(parts: GatewayParts): () => Promise<void> {
       await new Promise<void>((resolve) => parts.httpServer.close(() => resolve()));
     await parts.rateLimitStore.close();
     await parts.idempotency?.close();
-  };
-}
-
-/**
- * Draining on stop: from the first drain() on, draining() is true (/readyz answers 503) while the
- * server still serves; drain() resolves after `delayMs`, and again at once on later calls.
- */
-export function drainer(delayMs: number): { drain(): Promise<void>; draining(): boolean } {
-  let drained: Promise<void> | null = null;
-  return {
-    drain: () => (drained ??= new Promise((resolve) => setTimeout(resolve, delayMs))),
-    draining: () => drained !== null,
   };
 }

@@ -1,7 +1,8 @@
 // How the gateway reaches subgraphs over HTTP (the split deployment): undici's keep-alive agent
 // (bounded connections, timeouts, a response size cap) driven by a bare dispatch handler that
 // buffers the body, and automatic persisted queries so each request carries the hash of its query
-// rather than its text. The signed actor and correlation id go on every request. This replaces
+// rather than its text. The signed actor and correlation id go on every request, and with tracing
+// on the W3C traceparent of the hop's span. This replaces
 // @apollo/gateway's RemoteGraphQLDataSource, whose per-request fetch objects (Headers, Request)
 // cost more than the hop itself (see docs/architecture.md).
 import { createHash } from 'node:crypto';
@@ -11,6 +12,7 @@ import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import { GraphQLError } from 'graphql';
 import { Agent, type Dispatcher } from 'undici';
 import { ACTOR_HEADER, CORRELATION_HEADER } from '../../platform/actor';
+import { inClientSpan, tracingActive } from '../../platform/tracing';
 import type { GatewayContext } from './context';
 import { type BatchedAnswer, type BatchedOperation, SubgraphBatcher } from './subgraphBatch';
 
@@ -203,8 +205,16 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
       actor: context.signedActor,
       correlationId: context.correlationId,
     };
-    let answer = answerOfBatched(await this.batcher.submit(operation));
-    if (persistedQueryNotFound(answer.body)) answer = await this.sendOne({ ...operation, query });
+    // With tracing on, each operation goes alone as a client span whose traceparent header parents
+    // the subgraph's (a batch would mix the traces of several requests); off, operations batch.
+    const answer = tracingActive()
+      ? await inClientSpan(
+          'subgraph POST',
+          { 'http.request.method': 'POST', 'url.full': this.url.href },
+          {},
+          (traced) => this.sendTraced(operation, query, traced),
+        )
+      : await this.sendBatched(operation, query);
     if (answer.status < 200 || answer.status >= 300) throw errorOf(this.url, answer);
     if (answer.body === null || typeof answer.body !== 'object' || Array.isArray(answer.body))
       throw new Error(`Expected JSON response body, but received: ${String(answer.body)}`);
@@ -212,10 +222,29 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     return answer.body as GatewayGraphQLResponse;
   }
 
+  private async sendBatched(operation: BatchedOperation, query: string): Promise<SubgraphAnswer> {
+    const answer = answerOfBatched(await this.batcher.submit(operation));
+    return persistedQueryNotFound(answer.body) ? this.sendOne({ ...operation, query }) : answer;
+  }
+
+  private async sendTraced(
+    operation: BatchedOperation,
+    query: string,
+    traced: Record<string, string>,
+  ): Promise<SubgraphAnswer> {
+    const answer = await this.sendOne(operation, traced);
+    return persistedQueryNotFound(answer.body)
+      ? this.sendOne({ ...operation, query }, traced)
+      : answer;
+  }
+
   /** A lone operation as a plain GraphQL-over-HTTP request, its credentials in headers. */
-  private async sendOne(operation: BatchedOperation): Promise<SubgraphAnswer> {
+  private async sendOne(
+    operation: BatchedOperation,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<SubgraphAnswer> {
     const { actor, correlationId, ...request } = operation;
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const headers: Record<string, string> = { ...extraHeaders, 'content-type': 'application/json' };
     if (actor) headers[ACTOR_HEADER] = actor;
     if (correlationId) headers[CORRELATION_HEADER] = correlationId;
     return answerOfReply(await post(this.agent, this.url, headers, JSON.stringify(request)));

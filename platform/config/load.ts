@@ -143,11 +143,11 @@ function readProcess(read: EnvReader): ProcessFields {
   };
 }
 
-/** Subgraph URLs (distributed mode) and the loopback ports of `--transport http`, clear of PORT. */
+/** Subgraph URLs (distributed mode), the loopback ports of `--transport http` clear of PORT, and the worker's probe port. */
 function readSubgraphs(
   read: EnvReader,
   port: number,
-): Pick<ConfigFields, 'subgraphUrls' | 'subgraphPortBase'> {
+): Pick<ConfigFields, 'subgraphUrls' | 'subgraphPortBase' | 'metricsPort'> {
   const subgraphUrls = Object.fromEntries(
     SUBGRAPH_NAMES.map((name) => [name, read.url(`SUBGRAPH_URL_${name.toUpperCase()}`, HTTP)]),
   ) as Record<SubgraphName, string | null>;
@@ -163,7 +163,14 @@ function readSubgraphs(
       `${port} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`,
     );
   }
-  return { subgraphUrls, subgraphPortBase };
+  const metricsPort = read.integer('METRICS_PORT', 4100, 0, 65535);
+  if (metricsPort >= subgraphPortBase && metricsPort < subgraphPortBase + SUBGRAPH_COUNT) {
+    read.problem(
+      'METRICS_PORT',
+      `${metricsPort} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`,
+    );
+  }
+  return { subgraphUrls, subgraphPortBase, metricsPort };
 }
 
 function readGraphql(read: EnvReader, isProduction: boolean): GraphQLSettings {

@@ -101,6 +101,8 @@ export interface Config {
   /** null: the subgraph runs in-process (all-in-one mode). */
   readonly subgraphUrls: Readonly<Record<SubgraphName, string | null>>;
   readonly subgraphPortBase: number;
+  /** METRICS_PORT: where the worker role (no HTTP server of its own) serves /healthz, /readyz, /metrics. */
+  readonly metricsPort: number;
   readonly graphql: GraphQLSettings;
   readonly http: {
     readonly bodyLimitBytes: number;

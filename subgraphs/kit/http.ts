@@ -1,7 +1,8 @@
 // Serves one started subgraph server over HTTP on its own port: POST /graphql with a JSON body on
 // a bare node:http hot path (operationHttp.ts), everything else (GET, other media types) through
 // express 5 and Apollo's HTTP layer; a bounded body, keep-alive tuned for the gateway's pooled
-// client, JSON errors for transport failures, and a stop() that drains idle then lingering connections.
+// client, JSON errors for transport failures, the role's probes when it runs in a process of its
+// own, and a stop() that drains idle then lingering connections.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApolloServer } from '@apollo/server';
@@ -9,6 +10,8 @@ import { expressMiddleware } from '@as-integrations/express5';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ERROR_CODES, type ErrorCode } from '../../core/errors';
 import { ACTOR_HEADER } from '../../platform/actor';
+import { answerProbe, PROBE_PATHS, type RoleProbes } from '../../platform/probes';
+import { spanForRequest } from '../../platform/tracing';
 import { CORRELATION_HEADER, contextFactoryFor } from './context';
 import { isJsonPost, operationHandler } from './operationHttp';
 import type { SubgraphContext } from './types';
@@ -26,6 +29,10 @@ export interface SubgraphHttpOptions {
   readonly host?: string;
   /** 0 picks a free port (tests). */
   readonly port: number;
+  /** The subgraph's name, on its operation spans when tracing is on. */
+  readonly name?: string;
+  /** /healthz, /readyz and /metrics beside /graphql (a subgraph role's own process); absent: none. */
+  readonly probes?: RoleProbes;
 }
 
 export interface SubgraphHttpHandle {
@@ -66,8 +73,17 @@ export async function startSubgraphHttp(
   const contextFactory = contextFactoryFor(server);
   const app = express();
   app.disable('x-powered-by');
+  const spanName = `subgraph ${options.name ?? 'operation'}`;
+  const spanAttributes = { 'spend.subgraph': options.name ?? 'unknown', 'spend.transport': 'http' };
   app.use(
     GRAPHQL_PATH,
+    (_req: Request, res: Response, next: NextFunction) =>
+      spanForRequest(
+        spanName,
+        spanAttributes,
+        (end) => res.once('close', () => end(res.statusCode)),
+        next,
+      ),
     express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(server, {
       context: async ({ req }) =>
@@ -77,6 +93,12 @@ export async function startSubgraphHttp(
         }),
     }),
   );
+  const { probes } = options;
+  if (probes)
+    for (const path of PROBE_PATHS)
+      app.get(path, (req, res, next) => {
+        answerProbe(probes, req, res).then((answered) => (answered ? undefined : next()), next);
+      });
   app.use((_req: Request, res: Response) => sendTransportError(res, 'ROUTE_NOT_FOUND'));
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     sendTransportError(res, transportErrorCode(error));
@@ -84,7 +106,13 @@ export async function startSubgraphHttp(
 
   const hotPath = operationHandler(server, MAX_BODY_BYTES);
   const httpServer = http.createServer((req, res) => {
-    if (isJsonPost(req, GRAPHQL_PATH)) void hotPath(req, res);
+    if (isJsonPost(req, GRAPHQL_PATH))
+      spanForRequest(
+        spanName,
+        spanAttributes,
+        (end) => res.once('close', () => end(res.statusCode)),
+        () => void hotPath(req, res),
+      );
     else app(req, res);
   });
   httpServer.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
