@@ -563,7 +563,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'Mutation.createConsumerIntent': (world, actor) =>
     gql(
       'createConsumerIntent',
-      'mutation ($in: JSONObject!) { createConsumerIntent(input: $in) { created } }',
+      'mutation ($in: JSONObject!) { createConsumerIntent(input: $in) { created intent { intentId policyId } quote decision } }',
       () => ({
         in: {
           capability: 'domains.check',
@@ -573,7 +573,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     )(world, actor),
   'Mutation.approveConsumerIntent': gql(
     'approveConsumerIntent',
-    'mutation ($i: ID!, $h: String!) { approveConsumerIntent(intentId: $i, decision: APPROVE, intentHash: $h) { nextAction } }',
+    'mutation ($i: ID!, $h: String!) { approveConsumerIntent(intentId: $i, decision: APPROVE, intentHash: $h) { intent { intentId policyId } quote decision nextAction } }',
     (world) => ({
       i: world.consumerIntentsA.approveGraphQL.intentId,
       h: world.consumerIntentsA.approveGraphQL.intentHash,
