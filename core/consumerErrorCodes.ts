@@ -31,6 +31,12 @@ export const CONSUMER_ERROR_CODES = {
     retryable: false,
     message: 'No consumer intent with this id on this policy.',
   },
+  CONSUMER_INTENT_LEG_INVALID: {
+    status: 500,
+    retryable: false,
+    message:
+      'A stored leg of this consumer intent does not fit its schema; an operator looks at it.',
+  },
   RECEIPT_NOT_FOUND: {
     status: 404,
     retryable: false,

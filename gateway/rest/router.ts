@@ -16,6 +16,7 @@ import { appErrorFromGraphQL, type GraphQLErrorLike } from './graphqlErrors';
 import { checkPathIds, checkWireParameters } from './requestGuards';
 import {
   isPriced,
+  respondWith,
   type RequestTerms,
   type RestInput,
   type RestResult,
@@ -170,7 +171,7 @@ export async function serveRoute(
     );
     if (result.errors && result.errors.length > 0) throw appErrorFromGraphQL(result.errors);
     if (!result.data) throw new AppError('INTERNAL_ERROR', 'The operation returned no data.');
-    return operation.respond(result.data, input, deps.edge);
+    return respondWith(operation, result.data, input, deps.edge);
   };
   if (!isPriced(route.price) || deps.paywall === null) return run();
   // A request the route refuses (its check or its terms) is answered before any 402.

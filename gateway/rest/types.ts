@@ -5,6 +5,7 @@ import type { AppError, ErrorCode } from '../../core/errors';
 import { parseDisplayAmount } from '../../core/money/amount';
 import type { Actor } from '../../platform/actor';
 import type { IssuedSession, SessionClaims } from '../auth/sessions';
+import type { RestOperations } from './generated/operations';
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -104,18 +105,46 @@ export interface RouteEdge {
   issueSession(claims: SessionClaims): Promise<IssuedSession>;
 }
 
-export interface OperationBinding {
+/** The operation name of a REST document (generated/operations.ts, `npm run codegen`). */
+export type RestOperationName = keyof RestOperations;
+
+/** What the operation named N answers, typed from its document's selection. */
+export type RestOperationData<N extends RestOperationName> = RestOperations[N]['data'];
+
+export interface OperationBindingOf<N extends RestOperationName> {
   /** File name (without .graphql) in gateway/rest/documents/. */
   readonly document: string;
-  readonly operationName: string;
+  readonly operationName: N;
   /** Maps the request to GraphQL variables; throws AppError(REQUEST_INVALID, …) on bad input. */
   variables(input: RestInput): Record<string, unknown>;
-  /** Maps the operation's data to the REST body. */
+  /** Maps the operation's data (typed by its document) to the REST body. */
   respond(
-    data: Record<string, unknown>,
+    data: RestOperationData<N>,
     input: RestInput,
     edge: RouteEdge,
   ): RestResult | Promise<RestResult>;
+}
+
+/**
+ * A route's operation: one member per REST document, told apart by `operationName`, so a route's
+ * `respond` gets the data its own document selects.
+ */
+export type OperationBinding = {
+  [N in RestOperationName]: OperationBindingOf<N>;
+}[RestOperationName];
+
+/**
+ * The router's one step from the gateway's answer to a route's typed data: the gateway executed
+ * the document the binding names and validated its answer against that selection.
+ */
+export function respondWith(
+  binding: OperationBinding,
+  data: Record<string, unknown>,
+  input: RestInput,
+  edge: RouteEdge,
+): RestResult | Promise<RestResult> {
+  const typed = binding as OperationBindingOf<RestOperationName>;
+  return typed.respond(data as RestOperationData<RestOperationName>, input, edge);
 }
 
 export interface RestServiceInfo {

@@ -483,7 +483,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'Mutation.brandPack': gql('brandPack', 'mutation { brandPack(idea: "matrix tea") }'),
   'Mutation.fundConsumerIntent': gql(
     'fundConsumerIntent',
-    'mutation ($i: String!) { fundConsumerIntent(intentId: $i) }',
+    'mutation ($i: String!) { fundConsumerIntent(intentId: $i) { funding } }',
     () => ({ i: UNKNOWN_INTENT }),
   ),
   'Mutation.setProviderMaturity': gql(
@@ -511,11 +511,11 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   ),
   'Mutation.executeConsumerIntent': gql(
     'executeConsumerIntent',
-    `mutation { executeConsumerIntent(intentId: "${UNKNOWN_CONSUMER_INTENT}") }`,
+    `mutation { executeConsumerIntent(intentId: "${UNKNOWN_CONSUMER_INTENT}") { intent { intentId } } }`,
   ),
   'Mutation.resolveConsumerIntent': gql(
     'resolveConsumerIntent',
-    `mutation { resolveConsumerIntent(intentId: "${UNKNOWN_CONSUMER_INTENT}", outcome: "PAID", evidence: "matrix") }`,
+    `mutation { resolveConsumerIntent(intentId: "${UNKNOWN_CONSUMER_INTENT}", outcome: "PAID", evidence: "matrix") { intent { intentId } } }`,
   ),
   'Mutation.createPolicy': gql(
     'createPolicy',
@@ -563,7 +563,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
   'Mutation.createConsumerIntent': (world, actor) =>
     gql(
       'createConsumerIntent',
-      'mutation ($in: JSONObject!) { createConsumerIntent(input: $in) }',
+      'mutation ($in: JSONObject!) { createConsumerIntent(input: $in) { created intent { intentId policyId } quote decision } }',
       () => ({
         in: {
           capability: 'domains.check',
@@ -573,7 +573,7 @@ export const OPERATIONS: Readonly<Record<string, Build>> = {
     )(world, actor),
   'Mutation.approveConsumerIntent': gql(
     'approveConsumerIntent',
-    'mutation ($i: ID!, $h: String!) { approveConsumerIntent(intentId: $i, decision: APPROVE, intentHash: $h) }',
+    'mutation ($i: ID!, $h: String!) { approveConsumerIntent(intentId: $i, decision: APPROVE, intentHash: $h) { intent { intentId policyId } quote decision nextAction } }',
     (world) => ({
       i: world.consumerIntentsA.approveGraphQL.intentId,
       h: world.consumerIntentsA.approveGraphQL.intentHash,

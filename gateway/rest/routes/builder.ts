@@ -14,7 +14,14 @@ import {
   type BuilderValidation,
 } from '../../../core/builder';
 import { validateCheckDomainsInput } from '../../../subgraphs/builder';
-import { FREE, type OperationBinding, type RestInput, type RouteDefinition, usdt0 } from '../types';
+import {
+  FREE,
+  type OperationBinding,
+  type OperationBindingOf,
+  type RestInput,
+  type RouteDefinition,
+  usdt0,
+} from '../types';
 
 function valid<T>(validation: BuilderValidation<T>): T {
   if (!validation.ok) throw builderInputError(validation.errors);
@@ -45,12 +52,18 @@ const VARIABLES: Readonly<Record<BuilderOperation, (body: unknown) => Record<str
 /** Persisted document names are the operation names with a capital (suggestNames → SuggestNames). */
 function operationOf(route: BuilderRoute): OperationBinding {
   const { operation } = route;
-  return {
+  const binding: OperationBindingOf<Capitalize<BuilderOperation>> = {
     document: operation,
-    operationName: operation[0].toUpperCase() + operation.slice(1),
+    operationName: (operation[0].toUpperCase() +
+      operation.slice(1)) as Capitalize<BuilderOperation>,
     variables: (input: RestInput) => VARIABLES[operation](input.body ?? {}),
-    respond: (data) => ({ status: 200, body: data[operation] }),
+    // Each builder document selects exactly its one root field, a JSONObject.
+    respond: (data) => ({
+      status: 200,
+      body: (data as Readonly<Record<BuilderOperation, Record<string, unknown>>>)[operation],
+    }),
   };
+  return binding as OperationBinding;
 }
 
 export const builderRoutes: readonly RouteDefinition[] = BUILDER_ROUTES.map((route) => ({

@@ -1,6 +1,7 @@
 // GET /consumer/catalog: the live catalog of providers and capabilities, as the spec writes it
 // (maturities in lowercase) with the execution object. The catalog subgraph answers in GraphQL's
 // enums; this module only reshapes.
+import type { CatalogQuery } from '../generated/operations';
 import type { RouteDefinition } from '../types';
 import { FREE } from '../types';
 import { noInput } from './inputs';
@@ -11,38 +12,8 @@ function lowerMaturity(value: unknown): unknown {
   return typeof value === 'string' ? value.toLowerCase() : value;
 }
 
-interface CatalogCapability {
-  id: string;
-  maturity: string;
-  effectiveMaturity: string;
-  movesMoney: boolean;
-  executable: boolean;
-  refusalCode: string | null;
-  gateCode: string | null;
-  provider: { id: string };
-}
-
-interface CatalogProvider {
-  id: string;
-  name: string;
-  kind: string;
-  maturity: string;
-  executableToday: boolean;
-  capabilities: Array<{ id: string }>;
-}
-
-interface CatalogData {
-  catalog: {
-    providers: CatalogProvider[];
-    capabilities: CatalogCapability[];
-    gatedRails: Array<{ rail: string; refusalCode: string }>;
-    maturityOrder: string[];
-    execution: { providersExecutableToday: string[] };
-  };
-}
-
 /** The consumer catalog: maturities as the spec writes them (lowercase) plus the execution object. */
-export function consumerCatalogBody(data: CatalogData): Json {
+export function consumerCatalogBody(data: CatalogQuery): Json {
   const { catalog } = data;
   return {
     maturityOrder: catalog.maturityOrder.map(lowerMaturity),
@@ -81,7 +52,7 @@ export const consumerCatalogRoute: RouteDefinition = {
     variables: noInput,
     respond: (data) => ({
       status: 200,
-      body: consumerCatalogBody(data as unknown as CatalogData),
+      body: consumerCatalogBody(data),
     }),
   },
 };

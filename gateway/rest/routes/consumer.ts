@@ -64,8 +64,8 @@ export const consumerIntentRoutes: readonly RouteDefinition[] = [
       operationName: 'CreateConsumerIntent',
       variables: (input) => ({ input: objectBody(input) }),
       respond: (data) => {
-        const { created, ...body } = data.createConsumerIntent as Record<string, unknown>;
-        return { status: created === true ? 201 : 200, body };
+        const { created, ...body } = data.createConsumerIntent;
+        return { status: created ? 201 : 200, body };
       },
     },
   },
@@ -82,7 +82,7 @@ export const consumerIntentRoutes: readonly RouteDefinition[] = [
       operationName: 'ConsumerIntents',
       variables: pageQuery,
       respond: (data) => {
-        const page = data.consumerIntents as { nodes: unknown[]; pageInfo: unknown };
+        const page = data.consumerIntents;
         return { status: 200, body: { intents: page.nodes, pageInfo: page.pageInfo } };
       },
     },

@@ -9,6 +9,7 @@ import { csvDocument } from '../../../core/reconciliation/csv';
 import { parseReconcileRequest } from '../../../core/reconciliation/request';
 import { parseIsoTimestamp } from '../../../core/validation/timestamp';
 import { GROUP_KINDS } from '../../../subgraphs/ledger';
+import type { LedgerEntriesCsvQuery } from '../generated/operations';
 import { refusalFromData } from '../refusal';
 import { queryValue } from '../requestBodies';
 import { FREE, type RestInput, type RouteDefinition, usdt0 } from '../types';
@@ -64,17 +65,8 @@ const CSV_COLUMNS = [
   'amountAtomic',
 ] as const;
 
-interface EntryNode {
-  id: string;
-  groupId: string;
-  entryNo: number;
-  createdAt: string;
-  groupKind: string;
-  accountKey: string;
-  accountKind: string;
-  asset: { chain: string; token: string; symbol: string; decimals: number };
-  amountAtomic: string;
-}
+/** One ledger entry as the LedgerEntriesCsv document selects it. */
+type EntryNode = LedgerEntriesCsvQuery['ledgerEntries']['nodes'][number];
 
 function timeFilter(input: RestInput, field: 'from' | 'to'): string | null {
   const value = queryValue(input, field);
@@ -141,10 +133,7 @@ export const ledgerCsvRoute: RouteDefinition = {
     operationName: 'LedgerEntriesCsv',
     variables: ledgerCsvVariables,
     respond: (data) => {
-      const page = data.ledgerEntries as {
-        nodes: EntryNode[];
-        pageInfo: { endCursor: string | null; hasNextPage: boolean };
-      };
+      const page = data.ledgerEntries;
       const next = page.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
       return {
         status: 200,

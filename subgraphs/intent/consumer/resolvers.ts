@@ -27,7 +27,10 @@ import {
   CONSUMER_INTENT_STATE,
   ConsumerIntent,
   ConsumerIntentConnection,
+  ConsumerIntentCreated,
+  ConsumerIntentDecided,
 } from './schema';
+import type { ConsumerIntentAnswer } from './create/create';
 import { consumerIntentView, type ConsumerIntentView } from './view';
 
 @ArgsType()
@@ -86,7 +89,7 @@ export class ConsumerIntentResolver {
     return row === null ? null : consumerIntentView(row);
   }
 
-  @Mutation(() => GraphQLJSONObject, {
+  @Mutation(() => ConsumerIntentCreated, {
     description:
       'POST /consumer/intents: a consumer session asks for {capability, params, idempotencyKey?}; ' +
       'answers {created, intent, quote, decision, nextAction, fundingRequest}.',
@@ -94,11 +97,11 @@ export class ConsumerIntentResolver {
   async createConsumerIntent(
     @Arg('input', () => GraphQLJSONObject) input: Record<string, unknown>,
     @Ctx() ctx: SubgraphContext,
-  ): Promise<Record<string, unknown>> {
-    return { ...(await createConsumerIntent(ctx, input)) };
+  ): Promise<ConsumerIntentAnswer> {
+    return createConsumerIntent(ctx, input);
   }
 
-  @Mutation(() => GraphQLJSONObject, {
+  @Mutation(() => ConsumerIntentDecided, {
     description:
       'The owner’s decision on an escalated consumer intent (owner session only). APPROVAL_HASH_MISMATCH unless intentHash is the intent’s; ' +
       'answers {intent, quote, decision, nextAction, fundingRequest}.',
@@ -108,8 +111,8 @@ export class ConsumerIntentResolver {
     @Arg('decision', () => CONSUMER_APPROVAL_DECISION) decision: 'APPROVE' | 'DENY',
     @Arg('intentHash', () => String) intentHash: string,
     @Ctx() ctx: SubgraphContext,
-  ): Promise<Record<string, unknown>> {
-    return { ...(await approveConsumerIntent(ctx, { intentId, decision, intentHash })) };
+  ): Promise<Omit<ConsumerIntentAnswer, 'created'>> {
+    return approveConsumerIntent(ctx, { intentId, decision, intentHash });
   }
 }
 

@@ -15,7 +15,18 @@ registerEnumType(CONSUMER_INTENT_STATE, {
   name: 'ConsumerIntentState',
   description: 'The lifecycle of DECISIONS "Consumer intents" (docs/consumer.md).',
 });
+export const CONSUMER_NEXT_ACTION = {
+  FUND: 'FUND',
+  AWAIT_APPROVAL: 'AWAIT_APPROVAL',
+  NONE: 'NONE',
+} as const;
+
 registerEnumType(CONSUMER_APPROVAL_DECISION, { name: 'ConsumerApprovalDecision' });
+registerEnumType(CONSUMER_NEXT_ACTION, {
+  name: 'ConsumerNextAction',
+  description:
+    'What the consumer does next: FUND (POST the fund route), AWAIT_APPROVAL (the owner decides), NONE.',
+});
 
 type Json = Record<string, unknown>;
 
@@ -68,4 +79,47 @@ export class ConsumerIntent implements ConsumerIntentView {
 export class ConsumerIntentConnection {
   @Field(() => [ConsumerIntent]) nodes!: ConsumerIntentView[];
   @Field(() => IntentPageInfo) pageInfo!: IntentPageInfo;
+}
+
+/** What execute and resolve answer: the intent as it now stands. */
+@ObjectType({ description: 'A consumer intent as a purchase mutation leaves it.' })
+export class ConsumerIntentPayload {
+  @Field(() => ConsumerIntent) intent!: ConsumerIntentView;
+}
+
+/** What fund answers: the intent and the funding leg the x402 payment booked. */
+@ObjectType({ description: 'A consumer intent the x402 payment funded, and its funding leg.' })
+export class ConsumerIntentFunded extends ConsumerIntentPayload {
+  @Field(() => GraphQLJSONObject, {
+    description: 'The booked payment {payer, payTo, network, asset, amount, txHash, groupId, …}.',
+  })
+  funding!: Json;
+}
+
+/** What approve answers (and create, with `created`): the intent, its quote and decision, what next. */
+@ObjectType({
+  description:
+    'A consumer intent after the policy or its owner decided it: the quote, the decision, and what the consumer does next.',
+})
+export class ConsumerIntentDecided extends ConsumerIntentPayload {
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'docs/consumer.md "Quote".' })
+  quote!: Json | null;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The preflight response.' })
+  decision!: Json | null;
+  @Field(() => CONSUMER_NEXT_ACTION) nextAction!: keyof typeof CONSUMER_NEXT_ACTION;
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'With nextAction FUND: the fund route and its exact terms {method, path, network, asset, amount, payTo}.',
+  })
+  fundingRequest!: Json | null;
+}
+
+@ObjectType({ description: 'What createConsumerIntent answers.' })
+export class ConsumerIntentCreated extends ConsumerIntentDecided {
+  @Field({
+    description:
+      'False when the idempotency key named an intent created earlier (REST: 200, not 201).',
+  })
+  created!: boolean;
 }

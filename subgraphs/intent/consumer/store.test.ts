@@ -108,3 +108,29 @@ test('the same idempotency key on one policy gives the same intent', async () =>
   expect(second.created).toBe(false);
   expect(second.row.intentId).toBe(first.row.intentId);
 });
+
+test('a stored leg that breaks its schema fails the read loudly: 500 CONSUMER_INTENT_LEG_INVALID naming the leg', async () => {
+  const { row } = await newIntent();
+  await db.pool.query('UPDATE intent.consumer_intents SET settlement = $2 WHERE intent_id = $1', [
+    row.intentId,
+    { txHash: '0x12', blockNumber: 13, groupId: 'lg_1' },
+  ]);
+  const read = getConsumerIntent(db.pool, row.intentId);
+  await expect(read).rejects.toMatchObject({
+    code: 'CONSUMER_INTENT_LEG_INVALID',
+    status: 500,
+    details: { intentId: row.intentId, leg: 'settlement', fields: ['txHash', 'blockNumber'] },
+  });
+});
+
+test('a read gives the legs typed, every stored field kept', async () => {
+  const { row } = await newIntent();
+  const quote = { quoteId: 'cq_1', fee: '0', feeBps: 0, merchant: { payTo: WALLET }, extra: 'x' };
+  const quoted = await transitionConsumerIntent(db.pool, row.intentId, 'CREATED', 'QUOTED', {
+    now: t0,
+    changes: { quote },
+  });
+  expect(quoted?.quote).toEqual(quote);
+  expect((await getConsumerIntent(db.pool, row.intentId))?.quote).toEqual(quote);
+  expect(quoted?.quote?.merchant?.payTo).toBe(WALLET);
+});

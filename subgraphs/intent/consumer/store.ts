@@ -6,6 +6,14 @@ import { type ConsumerIntentState, isConsumerIntentState } from '../../../core/c
 import type { Db } from '../../../platform/db';
 import { appErrorFromSql } from '../../kit';
 import { INTENT_SQLSTATES } from '../sql';
+import {
+  type FundingLeg,
+  legsOf,
+  type ProviderAttestedLeg,
+  type QuoteLeg,
+  type ServiceVerifiedLeg,
+  type SettlementLeg,
+} from './legs';
 
 export interface ConsumerIntentRow {
   readonly intentId: string;
@@ -22,7 +30,8 @@ export interface ConsumerIntentRow {
   readonly stateReason: string | null;
   /** The reason's machine code (core/consumer/reasons.ts); null for free text or no reason. */
   readonly stateReasonCode: string | null;
-  readonly quote: Record<string, unknown> | null;
+  /** The legs are typed and checked once, when the row is read (legs.ts). */
+  readonly quote: QuoteLeg | null;
   readonly quoteExpiresAt: Date | null;
   readonly fundingAmount: bigint | null;
   readonly spendIntent: Record<string, unknown> | null;
@@ -30,12 +39,12 @@ export interface ConsumerIntentRow {
   readonly decision: Record<string, unknown> | null;
   readonly pollRef: string | null;
   readonly reservationId: string | null;
-  readonly funding: Record<string, unknown> | null;
-  readonly settlement: Record<string, unknown> | null;
-  readonly providerAttested: Record<string, unknown> | null;
+  readonly funding: FundingLeg | null;
+  readonly settlement: SettlementLeg | null;
+  readonly providerAttested: ProviderAttestedLeg | null;
   readonly refund: Record<string, unknown> | null;
   readonly resolution: Record<string, unknown> | null;
-  readonly serviceVerified: Record<string, unknown> | null;
+  readonly serviceVerified: ServiceVerifiedLeg | null;
   /** Delivery checks that found no usable answer so far (the job's bounded retries). */
   readonly deliveryAttempts: number;
   readonly deliveryNextAttemptAt: Date | null;
@@ -43,7 +52,7 @@ export interface ConsumerIntentRow {
   readonly updatedAt: Date;
 }
 
-/** Select list giving the row in the shape fromRow reads (numerics as text). */
+/** Select list giving the row in the shape fromRow reads (numerics as text): the one column list. */
 export const CONSUMER_INTENT_COLUMNS = `intent_id, policy_id::text AS policy_id, wallet, capability,
   provider, category, params, idempotency_key, state, state_version, state_reason,
   state_reason_code, quote,
@@ -89,6 +98,13 @@ export interface ConsumerIntentDbRow {
 export function fromRow(row: ConsumerIntentDbRow): ConsumerIntentRow {
   if (!isConsumerIntentState(row.state))
     throw new Error(`consumer intent ${row.intent_id} has an unknown state ${row.state}`);
+  const legs = legsOf(row.intent_id, {
+    quote: row.quote,
+    funding: row.funding,
+    settlement: row.settlement,
+    providerAttested: row.provider_attested,
+    serviceVerified: row.service_verified,
+  });
   return {
     intentId: row.intent_id,
     policyId: row.policy_id,
@@ -102,7 +118,7 @@ export function fromRow(row: ConsumerIntentDbRow): ConsumerIntentRow {
     stateVersion: row.state_version,
     stateReason: row.state_reason,
     stateReasonCode: row.state_reason_code,
-    quote: row.quote,
+    quote: legs.quote,
     quoteExpiresAt: row.quote_expires_at,
     fundingAmount: row.funding_amount === null ? null : BigInt(row.funding_amount),
     spendIntent: row.spend_intent,
@@ -110,12 +126,12 @@ export function fromRow(row: ConsumerIntentDbRow): ConsumerIntentRow {
     decision: row.decision,
     pollRef: row.poll_ref,
     reservationId: row.reservation_id,
-    funding: row.funding,
-    settlement: row.settlement,
-    providerAttested: row.provider_attested,
+    funding: legs.funding,
+    settlement: legs.settlement,
+    providerAttested: legs.providerAttested,
     refund: row.refund,
     resolution: row.resolution,
-    serviceVerified: row.service_verified,
+    serviceVerified: legs.serviceVerified,
     deliveryAttempts: row.delivery_attempts,
     deliveryNextAttemptAt: row.delivery_next_attempt_at,
     createdAt: row.created_at,

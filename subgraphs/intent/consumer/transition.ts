@@ -13,6 +13,13 @@
 import { assertTransition, type ConsumerIntentState } from '../../../core/consumer/lifecycle';
 import { type StateReason, textReason } from '../../../core/consumer/reasons';
 import { type Db, type DbPool, withTransaction } from '../../../platform/db';
+import type {
+  FundingLeg,
+  ProviderAttestedLeg,
+  QuoteLeg,
+  ServiceVerifiedLeg,
+  SettlementLeg,
+} from './legs';
 import { isOwnerOutcome, queueOutcomeNotice } from './notices/outcome';
 import { mayTouchReceipt, refreshReceipt } from './receipts/store';
 import {
@@ -25,7 +32,7 @@ import {
 
 /** The jsonb and scalar columns a state change may set along with the state. */
 export interface ConsumerIntentChanges {
-  readonly quote?: Record<string, unknown> | null;
+  readonly quote?: QuoteLeg | null;
   readonly quoteExpiresAt?: Date | null;
   readonly fundingAmount?: bigint | null;
   readonly spendIntent?: Record<string, unknown> | null;
@@ -33,13 +40,13 @@ export interface ConsumerIntentChanges {
   readonly decision?: Record<string, unknown> | null;
   readonly pollRef?: string | null;
   readonly reservationId?: string | null;
-  readonly funding?: Record<string, unknown> | null;
-  readonly settlement?: Record<string, unknown> | null;
-  readonly providerAttested?: Record<string, unknown> | null;
+  readonly funding?: FundingLeg | null;
+  readonly settlement?: SettlementLeg | null;
+  readonly providerAttested?: ProviderAttestedLeg | null;
   readonly refund?: Record<string, unknown> | null;
   readonly resolution?: Record<string, unknown> | null;
   /** The service's own delivery finding (ServiceVerified), never merged with providerAttested. */
-  readonly serviceVerified?: Record<string, unknown> | null;
+  readonly serviceVerified?: ServiceVerifiedLeg | null;
   readonly deliveryAttempts?: number;
   readonly deliveryNextAttemptAt?: Date | null;
 }

@@ -71,7 +71,7 @@ async function fundingBlockOf(
 ): Promise<string | null> {
   const txHash = row.funding?.txHash;
   const rail = ctx.consumer?.funding;
-  if (typeof txHash !== 'string' || rail === undefined) return null;
+  if (txHash === undefined || rail === undefined) return null;
   try {
     const receipt = await readReceipt(railClient(rail), txHash as `0x${string}`);
     return receipt?.blockNumber.toString() ?? null;

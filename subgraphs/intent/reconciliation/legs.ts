@@ -9,14 +9,16 @@ import type { ConsumerRails } from '../../kit';
 import type { ConsumerIntentRow } from '../consumer';
 import { agentOf } from './reads';
 
+// funding, settlement, quote and serviceVerified are the typed legs (consumer/legs.ts, checked when
+// the row was read); refund is still free JSON.
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 const lower = (value: string) => value.toLowerCase();
 
 /** The ledger groups the legs of these intents name. */
 export function legGroupIds(rows: readonly ConsumerIntentRow[]): string[] {
   return rows.flatMap((row) => [
-    ...[text(row.funding?.groupId), text(row.settlement?.groupId)].filter(
-      (id): id is string => id !== null,
+    ...[row.funding?.groupId, row.settlement?.groupId].filter(
+      (id): id is string => id !== undefined,
     ),
     ...(Array.isArray(row.refund?.groupIds)
       ? (row.refund.groupIds as unknown[]).filter((id): id is string => typeof id === 'string')
@@ -29,18 +31,18 @@ function fundingLeg(
   rails: ConsumerRails,
   amounts: Map<string, bigint>,
 ): BookedLeg[] {
-  const payer = text(row.funding?.payer);
-  const groupId = text(row.funding?.groupId);
-  if (row.funding === null || payer === null) return [];
+  const payer = row.funding?.payer;
+  const groupId = row.funding?.groupId;
+  if (row.funding === null || payer === undefined) return [];
   return [
     {
       rail: 'funding',
       kind: 'FUNDING',
       intentId: row.intentId,
-      txHash: text(row.funding.txHash),
+      txHash: row.funding.txHash ?? null,
       from: lower(payer),
-      to: lower(text(row.funding.payTo) ?? rails.funding.treasury),
-      amountAtomic: groupId === null ? 0n : (amounts.get(groupId) ?? 0n),
+      to: lower(row.funding.payTo ?? rails.funding.treasury),
+      amountAtomic: groupId === undefined ? 0n : (amounts.get(groupId) ?? 0n),
     },
   ];
 }
@@ -50,16 +52,15 @@ function settlementLeg(
   rails: ConsumerRails,
   amounts: Map<string, bigint>,
 ): BookedLeg[] {
-  const groupId = text(row.settlement?.groupId);
-  const merchant = row.quote?.merchant as Record<string, unknown> | undefined;
-  const payTo = text(merchant?.payTo);
-  if (groupId === null || payTo === null) return [];
+  const groupId = row.settlement?.groupId;
+  const payTo = row.quote?.merchant?.payTo;
+  if (groupId === undefined || payTo === undefined) return [];
   return [
     {
       rail: 'settlement',
       kind: 'SETTLEMENT',
       intentId: row.intentId,
-      txHash: text(row.settlement?.txHash),
+      txHash: row.settlement?.txHash ?? null,
       from: lower(rails.settlement.treasury),
       to: lower(payTo),
       amountAtomic: amounts.get(groupId) ?? 0n,
@@ -100,15 +101,16 @@ export function bookedLegs(
   ]);
 }
 
+/** The refund's amount (free JSON, so checked here). */
 const atomic = (value: unknown): bigint =>
   typeof value === 'string' && /^[0-9]{1,78}$/.test(value) ? BigInt(value) : 0n;
 
 /** What the spend sections need of one intent. */
 export function factsOf(row: ConsumerIntentRow): IntentFacts {
   const funded =
-    row.funding === null ? null : atomic(row.funding.amount ?? row.fundingAmount?.toString());
+    row.funding === null ? null : BigInt(row.funding.amount ?? row.fundingAmount ?? 0n);
   const refunded = text(row.refund?.refundedAt) === null ? null : atomic(row.refund!.amount);
-  const verified = row.serviceVerified?.verified;
+  const verified = row.serviceVerified?.verified ?? null;
   return {
     intentId: row.intentId,
     state: row.state,
@@ -117,9 +119,9 @@ export function factsOf(row: ConsumerIntentRow): IntentFacts {
     provider: row.provider,
     agentId: agentOf(row),
     fundedAtomic: funded,
-    feeAtomic: atomic(row.quote?.fee),
-    spreadAtomic: atomic(row.quote?.spread),
+    feeAtomic: BigInt(row.quote?.fee ?? 0),
+    spreadAtomic: BigInt(row.quote?.spread ?? 0),
     refundedAtomic: refunded,
-    deliveryVerified: typeof verified === 'boolean' ? verified : null,
+    deliveryVerified: verified,
   };
 }

@@ -7,7 +7,7 @@ import { STATE_REASON, stateReason } from '../../../../core/consumer/reasons';
 import type { Pool } from 'pg';
 import { releaseReservation } from '../../reservations/consumeOrRelease';
 import type { ConsumerDeps } from '../policyCheck';
-import { getConsumerIntent } from '../store';
+import { CONSUMER_INTENT_COLUMNS, type ConsumerIntentDbRow, fromRow } from '../store';
 import { transitionConsumerIntent } from '../transition';
 import { advanceApproval } from './advance';
 
@@ -22,20 +22,22 @@ export interface ConsumerJobDeps {
 
 /** AWAITING_APPROVAL intents whose escalation is no longer pending, advanced; how many moved. */
 export async function advanceConsumerApprovals(deps: ConsumerJobDeps, now: Date): Promise<number> {
-  const due = await deps.db.query<{ intent_id: string }>(
-    `SELECT ci.intent_id
-       FROM intent.consumer_intents ci
-       CROSS JOIN LATERAL policy.escalation_outcome(ci.poll_ref, $1) e
-      WHERE ci.state = 'AWAITING_APPROVAL' AND ci.poll_ref IS NOT NULL AND e.state <> 'PENDING'
-      ORDER BY ci.updated_at, ci.intent_id
-      LIMIT $2`,
+  // The rows themselves (typed once by fromRow), not ids read again one by one.
+  const due = await deps.db.query<ConsumerIntentDbRow>(
+    `SELECT ${CONSUMER_INTENT_COLUMNS} FROM intent.consumer_intents
+      WHERE intent_id IN (
+        SELECT ci.intent_id
+          FROM intent.consumer_intents ci
+          CROSS JOIN LATERAL policy.escalation_outcome(ci.poll_ref, $1) e
+         WHERE ci.state = 'AWAITING_APPROVAL' AND ci.poll_ref IS NOT NULL AND e.state <> 'PENDING'
+         ORDER BY ci.updated_at, ci.intent_id
+         LIMIT $2)
+      ORDER BY updated_at, intent_id`,
     [now, BATCH],
   );
   const decideDeps: ConsumerDeps = { db: deps.db, now: () => now, sealingKey: deps.sealingKey };
   let moved = 0;
-  for (const { intent_id: intentId } of due.rows) {
-    const row = await getConsumerIntent(deps.db, intentId);
-    if (row === null) continue;
+  for (const row of due.rows.map(fromRow)) {
     const after = await advanceApproval(decideDeps, row);
     if (after !== null && after.state !== row.state) moved += 1;
   }

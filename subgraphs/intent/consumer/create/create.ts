@@ -36,7 +36,7 @@ export interface ConsumerIntentAnswer {
 /** The create answer for an intent as it stands. */
 export function answerOf(row: ConsumerIntentRow, created: boolean): ConsumerIntentAnswer {
   const nextAction = nextActionOf(row.state);
-  const funding = row.quote?.funding as Record<string, unknown> | undefined;
+  const funding = row.quote?.funding;
   return {
     created,
     intent: consumerIntentView(row),

@@ -56,7 +56,7 @@ export function deliverySubjectOf(row: ConsumerIntentRow): DeliverySubject {
     params: row.params,
     providerAttested: row.providerAttested,
     attestedBy: row.provider,
-    paidWithoutAnswer: row.providerAttested === null && typeof row.settlement?.txHash === 'string',
+    paidWithoutAnswer: row.providerAttested === null && row.settlement?.txHash !== undefined,
   };
 }
 

@@ -22,19 +22,17 @@ export function authorizationToCheck(
   row: ConsumerIntentRow,
   rails: ConsumerRails,
 ): AuthorizationToCheck | null {
-  const settlement = row.settlement;
-  const authorization = settlement?.authorization as Record<string, unknown> | undefined;
-  if (authorization === undefined || typeof authorization.nonce !== 'string') return null;
-  const validBefore = authorization.validBefore;
-  if (typeof validBefore !== 'string' || !/^[0-9]{1,20}$/.test(validBefore)) return null;
-  const fromBlock = typeof settlement?.fromBlock === 'string' ? settlement.fromBlock : '0';
+  const { nonce, validBefore } = row.settlement?.authorization ?? {};
+  // A uint64 deadline at most (the schema allows any atomic decimal).
+  if (nonce === undefined || validBefore === undefined || validBefore.length > 20) return null;
+  const quote = quoteOf(row);
   return {
     from: rails.settlement.treasury,
-    to: quoteOf(row).payTo,
-    value: quoteOf(row).providerCost,
-    nonce: authorization.nonce,
+    to: quote.payTo,
+    value: quote.providerCost,
+    nonce,
     validBefore: BigInt(validBefore),
-    fromBlock: BigInt(fromBlock),
+    fromBlock: BigInt(row.settlement?.fromBlock ?? '0'),
   };
 }
 

@@ -167,16 +167,17 @@ async function chainPaymentOf(
   row: ConsumerIntentRow,
   outcome: Extract<PaymentOutcome, { kind: 'ANSWERED' }>,
 ) {
-  const authorization = row.settlement?.authorization as { nonce?: unknown } | undefined;
+  const nonce = row.settlement?.authorization?.nonce;
   const tx = outcome.settle?.transaction ?? '';
   if (outcome.status < 200 || outcome.status >= 300 || outcome.settle?.success !== true)
     return null;
-  if (!/^0x[0-9a-fA-F]{64}$/.test(tx) || typeof authorization?.nonce !== 'string') return null;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(tx) || nonce === undefined) return null;
+  const quote = quoteOf(row);
   return confirmedTransfer(deps.rails.settlement, tx as Hex, {
     from: deps.rails.settlement.treasury,
-    to: quoteOf(row).payTo,
-    value: quoteOf(row).providerCost,
-    nonce: authorization.nonce,
+    to: quote.payTo,
+    value: quote.providerCost,
+    nonce,
   });
 }
 

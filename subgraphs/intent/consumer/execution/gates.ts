@@ -62,17 +62,16 @@ export function quoteBindingProblem(
     return `the quote pays for ${quote.url}, the decision was for ${String(decided.endpoint)}`;
   if (decided.amount !== quote.funding.amount.toString())
     return `the quote is funded with ${quote.funding.amount}, the decision was for ${String(decided.amount)}`;
-  const stored = row.quote ?? {};
-  const feeBps = stored.feeBps;
-  const spreadBps = stored.spreadBps;
-  if (!Number.isSafeInteger(feeBps) || !Number.isSafeInteger(spreadBps))
+  const feeBps = row.quote?.feeBps;
+  const spreadBps = row.quote?.spreadBps;
+  if (feeBps === undefined || spreadBps === undefined)
     return 'the quote names no fee or spread rate';
   const recomputed = quoteCrossRailFunding({
     settlementCostAtomic: quote.providerCost,
     settlementDecimals: rails.settlement.decimals,
     fundingDecimals: rails.funding.decimals,
-    feeBps: BigInt(feeBps as number),
-    spreadBps: BigInt(spreadBps as number),
+    feeBps: BigInt(feeBps),
+    spreadBps: BigInt(spreadBps),
   });
   if (
     recomputed.fundingAtomic !== quote.funding.amount ||

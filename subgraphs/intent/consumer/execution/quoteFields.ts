@@ -1,6 +1,9 @@
-// What execution reads from an intent's stored quote (shapes: `quote`, written by create), typed
-// and checked once: a malformed quote is a defect, never guessed around.
+// What execution reads from an intent's quote: the typed leg (legs.ts, checked once when the row was
+// read) with its amounts as bigints and its expiry as a Date. A quote lacking a field execution
+// needs is a defect: 500 CONSUMER_INTENT_LEG_INVALID naming the missing fields, never guessed
+// around.
 import type { HexAddress } from '../../../../core/consumer/paymentCapability';
+import { AppError } from '../../../../core/errors';
 import type { ConsumerIntentRow } from '../store';
 
 export interface ExecutionQuote {
@@ -18,52 +21,36 @@ export interface ExecutionQuote {
   readonly method: string;
 }
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const ATOMIC = /^[0-9]{1,78}$/;
-
-function record(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error(`the stored quote has no ${what} object`);
-  return value as Record<string, unknown>;
+function missing(intentId: string, fields: string[]): AppError {
+  return new AppError('CONSUMER_INTENT_LEG_INVALID', undefined, { intentId, leg: 'quote', fields });
 }
 
-function atomic(value: unknown, what: string): bigint {
-  if (typeof value !== 'string' || !ATOMIC.test(value))
-    throw new Error(`the stored quote's ${what} is not an atomic decimal string`);
-  return BigInt(value);
-}
-
-function text(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value.length === 0)
-    throw new Error(`the stored quote's ${what} is missing`);
-  return value;
-}
-
+/** The quote execution pays by; throws when the stored quote lacks a field execution needs. */
 export function quoteOf(row: ConsumerIntentRow): ExecutionQuote {
-  const quote = record(row.quote, 'quote');
-  const cost = record(quote.providerCost, 'providerCost');
-  const funding = record(quote.funding, 'funding');
-  const merchant = record(quote.merchant, 'merchant');
-  const payTo = text(merchant.payTo, 'merchant.payTo');
-  if (!ADDRESS.test(payTo)) throw new Error("the stored quote's merchant.payTo is not an address");
-  const expiresAt = new Date(text(quote.expiresAt, 'expiresAt'));
-  if (!Number.isFinite(expiresAt.getTime()))
-    throw new Error("the stored quote's expiry is not a time");
+  const quote = row.quote;
+  if (quote === null) throw missing(row.intentId, ['(root)']);
+  const { quoteId, expiresAt, providerCost: cost, fee, spread, funding, merchant } = quote;
+  const required = { quoteId, expiresAt, providerCost: cost, fee, spread, funding, merchant };
+  const absent = Object.keys(required).filter(
+    (key) => required[key as keyof typeof required] === undefined,
+  );
+  if (funding?.amount === undefined) absent.push('funding.amount');
+  if (merchant?.payTo === undefined) absent.push('merchant.payTo');
+  if (merchant?.url === undefined) absent.push('merchant.url');
+  const expiry = new Date(expiresAt ?? '');
+  if (!Number.isFinite(expiry.getTime())) absent.push('expiresAt');
+  if (absent.length > 0) throw missing(row.intentId, [...new Set(absent)]);
   return {
-    quoteId: text(quote.quoteId, 'quoteId'),
-    expiresAt,
-    providerCost: atomic(cost.amount, 'providerCost.amount'),
-    costAsset: text(cost.asset, 'providerCost.asset'),
-    costNetwork: text(cost.network, 'providerCost.network'),
-    fee: atomic(quote.fee, 'fee'),
-    spread: atomic(quote.spread, 'spread'),
-    funding: {
-      network: text(funding.network, 'funding.network'),
-      asset: text(funding.asset, 'funding.asset'),
-      amount: atomic(funding.amount, 'funding.amount'),
-    },
-    payTo: payTo.toLowerCase() as HexAddress,
-    url: text(merchant.url, 'merchant.url'),
-    method: typeof merchant.method === 'string' ? merchant.method : 'GET',
+    quoteId: quoteId!,
+    expiresAt: expiry,
+    providerCost: BigInt(cost!.amount),
+    costAsset: cost!.asset,
+    costNetwork: cost!.network,
+    fee: BigInt(fee!),
+    spread: BigInt(spread!),
+    funding: { network: funding!.network, asset: funding!.asset, amount: BigInt(funding!.amount!) },
+    payTo: merchant!.payTo!.toLowerCase() as HexAddress,
+    url: merchant!.url!,
+    method: merchant!.method ?? 'GET',
   };
 }

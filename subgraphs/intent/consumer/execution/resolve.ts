@@ -59,7 +59,7 @@ type Review = 'PAYMENT_IN_DOUBT' | 'PAID_DELIVERY_IN_DOUBT' | 'NOTHING_PAID';
 /** What kind of review the intent is under, which decides the outcomes it may take. */
 function reviewOf(row: ConsumerIntentRow): Review {
   if (row.stateReasonCode === AMBIGUOUS_REASON) return 'PAYMENT_IN_DOUBT';
-  return typeof row.settlement?.txHash === 'string' ? 'PAID_DELIVERY_IN_DOUBT' : 'NOTHING_PAID';
+  return row.settlement?.txHash !== undefined ? 'PAID_DELIVERY_IN_DOUBT' : 'NOTHING_PAID';
 }
 
 const OUTCOMES_OF: Record<Review, readonly ResolutionOutcome[]> = {
@@ -167,8 +167,7 @@ async function settleNotPaid(
 }
 
 function recognitionGroupIdsOf(row: ConsumerIntentRow): string[] {
-  const ids = row.settlement?.recognitionGroupIds;
-  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+  return row.settlement?.recognitionGroupIds ?? [];
 }
 
 /** ACCEPT_DELIVERY: the recognition (once) and → COMPLETED. */
@@ -204,7 +203,7 @@ async function refundAfterReview(
 ): Promise<ConsumerIntentRow> {
   const rails = ctx.consumer!;
   const reviewed = reviewedOf(row);
-  if (typeof row.settlement?.txHash === 'string') {
+  if (row.settlement?.txHash !== undefined) {
     for (const groupId of recognitionGroupIdsOf(row))
       await reverseGroup(client, {
         groupId,

@@ -10,8 +10,9 @@
 import { isConsumerIntentId } from '../../../../core/canon/id-shapes';
 import { AppError } from '../../../../core/errors';
 import type { SubgraphContext } from '../../../kit';
+import type { FundingLeg } from '../legs';
 import { type ConsumerIntentRow, getConsumerIntent } from '../store';
-import { consumerIntentView } from '../view';
+import { consumerIntentView, type ConsumerIntentView } from '../view';
 
 type Json = Record<string, unknown>;
 
@@ -73,7 +74,10 @@ export async function consumerFundingTerms(ctx: SubgraphContext, intentId: strin
 }
 
 /** The fund route's paid answer, after the paywall booked the payment. */
-export async function fundedConsumerIntent(ctx: SubgraphContext, intentId: string): Promise<Json> {
+export async function fundedConsumerIntent(
+  ctx: SubgraphContext,
+  intentId: string,
+): Promise<{ intent: ConsumerIntentView; funding: FundingLeg }> {
   const intent = await sessionIntent(ctx, intentId);
   const funding = intent.funding;
   if (funding === null) {

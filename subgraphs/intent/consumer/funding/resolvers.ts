@@ -4,6 +4,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { requirePaidCall, type SubgraphContext } from '../../../kit';
+import { ConsumerIntentFunded } from '../schema';
 import { consumerFundingTerms, fundedConsumerIntent } from './reads';
 
 @Resolver()
@@ -20,7 +21,7 @@ export class ConsumerFundingResolver {
     return consumerFundingTerms(ctx, intentId);
   }
 
-  @Mutation(() => GraphQLJSONObject, {
+  @Mutation(() => ConsumerIntentFunded, {
     description:
       'fund: {intent, funding} of an intent the x402 payment funded. ' +
       'Runs only through the paid REST route POST /consumer/intents/:intentId/fund (PAID_ROUTE_ONLY otherwise).',
@@ -28,7 +29,7 @@ export class ConsumerFundingResolver {
   async fundConsumerIntent(
     @Arg('intentId') intentId: string,
     @Ctx() ctx: SubgraphContext,
-  ): Promise<Record<string, unknown>> {
+  ): Promise<ConsumerIntentFunded> {
     requirePaidCall(ctx, 'fundConsumerIntent');
     return fundedConsumerIntent(ctx, intentId);
   }

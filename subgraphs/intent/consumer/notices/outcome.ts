@@ -12,6 +12,7 @@
 import { STATE_REASON } from '../../../../core/consumer/reasons';
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
 import type { Db } from '../../../../platform/db';
+import type { QuoteLeg, ServiceVerifiedLeg } from '../legs';
 
 export const OWNER_OUTCOMES = ['COMPLETED', 'MANUAL_REVIEW', 'REFUNDED'] as const;
 export type OwnerOutcome = (typeof OWNER_OUTCOMES)[number];
@@ -30,10 +31,10 @@ export interface OutcomeSourceRow {
   readonly stateVersion: number;
   readonly stateReason: string | null;
   readonly stateReasonCode: string | null;
-  readonly quote: Record<string, unknown> | null;
+  readonly quote: QuoteLeg | null;
   readonly fundingAmount: bigint | null;
   readonly refund: Record<string, unknown> | null;
-  readonly serviceVerified: Record<string, unknown> | null;
+  readonly serviceVerified: ServiceVerifiedLeg | null;
   readonly updatedAt: Date;
 }
 
@@ -83,7 +84,7 @@ function text(value: unknown): string | null {
 
 function verificationOf(row: OutcomeSourceRow): OutcomeSummary['verification'] {
   const found = row.serviceVerified;
-  if (found === null || typeof found.verified !== 'boolean') return null;
+  if (found === null || found.verified === undefined) return null;
   const method = text(found.method);
   const source = text(found.source);
   if (method === null || source === null) return null;
@@ -91,7 +92,7 @@ function verificationOf(row: OutcomeSourceRow): OutcomeSummary['verification'] {
 }
 
 function fundingAssetOf(row: OutcomeSourceRow): OutcomeSummary['asset'] {
-  const funding = row.quote?.funding as Record<string, unknown> | undefined;
+  const funding = row.quote?.funding;
   const network = text(funding?.network);
   const token = text(funding?.asset);
   return network === null || token === null ? null : { network, token };
