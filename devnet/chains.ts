@@ -23,6 +23,7 @@ import {
   createChainWalletClient,
 } from '../platform/chain/clients';
 import { deployArtifact, hasContractCode } from '../platform/chain/deploy';
+import { deployGroupSettlement } from '../platform/chain/settlementContract';
 import { devnetReceiptAnchorConfig, deployReceiptAnchor } from '../platform/chain/receiptAnchor';
 import {
   KEY_ROLES,
@@ -121,7 +122,9 @@ async function prepareChain(
   const endpoint: ChainEndpoint = { chainId: node.chainId, rpcUrl: node.rpcUrl };
   const clientOptions = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
   const publicClient = createChainPublicClient(endpoint, clientOptions);
-  const chainInfo = (address: Address): DevnetChainInfo => ({
+  // Our GroupSettlement beside each token: reused while the chain still holds its code.
+  const chainInfo = async (address: Address, group: Address | null): Promise<DevnetChainInfo> => ({
+    groupSettlement: await prepareGroupSettlement(node, keys, group, log),
     caip2: caip2Of(node.chainId),
     chainId: node.chainId,
     rpcUrl: node.rpcUrl,
@@ -148,7 +151,7 @@ async function prepareChain(
       minter === keys.deployer.address
     ) {
       log(`${spec.symbol} on ${caip2Of(node.chainId)}: reusing ${previous.token.address}`);
-      return chainInfo(getAddress(previous.token.address));
+      return chainInfo(getAddress(previous.token.address), previous.groupSettlement ?? null);
     }
   }
 
@@ -175,7 +178,27 @@ async function prepareChain(
   log(
     `${spec.symbol} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}, float minted to treasury`,
   );
-  return chainInfo(deployment.address);
+  return chainInfo(deployment.address, null);
+}
+
+/** Reuses the recorded GroupSettlement contract while the chain holds its code; deploys it otherwise. */
+async function prepareGroupSettlement(
+  node: AnvilNode,
+  keys: KeyStore,
+  previous: Address | null,
+  log: (line: string) => void,
+): Promise<Address> {
+  const endpoint: ChainEndpoint = { chainId: node.chainId, rpcUrl: node.rpcUrl };
+  const clientOptions = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
+  const publicClient = createChainPublicClient(endpoint, clientOptions);
+  if (previous !== null && (await hasContractCode(publicClient, previous)))
+    return getAddress(previous);
+  const deployment = await deployGroupSettlement(
+    publicClient,
+    createChainWalletClient(endpoint, keys.deployer.account, clientOptions),
+  );
+  log(`GroupSettlement on ${caip2Of(node.chainId)}: deployed at ${deployment.address}`);
+  return deployment.address;
 }
 
 /** Reuses the recorded registry while the funding chain still holds its code; deploys it otherwise. */

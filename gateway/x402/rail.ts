@@ -23,6 +23,8 @@ import {
 } from '../../platform/chain/eip3009Facts';
 import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
 import { readTokenBalance } from '../../platform/chain/tokens';
+import { createGroupPath } from './groupSettlement/groupPath';
+import type { GroupSettlementOptions, GroupSettler } from './groupSettlement/groupSettler';
 import {
   createFacilitatorSigner,
   relayerAccount,
@@ -42,6 +44,8 @@ export interface RailOptions {
   readonly logLookbackBlocks?: bigint;
   /** CHAIN_LOG_PAGE_BLOCKS: blocks per eth_getLogs request (RPCs bound log ranges); default 2,000. */
   readonly logPageBlocks?: bigint;
+  /** Group settlement through our contract (groupSettlement/); absent: one transaction per payment. */
+  readonly group?: GroupSettlementOptions;
 }
 
 export interface ObservedTransfer {
@@ -61,11 +65,20 @@ export type ReceiptOutcome =
  * and only its answer was lost (a 5xx or timeout that viem retried into "already known" or "nonce
  * too low"). Only a refusal before any send (`broadcast` false) proves the authorization unspent.
  */
-export type Settlement = SettleResponse & { readonly broadcast: boolean };
+export type Settlement = SettleResponse & {
+  readonly broadcast: boolean;
+  /**
+   * Set by group settlement: the receipt of `transaction` was read and shows this authorization's
+   * own AuthorizationUsed and its Transfer to payTo of the price (no second receipt read needed).
+   */
+  readonly confirmed?: boolean;
+};
 
 export interface SettlementRail {
   readonly network: `eip155:${number}`;
   readonly relayer: Address;
+  /** The group settler when group settlement is on (its counters, drain). */
+  readonly groups?: GroupSettler;
   /** Verifies (with simulation, so a doomed authorization is refused without sending) and settles. */
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Settlement>;
   /** The latest block number: read it once, then read every fact of one decision at it. */
@@ -152,11 +165,17 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
+  const group = options.group
+    ? createGroupPath({ ...options, group: options.group }, facilitator)
+    : null;
 
   return {
     network,
     relayer: account.address,
+    ...(group ? { groups: group.settler } : {}),
     async settle(payload, requirements) {
+      const grouped = group?.settle(payload, requirements);
+      if (grouped) return grouped;
       const attempt = { broadcast: false };
       const response = await sends.run(attempt, () => facilitator.settle(payload, requirements));
       return { ...response, broadcast: attempt.broadcast };
