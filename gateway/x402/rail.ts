@@ -5,7 +5,8 @@
 // payer's balance and the chain's clock. Facts a decision combines are read at one block number the caller pins.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { Settlement } from './settlement';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { type Address, type Hex, type TransactionReceipt, getAddress } from 'viem';
 import type { Account } from 'viem/accounts';
@@ -24,7 +25,8 @@ import {
 import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
 import { readTokenBalance } from '../../platform/chain/tokens';
 import { createGroupPath } from './groupSettlement/groupPath';
-import type { GroupSettlementOptions, GroupSettler } from './groupSettlement/groupSettler';
+import type { GroupSettler } from './groupSettlement/groupSettler';
+import type { GroupSettlementOptions } from './groupSettlement/types';
 import {
   createFacilitatorSigner,
   relayerAccount,
@@ -59,20 +61,7 @@ export type ReceiptOutcome =
   | { readonly status: 'reverted' }
   | { readonly status: 'success'; readonly transfers: readonly ObservedTransfer[] };
 
-/**
- * The facilitator's answer, plus whether it handed a transaction to the node. A failure with no
- * transaction hash after a send is no proof nothing moved: the node may have taken the transaction
- * and only its answer was lost (a 5xx or timeout that viem retried into "already known" or "nonce
- * too low"). Only a refusal before any send (`broadcast` false) proves the authorization unspent.
- */
-export type Settlement = SettleResponse & {
-  readonly broadcast: boolean;
-  /**
-   * Set by group settlement: the receipt of `transaction` was read and shows this authorization's
-   * own AuthorizationUsed and its Transfer to payTo of the price (no second receipt read needed).
-   */
-  readonly confirmed?: boolean;
-};
+export type { Settlement } from './settlement';
 
 export interface SettlementRail {
   readonly network: `eip155:${number}`;

@@ -6,8 +6,9 @@ import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { Address, Hex } from 'viem';
 import { createGroupRelayer } from '../../../platform/chain/settlementContract';
-import type { Settlement } from '../rail';
-import { type GroupSettlementOptions, GroupSettler, groupAuthorizationOf } from './groupSettler';
+import type { Settlement } from '../settlement';
+import { GroupSettler, groupAuthorizationOf } from './groupSettler';
+import type { GroupSettlementOptions } from './types';
 
 export interface GroupPathOptions {
   readonly chainId: number;

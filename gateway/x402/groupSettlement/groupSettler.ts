@@ -7,30 +7,15 @@
 // at most one group: a second submission of one already queued or in flight joins its outcome.
 // Verification (signature, window, balance, nonce unused, by simulation) happens before a member
 // is queued, in the rail, so a doomed authorization is refused without any send.
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { PaymentPayload } from '@x402/core/types';
 import type { Address, Hex } from 'viem';
 import type { GroupAuthorization, GroupRelayer } from '../../../platform/chain/settlementContract';
-import type { Settlement } from '../rail';
+import type { Settlement } from '../settlement';
+import type { GroupMember, GroupSettlementOptions } from './types';
 import { memberSettlements } from './memberOutcome';
-
-export interface GroupSettlementOptions {
-  /** The GroupSettlement contract on the funding chain (X402_GROUP_SETTLEMENT_ADDRESS). */
-  readonly contract: Address;
-  /** At most this many authorizations in one transaction (X402_GROUP_MAX_SIZE). */
-  readonly maxSize: number;
-  /** How long a first arrival waits for company while no group is in flight (X402_GROUP_MAX_WAIT_MS). */
-  readonly maxWaitMs: number;
-}
 
 export const DEFAULT_GROUP_MAX_SIZE = 64;
 export const DEFAULT_GROUP_MAX_WAIT_MS = 2;
-
-/** One queued authorization and the call waiting for its outcome. */
-export interface GroupMember {
-  readonly authorization: GroupAuthorization;
-  readonly requirements: PaymentRequirements;
-  readonly network: string;
-}
 
 interface Waiting {
   readonly member: GroupMember;

@@ -15,8 +15,8 @@ import {
   type GroupSendOutcome,
   groupAttemptsInReceipt,
 } from '../../../platform/chain/settlementContract';
-import type { Settlement } from '../rail';
-import type { GroupMember } from './groupSettler';
+import type { Settlement } from '../settlement';
+import type { GroupMember } from './types';
 
 const TRANSACTION_FAILED = 'invalid_exact_evm_transaction_failed';
 const SETTLEMENT_PENDING = 'settlement_pending';
