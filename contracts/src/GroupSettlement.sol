@@ -37,6 +37,10 @@ contract GroupSettlement {
         address indexed token, address indexed authorizer, bytes32 indexed nonce, bool settled, bytes4 reason
     );
 
+    /// @notice No authorization of the group moved money: the transaction reverts, as a single
+    /// transferWithAuthorization would (the caller treats it as one reverted settlement per member).
+    error NothingSettled(uint256 size);
+
     /// @notice The group was sent with too little gas to give every authorization a fair attempt.
     error GroupOutOfGas(uint256 index, uint256 gasLeft);
 
@@ -49,6 +53,7 @@ contract GroupSettlement {
         returns (bool[] memory settled)
     {
         settled = new bool[](authorizations.length);
+        uint256 count = 0;
         for (uint256 i = 0; i < authorizations.length; ++i) {
             if (gasleft() < MIN_GAS_PER_AUTHORIZATION) revert GroupOutOfGas(i, gasleft());
             Authorization calldata a = authorizations[i];
@@ -57,10 +62,12 @@ contract GroupSettlement {
                 a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, a.signature
             ) {
                 settled[i] = true;
+                ++count;
             } catch (bytes memory revertData) {
                 if (revertData.length >= 4) reason = bytes4(revertData);
             }
             emit AuthorizationSettled(token, a.from, a.nonce, settled[i], reason);
         }
+        if (count == 0) revert NothingSettled(authorizations.length);
     }
 }

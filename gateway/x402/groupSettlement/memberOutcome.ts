@@ -2,11 +2,13 @@
 // - mined, and the receipt shows this authorization's AuthorizationUsed paired with its Transfer
 //   (payer → payTo, the price): paid, confirmed by chain truth (the paywall books without a
 //   second receipt read);
-// - mined without it: the token refused this one inside the group and nothing of it moved; at the
-//   receipt's block it is unused by us, as with a refusal before any send: 402 with the token's
-//   reason (a nonce already used goes on to "did an earlier use pay us?" as today);
-// - reverted as a whole: parked, as a reverted single settlement (the signed authorization stays
-//   usable until validBefore, so the chain decides);
+// - mined without it: the token refused this one inside the group and nothing of it moved. Refused
+//   (402, claim released) only when the token's reason proves it can never move money (nonce
+//   already used: then "did an earlier use pay us?" as today; expired); otherwise (balance,
+//   signature, not yet valid) parked as a reverted single settlement, for the chain to decide;
+// - reverted as a whole (also when no member settled, so a group of one behaves as a single
+//   settlement): parked, as a reverted single settlement (the signed authorization stays usable
+//   until validBefore, so the chain decides);
 // - unknown (no receipt in time, an answer lost): parked with the hash, as a single settlement.
 import type { Address, Hex, TransactionReceipt } from 'viem';
 import { authorizationTransfersInReceipt } from '../../../platform/chain/eip3009Facts';
@@ -34,6 +36,12 @@ const REASON_BY_SELECTOR: Readonly<Record<string, string>> = {
   // AuthorizationNotYetValid(uint256)
   '0x7a4df079': 'invalid_exact_evm_payload_authorization_valid_after',
 };
+
+/** Token refusals after which the authorization can never move money (chain-proven). */
+const PERMANENT_REFUSALS = new Set([
+  'invalid_exact_evm_nonce_already_used',
+  'invalid_exact_evm_payload_authorization_valid_before',
+]);
 
 interface GroupAddresses {
   readonly token: Address;
@@ -111,14 +119,11 @@ function minedSettlement(
   const attempt = groupAttemptsInReceipt(receipt, addresses.contract).find(
     (tried) => tried.authorizer === payer && tried.nonce === nonce,
   );
-  // Not used by this transaction: nothing of it moved here, and the nonce says whether it can still.
-  return {
-    ...base,
-    success: false,
-    errorReason: refusalReason(attempt),
-    transaction: '',
-    broadcast: false,
-  };
+  const reason = refusalReason(attempt);
+  if (PERMANENT_REFUSALS.has(reason))
+    return { ...base, success: false, errorReason: reason, transaction: '', broadcast: false };
+  // Nothing of it moved here, but the signed authorization may still move money: the chain decides.
+  return { ...base, success: false, errorReason: reason, transaction: txHash, broadcast: true };
 }
 
 function refusalReason(attempt: GroupAttempt | undefined): string {
