@@ -69,7 +69,8 @@ describe('a group with three doomed authorizations among good ones', () => {
     const { funding, publicClient, token } = chain();
     const payTo = devnet.info.addresses.feeReceiver;
     const contract = funding.groupSettlement!;
-    const good = await Promise.all([1, 2, 3, 4].map(() => funded(PRICE)));
+    const good: LocalAccount[] = [];
+    for (let i = 0; i < 4; i += 1) good.push(await funded(PRICE)); // one minter: one at a time
     const goodAuths = await Promise.all(good.map((payer) => authorize(payer, payTo)));
 
     // A bad signature: signed by another key in the payer's name.
