@@ -1,7 +1,7 @@
 // Our GroupSettlement contract (contracts/src/GroupSettlement.sol): its deployment, and the relayer
-// that sends one group of EIP-3009 authorizations through it per transaction. The relayer keeps its
-// account nonce locally (read once, then counted; read again only after a nonce error or an
-// outcome it could not see), gives each group a gas limit computed from its size (no
+// that sends one group of EIP-3009 authorizations through it per transaction. The relayer takes its
+// account nonce from viem's process-wide nonce manager (shared with every other sender of the key
+// in the process; reset after a nonce error or an outcome it could not see), gives each group a gas limit computed from its size (no
 // eth_estimateGas), reuses fee quotes briefly, signs locally (so the hash is known before the send,
 // even when the node's answer is lost) and waits for the receipt once per group. What the receipt
 // means for each authorization is read by the caller (eip3009Facts).
@@ -14,7 +14,7 @@ import {
   keccak256,
   parseEventLogs,
 } from 'viem';
-import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { groupSettlementAbi, groupSettlementBytecode } from '../../contracts/artifacts/abis';
 import {
   type ChainEndpoint,
@@ -115,10 +115,9 @@ const NONCE_REFUSAL = /nonce too low|nonce too high|invalid nonce|nonce has alre
 export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
   const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
   const publicClient = createChainPublicClient(options, clientOptions);
-  // Its own account object, without viem's nonce manager: this relayer counts its nonce itself.
   const account: PrivateKeyAccount = privateKeyToAccount(options.relayerPrivateKey);
   const wallet = createChainWalletClient(options, account, clientOptions);
-  const state = new RelayerState(publicClient, account.address);
+  const state = new RelayerState(publicClient, account.address, options.chainId);
   const pollMs = options.pollingIntervalMs ?? 100;
 
   const sign = async (authorizations: readonly GroupAuthorization[], nonce: number) => {
@@ -210,32 +209,31 @@ async function sendOnce(
 
 /** The relayer's next account nonce and a short-lived fee quote, kept in memory. */
 class RelayerState {
-  private next: number | null = null;
-  private quote: {
-    at: number;
-    fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
-  } | null = null;
+  private quote: { at: number; fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } } | null =
+    null;
 
   constructor(
     private readonly publicClient: ChainPublicClient,
     private readonly address: Address,
+    private readonly chainId: number,
   ) {}
 
-  async nonce(): Promise<number> {
-    this.next ??= await this.publicClient.getTransactionCount({
-      address: this.address,
-      blockTag: 'pending',
-    });
-    return this.next;
+  /**
+   * The next nonce from viem's process-wide nonce manager, which every sender of this key in the
+   * process shares (the single path, the consumer worker's refunds), so none collide.
+   */
+  nonce(): Promise<number> {
+    const key = { address: this.address, chainId: this.chainId };
+    return nonceManager.consume({ ...key, client: this.publicClient });
   }
 
   advanceNonce(): void {
-    if (this.next !== null) this.next += 1;
+    // consume() already counted it.
   }
 
   /** After any outcome the relayer could not see, the chain's count is the truth again. */
   forgetNonce(): void {
-    this.next = null;
+    nonceManager.reset({ address: this.address, chainId: this.chainId });
     this.quote = null;
   }
 

@@ -64,6 +64,18 @@ async function authorize(payer: LocalAccount, to: Address, nonce?: `0x${string}`
   return { signed, authorization };
 }
 
+function relayerFor(contract: Address) {
+  const { funding, token } = chain();
+  return createGroupRelayer({
+    ...funding,
+    relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+    contract,
+    token,
+    confirmationTimeoutMs: 10_000,
+    ...POLLING,
+  });
+}
+
 describe('a group with three doomed authorizations among good ones', () => {
   it('settles the good ones in one transaction and moves nothing for exactly the other three', async () => {
     const { funding, publicClient, token } = chain();
@@ -90,14 +102,7 @@ describe('a group with three doomed authorizations among good ones', () => {
     });
     const used = (await authorize(spender, payTo, earlier.signed.message.nonce)).authorization;
 
-    const relayer = createGroupRelayer({
-      ...funding,
-      relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-      contract,
-      token,
-      confirmationTimeoutMs: 10_000,
-      ...POLLING,
-    });
+    const relayer = relayerFor(contract);
     // A long wait, so every member below is queued before the one group goes.
     const settler = new GroupSettler(relayer, token, { contract, maxSize: 64, maxWaitMs: 300 });
     const requirements = {
@@ -158,14 +163,7 @@ describe('a group with three doomed authorizations among good ones', () => {
     const contract = funding.groupSettlement!;
     const broke = (await authorize(await funded(0n), devnet.info.addresses.feeReceiver))
       .authorization;
-    const relayer = createGroupRelayer({
-      ...funding,
-      relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-      contract,
-      token,
-      confirmationTimeoutMs: 10_000,
-      ...POLLING,
-    });
+    const relayer = relayerFor(contract);
     const outcome = await relayer.send([broke]);
     expect(outcome.kind).toBe('reverted');
     expect(await authorizationState(publicClient, token, broke.from, broke.nonce)).toBe(false);
