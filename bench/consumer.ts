@@ -29,6 +29,7 @@ import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
 import { signIn } from '../devnet/agents/signIn';
 import { benchServiceInfo, createScratchDatabase } from './service';
+import { benchGroupSettlement } from './paidStack';
 import { percentile } from './stats';
 
 const DEFAULT_SECONDS = 20;
@@ -180,6 +181,7 @@ async function startStack(
         relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
         confirmationTimeoutMs: 30_000,
         pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+        ...benchGroupSettlement(funding),
       }),
       db: database.pool,
       leaseMs: 60_000,

@@ -12,6 +12,12 @@ import type { createScratchDatabase } from './service';
 type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
 type Devnet = Awaited<ReturnType<typeof startDevnetChains>>;
 
+/** Group settlement as the devnet gateway runs it, unless X402_GROUP_SETTLEMENT=false (to compare). */
+export function benchGroupSettlement(funding: Devnet['info']['chains']['funding']) {
+  if (process.env.X402_GROUP_SETTLEMENT === 'false' || !funding.groupSettlement) return {};
+  return { group: { contract: funding.groupSettlement, maxSize: 64, maxWaitMs: 2 } };
+}
+
 /** x402 settled on the devnet by its relayer, offers and receipts signed by its fee receiver. */
 export function devnetX402(database: Database, devnet: Devnet): X402GatewayOptions {
   const funding = devnet.info.chains.funding;
@@ -23,6 +29,7 @@ export function devnetX402(database: Database, devnet: Devnet): X402GatewayOptio
       relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
       confirmationTimeoutMs: 30_000,
       pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+      ...benchGroupSettlement(funding),
     }),
     db: database.pool,
     leaseMs: 60_000,

@@ -74,6 +74,7 @@ function x402Options(
     confirmationTimeoutMs: config.x402.settleTimeoutMs,
     logPageBlocks: BigInt(config.chainReads.logPageBlocks),
     ...(devnet ? { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS } : {}),
+    ...groupSettlementOf(config, devnet),
   });
   return {
     rail,
@@ -83,6 +84,17 @@ function x402Options(
     // offer-receipt: signed by the fee receiver's key where the service holds it (the devnet's).
     receiptSigner: devnetKeys?.feeReceiver.account ?? null,
   };
+}
+
+/**
+ * Group settlement (docs/x402.md#group-settlement): on where a GroupSettlement contract is known
+ * (X402_GROUP_SETTLEMENT_ADDRESS, else the devnet's) unless X402_GROUP_SETTLEMENT=false.
+ */
+function groupSettlementOf(config: Config, devnet: DevnetInfo | null) {
+  const { group } = config.x402;
+  const contract = group.contract ?? devnet?.chains.funding.groupSettlement ?? null;
+  if (!group.enabled || contract === null) return {};
+  return { group: { contract, maxSize: group.maxSize, maxWaitMs: group.maxWaitMs } };
 }
 
 export interface GatewayInputs {

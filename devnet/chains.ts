@@ -17,12 +17,15 @@ import {
 import { type AnvilNode, startAnvil } from '../platform/chain/anvil';
 import {
   type ChainEndpoint,
+  type ChainPublicClient,
+  type ChainWalletClient,
   caip2Of,
   createAnvilTestClient,
   createChainPublicClient,
   createChainWalletClient,
 } from '../platform/chain/clients';
-import { deployArtifact, hasContractCode } from '../platform/chain/deploy';
+import { type Deployment, deployArtifact, hasContractCode } from '../platform/chain/deploy';
+import { deployGroupSettlement } from '../platform/chain/settlementContract';
 import { devnetReceiptAnchorConfig, deployReceiptAnchor } from '../platform/chain/receiptAnchor';
 import {
   KEY_ROLES,
@@ -121,7 +124,9 @@ async function prepareChain(
   const endpoint: ChainEndpoint = { chainId: node.chainId, rpcUrl: node.rpcUrl };
   const clientOptions = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
   const publicClient = createChainPublicClient(endpoint, clientOptions);
-  const chainInfo = (address: Address): DevnetChainInfo => ({
+  // Our GroupSettlement beside each token: reused while the chain still holds its code.
+  const chainInfo = async (address: Address, group: Address | null): Promise<DevnetChainInfo> => ({
+    groupSettlement: await prepareGroupSettlement(node, keys, group, log),
     caip2: caip2Of(node.chainId),
     chainId: node.chainId,
     rpcUrl: node.rpcUrl,
@@ -148,7 +153,7 @@ async function prepareChain(
       minter === keys.deployer.address
     ) {
       log(`${spec.symbol} on ${caip2Of(node.chainId)}: reusing ${previous.token.address}`);
-      return chainInfo(getAddress(previous.token.address));
+      return chainInfo(getAddress(previous.token.address), previous.groupSettlement ?? null);
     }
   }
 
@@ -175,33 +180,72 @@ async function prepareChain(
   log(
     `${spec.symbol} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}, float minted to treasury`,
   );
-  return chainInfo(deployment.address);
+  return chainInfo(deployment.address, null);
 }
 
-/** Reuses the recorded registry while the funding chain still holds its code; deploys it otherwise. */
-async function prepareRegistry(
+/** Reuses a recorded contract while the chain still holds its code; deploys it with the deployer otherwise. */
+async function reuseOrDeploy(
   node: AnvilNode,
   keys: KeyStore,
   previous: Address | null,
+  contract: {
+    readonly name: string;
+    /** Which key sends the deployment (default the deployer). */
+    readonly from?: 'deployer' | 'relayer';
+    readonly deploy: (
+      publicClient: ChainPublicClient,
+      deployer: ChainWalletClient,
+    ) => Promise<Deployment>;
+  },
   log: (line: string) => void,
 ): Promise<Address> {
   const endpoint: ChainEndpoint = { chainId: node.chainId, rpcUrl: node.rpcUrl };
   const clientOptions = { pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS };
   const publicClient = createChainPublicClient(endpoint, clientOptions);
   if (previous !== null && (await hasContractCode(publicClient, previous))) {
-    log(`PolicyRegistry on ${caip2Of(node.chainId)}: reusing ${previous}`);
+    log(`${contract.name} on ${caip2Of(node.chainId)}: reusing ${previous}`);
     return getAddress(previous);
   }
-  const deployment = await deployArtifact({
-    publicClient,
-    walletClient: createChainWalletClient(endpoint, keys.deployer.account, clientOptions),
-    contractName: 'PolicyRegistry',
-    abi: policyRegistryAbi,
-    bytecode: policyRegistryBytecode,
-    args: [],
-  });
-  log(`PolicyRegistry on ${caip2Of(node.chainId)}: deployed at ${deployment.address}`);
+  const account = keys[contract.from ?? 'deployer'].account;
+  const deployer = createChainWalletClient(endpoint, account, clientOptions);
+  const deployment = await contract.deploy(publicClient, deployer);
+  log(`${contract.name} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}`);
   return deployment.address;
+}
+
+/** Our GroupSettlement contract beside the token (x402 group settlement). */
+function prepareGroupSettlement(
+  node: AnvilNode,
+  keys: KeyStore,
+  previous: Address | null,
+  log: (line: string) => void,
+): Promise<Address> {
+  // Sent by the relayer (funded with gas like every key): the deployer's transactions stay the token's.
+  const contract = {
+    name: 'GroupSettlement',
+    from: 'relayer' as const,
+    deploy: deployGroupSettlement,
+  };
+  return reuseOrDeploy(node, keys, previous, contract, log);
+}
+
+/** The PolicyRegistry on the funding chain. */
+function prepareRegistry(
+  node: AnvilNode,
+  keys: KeyStore,
+  previous: Address | null,
+  log: (line: string) => void,
+): Promise<Address> {
+  const deploy = (publicClient: ChainPublicClient, walletClient: ChainWalletClient) =>
+    deployArtifact({
+      publicClient,
+      walletClient,
+      contractName: 'PolicyRegistry',
+      abi: policyRegistryAbi,
+      bytecode: policyRegistryBytecode,
+      args: [],
+    });
+  return reuseOrDeploy(node, keys, previous, { name: 'PolicyRegistry', deploy }, log);
 }
 
 /**

@@ -22,6 +22,8 @@ export interface DevnetChainInfo {
   readonly chainId: number;
   readonly rpcUrl: string;
   readonly token: DevnetTokenInfo;
+  /** Our GroupSettlement contract (x402 group settlement); absent in a devnet.json from before it. */
+  readonly groupSettlement?: Address | null;
 }
 
 /** Contracts beside the tokens; all on the funding chain. */

@@ -262,6 +262,11 @@ export class Paywall {
 
     if (settlement.success) {
       const txHash = settlement.transaction as Hex;
+      if (settlement.confirmed) {
+        // Group settlement read this authorization's own use and Transfer in the group's receipt.
+        const booked = await bookSettled(db, payment, txHash, this.options.counters);
+        return this.runAndRecord(booked, attempt);
+      }
       const outcome = await rail.receipt(txHash);
       if (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment)) {
         const booked = await bookSettled(db, payment, txHash, this.options.counters);

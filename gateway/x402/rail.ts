@@ -5,7 +5,8 @@
 // payer's balance and the chain's clock. Facts a decision combines are read at one block number the caller pins.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { x402Facilitator } from '@x402/core/facilitator';
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { Settlement } from './settlement';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import { type Address, type Hex, type TransactionReceipt, getAddress } from 'viem';
 import type { Account } from 'viem/accounts';
@@ -23,6 +24,9 @@ import {
 } from '../../platform/chain/eip3009Facts';
 import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
 import { readTokenBalance } from '../../platform/chain/tokens';
+import { createGroupPath } from './groupSettlement/groupPath';
+import type { GroupSettler } from './groupSettlement/groupSettler';
+import type { GroupSettlementOptions } from './groupSettlement/types';
 import {
   createFacilitatorSigner,
   relayerAccount,
@@ -42,6 +46,8 @@ export interface RailOptions {
   readonly logLookbackBlocks?: bigint;
   /** CHAIN_LOG_PAGE_BLOCKS: blocks per eth_getLogs request (RPCs bound log ranges); default 2,000. */
   readonly logPageBlocks?: bigint;
+  /** Group settlement through our contract (groupSettlement/); absent: one transaction per payment. */
+  readonly group?: GroupSettlementOptions;
 }
 
 export interface ObservedTransfer {
@@ -55,17 +61,13 @@ export type ReceiptOutcome =
   | { readonly status: 'reverted' }
   | { readonly status: 'success'; readonly transfers: readonly ObservedTransfer[] };
 
-/**
- * The facilitator's answer, plus whether it handed a transaction to the node. A failure with no
- * transaction hash after a send is no proof nothing moved: the node may have taken the transaction
- * and only its answer was lost (a 5xx or timeout that viem retried into "already known" or "nonce
- * too low"). Only a refusal before any send (`broadcast` false) proves the authorization unspent.
- */
-export type Settlement = SettleResponse & { readonly broadcast: boolean };
+export type { Settlement } from './settlement';
 
 export interface SettlementRail {
   readonly network: `eip155:${number}`;
   readonly relayer: Address;
+  /** The group settler when group settlement is on (its counters, drain). */
+  readonly groups?: GroupSettler;
   /** Verifies (with simulation, so a doomed authorization is refused without sending) and settles. */
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Settlement>;
   /** The latest block number: read it once, then read every fact of one decision at it. */
@@ -157,11 +159,17 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
+  const group = options.group
+    ? createGroupPath({ ...options, group: options.group }, facilitator)
+    : null;
 
   return {
     network,
     relayer: account.address,
+    ...(group ? { groups: group.settler } : {}),
     async settle(payload, requirements) {
+      const grouped = group?.settle(payload, requirements);
+      if (grouped) return grouped;
       const attempt = { broadcast: false, codeReads: new Map<string, Promise<Hex | undefined>>() };
       const response = await sends.run(attempt, () => facilitator.settle(payload, requirements));
       return { ...response, broadcast: attempt.broadcast };

@@ -1,7 +1,8 @@
 // The EIP-3009 facts every payment decision reads from a token, on the committed ABI
 // (contracts/artifacts/abis.ts): an authorization's state (used or canceled) at a block, the
 // transaction that used or canceled it (one paged, bounded log search: platform/chain/logSearch),
-// a transaction's receipt, the token's Transfers and AuthorizationUsed events in that receipt, and
+// a transaction's receipt, the token's Transfers and AuthorizationUsed events in that receipt (and
+// which Transfer each authorization made, for a receipt carrying many), and
 // the Transfers into or out of one account over a block span. Reads only; what the facts mean is
 // judged in core/eip3009. Addresses in the answers are lower-case.
 import { type Address, type Hex, type Log, type TransactionReceipt, parseEventLogs } from 'viem';
@@ -163,6 +164,36 @@ export function authorizationsUsedInReceipt(
     eventName: 'AuthorizationUsed',
     logs: tokenLogs(receipt.logs, token),
   }).map((log) => ({ authorizer: lower(log.args.authorizer), nonce: lower(log.args.nonce) }));
+}
+
+/** An authorization a receipt shows used, with the Transfer it made (the token emits them as a pair). */
+export interface AuthorizationTransfer extends AuthorizationUsedEvent {
+  readonly transfer: TokenTransfer;
+}
+
+/**
+ * Each AuthorizationUsed of the token in a receipt paired with the Transfer the same
+ * transferWithAuthorization emitted right after it (the token's next log): which payment each
+ * authorization made, even when one transaction carries many (group settlement). A use without a
+ * following Transfer (a cancellation emits none) is left out.
+ */
+export function authorizationTransfersInReceipt(
+  receipt: TransactionReceipt,
+  token: Address,
+): AuthorizationTransfer[] {
+  const logs = tokenLogs(receipt.logs, token);
+  const parsed = parseEventLogs({ abi: eip3009TokenAbi, logs, strict: true });
+  const paired: AuthorizationTransfer[] = [];
+  parsed.forEach((log, index) => {
+    const next = parsed[index + 1];
+    if (log.eventName !== 'AuthorizationUsed' || next?.eventName !== 'Transfer') return;
+    if (next.logIndex !== (log.logIndex ?? -2) + 1) return;
+    const transfer = transferOf(next);
+    if (!transfer) return;
+    const { authorizer, nonce } = log.args;
+    paired.push({ authorizer: lower(authorizer), nonce: lower(nonce), transfer });
+  });
+  return paired;
 }
 
 /**

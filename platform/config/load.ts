@@ -199,6 +199,12 @@ function readX402(read: EnvReader): ConfigFields['x402'] {
       3_600_000,
     ),
     reconcileIntervalMs: read.integer('X402_RECONCILE_INTERVAL_MS', 15_000, 0, 3_600_000),
+    group: {
+      contract: read.address('X402_GROUP_SETTLEMENT_ADDRESS'),
+      enabled: read.boolean('X402_GROUP_SETTLEMENT', true),
+      maxSize: read.integer('X402_GROUP_MAX_SIZE', 64, 1, 512),
+      maxWaitMs: read.integer('X402_GROUP_MAX_WAIT_MS', 2, 0, 1_000),
+    },
   };
 }
 

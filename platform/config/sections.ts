@@ -120,6 +120,17 @@ export interface Config {
     readonly settleTimeoutMs: number;
     readonly leaseMs: number;
     readonly reconcileIntervalMs: number;
+    /**
+     * Group settlement (docs/x402.md#group-settlement): the GroupSettlement contract on the funding
+     * chain (null: off, one transaction per payment, unless the devnet deployed one), the most
+     * authorizations in one transaction, how long a first arrival waits for company.
+     */
+    readonly group: {
+      readonly contract: `0x${string}` | null;
+      readonly enabled: boolean;
+      readonly maxSize: number;
+      readonly maxWaitMs: number;
+    };
   };
   /** Escalation channels and the worker; a channel is null when it is not configured. */
   readonly escalations: EscalationConfig;

@@ -9,7 +9,7 @@ import { openSubgraphDataSource } from '../../subgraphs/registry';
 import type { RestServiceInfo } from '../../gateway/rest/types';
 import type { BuilderServices, SubgraphChains } from '../../subgraphs/kit';
 import type { RdapClient } from '../../platform/rdap';
-import type { DevnetChains } from '../../devnet/chains';
+import type { DevnetChainInfo, DevnetChains } from '../../devnet/chains';
 import { createSettlementRail } from '../../gateway/x402/rail';
 import { type RateLimits, uniformLimits } from '../../gateway/rateLimit/limiter';
 import type { RateLimitStoreKind } from '../../gateway/rateLimit/store';
@@ -101,6 +101,15 @@ export interface TestStackOptions {
   };
 }
 
+/**
+ * x402 group settlement in tests: on (the devnet's GroupSettlement contract) unless
+ * X402_GROUP_SETTLEMENT=false, so every x402 test runs on the path production takes.
+ */
+function testGroupSettlement(funding: DevnetChainInfo) {
+  if (process.env.X402_GROUP_SETTLEMENT === 'false' || !funding.groupSettlement) return {};
+  return { group: { contract: funding.groupSettlement, maxSize: 64, maxWaitMs: 2 } };
+}
+
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   const db = await createTestDatabase({ server: options.databaseServer });
   const adminToken = randomBytes(32).toString('base64url');
@@ -168,6 +177,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
               relayerPrivateKey: paid.devnet.keys.relayer.exportPrivateKey(),
               confirmationTimeoutMs: settleTimeoutMs,
               pollingIntervalMs: 20,
+              ...testGroupSettlement(funding!),
             }),
             db: db.pool,
             leaseMs: paid.leaseMs ?? settleTimeoutMs + 20_000,

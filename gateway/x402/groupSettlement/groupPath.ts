@@ -1,0 +1,63 @@
+// The rail's group path: verify one authorization alone (the official facilitator's verify, with
+// simulation: signature, window, balance, nonce unused), refusing a doomed one before anything is
+// sent exactly as the single path does; then hand it to the group settler. Payloads the group
+// cannot carry (an ERC-6492 or other non-65-byte signature) stay on the single path.
+import type { x402Facilitator } from '@x402/core/facilitator';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { Address, Hex } from 'viem';
+import { createGroupRelayer } from '../../../platform/chain/settlementContract';
+import type { Settlement } from '../settlement';
+import { GroupSettler, groupAuthorizationOf } from './groupSettler';
+import type { GroupSettlementOptions } from './types';
+
+export interface GroupPathOptions {
+  readonly chainId: number;
+  readonly rpcUrl: string;
+  readonly token: Address;
+  readonly relayerPrivateKey: Hex;
+  readonly confirmationTimeoutMs: number;
+  readonly pollingIntervalMs?: number;
+  readonly group: GroupSettlementOptions;
+}
+
+export interface GroupPath {
+  readonly settler: GroupSettler;
+  /** The group's Settlement for this payload; null when the payload must take the single path. */
+  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Settlement> | null;
+}
+
+export function createGroupPath(
+  options: GroupPathOptions,
+  facilitator: Pick<x402Facilitator, 'verify'>,
+): GroupPath {
+  const relayer = createGroupRelayer({
+    chainId: options.chainId,
+    rpcUrl: options.rpcUrl,
+    relayerPrivateKey: options.relayerPrivateKey,
+    contract: options.group.contract,
+    token: options.token,
+    confirmationTimeoutMs: options.confirmationTimeoutMs,
+    pollingIntervalMs: options.pollingIntervalMs,
+  });
+  const settler = new GroupSettler(relayer, options.token, options.group);
+  return {
+    settler,
+    settle(payload, requirements) {
+      const authorization = groupAuthorizationOf(payload);
+      if (!authorization) return null;
+      return (async (): Promise<Settlement> => {
+        const verdict = await facilitator.verify(payload, requirements);
+        if (!verdict.isValid)
+          return {
+            success: false,
+            errorReason: verdict.invalidReason ?? 'invalid_payload',
+            transaction: '',
+            network: requirements.network as Settlement['network'],
+            payer: verdict.payer,
+            broadcast: false,
+          };
+        return settler.submit({ authorization, requirements, network: requirements.network });
+      })();
+    },
+  };
+}

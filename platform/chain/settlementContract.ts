@@ -1,0 +1,250 @@
+// Our GroupSettlement contract (contracts/src/GroupSettlement.sol): its deployment, and the relayer
+// that sends one group of EIP-3009 authorizations through it per transaction. The relayer takes its
+// account nonce from viem's process-wide nonce manager (shared with every other sender of the key
+// in the process; reset after a nonce error or an outcome it could not see), gives each group a gas limit computed from its size (no
+// eth_estimateGas), reuses fee quotes briefly, signs locally (so the hash is known before the send,
+// even when the node's answer is lost) and waits for the receipt once per group. What the receipt
+// means for each authorization is read by the caller (eip3009Facts).
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+  encodeFunctionData,
+  keccak256,
+  parseEventLogs,
+} from 'viem';
+import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
+import { groupSettlementAbi, groupSettlementBytecode } from '../../contracts/artifacts/abis';
+import {
+  type ChainEndpoint,
+  type ChainPublicClient,
+  type ChainWalletClient,
+  createChainPublicClient,
+  createChainWalletClient,
+} from './clients';
+import { type Deployment, deployArtifact } from './deploy';
+import { readReceipt } from './eip3009Facts';
+
+/** One signed transfer authorization, as the contract takes it (bytes signature form). */
+export interface GroupAuthorization {
+  readonly from: Address;
+  readonly to: Address;
+  readonly value: bigint;
+  readonly validAfter: bigint;
+  readonly validBefore: bigint;
+  readonly nonce: Hex;
+  readonly signature: Hex;
+}
+
+/** What became of one group transaction, as far as the relayer could see. */
+export type GroupSendOutcome =
+  | { readonly kind: 'mined'; readonly txHash: Hex; readonly receipt: TransactionReceipt }
+  | { readonly kind: 'reverted'; readonly txHash: Hex }
+  /** No receipt in time, or the send failed in a way that does not prove the node refused it. */
+  | { readonly kind: 'unknown'; readonly txHash: Hex | null };
+
+/** One AuthorizationSettled event of the contract: the attempt at one authorization. */
+export interface GroupAttempt {
+  readonly authorizer: string;
+  readonly nonce: string;
+  readonly settled: boolean;
+  /** The token's revert selector when the attempt failed ('0x00000000' when it gave none). */
+  readonly reason: Hex;
+}
+
+/** Base cost of the group transaction, and a generous bound per authorization (a use costs ~60k). */
+const GROUP_BASE_GAS = 60_000n;
+const GAS_PER_AUTHORIZATION = 160_000n;
+/** Fee quotes are reused this long: one group after another needs no fresh quote. */
+const FEE_QUOTE_TTL_MS = 2_000;
+
+export function deployGroupSettlement(
+  publicClient: ChainPublicClient,
+  walletClient: ChainWalletClient,
+): Promise<Deployment> {
+  return deployArtifact({
+    publicClient,
+    walletClient,
+    contractName: 'GroupSettlement',
+    abi: groupSettlementAbi,
+    bytecode: groupSettlementBytecode,
+    args: [],
+  });
+}
+
+/** The gas limit of a group of `size`: above MIN_GAS_PER_AUTHORIZATION for each, so no attempt starves. */
+export function groupGasLimit(size: number): bigint {
+  return GROUP_BASE_GAS + GAS_PER_AUTHORIZATION * BigInt(size);
+}
+
+/** The contract's AuthorizationSettled events in a group receipt, in order. */
+export function groupAttemptsInReceipt(
+  receipt: TransactionReceipt,
+  contract: Address,
+): GroupAttempt[] {
+  return parseEventLogs({
+    abi: groupSettlementAbi,
+    eventName: 'AuthorizationSettled',
+    logs: receipt.logs.filter((log) => log.address.toLowerCase() === contract.toLowerCase()),
+  }).map((log) => ({
+    authorizer: log.args.authorizer.toLowerCase(),
+    nonce: log.args.nonce.toLowerCase(),
+    settled: log.args.settled,
+    reason: log.args.reason,
+  }));
+}
+
+export interface GroupRelayerOptions extends ChainEndpoint {
+  readonly relayerPrivateKey: Hex;
+  readonly contract: Address;
+  readonly token: Address;
+  /** How long a group waits for its receipt before its outcome counts as unknown. */
+  readonly confirmationTimeoutMs: number;
+  readonly pollingIntervalMs?: number;
+}
+
+export interface GroupRelayer {
+  readonly relayer: Address;
+  /** Sends one group transaction and waits for its receipt; never throws (a failure is 'unknown'). */
+  send(authorizations: readonly GroupAuthorization[]): Promise<GroupSendOutcome>;
+}
+
+const NONCE_REFUSAL = /nonce too low|nonce too high|invalid nonce|nonce has already been used/i;
+
+export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
+  const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
+  const publicClient = createChainPublicClient(options, clientOptions);
+  const account: PrivateKeyAccount = privateKeyToAccount(options.relayerPrivateKey);
+  const wallet = createChainWalletClient(options, account, clientOptions);
+  const state = new RelayerState(publicClient, account.address, options.chainId);
+  const pollMs = options.pollingIntervalMs ?? 100;
+
+  const sign = async (authorizations: readonly GroupAuthorization[], nonce: number) => {
+    const fees = await state.fees();
+    const data = encodeFunctionData({
+      abi: groupSettlementAbi,
+      functionName: 'settle',
+      args: [options.token, authorizations.map((item) => ({ ...item }))],
+    });
+    const serialized = await account.signTransaction({
+      chainId: options.chainId,
+      type: 'eip1559',
+      to: options.contract,
+      data,
+      nonce,
+      gas: groupGasLimit(authorizations.length),
+      ...fees,
+    });
+    return { serialized, txHash: keccak256(serialized) };
+  };
+
+  const wait = async (txHash: Hex): Promise<GroupSendOutcome> => {
+    const deadline = Date.now() + options.confirmationTimeoutMs;
+    for (;;) {
+      const receipt = await readReceipt(publicClient, txHash).catch(() => undefined);
+      if (receipt)
+        return receipt.status === 'success'
+          ? { kind: 'mined', txHash, receipt }
+          : { kind: 'reverted', txHash };
+      if (Date.now() >= deadline) {
+        state.forgetNonce();
+        return { kind: 'unknown', txHash };
+      }
+      await sleep(pollMs);
+    }
+  };
+
+  return {
+    relayer: account.address,
+    async send(authorizations) {
+      let signed: { serialized: Hex; txHash: Hex };
+      try {
+        signed = await sign(authorizations, await state.nonce());
+      } catch {
+        // Nothing was handed to the node; the next group reads nonce and fees afresh.
+        state.forgetNonce();
+        return { kind: 'unknown', txHash: null };
+      }
+      const sent = await sendOnce(wallet, publicClient, signed, state);
+      if (sent === 'NONCE_REFUSED') {
+        // Refused for its nonce and unknown to the node: never accepted, so it may go again under
+        // the chain's current nonce (the authorizations themselves can be used once only anyway).
+        const again = await sign(authorizations, await state.nonce()).catch(() => null);
+        if (!again) return { kind: 'unknown', txHash: null };
+        const resent = await sendOnce(wallet, publicClient, again, state);
+        if (resent === 'NONCE_REFUSED') return { kind: 'unknown', txHash: null };
+        return wait(again.txHash);
+      }
+      return wait(signed.txHash);
+    },
+  };
+}
+
+/**
+ * Hands a signed transaction to the node. 'SENT' also when the answer failed (the node may hold it:
+ * the receipt wait decides); 'NONCE_REFUSED' only when the node refused its nonce and does not
+ * know its hash, which proves it was never accepted (nonce re-read for the next try).
+ */
+async function sendOnce(
+  wallet: ChainWalletClient,
+  publicClient: ChainPublicClient,
+  signed: { serialized: Hex; txHash: Hex },
+  state: RelayerState,
+): Promise<'SENT' | 'NONCE_REFUSED'> {
+  try {
+    await wallet.sendRawTransaction({ serializedTransaction: signed.serialized });
+    state.advanceNonce();
+    return 'SENT';
+  } catch (error) {
+    state.forgetNonce();
+    if (!NONCE_REFUSAL.test(String((error as Error).message))) return 'SENT';
+    const known = await publicClient
+      .getTransaction({ hash: signed.txHash })
+      .then(() => true)
+      .catch((lookup: Error) => (lookup.name === 'TransactionNotFoundError' ? false : true));
+    return known ? 'SENT' : 'NONCE_REFUSED';
+  }
+}
+
+/** The relayer's next account nonce and a short-lived fee quote, kept in memory. */
+class RelayerState {
+  private quote: { at: number; fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } } | null =
+    null;
+
+  constructor(
+    private readonly publicClient: ChainPublicClient,
+    private readonly address: Address,
+    private readonly chainId: number,
+  ) {}
+
+  /**
+   * The next nonce from viem's process-wide nonce manager, which every sender of this key in the
+   * process shares (the single path, the consumer worker's refunds), so none collide.
+   */
+  nonce(): Promise<number> {
+    const key = { address: this.address, chainId: this.chainId };
+    return nonceManager.consume({ ...key, client: this.publicClient });
+  }
+
+  advanceNonce(): void {
+    // consume() already counted it.
+  }
+
+  /** After any outcome the relayer could not see, the chain's count is the truth again. */
+  forgetNonce(): void {
+    nonceManager.reset({ address: this.address, chainId: this.chainId });
+    this.quote = null;
+  }
+
+  async fees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    if (this.quote && Date.now() - this.quote.at < FEE_QUOTE_TTL_MS) return this.quote.fees;
+    const quoted = await this.publicClient.estimateFeesPerGas();
+    const fees = {
+      maxFeePerGas: quoted.maxFeePerGas * 2n,
+      maxPriorityFeePerGas: quoted.maxPriorityFeePerGas,
+    };
+    this.quote = { at: Date.now(), fees };
+    return fees;
+  }
+}
