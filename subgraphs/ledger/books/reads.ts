@@ -62,16 +62,51 @@ export async function listGroups(
 ): Promise<Page<GroupView>> {
   const size = pageSize(page.first);
   const conditions = new Conditions();
+  const policies = policiesToWalk(scope, filter);
   scoped(conditions, scope);
-  filtered(conditions, filter, 'group');
+  // The walk over the policy's rows stands for the policy filter (an equality to a constant next
+  // to it would let the planner take the policy as a constant again).
+  filtered(conditions, { ...filter, policyId: null }, 'group');
   if (page.after != null)
     conditions.add((p) => `g.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
   conditions.values.push(size + 1);
   const result = await db.query<GroupRow>(
-    `${GROUP_SELECT} ${conditions.where()} ORDER BY g.seq DESC LIMIT $${conditions.values.length}`,
+    groupPageSql(conditions, policies),
     conditions.values,
   );
   return pageOf(result.rows, size, groupOf);
+}
+
+/**
+ * The policies whose groups a page may hold, when it is limited to some (a policy filter or an
+ * owner's scope), else null (every group).
+ */
+function policiesToWalk(scope: LedgerScope, filter: LedgerFilterInput): string[] | null {
+  if (filter.policyId != null) return [filter.policyId];
+  return scope.all ? null : [...scope.policyIds];
+}
+
+/**
+ * The newest page of groups, `conditions` ending with its LIMIT. Limited to some policies, it
+ * takes the newest rows of each policy from `groups_policy_id_seq` (a LATERAL per policy, whose
+ * policy the planner cannot treat as a constant) and merges them: the cost is the page, whatever
+ * the table holds. Written as a plain `WHERE policy_id = $1 ORDER BY seq DESC`, the planner walks
+ * `groups_seq_key` backwards and filters, which costs every newer group of other policies
+ * (docs/operations.md, "Growth").
+ */
+export function groupPageSql(conditions: Conditions, policies: string[] | null): string {
+  const limit = `$${conditions.values.length}`;
+  if (policies === null)
+    return `${GROUP_SELECT} ${conditions.where()} ORDER BY g.seq DESC LIMIT ${limit}`;
+  conditions.values.push(policies);
+  const walk = `$${conditions.values.length}`;
+  const where = [...conditions.clauses, 'g.policy_id = w.policy_id'].join(' AND ');
+  return `SELECT g.seq::text AS seq, g.group_id, g.kind::text AS kind, g.intent_ref, g.policy_id, g.reverses, g.memo,
+         g.idempotency_key, g.created_at, ${ASSET_COLUMNS}
+    FROM unnest(${walk}::text[]) AS w(policy_id)
+   CROSS JOIN LATERAL (SELECT g.* FROM ledger.groups g WHERE ${where} ORDER BY g.seq DESC LIMIT ${limit}) AS g
+    JOIN ledger.assets s ON s.asset_id = g.asset
+   ORDER BY g.seq DESC LIMIT ${limit}`;
 }
 
 /** One group, or null when it does not exist or lies outside the scope. */
