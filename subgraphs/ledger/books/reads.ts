@@ -70,10 +70,7 @@ export async function listGroups(
   if (page.after != null)
     conditions.add((p) => `g.seq < ${p}::bigint`, decodeCursor(page.after, SEQ_CURSOR));
   conditions.values.push(size + 1);
-  const result = await db.query<GroupRow>(
-    groupPageSql(conditions, policies),
-    conditions.values,
-  );
+  const result = await db.query<GroupRow>(groupPageSql(conditions, policies), conditions.values);
   return pageOf(result.rows, size, groupOf);
 }
 
