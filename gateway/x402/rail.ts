@@ -128,6 +128,26 @@ async function receiptOutcome(
   return { status: 'success', transfers: transfersInReceipt(receipt, token) };
 }
 
+/** The transaction that used or canceled an authorization, newest first within the lookback. */
+async function authorizationTransaction(
+  publicClient: ChainPublicClient,
+  token: Address,
+  bounds: { readonly lookback: bigint; readonly pageBlocks: bigint },
+  which: { readonly payer: Address; readonly nonce: Hex; readonly toBlock: bigint },
+): Promise<Hex | null> {
+  // Newest first: a use the paywall asks about is most likely recent.
+  const { payer, nonce, toBlock } = which;
+  const fromBlock = toBlock > bounds.lookback ? toBlock - bounds.lookback : 0n;
+  const span = {
+    fromBlock,
+    toBlock,
+    pageBlocks: bounds.pageBlocks,
+    order: 'newest-first',
+  } as const;
+  const use = await findAuthorizationUse(publicClient, token, { authorizer: payer, nonce }, span);
+  return use?.txHash ?? null;
+}
+
 export function createSettlementRail(options: RailOptions): SettlementRail {
   const endpoint = { chainId: options.chainId, rpcUrl: options.rpcUrl };
   const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
@@ -179,23 +199,8 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
       receiptOutcome(publicClient, token, recentReceipts, txHash, atBlock),
     authorizationUsed: (payer, nonce, blockNumber) =>
       authorizationState(publicClient, token, payer, nonce, blockNumber),
-    async findAuthorizationTransaction(payer, nonce, toBlock) {
-      // Newest first: a use the paywall asks about is most likely recent.
-      const fromBlock = toBlock > bounds.lookback ? toBlock - bounds.lookback : 0n;
-      const span = {
-        fromBlock,
-        toBlock,
-        pageBlocks: bounds.pageBlocks,
-        order: 'newest-first',
-      } as const;
-      const use = await findAuthorizationUse(
-        publicClient,
-        token,
-        { authorizer: payer, nonce },
-        span,
-      );
-      return use?.txHash ?? null;
-    },
+    findAuthorizationTransaction: (payer, nonce, toBlock) =>
+      authorizationTransaction(publicClient, token, bounds, { payer, nonce, toBlock }),
     balanceOf: (owner, blockNumber) => readTokenBalance(publicClient, token, owner, blockNumber),
     async chainTimeS(blockNumber) {
       const block = await publicClient.getBlock({ blockNumber });

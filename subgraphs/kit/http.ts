@@ -66,24 +66,26 @@ function transportErrorCode(error: unknown): ErrorCode {
   return 'INTERNAL_ERROR';
 }
 
-export async function startSubgraphHttp(
+/** A span for each /graphql request, active for everything the request starts (tracing on). */
+function graphqlSpan(options: SubgraphHttpOptions) {
+  const name = `subgraph ${options.name ?? 'operation'}`;
+  const attributes = { 'spend.subgraph': options.name ?? 'unknown', 'spend.transport': 'http' };
+  return (res: http.ServerResponse, next: () => void) =>
+    spanForRequest(name, attributes, (end) => res.once('close', () => end(res.statusCode)), next);
+}
+
+/** Everything but the hot path: GET and other media types through Apollo's HTTP layer, probes. */
+function expressApp(
   server: ApolloServer<SubgraphContext>,
   options: SubgraphHttpOptions,
-): Promise<SubgraphHttpHandle> {
+  span: ReturnType<typeof graphqlSpan>,
+) {
   const contextFactory = contextFactoryFor(server);
   const app = express();
   app.disable('x-powered-by');
-  const spanName = `subgraph ${options.name ?? 'operation'}`;
-  const spanAttributes = { 'spend.subgraph': options.name ?? 'unknown', 'spend.transport': 'http' };
   app.use(
     GRAPHQL_PATH,
-    (_req: Request, res: Response, next: NextFunction) =>
-      spanForRequest(
-        spanName,
-        spanAttributes,
-        (end) => res.once('close', () => end(res.statusCode)),
-        next,
-      ),
+    (_req: Request, res: Response, next: NextFunction) => span(res, next),
     express.json({ limit: MAX_BODY_BYTES }),
     expressMiddleware(server, {
       context: async ({ req }) =>
@@ -103,16 +105,18 @@ export async function startSubgraphHttp(
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     sendTransportError(res, transportErrorCode(error));
   });
+  return app;
+}
 
+export async function startSubgraphHttp(
+  server: ApolloServer<SubgraphContext>,
+  options: SubgraphHttpOptions,
+): Promise<SubgraphHttpHandle> {
+  const span = graphqlSpan(options);
+  const app = expressApp(server, options, span);
   const hotPath = operationHandler(server, MAX_BODY_BYTES);
   const httpServer = http.createServer((req, res) => {
-    if (isJsonPost(req, GRAPHQL_PATH))
-      spanForRequest(
-        spanName,
-        spanAttributes,
-        (end) => res.once('close', () => end(res.statusCode)),
-        () => void hotPath(req, res),
-      );
+    if (isJsonPost(req, GRAPHQL_PATH)) span(res, () => void hotPath(req, res));
     else app(req, res);
   });
   httpServer.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
