@@ -25,15 +25,10 @@ import {
 } from './clients';
 import { type Deployment, deployArtifact } from './deploy';
 import { readReceipt } from './eip3009Facts';
+import type { TransferAuthorizationMessage } from './tokens';
 
 /** One signed transfer authorization, as the contract takes it (bytes signature form). */
-export interface GroupAuthorization {
-  readonly from: Address;
-  readonly to: Address;
-  readonly value: bigint;
-  readonly validAfter: bigint;
-  readonly validBefore: bigint;
-  readonly nonce: Hex;
+export interface GroupAuthorization extends TransferAuthorizationMessage {
   readonly signature: Hex;
 }
 
@@ -209,8 +204,10 @@ async function sendOnce(
 
 /** The relayer's next account nonce and a short-lived fee quote, kept in memory. */
 class RelayerState {
-  private quote: { at: number; fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } } | null =
-    null;
+  private quote: {
+    at: number;
+    fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+  } | null = null;
 
   constructor(
     private readonly publicClient: ChainPublicClient,
