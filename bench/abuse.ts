@@ -29,6 +29,7 @@ import * as sockets from './abuseSockets';
 import { PROBE_GAP_MS, startHealthProber, type HealthProber } from './healthProber';
 import { createScratchDatabase, startDeployedStack } from './service';
 import { percentile } from './stats';
+import { runBenchMain } from './entry';
 
 const DEFAULT_SECONDS = 3;
 const TARGET_MS = 100;
@@ -254,12 +255,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench abuse failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBenchMain('bench abuse', main);

@@ -41,6 +41,7 @@ import { silentLogger } from '../platform/log';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { type Answer, createPolicies, POLICIES, Preflights } from './anchorReceipts';
 import { percentile } from './stats';
+import { runBenchMain } from './entry';
 
 const SIZES = [1, 100, 1_000, 10_000];
 const TARGET_SIZE = 1_000;
@@ -320,12 +321,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `anchor bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBenchMain('anchor bench', main);

@@ -31,6 +31,7 @@ import { signIn } from '../devnet/agents/signIn';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { benchGroupSettlement } from './paidStack';
 import { percentile } from './stats';
+import { runBenchMain } from './entry';
 
 const DEFAULT_SECONDS = 20;
 const DEFAULT_CONSUMERS = 8;
@@ -343,12 +344,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(
-      `consumer bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBenchMain('consumer bench', main);

@@ -30,6 +30,7 @@ import type { ClientCommand, ClientReport, Preflight } from './eventsClients';
 import { startHealthProber, type HealthProber, type ProbeReport } from './healthProber';
 import { createScratchDatabase, startDeployedStack } from './service';
 import { type Memory, PREFLIGHT_CONCURRENCY, report, type Run } from './eventsReport';
+import { runBenchMain } from './entry';
 
 /** Each owner holds as many sockets as a session may (SUBSCRIPTION_MAX_SOCKETS_PER_SESSION). */
 const SOCKETS_PER_OWNER = DEFAULT_SUBSCRIPTION_LIMITS.maxSocketsPerSession;
@@ -286,12 +287,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench events failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBenchMain('bench events', main);

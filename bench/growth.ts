@@ -20,6 +20,7 @@ import type { ClientJob, ClientReport, PolicyRef } from './preflightClients';
 import { benchStackOptions, createPolicies } from './preflightStack';
 import { createScratchDatabase } from './service';
 import { percentile } from './stats';
+import { benchFailed } from './entry';
 
 const DEFAULT_SECONDS = 8;
 const DEFAULT_ROWS = 5_000_000;
@@ -240,9 +241,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
+main().catch(benchFailed('bench'));

@@ -21,6 +21,7 @@ import { silentLogger } from '../platform/log';
 import { devnetX402, fundedPayers } from './paidStack';
 import { benchServiceInfo, createScratchDatabase } from './service';
 import { percentile } from './stats';
+import { runBenchMain } from './entry';
 
 const DEFAULT_SECONDS = 5;
 const ROUNDS = 2;
@@ -170,12 +171,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(
-      `bench mcp failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+runBenchMain('bench mcp', main);

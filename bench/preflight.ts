@@ -40,6 +40,7 @@ import {
   WARMUP_SECONDS,
 } from './preflightClients';
 import { ms, type Result, type Slice, splitVerdict, summarize } from './preflightRounds';
+import { benchFailed } from './entry';
 
 const POLICIES = 100;
 const DEFAULT_SECONDS = 8;
@@ -314,12 +315,7 @@ async function main(): Promise<void> {
 }
 
 if (isMainThread) {
-  main().catch((error: unknown) => {
-    process.stderr.write(
-      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  });
+  main().catch(benchFailed('bench'));
 } else if ((workerData as { clients?: boolean } | null)?.clients === true) {
   parentPort!.on('message', (job: ClientJob) => {
     runClients(job).then(

@@ -37,6 +37,7 @@ import {
   rpcBetween,
 } from './x402Chain';
 import { type ClientJob, type ClientMessage, runClients } from './x402Clients';
+import { runBenchMain } from './entry';
 
 const DEFAULT_SECONDS = 6;
 const WARMUP_SECONDS = 1;
@@ -325,15 +326,7 @@ async function main(): Promise<void> {
 }
 
 if (isMainThread) {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(
-        `bench x402 failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exit(1);
-    },
-  );
+  runBenchMain('bench x402', main);
 } else if ((workerData as { x402Clients?: boolean } | null)?.x402Clients === true) {
   parentPort!.on('message', (job: ClientJob) => {
     runClients(job, () => parentPort!.postMessage({ type: 'ready' } satisfies ClientMessage)).then(
