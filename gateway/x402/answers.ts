@@ -47,7 +47,12 @@ export async function unlessChainUnreachable(
   );
   if (answers) return;
   await free();
-  throw new AppError(
+  throw chainUnreachable();
+}
+
+/** 503 SERVICE_UNAVAILABLE: the chain could not be reached and nothing was sent; present the same payment again. */
+export function chainUnreachable(): AppError {
+  return new AppError(
     'SERVICE_UNAVAILABLE',
     'The payment chain is not reachable; present the same payment again shortly.',
     { dependency: 'chain', retryAfterSeconds: CHAIN_RETRY_AFTER_SECONDS },

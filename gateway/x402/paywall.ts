@@ -37,9 +37,15 @@ import {
   takeLapsedLease,
 } from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
-import { alreadyFunded, settlementPending, unlessChainUnreachable, withReceipt } from './answers';
+import {
+  alreadyFunded,
+  chainUnreachable,
+  settlementPending,
+  unlessChainUnreachable,
+  withReceipt,
+} from './answers';
 import { bookSettled, timedSettle } from './books';
-import { diagnoseRefusal, NONCE_USED } from './diagnosis';
+import { bookEarlierUse, diagnoseRefusal, NONCE_USED } from './diagnosis';
 import * as identifiers from './paymentIdentifier';
 import {
   type Authorization,
@@ -262,13 +268,12 @@ export class Paywall {
 
     if (settlement.success) {
       const txHash = settlement.transaction as Hex;
-      if (settlement.confirmed) {
-        // Group settlement read this authorization's own use and Transfer in the group's receipt.
-        const booked = await bookSettled(db, payment, txHash, this.options.counters);
-        return this.runAndRecord(booked, attempt);
-      }
-      const outcome = await rail.receipt(txHash);
-      if (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment)) {
+      // Group settlement read this authorization's own use and Transfer in the group's receipt.
+      const outcome = settlement.confirmed ? null : await rail.receipt(txHash);
+      if (
+        !outcome ||
+        (outcome.status === 'success' && matchingTransfer(outcome.transfers, payment))
+      ) {
         const booked = await bookSettled(db, payment, txHash, this.options.counters);
         return this.runAndRecord(booked, attempt);
       }
@@ -277,6 +282,11 @@ export class Paywall {
         'x402 settlement reported success without a matching Transfer',
       );
       throw settlementPending(await recordPending(db, payment, { txHash }));
+    }
+    if (settlement.unsent) {
+      // Never handed to the node (chain unreachable): unspent by us; free it, ask for it again.
+      await releaseClaim(db, payment.paymentId);
+      throw chainUnreachable();
     }
     const reason = settlement.errorReason ?? 'unexpected_settle_error';
     if (reason === SETTLEMENT_PENDING) {
@@ -324,7 +334,7 @@ export class Paywall {
     if (refusal === NONCE_USED) {
       // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
       // crashed before recording, or the payer submitting it), it pays for this call.
-      const booked = await this.bookEarlierUse(payment, attempt.authorization);
+      const booked = await bookEarlierUse(this.options, payment, attempt.authorization);
       if (booked) return this.runAndRecord(booked, attempt);
     }
     await releaseClaim(db, payment.paymentId);
@@ -337,23 +347,6 @@ export class Paywall {
     // A parked record is never deleted, so there is no claim to take again.
     if (result === 'RECLAIM') throw settlementPending(parked);
     return result;
-  }
-
-  private async bookEarlierUse(
-    payment: ServicePayment,
-    authorization: Authorization,
-  ): Promise<ServicePayment | null> {
-    const { rail, db } = this.options;
-    const atBlock = await rail.latestBlockNumber();
-    const txHash = await rail.findAuthorizationTransaction(
-      authorization.from,
-      authorization.nonce,
-      atBlock,
-    );
-    if (!txHash) return null;
-    const outcome = await rail.receipt(txHash, atBlock);
-    if (outcome.status !== 'success' || !matchingTransfer(outcome.transfers, payment)) return null;
-    return bookSettled(db, payment, txHash, this.options.counters);
   }
 
   /**

@@ -14,4 +14,10 @@ export type Settlement = SettleResponse & {
    * own AuthorizationUsed and its Transfer to payTo of the price (no second receipt read needed).
    */
   readonly confirmed?: boolean;
+  /**
+   * Set by group settlement: no transaction carrying this authorization reached the node (the
+   * reads before signing failed, or the node refused the group's nonce and does not know it). The
+   * authorization is unspent; the payer presents the same payment again.
+   */
+  readonly unsent?: boolean;
 };

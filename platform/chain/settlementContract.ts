@@ -37,7 +37,12 @@ export type GroupSendOutcome =
   | { readonly kind: 'mined'; readonly txHash: Hex; readonly receipt: TransactionReceipt }
   | { readonly kind: 'reverted'; readonly txHash: Hex }
   /** No receipt in time, or the send failed in a way that does not prove the node refused it. */
-  | { readonly kind: 'unknown'; readonly txHash: Hex | null };
+  | { readonly kind: 'unknown'; readonly txHash: Hex | null }
+  /**
+   * Provably never handed to the node: the reads before signing (nonce, fees) failed, or the node
+   * refused the transaction's nonce and does not know its hash. Nothing of the group can move.
+   */
+  | { readonly kind: 'unsent' };
 
 /** One AuthorizationSettled event of the contract: the attempt at one authorization. */
 export interface GroupAttempt {
@@ -114,6 +119,13 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
   const wallet = createChainWalletClient(options, account, clientOptions);
   const state = new RelayerState(publicClient, account.address, options.chainId);
   const pollMs = options.pollingIntervalMs ?? 100;
+  const waitFor = (signed: { serialized: Hex; txHash: Hex }, sent: 'SENT' | 'ANSWER_LOST') =>
+    awaitGroupReceipt(publicClient, wallet, state, {
+      txHash: signed.txHash,
+      raw: sent === 'ANSWER_LOST' ? signed.serialized : null,
+      timeoutMs: options.confirmationTimeoutMs,
+      pollMs,
+    });
 
   const sign = async (authorizations: readonly GroupAuthorization[], nonce: number) => {
     const fees = await state.fees();
@@ -134,22 +146,6 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
     return { serialized, txHash: keccak256(serialized) };
   };
 
-  const wait = async (txHash: Hex): Promise<GroupSendOutcome> => {
-    const deadline = Date.now() + options.confirmationTimeoutMs;
-    for (;;) {
-      const receipt = await readReceipt(publicClient, txHash).catch(() => undefined);
-      if (receipt)
-        return receipt.status === 'success'
-          ? { kind: 'mined', txHash, receipt }
-          : { kind: 'reverted', txHash };
-      if (Date.now() >= deadline) {
-        state.forgetNonce();
-        return { kind: 'unknown', txHash };
-      }
-      await sleep(pollMs);
-    }
-  };
-
   return {
     relayer: account.address,
     async send(authorizations) {
@@ -159,39 +155,89 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
       } catch {
         // Nothing was handed to the node; the next group reads nonce and fees afresh.
         state.forgetNonce();
-        return { kind: 'unknown', txHash: null };
+        return { kind: 'unsent' };
       }
       const sent = await sendOnce(wallet, publicClient, signed, state);
       if (sent === 'NONCE_REFUSED') {
         // Refused for its nonce and unknown to the node: never accepted, so it may go again under
         // the chain's current nonce (the authorizations themselves can be used once only anyway).
         const again = await sign(authorizations, await state.nonce()).catch(() => null);
-        if (!again) return { kind: 'unknown', txHash: null };
+        if (!again) return { kind: 'unsent' };
         const resent = await sendOnce(wallet, publicClient, again, state);
-        if (resent === 'NONCE_REFUSED') return { kind: 'unknown', txHash: null };
-        return wait(again.txHash);
+        if (resent === 'NONCE_REFUSED') return { kind: 'unsent' };
+        return waitFor(again, resent);
       }
-      return wait(signed.txHash);
+      return waitFor(signed, sent);
     },
   };
 }
 
 /**
- * Hands a signed transaction to the node. 'SENT' also when the answer failed (the node may hold it:
- * the receipt wait decides); 'NONCE_REFUSED' only when the node refused its nonce and does not
- * know its hash, which proves it was never accepted (nonce re-read for the next try).
+ * Waits for the group's receipt. `raw` set: the send's answer was lost (a dropped connection, a
+ * timeout), so the node may or may not hold the transaction, and the same signed transaction is
+ * handed to it again on every poll until it holds it. That is idempotent (one hash, one nonce:
+ * mined at most once), so an outage shorter than the wait ends with the group mined, not parked.
+ */
+async function awaitGroupReceipt(
+  publicClient: ChainPublicClient,
+  wallet: ChainWalletClient,
+  state: RelayerState,
+  sent: { txHash: Hex; raw: Hex | null; timeoutMs: number; pollMs: number },
+): Promise<GroupSendOutcome> {
+  const { txHash } = sent;
+  const deadline = Date.now() + sent.timeoutMs;
+  let unconfirmedRaw = sent.raw;
+  for (;;) {
+    const receipt = await readReceipt(publicClient, txHash).catch(() => undefined);
+    if (receipt)
+      return receipt.status === 'success'
+        ? { kind: 'mined', txHash, receipt }
+        : { kind: 'reverted', txHash };
+    if (Date.now() >= deadline) {
+      state.forgetNonce();
+      return { kind: 'unknown', txHash };
+    }
+    if (unconfirmedRaw !== null && (await rebroadcast(wallet, unconfirmedRaw)))
+      unconfirmedRaw = null;
+    await sleep(sent.pollMs);
+  }
+}
+
+/** Hands `raw` to the node again; true once the node holds it (accepted, already known or mined). */
+async function rebroadcast(wallet: ChainWalletClient, raw: Hex): Promise<boolean> {
+  try {
+    await wallet.sendRawTransaction({ serializedTransaction: raw });
+    return true;
+  } catch (error) {
+    // "already known" / "nonce too low": the node has it, or its nonce is spent (mined: the receipt
+    // poll sees it; replaced: only the deadline ends the wait). Anything else: try again next poll.
+    return /already known|known transaction|nonce too low/i.test(String((error as Error).message));
+  }
+}
+
+/**
+ * Hands a signed transaction to the node. 'SENT': the node took it. 'ANSWER_LOST': the request
+ * failed without the node's answer (a dropped connection, a timeout), so the node may hold it: the
+ * receipt wait decides, handing it again meanwhile. 'NONCE_REFUSED' only when the node refused its
+ * nonce and does not know its hash, which proves it was never accepted (nonce re-read for the next
+ * try). Any other refusal by the node counts as 'SENT' (the receipt wait decides).
  */
 async function sendOnce(
   wallet: ChainWalletClient,
   publicClient: ChainPublicClient,
   signed: { serialized: Hex; txHash: Hex },
   state: RelayerState,
-): Promise<'SENT' | 'NONCE_REFUSED'> {
+): Promise<'SENT' | 'ANSWER_LOST' | 'NONCE_REFUSED'> {
   try {
     await wallet.sendRawTransaction({ serializedTransaction: signed.serialized });
     state.advanceNonce();
     return 'SENT';
   } catch (error) {
+    if (answerLost(error)) {
+      // The nonce stays counted: the transaction may still land, and it is handed again until
+      // the node holds it; the next group goes behind it.
+      return 'ANSWER_LOST';
+    }
     state.forgetNonce();
     if (!NONCE_REFUSAL.test(String((error as Error).message))) return 'SENT';
     const known = await publicClient
@@ -200,6 +246,14 @@ async function sendOnce(
       .catch((lookup: Error) => (lookup.name === 'TransactionNotFoundError' ? false : true));
     return known ? 'SENT' : 'NONCE_REFUSED';
   }
+}
+
+/** The request failed in transport (no JSON-RPC answer from the node): viem's HTTP or timeout error. */
+function answerLost(error: unknown): boolean {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'HttpRequestError' || name === 'TimeoutError') return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && answerLost(cause);
 }
 
 /** The relayer's next account nonce and a short-lived fee quote, kept in memory. */

@@ -17,6 +17,9 @@ test('both chain RPCs cut for 4 s under load and restored: requests fail closed 
       await world.rpc.funding.cut();
       await world.rpc.settlement.cut();
     },
+    // On a slow host every request of the first seconds may still be in flight: the cut lasts
+    // until a paid path has answered it.
+    felt: (load) => load.answers.some((answer) => answer.phase === 'fault' && answer.status >= 500),
     // Known, not fixed yet: a verification in flight when the connection is reset can be refused
     // as a bad signature (the facilitator's signature check reads the chain) just before the probe
     // sees the RPC again; the payer is not charged and signs anew. Anything else must not be a 402.

@@ -66,7 +66,7 @@ export interface FaultCase {
   /** How long the fault lasts under load (at least). */
   readonly faultMs: number;
   /** The fault lasts until this holds too (it met the load); default: at once. */
-  readonly felt?: () => boolean;
+  readonly felt?: (run: LoadRun) => boolean;
   /** Payment refusals (402) this fault is known to cause; default none. */
   readonly knownRefusal?: (answer: Answer) => boolean;
 }
@@ -92,7 +92,7 @@ export async function runThroughFault(
     run.faultStarted();
     await fault.inject();
     await sleep(fault.faultMs);
-    await until('the fault to meet the load', fault.felt ?? (() => true), 30_000);
+    await until('the fault to meet the load', () => fault.felt?.(run) ?? true, 30_000);
     await fault.heal();
     progress('fault healed');
     run.faultEnded();

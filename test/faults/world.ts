@@ -64,7 +64,9 @@ export async function startFaultWorld(options: FaultWorldOptions = {}): Promise<
         },
       },
       x402Rpc: () => rpc!.funding.url,
-      x402Timing: { settleTimeoutMs: 3_000, leaseMs: 5_000, reconcileIntervalMs: 500 },
+      // A settlement waits longer than the faults last (the production default is 30 s), so a group
+      // whose send lost its answer in an outage is handed to the node again when it answers.
+      x402Timing: { settleTimeoutMs: 12_000, leaseMs: 15_000, reconcileIntervalMs: 500 },
       rdapClient: (bootstrapUrl) =>
         createRdapClient({
           addressPolicy: 'development',

@@ -2,6 +2,8 @@
 // forwarded to the chain as it is, but while `loseSends` is armed, the answer to a request carrying
 // `eth_sendRawTransaction` is replaced by a 502 after the chain has taken the transaction. This is
 // the lost answer of a real RPC (a gateway timeout or 5xx in front of a node that accepted it).
+// While `dropSends` is armed, such a request is answered 502 without reaching the chain: the lost
+// request of a real RPC (a load balancer failing before the node), indistinguishable to the sender.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,6 +11,10 @@ export interface LossyRpc {
   readonly url: string;
   /** Lose the answers of the next `count` sends (each one still reaches the chain). */
   loseSends(count: number): void;
+  /** Answer the next `count` sends 502 without forwarding them (none reaches the chain). */
+  dropSends(count: number): void;
+  /** How many sends were dropped so far. */
+  readonly dropped: number;
   /** How many send answers were lost so far. */
   readonly lost: number;
   close(): Promise<void>;
@@ -26,9 +32,17 @@ function readBody(request: NodeJS.ReadableStream): Promise<string> {
 export async function startLossyRpc(target: string): Promise<LossyRpc> {
   let toLose = 0;
   let lost = 0;
+  let toDrop = 0;
+  let dropped = 0;
   const server: Server = createServer((request, response) => {
     void (async () => {
       const body = await readBody(request);
+      if (toDrop > 0 && body.includes('"eth_sendRawTransaction"')) {
+        toDrop -= 1;
+        dropped += 1;
+        response.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
+        return;
+      }
       const upstream = await fetch(target, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -55,6 +69,12 @@ export async function startLossyRpc(target: string): Promise<LossyRpc> {
     },
     get lost() {
       return lost;
+    },
+    dropSends(count) {
+      toDrop = count;
+    },
+    get dropped() {
+      return dropped;
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

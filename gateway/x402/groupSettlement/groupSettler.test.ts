@@ -6,7 +6,11 @@ import type { PaymentRequirements } from '@x402/core/types';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../../devnet/chains';
-import { createChainPublicClient, createChainWalletClient } from '../../../platform/chain/clients';
+import {
+  createAnvilTestClient,
+  createChainPublicClient,
+  createChainWalletClient,
+} from '../../../platform/chain/clients';
 import { authorizationState } from '../../../platform/chain/eip3009Facts';
 import {
   createGroupRelayer,
@@ -18,6 +22,8 @@ import {
   signTransferWithAuthorization,
   submitTransferWithAuthorization,
 } from '../../../platform/chain/tokens';
+import { startLossyRpc } from '../../../test/support/lossyRpc';
+import { hostPortOf, startTcpProxy, type TcpProxy } from '../../../test/support/tcpProxy';
 import { GroupSettler } from './groupSettler';
 
 const POLLING = { pollingIntervalMs: 20 };
@@ -167,5 +173,79 @@ describe('a group with three doomed authorizations among good ones', () => {
     const outcome = await relayer.send([broke]);
     expect(outcome.kind).toBe('reverted');
     expect(await authorizationState(publicClient, token, broke.from, broke.nonce)).toBe(false);
+  }, 60_000);
+});
+
+describe('a group while the relayer cannot reach the chain', () => {
+  let proxy: TcpProxy;
+
+  beforeEach(async () => {
+    proxy = await startTcpProxy(hostPortOf(devnet.info.chains.funding.rpcUrl));
+  });
+
+  afterEach(async () => {
+    await proxy?.stop();
+  });
+
+  /** A relayer of its own (fresh key with gas: no nonce shared with other tests) behind `rpcUrl`. */
+  async function relayerBehind(rpcUrl: string) {
+    const { funding, token } = chain();
+    const key = generatePrivateKey();
+    await createAnvilTestClient(funding).setBalance({
+      address: privateKeyToAccount(key).address,
+      value: 10n ** 18n,
+    });
+    return createGroupRelayer({
+      chainId: funding.chainId,
+      rpcUrl,
+      relayerPrivateKey: key,
+      contract: funding.groupSettlement!,
+      token,
+      confirmationTimeoutMs: 15_000,
+      ...POLLING,
+    });
+  }
+
+  it('is unsent when the reads before signing fail: nothing moves, and the same authorizations settle once it answers', async () => {
+    const { publicClient, token } = chain();
+    const payTo = devnet.info.addresses.feeReceiver;
+    const payer = await funded(PRICE);
+    const { authorization } = await authorize(payer, payTo);
+    const relayer = await relayerBehind(proxy.url);
+
+    await proxy.cut();
+    // No nonce known yet: the relayer must read it, and cannot.
+    expect(await relayer.send([authorization])).toEqual({ kind: 'unsent' });
+    expect(await authorizationState(publicClient, token, payer.address, authorization.nonce)).toBe(
+      false,
+    );
+
+    await proxy.restore();
+    const outcome = await relayer.send([authorization]);
+    expect(outcome.kind).toBe('mined');
+    expect(await readTokenBalance(publicClient, token, payer.address)).toBe(0n);
+  }, 60_000);
+
+  it('hands the same signed transaction to the node again when its send lost the answer: mined, not left unknown', async () => {
+    const { publicClient, token } = chain();
+    const payTo = devnet.info.addresses.feeReceiver;
+    const payer = await funded(PRICE);
+    const { authorization } = await authorize(payer, payTo);
+    const lossy = await startLossyRpc(devnet.info.chains.funding.rpcUrl);
+    try {
+      const relayer = await relayerBehind(lossy.url);
+      // The send and the next two hand-overs fail before reaching the chain (502): the relayer
+      // cannot tell that from a node that took the transaction and lost the answer.
+      lossy.dropSends(3);
+      const outcome = await relayer.send([authorization]);
+      expect(lossy.dropped).toBe(3);
+      expect(outcome.kind).toBe('mined');
+      expect(
+        await authorizationState(publicClient, token, payer.address, authorization.nonce),
+      ).toBe(true);
+      expect(await readTokenBalance(publicClient, token, payer.address)).toBe(0n);
+    } finally {
+      await lossy.close();
+    }
   }, 60_000);
 });

@@ -9,7 +9,9 @@
 // - reverted as a whole (also when no member settled, so a group of one behaves as a single
 //   settlement): parked, as a reverted single settlement (the signed authorization stays usable
 //   until validBefore, so the chain decides);
-// - unknown (no receipt in time, an answer lost): parked with the hash, as a single settlement.
+// - unknown (no receipt in time, an answer lost): parked with the hash, as a single settlement;
+// - unsent (provably never handed to the node): nothing moved and nothing can; the claim is freed
+//   and the payer presents the same payment again (`unsent`).
 import type { Address, Hex, TransactionReceipt } from 'viem';
 import { authorizationTransfersInReceipt } from '../../../platform/chain/eip3009Facts';
 import {
@@ -22,6 +24,7 @@ import type { GroupMember } from './types';
 
 const TRANSACTION_FAILED = 'invalid_exact_evm_transaction_failed';
 const SETTLEMENT_PENDING = 'settlement_pending';
+const SETTLEMENT_NOT_SENT = 'settlement_not_sent';
 
 /** The token's custom errors (contracts/src/Eip3009Token.sol, OpenZeppelin ERC20) → x402 reasons. */
 const REASON_BY_SELECTOR: Readonly<Record<string, string>> = {
@@ -66,6 +69,15 @@ function memberSettlement(
     payer: member.authorization.from,
   };
   switch (outcome.kind) {
+    case 'unsent':
+      return {
+        ...base,
+        success: false,
+        errorReason: SETTLEMENT_NOT_SENT,
+        transaction: '',
+        broadcast: false,
+        unsent: true,
+      };
     case 'unknown':
       return {
         ...base,
