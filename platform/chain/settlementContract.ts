@@ -56,6 +56,8 @@ export interface GroupAttempt {
 /** Base cost of the group transaction, and a generous bound per authorization (a use costs ~60k). */
 const GROUP_BASE_GAS = 60_000n;
 const GAS_PER_AUTHORIZATION = 160_000n;
+/** A transaction whose send lost its answer is handed to the node again at most this often. */
+const REBROADCAST_EVERY_MS = 250;
 /** Fee quotes are reused this long: one group after another needs no fresh quote. */
 const FEE_QUOTE_TTL_MS = 2_000;
 
@@ -175,8 +177,9 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
 /**
  * Waits for the group's receipt. `raw` set: the send's answer was lost (a dropped connection, a
  * timeout), so the node may or may not hold the transaction, and the same signed transaction is
- * handed to it again on every poll until it holds it. That is idempotent (one hash, one nonce:
- * mined at most once), so an outage shorter than the wait ends with the group mined, not parked.
+ * handed to it again (at most every REBROADCAST_EVERY_MS) until it holds it. That is idempotent
+ * (one hash, one nonce: mined at most once), so an outage shorter than the wait ends with the
+ * group mined, not parked.
  */
 async function awaitGroupReceipt(
   publicClient: ChainPublicClient,
@@ -187,6 +190,7 @@ async function awaitGroupReceipt(
   const { txHash } = sent;
   const deadline = Date.now() + sent.timeoutMs;
   let unconfirmedRaw = sent.raw;
+  let handedAt = Date.now();
   for (;;) {
     const receipt = await readReceipt(publicClient, txHash).catch(() => undefined);
     if (receipt)
@@ -197,8 +201,10 @@ async function awaitGroupReceipt(
       state.forgetNonce();
       return { kind: 'unknown', txHash };
     }
-    if (unconfirmedRaw !== null && (await rebroadcast(wallet, unconfirmedRaw)))
-      unconfirmedRaw = null;
+    if (unconfirmedRaw !== null && Date.now() - handedAt >= REBROADCAST_EVERY_MS) {
+      handedAt = Date.now();
+      if (await rebroadcast(wallet, unconfirmedRaw)) unconfirmedRaw = null;
+    }
     await sleep(sent.pollMs);
   }
 }
