@@ -81,7 +81,17 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  // Workers still running are killed and waited for: none outlives the file (a worker process
+  // that jest reuses would otherwise hold their handles, and could not exit gracefully).
+  await Promise.all(
+    [...children].map(
+      (child) =>
+        new Promise((resolve) => {
+          child.once('exit', resolve);
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
   await stack?.stop();
   await fundingRpc?.close();
   await merchant?.stop();
