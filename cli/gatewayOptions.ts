@@ -41,8 +41,9 @@ function serviceInfo(config: Config, devnet: DevnetInfo | null): RestServiceInfo
     payment: {
       network: `eip155:${config.funding.chainId}`,
       asset: config.funding.tokenAddress ?? devnet?.chains.funding.token.address ?? null,
-      assetSymbol: 'USDT0',
-      assetDecimals: 6,
+      // As the consumer rails register the same asset: one symbol and decimals per token.
+      assetSymbol: devnet?.chains.funding.token.symbol ?? config.funding.tokenSymbol,
+      assetDecimals: devnet?.chains.funding.token.decimals ?? config.funding.tokenDecimals,
       assetName: config.funding.tokenName,
       assetVersion: config.funding.tokenVersion,
       payTo: config.feeReceiverAddress ?? devnet?.addresses.feeReceiver ?? null,

@@ -1,7 +1,8 @@
 // Starts what one role runs once its database, chains and channels are ready: every role in this
-// process (`all`), the gateway alone (SUBGRAPH_URL_* name the subgraphs), the escalation worker, or
-// one subgraph on its own port. Each part joins the stoppers as soon as it runs. Every role serves
-// /healthz, /readyz (503 while draining) and /metrics: the worker on a probe server of its own.
+// process (`all`), the gateway alone (SUBGRAPH_URL_* name the subgraphs), the worker (escalations,
+// anchoring, and consumer purchases where start prepared them), or one subgraph on its own port.
+// Each part joins the stoppers as soon as it runs. Every role serves /healthz, /readyz (503 while
+// draining) and /metrics: the worker on a probe server of its own.
 import { isDevelopmentPublicUrl } from '../core/ownerEvents/endpointUrl';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -16,7 +17,7 @@ import type { GatewayRoleOptions } from './gatewayOptions';
 import { startAllInOne, startGatewayRole, startSubgraph, subgraphSettingsOf } from './stack';
 import { StartupError, type Out, type StartArgs, type Stoppers } from './startup';
 import { startEscalationWorker } from './worker';
-import type { ConsumerExecutionOptions } from './consumerWorker';
+import { type ConsumerExecutionOptions, startConsumerExecutionWorker } from './consumerWorker';
 import type { AnchoringSetup } from './anchoring';
 import { startAnchorWorker } from './anchorWorker';
 import { roleMetrics } from './observability';
@@ -36,7 +37,7 @@ export interface RoleInputs {
   readonly rdap?: RdapClient;
   /** The builder's name model and default TLDs. */
   readonly builder?: BuilderServices;
-  /** The consumer execution worker's keys and interval (all-in-one); undefined: no worker. */
+  /** The consumer execution worker's keys and interval (roles all and worker); undefined: no worker. */
   readonly consumerExecution?: ConsumerExecutionOptions;
   /** Receipt anchoring: the worker (where this process holds the writer key) or why it is off. */
   readonly anchoring: AnchoringSetup;
@@ -157,6 +158,7 @@ async function startWorker(inputs: RoleInputs): Promise<void> {
   inputs.out(
     `worker          escalation sweep and notices every ${escalationWorker.intervalMs} ms`,
   );
+  await startConsumerWorkerRole(inputs);
   const anchorWorker = inputs.anchoring.worker;
   if (anchorWorker !== undefined) {
     const anchoring = startAnchorWorker({ ...anchorWorker, db: inputs.pool, log: inputs.log });
@@ -164,6 +166,25 @@ async function startWorker(inputs: RoleInputs): Promise<void> {
     inputs.out(`worker          receipt anchoring into ${anchorWorker.contract}`);
   }
   drainFirst();
+}
+
+/** The consumer execution worker of the worker role, when start prepared its rails and keys. */
+async function startConsumerWorkerRole(inputs: RoleInputs): Promise<void> {
+  const execution = inputs.consumerExecution;
+  if (execution === undefined || inputs.consumer === undefined) return;
+  const worker = await startConsumerExecutionWorker({
+    ...execution,
+    actorSecret: inputs.gatewayOptions.actorSecret,
+    // LISTEN consumer_intent goes direct when DATABASE_URL is a pooler in transaction mode.
+    listenDatabaseUrl: inputs.gatewayOptions.listenDatabaseUrl,
+    db: inputs.pool,
+    rails: inputs.consumer,
+    log: inputs.log,
+  });
+  inputs.stoppers.push('consumer execution worker', () => worker.stop());
+  inputs.out(
+    `worker          consumer purchases: execution, deliveries, refunds (every ${execution.intervalMs} ms and on NOTIFY)`,
+  );
 }
 
 async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise<void> {

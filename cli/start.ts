@@ -1,25 +1,21 @@
 // `spend-control start [--role R] [--transport in-process|http]`: brings the service up on the
 // embedded defaults when nothing is configured (embedded PostgreSQL, local anvil chains), prints
 // what runs where, and on SIGINT/SIGTERM stops everything it started, in reverse order. The parts
-// (database.ts, chains.ts, channels.ts, providers.ts, rdap.ts, gatewayOptions.ts, roles.ts) are
-// each started here in turn.
+// (database.ts, chains.ts, channels.ts, providers.ts, rdap.ts, consumerSetup.ts, gatewayOptions.ts,
+// roles.ts) are each started here in turn.
 import { loadConfig, prepareLocalSecrets, type Config } from '../platform/config';
 import { createLogger, type Logger } from '../platform/log';
-import { createRdapClient, type RdapClient, type RdapClientOptions } from '../platform/rdap';
-import type { KeyStore } from '../platform/chain/keys';
-import type { DevnetInfo } from '../devnet/chains';
-import { prepareChains } from './chains';
+import { createRdapClient, type RdapClientOptions } from '../platform/rdap';
+import { prepareChains, type PreparedChains } from './chains';
 import { anchoringOf } from './anchoring';
 import { prepareEscalationChannels, type EscalationChannels } from './channels';
 import { prepareDatabase } from './database';
 import { gatewayOptionsOf, type GatewayRoleOptions } from './gatewayOptions';
 import { prepareProviders, type ProviderUrls } from './providers';
-import { devnetConsumerRails } from '../devnet/consumerRails';
-import type { ConsumerRails } from '../subgraphs/kit';
 import { prepareBuilder } from './builder';
 import { prepareRdap } from './rdap';
 import { startRole } from './roles';
-import { DEFAULT_EXECUTION_INTERVAL_MS, type ConsumerExecutionOptions } from './consumerWorker';
+import { prepareConsumer } from './consumerSetup';
 import { StartupError, Stoppers, type Out, type Role, type StartArgs } from './startup';
 
 export { ROLES, StartupError, type Role, type StartArgs } from './startup';
@@ -44,14 +40,18 @@ async function configWithSecrets(env: NodeJS.ProcessEnv, out: Out): Promise<Conf
   return local.config;
 }
 
-/** The outside peers a process talks to: the RDAP registry, the escalation channels, the merchants. */
+/**
+ * The outside peers a process talks to: the RDAP registry, the escalation channels, the merchants;
+ * and the consumer purchase path that buys from them.
+ */
 async function preparePeers(
   config: Config,
   role: Role,
-  devnet: DevnetInfo | null,
+  chains: PreparedChains,
   stoppers: Stoppers,
   out: Out,
 ) {
+  const { devnet } = chains;
   // Where domain lookups go: RDAP_BOOTSTRAP_URL, or on the embedded devnet its local registry.
   const rdap = await prepareRdap({
     config: config.rdap,
@@ -84,27 +84,18 @@ async function preparePeers(
     out,
   });
   stoppers.push('providers', () => providers.stop());
-  return { rdap, builder, channels, providers };
-}
-
-/**
- * The consumer purchase path's rails: on the embedded devnet, its two chains and the devnet
- * merchant; otherwise none yet (purchases answer PROVIDER_UNAVAILABLE until rails are configured).
- */
-function consumerRailsOf(
-  devnet: DevnetInfo | null,
-  urls: ProviderUrls,
-  bounds: Config['chainReads'],
-): ConsumerRails | undefined {
-  if (devnet === null || urls.domains === null) return undefined;
-  const rails = devnetConsumerRails(devnet, { 'spendctl-domains': urls.domains });
-  const logPageBlocks = BigInt(bounds.logPageBlocks);
-  return {
-    ...rails,
-    funding: { ...rails.funding, logPageBlocks },
-    settlement: { ...rails.settlement, logPageBlocks },
-    reportRpcCalls: bounds.reportRpcCalls,
-  };
+  // One RDAP client per process: delivery checks and the builder's domain checks share its limits.
+  const rdapClient = rdap.client === null ? undefined : createRdapClient(rdap.client);
+  const consumer = prepareConsumer({
+    config,
+    role,
+    devnet,
+    devnetKeys: chains.devnetKeys,
+    providerUrls: providers.urls,
+    rdap: rdapClient,
+    out,
+  });
+  return { rdap, rdapClient, builder, channels, providers, consumer };
 }
 
 /** The two secrets every role signs with; a startup error when either is missing. */
@@ -113,20 +104,6 @@ function requiredSecrets(config: Config): { actorSecret: Buffer; sessionSecret: 
   if (!actorSecret) throw new StartupError('INTERNAL_ACTOR_SECRET is not set');
   if (!sessionSecret) throw new StartupError('SESSION_SECRET is not set');
   return { actorSecret, sessionSecret };
-}
-
-/** The purchase execution worker's options: the devnet's treasury and relayer keys. */
-function consumerExecutionOf(
-  devnetKeys: KeyStore,
-  rdapClient: RdapClient | undefined,
-): ConsumerExecutionOptions {
-  return {
-    treasuryKey: devnetKeys.treasury,
-    relayerKey: devnetKeys.relayer,
-    intervalMs: DEFAULT_EXECUTION_INTERVAL_MS,
-    // Deliveries are checked against the registry cli/rdap.ts found (the devnet one here).
-    ...(rdapClient === undefined ? {} : { rdap: rdapClient }),
-  };
 }
 
 /** Starts what the role needs; resolves once everything listens. Returns a function that stops it all. */
@@ -143,17 +120,10 @@ export async function start(
   try {
     const { role } = args;
     const { databaseUrl, pool, dataSource } = await prepareDatabase(config, role, stoppers, out);
-    const { devnet, devnetKeys, subgraphChains } = await prepareChains(config, role, stoppers, out);
-    const { rdap, builder, channels, providers } = await preparePeers(
-      config,
-      role,
-      devnet,
-      stoppers,
-      out,
-    );
-    // One RDAP client per process: delivery checks and the builder's domain checks share its limits.
-    const rdapClient = rdap.client === null ? undefined : createRdapClient(rdap.client);
-    const consumer = consumerRailsOf(devnet, providers.urls, config.chainReads);
+    const chains = await prepareChains(config, role, stoppers, out);
+    const { devnet, devnetKeys, subgraphChains } = chains;
+    const peers = await preparePeers(config, role, chains, stoppers, out);
+    const { rdap, rdapClient, builder, channels, providers, consumer } = peers;
     const gatewayOptions = gatewayOptionsOf({
       config,
       role,
@@ -174,12 +144,10 @@ export async function start(
       dataSource,
       databaseUrl,
       chains: subgraphChains,
-      consumer,
+      consumer: consumer.rails,
       rdap: rdapClient,
       builder,
-      ...(consumer !== undefined && devnetKeys !== null
-        ? { consumerExecution: consumerExecutionOf(devnetKeys, rdapClient) }
-        : {}),
+      ...(consumer.execution !== undefined ? { consumerExecution: consumer.execution } : {}),
       anchoring: anchoringOf(config, devnet, devnetKeys),
       channels,
       gatewayOptions,

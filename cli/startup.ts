@@ -15,9 +15,14 @@ export interface StartArgs {
 export type Out = (line: string) => void;
 
 export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** What is missing or wrong, for operators and scripts (docs/operations.md); null: none named. */
+  readonly code: string | null;
+
+  /** With a code the message reads `<code>: <message>`. */
+  constructor(message: string, code: string | null = null) {
+    super(code === null ? message : `${code}: ${message}`);
     this.name = 'StartupError';
+    this.code = code;
   }
 }
 

@@ -12,6 +12,7 @@ export function readChains(
     chainId: number,
     tokenName: string,
     tokenVersion: string,
+    tokenSymbol: string,
   ): ChainConfig => {
     const rpcUrl = read.url(`${prefix}_RPC_URL`, RPC);
     const tokenAddress = read.address(`${prefix}_TOKEN_ADDRESS`);
@@ -28,10 +29,12 @@ export function readChains(
       tokenAddress,
       tokenName: read.string(`${prefix}_TOKEN_NAME`, tokenName, 100),
       tokenVersion: read.string(`${prefix}_TOKEN_VERSION`, tokenVersion, 20),
+      tokenSymbol: readSymbol(read, `${prefix}_TOKEN_SYMBOL`, tokenSymbol),
+      tokenDecimals: read.integer(`${prefix}_TOKEN_DECIMALS`, 6, 0, 36),
     };
   };
-  const funding = chain('FUNDING', 196, 'USD₮0', '1');
-  const settlement = chain('SETTLEMENT', 8453, 'USD Coin', '2');
+  const funding = chain('FUNDING', 196, 'USD₮0', '1', 'USDT0');
+  const settlement = chain('SETTLEMENT', 8453, 'USD Coin', '2', 'USDC');
   const fundingSet = read.raw('FUNDING_RPC_URL') !== undefined;
   const settlementSet = read.raw('SETTLEMENT_RPC_URL') !== undefined;
   if (fundingSet !== settlementSet) {
@@ -56,4 +59,11 @@ export function readChains(
     );
   }
   return { devnet, funding, settlement, policyRegistryAddress };
+}
+
+/** A ticker as the ledger registers assets: 1–16 characters, no whitespace. */
+function readSymbol(read: EnvReader, name: string, fallback: string): string {
+  const symbol = read.string(name, fallback, 16);
+  if (/\s/.test(symbol)) read.problem(name, 'must not contain whitespace');
+  return symbol;
 }

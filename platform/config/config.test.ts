@@ -36,6 +36,16 @@ function productionEnv(): NodeJS.ProcessEnv {
   };
 }
 
+/** Both RPC URLs and token addresses: the configured chains, not the devnet. */
+function realNetworks(): NodeJS.ProcessEnv {
+  return {
+    FUNDING_RPC_URL: 'http://127.0.0.1:8545',
+    SETTLEMENT_RPC_URL: 'http://127.0.0.1:8546',
+    FUNDING_TOKEN_ADDRESS: randomAddress(),
+    SETTLEMENT_TOKEN_ADDRESS: randomAddress(),
+  };
+}
+
 /** The ConfigError thrown for `env`; fails the test when the configuration loads. */
 function configError(env: NodeJS.ProcessEnv): ConfigError {
   try {
@@ -66,6 +76,8 @@ describe('defaults', () => {
       tokenAddress: null,
       tokenName: 'USD₮0',
       tokenVersion: '1',
+      tokenSymbol: 'USDT0',
+      tokenDecimals: 6,
     });
     expect(config.settlement).toEqual({
       chainId: 8453,
@@ -73,8 +85,11 @@ describe('defaults', () => {
       tokenAddress: null,
       tokenName: 'USD Coin',
       tokenVersion: '2',
+      tokenSymbol: 'USDC',
+      tokenDecimals: 6,
     });
     expect(config.feeReceiverAddress).toBeNull();
+    expect(config.treasuryAddress).toBeNull();
     expect(config.secrets.adminTokenHashes).toEqual([]);
     expect(config.secrets.sessionSecret).toBeNull();
     expect(config.subgraphUrls).toEqual({
@@ -211,6 +226,52 @@ describe('parsing', () => {
     });
     expect(config.devnet).toBe(false);
     expect(config.settlement.rpcUrl).toBe('ws://127.0.0.1:8546');
+  });
+
+  test("the tokens' ledger symbol and decimals: defaults, overrides, and refusals", () => {
+    const rpc = realNetworks();
+    const config = loadConfig({
+      ...rpc,
+      SETTLEMENT_TOKEN_SYMBOL: 'USDbC',
+      SETTLEMENT_TOKEN_DECIMALS: '18',
+    });
+    expect(config.funding).toMatchObject({ tokenSymbol: 'USDT0', tokenDecimals: 6 });
+    expect(config.settlement).toMatchObject({ tokenSymbol: 'USDbC', tokenDecimals: 18 });
+    expect(
+      configError({ ...rpc, FUNDING_TOKEN_SYMBOL: 'USD T0', SETTLEMENT_TOKEN_DECIMALS: '37' })
+        .problems,
+    ).toEqual([
+      expect.stringMatching(/^FUNDING_TOKEN_SYMBOL: must not contain whitespace/),
+      expect.stringMatching(/^SETTLEMENT_TOKEN_DECIMALS: "37" is outside 0\.\.36/),
+    ]);
+  });
+
+  test("TREASURY_ADDRESS, or TREASURY_PRIVATE_KEY's address; the two must agree, and the devnet has its own", () => {
+    const rpc = realNetworks();
+    const key = generatePrivateKey();
+    const address = privateKeyToAccount(key).address;
+    expect(loadConfig({ ...rpc, TREASURY_PRIVATE_KEY: key }).treasuryAddress).toBe(address);
+    expect(loadConfig({ ...rpc, TREASURY_ADDRESS: address.toLowerCase() }).treasuryAddress).toBe(
+      address,
+    );
+    expect(
+      loadConfig({ ...rpc, TREASURY_ADDRESS: address, TREASURY_PRIVATE_KEY: key }).treasuryAddress,
+    ).toBe(address);
+    expect(
+      configError({
+        ...rpc,
+        TREASURY_ADDRESS: privateKeyToAccount(generatePrivateKey()).address,
+        TREASURY_PRIVATE_KEY: key,
+      }).problems,
+    ).toEqual([
+      expect.stringMatching(/^TREASURY_ADDRESS: is not the address of TREASURY_PRIVATE_KEY/),
+    ]);
+    expect(configError({ TREASURY_ADDRESS: address }).problems).toEqual([
+      expect.stringMatching(/^TREASURY_ADDRESS: is set without the RPC URLs/),
+    ]);
+    expect(configError({ ...rpc, TREASURY_ADDRESS: ANVIL_ADDRESS_0 }).problems).toEqual([
+      expect.stringMatching(/^TREASURY_ADDRESS: belongs to a published development key/),
+    ]);
   });
 
   test('POLICY_REGISTRY_ADDRESS is optional on real networks and refused beside the devnet', () => {

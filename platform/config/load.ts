@@ -12,7 +12,7 @@ import { readEscalations } from './escalations';
 import { checkProduction } from './production';
 import { readRdap } from './rdap';
 import { sealConfig } from './redaction';
-import { checkDevKeys, readSecrets } from './secrets';
+import { readAddresses, readSecrets } from './secrets';
 import {
   ConfigError,
   DEFAULT_SERVICE_DESCRIPTION,
@@ -35,8 +35,7 @@ export function loadConfig(env: Env = process.env): Config {
   const { isProduction, port, publicUrl } = base;
   const chains = readChains(read);
   const secrets = readSecrets(read);
-  const feeReceiverAddress = read.address('FEE_RECEIVER_ADDRESS');
-  checkDevKeys(read, secrets, feeReceiverAddress);
+  const { feeReceiverAddress, treasuryAddress } = readAddresses(read, secrets, chains.devnet);
   const subgraphs = readSubgraphs(read, port);
   const graphql = readGraphql(read, isProduction);
   const http = {
@@ -83,6 +82,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...base,
     ...chains,
     feeReceiverAddress,
+    treasuryAddress,
     anchoring,
     chainReads,
     secrets,

@@ -1,6 +1,7 @@
 // Key material and shared secrets from the environment: the two private keys, admin token hashes,
 // the session and actor secrets, and DEV_KEY_DENYLIST. Published development keys (and denylisted
 // ones) are refused in every environment, not only in production.
+import { getAddress } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { isPublishedDevAddress, isPublishedDevKey } from '../chain/devKeys';
 import type { EnvReader } from './envReader';
@@ -77,11 +78,53 @@ function addressOfKey(key: string): string | null {
   }
 }
 
-/** Published development keys (and denylisted ones) are refused in every environment. */
-export function checkDevKeys(
+/**
+ * FEE_RECEIVER_ADDRESS and the treasury's address (TREASURY_ADDRESS, or TREASURY_PRIVATE_KEY's),
+ * with the published-key checks: published development keys (and denylisted ones) are refused in
+ * every environment, as are addresses that belong to them.
+ */
+export function readAddresses(
   read: EnvReader,
   secrets: Secrets,
-  feeReceiverAddress: Hex | null,
+  devnet: boolean,
+): { feeReceiverAddress: Hex | null; treasuryAddress: Hex | null } {
+  const feeReceiverAddress = read.address('FEE_RECEIVER_ADDRESS');
+  const treasuryAddressSet = read.address('TREASURY_ADDRESS');
+  checkDevKeys(read, secrets, [
+    ['FEE_RECEIVER_ADDRESS', feeReceiverAddress],
+    ['TREASURY_ADDRESS', treasuryAddressSet],
+  ]);
+  return {
+    feeReceiverAddress,
+    treasuryAddress: treasuryOf(read, treasuryAddressSet, secrets.treasuryPrivateKey, devnet),
+  };
+}
+
+/** TREASURY_ADDRESS (refused on the devnet, which has its own) agreeing with TREASURY_PRIVATE_KEY. */
+function treasuryOf(
+  read: EnvReader,
+  addressSet: Hex | null,
+  key: Hex | null,
+  devnet: boolean,
+): Hex | null {
+  if (devnet && read.raw('TREASURY_ADDRESS') !== undefined) {
+    read.problem(
+      'TREASURY_ADDRESS',
+      'is set without the RPC URLs; the devnet has its own treasury',
+    );
+    return null;
+  }
+  const ofKey = key === null ? null : addressOfKey(key);
+  if (addressSet !== null && ofKey !== null && addressSet.toLowerCase() !== ofKey) {
+    read.problem('TREASURY_ADDRESS', 'is not the address of TREASURY_PRIVATE_KEY');
+  }
+  return addressSet ?? (ofKey === null ? null : getAddress(ofKey));
+}
+
+function checkDevKeys(
+  read: EnvReader,
+  secrets: Secrets,
+  addresses: ReadonlyArray<readonly [string, Hex | null]>,
 ): void {
   const denylist = secrets.devKeyDenylist;
   const keys = [
@@ -100,17 +143,19 @@ export function checkDevKeys(
       read.problem(name, 'is listed in DEV_KEY_DENYLIST; use a freshly generated key');
     }
   }
-  if (feeReceiverAddress === null) return;
-  const address = feeReceiverAddress.toLowerCase();
   const deniedAddresses = new Set(
     denylist.map((entry) => (entry.length === 66 ? addressOfKey(entry) : entry)),
   );
-  if (isPublishedDevAddress(address)) {
-    read.problem(
-      'FEE_RECEIVER_ADDRESS',
-      'belongs to a published development key; fees sent there can be taken by anyone',
-    );
-  } else if (deniedAddresses.has(address)) {
-    read.problem('FEE_RECEIVER_ADDRESS', 'is listed in DEV_KEY_DENYLIST (directly or by its key)');
+  for (const [name, given] of addresses) {
+    if (given === null) continue;
+    const address = given.toLowerCase();
+    if (isPublishedDevAddress(address)) {
+      read.problem(
+        name,
+        'belongs to a published development key; money sent there can be taken by anyone',
+      );
+    } else if (deniedAddresses.has(address)) {
+      read.problem(name, 'is listed in DEV_KEY_DENYLIST (directly or by its key)');
+    }
   }
 }

@@ -50,6 +50,10 @@ export interface ChainConfig {
   /** EIP-712 domain of the token. */
   readonly tokenName: string;
   readonly tokenVersion: string;
+  /** The token's ticker as the ledger registers the asset (`USDT0`, `USDC`). */
+  readonly tokenSymbol: string;
+  /** The token's decimals (6 for both stablecoins). */
+  readonly tokenDecimals: number;
 }
 
 /** Key material and shared secrets. Never log these; Config's toJSON and inspect redact them. */
@@ -93,6 +97,11 @@ export interface Config {
   /** PolicyRegistry on the funding chain; null: none (the devnet deploys its own). */
   readonly policyRegistryAddress: Hex | null;
   readonly feeReceiverAddress: Hex | null;
+  /**
+   * The treasury (funds consumer purchases on both rails): TREASURY_ADDRESS, or the address of
+   * TREASURY_PRIVATE_KEY; null: neither is set (the devnet has its own).
+   */
+  readonly treasuryAddress: Hex | null;
   /** Receipt anchoring (docs/receipts.md "Anchoring"): where batches go and when they close. */
   readonly anchoring: AnchoringConfig;
   /** Bounds of the service's chain reads (docs/operations.md). */

@@ -16,6 +16,12 @@ export type {
 } from './types';
 export { DEFAULT_SUBGRAPH_SETTINGS, dataSourceOf, settingsOf } from './context';
 export {
+  buildConsumerRails,
+  CONSUMER_SPREAD_BPS,
+  type ConsumerRailParts,
+  type RailChain,
+} from './consumerRails';
+export {
   buildFederatedSchema,
   FEDERATION_SPEC_URL,
   type FederatedSchemaOptions,

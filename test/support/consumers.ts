@@ -41,7 +41,24 @@ export async function newConsumer(
       amountAtomic: options.mintAtomic!,
     });
   }
-  const policy = await createEscalatingPolicy(stack, account.address.toLowerCase(), {
+  const policy = await createConsumerPolicy(stack, devnet, account.address, options.policy);
+  return {
+    account,
+    policy,
+    session: await signIn(stack.url, account, policy.policyId),
+    owner: await signIn(stack.url, account),
+  };
+}
+
+/** A policy `owner` owns in the funding rail's token (USD₮0 on the devnet), allowing `domains`. */
+export function createConsumerPolicy(
+  stack: TestStack,
+  devnet: DevnetChains,
+  owner: string,
+  overrides: Record<string, unknown> = {},
+): Promise<TestPolicy> {
+  const funding = devnet.info.chains.funding;
+  return createEscalatingPolicy(stack, owner.toLowerCase(), {
     asset: {
       network: funding.caip2,
       token: funding.token.address.toLowerCase(),
@@ -49,12 +66,6 @@ export async function newConsumer(
       decimals: 6,
     },
     categories: { allow: ['domains'], deny: [] },
-    ...options.policy,
+    ...overrides,
   });
-  return {
-    account,
-    policy,
-    session: await signIn(stack.url, account, policy.policyId),
-    owner: await signIn(stack.url, account),
-  };
 }

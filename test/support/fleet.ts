@@ -1,5 +1,5 @@
 // A fleet on one machine for the replica tests: PgBouncer in transaction mode in front of the
-// machine's PostgreSQL, gateway replicas as real `spend-control start` processes, and haproxy
+// machine's PostgreSQL, gateway replicas and a worker as real `spend-control start` processes, and haproxy
 // balancing them round-robin with a /readyz health check. Each program runs in the foreground as
 // a child of the test with a configuration the test writes into a temporary folder.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -233,4 +233,24 @@ export async function startReplica(port: number, env: Record<string, string>): P
   });
   void running.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   return { ...running, port, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * `spend-control start --role worker` (escalations, anchoring and, with the consumer rails and the
+ * treasury key configured, the consumer execution worker); its probes on a free METRICS_PORT.
+ */
+export async function startWorkerRole(env: Record<string, string>): Promise<FleetProcess> {
+  const dataDir = tempDir('fleet-worker-');
+  const running = await spawnUntil(process.execPath, [CLI, 'start', '--role', 'worker'], {
+    env: {
+      ...process.env,
+      ...env,
+      DATA_DIR: dataDir,
+      METRICS_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+    },
+    ready: (output) => output.includes('ready           role worker'),
+  });
+  void running.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
+  return running;
 }
