@@ -3,12 +3,11 @@
 // so the bench can recompute each receipt's digest from what the caller received.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { policyDocument } from '../core/test-support/spend-fixtures';
+import { policyDocument, wireIntent } from '../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../core/validation/timestamp';
 
 export const POLICIES = 20;
 const CONCURRENCY = 16;
-const TOKEN = '0x779ded0c9e1022225f8e0630b35a9b54be713736';
 
 /** A JSON answer as the bench reads it: plain objects, fields checked where used. */
 export type Answer = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -31,22 +30,12 @@ export class Preflights {
     this.nonce += 1n;
     const body = JSON.stringify({
       policyId: policy.policyId,
-      intent: {
-        policyId: policy.policyId,
-        policyHash: policy.policyHash,
+      intent: wireIntent(policy, {
         agentId: 'bench-agent',
-        category: 'market-data',
-        provider: 'api.vendor.example',
-        capability: 'quotes.read',
-        item: { description: 'EURUSD 1m candles', params: { pair: 'EURUSD' } },
-        recipient: '0x2a2b2c2d2e2f2a2b2c2d2e2f2a2b2c2d2e2f2a2b',
-        network: 'eip155:196',
-        token: TOKEN,
         amount: '1000',
         deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
         nonce: this.nonce.toString(),
-        endpoint: 'https://api.vendor.example/candles',
-      },
+      }),
     });
     return new Promise((resolve, reject) => {
       const request = http.request(

@@ -23,13 +23,12 @@ import { DEVNET_POLLING_INTERVAL_MS, startDevnetChains } from '../devnet/chains'
 import { devnetConsumerRails } from '../devnet/consumerRails';
 import { startDevnetDomainsMerchant } from '../devnet/merchants/domains/start';
 import { uniformLimits } from '../gateway/rateLimit/limiter';
-import { createSettlementRail } from '../gateway/x402/rail';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { mintToken } from '../platform/chain/tokens';
 import { silentLogger } from '../platform/log';
 import { signIn } from '../devnet/agents/signIn';
 import { benchServiceInfo, createScratchDatabase } from './service';
-import { benchGroupSettlement } from './paidStack';
+import { devnetRail } from './paidStack';
 import { percentile } from './stats';
 import { runBenchMain } from './entry';
 
@@ -175,15 +174,7 @@ async function startStack(
     log: silentLogger,
     service: benchServiceInfo(funding.token.address, devnet.info.addresses.feeReceiver),
     x402: {
-      rail: createSettlementRail({
-        chainId: funding.chainId,
-        rpcUrl: funding.rpcUrl,
-        token: funding.token.address,
-        relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-        confirmationTimeoutMs: 30_000,
-        pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-        ...benchGroupSettlement(funding),
-      }),
+      rail: devnetRail(devnet),
       db: database.pool,
       leaseMs: 60_000,
       reconcileIntervalMs: 0,

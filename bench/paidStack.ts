@@ -1,10 +1,10 @@
-// What the paid benchmarks (x402, mcp) share: x402 on the devnet's funding chain as the gateway
-// takes it, and payers minted more tokens than any run spends.
+// What the paid benchmarks (x402, mcp, consumer) share: x402 on the devnet's funding chain as the
+// gateway takes it, and payers minted more tokens than any run spends.
 import type { Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { DEVNET_POLLING_INTERVAL_MS, type startDevnetChains } from '../devnet/chains';
 import type { X402GatewayOptions } from '../gateway/server';
-import { createSettlementRail } from '../gateway/x402/rail';
+import { createSettlementRail, type SettlementRail } from '../gateway/x402/rail';
 import { createChainPublicClient, createChainWalletClient } from '../platform/chain/clients';
 import { mintToken } from '../platform/chain/tokens';
 import type { createScratchDatabase } from './service';
@@ -13,24 +13,29 @@ type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
 type Devnet = Awaited<ReturnType<typeof startDevnetChains>>;
 
 /** Group settlement as the devnet gateway runs it, unless X402_GROUP_SETTLEMENT=false (to compare). */
-export function benchGroupSettlement(funding: Devnet['info']['chains']['funding']) {
+function benchGroupSettlement(funding: Devnet['info']['chains']['funding']) {
   if (process.env.X402_GROUP_SETTLEMENT === 'false' || !funding.groupSettlement) return {};
   return { group: { contract: funding.groupSettlement, maxSize: 64, maxWaitMs: 2 } };
 }
 
+/** The devnet funding chain's settlement rail, paid for by its relayer. */
+export function devnetRail(devnet: Devnet): SettlementRail {
+  const funding = devnet.info.chains.funding;
+  return createSettlementRail({
+    chainId: funding.chainId,
+    rpcUrl: funding.rpcUrl,
+    token: funding.token.address,
+    relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
+    confirmationTimeoutMs: 30_000,
+    pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
+    ...benchGroupSettlement(funding),
+  });
+}
+
 /** x402 settled on the devnet by its relayer, offers and receipts signed by its fee receiver. */
 export function devnetX402(database: Database, devnet: Devnet): X402GatewayOptions {
-  const funding = devnet.info.chains.funding;
   return {
-    rail: createSettlementRail({
-      chainId: funding.chainId,
-      rpcUrl: funding.rpcUrl,
-      token: funding.token.address,
-      relayerPrivateKey: devnet.keys.relayer.exportPrivateKey(),
-      confirmationTimeoutMs: 30_000,
-      pollingIntervalMs: DEVNET_POLLING_INTERVAL_MS,
-      ...benchGroupSettlement(funding),
-    }),
+    rail: devnetRail(devnet),
     db: database.pool,
     leaseMs: 60_000,
     reconcileIntervalMs: 0,

@@ -2,13 +2,13 @@
 // node:http, each sending its next POST /preflight_payment (to the gateway, or the same operation
 // straight to the intent subgraph) as soon as the last answered, timing each after the warm-up.
 import http from 'node:http';
+import { wireIntent } from '../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../core/validation/timestamp';
 import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
 import { threadCpuMs } from './cpuTime';
 
 export const CLIENTS = 32;
 export const WARMUP_SECONDS = 2;
-const TOKEN = '0x779ded0c9e1022225f8e0630b35a9b54be713736';
 
 export type Target = 'gateway' | 'subgraph';
 
@@ -39,22 +39,12 @@ export interface ClientReport {
 
 /** A fresh intent per call (nonce), small enough that the budget never runs out during the run. */
 function intentFor(policy: PolicyRef, nonce: bigint) {
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
+  return wireIntent(policy, {
     agentId: 'bench-agent',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'EURUSD 1m candles', params: { pair: 'EURUSD' } },
-    recipient: '0x2a2b2c2d2e2f2a2b2c2d2e2f2a2b2c2d2e2f2a2b',
-    network: 'eip155:196',
-    token: TOKEN,
     amount: '1000',
     deadline: formatIsoSeconds(Math.floor(Date.now() / 1000) + 3600),
     nonce: nonce.toString(),
-    endpoint: 'https://api.vendor.example/candles',
-  };
+  });
 }
 
 /** POSTs a JSON body to `target` over `agent` and resolves with the status, the body drained. */

@@ -12,6 +12,7 @@ import {
   isTerminal,
   lifecycleEdges,
   lifecycleSqlRows,
+  STATES_BEFORE_FUNDING,
   TRANSITIONS,
 } from './lifecycle';
 
@@ -86,6 +87,18 @@ describe('consumer intent lifecycle table', () => {
     // … and both are still reachable through it, as is a delivery check after a human's review.
     expect(reachableFrom('FUNDED', (from) => TRANSITIONS[from]).has('REFUNDED')).toBe(true);
     expect(canTransition('MANUAL_REVIEW', 'DELIVERY_PENDING')).toBe(true);
+  });
+
+  it('names the seven states before funding (DECISIONS: the buyer may cancel until funded)', () => {
+    expect(STATES_BEFORE_FUNDING).toEqual([
+      'CREATED',
+      'DISCOVERING',
+      'QUOTED',
+      'POLICY_CHECKING',
+      'AWAITING_APPROVAL',
+      'APPROVED',
+      'AWAITING_FUNDING',
+    ]);
   });
 
   it('cannot be changed at run time', () => {

@@ -79,6 +79,14 @@ export const TRANSITIONS: TransitionTable = freezeTable({
   CANCELLED: [],
 });
 
+/**
+ * The states before funding: nothing of the buyer's has moved yet, so the buyer may still cancel.
+ * Read off the table (the states with an edge to CANCELLED), so the two cannot disagree.
+ */
+export const STATES_BEFORE_FUNDING: readonly ConsumerIntentState[] = Object.freeze(
+  CONSUMER_INTENT_STATES.filter((state) => TRANSITIONS[state].includes('CANCELLED')),
+);
+
 function freezeTable(table: Record<ConsumerIntentState, ConsumerIntentState[]>): TransitionTable {
   for (const targets of Object.values(table)) Object.freeze(targets);
   return Object.freeze(table);

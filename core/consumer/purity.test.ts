@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
+import { impureUses } from '../../test/architecture/impureCode';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
@@ -17,20 +18,6 @@ const CANON_PACKAGES: Readonly<Record<string, readonly string[]>> = {
   'core/canon/keccak.ts': ['js-sha3'],
 };
 const ROOTS = ['core/consumer', 'core/trust', 'core/disputes'];
-const FORBIDDEN_GLOBALS = new Set([
-  'process',
-  'performance',
-  'setTimeout',
-  'setInterval',
-  'fetch',
-  'crypto',
-  'require',
-  'globalThis',
-  'global',
-  'eval',
-  'Function',
-  'console',
-]);
 
 const sources = (dir: string): string[] =>
   readdirSync(resolve(REPO_ROOT, dir))
@@ -54,31 +41,10 @@ function problemsOf(file: ts.SourceFile, imports: string[]): string[] {
     }
     if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword)
       problems.push('dynamic import');
-    if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text)) {
-      const parent = node.parent;
-      const isMemberName =
-        (ts.isPropertyAccessExpression(parent) ||
-          ts.isPropertyAssignment(parent) ||
-          ts.isPropertySignature(parent)) &&
-        parent.name === node;
-      if (!isMemberName) problems.push(`uses ${node.text}`);
-    }
-    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
-      const name = `${node.expression.text}.${node.name.text}`;
-      if (name === 'Date.now' || name === 'Math.random') problems.push(`uses ${name}`);
-    }
-    if (
-      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
-      ts.isIdentifier(node.expression) &&
-      node.expression.text === 'Date' &&
-      (node.arguments?.length ?? 0) === 0
-    ) {
-      problems.push('reads the clock with Date()');
-    }
     ts.forEachChild(node, visit);
   };
   visit(file);
-  return problems;
+  return [...problems, ...impureUses(file)];
 }
 
 function walk(entries: string[]): { reached: string[]; problems: string[] } {

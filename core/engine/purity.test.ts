@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
+import { impureUses } from '../../test/architecture/impureCode';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const ENGINE_DIR = resolve(__dirname);
@@ -24,26 +25,6 @@ const ALLOWED_EXTERNALS: Record<string, ReadonlySet<string>> = {
   // Schema checks only (core/validation): zod does no I/O, reads no clock, draws no randomness.
   zod: new Set(['z']),
 };
-
-/** Globals that read the outside world; calling or touching any of them makes code impure. */
-const FORBIDDEN_GLOBALS = new Set([
-  'process',
-  'performance',
-  'setTimeout',
-  'setInterval',
-  'setImmediate',
-  'queueMicrotask',
-  'fetch',
-  'XMLHttpRequest',
-  'WebSocket',
-  'crypto',
-  'require',
-  'globalThis',
-  'global',
-  'eval',
-  'Function',
-  'console',
-]);
 
 interface Violation {
   file: string;
@@ -112,35 +93,6 @@ function importsOf(file: ts.SourceFile): ImportEdge[] {
   return edges;
 }
 
-function impureCode(file: ts.SourceFile): string[] {
-  const problems: string[] = [];
-  const visit = (node: ts.Node): void => {
-    if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text)) {
-      const parent = node.parent;
-      // A property name (`x.process`) or a declared name is not a reference to the global.
-      const isPropertyName = ts.isPropertyAccessExpression(parent) && parent.name === node;
-      const isDeclarationName =
-        (ts.isPropertyAssignment(parent) || ts.isPropertySignature(parent)) && parent.name === node;
-      if (!isPropertyName && !isDeclarationName) problems.push(`uses ${node.text}`);
-    }
-    if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
-      const name = `${node.expression.text}.${node.name.text}`;
-      if (name === 'Date.now' || name === 'Math.random') problems.push(`uses ${name}`);
-    }
-    // new Date() and Date() without an argument read the clock; new Date(x) does not.
-    if (
-      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
-      ts.isIdentifier(node.expression) &&
-      node.expression.text === 'Date'
-    ) {
-      if ((node.arguments?.length ?? 0) === 0) problems.push('reads the clock with Date()');
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(file);
-  return problems;
-}
-
 /** Walks from the entry files through every local import; returns the files reached and violations. */
 function walk(entries: string[]): { reached: string[]; violations: Violation[] } {
   const seen = new Set<string>();
@@ -159,7 +111,7 @@ function walk(entries: string[]): { reached: string[]; violations: Violation[] }
       ts.ScriptTarget.ES2022,
       true,
     );
-    for (const problem of impureCode(file)) violations.push({ file: name, problem });
+    for (const problem of impureUses(file)) violations.push({ file: name, problem });
     for (const edge of importsOf(file)) {
       if (edge.specifier.startsWith('.')) {
         queue.push(resolveLocal(path, edge.specifier));
@@ -218,7 +170,7 @@ describe('engine purity (from the import graph)', () => {
       ts.ScriptTarget.ES2022,
       true,
     );
-    expect(impureCode(sample)).toEqual([
+    expect(impureUses(sample)).toEqual([
       'uses Date.now',
       'reads the clock with Date()',
       'uses Math.random',

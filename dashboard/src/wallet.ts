@@ -1,7 +1,7 @@
 // EIP-1193 sign-in: the injected wallet gives the address, signs the SIWE message (personal_sign)
 // for the owner session and, for a signed approval, the escalated intent's EIP-712 typed data.
 import { getAddress } from 'viem';
-import { createSiweMessage } from 'viem/siwe';
+import { signInMessage, type SignInNonceFields } from '../../core/canon/sign-in-message';
 import { postJson, type Session } from './api';
 
 interface Eip1193 {
@@ -27,32 +27,14 @@ async function account(): Promise<`0x${string}`> {
   return getAddress(accounts[0]);
 }
 
-interface Nonce {
-  nonce: string;
-  issuedAt: string;
-  domain: string;
-  uri: string;
-  chainId: number;
-  statement: string;
-}
-
 function toHex(text: string): string {
   return `0x${Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
 export async function signIn(): Promise<Session> {
   const address = await account();
-  const nonce = await postJson<Nonce>('/consumer/auth/nonce', {});
-  const message = createSiweMessage({
-    address,
-    domain: nonce.domain,
-    uri: nonce.uri,
-    chainId: nonce.chainId,
-    nonce: nonce.nonce,
-    version: '1',
-    statement: nonce.statement,
-    issuedAt: new Date(nonce.issuedAt),
-  });
+  const nonce = await postJson<SignInNonceFields>('/consumer/auth/nonce', {});
+  const message = signInMessage(address, nonce);
   const signature = (await provider().request({
     method: 'personal_sign',
     params: [toHex(message), address],

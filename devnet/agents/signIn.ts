@@ -1,27 +1,22 @@
 // Sign-in as a wallet does it, for the demo, end-to-end tests and benches: ask the service for a
-// nonce, write the EIP-4361 message with viem's createSiweMessage (overridable field by field, so
+// nonce, write the EIP-4361 message (core/canon/sign-in-message, overridable field by field, so
 // tests can try every refusal), sign it with a real key (personal_sign) and post it to a verify route.
 import type { LocalAccount } from 'viem';
-import { createSiweMessage } from 'viem/siwe';
+import {
+  signInMessage,
+  type SignInMessageOptions,
+  type SignInNonceFields,
+} from '../../core/canon/sign-in-message';
 
-export interface IssuedNonce {
-  nonce: string;
-  issuedAt: string;
+export interface IssuedNonce extends SignInNonceFields {
   expiresAt: string;
-  domain: string;
-  uri: string;
-  chainId: number;
   version: string;
-  statement: string;
-  resourceFormat: string;
 }
 
 export interface SignedMessage {
   message: string;
   signature: `0x${string}`;
 }
-
-export type MessageOverrides = Partial<Parameters<typeof createSiweMessage>[0]>;
 
 export async function requestNonce(url: string): Promise<IssuedNonce> {
   const response = await fetch(`${url}/consumer/auth/nonce`, {
@@ -38,22 +33,9 @@ export async function requestNonce(url: string): Promise<IssuedNonce> {
 export async function signSignInMessage(
   account: LocalAccount,
   nonce: IssuedNonce,
-  options: { policyId?: string; overrides?: MessageOverrides; issuedAt?: Date } = {},
+  options: SignInMessageOptions = {},
 ): Promise<SignedMessage> {
-  const message = createSiweMessage({
-    address: account.address,
-    domain: nonce.domain,
-    uri: nonce.uri,
-    chainId: nonce.chainId,
-    nonce: nonce.nonce,
-    version: '1',
-    statement: nonce.statement,
-    issuedAt: options.issuedAt ?? new Date(nonce.issuedAt),
-    ...(options.policyId !== undefined
-      ? { resources: [nonce.resourceFormat.replace('<policyId>', options.policyId)] }
-      : {}),
-    ...options.overrides,
-  });
+  const message = signInMessage(account.address, nonce, options);
   return { message, signature: await account.signMessage({ message }) };
 }
 

@@ -26,29 +26,12 @@ import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
 import { readTokenBalance } from '../../platform/chain/tokens';
 import { createGroupPath } from './groupSettlement/groupPath';
 import type { GroupSettler } from './groupSettlement/groupSettler';
-import type { GroupSettlementOptions } from './groupSettlement/types';
+import type { RailOptions } from './railOptions';
 import {
   createFacilitatorSigner,
   relayerAccount,
   withChainReads,
 } from '../../platform/chain/facilitatorSigner';
-
-export interface RailOptions {
-  readonly chainId: number;
-  readonly rpcUrl: string;
-  readonly token: Address;
-  /** Pays the gas of settlements; gains nothing from them. */
-  readonly relayerPrivateKey: Hex;
-  /** How long a settlement waits for its receipt before the outcome counts as ambiguous. */
-  readonly confirmationTimeoutMs: number;
-  readonly pollingIntervalMs?: number;
-  /** How far back to search for an authorization's use; default 50,000 blocks. */
-  readonly logLookbackBlocks?: bigint;
-  /** CHAIN_LOG_PAGE_BLOCKS: blocks per eth_getLogs request (RPCs bound log ranges); default 2,000. */
-  readonly logPageBlocks?: bigint;
-  /** Group settlement through our contract (groupSettlement/); absent: one transaction per payment. */
-  readonly group?: GroupSettlementOptions;
-}
 
 export interface ObservedTransfer {
   readonly from: string;

@@ -4,7 +4,7 @@
 // Idempotency-Key, so a retried create, fund or execute is answered from the service's record.
 // Waits poll at a fixed interval for a bounded number of rounds and never read a clock.
 import type { Hex } from 'viem';
-import { createSiweMessage } from 'viem/siwe';
+import { signInMessage, type SignInNonceFields } from '../../core/canon/sign-in-message';
 import { SpendControlError, errorFromAnswer } from './errors';
 import type { BuiltSpendIntent } from './intent';
 import { paidRequest, type PaidAnswer, type Payer, type PaymentAsset } from './paidRequest';
@@ -36,17 +36,6 @@ export interface SpendControlAgentOptions {
 export interface SignInAccount {
   readonly address: `0x${string}`;
   signMessage(args: { message: string }): Promise<Hex>;
-}
-
-/** POST /consumer/auth/nonce: what the EIP-4361 message must say. */
-interface SignInNonce {
-  readonly nonce: string;
-  readonly issuedAt: string;
-  readonly domain: string;
-  readonly uri: string;
-  readonly chainId: number;
-  readonly statement: string;
-  readonly resourceFormat: string;
 }
 
 /** Signed payments kept for callers' retries (one per paymentId, oldest dropped first). */
@@ -114,20 +103,8 @@ export class SpendControlAgent {
 
   /** Signs in with SIWE: a consumer session bound to `policyId`, or an owner session without. */
   async signIn(account: SignInAccount, options: { policyId?: string } = {}): Promise<string> {
-    const nonce = await this.post<SignInNonce>('/consumer/auth/nonce', {});
-    const message = createSiweMessage({
-      address: account.address,
-      domain: nonce.domain,
-      uri: nonce.uri,
-      chainId: nonce.chainId,
-      nonce: nonce.nonce,
-      version: '1',
-      statement: nonce.statement,
-      issuedAt: new Date(nonce.issuedAt),
-      ...(options.policyId !== undefined
-        ? { resources: [nonce.resourceFormat.replace('<policyId>', options.policyId)] }
-        : {}),
-    });
+    const nonce = await this.post<SignInNonceFields>('/consumer/auth/nonce', {});
+    const message = signInMessage(account.address, nonce, options);
     const signature = await account.signMessage({ message });
     const route = options.policyId === undefined ? '/owner/auth/verify' : '/consumer/auth/verify';
     const answer = await this.post<{ accessToken: string }>(route, { message, signature });

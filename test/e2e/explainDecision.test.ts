@@ -3,8 +3,7 @@
 // that no per-call cap or escalation threshold would; for a category block, that allowing the
 // category approves it; another owner is told POLICY_NOT_FOUND, as by policyWhatIf.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { NOW_MS, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { signIn } from '../support/siwe';
 import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 
@@ -24,30 +23,13 @@ const document = policyDocument({
 });
 const hashes: Record<string, string> = {};
 
-let nonce = 0;
 async function preflight(
   amount: string,
   category: string,
 ): Promise<{ decision: string; intentHash: string }> {
-  nonce += 1;
   const answer = await postJson(stack.url, '/preflight_payment', {
     policyId: policy.policyId,
-    intent: {
-      policyId: policy.policyId,
-      policyHash: policy.policyHash,
-      agentId: 'research-bot-1',
-      category,
-      provider: 'api.vendor.example',
-      capability: 'quotes.read',
-      item: { description: 'candles', n: nonce },
-      recipient: RECIPIENT,
-      network: 'eip155:196',
-      token: TOKEN,
-      amount,
-      deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 3600),
-      nonce: String(nonce),
-      endpoint: 'https://api.vendor.example/candles',
-    },
+    intent: freshWireIntent(policy, clockMs, { amount, category }),
   });
   expect(answer.status).toBe(200);
   clockMs += 60_000;

@@ -3,8 +3,7 @@
 // exactly their amounts; adding a category unblocks exactly that category's intents; another
 // owner's policy is not found; a range over 92 days is RANGE_TOO_LONG.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { NOW_MS, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { signIn } from '../support/siwe';
 import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 
@@ -25,25 +24,8 @@ function post(path: string, body: unknown, token?: string): Promise<{ status: nu
   return postJson(stack.url, path, body, token);
 }
 
-let nonce = 0;
 function intent(amount: string, category: string): Record<string, unknown> {
-  nonce += 1;
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'research-bot-1',
-    category,
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'candles', n: nonce },
-    recipient: RECIPIENT,
-    network: 'eip155:196',
-    token: TOKEN,
-    amount,
-    deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 3600),
-    nonce: String(nonce),
-    endpoint: 'https://api.vendor.example/candles',
-  };
+  return freshWireIntent(policy, clockMs, { amount, category });
 }
 
 const WHAT_IF = `query ($p: ID!, $d: PolicyInput!, $from: DateTimeISO, $to: DateTimeISO, $first: Int, $after: String) {

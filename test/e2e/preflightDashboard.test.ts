@@ -2,8 +2,7 @@
 // cursor paging, one decision's trace, Policy.intents across subgraphs; admin sees all, an owner
 // only their own policies.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import { NOW_MS, freshWireIntent, policyDocument } from '../../core/test-support/spend-fixtures';
 import { signIn } from '../support/siwe';
 import { graphql, startTestStack, type TestStack, postJson } from '../support/stack';
 
@@ -17,25 +16,8 @@ function post(path: string, body: unknown, token?: string): Promise<{ status: nu
   return postJson(stack.url, path, body, token);
 }
 
-let nonce = 0;
 function intent(amount: string): Record<string, unknown> {
-  nonce += 1;
-  return {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'research-bot-1',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'candles', n: nonce },
-    recipient: RECIPIENT,
-    network: 'eip155:196',
-    token: TOKEN,
-    amount,
-    deadline: formatIsoSeconds(Math.floor(clockMs / 1000) + 3600),
-    nonce: String(nonce),
-    endpoint: 'https://api.vendor.example/candles',
-  };
+  return freshWireIntent(policy, clockMs, { amount });
 }
 
 const DECISIONS = `query ($p: ID!, $d: String, $from: DateTimeISO, $first: Int, $after: String) {

@@ -1,7 +1,11 @@
 // Settling reservations: consume (settled spend plus its ledger postings in one transaction) and
 // release, both idempotent, seen through get_ledger and the budget rule.
-import { NOW_MS, RECIPIENT, TOKEN, policyDocument } from '../../core/test-support/spend-fixtures';
-import { formatIsoSeconds } from '../../core/validation/timestamp';
+import {
+  NOW_MS,
+  TOKEN,
+  freshWireIntent,
+  policyDocument,
+} from '../../core/test-support/spend-fixtures';
 import { accountId, assetId } from '../../subgraphs/ledger';
 import { registerAsset } from '../../subgraphs/ledger';
 import {
@@ -21,25 +25,8 @@ function post(path: string, body: unknown, token?: string): Promise<{ status: nu
   return postJson(stack.url, path, body, token);
 }
 
-let nonce = 0;
 async function approve(amount = '50000'): Promise<any> {
-  nonce += 1;
-  const intent = {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
-    agentId: 'research-bot-1',
-    category: 'market-data',
-    provider: 'api.vendor.example',
-    capability: 'quotes.read',
-    item: { description: 'candles', n: nonce },
-    recipient: RECIPIENT,
-    network: 'eip155:196',
-    token: TOKEN,
-    amount,
-    deadline: formatIsoSeconds(NOW_MS / 1000 + 3600),
-    nonce: String(nonce),
-    endpoint: 'https://api.vendor.example/candles',
-  };
+  const intent = freshWireIntent(policy, NOW_MS, { amount });
   return (await post('/preflight_payment', { policyId: policy.policyId, intent })).body;
 }
 

@@ -9,7 +9,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import type { Address } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { newConsumerIntentId } from '../../core/canon/ids';
-import { policyDocument } from '../../core/test-support/spend-fixtures';
+import { policyDocument, wireIntent } from '../../core/test-support/spend-fixtures';
 import { validateSpendIntent } from '../../core/validation/intent';
 import { formatIsoSeconds } from '../../core/validation/timestamp';
 import type { DevnetChains } from '../../devnet/chains';
@@ -196,9 +196,7 @@ async function quotedPurchase(
 ) {
   const quote = await quoteFor(seed, options, now);
   const domain = new URL(quote.merchant.url).searchParams.get('domain')!;
-  const spendIntent = {
-    policyId: policy.policyId,
-    policyHash: policy.policyHash,
+  const spendIntent = wireIntent(policy, {
     agentId: `consumer-${policy.owner.address.toLowerCase()}`,
     category: 'domains',
     provider: PROVIDER,
@@ -211,7 +209,7 @@ async function quotedPurchase(
     deadline: formatIsoSeconds(Math.floor(now.getTime() / 1000) + 3600),
     nonce: String(now.getTime() * 1000 + Math.floor(Math.random() * 1000)),
     endpoint: quote.merchant.url,
-  };
+  });
   return { quote, domain, spendIntent };
 }
 

@@ -4,21 +4,22 @@
 // cannot carry (an ERC-6492 or other non-65-byte signature) stay on the single path.
 import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import type { Address, Hex } from 'viem';
 import { createGroupRelayer } from '../../../platform/chain/settlementContract';
+import type { RailOptions } from '../railOptions';
 import type { Settlement } from '../settlement';
 import { GroupSettler, groupAuthorizationOf } from './groupSettler';
 import type { GroupSettlementOptions } from './types';
 
-export interface GroupPathOptions {
-  readonly chainId: number;
-  readonly rpcUrl: string;
-  readonly token: Address;
-  readonly relayerPrivateKey: Hex;
-  readonly confirmationTimeoutMs: number;
-  readonly pollingIntervalMs?: number;
-  readonly group: GroupSettlementOptions;
-}
+/** The rail's chain, token and relayer settings, with group settlement switched on. */
+export type GroupPathOptions = Pick<
+  RailOptions,
+  | 'chainId'
+  | 'rpcUrl'
+  | 'token'
+  | 'relayerPrivateKey'
+  | 'confirmationTimeoutMs'
+  | 'pollingIntervalMs'
+> & { readonly group: GroupSettlementOptions };
 
 export interface GroupPath {
   readonly settler: GroupSettler;

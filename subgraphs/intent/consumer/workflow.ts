@@ -9,6 +9,7 @@
 import {
   CONSUMER_INTENT_STATES,
   type ConsumerIntentState,
+  STATES_BEFORE_FUNDING,
   TRANSITIONS,
 } from '../../../core/consumer/lifecycle';
 
@@ -29,15 +30,6 @@ export interface PurchaseStep {
   readonly compensation: string;
 }
 
-const BEFORE_FUNDING: readonly State[] = [
-  'CREATED',
-  'DISCOVERING',
-  'QUOTED',
-  'POLICY_CHECKING',
-  'AWAITING_APPROVAL',
-  'APPROVED',
-  'AWAITING_FUNDING',
-];
 const from = (states: readonly State[], to: State): Move[] => states.map((s) => [s, to] as const);
 
 /** A move DECISIONS' lifecycle allows and no job takes yet. */
@@ -78,7 +70,7 @@ const RESERVED_STEPS: readonly PurchaseStep[] = [
     ),
     'a failure before any payment left',
   ),
-  reserved('cancel', from(BEFORE_FUNDING, 'CANCELLED'), 'the buyer cancels before funding'),
+  reserved('cancel', from(STATES_BEFORE_FUNDING, 'CANCELLED'), 'the buyer cancels before funding'),
   reserved(
     'expireBeforeDecision',
     from(['CREATED', 'DISCOVERING', 'QUOTED', 'POLICY_CHECKING'], 'EXPIRED'),

@@ -3,7 +3,10 @@
 // or later changes nothing and answers the intent as it is; an unfunded intent is refused. Another
 // policy's intent, or an unknown id, is CONSUMER_INTENT_NOT_FOUND (the same answer).
 import { isConsumerIntentId } from '../../../../core/canon/id-shapes';
-import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
+import {
+  type ConsumerIntentState,
+  STATES_BEFORE_FUNDING,
+} from '../../../../core/consumer/lifecycle';
 import { AppError } from '../../../../core/errors';
 import { requireActor, type SubgraphContext } from '../../../kit';
 import { type ConsumerIntentRow, getConsumerIntent } from '../store';
@@ -12,13 +15,7 @@ import { consumerIntentView, type ConsumerIntentView } from '../view';
 
 /** States before funding (and the ends reached there): nothing to execute. */
 const NOT_EXECUTABLE: ReadonlySet<ConsumerIntentState> = new Set<ConsumerIntentState>([
-  'CREATED',
-  'DISCOVERING',
-  'QUOTED',
-  'POLICY_CHECKING',
-  'AWAITING_APPROVAL',
-  'APPROVED',
-  'AWAITING_FUNDING',
+  ...STATES_BEFORE_FUNDING,
   'BLOCKED',
   'EXPIRED',
   'CANCELLED',
