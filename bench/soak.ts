@@ -7,7 +7,10 @@
 // over free calls, paid calls (x402), approved preflights, escalated preflights and whole purchases
 // (create → fund over x402 → execute). Each minute prints operations/s, answers by class, 5xx by
 // code, the service's memory from its /metrics (resident, V8 heap used and total, external, array
-// buffers) and every 4xx kind (route, status, code) with its first body. `--heap-snapshots <dir>`
+// buffers) and every 4xx kind (route, status, code) with its first body; then each operation kind's
+// and each HTTP step's count and p50/p99 latency, and the service's queues from its /metrics (open
+// intents by state, pending escalations and anchoring, pool waiters, event-loop lag); before the
+// verdict, each operation's p50 minute by minute (soakLatency.ts). `--heap-snapshots <dir>`
 // starts the service with a heap-snapshot signal and takes one at each `--snapshot-minutes`
 // (default 2,8), for comparing by constructor in DevTools (a snapshot runs a full GC: diagnosis only).
 // The service runs with the Node flags of package.json's start script; `--node-flags '…'` overrides them.
@@ -27,7 +30,9 @@ import { faucet } from '../devnet/faucet';
 import { readDevnetFile } from '../devnet/devnetFile';
 import { freeLoopbackPort } from '../platform/db/embedded/launch';
 import { projectRoot } from '../platform/paths';
-import { ClientErrors, memoryText, residentParts, routeOf, serviceMemory } from './soakProbe';
+import { LatencyTrend } from './soakLatency';
+import { memoryText, residentParts, routeOf, serviceBacklog, serviceMemory } from './soakProbe';
+import { addTally, minuteLine, newTally, type Tally } from './soakTally';
 
 /** A JSON answer as the soak reads it: plain objects, fields checked where used. */
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -46,22 +51,6 @@ interface Agent {
 
 /** A session lives 30 minutes (docs/auth.md); the soak signs in again 5 minutes before that. */
 const SESSION_RENEW_AFTER_MS = 25 * 60_000;
-
-interface Tally {
-  ops: number;
-  failedOps: number;
-  answers: Record<'2xx' | '402' | '4xx' | '5xx', number>;
-  serverErrors: Record<string, number>;
-  clientErrors: ClientErrors;
-}
-
-const newTally = (): Tally => ({
-  ops: 0,
-  failedOps: 0,
-  answers: { '2xx': 0, '402': 0, '4xx': 0, '5xx': 0 },
-  serverErrors: {},
-  clientErrors: new ClientErrors(),
-});
 
 /** The service as `npm start` runs it, in a fresh data dir, limits wide open; resolves once ready. */
 /** The Node flags `npm start` runs the service with (package.json's start script). */
@@ -166,8 +155,16 @@ class SoakClient {
   private async send(path: string, init: RequestInit, payment?: string): Promise<Response> {
     const headers = new Headers(init.headers);
     if (payment) headers.set('payment-signature', payment);
-    const response = await fetch(`${this.url}${path}`, { ...init, headers });
+    const started = performance.now();
+    const answer = await fetch(`${this.url}${path}`, { ...init, headers });
+    const bytes = await answer.arrayBuffer(); // the step ends when its whole body is in
+    const step = `${routeOf(init.method ?? 'GET', path)}${payment ? ' (paid)' : ''}`;
     const t = this.tally();
+    t.steps.record(step, performance.now() - started);
+    const response = new Response(bytes.byteLength > 0 ? bytes : null, {
+      status: answer.status,
+      headers: answer.headers,
+    });
     if (response.status === 402) t.answers['402'] += 1;
     else if (response.status >= 500) {
       t.answers['5xx'] += 1;
@@ -185,7 +182,9 @@ class SoakClient {
   private async call(path: string, init: RequestInit): Promise<Body | null> {
     let response = await this.send(path, init);
     if (response.status === 402) {
+      const started = performance.now();
       const header = await signedPaymentHeader(challengeOf(response), this.agent.account);
+      this.tally().steps.record('sign x402 authorization (client)', performance.now() - started);
       response = await this.send(path, init, header);
     }
     return response.ok ? json(response) : null;
@@ -244,21 +243,6 @@ class SoakClient {
   }
 }
 
-function minuteLine(minute: number, tally: Tally, seconds: number, memory: string): string {
-  const errors = Object.entries(tally.serverErrors)
-    .map(([code, n]) => `${code} ${n}`)
-    .join(', ');
-  return (
-    `minute ${minute}: ${(tally.ops / seconds).toFixed(1)} ops/s (${tally.ops} ops, ${tally.failedOps} failed) · ` +
-    `answers 2xx ${tally.answers['2xx']}, 402 ${tally.answers['402']}, 4xx ${tally.answers['4xx']}, 5xx ${tally.answers['5xx']}` +
-    `${errors ? ` [${errors}]` : ''} · ${memory} · load ${os.loadavg()[0]!.toFixed(2)}` +
-    tally.clientErrors
-      .lines()
-      .map((line) => `\n${line}`)
-      .join('')
-  );
-}
-
 function soakArgs() {
   const { values } = parseArgs({
     options: {
@@ -288,15 +272,22 @@ function soakArgs() {
   return { values, minutes, agentCount, snapshotMinutes, snapshotDir, nodeFlags };
 }
 
-/** Adds one minute's counts into the run's. */
-function addTally(total: Tally, tally: Tally): void {
-  total.ops += tally.ops;
-  total.failedOps += tally.failedOps;
-  for (const key of Object.keys(total.answers) as Array<keyof Tally['answers']>)
-    total.answers[key] += tally.answers[key];
-  for (const [code, n] of Object.entries(tally.serverErrors))
-    total.serverErrors[code] = (total.serverErrors[code] ?? 0) + n;
-  tally.clientErrors.addInto(total.clientErrors);
+/** One agent's loop until endAt: the operations in turn, each timed into the minute's tally. */
+async function runAgent(
+  client: SoakClient,
+  first: number,
+  endAt: number,
+  tally: () => Tally,
+): Promise<void> {
+  for (let turn = first; Date.now() < endAt; turn += 1) {
+    const op = OPERATIONS[turn % OPERATIONS.length]!;
+    const started = performance.now();
+    const ok = await client.operate(op).catch(() => false);
+    const counts = tally();
+    counts.operations.record(op, performance.now() - started);
+    counts.ops += 1;
+    if (!ok) counts.failedOps += 1;
+  }
 }
 
 async function main(): Promise<number> {
@@ -326,31 +317,29 @@ async function main(): Promise<number> {
     const total = newTally();
     const endAt = Date.now() + minutes * 60_000;
     const network = { network: funding.caip2, token: funding.token.address.toLowerCase() };
-    const loops = agents.map(async (agent, index) => {
-      const client = new SoakClient(url!, agent, () => tally, network);
-      for (let turn = index; Date.now() < endAt; turn += 1) {
-        const ok = await client.operate(OPERATIONS[turn % OPERATIONS.length]!).catch(() => false);
-        tally.ops += 1;
-        if (!ok) tally.failedOps += 1;
-      }
-    });
+    const loops = agents.map((agent, index) =>
+      runAgent(new SoakClient(url!, agent, () => tally, network), index, endAt, () => tally),
+    );
     let minute = 0;
+    const trend = new LatencyTrend();
     const ticker = setInterval(() => {
       minute += 1;
       const at = minute;
       const ended = tally;
       tally = newTally();
       addTally(total, ended);
-      void serviceMemory(url!).then((memory) => {
+      trend.addMinute(ended.operations);
+      void Promise.all([serviceMemory(url!), serviceBacklog(url!)]).then(([memory, backlog]) => {
         const parts = residentParts(child?.pid);
         const text = `${memoryText(memory)}${parts === null ? '' : ` (${parts})`}`;
-        process.stdout.write(`${minuteLine(at, ended, 60, text)}\n`);
+        process.stdout.write(`${minuteLine(at, ended, 60, text, backlog)}\n`);
         if (snapshotDir && snapshotMinutes.has(at)) child?.kill('SIGUSR2');
       });
     }, 60_000);
     await Promise.all(loops);
     clearInterval(ticker);
     addTally(total, tally); // what the last, partial minute counted
+    for (const line of trend.lines()) process.stdout.write(`${line}\n`);
     const verdict = total.answers['5xx'] === 0 && total.failedOps === 0 ? 'PASS' : 'FAIL';
     process.stdout.write(
       `soak ${verdict}: ${minutes} min, ${total.ops} ops, ${total.failedOps} failed, 5xx ${total.answers['5xx']}, 4xx ${total.answers['4xx']} (target: zero 5xx; resident memory at the end within 10% of minute 5)\n` +

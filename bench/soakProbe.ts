@@ -45,6 +45,41 @@ export async function serviceMemory(url: string): Promise<ServiceMemory | null> 
   }
 }
 
+/**
+ * The service's queues as its /metrics gauges show them (docs/operations.md "Metrics"): consumer
+ * intents not yet final by state, escalations waiting for an owner, receipts waiting to be
+ * anchored, requests waiting for a database connection, and the event loop's lag (ms). Work that
+ * piles up shows here while latencies climb. Null when /metrics does not answer.
+ */
+export async function serviceBacklog(url: string): Promise<string | null> {
+  let text: string;
+  try {
+    const response = await fetch(`${url}/metrics`);
+    if (!response.ok) return null;
+    text = await response.text();
+  } catch {
+    return null;
+  }
+  const sum = (name: string) => {
+    let total = 0;
+    for (const match of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm')))
+      total += Number(match[1]);
+    return total;
+  };
+  const intents = [
+    ...text.matchAll(/^spend_consumer_intents_open\{state="([A-Z_]+)"\} ([0-9.e+]+)$/gm),
+  ]
+    .filter((match) => Number(match[2]) > 0)
+    .map((match) => `${match[1]} ${match[2]}`);
+  const lagMs = seriesValue(text, 'nodejs_eventloop_lag_seconds') * 1000;
+  return (
+    `backlog: intents open ${intents.length > 0 ? intents.join(', ') : 'none'} · ` +
+    `escalations pending ${sum('spend_escalations_pending')} · ` +
+    `anchoring pending ${sum('spend_anchoring_pending')} · pool waiters ${sum('spend_pool_waiters')} · ` +
+    `event loop lag ${Number.isNaN(lagMs) ? 'n/a' : `${lagMs.toFixed(1)} ms`}`
+  );
+}
+
 export function memoryText(memory: ServiceMemory | null): string {
   if (memory === null) return 'memory n/a';
   return (

@@ -365,6 +365,19 @@ describe('startDevnetChains (with a dataDir)', () => {
     expect(await createChainPublicClient(fundingNode).getChainId()).toBe(196); // left alone
   });
 
+  it('runs its chains with no periodic state dump (whose cost grows with the chain), writing state on stop', async () => {
+    const dataDir = tempDataDir();
+    const devnet = await start(dataDir);
+    for (const role of ['funding', 'settlement'] as const) {
+      const args = fs.readFileSync(`/proc/${devnet.info.pids[role]}/cmdline`, 'utf8').split('\0');
+      expect(args).toContain('--state');
+      expect(args.some((arg) => arg.startsWith('--state-interval') || arg === '-s')).toBe(false);
+    }
+    await stop(devnet);
+    expect(fs.statSync(path.join(dataDir, 'anvil-196.json')).size).toBeGreaterThan(0);
+    expect(fs.statSync(path.join(dataDir, 'anvil-8453.json')).size).toBeGreaterThan(0);
+  });
+
   it('stops the anvils a crashed owner left behind and continues from their state', async () => {
     const dataDir = tempDataDir();
     const first = await start(dataDir);

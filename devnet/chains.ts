@@ -278,7 +278,9 @@ async function prepareReceiptAnchor(
   return deployment.address;
 }
 
-/** Both anvils, pushed onto `nodes` as they come up so a failed start stops the one that did. */
+// Both anvils, pushed onto `nodes` as they come up so a failed start stops the one that did. State
+// is written on stop only: anvil's dump holds the whole chain, so a periodic one costs more the
+// longer it runs (docs/operations.md "The local devnet"); orphans are stopped with SIGTERM, so dump.
 async function startNodes(
   dataDir: string | null,
   log: (line: string) => void,

@@ -52,8 +52,9 @@ async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
 
 /**
  * Refuses a dataDir whose chains are still running for a live owner, and stops anvil orphans left
- * by an owner that died without stopping them: an orphan keeps dumping its stale state into the
- * same file every few seconds and would overwrite the new chain's state. A devnet counts as running
+ * by an owner that died without stopping them: an orphan dumps its state into the same file when
+ * it stops, and would overwrite the new chain's state. Stopping it with SIGTERM makes it write its
+ * state first, so a crashed owner loses nothing (the devnet's anvils dump on stop only). A devnet counts as running
  * only while its anvils run on this dataDir's state files, so a reused owner pid cannot block a start.
  */
 async function takeOverDataDir(

@@ -31,6 +31,15 @@ import { isPriced, type RestResult, type RouteDefinition } from '../rest/types';
 import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from './protocol';
 
 /** The bazaar extension's key (the package exports it as a facilitator extension object). */
+
+/**
+ * The settled payment of a payer in a settlement transaction (one transaction pays many payers in
+ * a group settlement); served by the index service_payments_tx_payer (ledger migration 0009), so
+ * its cost does not grow with the number of payments.
+ */
+export const SETTLED_PAYMENT_OF_TRANSACTION = `SELECT settled_at, amount::text, pay_to, asset FROM ledger.service_payments
+  WHERE tx_hash = $1 AND payer = $2 AND settled_at IS NOT NULL`;
+
 export const BAZAAR = BAZAAR_EXTENSION.key;
 /** Offer and receipt payload schema version of the extension. */
 const OFFER_RECEIPT_VERSION = 1;
@@ -188,11 +197,10 @@ export class X402Extensions {
       amount: string;
       pay_to: string;
       asset: string;
-    }>(
-      `SELECT settled_at, amount::text, pay_to, asset FROM ledger.service_payments
-        WHERE tx_hash = $1 AND payer = $2 AND settled_at IS NOT NULL`,
-      [settlement.transaction.toLowerCase(), settlement.payer.toLowerCase()],
-    );
+    }>(SETTLED_PAYMENT_OF_TRANSACTION, [
+      settlement.transaction.toLowerCase(),
+      settlement.payer.toLowerCase(),
+    ]);
     const row = paid.rows[0];
     if (!row) return result;
     const issuedAt = Math.floor(row.settled_at.getTime() / 1000);

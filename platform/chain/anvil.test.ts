@@ -113,6 +113,17 @@ describe('startAnvil', () => {
     expect((failure as AnvilStartError).message).toMatch(/Address already in use/);
   });
 
+  it('with a state file and no stateIntervalS, dumps on stop only: no periodic dump of the growing chain', async () => {
+    const stateFile = path.join(tempDir, 'state-on-stop.json');
+    const node = await startAnvil({ chainId: 196, stateFile });
+    started.push(node);
+    // Linux: the arguments anvil runs with. A periodic dump writes every block and transaction.
+    const args = fs.readFileSync(`/proc/${node.pid}/cmdline`, 'utf8').split('\0');
+    expect(args).toContain('--state');
+    expect(args[args.indexOf('--state') + 1]).toBe(stateFile);
+    expect(args.some((arg) => arg.startsWith('--state-interval') || arg === '-s')).toBe(false);
+  });
+
   it('dumps state every stateIntervalS, so a crash loses at most that interval', async () => {
     const stateFile = path.join(tempDir, 'state-crash.json');
     const crashed = await startAnvil({ chainId: 8453, stateFile, stateIntervalS: 1 });

@@ -11,8 +11,6 @@ import { AnvilStartError, ChainIdMismatchError } from './errors';
 /** OpenZeppelin 5.7 needs Cancun (mcopy); the compiler's evmVersion and the node must agree. */
 export const ANVIL_HARDFORK = 'cancun';
 export const ANVIL_HOST = '127.0.0.1';
-/** How often anvil dumps its state file while running: a crash loses at most this much. */
-export const DEFAULT_STATE_INTERVAL_S = 5;
 export const DEFAULT_START_TIMEOUT_MS = 15_000;
 export const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 const READY_POLL_INTERVAL_MS = 20;
@@ -22,12 +20,22 @@ const OUTPUT_TAIL_LINES = 40;
 
 export interface StartAnvilOptions {
   readonly chainId: number;
-  /** Load the chain from this file when it exists, and dump to it periodically and on stop. */
+  /**
+   * Load the chain from this file when it exists, and dump to it on stop (SIGTERM), and every
+   * stateIntervalS seconds when that is given.
+   */
   readonly stateFile?: string;
   /** 0 or absent: anvil picks a free port. */
   readonly port?: number;
   /** Receives every line anvil prints (it logs each transaction); absent: output is discarded. */
   readonly log?: (line: string) => void;
+  /**
+   * Also dump the state file every this many seconds while running, so a SIGKILL of anvil itself
+   * loses at most this much; absent: only on stop. Each dump writes the whole chain, every block
+   * and transaction with its traces (anvil 1.7: about 10 KB a transaction), and requests wait while
+   * it writes (eth_blockNumber stalled 400–620 ms per dump at 6,000 blocks): the cost of a dump
+   * grows with the chain's history (docs/operations.md "The local devnet").
+   */
   readonly stateIntervalS?: number;
   readonly startTimeoutMs?: number;
   readonly stopTimeoutMs?: number;
@@ -125,12 +133,9 @@ function anvilArgs(options: StartAnvilOptions): string[] {
     '0',
   ];
   if (options.stateFile !== undefined) {
-    args.push(
-      '--state',
-      options.stateFile,
-      '--state-interval',
-      String(options.stateIntervalS ?? DEFAULT_STATE_INTERVAL_S),
-    );
+    args.push('--state', options.stateFile);
+    if (options.stateIntervalS !== undefined)
+      args.push('--state-interval', String(options.stateIntervalS));
   }
   return args;
 }

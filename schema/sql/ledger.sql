@@ -1350,6 +1350,12 @@ CREATE INDEX operator_actions_at ON ledger.operator_actions USING btree (at);
 CREATE UNIQUE INDEX service_payments_one_live_funding ON ledger.service_payments USING btree (intent_ref) WHERE ((purpose = 'FUNDING'::text) AND (state <> 'FAILED'::text));
 
 --
+-- Name: service_payments_tx_payer; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX service_payments_tx_payer ON ledger.service_payments USING btree (tx_hash, payer) WHERE (tx_hash IS NOT NULL);
+
+--
 -- Name: service_payments_unresolved; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
