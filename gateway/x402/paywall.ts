@@ -215,7 +215,8 @@ export class Paywall {
             'SETTLING',
             this.options.leaseMs,
           );
-          if (taken) return this.settleAndRun(taken, attempt);
+          // Its holder died or gave up (the lease lapsed), maybe after broadcasting it.
+          if (taken) return this.settleAndRun(taken, { ...attempt, takenOver: true });
           break;
         }
       }
@@ -311,23 +312,26 @@ export class Paywall {
     return this.refusedBeforeSend(payment, attempt, reason);
   }
 
-  /** Refused before anything was sent (verification, simulation): the authorization is unspent by us. */
-  private async refusedBeforeSend(
-    payment: ServicePayment,
-    attempt: Attempt,
-    reason: string,
-  ): Promise<RestResult> {
+  /**
+   * Refused before this attempt sent anything: a fresh claim is released and refused. One taken
+   * over from a lapsed holder (killed mid-group) is parked instead: that holder may have broadcast
+   * it, and anyone who saw it may submit it until validBefore, so the chain decides (docs/x402.md).
+   */
+  private async refusedBeforeSend(p: ServicePayment, attempt: Attempt, reason: string) {
     const { rail, db } = this.options;
-    // While the chain cannot be asked a refusal proves nothing: free the claim, ask again later.
-    await unlessChainUnreachable(rail, () => releaseClaim(db, payment.paymentId));
+    const release = async () => attempt.takenOver || releaseClaim(db, p.paymentId);
+    // While the chain cannot be asked a refusal proves nothing: free a fresh claim, ask again later.
+    await unlessChainUnreachable(rail, release);
     const refusal = await diagnoseRefusal(rail, this.options.log, reason, attempt.authorization);
     if (refusal === NONCE_USED) {
       // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
       // crashed before recording, or the payer submitting it), it pays for this call.
-      const booked = await this.bookEarlierUse(payment, attempt.authorization);
+      const booked = await this.bookEarlierUse(p, attempt.authorization);
       if (booked) return this.runAndRecord(booked, attempt);
     }
-    await releaseClaim(db, payment.paymentId);
+    if (attempt.takenOver)
+      return this.followParked(await recordPending(db, p, { txHash: null }), attempt);
+    await release();
     return attempt.refuse(refusal);
   }
 
@@ -391,4 +395,6 @@ interface Attempt {
   readonly authorization: Authorization;
   readonly refuse: (reason: string) => RestResult;
   readonly run: RunPaidCall;
+  /** The claim was taken over from a holder whose lease lapsed (it may have sent it already). */
+  readonly takenOver?: boolean;
 }
