@@ -6,6 +6,7 @@
 import { createServer, type ServerResponse, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Hex, keccak256 } from 'viem';
+import { readBody } from './lossyRpc';
 
 export interface HeldSend {
   /** The signed transaction the request carries, and its hash. */
@@ -29,15 +30,6 @@ export interface HoldingRpc {
 interface Pending extends HeldSend {
   readonly body: string;
   readonly response: ServerResponse;
-}
-
-function readBody(request: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
 }
 
 /** The signed transaction of a single `eth_sendRawTransaction` request; null for anything else. */
