@@ -17,6 +17,7 @@ import {
   listUnresolved,
   recordFailed,
   releaseLease,
+  takeLapsedLease,
 } from '../../subgraphs/ledger';
 import {
   type AuthorizationFacts,
@@ -49,6 +50,9 @@ export interface SweepReport {
   readonly failed: number;
   readonly pending: number;
 }
+
+/** How long the reconciler holds a lapsed claim while it books it (released right after). */
+const BOOKING_LEASE_MS = 30_000;
 
 /** The Transfer that pays exactly this payment: payer → payTo, the price, on the token. */
 export function matchingTransfer(
@@ -162,9 +166,13 @@ export class Reconciler {
       countBooked(this.options.counters, updated);
       if (updated) return { payment: updated, ownsLease: leaseMs !== null };
     } else if (payment.state === 'SETTLING') {
-      const updated = await bookSettled(db, payment, txHash, this.options.counters).catch(
-        () => null,
-      );
+      // A lapsed claim is booked only under its lease, taken here: a presentation that took it
+      // over first books it itself (then this take fails), and neither is raced into an error.
+      const hold = leaseMs ?? BOOKING_LEASE_MS;
+      const held = await takeLapsedLease(db, payment.paymentId, 'SETTLING', hold);
+      const updated = held
+        ? await bookSettled(db, held, txHash, this.options.counters).catch(() => null)
+        : null;
       if (updated) {
         if (leaseMs !== null) return { payment: updated, ownsLease: true };
         await releaseLease(db, updated.paymentId);

@@ -221,7 +221,8 @@ export class Paywall {
             'SETTLING',
             this.options.leaseMs,
           );
-          if (taken) return this.settleAndRun(taken, attempt);
+          // Its holder died or gave up (the lease lapsed), maybe after broadcasting it.
+          if (taken) return this.settleAndRun(taken, { ...attempt, takenOver: true });
           break;
         }
       }
@@ -283,11 +284,7 @@ export class Paywall {
       );
       throw settlementPending(await recordPending(db, payment, { txHash }));
     }
-    if (settlement.unsent) {
-      // Never handed to the node (chain unreachable): unspent by us; free it, ask for it again.
-      await releaseClaim(db, payment.paymentId);
-      throw chainUnreachable();
-    }
+    if (settlement.unsent) return this.unsent(payment, attempt);
     const reason = settlement.errorReason ?? 'unexpected_settle_error';
     if (reason === SETTLEMENT_PENDING) {
       const txHash = settlement.transaction ? settlement.transaction : null;
@@ -321,23 +318,39 @@ export class Paywall {
     return this.refusedBeforeSend(payment, attempt, reason);
   }
 
-  /** Refused before anything was sent (verification, simulation): the authorization is unspent by us. */
-  private async refusedBeforeSend(
-    payment: ServicePayment,
-    attempt: Attempt,
-    reason: string,
-  ): Promise<RestResult> {
+  /**
+   * This attempt never reached the node (chain unreachable): a fresh claim is freed and the payer
+   * asked for the same payment again (503); a taken-over one may have left with its lapsed holder,
+   * so it is parked.
+   */
+  private async unsent(payment: ServicePayment, attempt: Attempt): Promise<never> {
+    const { db } = this.options;
+    if (attempt.takenOver)
+      throw settlementPending(await recordPending(db, payment, { txHash: null }));
+    await releaseClaim(db, payment.paymentId);
+    throw chainUnreachable();
+  }
+
+  /**
+   * Refused before this attempt sent anything: a fresh claim is released and refused. One taken
+   * over from a lapsed holder (killed mid-group) is parked instead: that holder may have broadcast
+   * it, and anyone who saw it may submit it until validBefore, so the chain decides (docs/x402.md).
+   */
+  private async refusedBeforeSend(p: ServicePayment, attempt: Attempt, reason: string) {
     const { rail, db } = this.options;
-    // While the chain cannot be asked a refusal proves nothing: free the claim, ask again later.
-    await unlessChainUnreachable(rail, () => releaseClaim(db, payment.paymentId));
+    const release = async () => attempt.takenOver || releaseClaim(db, p.paymentId);
+    // While the chain cannot be asked a refusal proves nothing: free a fresh claim, ask again later.
+    await unlessChainUnreachable(rail, release);
     const refusal = await diagnoseRefusal(rail, this.options.log, reason, attempt.authorization);
     if (refusal === NONCE_USED) {
       // Used on chain already: if that use paid us exactly this (an earlier attempt of ours that
       // crashed before recording, or the payer submitting it), it pays for this call.
-      const booked = await bookEarlierUse(this.options, payment, attempt.authorization);
+      const booked = await bookEarlierUse(this.options, p, attempt.authorization);
       if (booked) return this.runAndRecord(booked, attempt);
     }
-    await releaseClaim(db, payment.paymentId);
+    if (attempt.takenOver)
+      return this.followParked(await recordPending(db, p, { txHash: null }), attempt);
+    await release();
     return attempt.refuse(refusal);
   }
 
@@ -349,11 +362,7 @@ export class Paywall {
     return result;
   }
 
-  /**
-   * The reference facilitator reports a bare simulation failure on chains without Multicall3; say
-   * why. Only for a refusal before any send: it reads the latest mined block, which cannot see a
-   * transaction still waiting in the mempool.
-   */
+  /** Runs the paid call and records its answer, which a re-presentation of the payment replays. */
   private async runAndRecord(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
     let result: RestResult;
     try {
@@ -384,4 +393,6 @@ interface Attempt {
   readonly authorization: Authorization;
   readonly refuse: (reason: string) => RestResult;
   readonly run: RunPaidCall;
+  /** The claim was taken over from a holder whose lease lapsed (it may have sent it already). */
+  readonly takenOver?: boolean;
 }

@@ -20,7 +20,8 @@ export interface LossyRpc {
   close(): Promise<void>;
 }
 
-function readBody(request: NodeJS.ReadableStream): Promise<string> {
+/** The whole body of an HTTP request, as text. */
+export function readBody(request: NodeJS.ReadableStream): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
