@@ -36,7 +36,6 @@ import { authorizationState } from '../../platform/chain/eip3009Facts';
 import {
   mintToken,
   readTokenBalance,
-  readTokenDomain,
   submitTransferWithAuthorization,
 } from '../../platform/chain/tokens';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
@@ -46,6 +45,7 @@ import { type HoldingRpc, startHoldingRpc } from '../support/holdingRpc';
 import { officialClient } from '../support/officialClient';
 import type { TestStack } from '../support/stack';
 import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
+import { signedAuthorizationOf } from '../support/paymentHeaders';
 
 jest.setTimeout(120_000);
 
@@ -369,7 +369,7 @@ test('killed while its group transaction waits in the mempool: after a restart a
     await submitTransferWithAuthorization({
       publicClient: chain,
       relayer,
-      authorization: await signedAuthorizationOf(payment),
+      authorization: await signedAuthorizationOf(payment.header, chain, token),
     });
   }
   // The same headers again: each is now paid, by the third party's transaction, and booked once.
@@ -377,27 +377,6 @@ test('killed while its group transaction waits in the mempool: after a restart a
   for (const payment of refusedInGroup) expect(payment.statuses.at(-1)).toBe(200);
   await expectEveryOutcomeHonest(all);
 });
-
-async function signedAuthorizationOf(payment: Payment) {
-  const payload = decodePaymentSignatureHeader(payment.header).payload as {
-    authorization: Record<string, string>;
-    signature: Hex;
-  };
-  const { from, to, value, validAfter, validBefore, nonce } = payload.authorization;
-  return {
-    token,
-    domain: await readTokenDomain(chain, token),
-    message: {
-      from: from as Address,
-      to: to as Address,
-      value: BigInt(value),
-      validAfter: BigInt(validAfter),
-      validBefore: BigInt(validBefore),
-      nonce: nonce as Hex,
-    },
-    signature: payload.signature,
-  };
-}
 
 test('killed before its group transaction reached the node: the transaction never existed, and the same headers are settled once after a restart', async () => {
   const { full, short, all } = await cast();

@@ -24,12 +24,10 @@ import {
   createChainWalletClient,
 } from '../../platform/chain/clients';
 import {
-  type SignedTransferAuthorization,
   TRANSFER_WITH_AUTHORIZATION_TYPES,
   mintToken,
   randomAuthorizationNonce,
   readTokenBalance,
-  readTokenDomain,
   signTransferWithAuthorization,
   submitTransferWithAuthorization,
 } from '../../platform/chain/tokens';
@@ -38,6 +36,7 @@ import { getPayment } from '../../subgraphs/ledger';
 import { startTestStack, type TestStack } from '../support/stack';
 import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
 import { officialFetch } from '../support/officialClient';
+import { signedAuthorizationOf } from '../support/paymentHeaders';
 
 const POLLING = { pollingIntervalMs: 20 };
 const PING_PRICE = 10_000n;
@@ -128,28 +127,6 @@ async function paymentHeader(
     accepted,
     payload: { authorization, signature },
   });
-}
-
-/** The authorization inside a payment header, as anyone who saw it could submit it. */
-async function signedAuthorizationOf(header: string): Promise<SignedTransferAuthorization> {
-  const payload = decodePaymentSignatureHeader(header).payload as {
-    authorization: Record<string, string>;
-    signature: Hex;
-  };
-  const { from, to, value, validAfter, validBefore, nonce } = payload.authorization;
-  return {
-    token,
-    domain: await readTokenDomain(publicClient, token),
-    message: {
-      from: from as Address,
-      to: to as Address,
-      value: BigInt(value),
-      validAfter: BigInt(validAfter),
-      validBefore: BigInt(validBefore),
-      nonce: nonce as Hex,
-    },
-    signature: payload.signature,
-  };
 }
 
 function paidPing(header: string): Promise<Response> {
@@ -325,7 +302,7 @@ describe('a reverted settlement stays open while the authorization can move mone
     const landed = await submitTransferWithAuthorization({
       publicClient,
       relayer: createChainWalletClient(funding(), thirdParty, POLLING),
-      authorization: await signedAuthorizationOf(header),
+      authorization: await signedAuthorizationOf(header, publicClient, token),
     });
     expect(await balance(feeReceiver)).toBe(receiverBefore + PING_PRICE);
 
