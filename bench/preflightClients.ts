@@ -5,7 +5,7 @@ import http from 'node:http';
 import { wireIntent } from '../core/test-support/spend-fixtures';
 import { formatIsoSeconds } from '../core/validation/timestamp';
 import { ACTOR_HEADER, ANONYMOUS, signActor } from '../platform/actor';
-import { threadCpuMs } from './cpuTime';
+import { MeasuredWindow } from './measuredWindow';
 
 export const CLIENTS = 32;
 export const WARMUP_SECONDS = 2;
@@ -97,38 +97,19 @@ export async function runClients(job: ClientJob): Promise<ClientReport> {
           // The field admits only the REST layer's paid call, exactly what the gateway signs after its paywall.
           { [ACTOR_HEADER]: signActor(ANONYMOUS, secret, Date.now(), 'POST /preflight_payment') },
         );
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
-  const warmupUntil = Date.now() + WARMUP_SECONDS * 1000;
-  const until = warmupUntil + job.seconds * 1000;
-  let measuredStart = 0;
-  let cpuStart: number | null = null;
+  const window = new MeasuredWindow(WARMUP_SECONDS, job.seconds);
   let nonce = BigInt(job.nonceStart);
   const client = async (index: number) => {
     let turn = index;
-    while (Date.now() < until) {
+    while (Date.now() < window.until) {
       const policy = job.policies[turn % job.policies.length];
       turn += CLIENTS;
       nonce += 1n;
       const started = process.hrtime.bigint();
-      const status = await send(policy, nonce);
-      const now = Date.now();
-      if (now < warmupUntil) continue;
-      if (measuredStart === 0) {
-        measuredStart = now;
-        cpuStart = threadCpuMs();
-      }
-      latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      window.record(started, await send(policy, nonce));
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, (_value, index) => client(index)));
-  const cpuEnd = threadCpuMs();
   agent.destroy();
-  return {
-    latenciesMs: Float64Array.from(latencies),
-    elapsedSeconds: (Date.now() - measuredStart) / 1000,
-    statuses: [...statuses],
-    clientCpuMs: cpuStart === null || cpuEnd === null ? null : cpuEnd - cpuStart,
-  };
+  return window.figures();
 }

@@ -9,7 +9,7 @@ import type { PaymentRequired } from '@x402/core/types';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { signedPaymentHeader } from '../devnet/agents/x402Payer';
-import { threadCpuMs } from './cpuTime';
+import { MeasuredWindow } from './measuredWindow';
 
 export interface PaidJob {
   /** One payer key per client. */
@@ -90,17 +90,12 @@ export async function runClients(job: ClientJob, ready: () => void): Promise<Cli
   // node:http with a keep-alive agent: fetch (undici, web streams) costs several times its CPU.
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.clients });
   const get = getter(new URL(job.url), agent);
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
   let okIncludingWarmup = 0;
   let signedInClock = 0;
   ready();
-  const warmupUntil = Date.now() + job.warmupSeconds * 1000;
-  const until = warmupUntil + job.seconds * 1000;
-  let measuredStart = 0;
-  let cpuStart: number | null = null;
+  const window = new MeasuredWindow(job.warmupSeconds, job.seconds);
   const client = async (index: number) => {
-    while (Date.now() < until) {
+    while (Date.now() < window.until) {
       let header: string | undefined;
       if (job.paid !== null) {
         header = stock[index].pop();
@@ -112,25 +107,14 @@ export async function runClients(job: ClientJob, ready: () => void): Promise<Cli
       const started = process.hrtime.bigint();
       const status = await get(header === undefined ? {} : { 'payment-signature': header });
       if (status === 200) okIncludingWarmup += 1;
-      const now = Date.now();
-      if (now < warmupUntil) continue;
-      if (measuredStart === 0) {
-        measuredStart = now;
-        cpuStart = threadCpuMs();
-      }
-      latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      window.record(started, status);
     }
   };
   await Promise.all(Array.from({ length: job.clients }, (_value, index) => client(index)));
-  const cpuEnd = threadCpuMs();
   agent.destroy();
   return {
-    latenciesMs: Float64Array.from(latencies),
-    elapsedSeconds: (Date.now() - measuredStart) / 1000,
-    statuses: [...statuses],
+    ...window.figures(),
     okIncludingWarmup,
-    clientCpuMs: cpuStart === null || cpuEnd === null ? null : cpuEnd - cpuStart,
     presigned,
     signedInClock,
   };
