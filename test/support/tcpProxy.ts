@@ -57,7 +57,14 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
   const close = async (): Promise<void> => {
     const current = server;
     server = null;
-    for (const socket of sockets) socket.resetAndDestroy();
+    // A socket whose end() is still under way cannot be reset: libuv refuses to reset a handle
+    // that is shutting down (EINVAL), and Node 20 then leaves it closing forever, so the process
+    // spins at 100 % CPU when it exits (jest's "a worker process has failed to exit gracefully").
+    // That socket has sent or is sending its FIN already: a plain destroy closes it.
+    for (const socket of sockets) {
+      if (socket.writableEnded) socket.destroy();
+      else socket.resetAndDestroy();
+    }
     sockets.clear();
     if (current !== null) await new Promise<void>((resolve) => current.close(() => resolve()));
   };
