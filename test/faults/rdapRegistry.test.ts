@@ -12,8 +12,8 @@ const file = faultWorldOfFile();
 test('the RDAP registry answering 500, then resetting connections, under load: deliveries wait and retry, then every purchase completes verified, every job drains, books zero, no payment doubled', async () => {
   const world = file.world();
   const registry = world.registry!;
+  const requestsAtStart = registry.stats.domainRequests;
   let requestsAtFault = 0;
-  let requestsAtHeal = 0;
   const run = await runThroughFault(world, file.agents(), {
     faultMs: 4_000,
     inject: async () => {
@@ -25,10 +25,7 @@ test('the RDAP registry answering 500, then resetting connections, under load: d
     },
     // Delivery checks met the failing registry more than once (the 500s and the resets).
     felt: () => registry.stats.domainRequests >= requestsAtFault + 3,
-    heal: async () => {
-      registry.clearFaults();
-      requestsAtHeal = registry.stats.domainRequests;
-    },
+    heal: async () => registry.clearFaults(),
   });
   // Every purchase ended COMPLETED with its delivery verified by the registry.
   const { rows } = await world.stack.db.pool.query<{ state: string; verified: boolean | null }>(
@@ -49,9 +46,10 @@ test('the RDAP registry answering 500, then resetting connections, under load: d
     [run.purchases],
   );
   expect(Number(retried.rows[0]!.purchases)).toBeGreaterThan(0);
-  // No failed check is invented: every one met a registry request made while it failed.
+  // No failed check is invented: each one made its registry request. (Not only those of the fault
+  // window: on a loaded host a check can also time out before or after it.)
   expect(Number(retried.rows[0]!.failedChecks)).toBeLessThanOrEqual(
-    requestsAtHeal - requestsAtFault,
+    registry.stats.domainRequests - requestsAtStart,
   );
   console.log('answers while the registry failed', faultAnswers(run));
 }, 150_000);
