@@ -191,7 +191,12 @@ describe('key store', () => {
     const signer = key.typedDataSigner();
     const typedData = {
       domain: { name: 'x402 receipt', version: '1', chainId: 8453 },
-      types: { Receipt: [{ name: 'payer', type: 'address' }, { name: 'at', type: 'uint256' }] },
+      types: {
+        Receipt: [
+          { name: 'payer', type: 'address' },
+          { name: 'at', type: 'uint256' },
+        ],
+      },
       primaryType: 'Receipt',
       message: { payer: key.address, at: 1_764_000_000n },
     } as const;

@@ -42,7 +42,7 @@ describe('secp256k1 (tiny-secp256k1) against viem', () => {
     );
   });
 
-  it("recovers the signer viem recovers, also from v 0/1 and from the high-s twin", async () => {
+  it('recovers the signer viem recovers, also from v 0/1 and from the high-s twin', async () => {
     await fc.assert(
       fc.asyncProperty(privateKey, bytes32, async (key, digest) => {
         const signer = privateKeyToAccount(key).address.toLowerCase();

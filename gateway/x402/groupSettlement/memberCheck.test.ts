@@ -10,10 +10,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from 'viem/accounts';
 import { type DevnetChains, startDevnetChains } from '../../../devnet/chains';
-import {
-  createChainPublicClient,
-  createChainWalletClient,
-} from '../../../platform/chain/clients';
+import { createChainPublicClient, createChainWalletClient } from '../../../platform/chain/clients';
 import {
   createFacilitatorSigner,
   relayerAccount,
@@ -39,7 +36,9 @@ beforeAll(async () => {
   const funding = devnet.info.chains.funding;
   const account = relayerAccount(devnet.keys.relayer.exportPrivateKey());
   const wallet = withChainReads(createChainWalletClient(funding, account, POLLING));
-  const signer = createFacilitatorSigner(wallet, account.address, { confirmationTimeoutMs: 10_000 });
+  const signer = createFacilitatorSigner(wallet, account.address, {
+    confirmationTimeoutMs: 10_000,
+  });
   facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network(), simulateInSettle: true });
   check = new MemberCheck(signer, funding.chainId);
@@ -55,7 +54,11 @@ function network(): `eip155:${number}` {
 
 function chain() {
   const funding = devnet.info.chains.funding;
-  return { funding, publicClient: createChainPublicClient(funding, POLLING), token: funding.token.address };
+  return {
+    funding,
+    publicClient: createChainPublicClient(funding, POLLING),
+    token: funding.token.address,
+  };
 }
 
 async function payerWith(amount: bigint): Promise<LocalAccount> {
@@ -120,7 +123,11 @@ async function payment(
   const m = signed.message;
   return {
     x402Version: 2,
-    resource: { url: 'http://127.0.0.1/v1/ping', description: 'ping', mimeType: 'application/json' },
+    resource: {
+      url: 'http://127.0.0.1/v1/ping',
+      description: 'ping',
+      mimeType: 'application/json',
+    },
     accepted,
     payload: {
       authorization: {
@@ -157,11 +164,17 @@ describe('MemberCheck passes exactly what the official facilitator verifies', ()
   });
 
   it.each([
-    ['signed by another key', async (payer: LocalAccount) => ({ signer: await payerWith(0n), payer })],
+    [
+      'signed by another key',
+      async (payer: LocalAccount) => ({ signer: await payerWith(0n), payer }),
+    ],
     ['paying another recipient', async (payer: LocalAccount) => ({ to: payer.address })],
     ['for another amount', async () => ({ value: PRICE + 1n })],
     ['already expired', async () => ({ validBefore: BigInt(Math.floor(Date.now() / 1000)) - 1n })],
-    ['expiring within the 6 s margin', async () => ({ validBefore: BigInt(Math.floor(Date.now() / 1000)) + 3n })],
+    [
+      'expiring within the 6 s margin',
+      async () => ({ validBefore: BigInt(Math.floor(Date.now() / 1000)) + 3n }),
+    ],
     ['not yet valid', async () => ({ validAfter: BigInt(Math.floor(Date.now() / 1000)) + 120n })],
   ] as const)('does not pass a payment %s; the facilitator refuses it', async (_name, make) => {
     const required = await requirements();
@@ -205,7 +218,8 @@ describe('MemberCheck passes exactly what the official facilitator verifies', ()
     const payer = await payerWith(PRICE);
     const good = await payment(payer, required);
     const raw = good.payload as { signature: Hex };
-    const flipped = `${raw.signature.slice(0, 10)}${raw.signature[10] === 'a' ? 'b' : 'a'}${raw.signature.slice(11)}` as Hex;
+    const flipped =
+      `${raw.signature.slice(0, 10)}${raw.signature[10] === 'a' ? 'b' : 'a'}${raw.signature.slice(11)}` as Hex;
     const tampered = { ...good, payload: { ...good.payload, signature: flipped } };
     const { passes, official } = await verdicts(tampered, required);
     expect(official.isValid).toBe(false);
@@ -218,7 +232,9 @@ describe('MemberCheck passes exactly what the official facilitator verifies', ()
     const good = await payment(payer, required);
     const authorization = groupAuthorizationOf(good)!;
     const otherNetwork = { ...required, network: 'eip155:1' as const };
-    expect(await check.passes({ ...good, accepted: otherNetwork }, otherNetwork, authorization)).toBe(false);
+    expect(
+      await check.passes({ ...good, accepted: otherNetwork }, otherNetwork, authorization),
+    ).toBe(false);
     expect(await check.passes({ ...good, x402Version: 1 }, required, authorization)).toBe(false);
     const permit2 = { ...good, payload: { ...good.payload, permit2Authorization: {} } };
     expect(await check.passes(permit2, required, authorization)).toBe(false);

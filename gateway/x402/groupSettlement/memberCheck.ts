@@ -76,7 +76,12 @@ export class MemberCheck {
     const digest = hashTypedData({
       types: authorizationTypes,
       primaryType: 'TransferWithAuthorization',
-      domain: { name, version, chainId: this.chainId, verifyingContract: getAddress(requirements.asset) },
+      domain: {
+        name,
+        version,
+        chainId: this.chainId,
+        verifyingContract: getAddress(requirements.asset),
+      },
       message: authorization,
     });
     const signer = recoverSigner(digest, authorization.signature);
