@@ -16,8 +16,8 @@ import {
   relayerAccount,
   withChainReads,
 } from '../../../platform/chain/facilitatorSigner';
+import { mintedPayer } from '../../../test/support/devnetPayers';
 import {
-  mintToken,
   signTransferWithAuthorization,
   submitTransferWithAuthorization,
 } from '../../../platform/chain/tokens';
@@ -61,14 +61,9 @@ function chain() {
   };
 }
 
+/** A fresh payer holding `amount` of the funding token (none: a key that never held any). */
 async function payerWith(amount: bigint): Promise<LocalAccount> {
-  const { funding, publicClient, token } = chain();
-  const payer = privateKeyToAccount(generatePrivateKey());
-  if (amount > 0n) {
-    const minter = createChainWalletClient(funding, devnet.keys.deployer.account, POLLING);
-    await mintToken({ publicClient, minter, token, to: payer.address, amountAtomic: amount });
-  }
-  return payer;
+  return amount > 0n ? mintedPayer(devnet, amount) : privateKeyToAccount(generatePrivateKey());
 }
 
 const payTo = (): Address => devnet.keys.feeReceiver.address;
