@@ -39,7 +39,7 @@ export function devnetX402(database: Database, devnet: Devnet): X402GatewayOptio
     db: database.pool,
     leaseMs: 60_000,
     reconcileIntervalMs: 0,
-    receiptSigner: devnet.keys.feeReceiver.account,
+    receiptSigner: devnet.keys.feeReceiver.typedDataSigner(),
   };
 }
 

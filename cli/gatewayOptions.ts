@@ -83,7 +83,7 @@ function x402Options(
     leaseMs: config.x402.leaseMs,
     reconcileIntervalMs: config.x402.reconcileIntervalMs,
     // offer-receipt: signed by the fee receiver's key where the service holds it (the devnet's).
-    receiptSigner: devnetKeys?.feeReceiver.account ?? null,
+    receiptSigner: devnetKeys?.feeReceiver.typedDataSigner() ?? null,
   };
 }
 

@@ -163,7 +163,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
   const group = options.group
-    ? createGroupPath({ ...options, group: options.group }, facilitator)
+    ? createGroupPath({ ...options, group: options.group }, facilitator, signer)
     : null;
 
   return {

@@ -185,4 +185,25 @@ describe('key store', () => {
       privateKey: '[redacted]',
     });
   });
+
+  it("signs typed data as the role's viem account does, and its signer shows no key", async () => {
+    const key = RoleKey.generate('feeReceiver');
+    const signer = key.typedDataSigner();
+    const typedData = {
+      domain: { name: 'x402 receipt', version: '1', chainId: 8453 },
+      types: {
+        Receipt: [
+          { name: 'payer', type: 'address' },
+          { name: 'at', type: 'uint256' },
+        ],
+      },
+      primaryType: 'Receipt',
+      message: { payer: key.address, at: 1_764_000_000n },
+    } as const;
+    expect(signer.address).toBe(key.address);
+    expect(await signer.signTypedData(typedData)).toBe(await key.account.signTypedData(typedData));
+    const secret = key.exportPrivateKey().slice(2);
+    expect(JSON.stringify(signer)).not.toContain(secret);
+    expect(inspect(signer, { depth: 10 })).not.toContain(secret);
+  });
 });

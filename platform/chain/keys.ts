@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { inspect } from 'node:util';
 import { type Address, type Hex, bytesToHex } from 'viem';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { type TypedDataSigner, typedDataSigner } from './secp256k1';
 import { isPublishedDevKey } from './devKeys';
 import { InvalidPrivateKeyError, KeyFileError, PublishedDevKeyError } from './errors';
 import { readKeyFile, writeKeyFile } from './keyFile';
@@ -75,6 +76,11 @@ export class RoleKey {
       }
     }
     throw new InvalidPrivateKeyError(role, `no valid key after ${maxAttempts} random draws`);
+  }
+
+  /** Signs EIP-712 typed data byte for byte as `account` does, through libsecp256k1 (x402 receipts). */
+  typedDataSigner(): TypedDataSigner {
+    return typedDataSigner(this.#privateKey);
   }
 
   /** The secret itself. Only the key file writer calls this; nothing should log it. */

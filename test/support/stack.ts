@@ -182,7 +182,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
             db: db.pool,
             leaseMs: paid.leaseMs ?? settleTimeoutMs + 20_000,
             reconcileIntervalMs: paid.reconcileIntervalMs ?? 0,
-            receiptSigner: paid.devnet.keys.feeReceiver.account,
+            receiptSigner: paid.devnet.keys.feeReceiver.typedDataSigner(),
           }
         : null,
     });

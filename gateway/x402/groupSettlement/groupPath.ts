@@ -1,6 +1,8 @@
-// The rail's group path: verify one authorization alone (the official facilitator's verify, with
-// simulation: signature, window, balance, nonce unused), refusing a doomed one before anything is
-// sent exactly as the single path does; then hand it to the group settler. Payloads the group
+// The rail's group path: verify one authorization alone (signature, window, balance, nonce unused,
+// simulated), refusing a doomed one before anything is sent exactly as the single path does; then
+// hand it to the group settler. A payment that passes MemberCheck (the facilitator's checks with
+// a faster signature recovery) goes straight on; any other gets the official facilitator's verify,
+// whose answer is the one given. Payloads the group
 // cannot carry (an ERC-6492 or other non-65-byte signature) stay on the single path.
 import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
@@ -8,6 +10,7 @@ import { createGroupRelayer } from '../../../platform/chain/settlementContract';
 import type { RailOptions } from '../railOptions';
 import type { Settlement } from '../settlement';
 import { GroupSettler, groupAuthorizationOf } from './groupSettler';
+import { MemberCheck, type MemberCheckChain } from './memberCheck';
 import type { GroupSettlementOptions } from './types';
 
 /** The rail's chain, token and relayer settings, with group settlement switched on. */
@@ -30,7 +33,9 @@ export interface GroupPath {
 export function createGroupPath(
   options: GroupPathOptions,
   facilitator: Pick<x402Facilitator, 'verify'>,
+  chain: MemberCheckChain,
 ): GroupPath {
+  const check = new MemberCheck(chain, options.chainId);
   const relayer = createGroupRelayer({
     chainId: options.chainId,
     rpcUrl: options.rpcUrl,
@@ -47,7 +52,9 @@ export function createGroupPath(
       const authorization = groupAuthorizationOf(payload);
       if (!authorization) return null;
       return (async (): Promise<Settlement> => {
-        const verdict = await facilitator.verify(payload, requirements);
+        const verdict = (await check.passes(payload, requirements, authorization))
+          ? { isValid: true }
+          : await facilitator.verify(payload, requirements);
         if (!verdict.isValid)
           return {
             success: false,

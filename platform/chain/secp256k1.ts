@@ -1,0 +1,75 @@
+// secp256k1 on the paid path's hot spots, through libsecp256k1 compiled to WebAssembly
+// (tiny-secp256k1; the measurement that chose it is in docs/x402.md, "secp256k1 on npm"): recovering
+// the signer of an EIP-3009 authorization and signing the x402 receipts. Both give exactly what
+// viem gives (its pure-JS @noble/curves, ~8x slower): recovery accepts the same signatures (v 0/1
+// or 27/28, any s below the order) and signing is RFC 6979 with a low s, so the bytes are equal
+// (secp256k1.test.ts holds both to viem on random keys and digests).
+import * as secp from 'tiny-secp256k1';
+import {
+  type Address,
+  bytesToHex,
+  hashTypedData,
+  type Hex,
+  hexToBytes,
+  keccak256,
+  type TypedDataDefinition,
+} from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
+
+const SIGNATURE_BYTES = 65;
+const DIGEST_BYTES = 32;
+
+/** viem's toRecoveryBit: a 65-byte signature's last byte as the recovery bit, or null. */
+function recoveryBitOf(v: number): 0 | 1 | null {
+  if (v === 0 || v === 27) return 0;
+  if (v === 1 || v === 28) return 1;
+  return null;
+}
+
+/**
+ * The address (lowercase) whose key signed `digest` with the 65-byte r ‖ s ‖ v `signature`, or
+ * null when nothing can be recovered (a malformed signature, r or s out of range, no such point).
+ */
+export function recoverSigner(digest: Hex, signature: Hex): Address | null {
+  const sig = hexToBytes(signature);
+  const hash = hexToBytes(digest);
+  if (sig.length !== SIGNATURE_BYTES || hash.length !== DIGEST_BYTES) return null;
+  const bit = recoveryBitOf(sig[64]);
+  if (bit === null) return null;
+  let publicKey: Uint8Array | null;
+  try {
+    publicKey = secp.recover(hash, sig.subarray(0, 64), bit, false);
+  } catch {
+    return null; // r or s zero or not below the group order
+  }
+  if (publicKey === null) return null;
+  return `0x${keccak256(publicKey.subarray(1)).slice(-40)}` as Address;
+}
+
+/** r ‖ s ‖ v (v 27/28) over `digest`: RFC 6979, low s, as viem's `sign` serialises it. */
+export function signDigest(digest: Hex, privateKey: Hex): Hex {
+  const { signature, recoveryId } = secp.signRecoverable(
+    hexToBytes(digest),
+    hexToBytes(privateKey),
+  );
+  const out = new Uint8Array(SIGNATURE_BYTES);
+  out.set(signature);
+  out[64] = 27 + recoveryId;
+  return bytesToHex(out);
+}
+
+/** Signs EIP-712 typed data with one key, as a viem account's signTypedData does, faster. */
+export interface TypedDataSigner {
+  readonly address: Address;
+  signTypedData(typedData: TypedDataDefinition | Parameters<typeof hashTypedData>[0]): Promise<Hex>;
+}
+
+export function typedDataSigner(privateKey: Hex): TypedDataSigner {
+  if (!secp.isPrivate(hexToBytes(privateKey))) throw new Error('not a secp256k1 private key');
+  const address = privateKeyToAddress(privateKey);
+  return {
+    address,
+    signTypedData: async (typedData) =>
+      signDigest(hashTypedData(typedData as Parameters<typeof hashTypedData>[0]), privateKey),
+  };
+}
