@@ -153,6 +153,7 @@ async function prepareChain(
       minter === keys.deployer.address
     ) {
       log(`${spec.symbol} on ${caip2Of(node.chainId)}: reusing ${previous.token.address}`);
+      await topUpGas(endpoint, publicClient, keys);
       return chainInfo(getAddress(previous.token.address), previous.groupSettlement ?? null);
     }
   }
@@ -181,6 +182,23 @@ async function prepareChain(
     `${spec.symbol} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}, float minted to treasury`,
   );
   return chainInfo(deployment.address, null);
+}
+
+/**
+ * On a reused chain, gas for the keys that ran low or were added to the key file since (the fleet
+ * relayers, say): a key without gas could sign but never send.
+ */
+async function topUpGas(
+  endpoint: ChainEndpoint,
+  publicClient: ChainPublicClient,
+  keys: KeyStore,
+): Promise<void> {
+  const testClient = createAnvilTestClient(endpoint);
+  for (const keyRole of KEY_ROLES) {
+    const address = keys[keyRole].address;
+    if ((await publicClient.getBalance({ address })) < GAS_FUND_WEI / 2n)
+      await testClient.setBalance({ address, value: GAS_FUND_WEI });
+  }
 }
 
 /** Reuses a recorded contract while the chain still holds its code; deploys it with the deployer otherwise. */
