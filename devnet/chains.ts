@@ -7,7 +7,7 @@
 // chains are, no secrets; dataDirClaim.ts keeps one devnet per dataDir. This is their public surface.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Address, getAddress, parseEther } from 'viem';
+import { type Address, getAddress } from 'viem';
 import {
   eip3009TokenAbi,
   eip3009TokenBytecode,
@@ -40,6 +40,7 @@ import {
 import { mintToken, readTokenDomain } from '../platform/chain/tokens';
 import { claimDataDir, releaseDataDir, stateFilePath } from './dataDirClaim';
 import { type DevnetChainInfo, type DevnetInfo, keysFilePath, writeDevnetFile } from './devnetFile';
+import { fundAllKeys, GAS_FUND_WEI, topUpGas } from './gas';
 
 export { DevnetAlreadyRunningError } from './dataDirClaim';
 export {
@@ -54,14 +55,14 @@ export {
   keysFilePath,
   readDevnetFile,
 } from './devnetFile';
+/** Gas given to each service key on a fresh chain; anvil's base fee makes this last forever. */
+export { GAS_FUND_WEI } from './gas';
 
 export const FUNDING_CHAIN_ID = 196;
 export const SETTLEMENT_CHAIN_ID = 8453;
 export const TOKEN_DECIMALS = 6;
 /** 1,000,000 tokens on each chain: enough float for any demo or test run. */
 export const DEFAULT_TREASURY_FLOAT_ATOMIC = 1_000_000n * 10n ** BigInt(TOKEN_DECIMALS);
-/** Gas given to each service key on a fresh chain; anvil's base fee makes this last forever. */
-export const GAS_FUND_WEI = parseEther('1000');
 /** Local receipts arrive in milliseconds; poll fast so startup stays fast. */
 export const DEVNET_POLLING_INTERVAL_MS = 20;
 
@@ -158,10 +159,7 @@ async function prepareChain(
     }
   }
 
-  const testClient = createAnvilTestClient(endpoint);
-  for (const keyRole of KEY_ROLES) {
-    await testClient.setBalance({ address: keys[keyRole].address, value: GAS_FUND_WEI });
-  }
+  await fundAllKeys(endpoint, keys);
   const deployer = createChainWalletClient(endpoint, keys.deployer.account, clientOptions);
   const deployment = await deployArtifact({
     publicClient,
@@ -182,23 +180,6 @@ async function prepareChain(
     `${spec.symbol} on ${caip2Of(node.chainId)}: deployed at ${deployment.address}, float minted to treasury`,
   );
   return chainInfo(deployment.address, null);
-}
-
-/**
- * On a reused chain, gas for the keys that ran low or were added to the key file since (the fleet
- * relayers, say): a key without gas could sign but never send.
- */
-async function topUpGas(
-  endpoint: ChainEndpoint,
-  publicClient: ChainPublicClient,
-  keys: KeyStore,
-): Promise<void> {
-  const testClient = createAnvilTestClient(endpoint);
-  for (const keyRole of KEY_ROLES) {
-    const address = keys[keyRole].address;
-    if ((await publicClient.getBalance({ address })) < GAS_FUND_WEI / 2n)
-      await testClient.setBalance({ address, value: GAS_FUND_WEI });
-  }
 }
 
 /** Reuses a recorded contract while the chain still holds its code; deploys it with the deployer otherwise. */
