@@ -90,7 +90,10 @@ export async function prepareChains(
     devnetKeys = chains.keys;
   } else {
     devnet = readDevnetFile(config.dataDir);
-    if (role === 'gateway') devnetKeys = loadKeyFile(keysFilePath(config.dataDir));
+    // The gateway settles x402 payments; the worker executes purchases (treasury signatures,
+    // refund gas) and anchors receipts. Each sends from its own relayer slot (DEVNET_RELAYER_SLOT).
+    if (role === 'gateway' || role === 'worker')
+      devnetKeys = loadKeyFile(keysFilePath(config.dataDir));
   }
   describeDevnet(devnet, out);
   return { devnet, devnetKeys, subgraphChains: subgraphChains(config, devnet) };

@@ -2,6 +2,8 @@
 // (chains, tokens, treasury, merchant, read bounds), the worker's keys come with the roles that run
 // it, and each missing piece stops the start with its code.
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { DevnetChainInfo, DevnetInfo } from '../devnet/devnetFile';
+import { generateKeyStore, keyStoreAddresses } from '../platform/chain/keys';
 import { loadConfig } from '../platform/config';
 import { createRdapClient } from '../platform/rdap';
 import { prepareConsumer, type ConsumerInputs } from './consumerSetup';
@@ -149,4 +151,33 @@ test('no merchant, or the gateway role: no rails, nothing required', () => {
     rails: undefined,
     execution: undefined,
   });
+});
+
+test("on the devnet, the worker role runs the worker with the devnet's treasury and the relayer of its DEVNET_RELAYER_SLOT", () => {
+  const keys = generateKeyStore();
+  const chain = (chainId: number, symbol: string): DevnetChainInfo => ({
+    caip2: `eip155:${chainId}`,
+    chainId,
+    rpcUrl: `http://127.0.0.1:${chainId}`,
+    token: { address: fundingToken, name: symbol, symbol, version: '1', decimals: 6 },
+  });
+  const devnet: DevnetInfo = {
+    chains: { funding: chain(196, 'USDT0'), settlement: chain(8453, 'USDC') },
+    contracts: { policyRegistry: null, receiptAnchor: null },
+    addresses: keyStoreAddresses(keys),
+    startedAt: new Date(0).toISOString(),
+    stoppedAt: null,
+    pids: { owner: 1, funding: 2, settlement: 3 },
+  };
+  const env = { PROVIDER_DOMAINS_URL: 'http://127.0.0.1:4999' };
+  const onDevnet = (role: Role, slot?: string) => ({
+    ...inputs(role, slot === undefined ? env : { ...env, DEVNET_RELAYER_SLOT: slot }),
+    devnet,
+    devnetKeys: keys,
+  });
+  const worker = prepareConsumer(onDevnet('worker', '3')).execution;
+  expect(worker?.treasuryKey).toBe(keys.treasury);
+  expect(worker?.relayerKey).toBe(keys.fleetRelayer3);
+  // The all-in-one process keeps the devnet's own relayer (slot 0, the default).
+  expect(prepareConsumer(onDevnet('all')).execution?.relayerKey).toBe(keys.relayer);
 });

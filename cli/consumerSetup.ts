@@ -6,7 +6,7 @@
 // one rail builder both use (subgraphs/kit buildConsumerRails). A piece missing is a StartupError
 // whose code names it (docs/operations.md "Consumer purchases on a deployment").
 import type { Config } from '../platform/config';
-import { RoleKey, type KeyStore } from '../platform/chain/keys';
+import { devnetRelayer, RoleKey, type KeyStore } from '../platform/chain/keys';
 import type { RdapClient } from '../platform/rdap';
 import type { DevnetInfo } from '../devnet/chains';
 import { devnetConsumerRails } from '../devnet/consumerRails';
@@ -132,7 +132,11 @@ type ExecutionKeys = Pick<ConsumerExecutionOptions, 'treasuryKey' | 'relayerKey'
 function executionKeys(inputs: ConsumerInputs): ExecutionKeys | null {
   if (inputs.devnet !== null) {
     const keys = inputs.devnetKeys;
-    return keys === null ? null : { treasuryKey: keys.treasury, relayerKey: keys.relayer };
+    if (keys === null) return null;
+    return {
+      treasuryKey: keys.treasury,
+      relayerKey: devnetRelayer(keys, inputs.config.devnetRelayerSlot),
+    };
   }
   const { treasuryPrivateKey, relayerPrivateKey, devKeyDenylist } = inputs.config.secrets;
   if (treasuryPrivateKey === null && inputs.role === 'all') return null;

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Config } from '../platform/config';
-import type { KeyStore } from '../platform/chain/keys';
+import { devnetRelayer, type KeyStore } from '../platform/chain/keys';
 import type { Logger } from '../platform/log';
 import { projectRoot } from '../platform/paths';
 import { DEVNET_POLLING_INTERVAL_MS, type DevnetInfo } from '../devnet/chains';
@@ -65,7 +65,8 @@ function x402Options(
   const rpcUrl = devnet?.chains.funding.rpcUrl ?? config.funding.rpcUrl;
   const token = config.funding.tokenAddress ?? devnet?.chains.funding.token.address ?? null;
   const relayerPrivateKey =
-    config.secrets.relayerPrivateKey ?? devnetKeys?.relayer.exportPrivateKey() ?? null;
+    config.secrets.relayerPrivateKey ??
+    (devnetKeys && devnetRelayer(devnetKeys, config.devnetRelayerSlot).exportPrivateKey());
   if (!rpcUrl || !token || !relayerPrivateKey) return null;
   const rail = createSettlementRail({
     chainId: devnet?.chains.funding.chainId ?? config.funding.chainId,

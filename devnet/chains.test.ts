@@ -18,6 +18,7 @@ import {
 } from '../platform/chain/tokens';
 import {
   DEFAULT_TREASURY_FLOAT_ATOMIC,
+  GAS_FUND_WEI,
   DevnetAlreadyRunningError,
   type DevnetChains,
   type DevnetInfo,
@@ -276,6 +277,38 @@ describe('startDevnetChains (with a dataDir)', () => {
       }),
     ).toBe(true);
     expect(await client.getBalance({ address: writer })).toBeGreaterThan(0n);
+    await stop(second);
+  });
+
+  it('a devnet and keys.json from before the fleet relayers: same tokens, fresh fleet relayers with gas on both chains', async () => {
+    const dataDir = tempDataDir();
+    const first = await start(dataDir);
+    await stop(first);
+    const fleet = ['fleetRelayer1', 'fleetRelayer2', 'fleetRelayer3', 'fleetRelayer4'] as const;
+    const keysPath = path.join(dataDir, 'keys.json');
+    const olderKeys = JSON.parse(fs.readFileSync(keysPath, 'utf8'));
+    const recorded = readDevnetFile(dataDir);
+    const olderAddresses: Record<string, unknown> = { ...recorded.addresses };
+    for (const role of fleet) {
+      delete olderKeys[role];
+      delete olderAddresses[role];
+    }
+    fs.writeFileSync(keysPath, JSON.stringify(olderKeys), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(dataDir, 'devnet.json'),
+      JSON.stringify({ ...recorded, addresses: olderAddresses }),
+    );
+
+    const second = await start(dataDir);
+    expect(second.info.chains.funding.token).toEqual(first.info.chains.funding.token);
+    expect(second.info.chains.settlement.token).toEqual(first.info.chains.settlement.token);
+    for (const role of fleet) {
+      const address = second.keys[role].address;
+      expect(address).not.toBe(first.keys[role].address);
+      expect(second.info.addresses[role]).toBe(address);
+      for (const chain of ['funding', 'settlement'] as const)
+        expect(await publicClientOf(second.info, chain).getBalance({ address })).toBe(GAS_FUND_WEI);
+    }
     await stop(second);
   });
 

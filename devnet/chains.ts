@@ -7,7 +7,7 @@
 // chains are, no secrets; dataDirClaim.ts keeps one devnet per dataDir. This is their public surface.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Address, getAddress, parseEther } from 'viem';
+import { type Address, getAddress } from 'viem';
 import {
   eip3009TokenAbi,
   eip3009TokenBytecode,
@@ -40,6 +40,7 @@ import {
 import { mintToken, readTokenDomain } from '../platform/chain/tokens';
 import { claimDataDir, releaseDataDir, stateFilePath } from './dataDirClaim';
 import { type DevnetChainInfo, type DevnetInfo, keysFilePath, writeDevnetFile } from './devnetFile';
+import { fundAllKeys, GAS_FUND_WEI, topUpGas } from './gas';
 
 export { DevnetAlreadyRunningError } from './dataDirClaim';
 export {
@@ -54,14 +55,14 @@ export {
   keysFilePath,
   readDevnetFile,
 } from './devnetFile';
+/** Gas given to each service key on a fresh chain; anvil's base fee makes this last forever. */
+export { GAS_FUND_WEI } from './gas';
 
 export const FUNDING_CHAIN_ID = 196;
 export const SETTLEMENT_CHAIN_ID = 8453;
 export const TOKEN_DECIMALS = 6;
 /** 1,000,000 tokens on each chain: enough float for any demo or test run. */
 export const DEFAULT_TREASURY_FLOAT_ATOMIC = 1_000_000n * 10n ** BigInt(TOKEN_DECIMALS);
-/** Gas given to each service key on a fresh chain; anvil's base fee makes this last forever. */
-export const GAS_FUND_WEI = parseEther('1000');
 /** Local receipts arrive in milliseconds; poll fast so startup stays fast. */
 export const DEVNET_POLLING_INTERVAL_MS = 20;
 
@@ -153,14 +154,12 @@ async function prepareChain(
       minter === keys.deployer.address
     ) {
       log(`${spec.symbol} on ${caip2Of(node.chainId)}: reusing ${previous.token.address}`);
+      await topUpGas(endpoint, publicClient, keys);
       return chainInfo(getAddress(previous.token.address), previous.groupSettlement ?? null);
     }
   }
 
-  const testClient = createAnvilTestClient(endpoint);
-  for (const keyRole of KEY_ROLES) {
-    await testClient.setBalance({ address: keys[keyRole].address, value: GAS_FUND_WEI });
-  }
+  await fundAllKeys(endpoint, keys);
   const deployer = createChainWalletClient(endpoint, keys.deployer.account, clientOptions);
   const deployment = await deployArtifact({
     publicClient,

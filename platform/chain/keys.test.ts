@@ -17,6 +17,7 @@ import {
   KEY_ROLES,
   RoleKey,
   addMissingKeyRoles,
+  devnetRelayer,
   generateKeyStore,
   loadKeyFile,
   saveKeyFile,
@@ -62,6 +63,10 @@ describe('key store', () => {
       'relayer',
       'feeReceiver',
       'anchorWriter',
+      'fleetRelayer1',
+      'fleetRelayer2',
+      'fleetRelayer3',
+      'fleetRelayer4',
     ]);
     expect(body.treasury).toEqual({
       address: store.treasury.address,
@@ -205,5 +210,24 @@ describe('key store', () => {
     const secret = key.exportPrivateKey().slice(2);
     expect(JSON.stringify(signer)).not.toContain(secret);
     expect(inspect(signer, { depth: 10 })).not.toContain(secret);
+  });
+
+  it('gives a key file written before the fleet relayers its four, and maps DEVNET_RELAYER_SLOT to them', () => {
+    const filePath = path.join(tempDir, 'keys.json');
+    const store = generateKeyStore();
+    saveKeyFile(filePath, store);
+    const fleet = ['fleetRelayer1', 'fleetRelayer2', 'fleetRelayer3', 'fleetRelayer4'];
+    const older = JSON.parse(fs.readFileSync(filePath, 'utf8'));
+    for (const role of fleet) delete older[role];
+    fs.writeFileSync(filePath, JSON.stringify(older), { mode: 0o600 });
+    expect(addMissingKeyRoles(filePath)).toEqual(fleet);
+    const loaded = loadKeyFile(filePath);
+    expect(loaded.relayer.address).toBe(store.relayer.address);
+
+    expect(devnetRelayer(loaded, 0)).toBe(loaded.relayer);
+    const slots = [1, 2, 3, 4].map((slot) => devnetRelayer(loaded, slot));
+    expect(slots.map((key) => key.role)).toEqual(fleet);
+    expect(new Set([loaded.relayer, ...slots].map((key) => key.address)).size).toBe(5);
+    for (const slot of [-1, 5, 1.5]) expect(() => devnetRelayer(loaded, slot)).toThrow(RangeError);
   });
 });

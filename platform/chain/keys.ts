@@ -1,6 +1,7 @@
-// The key store: the service's signing keys (deployer, treasury, relayer, feeReceiver, anchorWriter), fresh
-// from the OS random source or loaded from a 0600 JSON file. Published development keys are refused
-// and key objects redact themselves in logs, JSON and inspection; only saveKeyFile reads the secret.
+// The key store: the service's signing keys (deployer, treasury, relayer, feeReceiver, anchorWriter,
+// and the devnet's fleet relayers), fresh from the OS random source or loaded from a 0600 JSON
+// file. Published development keys are refused and key objects redact themselves in logs, JSON and
+// inspection; only saveKeyFile reads the secret.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { inspect } from 'node:util';
@@ -17,6 +18,10 @@ export const KEY_ROLES = [
   'relayer',
   'feeReceiver',
   'anchorWriter',
+  'fleetRelayer1',
+  'fleetRelayer2',
+  'fleetRelayer3',
+  'fleetRelayer4',
 ] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];
 /**
@@ -25,9 +30,28 @@ export type KeyRole = (typeof KEY_ROLES)[number];
  * key of its own, so its nonces never race the relayer's x402 settlements or the deployer's mints,
  * and so a mainnet deployment can authorise exactly this address through the writer timelock.
  */
-export const LATER_KEY_ROLES: readonly KeyRole[] = ['anchorWriter'];
+export const LATER_KEY_ROLES: readonly KeyRole[] = [
+  'anchorWriter',
+  'fleetRelayer1',
+  'fleetRelayer2',
+  'fleetRelayer3',
+  'fleetRelayer4',
+];
 
-/** A key file is five short entries; anything larger is not ours. */
+/**
+ * The devnet's relayers for a fleet (docker-compose.yml): each process that sends transactions
+ * takes a slot of its own (DEVNET_RELAYER_SLOT), so two processes never draw nonces from one key.
+ * Slot 0 is `relayer` (the all-in-one process and the devnet's own merchant); 1–4 the fleet keys.
+ */
+export const DEVNET_RELAYER_SLOTS = 4;
+
+export function devnetRelayer(store: KeyStore, slot: number): RoleKey {
+  if (!Number.isInteger(slot) || slot < 0 || slot > DEVNET_RELAYER_SLOTS)
+    throw new RangeError(`devnet relayer slot ${slot} is not 0–${DEVNET_RELAYER_SLOTS}`);
+  return slot === 0 ? store.relayer : store[`fleetRelayer${slot}` as KeyRole];
+}
+
+/** A key file is nine short entries; anything larger is not ours. */
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 const REDACTED = '[redacted]';
 const PRIVATE_KEY_PATTERN = /^0x[0-9a-fA-F]{64}$/;
@@ -116,9 +140,9 @@ export function keyStoreAddresses(store: KeyStore): Record<KeyRole, Address> {
 }
 
 /**
- * Writes `{deployer, treasury, relayer, feeReceiver}` (each `{address, privateKey}`) with mode 0600,
- * through a temporary file, fsync and rename (keyFile.ts), so a crash never leaves a half-written
- * key file. Refuses to replace an existing file unless told to: losing a key loses what it holds.
+ * Writes every role of KEY_ROLES (each `{address, privateKey}`) with mode 0600, through a
+ * temporary file, fsync and rename (keyFile.ts), so a crash never leaves a half-written key file.
+ * Refuses to replace an existing file unless told to: losing a key loses what it holds.
  */
 export function saveKeyFile(
   filePath: string,

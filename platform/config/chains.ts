@@ -1,12 +1,16 @@
 // The two chains from the environment: funding (X Layer, USDT0) and settlement (Base, USDC), or
 // the local devnet when neither RPC URL is set. Half a pair is refused, and so are token and
 // registry addresses that the devnet would deploy itself.
+import { DEVNET_RELAYER_SLOTS } from '../chain/keys';
 import { RPC, type EnvReader } from './envReader';
 import type { ChainConfig, ConfigFields } from './sections';
 
 export function readChains(
   read: EnvReader,
-): Pick<ConfigFields, 'devnet' | 'funding' | 'settlement' | 'policyRegistryAddress'> {
+): Pick<
+  ConfigFields,
+  'devnet' | 'devnetRelayerSlot' | 'funding' | 'settlement' | 'policyRegistryAddress'
+> {
   const chain = (
     prefix: 'FUNDING' | 'SETTLEMENT',
     chainId: number,
@@ -58,7 +62,14 @@ export function readChains(
       'is set without the RPC URLs; the devnet deploys its own registry',
     );
   }
-  return { devnet, funding, settlement, policyRegistryAddress };
+  const devnetRelayerSlot = read.integer('DEVNET_RELAYER_SLOT', 0, 0, DEVNET_RELAYER_SLOTS);
+  if (!devnet && read.raw('DEVNET_RELAYER_SLOT') !== undefined) {
+    read.problem(
+      'DEVNET_RELAYER_SLOT',
+      'is set with the RPC URLs; on real networks each process sends from RELAYER_PRIVATE_KEY',
+    );
+  }
+  return { devnet, devnetRelayerSlot, funding, settlement, policyRegistryAddress };
 }
 
 /** A ticker as the ledger registers assets: 1–16 characters, no whitespace. */

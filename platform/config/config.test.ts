@@ -136,6 +136,24 @@ describe('defaults', () => {
     ]);
   });
 
+  test('DEVNET_RELAYER_SLOT picks the devnet relayer (0 by default, 1–4 the fleet keys); anything else is a problem', () => {
+    expect(loadConfig({}).devnetRelayerSlot).toBe(0);
+    expect(loadConfig({ DEVNET_RELAYER_SLOT: '4' }).devnetRelayerSlot).toBe(4);
+    for (const value of ['5', '-1', '1.5', 'two'])
+      expect(configError({ DEVNET_RELAYER_SLOT: value }).problems).toEqual([
+        expect.stringMatching(/^DEVNET_RELAYER_SLOT: /),
+      ]);
+    const onRealNetworks = {
+      FUNDING_RPC_URL: 'http://127.0.0.1:8545',
+      SETTLEMENT_RPC_URL: 'http://127.0.0.1:8546',
+      FUNDING_TOKEN_ADDRESS: '0x1111111111111111111111111111111111111111',
+      SETTLEMENT_TOKEN_ADDRESS: '0x2222222222222222222222222222222222222222',
+    };
+    expect(configError({ ...onRealNetworks, DEVNET_RELAYER_SLOT: '1' }).problems).toEqual([
+      'DEVNET_RELAYER_SLOT: is set with the RPC URLs; on real networks each process sends from RELAYER_PRIVATE_KEY',
+    ]);
+  });
+
   test('PORT and PUBLIC_URL flow into the derived URLs; blank values mean unset', () => {
     expect(loadConfig({ PORT: '5050' }).publicUrl).toBe('http://127.0.0.1:5050');
     const config = loadConfig({

@@ -92,6 +92,11 @@ export interface Config {
   readonly decisionThread: boolean;
   /** True when no RPC URLs are set and the local devnet chains are started. */
   readonly devnet: boolean;
+  /**
+   * DEVNET_RELAYER_SLOT: which of the devnet's relayer keys this process sends from (0, the
+   * default: `relayer`; 1–4: `fleetRelayer1`–`4`), so the processes of a fleet never share one.
+   */
+  readonly devnetRelayerSlot: number;
   readonly funding: ChainConfig;
   readonly settlement: ChainConfig;
   /** PolicyRegistry on the funding chain; null: none (the devnet deploys its own). */

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { ROLES } from '../../cli/startup';
+import { DEVNET_RELAYER_SLOTS } from '../../platform/chain/keys';
 import { REPO_ROOT } from './importGraph';
 
 interface Service {
@@ -88,4 +89,19 @@ test('haproxy balances the gateways round-robin, checked on /readyz', () => {
   expect(servers.sort()).toEqual(gatewayPorts.sort());
   expect(haproxy).toMatch(/balance roundrobin/);
   expect(haproxy).toMatch(/option httpchk GET \/readyz/);
+});
+
+test('each process that sends transactions on the devnet (gateways, worker) has a relayer slot of its own', () => {
+  const senders = [...byRole('gateway'), ...byRole('worker')];
+  const slots = senders.map(([name, service]) => ({
+    name,
+    slot: Number(service.environment?.DEVNET_RELAYER_SLOT),
+  }));
+  for (const { name, slot } of slots) {
+    expect({ name, inRange: slot >= 1 && slot <= DEVNET_RELAYER_SLOTS }).toEqual({
+      name,
+      inRange: true,
+    });
+  }
+  expect(new Set(slots.map(({ slot }) => slot)).size).toBe(senders.length);
 });
