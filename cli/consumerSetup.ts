@@ -26,7 +26,10 @@ export interface ConsumerInputs {
   readonly config: Config;
   readonly role: Role;
   readonly devnet: DevnetInfo | null;
-  /** The devnet's keys where this process holds them (role all on the embedded devnet). */
+  /**
+   * The devnet's keys where this process holds them: role all, which runs the devnet, and the
+   * gateway and worker roles, which read its key file.
+   */
   readonly devnetKeys: KeyStore | null;
   /** The merchants in effect (the devnet merchant filled in). */
   readonly providerUrls: ProviderUrls;
@@ -64,7 +67,7 @@ export function prepareConsumer(inputs: ConsumerInputs): ConsumerSetup {
   const keys = executionKeys(inputs);
   if (keys === null) {
     out(
-      `consumer        no execution worker here: ${inputs.devnet !== null ? "the devnet's keys are the all-in-one process's" : 'TREASURY_PRIVATE_KEY unset (a --role worker with it executes purchases)'}`,
+      `consumer        no execution worker here: ${inputs.devnet !== null ? "this process does not hold the devnet's keys" : 'TREASURY_PRIVATE_KEY unset (a --role worker with it executes purchases)'}`,
     );
     return { rails, execution: undefined };
   }
