@@ -2,8 +2,8 @@
 // simulated), refusing a doomed one before anything is sent exactly as the single path does; then
 // hand it to the group settler. A payment that passes MemberCheck (the facilitator's checks with
 // a faster signature recovery) goes straight on; any other gets the official facilitator's verify,
-// whose answer is the one given. Payloads the group
-// cannot carry (an ERC-6492 or other non-65-byte signature) stay on the single path.
+// whose answer is the one given. Payloads the group cannot carry (an ERC-6492 or other
+// non-65-byte signature) stay on the single path.
 import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { createGroupRelayer } from '../../../platform/chain/settlementContract';

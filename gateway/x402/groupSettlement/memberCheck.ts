@@ -9,7 +9,8 @@
 // nonce unused, the token's own signature check). It only ever says "passes": anything else, or
 // anything it cannot read, goes to the facilitator's own verify, whose answer (and refusal reason)
 // is then the one given. So a payment it lets through is one the facilitator lets through, and a
-// refusal is word for word the facilitator's.
+// refusal is word for word the facilitator's. (The rail's facilitator has no verify hooks; one
+// added there would need its check here too.)
 import { authorizationTypes, eip3009ABI } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { type Address, getAddress, hashTypedData, type Hex, parseSignature } from 'viem';
