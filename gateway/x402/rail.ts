@@ -159,6 +159,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
       if (attempt) attempt.broadcast = true;
     },
     codeReads: () => sends.getStore()?.codeReads,
+    knownContracts: [token],
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });

@@ -5,8 +5,8 @@
 // counts eth_getCode: within one settlement an address's code is read once).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Hex } from 'viem';
-import { generatePrivateKey } from 'viem/accounts';
+import type { Address, Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { type AnvilNode, startAnvil } from './anvil';
 import { createAnvilTestClient, createChainWalletClient } from './clients';
 import { createFacilitatorSigner, relayerAccount, withChainReads } from './facilitatorSigner';
@@ -50,7 +50,10 @@ function startRelay(target: string): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function fundedSigner(codeReadsOf?: () => Map<string, Promise<Hex | undefined>> | undefined) {
+async function fundedSigner(
+  codeReadsOf?: () => Map<string, Promise<Hex | undefined>> | undefined,
+  knownContracts?: readonly Address[],
+) {
   const account = relayerAccount(generatePrivateKey());
   await createAnvilTestClient(anvil).setBalance({ address: account.address, value: 10n ** 20n });
   const endpoint = { chainId: anvil.chainId, rpcUrl: relayUrl };
@@ -60,6 +63,7 @@ async function fundedSigner(codeReadsOf?: () => Map<string, Promise<Hex | undefi
   const signer = createFacilitatorSigner(wallet, account.address, {
     confirmationTimeoutMs: 5_000,
     codeReads: codeReadsOf,
+    knownContracts,
   });
   return { account, wallet, signer };
 }
@@ -131,4 +135,22 @@ it("reads an address's code from the chain once within a settlement, every time 
   scope = new Map(); // the next settlement asks the chain again
   await signer.getCode({ address: SINK });
   expect(codeReads).toBe(5);
+});
+
+it("keeps a known contract's code once read (the token: the facilitator's asset check then needs no chain), and only that", async () => {
+  const token = privateKeyToAccount(generatePrivateKey()).address;
+  const empty = privateKeyToAccount(generatePrivateKey()).address;
+  const { signer } = await fundedSigner(undefined, [token, empty]);
+  codeReads = 0;
+  expect(await signer.getCode({ address: token })).toBeUndefined(); // no code yet: not kept
+  await createAnvilTestClient(anvil).setCode({ address: token, bytecode: '0x6001600055' });
+  expect(await signer.getCode({ address: token })).toBe('0x6001600055');
+  expect(codeReads).toBe(2);
+  expect(await signer.getCode({ address: token })).toBe('0x6001600055');
+  expect(await signer.getCode({ address: token.toLowerCase() as Address })).toBe('0x6001600055');
+  expect(codeReads).toBe(2); // kept: the chain is not asked again
+  await signer.getCode({ address: empty });
+  await signer.getCode({ address: empty });
+  await signer.getCode({ address: SINK });
+  expect(codeReads).toBe(5); // an empty account and an address not named are read every time
 });

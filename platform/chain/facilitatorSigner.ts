@@ -47,6 +47,30 @@ export interface FacilitatorSignerOptions {
    * eth_getCode answers both. Absent, or undefined outside a settlement: every read goes to the chain.
    */
   readonly codeReads?: () => Map<string, Promise<Hex | undefined>> | undefined;
+  /**
+   * Contracts whose code, once read, is kept for the life of the process (the rail's token: a
+   * deployed token's code does not go away). The facilitator checks that the asset is a contract on
+   * every verify unless its own cache is fresh; answered from here, that check cannot fail while
+   * the chain is unreachable, where it would otherwise reject a promise its verify may never await.
+   */
+  readonly knownContracts?: readonly Address[];
+}
+
+/** eth_getCode, read once per settlement where the settlement keeps its reads. */
+function codeRead(
+  wallet: RelayerWallet,
+  args: { address: Address },
+  reads: Map<string, Promise<Hex | undefined>> | undefined,
+): Promise<Hex | undefined> {
+  if (!reads) return wallet.getCode(args);
+  const key = args.address.toLowerCase();
+  let read = reads.get(key);
+  if (!read) {
+    read = wallet.getCode(args);
+    reads.set(key, read);
+    read.catch(() => reads.delete(key)); // a failed read is asked again, never remembered
+  }
+  return read;
 }
 
 export function createFacilitatorSigner(
@@ -54,6 +78,8 @@ export function createFacilitatorSigner(
   relayer: Address,
   options: FacilitatorSignerOptions,
 ) {
+  const keep = new Set((options.knownContracts ?? []).map((address) => address.toLowerCase()));
+  const contractCode = new Map<string, Hex>();
   return toFacilitatorEvmSigner(
     {
       address: relayer,
@@ -81,16 +107,15 @@ export function createFacilitatorSigner(
         return receipt;
       },
       getCode: (args) => {
-        const reads = options.codeReads?.();
-        if (!reads) return wallet.getCode(args);
         const key = args.address.toLowerCase();
-        let read = reads.get(key);
-        if (!read) {
-          read = wallet.getCode(args);
-          reads.set(key, read);
-          read.catch(() => reads.delete(key)); // a failed read is asked again, never remembered
-        }
-        return read;
+        const kept = contractCode.get(key);
+        if (kept) return Promise.resolve(kept);
+        const read = codeRead(wallet, args, options.codeReads?.());
+        if (!keep.has(key)) return read;
+        return read.then((code) => {
+          if (code !== undefined && code !== '0x') contractCode.set(key, code);
+          return code;
+        });
       },
     },
     { confirmationTimeoutMs: options.confirmationTimeoutMs },
