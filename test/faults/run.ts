@@ -1,6 +1,7 @@
 // One fault case, as every file in test/faults runs it: agents under load, a short calm phase, the
 // fault for a few seconds, the fault healed, and the load kept up until every operation kind has
 // succeeded again; then the load stops, every pending job drains, and the books are checked.
+import { BRIDGE_RECONNECT_MAX_MS } from '../../gateway/subscriptions/pgBridge';
 import { expectBooksBalanced, readBooks, untilDrained } from './books';
 import {
   type Agent,
@@ -118,8 +119,25 @@ export async function runThroughFault(
   });
   await expectBooksBalanced(world, agents, run, before);
   for (const probe of ['/healthz', '/readyz'])
-    expect((await fetch(`${world.stack.url}${probe}`)).status).toBe(200);
+    expect(await probeStatusWithin(`${world.stack.url}${probe}`, PROBE_RECOVERY_MS)).toBe(200);
   return run;
+}
+
+/**
+ * How long the probes get to answer 200 once the load has drained: /readyz stays 503 while the
+ * LISTEN connection is down, and the bridge retries it with a backoff of up to
+ * BRIDGE_RECONNECT_MAX_MS, so a database restart can leave it one backoff away. No restart helps.
+ */
+const PROBE_RECOVERY_MS = 2 * BRIDGE_RECONNECT_MAX_MS;
+
+/** The probe's status once it answers 200, or its last status when the time is up. */
+async function probeStatusWithin(url: string, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { status } = await fetch(url);
+    if (status === 200 || Date.now() > deadline) return status;
+    await sleep(100);
+  }
 }
 
 /** Answers during the fault, by status and code, for the test's own assertions and its log. */
