@@ -12,16 +12,21 @@ import { isPublishedDevKey } from './devKeys';
 import { InvalidPrivateKeyError, KeyFileError, PublishedDevKeyError } from './errors';
 import { readKeyFile, writeKeyFile } from './keyFile';
 
+/** The devnet's fleet relayers, slots 1–4 of DEVNET_RELAYER_SLOT (devnetRelayer below). */
+const FLEET_RELAYERS = [
+  'fleetRelayer1',
+  'fleetRelayer2',
+  'fleetRelayer3',
+  'fleetRelayer4',
+] as const;
+
 export const KEY_ROLES = [
   'deployer',
   'treasury',
   'relayer',
   'feeReceiver',
   'anchorWriter',
-  'fleetRelayer1',
-  'fleetRelayer2',
-  'fleetRelayer3',
-  'fleetRelayer4',
+  ...FLEET_RELAYERS,
 ] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];
 /**
@@ -30,25 +35,19 @@ export type KeyRole = (typeof KEY_ROLES)[number];
  * key of its own, so its nonces never race the relayer's x402 settlements or the deployer's mints,
  * and so a mainnet deployment can authorise exactly this address through the writer timelock.
  */
-export const LATER_KEY_ROLES: readonly KeyRole[] = [
-  'anchorWriter',
-  'fleetRelayer1',
-  'fleetRelayer2',
-  'fleetRelayer3',
-  'fleetRelayer4',
-];
+export const LATER_KEY_ROLES: readonly KeyRole[] = ['anchorWriter', ...FLEET_RELAYERS];
 
 /**
  * The devnet's relayers for a fleet (docker-compose.yml): each process that sends transactions
  * takes a slot of its own (DEVNET_RELAYER_SLOT), so two processes never draw nonces from one key.
  * Slot 0 is `relayer` (the all-in-one process and the devnet's own merchant); 1–4 the fleet keys.
  */
-export const DEVNET_RELAYER_SLOTS = 4;
+export const DEVNET_RELAYER_SLOTS = FLEET_RELAYERS.length;
 
 export function devnetRelayer(store: KeyStore, slot: number): RoleKey {
   if (!Number.isInteger(slot) || slot < 0 || slot > DEVNET_RELAYER_SLOTS)
     throw new RangeError(`devnet relayer slot ${slot} is not 0–${DEVNET_RELAYER_SLOTS}`);
-  return slot === 0 ? store.relayer : store[`fleetRelayer${slot}` as KeyRole];
+  return slot === 0 ? store.relayer : store[FLEET_RELAYERS[slot - 1]];
 }
 
 /** A key file is nine short entries; anything larger is not ours. */

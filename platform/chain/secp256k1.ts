@@ -47,11 +47,9 @@ export function recoverSigner(digest: Hex, signature: Hex): Address | null {
 }
 
 /** r ‖ s ‖ v (v 27/28) over `digest`: RFC 6979, low s, as viem's `sign` serialises it. */
-export function signDigest(digest: Hex, privateKey: Hex): Hex {
-  const { signature, recoveryId } = secp.signRecoverable(
-    hexToBytes(digest),
-    hexToBytes(privateKey),
-  );
+export function signDigest(digest: Hex, privateKey: Hex | Uint8Array): Hex {
+  const key = typeof privateKey === 'string' ? hexToBytes(privateKey) : privateKey;
+  const { signature, recoveryId } = secp.signRecoverable(hexToBytes(digest), key);
   const out = new Uint8Array(SIGNATURE_BYTES);
   out.set(signature);
   out[64] = 27 + recoveryId;
@@ -65,11 +63,11 @@ export interface TypedDataSigner {
 }
 
 export function typedDataSigner(privateKey: Hex): TypedDataSigner {
-  if (!secp.isPrivate(hexToBytes(privateKey))) throw new Error('not a secp256k1 private key');
-  const address = privateKeyToAddress(privateKey);
+  const key = hexToBytes(privateKey); // once, not per signature
+  if (!secp.isPrivate(key)) throw new Error('not a secp256k1 private key');
   return {
-    address,
+    address: privateKeyToAddress(privateKey),
     signTypedData: async (typedData) =>
-      signDigest(hashTypedData(typedData as Parameters<typeof hashTypedData>[0]), privateKey),
+      signDigest(hashTypedData(typedData as Parameters<typeof hashTypedData>[0]), key),
   };
 }

@@ -38,6 +38,7 @@ beforeAll(async () => {
   const wallet = withChainReads(createChainWalletClient(funding, account, POLLING));
   const signer = createFacilitatorSigner(wallet, account.address, {
     confirmationTimeoutMs: 10_000,
+    knownContracts: [funding.token.address],
   });
   facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network(), simulateInSettle: true });

@@ -20,7 +20,10 @@ import type { GroupAuthorization } from '../../../platform/chain/settlementContr
 /** The facilitator's margin: an authorization expiring within 6 s is refused. */
 const VALID_BEFORE_MARGIN_S = 6n;
 
-/** The chain reads the check makes (the relayer wallet's, as the facilitator's signer has them). */
+/**
+ * The chain reads the check makes: the rail's facilitator signer, which keeps the token's code once
+ * read (`knownContracts`), so the asset check costs no round trip after the first.
+ */
 export interface MemberCheckChain {
   getCode(args: { address: Address }): Promise<Hex | undefined>;
   readContract(args: {
@@ -32,9 +35,6 @@ export interface MemberCheckChain {
 }
 
 export class MemberCheck {
-  /** Assets seen to be contracts (a deployed token's code does not go away). */
-  private readonly contracts = new Set<string>();
-
   constructor(
     private readonly chain: MemberCheckChain,
     private readonly chainId: number,
@@ -50,12 +50,14 @@ export class MemberCheck {
     try {
       if (!this.offline(payload, requirements, authorization)) return false;
       const asset = getAddress(requirements.asset);
-      const [payerCode, assetIsContract] = await Promise.all([
+      // The rail's signer keeps the token's code once read (knownContracts): one read per payment.
+      const [payerCode, assetCode] = await Promise.all([
         this.chain.getCode({ address: getAddress(authorization.from) }),
-        this.isContract(asset),
+        this.chain.getCode({ address: asset }),
       ]);
       if (payerCode !== undefined && payerCode !== '0x') return false; // a smart wallet: ERC-1271
-      return assetIsContract && (await this.simulates(asset, authorization));
+      if (assetCode === undefined || assetCode === '0x') return false;
+      return await this.simulates(asset, authorization);
     } catch {
       return false; // anything unreadable: the facilitator decides
     }
@@ -92,14 +94,6 @@ export class MemberCheck {
     if (authorization.validBefore < now + VALID_BEFORE_MARGIN_S) return false;
     if (authorization.validAfter > now) return false;
     return authorization.value === BigInt(requirements.amount);
-  }
-
-  private async isContract(asset: Address): Promise<boolean> {
-    if (this.contracts.has(asset)) return true;
-    const code = await this.chain.getCode({ address: asset });
-    if (code === undefined || code === '0x') return false;
-    this.contracts.add(asset);
-    return true;
   }
 
   /** The token's transferWithAuthorization, called (not sent) as the facilitator simulates it. */
