@@ -32,6 +32,7 @@ import { startHealthProber, type HealthProber, type ProbeReport } from './health
 import { createScratchDatabase, startDeployedStack } from './service';
 import { type Memory, PREFLIGHT_CONCURRENCY, report, type Run } from './eventsReport';
 import { runBenchMain } from './entry';
+import { profiled } from './cpuProfile';
 
 /** Each owner holds as many sockets as a session may (SUBSCRIPTION_MAX_SOCKETS_PER_SESSION). */
 const SOCKETS_PER_OWNER = DEFAULT_SUBSCRIPTION_LIMITS.maxSocketsPerSession;
@@ -214,6 +215,31 @@ async function openInHalves(
   return { opened, second, halfway, health };
 }
 
+/** One escalating preflight per owner and round, for the child to send (4 at a time). */
+function fireCommand(
+  url: string,
+  databaseUrl: string,
+  owners: Owner[],
+  escalationsPerOwner: number,
+): ClientCommand {
+  const nowMs = Date.now();
+  const preflights: Preflight[] = owners.flatMap((owner, index) =>
+    Array.from({ length: escalationsPerOwner }, () => ({
+      owner: index,
+      policyId: owner.policy.policyId,
+      intent: escalatingIntent(owner.policy, nowMs),
+    })),
+  );
+  return {
+    type: 'fire',
+    url,
+    databaseUrl,
+    preflights,
+    concurrency: PREFLIGHT_CONCURRENCY,
+    waitMs: 30_000,
+  };
+}
+
 /** Opens the sockets, fires the escalations, closes the sockets; memory and /healthz around each. */
 async function drive(
   stack: RunningStack,
@@ -241,28 +267,11 @@ async function drive(
   const open = await memory();
   // EVENTS_HEAP_SNAPSHOT=<file>: where an idle socket's memory goes, for a heap profiler.
   if (process.env.EVENTS_HEAP_SNAPSHOT) writeHeapSnapshot(process.env.EVENTS_HEAP_SNAPSHOT);
-  const nowMs = Date.now();
-  const preflights: Preflight[] = owners.flatMap((owner, index) =>
-    Array.from({ length: escalationsPerOwner }, () => ({
-      owner: index,
-      policyId: owner.policy.policyId,
-      intent: escalatingIntent(owner.policy, nowMs),
-    })),
-  );
+  const fire = fireCommand(stack.gateway.url, databaseUrl, owners, escalationsPerOwner);
   let fired!: Run['fired'];
+  // BENCH_CPU_PROFILE=<folder>: the server's main thread while the events flow (events.cpuprofile).
   health.events = await prober.beside(async () => {
-    fired = await ask(
-      child,
-      {
-        type: 'fire',
-        url: stack.gateway.url,
-        databaseUrl,
-        preflights,
-        concurrency: PREFLIGHT_CONCURRENCY,
-        waitMs: 30_000,
-      },
-      'fired',
-    );
+    fired = await profiled('events', () => ask(child, fire, 'fired'));
   });
   health.close = await prober.beside(async () => {
     await ask(child, { type: 'close', concurrency: OPEN_CONCURRENCY }, 'closed');

@@ -1,12 +1,16 @@
-// escalationUpdated's events, read once and routed in memory by owner. Each owner's sockets listen
-// on the owner's own keyed topic (`escalationUpdated:<owner>`, admins on `escalationUpdated:admin`),
-// chosen from the socket's session when it subscribes: that is where the authorisation is decided,
-// once per socket (and again when its session ends: the socket is closed then). A notification is
-// read only when its owner has a socket on this replica, and then once for all of them: through the
-// gateway's own GraphQL as that owner (so the policy subgraph confirms the escalation is theirs; a
-// NOTIFY naming another owner reads null and reaches nobody), in batches of the changes that queued
-// up meanwhile. One topic's reads run one after another, so its subscribers receive the states in
-// commit order; topics read side by side in the subscription reads' shared slots (ReadQueue).
+// escalationUpdated's events, routed in memory by owner. Each owner's sockets listen on the owner's
+// own keyed topic (`escalationUpdated:<owner>`, admins on `escalationUpdated:admin`), chosen from the
+// socket's session when it subscribes: that is where the authorisation is decided, once per socket
+// (and again when its session ends: the socket is closed then). A notification reaches only the
+// topics that have a socket on this replica. It carries the state it announces (the trigger's
+// `update`, taken from the row in the committing transaction, migration 0014), which is published
+// as is: no read, and every state in commit order. A notification without it (an older database
+// function, a payload too long for NOTIFY, anything malformed) is read once for all the topic's
+// sockets: through the gateway's own GraphQL as that owner (so the policy subgraph confirms the
+// escalation is theirs; a NOTIFY naming another owner reads null and reaches nobody), in batches of
+// the changes that queued up meanwhile. One topic's reads run one after another, and while a topic
+// has reads to do its carried states join them, so its subscribers receive the states in commit
+// order; topics read side by side in the subscription reads' shared slots (ReadQueue).
 import { GraphQLError } from 'graphql';
 import type { Actor } from '../../platform/actor';
 import {
@@ -77,6 +81,14 @@ export class EscalationRouter {
   private enqueue(topic: string, actor: Actor, change: Change): void {
     if (this.fanout.listenerCount(topic) === 0) return;
     let reads = this.topics.get(topic);
+    if (change.update !== undefined && reads === undefined) {
+      // Nothing of this topic's is still to be read: the carried state is the next in commit order.
+      this.fanout.publish(topic, {
+        kind: 'STATE',
+        update: change.update,
+      } satisfies EscalationEvent);
+      return;
+    }
     if (reads?.pending.has(change.pollRef)) return; // its read, still to come, sees this change too
     if (this.pendingChanges >= MAX_PENDING_CHANGES) {
       // Too far behind to keep every change in memory: the subscribers re-read their snapshots.

@@ -1,7 +1,8 @@
 // escalationUpdated: an owner's live view of their escalations over graphql-ws. NOTIFY
 // `escalation_updated` (sent by the policy subgraph's trigger on commit) says which escalation
-// changed and whose it is; EscalationRouter (escalationRouting.ts) reads its current state once and
-// publishes it on its owner's topic only, which is the one topic an owner's feed listens on. The
+// changed, whose it is and the state it committed; EscalationRouter (escalationRouting.ts) publishes
+// that state (or, when a notification carries none, reads it once) on its owner's topic only, which
+// is the one topic an owner's feed listens on. The
 // first messages are the current state, read with the subscriber's own actor through the gateway's
 // GraphQL: the named escalation, or the open ones. A read that fails ends the subscription with an
 // error message (never silence): the subscriber must not believe it holds the current state when
@@ -15,6 +16,7 @@ import {
   GraphQLString,
 } from 'graphql';
 import { isEscalationPollRef, isPolicyId } from '../../core/canon/id-shapes';
+import { isEscalationState, outcomeOf, reasonOf } from '../../core/escalations/outcome';
 import type { Actor } from '../../platform/actor';
 import type { Fanout } from './fanout';
 import { stepIterator } from './stepIterator';
@@ -33,6 +35,8 @@ export type EscalationNotification =
       readonly policyId: string;
       readonly owner: string;
       readonly state: string;
+      /** The state the change committed, as its owner sees it (migration 0014); absent: read it. */
+      readonly update?: EscalationUpdate;
     }
   | { readonly kind: 'RESYNC' };
 
@@ -115,7 +119,52 @@ export function escalationNotification(payload: unknown): EscalationNotification
   const { pollRef, policyId, owner, state } = record;
   if (!isEscalationPollRef(pollRef) || !isPolicyId(policyId)) return null;
   if (typeof owner !== 'string' || typeof state !== 'string') return null;
-  return { kind: 'CHANGED', pollRef, policyId, owner, state };
+  const update = committedUpdate(record.update, pollRef, policyId);
+  return update === null
+    ? { kind: 'CHANGED', pollRef, policyId, owner, state }
+    : { kind: 'CHANGED', pollRef, policyId, owner, state, update };
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const isInstant = (value: unknown): value is string =>
+  typeof value === 'string' && ISO_INSTANT.test(value);
+const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+
+/**
+ * The state a NOTIFY carries (the trigger's `update`), as Query.escalation would show it, or null
+ * when it carries none or anything in it is off: the change is then read instead, never guessed.
+ */
+function committedUpdate(
+  value: unknown,
+  pollRef: string,
+  policyId: string,
+): EscalationUpdate | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const update = value as Record<string, unknown>;
+  const { state, intentHash, decision, amountAtomic, recipient, createdAt, expiresAt } = update;
+  const { resolvedAt, resolvedVia } = update;
+  if (update.pollRef !== pollRef || update.policyId !== policyId || !isEscalationState(state))
+    return null;
+  if (!isText(intentHash) || !isText(decision) || !isText(amountAtomic) || !isText(recipient))
+    return null;
+  if (!isInstant(createdAt) || !isInstant(expiresAt)) return null;
+  if (resolvedAt !== null && !isInstant(resolvedAt)) return null;
+  if (resolvedVia !== null && !isText(resolvedVia)) return null;
+  return {
+    pollRef,
+    state,
+    outcome: outcomeOf(state),
+    reason: reasonOf(state),
+    intentHash,
+    policyId,
+    decision,
+    amountAtomic,
+    recipient,
+    createdAt,
+    expiresAt,
+    resolvedAt,
+    resolvedVia,
+  };
 }
 
 export interface EscalationFeedArgs {

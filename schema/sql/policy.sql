@@ -223,9 +223,29 @@ ALTER FUNCTION policy.expire_due_escalations(p_intent_hash text, p_poll_ref text
 CREATE FUNCTION policy.notify_escalation_updated() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  whose json := json_build_object(
+    'pollRef', NEW.poll_ref, 'policyId', NEW.policy_id::text, 'owner', NEW.owner, 'state', NEW.state);
+  payload text;
 BEGIN
-  PERFORM pg_notify('escalation_updated', json_build_object(
-    'pollRef', NEW.poll_ref, 'policyId', NEW.policy_id::text, 'owner', NEW.owner, 'state', NEW.state)::text);
+  payload := json_build_object(
+    'pollRef', NEW.poll_ref, 'policyId', NEW.policy_id::text, 'owner', NEW.owner, 'state', NEW.state,
+    'update', json_build_object(
+      'pollRef', NEW.poll_ref,
+      'state', NEW.state,
+      'intentHash', NEW.intent_hash,
+      'policyId', NEW.policy_id::text,
+      'decision', NEW.decision,
+      'amountAtomic', NEW.amount::text,
+      'recipient', NEW.recipient,
+      'createdAt', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'expiresAt', to_char(NEW.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'resolvedAt', to_char(NEW.resolved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'resolvedVia', NEW.resolved_via))::text;
+  IF octet_length(payload) > 7000 THEN
+    payload := whose::text;
+  END IF;
+  PERFORM pg_notify('escalation_updated', payload);
   RETURN NULL;
 END
 $$;

@@ -13,7 +13,7 @@ import {
   waitForEscalationSubscribers,
 } from '../support/escalations';
 import { signIn } from '../support/siwe';
-import { startTestStack, type TestStack } from '../support/stack';
+import { graphql, startTestStack, type TestStack } from '../support/stack';
 import { until } from '../support/websockets';
 
 const alice = privateKeyToAccount(generatePrivateKey());
@@ -86,6 +86,57 @@ it('two owners with two sockets each: every socket receives each of its own owne
     for (const socket of everyone) expect(socket.errors).toEqual([]);
   } finally {
     for (const socket of everyone) await socket.close();
+  }
+});
+
+const EVERY_FIELD =
+  'pollRef state outcome reason intentHash policyId decision amountAtomic recipient createdAt expiresAt resolvedAt resolvedVia';
+const ESCALATION = `query ($pollRef: ID!) { escalation(pollRef: $pollRef) { ${EVERY_FIELD} } }`;
+const DECIDE = `mutation ($pollRef: ID!) { decideEscalation(pollRef: $pollRef, decision: APPROVE) { state } }`;
+
+it('each event is the state its change committed, carried by its NOTIFY, field for field what Query.escalation shows of it', async () => {
+  const token = await signIn(stack.url, alice);
+  // The trigger's own payloads, heard on a LISTEN connection of the test's.
+  const listener = await stack.db.adminPool.connect();
+  const carried: Array<Record<string, unknown>> = [];
+  listener.on('notification', (message) => {
+    carried.push(JSON.parse(message.payload ?? 'null').update);
+  });
+  await listener.query('LISTEN escalation_updated');
+  const socket = subscribeToEscalations(stack, token, { fields: EVERY_FIELD });
+  const admin = subscribeToEscalations(stack, stack.adminToken, { fields: EVERY_FIELD });
+  try {
+    await waitForEscalationSubscribers(stack, 2);
+    const pollRef = await escalate(alicePolicy);
+    const read = async () =>
+      (await graphql(stack.url, ESCALATION, { pollRef }, token)).body.data.escalation;
+    const pending = await read();
+    expect(pending.state).toBe('PENDING');
+    expect(await socket.waitFor((m) => m.pollRef === pollRef)).toEqual(pending);
+
+    offsetMs += 60_000;
+    const decided = await graphql(stack.url, DECIDE, { pollRef }, token);
+    expect(decided.body.data.decideEscalation.state).toBe('APPROVED');
+    const approved = await read();
+    expect(approved).toMatchObject({ state: 'APPROVED', resolvedVia: 'dashboard' });
+    expect(await socket.waitFor((m) => m.pollRef === pollRef && m.state === 'APPROVED')).toEqual(
+      approved,
+    );
+    await admin.waitFor((m) => m.pollRef === pollRef && m.state === 'APPROVED');
+    expect(admin.messages.filter((m) => m.pollRef === pollRef)).toEqual([pending, approved]);
+    expect(socket.messages.filter((m) => m.pollRef === pollRef)).toEqual([pending, approved]);
+    expect([...socket.errors, ...admin.errors]).toEqual([]);
+    // The states went out in the notifications (so no read was needed), outcome and reason aside.
+    const without = ({ outcome: _o, reason: _r, ...rest }: Record<string, unknown>) => rest;
+    expect(carried.filter((update) => update?.pollRef === pollRef)).toEqual([
+      without(pending),
+      without(approved),
+    ]);
+  } finally {
+    await listener.query('UNLISTEN escalation_updated');
+    listener.release();
+    await socket.close();
+    await admin.close();
   }
 });
 

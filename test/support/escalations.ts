@@ -86,7 +86,8 @@ export interface EscalationSubscriber {
 export function subscribeToEscalations(
   stack: TestStack,
   token: string | null,
-  args: { pollRef?: string } = {},
+  /** `fields`: the EscalationUpdate fields to select (default: those of EscalationMessage). */
+  args: { pollRef?: string; fields?: string } = {},
 ): EscalationSubscriber {
   const client: Client = createClient({
     url: stack.wsUrl,
@@ -109,8 +110,7 @@ export function subscribeToEscalations(
   }> = [];
   const dispose = client.subscribe<{ escalationUpdated: EscalationMessage }>(
     {
-      query:
-        'subscription ($pollRef: ID) { escalationUpdated(pollRef: $pollRef) { pollRef state outcome policyId resolvedVia } }',
+      query: `subscription ($pollRef: ID) { escalationUpdated(pollRef: $pollRef) { ${args.fields ?? 'pollRef state outcome policyId resolvedVia'} } }`,
       variables: { pollRef: args.pollRef ?? null },
     },
     {

@@ -4,13 +4,9 @@
 import { AppError } from '../../../core/errors';
 import type { Db } from '../../../platform/db';
 
-export type EscalationState = 'PENDING' | 'APPROVED' | 'DENIED' | 'EXPIRED';
-export const ESCALATION_STATES: readonly EscalationState[] = [
-  'PENDING',
-  'APPROVED',
-  'DENIED',
-  'EXPIRED',
-];
+import type { EscalationState } from '../../../core/escalations/outcome';
+
+export { ESCALATION_STATES, type EscalationState } from '../../../core/escalations/outcome';
 
 export interface EscalationRow {
   readonly pollRef: string;

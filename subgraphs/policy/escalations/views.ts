@@ -3,6 +3,7 @@
 // reports DENIED with the fail-closed reason.
 import { spendIntentMessage, spendIntentTypedDataJson } from '../../../core/canon/intent-hash';
 import { AppError } from '../../../core/errors';
+import { outcomeOf, reasonOf } from '../../../core/escalations/outcome';
 import { validateSpendIntent } from '../../../core/validation/intent';
 import type { EscalationRow, EscalationState } from './reads';
 import type { Escalation } from './schema';
@@ -21,25 +22,7 @@ export interface EscalationPollBody {
   resolvedAt: string | null;
 }
 
-export const EXPIRED_REASON = 'ESCALATION_EXPIRED_DEFAULT_DENY';
-
-export function outcomeOf(state: EscalationState): 'APPROVED' | 'DENIED' | null {
-  if (state === 'APPROVED') return 'APPROVED';
-  return state === 'PENDING' ? null : 'DENIED';
-}
-
-export function reasonOf(state: EscalationState): string | null {
-  switch (state) {
-    case 'PENDING':
-      return null;
-    case 'APPROVED':
-      return 'OWNER_APPROVED';
-    case 'DENIED':
-      return 'OWNER_DENIED';
-    case 'EXPIRED':
-      return EXPIRED_REASON;
-  }
-}
+export { EXPIRED_REASON, outcomeOf, reasonOf } from '../../../core/escalations/outcome';
 
 export function pollBody(row: EscalationRow): EscalationPollBody {
   return {
