@@ -66,3 +66,51 @@ test('notification reads wait their turn in the same slots however full the queu
   await expect(Promise.all(inTurn)).resolves.toEqual([1, 2]);
   expect(started).toEqual(['snapshot', 'notification 1', 'notification 2']);
 });
+
+test('shared reads: the same key waiting for a slot is one read; once it started, the next caller gets a read of its own', async () => {
+  const queue = new ReadQueue(1, 10);
+  const blocker = gate();
+  const holding = queue.run(() => blocker.promise);
+  let reads = 0;
+  const read = (value: string) => async () => {
+    reads += 1;
+    return `${value} ${reads}`;
+  };
+  const alice = [queue.runShared('alice', read('alice')), queue.runShared('alice', read('alice'))];
+  const bob = queue.runShared('bob', read('bob'));
+  blocker.open();
+  await holding;
+  await expect(Promise.all(alice)).resolves.toEqual(['alice 1', 'alice 1']);
+  await expect(bob).resolves.toBe('bob 2');
+  // Started and done: the same key reads again.
+  await expect(queue.runShared('alice', read('alice'))).resolves.toBe('alice 3');
+
+  // Joined only while waiting: a caller arriving after the read started queues its own.
+  const slow = gate();
+  const started = queue.runShared('carol', async () => {
+    await slow.promise;
+    return 'carol first';
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  const later = queue.runShared('carol', async () => 'carol second');
+  slow.open();
+  await expect(started).resolves.toBe('carol first');
+  await expect(later).resolves.toBe('carol second');
+});
+
+test('shared reads refused with the queue full are refused to every joiner, and free the key', async () => {
+  const queue = new ReadQueue(1, 1);
+  const blocker = gate();
+  const holding = queue.run(() => blocker.promise);
+  const waiting = queue.run(async () => 'queued');
+  const refused = [
+    queue.runShared('dave', async () => 'never'),
+    queue.runShared('dave', async () => 'never'),
+  ];
+  for (const joiner of refused)
+    await expect(joiner).rejects.toMatchObject({ extensions: { code: 'SERVICE_UNAVAILABLE' } });
+  blocker.open();
+  await holding;
+  await expect(waiting).resolves.toBe('queued');
+  await expect(queue.runShared('dave', async () => 'read')).resolves.toBe('read');
+});

@@ -44,6 +44,7 @@ import {
 import { EscalationRouter } from './escalationRouting';
 import type { Fanout } from './fanout';
 import { ReadQueue } from './readQueue';
+import { principalOf } from './socketSessions';
 
 export type SubscriptionEvent =
   | { topic: 'catalogChanged'; event: CatalogChangeEvent }
@@ -150,6 +151,8 @@ function escalationUpdatedField(
 export class SubscriptionFeeds {
   readonly reads: ReadQueue;
   readonly execute: GatewayExecutor | undefined;
+  /** execute() shared by identical reads waiting together (the same actor, query and variables). */
+  readonly executeShared: GatewayExecutor | undefined;
   readonly anchors: AnchorReads | undefined;
   readonly escalations: EscalationRouter | undefined;
 
@@ -162,6 +165,13 @@ export class SubscriptionFeeds {
     this.reads = reads;
     this.execute =
       execute && ((actor, query, variables) => reads.run(() => execute(actor, query, variables)));
+    this.executeShared =
+      execute &&
+      ((actor, query, variables) => {
+        const key = readKey(actor, query, variables);
+        const read = () => execute(actor, query, variables);
+        return key === null ? reads.run(read) : reads.runShared(key, read);
+      });
     this.anchors = this.execute && new AnchorReads(this.execute);
     this.escalations =
       execute &&
@@ -184,6 +194,16 @@ export class SubscriptionFeeds {
   resync(now: Date): void {
     publishResync(this.fanout, now);
   }
+}
+
+/**
+ * Who reads what: one signed-in principal's identical reads are one, whichever socket asks (the
+ * principal of socketSessions: an owner, one consumer session's policy, the admins). A caller with
+ * no principal never shares.
+ */
+function readKey(actor: Actor, query: string, variables: Record<string, unknown>): string | null {
+  const principal = principalOf(actor);
+  return principal === null ? null : `${principal}\n${query}\n${JSON.stringify(variables)}`;
 }
 
 /** The schema over new feeds (`execute` reads current state; without it, no reads are served). */
@@ -213,7 +233,7 @@ export function subscriptionSchema(feeds: SubscriptionFeeds): GraphQLSchema {
       name: 'Subscription',
       fields: {
         catalogChanged: catalogChangedField(fanout),
-        escalationUpdated: escalationUpdatedField(fanout, feeds.execute),
+        escalationUpdated: escalationUpdatedField(fanout, feeds.executeShared),
         anchorUpdated: anchorUpdatedField(fanout, feeds.anchors) as SubscriptionField<{
           receiptId: string;
         }>,

@@ -26,6 +26,8 @@ const LIMITS = {
 };
 const ESCALATIONS =
   'subscription ($policyId: ID) { escalationUpdated(policyId: $policyId) { pollRef state policyId } }';
+const ONE_ESCALATION =
+  'subscription ($pollRef: ID) { escalationUpdated(pollRef: $pollRef) { pollRef state policyId } }';
 const CATALOG = 'subscription { catalogChanged { kind id } }';
 
 const owner = privateKeyToAccount(generatePrivateKey());
@@ -198,22 +200,40 @@ describe('one owner cannot starve everyone (item 9)', () => {
     });
   });
 
-  it('reads wait in a bounded queue: with the table locked, 2 run, 16 wait, 2 are refused at once, and the pool serves everyone else', async () => {
+  it('reads wait in a bounded queue: with the table locked, 2 run, 16 wait, the next are refused at once; the same read asked again while it waits is that read, and takes no place; the pool serves everyone else', async () => {
+    // 20 escalations of a policy of its own, so that each subscription (by pollRef) is a read of its own.
+    const crowded = await createEscalatingPolicy(stack, owner.address.toLowerCase());
+    const pollRefs: string[] = [];
+    for (let index = 0; index < 20; index += 1) {
+      const answer = await preflight(stack, crowded, escalatingIntent(crowded, nowMs()));
+      pollRefs.push(answer.escalation.pollRef as string);
+    }
+    const listening = (): number => stack.stack.gateway.fanout.listenerCount('escalationUpdated');
     const locker = await stack.db.adminPool.connect();
-    const socket = openClient(stack.wsUrl, bearer(ownerToken));
+    const first = openClient(stack.wsUrl, bearer(ownerToken));
+    const second = openClient(stack.wsUrl, bearer(ownerToken));
+    const one = (socket: typeof first, pollRef: string) =>
+      record(socket.client, ONE_ESCALATION, { pollRef });
     try {
       await whileProbingHealth(async () => {
         await locker.query('BEGIN');
         await locker.query('LOCK TABLE policy.escalations IN ACCESS EXCLUSIVE MODE');
-        await socket.connected;
-        const subscriptions = Array.from({ length: 20 }, () =>
-          record(socket.client, ESCALATIONS, { policyId: policy.policyId }),
-        );
+        await first.connected;
+        await second.connected;
+        const before = listening();
+        // One socket's messages are read one per turn, in order: 2 reads run, 14 wait; 2 more
+        // asking for the 10th escalation join its waiting read; 2 more wait, and the queue is full.
+        const distinct = pollRefs.slice(0, 16).map((pollRef) => one(first, pollRef));
+        const again = [1, 2].map(() => one(first, pollRefs[9]));
+        const last = pollRefs.slice(16, 18).map((pollRef) => one(first, pollRef));
+        await until(() => listening() === before + 20, 'the first socket subscribed 20 times');
+        const refused = pollRefs.slice(18).map((pollRef) => one(second, pollRef));
+        const everyone = [...distinct, ...again, ...last, ...refused];
         await until(
-          () => subscriptions.filter((subscription) => subscription.errors.length > 0).length === 2,
+          () => everyone.filter((subscription) => subscription.errors.length > 0).length === 2,
           'two reads were refused',
         );
-        expect(subscriptions.flatMap((subscription) => codesOf(subscription.errors))).toEqual([
+        expect(refused.flatMap((subscription) => codesOf(subscription.errors))).toEqual([
           'SERVICE_UNAVAILABLE',
           'SERVICE_UNAVAILABLE',
         ]);
@@ -224,16 +244,22 @@ describe('one owner cannot starve everyone (item 9)', () => {
         );
         expect(catalog.body.data.provider.maturity).toBe('VERIFIED');
         await locker.query('COMMIT');
+        const answered = [...distinct, ...again, ...last];
         await until(
-          () =>
-            subscriptions.filter((subscription) => subscription.data.length === 2).length === 18,
+          () => answered.every((subscription) => subscription.data.length === 1),
           'the queued reads were answered',
         );
+        const refOf = (subscription: (typeof answered)[number]) =>
+          subscription.data[0].escalationUpdated.pollRef;
+        expect([...distinct, ...last].map(refOf)).toEqual(pollRefs.slice(0, 18));
+        expect(again.map(refOf)).toEqual([pollRefs[9], pollRefs[9]]);
+        expect(answered.flatMap((subscription) => subscription.errors)).toEqual([]);
       });
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined);
       locker.release();
-      await socket.dispose();
+      await first.dispose();
+      await second.dispose();
     }
   });
 
