@@ -253,12 +253,13 @@ async function drive(
     second,
     halfway,
     health: opening,
-  } = await openInHalves(child, wsUrl, owners, fanout, prober);
+  } = await profiled('open', () => openInHalves(child, wsUrl, owners, fanout, prober));
   health.open = opening;
   health.idle = await prober.beside(() => new Promise((resolve) => setTimeout(resolve, 2_000)));
   const fire = fireCommand(stack.gateway.url, databaseUrl, owners, escalationsPerOwner);
   let fired!: Run['fired'];
-  // BENCH_CPU_PROFILE=<folder>: the server's main thread while the events flow (events.cpuprofile).
+  // BENCH_CPU_PROFILE=<folder>: the server's main thread while the sockets open (open.cpuprofile)
+  // and while the events flow (events.cpuprofile).
   health.events = await prober.beside(async () => {
     fired = await profiled('events', () => ask(child, fire, 'fired'));
   });
