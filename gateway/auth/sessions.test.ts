@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, webcrypto } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader } from 'jose';
 import { AppError } from '../../core/errors';
 import { Authenticator, adminTokenVerifier } from './credentials';
@@ -188,6 +188,40 @@ describe('session bearers', () => {
       address: ADDRESS,
     });
     await sessionInvalid(() => authenticator.authenticate('Bearer something-else'));
+  });
+
+  it('verify a token’s signature once: presented again it is accepted without one, yet refused once it expires, and a twin with another signature is still refused', async () => {
+    const clock = clockAt(T0);
+    const verify = sessionVerifier(SECRET, clock.now);
+    const issued = await sessionIssuer(
+      SECRET,
+      clock.now,
+    )({ address: ADDRESS, policyId: POLICY_ID, expiresAt: new Date(T0.getTime() + 60_000) });
+    const signatures = jest.spyOn(webcrypto.subtle, 'verify');
+    try {
+      const actor = { kind: 'consumer', address: ADDRESS, policyId: POLICY_ID };
+      expect(await verify(issued.accessToken)).toEqual(actor);
+      expect(signatures).toHaveBeenCalledTimes(1);
+      for (let again = 0; again < 5; again += 1)
+        expect(await verify(issued.accessToken)).toEqual(actor);
+      expect(signatures).toHaveBeenCalledTimes(1);
+      // The same header and claims under another signature is another token: verified, refused.
+      const [header, payload] = issued.accessToken.split('.');
+      const twin = `${header}.${payload}.${createHmac('sha256', randomBytes(32)).update(`${header}.${payload}`).digest('base64url')}`;
+      expect(await sessionInvalid(() => verify(twin))).toMatch(/not one this service issued/);
+      expect(signatures).toHaveBeenCalledTimes(2);
+      // Remembered, and still bound to the clock.
+      clock.advance(60_000);
+      expect(await sessionInvalid(() => verify(issued.accessToken))).toMatch(/expired/);
+      expect(signatures).toHaveBeenCalledTimes(2);
+      // A verifier with another secret (a restart after rotation) remembers nothing.
+      clock.advance(-60_000);
+      expect(
+        await sessionInvalid(() => sessionVerifier(randomBytes(32), clock.now)(issued.accessToken)),
+      ).toMatch(/not one this service issued/);
+    } finally {
+      signatures.mockRestore();
+    }
   });
 
   it('refuse to run with a short secret', () => {
