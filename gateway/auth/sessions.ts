@@ -210,7 +210,7 @@ class VerifiedTokens {
   add(digest: string, payload: JWTPayload): void {
     if (this.payloads.size >= VERIFIED_TOKENS_KEPT)
       this.payloads.delete(this.payloads.keys().next().value as string);
-    this.payloads.set(digest, Object.freeze({ ...payload }));
+    this.payloads.set(digest, Object.freeze(payload));
   }
 
   forget(digest: string): void {

@@ -224,24 +224,22 @@ CREATE FUNCTION policy.notify_escalation_updated() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  whose json := json_build_object(
+  whose jsonb := jsonb_build_object(
     'pollRef', NEW.poll_ref, 'policyId', NEW.policy_id::text, 'owner', NEW.owner, 'state', NEW.state);
   payload text;
 BEGIN
-  payload := json_build_object(
-    'pollRef', NEW.poll_ref, 'policyId', NEW.policy_id::text, 'owner', NEW.owner, 'state', NEW.state,
-    'update', json_build_object(
-      'pollRef', NEW.poll_ref,
-      'state', NEW.state,
-      'intentHash', NEW.intent_hash,
-      'policyId', NEW.policy_id::text,
-      'decision', NEW.decision,
-      'amountAtomic', NEW.amount::text,
-      'recipient', NEW.recipient,
-      'createdAt', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'expiresAt', to_char(NEW.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'resolvedAt', to_char(NEW.resolved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'resolvedVia', NEW.resolved_via))::text;
+  payload := (whose || jsonb_build_object('update', jsonb_build_object(
+    'pollRef', NEW.poll_ref,
+    'state', NEW.state,
+    'intentHash', NEW.intent_hash,
+    'policyId', NEW.policy_id::text,
+    'decision', NEW.decision,
+    'amountAtomic', NEW.amount::text,
+    'recipient', NEW.recipient,
+    'createdAt', to_char(NEW.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'expiresAt', to_char(NEW.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'resolvedAt', to_char(NEW.resolved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'resolvedVia', NEW.resolved_via)))::text;
   IF octet_length(payload) > 7000 THEN
     payload := whose::text;
   END IF;
