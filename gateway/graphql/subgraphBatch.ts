@@ -1,9 +1,10 @@
 // Coalesces the gateway's concurrent calls to one subgraph into one HTTP request: operations
 // queued while the event loop handles one round of I/O leave together as `{"operations": [...]}`
-// (each with its own signed actor and correlation id) and come back as `{"answers": [...]}` in
-// order (subgraphs/kit/operationHttp.ts). Under load that is one round trip, one parse and one
-// wake-up of each process for every preflight in flight instead of one each; a lone operation
-// still goes as a plain GraphQL-over-HTTP request. The queue is bounded (SUBGRAPH_BATCH_MAX).
+// (each with its own signed actor and correlation id) and each comes back on its own as soon as
+// the subgraph has it (subgraphs/kit/operationHttp.ts): one round trip, one parse and one wake-up
+// of each process for every preflight in flight instead of one each, and no operation waiting
+// for the slowest of its batch. A lone operation still goes as a plain GraphQL-over-HTTP request.
+// The queue is bounded (SUBGRAPH_BATCH_MAX).
 
 /** Most operations per batched request (the subgraph accepts up to 64). */
 export const SUBGRAPH_BATCH_MAX = 32;
@@ -33,7 +34,9 @@ interface Waiting {
 
 /**
  * A queue per subgraph: `submit` resolves with that operation's answer. `sendOne` sends a lone
- * operation the plain way; `sendMany` sends several and resolves with their answers in order.
+ * operation the plain way; `sendMany` sends several, hands each answer to `answer` (by the
+ * operation's index) as it arrives and settles when the request ends. An operation still without
+ * an answer then fails: with the request's error, or because the subgraph never answered it.
  */
 export class SubgraphBatcher {
   private queue: Waiting[] = [];
@@ -41,7 +44,10 @@ export class SubgraphBatcher {
 
   constructor(
     private readonly sendOne: (operation: BatchedOperation) => Promise<BatchedAnswer>,
-    private readonly sendMany: (operations: BatchedOperation[]) => Promise<BatchedAnswer[]>,
+    private readonly sendMany: (
+      operations: BatchedOperation[],
+      answer: (index: number, answer: BatchedAnswer) => void,
+    ) => Promise<void>,
   ) {}
 
   submit(operation: BatchedOperation): Promise<BatchedAnswer> {
@@ -64,18 +70,21 @@ export class SubgraphBatcher {
       this.sendOne(waiting[0].operation).then(waiting[0].resolve, waiting[0].reject);
       return;
     }
-    this.sendMany(waiting.map((entry) => entry.operation)).then(
-      (answers) => {
-        if (answers.length !== waiting.length) {
-          const error = new Error(`batch of ${waiting.length} answered with ${answers.length}`);
-          for (const entry of waiting) entry.reject(error);
-          return;
-        }
-        waiting.forEach((entry, index) => entry.resolve(answers[index]));
-      },
-      (error: unknown) => {
-        for (const entry of waiting) entry.reject(error);
-      },
-    );
+    const unanswered = new Set(waiting.keys());
+    const answer = (index: number, batched: BatchedAnswer) => {
+      if (!unanswered.delete(index)) return; // answered twice: the first answer stands
+      waiting[index].resolve(batched);
+    };
+    const failRest = (error: unknown) => {
+      for (const index of unanswered) waiting[index].reject(error);
+      unanswered.clear();
+    };
+    this.sendMany(
+      waiting.map((entry) => entry.operation),
+      answer,
+    ).then(() => {
+      if (unanswered.size > 0)
+        failRest(new Error(`batch of ${waiting.length} left ${unanswered.size} unanswered`));
+    }, failRest);
   }
 }

@@ -26,6 +26,8 @@ let url: string;
 const seen: Seen[] = [];
 const known = new Map<string, string>();
 let answer: { status: number; body: string } | null = null;
+/** When set, a batch that accepts lines is answered by this (the request's operations, the response). */
+let lines: ((operations: Operation[], response: http.ServerResponse) => void) | null = null;
 
 /** As Apollo Server answers: the query by its hash once it has seen the text, else not found. */
 function echo(operation: Operation): Record<string, unknown> {
@@ -50,6 +52,12 @@ beforeAll(async () => {
         response.end(answer.body);
         return;
       }
+      if (body.operations !== undefined && lines !== null) {
+        expect(request.headers.accept).toContain('application/x-ndjson');
+        response.setHeader('content-type', 'application/x-ndjson; charset=utf-8');
+        lines(body.operations, response);
+        return;
+      }
       if (body.operations !== undefined) {
         const answers = body.operations.map((operation) => ({
           status: 200,
@@ -72,6 +80,7 @@ afterAll(async () => {
 beforeEach(() => {
   seen.length = 0;
   answer = null;
+  lines = null;
 });
 
 function options(
@@ -173,6 +182,80 @@ it('fails every operation of a batch the subgraph refuses as a whole', async () 
     for (const failure of failures) {
       expect(failure).toBeInstanceOf(GraphQLError);
       expect((failure as GraphQLError).extensions).toMatchObject({ response: { status: 400 } });
+    }
+  } finally {
+    await client.close();
+  }
+});
+
+/** The line a subgraph writes for the operation at `index`. */
+function line(operations: Operation[], index: number): string {
+  return `${JSON.stringify({ index, status: 200, result: { ...echo(operations[index]), actor: operations[index].actor } })}\n`;
+}
+
+it('resolves each operation of a batch when its own answer line arrives, in whatever order, not when the batch ends', async () => {
+  const client = createSubgraphClient();
+  let finish!: () => void;
+  try {
+    const source = client.dataSource(url);
+    const query = '{ streamed }';
+    await source.process(options(query)); // the subgraph learns the query text
+    seen.length = 0;
+    lines = (operations, response) => {
+      response.write(line(operations, 2));
+      // The first line split across two writes, the third's newline in the second.
+      const first = line(operations, 0);
+      response.write(first.slice(0, 7));
+      setTimeout(() => response.write(first.slice(7)), 20);
+      finish = () => response.end(line(operations, 1));
+    };
+    const pending = ['actor-a', 'actor-b', 'actor-c'].map((actor) =>
+      source.process(options(query, actor)),
+    );
+    expect(await pending[2]).toEqual({ data: { echo: query }, actor: 'actor-c' });
+    expect(await pending[0]).toEqual({ data: { echo: query }, actor: 'actor-a' });
+    // Both answered while the request is still open: the second's line has not been written.
+    let secondSettled = false;
+    void pending[1].finally(() => (secondSettled = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(secondSettled).toBe(false);
+    finish();
+    expect(await pending[1]).toEqual({ data: { echo: query }, actor: 'actor-b' });
+    expect(seen).toHaveLength(1); // the three left as one request
+  } finally {
+    await client.close();
+  }
+});
+
+it('fails an operation the subgraph leaves unanswered, and after a malformed line every one not yet answered', async () => {
+  const client = createSubgraphClient();
+  try {
+    const source = client.dataSource(url);
+    const query = '{ partly }';
+    await source.process(options(query));
+    lines = (operations, response) => response.end(line(operations, 1));
+    const [left, answered] = await Promise.all(
+      ['actor-a', 'actor-b'].map((actor) =>
+        source.process(options(query, actor)).catch((error: unknown) => error),
+      ),
+    );
+    expect(answered).toEqual({ data: { echo: query }, actor: 'actor-b' });
+    expect(left).toBeInstanceOf(Error);
+    expect((left as Error).message).toMatch(/left 1 unanswered/);
+
+    for (const malformed of ['not json', '{"index":7,"status":200}', '{"index":0}']) {
+      lines = (operations, response) => {
+        response.write(line(operations, 0));
+        response.end(`${malformed}\n${line(operations, 1)}`);
+      };
+      const [first, second] = await Promise.all(
+        ['actor-a', 'actor-b'].map((actor) =>
+          source.process(options(query, actor)).catch((error: unknown) => error),
+        ),
+      );
+      expect(first).toEqual({ data: { echo: query }, actor: 'actor-a' });
+      expect(second).toBeInstanceOf(SubgraphTransportError);
+      expect((second as Error).message).toMatch(/malformed answer line/);
     }
   } finally {
     await client.close();

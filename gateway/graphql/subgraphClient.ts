@@ -38,16 +38,31 @@ interface SubgraphReply {
   body: Buffer;
 }
 
-/** One POST through the agent, the whole body buffered (the agent caps its size). */
+/** The media type of a batch answered line by line (subgraphs/kit/operationHttp.ts). */
+const NDJSON = 'application/x-ndjson';
+const NEWLINE = 0x0a;
+
+/**
+ * One POST through the agent, the whole body buffered (the agent caps its size). With `onLine`, a
+ * 2xx answer of type application/x-ndjson is not buffered: each complete line goes to `onLine` as
+ * it arrives (a line that throws aborts the request with that error) and the reply's body is empty.
+ */
 function post(
   agent: Dispatcher,
   url: URL,
   headers: Record<string, string>,
   body: string,
+  onLine?: (line: Buffer) => void,
 ): Promise<SubgraphReply> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let reply: Omit<SubgraphReply, 'body'> = { status: 0, statusText: '', headers: {} };
+    let lines: ((chunk: Buffer) => void) | null = null;
+    let failed = false;
+    const fail = (error: Error) => {
+      failed = true;
+      reject(error);
+    };
     agent.dispatch(
       { origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body },
       {
@@ -55,22 +70,56 @@ function post(
         onRequestStart() {},
         onResponseStart(_controller, status, responseHeaders, statusText) {
           reply = { status, statusText: statusText ?? '', headers: responseHeaders };
+          const type = headerOf(reply, 'content-type') ?? '';
+          if (onLine && status >= 200 && status < 300 && type.startsWith(NDJSON))
+            lines = lineSplitter(onLine);
         },
-        onResponseData(_controller, chunk) {
-          chunks.push(chunk);
+        onResponseData(controller, chunk) {
+          if (lines === null) return void chunks.push(chunk);
+          try {
+            lines(chunk);
+          } catch (error) {
+            controller.abort(error as Error);
+          }
         },
         onResponseEnd() {
+          if (lines !== null) {
+            try {
+              lines(Buffer.from([NEWLINE])); // a last line without its newline is a line too
+            } catch (error) {
+              return fail(error as Error);
+            }
+          }
           resolve({ ...reply, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
         },
         onResponseError(_controller, error) {
-          reject(new SubgraphTransportError(`subgraph ${url.origin}: ${error.message}`));
+          if (!failed)
+            fail(
+              error instanceof SubgraphTransportError
+                ? error
+                : new SubgraphTransportError(`subgraph ${url.origin}: ${error.message}`),
+            );
         },
       },
     );
   });
 }
 
-function headerOf(reply: SubgraphReply, name: string): string | undefined {
+/** Feeds chunks, hands on each complete non-empty line (a newline never occurs inside UTF-8). */
+function lineSplitter(onLine: (line: Buffer) => void): (chunk: Buffer) => void {
+  let pending: Buffer | null = null;
+  return (chunk) => {
+    let data = pending === null ? chunk : Buffer.concat([pending, chunk]);
+    pending = null;
+    for (let end = data.indexOf(NEWLINE); end !== -1; end = data.indexOf(NEWLINE)) {
+      if (end > 0) onLine(data.subarray(0, end));
+      data = data.subarray(end + 1);
+    }
+    if (data.length > 0) pending = data;
+  };
+}
+
+function headerOf(reply: Pick<SubgraphReply, 'headers'>, name: string): string | undefined {
   const value = reply.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
@@ -185,7 +234,7 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     this.url = new URL(url);
     this.batcher = new SubgraphBatcher(
       async (operation) => toBatched(await this.sendOne(operation)),
-      (operations) => this.sendMany(operations),
+      (operations, answer) => this.sendMany(operations, answer),
     );
   }
 
@@ -250,18 +299,47 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     return answerOfReply(await post(this.agent, this.url, headers, JSON.stringify(request)));
   }
 
-  /** Several operations in one request; a failure of the request itself fails each of them. */
-  private async sendMany(operations: BatchedOperation[]): Promise<BatchedAnswer[]> {
+  /**
+   * Several operations in one request, each answer handed to `answer` as its line arrives; an
+   * older subgraph's `{"answers": [...]}` is handed on in order once it is whole. A failure of the
+   * request itself rejects (the batcher fails each operation not yet answered).
+   */
+  private async sendMany(
+    operations: BatchedOperation[],
+    answer: (index: number, batched: BatchedAnswer) => void,
+  ): Promise<void> {
     const body = JSON.stringify({ operations });
-    const answer = answerOfReply(
-      await post(this.agent, this.url, { 'content-type': 'application/json' }, body),
-    );
-    if (answer.status < 200 || answer.status >= 300) throw errorOf(this.url, answer);
-    const answers = (answer.body as { answers?: unknown } | null)?.answers;
-    if (!Array.isArray(answers))
+    const headers = { 'content-type': 'application/json', accept: `${NDJSON}, application/json` };
+    const reply = await post(this.agent, this.url, headers, body, (line) => {
+      const entry = parseLine(line, operations.length);
+      if (entry === null)
+        throw new SubgraphTransportError(`subgraph ${this.url.origin}: a malformed answer line`);
+      answer(entry.index, entry);
+    });
+    const type = headerOf(reply, 'content-type') ?? '';
+    if (reply.status >= 200 && reply.status < 300 && type.startsWith(NDJSON)) return;
+    const whole = answerOfReply(reply);
+    if (whole.status < 200 || whole.status >= 300) throw errorOf(this.url, whole);
+    const answers = (whole.body as { answers?: unknown } | null)?.answers;
+    if (!Array.isArray(answers) || answers.length !== operations.length)
       throw new SubgraphTransportError(`subgraph ${this.url.origin}: no answers`);
-    return answers as BatchedAnswer[];
+    answers.forEach((batched, index) => answer(index, batched as BatchedAnswer));
   }
+}
+
+/** One answer line `{index, status, headers?, result}`, or null when it is not one. */
+function parseLine(line: Buffer, count: number): (BatchedAnswer & { index: number }) | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  const { index, status } = value as { index?: unknown; status?: unknown };
+  if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= count) return null;
+  if (!Number.isInteger(status)) return null;
+  return value as BatchedAnswer & { index: number };
 }
 
 /** A plain answer in the batch's shape (the batcher hands both kinds back the same way). */

@@ -4,9 +4,12 @@
 // Apollo's pipeline with its persisted queries and document cache) and written as JSON once. It
 // skips express, body-parser, ETags and Apollo's HTTP layer, which cost more than the operation.
 // The gateway may also send several operations in one request, `{"operations": [...]}`, each with
-// its own signed actor and correlation id (header values in the body), answered `{"answers": [...]}`
-// in order, each `{status, headers, result}` as a single request would have been answered: one
-// round trip and one wake-up for every preflight in flight instead of one each.
+// its own signed actor and correlation id (header values in the body), each answered
+// `{status, headers, result}` as a single request would have been: one round trip and one wake-up
+// for every preflight in flight instead of one each. A caller that accepts `application/x-ndjson`
+// (the gateway's client) gets each answer as a line `{index, status, headers?, result}` the moment
+// it is ready, in the order they finish, so no operation waits for the slowest of its batch;
+// any other caller gets `{"answers": [...]}` in order once all are done.
 // Any other request (GET, another media type or path) is left to the express app (see http.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApolloServer } from '@apollo/server';
@@ -23,6 +26,7 @@ import {
 import type { SubgraphContext } from './types';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const NDJSON = 'application/x-ndjson';
 
 /** Whether this request is the hot path's: POST to exactly `path` with a JSON media type. */
 export function isJsonPost(req: IncomingMessage, path: string): boolean {
@@ -183,19 +187,61 @@ async function answerEntry(
   }
 }
 
+/** An answer as the batch carries it: the headers only when there are any. */
+function wireOf({ status, headers, result }: OperationAnswer): Record<string, unknown> {
+  return headers.length === 0 ? { status, result } : { status, headers, result };
+}
+
+/** Whether the caller reads a batch's answers as lines, each as soon as it is ready. */
+function acceptsLines(req: IncomingMessage): boolean {
+  const accept = headerValue(req, 'accept');
+  return accept !== undefined && accept.toLowerCase().includes(NDJSON);
+}
+
+/**
+ * Each answer written as its line when its operation finishes. Lines finishing in the same turn of
+ * the event loop leave in one write (corked until the turn ends).
+ */
+async function streamAnswers(
+  server: ApolloServer<SubgraphContext>,
+  res: ServerResponse,
+  entries: BatchEntry[],
+): Promise<void> {
+  res.statusCode = 200;
+  res.setHeader('content-type', `${NDJSON}; charset=utf-8`);
+  let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    res.uncork();
+  };
+  await Promise.all(
+    entries.map(async (entry, index) => {
+      const line = JSON.stringify({ index, ...wireOf(await answerEntry(server, entry)) });
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
+      res.write(`${line}\n`);
+    }),
+  );
+  uncork();
+  res.end();
+}
+
 /** Every operation of a batch at once (so the subgraph's own batching sees them together). */
 async function answerBatch(
   server: ApolloServer<SubgraphContext>,
+  req: IncomingMessage,
   res: ServerResponse,
   operations: unknown,
 ): Promise<void> {
   const entries = batchOf(operations);
   if (typeof entries === 'string') return sendBadRequest(res, entries);
+  if (acceptsLines(req)) return streamAnswers(server, res, entries);
   const answers = await Promise.all(entries.map((entry) => answerEntry(server, entry)));
-  const wire = answers.map(({ status, headers, result }) =>
-    headers.length === 0 ? { status, result } : { status, headers, result },
-  );
-  send(res, 200, JSON.stringify({ answers: wire }));
+  send(res, 200, JSON.stringify({ answers: answers.map(wireOf) }));
 }
 
 function isBatch(body: unknown): body is { operations: unknown } {
@@ -217,7 +263,7 @@ export function operationHandler(
       } catch {
         return sendTransportError(res, 'BODY_NOT_JSON');
       }
-      if (isBatch(body)) return await answerBatch(server, res, body.operations);
+      if (isBatch(body)) return await answerBatch(server, req, res, body.operations);
       // As Apollo's HTTP layer: the caller is verified before the body's shape is judged.
       const caller = verifyCaller(server, {
         actorHeader: headerValue(req, ACTOR_HEADER),

@@ -19,6 +19,14 @@ import type { SubgraphContext, SubgraphModule } from './types';
 const SECRET = randomBytes(32);
 const SECRET_MARKER = 'hunter2-connection-string';
 
+/** What kitWaitsForGate waits for; a test replaces it and calls `open`. */
+let gate = { opened: Promise.resolve(), open: () => undefined as void };
+function closedGate(): typeof gate {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
 @ObjectType()
 class KitProbe {
   @Field()
@@ -57,6 +65,13 @@ class KitProbeResolver {
       registry: ctx.chains?.funding.policyRegistry ?? null,
       paidRoute: ctx.paidRoute ?? null,
     };
+  }
+
+  /** Answers only once the test opens `gate` (an operation that is slow on purpose). */
+  @Query(() => String)
+  async kitWaitsForGate(): Promise<string> {
+    await gate.opened;
+    return 'through';
   }
 
   @Query(() => String)
@@ -338,6 +353,53 @@ describe('operations the gateway batches into one request', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.result.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(anonymous.result.data.kitProbe.actorKind).toBe('anonymous');
+  });
+
+  test('a caller that accepts lines gets each answer as its operation finishes, never held behind a slower one', async () => {
+    gate = closedGate();
+    const actor = signActor({ kind: 'admin' }, SECRET);
+    const response = await fetch(http.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({
+        operations: [
+          { query: '{ kitWaitsForGate }', actor },
+          { query: PROBE, actor, correlationId: 'cor_00000000000000c2' },
+          { query: '{ kitProbe { nope } }' },
+        ],
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    const reader = response.body!.getReader();
+    let buffered = '';
+    const nextLine = async (): Promise<any> => {
+      for (;;) {
+        const end = buffered.indexOf('\n');
+        if (end !== -1) {
+          const line = buffered.slice(0, end);
+          buffered = buffered.slice(end + 1);
+          return JSON.parse(line);
+        }
+        const { done, value } = await reader.read();
+        if (done) return null;
+        buffered += Buffer.from(value).toString('utf8');
+      }
+    };
+    // The probe and the invalid operation are answered while the first still waits for its gate.
+    const early = [await nextLine(), await nextLine()].sort((a, b) => a.index - b.index);
+    expect(early[0]).toMatchObject({ index: 1, status: 200 });
+    expect(early[0].result.data.kitProbe).toMatchObject({
+      actorKind: 'admin',
+      correlationId: 'cor_00000000000000c2',
+    });
+    expect(early[1]).toMatchObject({ index: 2, status: 400 });
+    expect(early[1].result.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    gate.open();
+    const last = await nextLine();
+    expect(last).toMatchObject({ index: 0, status: 200 });
+    expect(last.result).toEqual({ data: { kitWaitsForGate: 'through' } });
+    expect(await nextLine()).toBeNull();
   });
 
   test('a batch that is empty, too long or not a list is refused whole as REQUEST_INVALID', async () => {
