@@ -57,7 +57,7 @@ async function memory(): Promise<Memory> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const usage = process.memoryUsage();
-  return { rss: usage.rss, heap: usage.heapUsed + usage.external };
+  return { rss: usage.rss, heap: usage.heapUsed + usage.external, committed: usage.heapTotal };
 }
 
 interface Owner {
@@ -194,6 +194,8 @@ async function openInHalves(
       'every live subscription is counted',
     );
   });
+  // Every socket open, before any event: the same state as the halfway reading.
+  const allOpen = await memory();
   const opened: Run['opened'] = {
     type: 'opened',
     acknowledged: first.acknowledged + second.acknowledged,
@@ -204,7 +206,7 @@ async function openInHalves(
     latenciesMs: [...firstHealth.latenciesMs, ...secondHealth.latenciesMs],
     failures: firstHealth.failures + secondHealth.failures,
   };
-  return { opened, second, halfway, health };
+  return { opened, second, halfway, allOpen, health };
 }
 
 /** One escalating preflight per owner and round, for the child to send (4 at a time). */
@@ -252,6 +254,7 @@ async function drive(
     opened,
     second,
     halfway,
+    allOpen,
     health: opening,
   } = await profiled('open', () => openInHalves(child, wsUrl, owners, fanout, prober));
   health.open = opening;
@@ -263,7 +266,7 @@ async function drive(
   health.events = await prober.beside(async () => {
     fired = await profiled('events', () => ask(child, fire, 'fired'));
   });
-  // Read after the events, with the sockets idle again.
+  // Read right after the events, with the sockets idle again.
   const open = await memory();
   // EVENTS_HEAP_SNAPSHOT=<file>: where an idle socket's memory goes, for a heap profiler.
   if (process.env.EVENTS_HEAP_SNAPSHOT) writeHeapSnapshot(process.env.EVENTS_HEAP_SNAPSHOT);
@@ -282,6 +285,7 @@ async function drive(
     fired,
     before,
     halfway,
+    allOpen,
     open,
     closed,
     health,
