@@ -120,10 +120,9 @@ export async function loadHistory(
   // Months-old history has long been vacuumed (hint bits set, visibility map current); measuring
   // right after the load would time the first vacuum of fresh pages instead of the tables' size.
   await pool.query('VACUUM (ANALYZE) intent.decisions, ledger.groups, ledger.entries');
-  // Likewise its pages have long been written out: without a checkpoint here the server is still
-  // flushing the load's gigabytes of dirty pages (spread over checkpoint_completion_target of
-  // checkpoint_timeout) while the commits are timed, and the first change to each page after that
-  // checkpoint writes the whole page to the WAL.
+  // Likewise its pages have long been written out: without a checkpoint here the server may still
+  // be flushing the load's dirty pages (a checkpoint spreads its writes over most of
+  // checkpoint_timeout) while the commits are timed. (Here it had little left: 1 s.)
   const checkpoint = Date.now();
   await pool.query('CHECKPOINT');
   progress('checkpoint', 0, (Date.now() - checkpoint) / 1000);
