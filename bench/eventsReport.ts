@@ -42,12 +42,11 @@ export interface Run {
 }
 
 const kb = (bytes: number): string => (bytes / 1024).toFixed(1);
+const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 
 const out = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
-
-const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 
 /**
  * Memory per idle socket, judged by the larger of two figures that each leave out the process's

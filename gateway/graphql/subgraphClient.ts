@@ -36,6 +36,8 @@ interface SubgraphReply {
   statusText: string;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
+  /** Whether the body went to `onLine` line by line instead (post's `onLine`); it is then empty. */
+  streamed: boolean;
 }
 
 /** The media type of a batch answered line by line (subgraphs/kit/operationHttp.ts). */
@@ -45,7 +47,7 @@ const NEWLINE = 0x0a;
 /**
  * One POST through the agent, the whole body buffered (the agent caps its size). With `onLine`, a
  * 2xx answer of type application/x-ndjson is not buffered: each complete line goes to `onLine` as
- * it arrives (a line that throws aborts the request with that error) and the reply's body is empty.
+ * it arrives (a line that throws aborts the request with that error) and the reply says `streamed`.
  */
 function post(
   agent: Dispatcher,
@@ -56,7 +58,11 @@ function post(
 ): Promise<SubgraphReply> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let reply: Omit<SubgraphReply, 'body'> = { status: 0, statusText: '', headers: {} };
+    let reply: Omit<SubgraphReply, 'body' | 'streamed'> = {
+      status: 0,
+      statusText: '',
+      headers: {},
+    };
     let lines: ((chunk: Buffer) => void) | null = null;
     let failed = false;
     const fail = (error: Error) => {
@@ -90,7 +96,8 @@ function post(
               return fail(error as Error);
             }
           }
-          resolve({ ...reply, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) });
+          const whole = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+          resolve({ ...reply, body: whole, streamed: lines !== null });
         },
         onResponseError(_controller, error) {
           if (!failed)
@@ -316,8 +323,7 @@ class HttpSubgraphDataSource implements GraphQLDataSource<GatewayContext> {
         throw new SubgraphTransportError(`subgraph ${this.url.origin}: a malformed answer line`);
       answer(entry.index, entry);
     });
-    const type = headerOf(reply, 'content-type') ?? '';
-    if (reply.status >= 200 && reply.status < 300 && type.startsWith(NDJSON)) return;
+    if (reply.streamed) return;
     const whole = answerOfReply(reply);
     if (whole.status < 200 || whole.status >= 300) throw errorOf(this.url, whole);
     const answers = (whole.body as { answers?: unknown } | null)?.answers;
