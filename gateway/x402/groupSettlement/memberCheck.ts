@@ -13,7 +13,8 @@
 // added there would need its check here too.)
 import { authorizationTypes, eip3009ABI } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { type Address, getAddress, hashTypedData, type Hex, parseSignature } from 'viem';
+import { type Address, getAddress, type Hex, parseSignature } from 'viem';
+import { hashTypedDataFast } from '../../../platform/chain/eip712';
 import { recoverSigner } from '../../../platform/chain/secp256k1';
 import type { GroupAuthorization } from '../../../platform/chain/settlementContract';
 
@@ -76,7 +77,7 @@ export class MemberCheck {
     if (typeof name !== 'string' || typeof version !== 'string' || !name || !version) return false;
     if (payload.accepted.network !== requirements.network) return false;
     if (requirements.network !== `eip155:${this.chainId}`) return false;
-    const digest = hashTypedData({
+    const digest = hashTypedDataFast({
       types: authorizationTypes,
       primaryType: 'TransferWithAuthorization',
       domain: {

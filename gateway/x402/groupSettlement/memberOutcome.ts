@@ -13,7 +13,10 @@
 // - unsent (provably never handed to the node): nothing moved and nothing can; the claim is freed
 //   and the payer presents the same payment again (`unsent`).
 import type { Address, Hex, TransactionReceipt } from 'viem';
-import { authorizationTransfersInReceipt } from '../../../platform/chain/eip3009Facts';
+import {
+  type AuthorizationTransfer,
+  authorizationTransfersInReceipt,
+} from '../../../platform/chain/eip3009Facts';
 import {
   type GroupAttempt,
   type GroupSendOutcome,
@@ -56,13 +59,35 @@ export function memberSettlements(
   members: readonly GroupMember[],
   addresses: GroupAddresses,
 ): Settlement[] {
-  return members.map((member) => memberSettlement(outcome, member, addresses));
+  // A mined group's receipt is read once for all its members, not once per member.
+  const facts = outcome.kind === 'mined' ? receiptFacts(outcome.receipt, addresses) : null;
+  return members.map((member) => memberSettlement(outcome, facts, member));
+}
+
+/** A mined group receipt's token uses and the contract's attempts, by `payer:nonce` (lower case). */
+interface ReceiptFacts {
+  readonly uses: ReadonlyMap<string, AuthorizationTransfer>;
+  readonly attempts: ReadonlyMap<string, GroupAttempt>;
+}
+
+function receiptFacts(receipt: TransactionReceipt, addresses: GroupAddresses): ReceiptFacts {
+  const uses = new Map<string, AuthorizationTransfer>();
+  for (const used of authorizationTransfersInReceipt(receipt, addresses.token)) {
+    const key = `${used.authorizer}:${used.nonce}`;
+    if (!uses.has(key)) uses.set(key, used);
+  }
+  const attempts = new Map<string, GroupAttempt>();
+  for (const tried of groupAttemptsInReceipt(receipt, addresses.contract)) {
+    const key = `${tried.authorizer}:${tried.nonce}`;
+    if (!attempts.has(key)) attempts.set(key, tried);
+  }
+  return { uses, attempts };
 }
 
 function memberSettlement(
   outcome: GroupSendOutcome,
+  facts: ReceiptFacts | null,
   member: GroupMember,
-  addresses: GroupAddresses,
 ): Settlement {
   const base = {
     network: member.network as Settlement['network'],
@@ -95,23 +120,20 @@ function memberSettlement(
         broadcast: true,
       };
     case 'mined':
-      return minedSettlement(outcome.receipt, outcome.txHash, member, addresses, base);
+      return minedSettlement(facts!, outcome.txHash, member, base);
   }
 }
 
 function minedSettlement(
-  receipt: TransactionReceipt,
+  facts: ReceiptFacts,
   txHash: Hex,
   member: GroupMember,
-  addresses: GroupAddresses,
   base: Pick<Settlement, 'network' | 'payer'>,
 ): Settlement {
   const auth = member.authorization;
   const payer = auth.from.toLowerCase();
-  const nonce = auth.nonce.toLowerCase();
-  const use = authorizationTransfersInReceipt(receipt, addresses.token).find(
-    (used) => used.authorizer === payer && used.nonce === nonce,
-  );
+  const key = `${payer}:${auth.nonce.toLowerCase()}`;
+  const use = facts.uses.get(key);
   if (use) {
     const paysUs =
       use.transfer.from === payer &&
@@ -128,10 +150,7 @@ function minedSettlement(
       broadcast: true,
     };
   }
-  const attempt = groupAttemptsInReceipt(receipt, addresses.contract).find(
-    (tried) => tried.authorizer === payer && tried.nonce === nonce,
-  );
-  const reason = refusalReason(attempt);
+  const reason = refusalReason(facts.attempts.get(key));
   if (PERMANENT_REFUSALS.has(reason))
     return { ...base, success: false, errorReason: reason, transaction: '', broadcast: false };
   // Nothing of it moved here, but the signed authorization may still move money: the chain decides.
