@@ -9,8 +9,25 @@ import type { RestResult } from '../rest/types';
 import { PAYMENT_RESPONSE_HEADER } from './protocol';
 import type { SettlementRail } from './rail';
 
+/**
+ * The settled payment behind each paid answer withReceipt made, for the receipt extension: it signs
+ * from this record instead of reading it back from the database by transaction and payer.
+ */
+const paymentsOfAnswers = new WeakMap<RestResult, ServicePayment>();
+
+/** The settled payment a paid answer carries (withReceipt), or undefined for any other result. */
+export function settledPaymentOf(result: RestResult): ServicePayment | undefined {
+  return paymentsOfAnswers.get(result);
+}
+
 /** The answer with PAYMENT-RESPONSE naming the transaction that paid. */
 export function withReceipt(result: RestResult, payment: ServicePayment): RestResult {
+  const answer = withReceiptHeader(result, payment);
+  if (payment.settledAt !== null) paymentsOfAnswers.set(answer, payment);
+  return answer;
+}
+
+function withReceiptHeader(result: RestResult, payment: ServicePayment): RestResult {
   const receipt: SettleResponse = {
     success: true,
     transaction: payment.txHash ?? '',

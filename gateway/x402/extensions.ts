@@ -29,6 +29,7 @@ import type { Pool } from 'pg';
 import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
 import { isPriced, type RestResult, type RouteDefinition } from '../rest/types';
 import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from './protocol';
+import { settledPaymentOf } from './answers';
 
 /** The bazaar extension's key (the package exports it as a facilitator extension object). */
 
@@ -37,6 +38,13 @@ import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER }
  * a group settlement); served by the index service_payments_tx_payer (ledger migration 0009), so
  * its cost does not grow with the number of payments.
  */
+interface SettledRow {
+  settled_at: Date;
+  amount: string;
+  pay_to: string;
+  asset: string;
+}
+
 export const SETTLED_PAYMENT_OF_TRANSACTION = `SELECT settled_at, amount::text, pay_to, asset FROM ledger.service_payments
   WHERE tx_hash = $1 AND payer = $2 AND settled_at IS NOT NULL`;
 
@@ -184,6 +192,35 @@ export class X402Extensions {
     };
   }
 
+  /**
+   * The settlement a receipt states: the record the paywall answered with, or (an answer made
+   * elsewhere) read by transaction and payer.
+   */
+  private async settledRow(
+    result: RestResult,
+    transaction: string,
+    payer: string,
+    db: Pool,
+  ): Promise<SettledRow | undefined> {
+    const payment = settledPaymentOf(result);
+    if (
+      payment?.settledAt &&
+      payment.txHash === transaction.toLowerCase() &&
+      payment.payer === payer.toLowerCase()
+    )
+      return {
+        settled_at: payment.settledAt,
+        amount: payment.amountAtomic.toString(),
+        pay_to: payment.payTo,
+        asset: payment.asset,
+      };
+    const paid = await db.query<SettledRow>(SETTLED_PAYMENT_OF_TRANSACTION, [
+      transaction.toLowerCase(),
+      payer.toLowerCase(),
+    ]);
+    return paid.rows[0];
+  }
+
   private async withReceipt(
     resourceUrl: string,
     result: RestResult,
@@ -192,16 +229,7 @@ export class X402Extensions {
     const settlement = decodePaymentResponseHeader(header);
     const { signer, db } = this.options;
     if (!signer || !db || !settlement.success || !settlement.payer) return result;
-    const paid = await db.query<{
-      settled_at: Date;
-      amount: string;
-      pay_to: string;
-      asset: string;
-    }>(SETTLED_PAYMENT_OF_TRANSACTION, [
-      settlement.transaction.toLowerCase(),
-      settlement.payer.toLowerCase(),
-    ]);
-    const row = paid.rows[0];
+    const row = await this.settledRow(result, settlement.transaction, settlement.payer, db);
     if (!row) return result;
     const issuedAt = Math.floor(row.settled_at.getTime() / 1000);
     const receipt: ReceiptPayload = {

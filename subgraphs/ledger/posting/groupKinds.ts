@@ -41,9 +41,9 @@ export interface ServiceFeeInput extends GroupContext {
 }
 
 /** SERVICE_FEE: an x402 call fee settled to the fee receiver. Dr TREASURY:fee-receiver / Cr FEE_REVENUE:<route>. */
-export function postServiceFee(db: Db, input: ServiceFeeInput): Promise<string> {
+export function serviceFeeGroup(input: ServiceFeeInput): PostGroupInput {
   const fee = positive('feeAtomic', input.feeAtomic);
-  return postGroup(db, {
+  return {
     kind: 'SERVICE_FEE',
     asset: input.asset,
     entries: [
@@ -51,7 +51,12 @@ export function postServiceFee(db: Db, input: ServiceFeeInput): Promise<string> 
       { account: accountId('FEE_REVENUE', input.asset, input.route), amountAtomic: -fee },
     ],
     ...context(input),
-  });
+  };
+}
+
+/** Posts one SERVICE_FEE group (serviceFeeGroup). */
+export function postServiceFee(db: Db, input: ServiceFeeInput): Promise<string> {
+  return postGroup(db, serviceFeeGroup(input));
 }
 
 export interface FundingInput extends GroupContext {

@@ -5,8 +5,9 @@
 // hold the rules the database enforces). Chain access and the protocol live in gateway/x402.
 import type { Pool, PoolClient } from 'pg';
 import { accountId, FEE_RECEIVER_REF } from '../accounts/names';
-import { postServiceFee } from '../posting/groupKinds';
-import { postGroup, reverseGroup } from '../posting/writes';
+import { TurnBatch } from '../../../platform/turnBatch';
+import { serviceFeeGroup } from '../posting/groupKinds';
+import { postGroup, postGroups, reverseGroup } from '../posting/writes';
 import { recordFundingPending } from './funding';
 import { inLedgerTransaction } from './transaction';
 import {
@@ -51,21 +52,55 @@ async function lockIn(
 /**
  * The chain confirmed the Transfer of a claimed payment: SERVICE_FEE (Dr TREASURY:fee-receiver / Cr
  * FEE_REVENUE:<route>) and SETTLED, in one transaction. The lease stays: the caller runs the call.
+ * Calls on the same pool in the same event-loop turn (the members of one settlement group) are
+ * booked in one transaction: their fee groups in one ledger.post_groups, their rows in one UPDATE.
+ * If that transaction fails, each is booked alone, so each gets the answer or error it would have.
  */
 export function recordSettled(
   pool: Pool,
   payment: ServicePayment,
   txHash: string,
 ): Promise<ServicePayment> {
-  return inLedgerTransaction(pool, async (client) => {
-    const asset = ledgerAsset(payment);
-    const feeGroupId = await postServiceFee(client, {
-      asset,
-      feeAtomic: payment.amountAtomic,
-      route: feeStreamOf(payment.route),
-      idempotencyKey: `x402:fee:${payment.paymentId}`,
-      memo: `x402 ${payment.route} paid by ${payment.payer} in ${txHash}`,
+  let batch = settledBatches.get(pool);
+  if (!batch) {
+    batch = new TurnBatch<SettledFee, ServicePayment>({
+      alone: (item) => recordSettledAlone(pool, item),
+      together: (items) => recordSettledTogether(pool, items),
+      maxSize: MAX_SETTLED_PER_TRANSACTION,
     });
+    settledBatches.set(pool, batch);
+  }
+  return batch.add({ payment, txHash });
+}
+
+interface SettledFee {
+  readonly payment: ServicePayment;
+  readonly txHash: string;
+}
+
+/** Most fees booked in one transaction (a settlement group is at most 64 by default). */
+export const MAX_SETTLED_PER_TRANSACTION = 256;
+const settledBatches = new WeakMap<Pool, TurnBatch<SettledFee, ServicePayment>>();
+
+/** The batches of recordSettled on `pool` (for tests and benches): how many went together. */
+export function settledBookingStats(pool: Pool): TurnBatch<unknown, unknown>['stats'] | null {
+  return settledBatches.get(pool)?.stats ?? null;
+}
+
+function serviceFeeOf({ payment, txHash }: SettledFee) {
+  return serviceFeeGroup({
+    asset: ledgerAsset(payment),
+    feeAtomic: payment.amountAtomic,
+    route: feeStreamOf(payment.route),
+    idempotencyKey: `x402:fee:${payment.paymentId}`,
+    memo: `x402 ${payment.route} paid by ${payment.payer} in ${txHash}`,
+  });
+}
+
+function recordSettledAlone(pool: Pool, item: SettledFee): Promise<ServicePayment> {
+  const { payment, txHash } = item;
+  return inLedgerTransaction(pool, async (client) => {
+    const feeGroupId = await postGroup(client, serviceFeeOf(item));
     const updated = await update(
       client,
       `UPDATE ledger.service_payments SET state = 'SETTLED', tx_hash = $2, fee_group_id = $3, settled_at = now()
@@ -75,6 +110,33 @@ export function recordSettled(
     if (!updated)
       throw new Error(`service payment ${payment.paymentId} left SETTLING while being settled`);
     return updated;
+  });
+}
+
+/** Two or more settled fees in one transaction; throws (and keeps nothing) unless every one is booked. */
+function recordSettledTogether(
+  pool: Pool,
+  items: readonly SettledFee[],
+): Promise<ServicePayment[]> {
+  return inLedgerTransaction(pool, async (client) => {
+    const feeGroupIds = await postGroups(client, items.map(serviceFeeOf));
+    const result = await client.query<Row>(
+      `UPDATE ledger.service_payments p
+          SET state = 'SETTLED', tx_hash = t.tx_hash, fee_group_id = t.fee_group_id, settled_at = now()
+         FROM unnest($1::text[], $2::text[], $3::text[]) AS t(payment_id, tx_hash, fee_group_id)
+        WHERE p.payment_id = t.payment_id AND p.state = 'SETTLING'
+        RETURNING p.*`,
+      [
+        items.map((item) => item.payment.paymentId),
+        items.map((item) => item.txHash.toLowerCase()),
+        feeGroupIds,
+      ],
+    );
+    const byId = new Map(result.rows.map((row) => [row.payment_id, fromRow(row)]));
+    const booked = items.map((item) => byId.get(item.payment.paymentId));
+    if (byId.size !== items.length || booked.some((payment) => payment === undefined))
+      throw new Error('a payment of the batch left SETTLING while being settled');
+    return booked as ServicePayment[];
   });
 }
 

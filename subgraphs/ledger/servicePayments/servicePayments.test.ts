@@ -6,7 +6,13 @@ import type { TestDatabase } from '../../../platform/db/testDb';
 import { accountId, FEE_RECEIVER_REF, FLOAT_REF } from '../accounts/names';
 import { accountBalance } from '../accounts/reads';
 import { postGroup } from '../posting/writes';
-import { recordConfirmed, recordFailed, recordPending, recordSettled } from './bookings';
+import {
+  recordConfirmed,
+  recordFailed,
+  recordPending,
+  recordSettled,
+  settledBookingStats,
+} from './bookings';
 import { listUnresolved } from './reads';
 import { type PaymentClaim, feeStreamOf } from './record';
 import { claimPayment, recordAnswer, releaseClaim, takeLapsedLease } from './writes';
@@ -98,6 +104,88 @@ describe('money states', () => {
       answerBody: { ok: true, tool: 'ping_service' },
     });
     expect(await recordAnswer(db.pool, payment.paymentId, 200, { again: true })).toBeNull();
+  });
+
+  it('fees settled in the same turn (one settlement group) are booked in one transaction, each with its own SERVICE_FEE; their answers in one statement', async () => {
+    const before = await accountBalance(db.pool, treasury);
+    const payments = await Promise.all(
+      [1, 2, 3, 4, 5].map(async (n) => {
+        const { payment } = await claimPayment(
+          db.pool,
+          claimFor({ amountAtomic: BigInt(n) * 1_000n }),
+          30_000,
+        );
+        return payment;
+      }),
+    );
+    const statsBefore = { ...settledBookingStats(db.pool) };
+    const settled = await Promise.all(
+      payments.map((payment) => recordSettled(db.pool, payment, TX(77))),
+    );
+    expect(settled.map((payment) => payment.paymentId)).toEqual(payments.map((p) => p.paymentId));
+    expect(
+      settled.every((payment) => payment.state === 'SETTLED' && payment.txHash === TX(77)),
+    ).toBe(true);
+    expect(settledBookingStats(db.pool)!.together).toBe((statsBefore.together ?? 0) + 1);
+    // One transaction: every row and every fee group carries the same transaction id.
+    const ids = payments.map((payment) => payment.paymentId);
+    const rows = await db.pool.query<{ xmin: string; amount: string; fee: string }>(
+      `SELECT p.xmin::text AS xmin, p.amount::text AS amount, g.xmin::text AS group_xmin,
+              (SELECT sum(e.amount)::text FROM ledger.entries e WHERE e.group_id = g.group_id AND e.amount > 0) AS fee
+         FROM ledger.service_payments p JOIN ledger.groups g ON g.group_id = p.fee_group_id
+        WHERE p.payment_id = ANY($1)`,
+      [ids],
+    );
+    expect(rows.rows).toHaveLength(5);
+    expect(new Set(rows.rows.map((row) => row.xmin)).size).toBe(1);
+    expect(rows.rows.every((row) => row.fee === row.amount)).toBe(true);
+    expect(new Set(settled.map((payment) => payment.feeGroupId)).size).toBe(5);
+    expect(await accountBalance(db.pool, treasury)).toBe(before + 15_000n);
+
+    const answered = await Promise.all(
+      settled.map((payment, index) => recordAnswer(db.pool, payment.paymentId, 200, { n: index })),
+    );
+    expect(answered.map((payment) => payment?.answerBody)).toEqual(
+      [0, 1, 2, 3, 4].map((n) => ({ n })),
+    );
+    const answeredRows = await db.pool.query<{ xmin: string }>(
+      `SELECT xmin::text AS xmin FROM ledger.service_payments WHERE payment_id = ANY($1) AND state = 'ANSWERED'`,
+      [ids],
+    );
+    expect(answeredRows.rows).toHaveLength(5);
+    expect(new Set(answeredRows.rows.map((row) => row.xmin)).size).toBe(1);
+    // Answered already: null, in a batch as alone.
+    expect(
+      await Promise.all(ids.slice(0, 2).map((id) => recordAnswer(db.pool, id, 200, {}))),
+    ).toEqual([null, null]);
+  });
+
+  it('one payment of a batch that left SETTLING fails alone, with its own error; the others are booked once', async () => {
+    const before = await accountBalance(db.pool, treasury);
+    const payments = await Promise.all(
+      [1, 2, 3].map(async () => (await claimPayment(db.pool, claimFor(), 30_000)).payment),
+    );
+    await recordSettled(db.pool, payments[1]!, TX(78));
+    const statsBefore = { ...settledBookingStats(db.pool)! };
+    const outcomes = await Promise.allSettled(
+      payments.map((payment) => recordSettled(db.pool, payment, TX(78))),
+    );
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe(
+      `service payment ${payments[1]!.paymentId} left SETTLING while being settled`,
+    );
+    // The shared transaction was refused whole and each was booked alone.
+    expect(settledBookingStats(db.pool)!.retriedAlone).toBe(statsBefore.retriedAlone + 3);
+    expect(await accountBalance(db.pool, treasury)).toBe(before + 30_000n);
+    const kept = await db.pool.query<{ tx_hash: string }>(
+      `SELECT tx_hash FROM ledger.service_payments WHERE payment_id = $1`,
+      [payments[1]!.paymentId],
+    );
+    expect(kept.rows[0]!.tx_hash).toBe(TX(78));
   });
 
   it('pending then confirmed: SUSPENSE holds the fee, then clears into TREASURY:fee-receiver', async () => {

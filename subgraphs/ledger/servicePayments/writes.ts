@@ -2,7 +2,9 @@
 // authorization), lease takeover and release, forgetting a claim that never reached the chain,
 // and keeping the call's answer for replays. The database's triggers refuse illegal changes.
 import { newServicePaymentId } from '../../../core/canon/ids';
+import type { Pool } from 'pg';
 import type { Db } from '../../../platform/db';
+import { TurnBatch } from '../../../platform/turnBatch';
 import { findPayment } from './reads';
 import {
   type ClaimOutcome,
@@ -114,18 +116,63 @@ export async function releaseLease(db: Db, paymentId: string): Promise<void> {
   );
 }
 
-/** The paid call answered: keep the answer for every later presentation of the same payment. */
-export async function recordAnswer(
-  db: Db,
+/**
+ * The paid call answered: keep the answer for every later presentation of the same payment; null
+ * when the record is not SETTLED (already answered, or moved on). Answers recorded on the same pool
+ * in the same event-loop turn share one UPDATE; should it fail, each is recorded alone.
+ */
+export function recordAnswer(
+  pool: Pool,
   paymentId: string,
   status: number,
   body: unknown,
 ): Promise<ServicePayment | null> {
-  const result = await db.query<Row>(
-    `UPDATE ledger.service_payments
-        SET state = 'ANSWERED', answer_status = $2, answer_body = $3::json, answered_at = now(), lease_until = NULL
-      WHERE payment_id = $1 AND state = 'SETTLED' RETURNING *`,
-    [paymentId, status, JSON.stringify(body ?? null)],
+  let batch = answerBatches.get(pool);
+  if (!batch) {
+    batch = new TurnBatch<Answer, ServicePayment | null>({
+      alone: (answer) => recordAnswers(pool, [answer]).then((rows) => rows[0]!),
+      together: (answers) => recordAnswers(pool, answers),
+      maxSize: MAX_ANSWERS_PER_STATEMENT,
+    });
+    answerBatches.set(pool, batch);
+  }
+  return batch.add({ paymentId, status, body: JSON.stringify(body ?? null) });
+}
+
+interface Answer {
+  readonly paymentId: string;
+  readonly status: number;
+  /** The answer body as JSON text. */
+  readonly body: string;
+}
+
+const MAX_ANSWERS_PER_STATEMENT = 256;
+const answerBatches = new WeakMap<Pool, TurnBatch<Answer, ServicePayment | null>>();
+
+/** One UPDATE for every answer; each gets its updated record, or null where it was not SETTLED. */
+async function recordAnswers(
+  db: Db,
+  answers: readonly Answer[],
+): Promise<Array<ServicePayment | null>> {
+  // The same payment twice in one batch: the first answer is recorded, the second finds it ANSWERED.
+  const first = answers.filter(
+    (answer, index) => answers.findIndex((other) => other.paymentId === answer.paymentId) === index,
   );
-  return result.rows[0] ? fromRow(result.rows[0]) : null;
+  const result = await db.query<Row>(
+    `UPDATE ledger.service_payments p
+        SET state = 'ANSWERED', answer_status = t.status, answer_body = t.body::json,
+            answered_at = now(), lease_until = NULL
+       FROM unnest($1::text[], $2::integer[], $3::text[]) AS t(payment_id, status, body)
+      WHERE p.payment_id = t.payment_id AND p.state = 'SETTLED'
+      RETURNING p.*`,
+    [
+      first.map((answer) => answer.paymentId),
+      first.map((answer) => answer.status),
+      first.map((answer) => answer.body),
+    ],
+  );
+  const byId = new Map(result.rows.map((row) => [row.payment_id, fromRow(row)]));
+  return answers.map((answer) =>
+    first.includes(answer) ? (byId.get(answer.paymentId) ?? null) : null,
+  );
 }
