@@ -113,6 +113,122 @@ describe('gateway.take_rate_tokens', () => {
   });
 });
 
+/** gateway.take_rate_tokens_each at `nowMs`: each check's wait (0 when admitted), in order. */
+async function takeEachAt(
+  checks: Array<Array<{ key: string; limit: BucketLimit }>>,
+  nowMs: number,
+): Promise<number[]> {
+  const pairs = checks.flatMap((charges, index) =>
+    charges.map((charge) => ({ ...charge, no: index + 1 })),
+  );
+  const result = await db.pool.query<{ check_no: number; granted: boolean; wait_ms: string }>(
+    'SELECT check_no, granted, wait_ms FROM gateway.take_rate_tokens_each($1::integer[], $2::text[], $3::bigint[], $4::bigint[], $5)',
+    [
+      pairs.map((pair) => pair.no),
+      pairs.map((pair) => pair.key),
+      pairs.map((pair) => capacityUnits(pair.limit)),
+      pairs.map((pair) => pair.limit.perMinute),
+      nowMs,
+    ],
+  );
+  expect(result.rows.map((row) => row.check_no)).toEqual(checks.map((_, index) => index + 1));
+  return result.rows.map((row) => (row.granted ? 0 : Number(row.wait_ms)));
+}
+
+describe('gateway.take_rate_tokens_each', () => {
+  let run = 0;
+
+  it('answers each check of a batch exactly as the pure maths taking them one by one, batch after batch (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(limitArb, { minLength: 4, maxLength: 4 }),
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: -50, max: 4_000 }),
+            checks: fc.array(fc.subarray([0, 1, 2, 3], { minLength: 1 }), {
+              minLength: 1,
+              maxLength: 12,
+            }),
+          }),
+          { minLength: 1, maxLength: 15 },
+        ),
+        async (limits, batches) => {
+          run += 1;
+          const keys = limits.map((_, index) => `each:${run}:${index}`);
+          const levels: Array<BucketLevel | undefined> = limits.map(() => undefined);
+          let now = 1_800_000_000_000;
+          for (const batch of batches) {
+            now += batch.gap;
+            const expected = batch.checks.map((charged) => {
+              const outcome = takeTokens(
+                charged.map((index) => ({ limit: limits[index]!, level: levels[index] })),
+                1,
+                now,
+              );
+              if (outcome.granted > 0)
+                charged.forEach((index, position) => (levels[index] = outcome.levels[position]));
+              return outcome.granted > 0 ? 0 : outcome.retryAfterMs;
+            });
+            const answer = await takeEachAt(
+              batch.checks.map((charged) =>
+                charged.map((index) => ({ key: keys[index]!, limit: limits[index]! })),
+              ),
+              now,
+            );
+            expect(answer).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('refuses empty input, a bucket twice in one check, and checks out of order', async () => {
+    const limit = { perMinute: 1, burst: 1 };
+    const call = (checks: number[], buckets: string[]) =>
+      db.pool.query(
+        'SELECT * FROM gateway.take_rate_tokens_each($1::integer[], $2::text[], $3::bigint[], $4::bigint[])',
+        [
+          checks,
+          buckets,
+          buckets.map(() => capacityUnits(limit)),
+          buckets.map(() => limit.perMinute),
+        ],
+      );
+    await expect(call([], [])).rejects.toThrow(/numbered 1..n/);
+    await expect(call([1, 1], ['dup', 'dup'])).rejects.toThrow(/distinct buckets/);
+    await expect(call([2], ['a'])).rejects.toThrow(/numbered 1..n/);
+    await expect(call([1, 3], ['a', 'b'])).rejects.toThrow(/numbered 1..n/);
+    await expect(call([1, 2, 1], ['a', 'b', 'c'])).rejects.toThrow(/numbered 1..n/);
+    // The same bucket in two checks is how a batch shares a bucket: allowed.
+    await expect(call([1, 2], ['shared', 'shared'])).resolves.toMatchObject({ rowCount: 2 });
+  });
+});
+
+describe('the PostgreSQL store', () => {
+  it('sends checks that arrive while a call is in flight in one call, whatever their buckets', async () => {
+    const store = new PostgresRateLimitStore(db.pool, false, () => undefined);
+    try {
+      const limit = { perMinute: 1, burst: 40 };
+      const waits = await Promise.all(
+        Array.from({ length: 50 }, (_, index) =>
+          store.take([
+            { key: `payer:${index}`, limit: { perMinute: 1, burst: 5 } },
+            { key: 'paid-ip:shared', limit },
+          ]),
+        ),
+      );
+      // The first goes at once; the 49 that arrive meanwhile go together in the next call.
+      expect(store.stats).toEqual({ calls: 2, checks: 50 });
+      // The shared bucket admits its burst, in arrival order.
+      expect(waits.slice(0, 40).every((wait) => wait === 0)).toBe(true);
+      expect(waits.slice(40).every((wait) => wait > 0)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe.each([
   ['PostgreSQL', () => new PostgresRateLimitStore(db.pool, false, () => undefined)],
   ['memory', () => new MemoryRateLimitStore()],

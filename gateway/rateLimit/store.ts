@@ -1,7 +1,8 @@
-// Where bucket levels live. PostgreSQL (the default): one table every gateway replica shares, one
-// function call per check (gateway.take_rate_tokens), on a small pool of its own so a busy service
-// pool never delays the check; checks on the same buckets that arrive while one is in flight go
-// together in the next call, so a hot bucket costs one round trip per batch, not one per request.
+// Where bucket levels live. PostgreSQL (the default): one table every gateway replica shares, on a
+// small pool of its own so a busy service pool never delays a check. Checks go as group commits
+// do: one call (gateway.take_rate_tokens_each) in flight at a time, and every check that arrives
+// meanwhile, whatever its buckets, goes in the next one, each decided exactly as if alone in
+// arrival order; so a busy gateway pays one round trip per batch of requests, not one per request.
 // Memory (RATE_LIMIT_STORE=memory): per-process buckets, for a single replica and for tests of the
 // maths; each replica then admits its own full rate.
 import type { Pool } from 'pg';
@@ -26,20 +27,14 @@ export const SWEEP_INTERVAL_MS = 60_000;
 export const STORE_POOL_SIZE = 4;
 
 const TAKE_STATEMENT =
-  'SELECT granted, wait_ms FROM gateway.take_rate_tokens($1::text[], $2::bigint[], $3::bigint[], $4::integer)';
+  'SELECT check_no, granted, wait_ms FROM gateway.take_rate_tokens_each($1::integer[], $2::text[], $3::bigint[], $4::bigint[])';
 /** Most checks sent in one call. */
 export const MAX_CHECKS_PER_CALL = 1_000;
 
 interface PendingCheck {
+  readonly charges: readonly BucketCharge[];
   readonly resolve: (waitMs: number) => void;
   readonly reject: (error: unknown) => void;
-}
-
-/** The checks of one set of buckets: at most one call in flight, the rest waiting for the next. */
-interface BucketSetQueue {
-  readonly charges: readonly BucketCharge[];
-  readonly waiting: PendingCheck[];
-  inFlight: boolean;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -83,7 +78,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
 export class PostgresRateLimitStore implements RateLimitStore {
   private readonly timer: NodeJS.Timeout;
-  private readonly queues = new Map<string, BucketSetQueue>();
+  private waiting: PendingCheck[] = [];
+  private inFlight = false;
+  /** Calls made and checks they carried (for tests and benches). */
+  readonly stats = { calls: 0, checks: 0 };
 
   constructor(
     private readonly pool: Pool,
@@ -97,54 +95,56 @@ export class PostgresRateLimitStore implements RateLimitStore {
   }
 
   take(charges: readonly BucketCharge[]): Promise<number> {
-    const key = JSON.stringify(charges);
-    let queue = this.queues.get(key);
-    if (queue === undefined) {
-      queue = { charges, waiting: [], inFlight: false };
-      this.queues.set(key, queue);
-    }
     const settled = new Promise<number>((resolve, reject) =>
-      queue.waiting.push({ resolve, reject }),
+      this.waiting.push({ charges, resolve, reject }),
     );
-    this.flush(key, queue);
+    this.flush();
     return settled;
   }
 
-  /** Sends the waiting checks of one bucket set as one call, unless one is in flight already. */
-  private flush(key: string, queue: BucketSetQueue): void {
-    if (queue.inFlight) return;
-    if (queue.waiting.length === 0) {
-      this.queues.delete(key);
-      return;
-    }
-    const batch = queue.waiting.splice(0, MAX_CHECKS_PER_CALL);
-    queue.inFlight = true;
-    this.call(queue.charges, batch.length)
+  /** Sends the waiting checks as one call, unless one is in flight already (it sends them when done). */
+  private flush(): void {
+    if (this.inFlight || this.waiting.length === 0) return;
+    const batch = this.waiting.splice(0, MAX_CHECKS_PER_CALL);
+    this.inFlight = true;
+    this.call(batch)
       .then(
-        ({ granted, waitMs }) =>
-          batch.forEach((check, index) => check.resolve(index < granted ? 0 : waitMs)),
+        (waits) => batch.forEach((check, index) => check.resolve(waits[index]!)),
         (error: unknown) => batch.forEach((check) => check.reject(error)),
       )
       .finally(() => {
-        queue.inFlight = false;
-        this.flush(key, queue);
+        this.inFlight = false;
+        this.flush();
       });
   }
 
-  private async call(
-    charges: readonly BucketCharge[],
-    count: number,
-  ): Promise<{ granted: number; waitMs: number }> {
-    const result = await this.pool.query<{ granted: number; wait_ms: string }>({
-      text: TAKE_STATEMENT,
-      values: [
-        charges.map((charge) => charge.key),
-        charges.map((charge) => capacityUnits(charge.limit)),
-        charges.map((charge) => charge.limit.perMinute),
-        count,
-      ],
+  /** One call for every check of the batch: each one's wait (0 when admitted), in order. */
+  private async call(batch: readonly PendingCheck[]): Promise<number[]> {
+    const checks: number[] = [];
+    const buckets: string[] = [];
+    const capacities: number[] = [];
+    const refills: number[] = [];
+    batch.forEach((check, index) => {
+      for (const charge of check.charges) {
+        checks.push(index + 1);
+        buckets.push(charge.key);
+        capacities.push(capacityUnits(charge.limit));
+        refills.push(charge.limit.perMinute);
+      }
     });
-    return { granted: result.rows[0]!.granted, waitMs: Number(result.rows[0]!.wait_ms) };
+    this.stats.calls += 1;
+    this.stats.checks += batch.length;
+    const result = await this.pool.query<{ check_no: number; granted: boolean; wait_ms: string }>({
+      text: TAKE_STATEMENT,
+      values: [checks, buckets, capacities, refills],
+    });
+    const waits = new Array<number>(batch.length);
+    for (const row of result.rows) waits[row.check_no - 1] = row.granted ? 0 : Number(row.wait_ms);
+    if (result.rows.length !== batch.length || waits.some((wait) => wait === undefined))
+      throw new Error(
+        `take_rate_tokens_each answered ${result.rows.length} of ${batch.length} checks`,
+      );
+    return waits;
   }
 
   async close(): Promise<void> {
