@@ -33,6 +33,7 @@ import {
   chainMark,
   countRpcRequests,
   databaseBackendsCpuMs,
+  HTTP_REQUESTS,
   relayerSpend,
   rpcBetween,
 } from './x402Chain';
@@ -250,8 +251,12 @@ function printPaidLines(results: readonly Result[]): void {
     const paid = results.find((r) => r.clients === clients && r.name === 'paid')!;
     const chain = paid.chain!;
     const calls = Math.max(chain.okCalls, 1);
-    const rpcTotal = [...chain.rpc.values()].reduce((sum, n) => sum + n, 0);
+    const httpRequests = chain.rpc.get(HTTP_REQUESTS) ?? 0;
+    const rpcTotal = [...chain.rpc.entries()]
+      .filter(([method]) => method !== HTTP_REQUESTS)
+      .reduce((sum, [, n]) => sum + n, 0);
     const methods = [...chain.rpc.entries()]
+      .filter(([method]) => method !== HTTP_REQUESTS)
       .sort((a, b) => b[1] - a[1])
       .map(([method, n]) => `${method} ${(n / calls).toFixed(2)}`)
       .join(', ');
@@ -260,7 +265,8 @@ function printPaidLines(results: readonly Result[]): void {
         `p99 ${paid.p99Ms.toFixed(1)} ms, paid/free ${(paid.perSecond / free.perSecond).toFixed(3)}; ` +
         `${chain.okCalls} paid calls (warm-up included): ${chain.transactions} relayer transactions ` +
         `(${(chain.transactions / calls).toFixed(2)} per call), gas per paid call ${chain.gasUsed / BigInt(calls)}, ` +
-        `${(rpcTotal / calls).toFixed(1)} JSON-RPC requests per paid call (${methods}); ` +
+        `${(rpcTotal / calls).toFixed(1)} JSON-RPC requests per paid call (${methods}) ` +
+        `in ${(httpRequests / calls).toFixed(1)} HTTP requests; ` +
         `${paid.presigned} authorizations signed before the clock, ${paid.signedInClock} inside it\n`,
     );
   }

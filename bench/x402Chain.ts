@@ -8,14 +8,20 @@ import type { ChainPublicClient } from '../platform/chain/clients';
 import { processCpuMs } from './cpuTime';
 
 /** JSON-RPC requests to `rpcUrl` sent through this process's fetch from now on, by method. */
+/** The key under which countRpcRequests counts HTTP requests, beside the JSON-RPC methods. */
+export const HTTP_REQUESTS = '(http)';
+
 export function countRpcRequests(rpcUrl: string): () => Map<string, number> {
   const counts = new Map<string, number>();
   const original = globalThis.fetch;
   globalThis.fetch = (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url.startsWith(rpcUrl) && typeof init?.body === 'string')
+    if (url.startsWith(rpcUrl) && typeof init?.body === 'string') {
+      // HTTP requests apart from the JSON-RPC requests they carry (a batch carries several).
+      counts.set(HTTP_REQUESTS, (counts.get(HTTP_REQUESTS) ?? 0) + 1);
       for (const match of init.body.matchAll(/"method":"([^"]+)"/g))
         counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
+    }
     return original(input, init);
   };
   return () => new Map(counts);

@@ -8,7 +8,7 @@ import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import type { Settlement } from './settlement';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
-import { type Address, type Hex, type TransactionReceipt, getAddress } from 'viem';
+import { type Address, type Hex, type TransactionReceipt, getAddress, isAddressEqual } from 'viem';
 import type { Account } from 'viem/accounts';
 import {
   caip2Of,
@@ -25,6 +25,7 @@ import {
 import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
 import { readTokenBalance } from '../../platform/chain/tokens';
 import { createGroupPath } from './groupSettlement/groupPath';
+import type { MemberCheckChain } from './groupSettlement/memberCheck';
 import type { GroupSettler } from './groupSettlement/groupSettler';
 import type { RailOptions } from './railOptions';
 import {
@@ -163,8 +164,17 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
+  // The group path's own reads per payment (the payer's code, the transfer simulated) go to the
+  // node as one JSON-RPC batch, with those of every other payment checked in the same turn; the
+  // token's code is the signer's, read once for the life of the process.
+  const batchedReads = createChainPublicClient(endpoint, { ...clientOptions, batch: true });
+  const memberReads: MemberCheckChain = {
+    getCode: (args) =>
+      isAddressEqual(args.address, token) ? signer.getCode(args) : batchedReads.getCode(args),
+    readContract: (args) => batchedReads.readContract(args as never),
+  };
   const group = options.group
-    ? createGroupPath({ ...options, group: options.group }, facilitator, signer)
+    ? createGroupPath({ ...options, group: options.group }, facilitator, memberReads)
     : null;
 
   return {

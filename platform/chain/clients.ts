@@ -32,6 +32,11 @@ export interface ClientOptions {
   readonly retryCount?: number;
   /** How often to poll for receipts and blocks; absent: viem's default for the chain. */
   readonly pollingIntervalMs?: number;
+  /**
+   * Requests made in the same turn go to the node as one JSON-RPC batch (one HTTP request). For
+   * reads only: a batch fails or succeeds as one HTTP request, which a send must never share.
+   */
+  readonly batch?: boolean;
 }
 
 export type ChainPublicClient = PublicClient<HttpTransport, Chain>;
@@ -67,6 +72,7 @@ function transportFor(endpoint: ChainEndpoint, options: ClientOptions): HttpTran
     timeout: options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
     retryCount: options.retryCount ?? DEFAULT_RPC_RETRY_COUNT,
     retryDelay: RPC_RETRY_DELAY_MS,
+    ...(options.batch ? { batch: { wait: 0 } } : {}),
   });
 }
 

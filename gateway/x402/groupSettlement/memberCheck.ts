@@ -51,14 +51,16 @@ export class MemberCheck {
     try {
       if (!this.offline(payload, requirements, authorization)) return false;
       const asset = getAddress(requirements.asset);
-      // The rail's signer keeps the token's code once read (knownContracts): one read per payment.
-      const [payerCode, assetCode] = await Promise.all([
+      // The three reads at once (one JSON-RPC batch where the chain client batches): the
+      // simulation's answer only counts when the payer holds no code and the asset does.
+      const [payerCode, assetCode, simulated] = await Promise.all([
         this.chain.getCode({ address: getAddress(authorization.from) }),
         this.chain.getCode({ address: asset }),
+        this.simulates(asset, authorization),
       ]);
       if (payerCode !== undefined && payerCode !== '0x') return false; // a smart wallet: ERC-1271
       if (assetCode === undefined || assetCode === '0x') return false;
-      return await this.simulates(asset, authorization);
+      return simulated;
     } catch {
       return false; // anything unreadable: the facilitator decides
     }
