@@ -30,6 +30,9 @@ const PRICE = 50_000n;
 let devnet: DevnetChains;
 let facilitator: x402Facilitator;
 let check: MemberCheck;
+/** The same check on a chain where the token's DOMAIN_SEPARATOR cannot be read (the node refuses that read). */
+let blindCheck: MemberCheck;
+let domainReadsRefused = 0;
 
 beforeAll(async () => {
   devnet = await startDevnetChains({ dataDir: null });
@@ -43,6 +46,17 @@ beforeAll(async () => {
   facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network(), simulateInSettle: true });
   check = new MemberCheck(signer, funding.chainId);
+  blindCheck = new MemberCheck(
+    {
+      getCode: (args) => signer.getCode(args),
+      readContract: (args) => {
+        if (args.functionName !== 'DOMAIN_SEPARATOR') return signer.readContract(args as never);
+        domainReadsRefused += 1;
+        return Promise.reject(new Error('execution reverted'));
+      },
+    },
+    funding.chainId,
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -220,6 +234,33 @@ describe('MemberCheck passes exactly what the official facilitator verifies', ()
     const { passes, official } = await verdicts(tampered, required);
     expect(official.isValid).toBe(false);
     expect(passes).toBe(false);
+  });
+
+  it('offered a domain the token does not sign under, checks the signature itself: passes nothing the facilitator refuses', async () => {
+    const required = await requirements();
+    const misnamed = { ...required, extra: { ...required.extra, name: 'Not the token' } };
+    const payer = await payerWith(PRICE * 2n);
+    // Signed for the token's own domain: the token would take it, the offered domain does not match.
+    const forToken = await verdicts(await payment(payer, misnamed), misnamed);
+    expect(forToken.official.isValid).toBe(false);
+    expect(forToken.passes).toBe(false);
+    // …while under the requirements that name the token's domain, the same kind of payment passes.
+    const right = await verdicts(await payment(payer, required), required);
+    expect(right.official.isValid).toBe(true);
+    expect(right.passes).toBe(true);
+  });
+
+  it('without the token’s domain separator, recovers the signer itself: a good payment passes, another key’s does not', async () => {
+    const required = await requirements();
+    const payer = await payerWith(PRICE * 2n);
+    const good = await payment(payer, required);
+    const before = domainReadsRefused;
+    expect(await blindCheck.passes(good, required, groupAuthorizationOf(good)!)).toBe(true);
+    expect(domainReadsRefused).toBe(before + 1);
+    const other = await payment(payer, required, { signer: await payerWith(0n) });
+    expect(await blindCheck.passes(other, required, groupAuthorizationOf(other)!)).toBe(false);
+    // A failed read is not remembered: the next payment asks again.
+    expect(domainReadsRefused).toBe(before + 2);
   });
 
   it('leaves to the facilitator what it was not built for: another network, x402 v1, a Permit2 payload', async () => {
