@@ -1,11 +1,11 @@
 // The paywall's own answers beside the 402 challenge: the receipt header on a paid answer, the
 // 503 of a settlement the chain has not decided, the 503 of a chain that cannot be reached, and
 // the 409 of a second payment for an intent another payment already funds.
-import { encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
 import { AppError } from '../../core/errors';
 import type { FundingTarget, ServicePayment } from '../../subgraphs/ledger';
 import type { RestResult } from '../rest/types';
+import { encodeSettlementHeader } from './headerCodec';
 import { PAYMENT_RESPONSE_HEADER } from './protocol';
 import type { SettlementRail } from './rail';
 
@@ -38,7 +38,7 @@ function withReceiptHeader(result: RestResult, payment: ServicePayment): RestRes
     ...result,
     headers: {
       ...(result.headers ?? {}),
-      [PAYMENT_RESPONSE_HEADER]: encodePaymentResponseHeader(receipt),
+      [PAYMENT_RESPONSE_HEADER]: encodeSettlementHeader(receipt),
       'access-control-expose-headers': 'PAYMENT-RESPONSE',
       'cache-control': 'private, no-store',
     },

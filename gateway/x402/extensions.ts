@@ -18,18 +18,14 @@ import {
   signOfferEIP712,
   signReceiptEIP712,
 } from '@x402/extensions/offer-receipt';
-import {
-  decodePaymentRequiredHeader,
-  decodePaymentResponseHeader,
-  encodePaymentRequiredHeader,
-  encodePaymentResponseHeader,
-} from '@x402/core/http';
+import { decodePaymentRequiredHeader, encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import type { Pool } from 'pg';
 import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
 import { isPriced, type RestResult, type RouteDefinition } from '../rest/types';
 import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from './protocol';
 import { settledPaymentOf } from './answers';
+import { decodeOwnSettlementHeader, encodeSettlementHeader } from './headerCodec';
 
 /** The bazaar extension's key (the package exports it as a facilitator extension object). */
 
@@ -226,7 +222,7 @@ export class X402Extensions {
     result: RestResult,
     header: string,
   ): Promise<RestResult> {
-    const settlement = decodePaymentResponseHeader(header);
+    const settlement = decodeOwnSettlementHeader(header);
     const { signer, db } = this.options;
     if (!signer || !db || !settlement.success || !settlement.payer) return result;
     const row = await this.settledRow(result, settlement.transaction, settlement.payer, db);
@@ -271,7 +267,7 @@ export class X402Extensions {
       ...result,
       headers: {
         ...result.headers,
-        [PAYMENT_RESPONSE_HEADER]: encodePaymentResponseHeader({ ...settlement, extensions }),
+        [PAYMENT_RESPONSE_HEADER]: encodeSettlementHeader({ ...settlement, extensions }),
       },
     };
   }

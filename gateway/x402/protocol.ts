@@ -1,14 +1,16 @@
 // x402 v2 on the wire, for our terms: the PaymentRequirements a priced route offers, the 402
 // challenge (body `{}`, the PaymentRequired as standard base64 JSON in `payment-required`), and
-// the checks a presented PaymentPayload must pass before anything touches the chain. Encoding and
-// types are the official @x402/core ones; reasons use the protocol's vocabulary.
-import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from '@x402/core/http';
+// the checks a presented PaymentPayload must pass before anything touches the chain. Types and
+// decoding are the official @x402/core ones (encoding gives the library's bytes, headerCodec.ts);
+// reasons use the protocol's vocabulary.
+import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type {
   PaymentPayload,
   PaymentRequired,
   PaymentRequirements,
   ResourceInfo,
 } from '@x402/core/types';
+import { encodeRequiredHeader } from './headerCodec';
 import type { Address } from 'viem';
 import type { RestResult } from '../rest/types';
 
@@ -71,7 +73,7 @@ export function challenge(required: PaymentRequired): RestResult {
     status: 402,
     body: {},
     headers: {
-      [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader(required),
+      [PAYMENT_REQUIRED_HEADER]: encodeRequiredHeader(required),
       'cache-control': 'no-store',
     },
   };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { bytesToHex, type Hex, hexToBigInt, numberToHex, recoverAddress, size } from 'viem';
 import { privateKeyToAccount, sign as viemSign } from 'viem/accounts';
-import { recoverSigner, signDigest, typedDataSigner } from './secp256k1';
+import { recoverSigner, signDigest, transactionSigner, typedDataSigner } from './secp256k1';
 
 /** secp256k1's group order. */
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
@@ -122,6 +122,42 @@ describe('secp256k1 (tiny-secp256k1) against viem', () => {
     expect(() => typedDataSigner(`0x${'00'.repeat(32)}`)).toThrow('not a secp256k1 private key');
     expect(() => typedDataSigner(numberToHex(N, { size: 32 }))).toThrow(
       'not a secp256k1 private key',
+    );
+  });
+});
+
+describe('transactionSigner against a viem local account', () => {
+  const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => bytesToHex(b));
+  const data = fc.uint8Array({ maxLength: 300 }).map((b) => bytesToHex(b));
+  const eip1559 = fc.record({
+    type: fc.constant('eip1559' as const),
+    chainId: fc.integer({ min: 1, max: 2 ** 31 }),
+    nonce: fc.integer({ min: 0, max: 2 ** 31 }),
+    to: address,
+    data,
+    gas: fc.bigInt({ min: 21_000n, max: 30_000_000n }),
+    maxFeePerGas: fc.bigInt({ min: 10n ** 9n, max: 10n ** 12n }),
+    maxPriorityFeePerGas: fc.bigInt({ min: 0n, max: 10n ** 9n }),
+    value: fc.bigInt({ min: 0n, max: 10n ** 20n }),
+  });
+  const legacy = fc.record({
+    type: fc.constant('legacy' as const),
+    chainId: fc.integer({ min: 1, max: 2 ** 31 }),
+    nonce: fc.integer({ min: 0, max: 2 ** 31 }),
+    to: address,
+    data,
+    gas: fc.bigInt({ min: 21_000n, max: 30_000_000n }),
+    gasPrice: fc.bigInt({ min: 1n, max: 10n ** 12n }),
+  });
+
+  it('gives the very bytes viem signs, for EIP-1559 and legacy transactions', async () => {
+    await fc.assert(
+      fc.asyncProperty(privateKey, fc.oneof(eip1559, legacy), async (key, transaction) => {
+        const ours = transactionSigner(key)(transaction);
+        const theirs = await privateKeyToAccount(key).signTransaction(transaction);
+        expect(ours).toBe(theirs);
+      }),
+      { numRuns: 150 },
     );
   });
 });

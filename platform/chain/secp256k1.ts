@@ -12,10 +12,12 @@ import {
   type hashTypedData,
   type Hex,
   hexToBytes,
+  serializeTransaction,
+  type TransactionSerializable,
   type TypedDataDefinition,
 } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
-import { keccak256Hex } from '../../core/canon/keccak';
+import { keccak256Bytes, keccak256Hex } from '../../core/canon/keccak';
 import { hashTypedDataFast } from './eip712';
 
 const SIGNATURE_BYTES = 65;
@@ -70,5 +72,27 @@ export function typedDataSigner(privateKey: Hex): TypedDataSigner {
   return {
     address: privateKeyToAddress(privateKey),
     signTypedData: async (typedData) => signDigest(hashTypedDataFast(typedData), key),
+  };
+}
+
+/**
+ * Signs transactions with one key, byte for byte as a viem local account's signTransaction (the
+ * same serialization, RFC 6979, low s), through libsecp256k1: the group relayer signs one per group.
+ */
+export function transactionSigner(privateKey: Hex): (transaction: TransactionSerializable) => Hex {
+  const key = hexToBytes(privateKey); // once, not per transaction
+  if (!secp.isPrivate(key)) throw new Error('not a secp256k1 private key');
+  return (transaction) => {
+    // As viem: a blob transaction is signed without its sidecars.
+    const signable =
+      transaction.type === 'eip4844' ? { ...transaction, sidecars: false as const } : transaction;
+    const digest = keccak256Bytes(hexToBytes(serializeTransaction(signable)));
+    const { signature, recoveryId } = secp.signRecoverable(digest, key);
+    return serializeTransaction(transaction, {
+      r: bytesToHex(signature.subarray(0, 32)),
+      s: bytesToHex(signature.subarray(32, 64)),
+      v: BigInt(27 + recoveryId),
+      yParity: recoveryId,
+    });
   };
 }

@@ -11,7 +11,7 @@ import {
   type Hex,
   type TransactionReceipt,
   encodeFunctionData,
-  keccak256,
+  hexToBytes,
   parseEventLogs,
 } from 'viem';
 import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
@@ -25,6 +25,8 @@ import {
 } from './clients';
 import { type Deployment, deployArtifact } from './deploy';
 import { readReceipt } from './eip3009Facts';
+import { transactionSigner } from './secp256k1';
+import { keccak256Hex } from '../../core/canon/keccak';
 import type { TransferAuthorizationMessage } from './tokens';
 
 /** One signed transfer authorization, as the contract takes it (bytes signature form). */
@@ -118,6 +120,8 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
   const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
   const publicClient = createChainPublicClient(options, clientOptions);
   const account: PrivateKeyAccount = privateKeyToAccount(options.relayerPrivateKey);
+  // The group transaction is signed through libsecp256k1 (same bytes as the account's own signer).
+  const signTransaction = transactionSigner(options.relayerPrivateKey);
   const wallet = createChainWalletClient(options, account, clientOptions);
   const state = new RelayerState(publicClient, account.address, options.chainId);
   const pollMs = options.pollingIntervalMs ?? 100;
@@ -136,7 +140,7 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
       functionName: 'settle',
       args: [options.token, authorizations.map((item) => ({ ...item }))],
     });
-    const serialized = await account.signTransaction({
+    const serialized = signTransaction({
       chainId: options.chainId,
       type: 'eip1559',
       to: options.contract,
@@ -145,7 +149,7 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
       gas: groupGasLimit(authorizations.length),
       ...fees,
     });
-    return { serialized, txHash: keccak256(serialized) };
+    return { serialized, txHash: keccak256Hex(hexToBytes(serialized)) };
   };
 
   return {
