@@ -60,6 +60,8 @@ const GROUP_BASE_GAS = 60_000n;
 const GAS_PER_AUTHORIZATION = 160_000n;
 /** A transaction whose send lost its answer is handed to the node again at most this often. */
 const REBROADCAST_EVERY_MS = 250;
+/** The first receipt poll after a send waits this long; each next one twice as long, up to the polling interval. */
+const FIRST_RECEIPT_POLL_MS = 2;
 /** Fee quotes are reused this long: one group after another needs no fresh quote. */
 const FEE_QUOTE_TTL_MS = 2_000;
 
@@ -183,7 +185,9 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
  * timeout), so the node may or may not hold the transaction, and the same signed transaction is
  * handed to it again (at most every REBROADCAST_EVERY_MS) until it holds it. That is idempotent
  * (one hash, one nonce: mined at most once), so an outage shorter than the wait ends with the
- * group mined, not parked.
+ * group mined, not parked. The polls start quick and double up to `pollMs`: a node that mines on
+ * arrival (a devnet) has the receipt a moment after the send, and every caller in the group waits
+ * for it, so the first miss must not cost a whole polling interval.
  */
 async function awaitGroupReceipt(
   publicClient: ChainPublicClient,
@@ -195,6 +199,7 @@ async function awaitGroupReceipt(
   const deadline = Date.now() + sent.timeoutMs;
   let unconfirmedRaw = sent.raw;
   let handedAt = Date.now();
+  let delayMs = Math.min(FIRST_RECEIPT_POLL_MS, sent.pollMs);
   for (;;) {
     const receipt = await readReceipt(publicClient, txHash).catch(() => undefined);
     if (receipt)
@@ -209,7 +214,8 @@ async function awaitGroupReceipt(
       handedAt = Date.now();
       if (await rebroadcast(wallet, unconfirmedRaw)) unconfirmedRaw = null;
     }
-    await sleep(sent.pollMs);
+    await sleep(delayMs);
+    delayMs = Math.min(delayMs * 2, sent.pollMs);
   }
 }
 

@@ -62,6 +62,39 @@ describe('claims', () => {
     expect(outcomes.every((outcome) => outcome.payment.state === 'SETTLING')).toBe(true);
   });
 
+  it('claims of one turn share one INSERT; an authorization already recorded (or twice in the turn) is claimed once and the others see its record', async () => {
+    const recorded = claimFor();
+    const first = await claimPayment(db.pool, recorded, 30_000);
+    const twice = claimFor();
+    const fresh = [claimFor(), claimFor(), claimFor()];
+    const outcomes = await Promise.all(
+      [recorded, twice, ...fresh, twice].map((claim) => claimPayment(db.pool, claim, 30_000)),
+    );
+    expect(outcomes.map((outcome) => outcome.claimed)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(outcomes[0]!.payment.paymentId).toBe(first.payment.paymentId);
+    expect(outcomes[5]!.payment.paymentId).toBe(outcomes[1]!.payment.paymentId);
+    const claimed = outcomes.filter((outcome) => outcome.claimed).map((outcome) => outcome.payment);
+    expect(claimed.map((payment) => payment.nonce)).toEqual(
+      [twice, ...fresh].map((claim) => claim.nonce),
+    );
+    expect(
+      claimed.every((payment) => payment.state === 'SETTLING' && payment.leaseUntil !== null),
+    ).toBe(true);
+    const rows = await db.pool.query<{ xmin: string }>(
+      `SELECT xmin::text AS xmin FROM ledger.service_payments WHERE payment_id = ANY($1)`,
+      [claimed.map((payment) => payment.paymentId)],
+    );
+    expect(rows.rows).toHaveLength(4);
+    expect(new Set(rows.rows.map((row) => row.xmin)).size).toBe(1);
+  });
+
   it('a live lease cannot be taken; a lapsed one can, once', async () => {
     const { payment } = await claimPayment(db.pool, claimFor(), 30_000);
     expect(await takeLapsedLease(db.pool, payment.paymentId, 'SETTLING', 30_000)).toBeNull();

@@ -65,17 +65,79 @@ export async function insertClaim(
 /**
  * Inserts the claim (state SETTLING, leased for `leaseMs`) unless this authorization already has a
  * record; either way returns the record. Exactly one of any number of concurrent callers claims.
+ * Claims made on the same pool in the same event-loop turn share one INSERT (each row decided on
+ * its own, as alone); should that statement fail, each is inserted alone.
  */
 export async function claimPayment(
-  db: Db,
+  pool: Pool,
   claim: PaymentClaim,
   leaseMs: number,
 ): Promise<ClaimOutcome> {
-  const claimed = await insertClaim(db, claim, leaseMs, null);
+  let batch = claimBatches.get(pool);
+  if (!batch) {
+    batch = new TurnBatch<FeeClaim, ServicePayment | null>({
+      alone: (item) => insertClaim(pool, item.claim, item.leaseMs, null),
+      together: (items) => insertFeeClaims(pool, items),
+      maxSize: MAX_CLAIMS_PER_STATEMENT,
+    });
+    claimBatches.set(pool, batch);
+  }
+  const claimed = await batch.add({ claim, leaseMs });
   if (claimed) return { claimed: true, payment: claimed };
-  const existing = await findPayment(db, claim);
+  const existing = await findPayment(pool, claim);
   if (!existing) throw new Error('service payment vanished between claim and read');
   return { claimed: false, payment: existing };
+}
+
+interface FeeClaim {
+  readonly claim: PaymentClaim;
+  readonly leaseMs: number;
+}
+
+const MAX_CLAIMS_PER_STATEMENT = 256;
+const claimBatches = new WeakMap<Pool, TurnBatch<FeeClaim, ServicePayment | null>>();
+
+/**
+ * Fee claims in one INSERT: each row is inserted unless its authorization has a record (or an
+ * earlier row of the same statement claimed it), as insertClaim decides it alone; each claim gets
+ * its record, or null.
+ */
+async function insertFeeClaims(
+  db: Db,
+  items: readonly FeeClaim[],
+): Promise<Array<ServicePayment | null>> {
+  const ids = items.map(() => newServicePaymentId());
+  const column = <T>(pick: (claim: PaymentClaim) => T) => items.map((item) => pick(item.claim));
+  const inserted = await db.query<Row>(
+    `INSERT INTO ledger.service_payments
+       (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
+        state, lease_until)
+     SELECT t.payment_id, t.network, t.asset, t.payer, t.nonce, t.pay_to, t.amount, t.valid_before,
+            t.route, t.request_digest, 'SETTLING',
+            now() + make_interval(secs => t.lease_ms::double precision / 1000)
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                   $7::numeric[], $8::numeric[], $9::text[], $10::text[], $11::integer[])
+            WITH ORDINALITY AS t(payment_id, network, asset, payer, nonce, pay_to, amount,
+                                 valid_before, route, request_digest, lease_ms, position)
+      ORDER BY t.position
+     ON CONFLICT ON CONSTRAINT service_payments_authorization_once DO NOTHING
+     RETURNING *`,
+    [
+      ids,
+      column((claim) => claim.network),
+      column((claim) => claim.asset),
+      column((claim) => claim.payer),
+      column((claim) => claim.nonce),
+      column((claim) => claim.payTo),
+      column((claim) => claim.amountAtomic.toString()),
+      column((claim) => claim.validBefore.toString()),
+      column((claim) => claim.route),
+      column((claim) => claim.requestDigest),
+      items.map((item) => item.leaseMs),
+    ],
+  );
+  const byId = new Map(inserted.rows.map((row) => [row.payment_id, fromRow(row)]));
+  return ids.map((id) => byId.get(id) ?? null);
 }
 
 /**
