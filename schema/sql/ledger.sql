@@ -894,6 +894,45 @@ $$;
 ALTER FUNCTION ledger.service_payment_transition() OWNER TO spend_control_owner;
 
 --
+-- Name: settle_service_fees(jsonb, text[], text[]); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids text[], p_tx_hashes text[]) RETURNS SETOF ledger.service_payments
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_count  integer := coalesce(array_length(p_payment_ids, 1), 0);
+  v_groups text[];
+  v_rows   ledger.service_payments[];
+BEGIN
+  IF v_count = 0 OR v_count <> coalesce(array_length(p_tx_hashes, 1), 0)
+     OR jsonb_typeof(p_groups) IS DISTINCT FROM 'array' OR jsonb_array_length(p_groups) <> v_count
+     OR (SELECT count(DISTINCT id) FROM unnest(p_payment_ids) AS t(id)) <> v_count THEN
+    RAISE EXCEPTION 'settle_service_fees: one fee group and one transaction for each of distinct payments' USING ERRCODE = '22023';
+  END IF;
+  v_groups := ledger.post_groups(p_groups);
+  WITH settled AS (
+    UPDATE ledger.service_payments p
+       SET state = 'SETTLED', tx_hash = t.tx_hash, fee_group_id = t.fee_group_id, settled_at = now()
+      FROM unnest(p_payment_ids, p_tx_hashes, v_groups) WITH ORDINALITY AS t(payment_id, tx_hash, fee_group_id, position)
+     WHERE p.payment_id = t.payment_id AND p.state = 'SETTLING'
+    RETURNING p AS payment, t.position
+  )
+  SELECT array_agg(s.payment ORDER BY s.position)
+    INTO v_rows
+    FROM settled s;
+  IF coalesce(array_length(v_rows, 1), 0) <> v_count THEN
+    RAISE EXCEPTION 'settle_service_fees: % of % payments were still SETTLING',
+      coalesce(array_length(v_rows, 1), 0), v_count;
+  END IF;
+  RETURN QUERY SELECT * FROM unnest(v_rows);
+END;
+$$;
+
+ALTER FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids text[], p_tx_hashes text[]) OWNER TO spend_control_owner;
+
+--
 -- Name: write_group(text, text, text[], numeric[], text, text, text, text, text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1672,6 +1711,12 @@ GRANT ALL ON FUNCTION ledger.service_payment_group_is(p_row ledger.service_payme
 --
 
 GRANT ALL ON FUNCTION ledger.service_payment_transition() TO spend_control_service;
+
+--
+-- Name: FUNCTION settle_service_fees(p_groups jsonb, p_payment_ids text[], p_tx_hashes text[]); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids text[], p_tx_hashes text[]) TO spend_control_service;
 
 --
 -- Name: FUNCTION write_group(p_kind text, p_asset text, p_accounts text[], p_amounts numeric[], p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text, p_reverses text); Type: ACL; Schema: ledger; Owner: spend_control_owner

@@ -72,6 +72,15 @@ export const MAX_GROUPS_PER_BATCH = 1000;
  * 1 to MAX_GROUPS_PER_BATCH groups.
  */
 export async function postGroups(db: Db, inputs: readonly PostGroupInput[]): Promise<string[]> {
+  const row = await run<{ group_ids: string[] }>(db, {
+    text: 'SELECT ledger.post_groups($1::jsonb) AS group_ids',
+    values: [groupsParam(inputs)],
+  });
+  return row.group_ids;
+}
+
+/** The groups as ledger.post_groups takes them (its p_groups, JSON), amounts checked as postGroup checks them. */
+export function groupsParam(inputs: readonly PostGroupInput[]): string {
   const groups = inputs.map((input, group) => ({
     kind: input.kind,
     asset: input.asset,
@@ -84,11 +93,7 @@ export async function postGroups(db: Db, inputs: readonly PostGroupInput[]): Pro
     policy_id: input.policyId ?? null,
     memo: input.memo ?? null,
   }));
-  const row = await run<{ group_ids: string[] }>(db, {
-    text: 'SELECT ledger.post_groups($1::jsonb) AS group_ids',
-    values: [JSON.stringify(groups)],
-  });
-  return row.group_ids;
+  return JSON.stringify(groups);
 }
 
 /** Two groups in one statement, so both commit or neither does. */

@@ -7,7 +7,7 @@ import type { Pool, PoolClient } from 'pg';
 import { accountId, FEE_RECEIVER_REF } from '../accounts/names';
 import { TurnBatch } from '../../../platform/turnBatch';
 import { serviceFeeGroup } from '../posting/groupKinds';
-import { postGroup, postGroups, reverseGroup } from '../posting/writes';
+import { groupsParam, postGroup, reverseGroup } from '../posting/writes';
 import { recordFundingPending } from './funding';
 import { inLedgerTransaction } from './transaction';
 import {
@@ -113,31 +113,24 @@ function recordSettledAlone(pool: Pool, item: SettledFee): Promise<ServicePaymen
   });
 }
 
-/** Two or more settled fees in one transaction; throws (and keeps nothing) unless every one is booked. */
-function recordSettledTogether(
+/**
+ * Two or more settled fees in one statement (ledger.settle_service_fees: their SERVICE_FEE groups
+ * and their rows, all or nothing); throws, keeping nothing, unless every one is booked.
+ */
+async function recordSettledTogether(
   pool: Pool,
   items: readonly SettledFee[],
 ): Promise<ServicePayment[]> {
-  return inLedgerTransaction(pool, async (client) => {
-    const feeGroupIds = await postGroups(client, items.map(serviceFeeOf));
-    const result = await client.query<Row>(
-      `UPDATE ledger.service_payments p
-          SET state = 'SETTLED', tx_hash = t.tx_hash, fee_group_id = t.fee_group_id, settled_at = now()
-         FROM unnest($1::text[], $2::text[], $3::text[]) AS t(payment_id, tx_hash, fee_group_id)
-        WHERE p.payment_id = t.payment_id AND p.state = 'SETTLING'
-        RETURNING p.*`,
-      [
-        items.map((item) => item.payment.paymentId),
-        items.map((item) => item.txHash.toLowerCase()),
-        feeGroupIds,
-      ],
-    );
-    const byId = new Map(result.rows.map((row) => [row.payment_id, fromRow(row)]));
-    const booked = items.map((item) => byId.get(item.payment.paymentId));
-    if (byId.size !== items.length || booked.some((payment) => payment === undefined))
-      throw new Error('a payment of the batch left SETTLING while being settled');
-    return booked as ServicePayment[];
-  });
+  // A refusal needs no translation here: the batch then books each payment alone, which reports it.
+  const result = await pool.query<Row>(
+    'SELECT * FROM ledger.settle_service_fees($1::jsonb, $2::text[], $3::text[])',
+    [
+      groupsParam(items.map(serviceFeeOf)),
+      items.map((item) => item.payment.paymentId),
+      items.map((item) => item.txHash.toLowerCase()),
+    ],
+  );
+  return result.rows.map(fromRow);
 }
 
 /**
