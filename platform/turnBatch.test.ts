@@ -1,4 +1,4 @@
-import { TurnBatch } from './turnBatch';
+import { TurnBatch, TurnBatches } from './turnBatch';
 
 function recorder(options: { failTogether?: boolean; maxSize?: number } = {}) {
   const calls: Array<{ kind: 'alone' | 'together'; items: number[] }> = [];
@@ -72,5 +72,37 @@ describe('TurnBatch', () => {
       maxSize: 10,
     });
     expect(await Promise.all([batch.add(1), batch.add(2)])).toEqual([10, 20]);
+  });
+});
+
+describe('TurnBatches', () => {
+  it('batches calls per key: the same turn on two keys makes two batches', async () => {
+    const sent: Array<{ key: string; items: number[] }> = [];
+    const batches = new TurnBatches<{ name: string }, number, number>((key) => ({
+      alone: async (item) => {
+        sent.push({ key: key.name, items: [item] });
+        return item;
+      },
+      together: async (items) => {
+        sent.push({ key: key.name, items: [...items] });
+        return items.map((item) => item * 2);
+      },
+      maxSize: 10,
+    }));
+    const a = { name: 'a' };
+    const b = { name: 'b' };
+    expect(batches.stats(a)).toBeNull();
+    const answers = await Promise.all([
+      batches.add(a, 1),
+      batches.add(b, 2),
+      batches.add(a, 3),
+      batches.add(b, 4),
+    ]);
+    expect(answers).toEqual([2, 4, 6, 8]);
+    expect(sent).toEqual([
+      { key: 'a', items: [1, 3] },
+      { key: 'b', items: [2, 4] },
+    ]);
+    expect(batches.stats(a)).toMatchObject({ together: 1, carried: 2 });
   });
 });

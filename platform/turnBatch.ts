@@ -80,3 +80,24 @@ export class TurnBatch<In, Out> {
     }
   }
 }
+
+/** One TurnBatch per key (a connection pool: calls share a statement only on the same pool), made on first use. */
+export class TurnBatches<Key extends object, In, Out> {
+  private readonly batches = new WeakMap<Key, TurnBatch<In, Out>>();
+
+  constructor(private readonly workFor: (key: Key) => TurnBatchWork<In, Out>) {}
+
+  add(key: Key, item: In): Promise<Out> {
+    let batch = this.batches.get(key);
+    if (!batch) {
+      batch = new TurnBatch(this.workFor(key));
+      this.batches.set(key, batch);
+    }
+    return batch.add(item);
+  }
+
+  /** The key's batch counts, or null before its first call. */
+  stats(key: Key): TurnBatch<In, Out>['stats'] | null {
+    return this.batches.get(key)?.stats ?? null;
+  }
+}

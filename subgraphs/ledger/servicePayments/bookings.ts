@@ -5,7 +5,7 @@
 // hold the rules the database enforces). Chain access and the protocol live in gateway/x402.
 import type { Pool, PoolClient } from 'pg';
 import { accountId, FEE_RECEIVER_REF } from '../accounts/names';
-import { TurnBatch } from '../../../platform/turnBatch';
+import { TurnBatches } from '../../../platform/turnBatch';
 import { serviceFeeGroup } from '../posting/groupKinds';
 import { groupsParam, postGroup, reverseGroup } from '../posting/writes';
 import { recordFundingPending } from './funding';
@@ -61,16 +61,7 @@ export function recordSettled(
   payment: ServicePayment,
   txHash: string,
 ): Promise<ServicePayment> {
-  let batch = settledBatches.get(pool);
-  if (!batch) {
-    batch = new TurnBatch<SettledFee, ServicePayment>({
-      alone: (item) => recordSettledAlone(pool, item),
-      together: (items) => recordSettledTogether(pool, items),
-      maxSize: MAX_SETTLED_PER_TRANSACTION,
-    });
-    settledBatches.set(pool, batch);
-  }
-  return batch.add({ payment, txHash });
+  return settledBatches.add(pool, { payment, txHash });
 }
 
 interface SettledFee {
@@ -78,13 +69,16 @@ interface SettledFee {
   readonly txHash: string;
 }
 
-/** Most fees booked in one transaction (a settlement group is at most 64 by default). */
-export const MAX_SETTLED_PER_TRANSACTION = 256;
-const settledBatches = new WeakMap<Pool, TurnBatch<SettledFee, ServicePayment>>();
+const settledBatches = new TurnBatches<Pool, SettledFee, ServicePayment>((pool) => ({
+  alone: (item) => recordSettledAlone(pool, item),
+  together: (items) => recordSettledTogether(pool, items),
+  // A settlement group is at most 64 by default; a turn may release more than one.
+  maxSize: 256,
+}));
 
 /** The batches of recordSettled on `pool` (for tests and benches): how many went together. */
-export function settledBookingStats(pool: Pool): TurnBatch<unknown, unknown>['stats'] | null {
-  return settledBatches.get(pool)?.stats ?? null;
+export function settledBookingStats(pool: Pool) {
+  return settledBatches.stats(pool);
 }
 
 function serviceFeeOf({ payment, txHash }: SettledFee) {

@@ -4,7 +4,7 @@
 import { newServicePaymentId } from '../../../core/canon/ids';
 import type { Pool } from 'pg';
 import type { Db } from '../../../platform/db';
-import { TurnBatch } from '../../../platform/turnBatch';
+import { TurnBatches } from '../../../platform/turnBatch';
 import { findPayment } from './reads';
 import {
   type ClaimOutcome,
@@ -73,16 +73,7 @@ export async function claimPayment(
   claim: PaymentClaim,
   leaseMs: number,
 ): Promise<ClaimOutcome> {
-  let batch = claimBatches.get(pool);
-  if (!batch) {
-    batch = new TurnBatch<FeeClaim, ServicePayment | null>({
-      alone: (item) => insertClaim(pool, item.claim, item.leaseMs, null),
-      together: (items) => insertFeeClaims(pool, items),
-      maxSize: MAX_CLAIMS_PER_STATEMENT,
-    });
-    claimBatches.set(pool, batch);
-  }
-  const claimed = await batch.add({ claim, leaseMs });
+  const claimed = await claimBatches.add(pool, { claim, leaseMs });
   if (claimed) return { claimed: true, payment: claimed };
   const existing = await findPayment(pool, claim);
   if (!existing) throw new Error('service payment vanished between claim and read');
@@ -94,8 +85,11 @@ interface FeeClaim {
   readonly leaseMs: number;
 }
 
-const MAX_CLAIMS_PER_STATEMENT = 256;
-const claimBatches = new WeakMap<Pool, TurnBatch<FeeClaim, ServicePayment | null>>();
+const claimBatches = new TurnBatches<Pool, FeeClaim, ServicePayment | null>((pool) => ({
+  alone: (item) => insertClaim(pool, item.claim, item.leaseMs, null),
+  together: (items) => insertFeeClaims(pool, items),
+  maxSize: 256,
+}));
 
 /**
  * Fee claims in one INSERT: each row is inserted unless its authorization has a record (or an
@@ -189,16 +183,7 @@ export function recordAnswer(
   status: number,
   body: unknown,
 ): Promise<ServicePayment | null> {
-  let batch = answerBatches.get(pool);
-  if (!batch) {
-    batch = new TurnBatch<Answer, ServicePayment | null>({
-      alone: (answer) => recordAnswers(pool, [answer]).then((rows) => rows[0]!),
-      together: (answers) => recordAnswers(pool, answers),
-      maxSize: MAX_ANSWERS_PER_STATEMENT,
-    });
-    answerBatches.set(pool, batch);
-  }
-  return batch.add({ paymentId, status, body: JSON.stringify(body ?? null) });
+  return answerBatches.add(pool, { paymentId, status, body: JSON.stringify(body ?? null) });
 }
 
 interface Answer {
@@ -208,8 +193,11 @@ interface Answer {
   readonly body: string;
 }
 
-const MAX_ANSWERS_PER_STATEMENT = 256;
-const answerBatches = new WeakMap<Pool, TurnBatch<Answer, ServicePayment | null>>();
+const answerBatches = new TurnBatches<Pool, Answer, ServicePayment | null>((pool) => ({
+  alone: (answer) => recordAnswers(pool, [answer]).then((rows) => rows[0]!),
+  together: (answers) => recordAnswers(pool, answers),
+  maxSize: 256,
+}));
 
 /** One UPDATE for every answer; each gets its updated record, or null where it was not SETTLED. */
 async function recordAnswers(
