@@ -84,25 +84,35 @@ export class GroupSettler {
     this.timer = null;
     if (this.inFlight || this.queue.length === 0) return;
     const group = this.queue.splice(0, this.options.maxSize);
-    this.inFlight = this.settleGroup(group).finally(() => {
+    this.stats.groups += 1;
+    this.stats.authorizations += group.length;
+    const members = group.map((waiting) => waiting.member);
+    const sent = this.relayer
+      .send(members.map((member) => member.authorization))
+      .catch(() => ({ kind: 'unknown' as const, txHash: null }));
+    // The group is out of the way once the chain has answered: the next one starts then, and this
+    // one's receipt is read for its members meanwhile (the next send waits on the node anyway).
+    this.inFlight = sent.then(
+      () => undefined,
+      () => undefined,
+    );
+    void this.inFlight.finally(() => {
       this.inFlight = null;
       // Whoever arrived meanwhile has waited a whole group already: they go at once.
       if (this.queue.length > 0) this.startGroup();
     });
-  }
-
-  private async settleGroup(group: readonly Waiting[]): Promise<void> {
-    this.stats.groups += 1;
-    this.stats.authorizations += group.length;
-    const members = group.map((waiting) => waiting.member);
-    const outcome = await this.relayer
-      .send(members.map((member) => member.authorization))
-      .catch(() => ({ kind: 'unknown' as const, txHash: null }));
-    const settlements = memberSettlements(outcome, members, {
-      token: this.token,
-      contract: this.options.contract,
+    void sent.then((outcome) => {
+      const addresses = { token: this.token, contract: this.options.contract };
+      let settlements: Settlement[];
+      try {
+        settlements = memberSettlements(outcome, members, addresses);
+      } catch {
+        // A receipt this code cannot read decides nothing: every member is parked and the chain decides.
+        const txHash = 'txHash' in outcome ? outcome.txHash : null;
+        settlements = memberSettlements({ kind: 'unknown', txHash }, members, addresses);
+      }
+      group.forEach((waiting, index) => waiting.resolve(settlements[index]!));
     });
-    group.forEach((waiting, index) => waiting.resolve(settlements[index]!));
   }
 
   /** Waits for the group in flight (and those queued behind it) to finish. */
