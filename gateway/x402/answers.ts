@@ -9,32 +9,32 @@ import { encodeSettlementHeader } from './headerCodec';
 import { PAYMENT_RESPONSE_HEADER } from './protocol';
 import type { SettlementRail } from './rail';
 
-/**
- * The settled payment behind each paid answer withReceipt made, for the receipt extension: it signs
- * from this record instead of reading it back from the database by transaction and payer.
- */
-const paymentsOfAnswers = new WeakMap<RestResult, ServicePayment>();
+/** A paid answer's settled payment, and the settlement its PAYMENT-RESPONSE header encodes. */
+export interface PaidAnswer {
+  readonly payment: ServicePayment;
+  readonly settlement: SettleResponse;
+}
 
-/** The settled payment a paid answer carries (withReceipt), or undefined for any other result. */
-export function settledPaymentOf(result: RestResult): ServicePayment | undefined {
-  return paymentsOfAnswers.get(result);
+/**
+ * What each paid answer withReceipt made was paid with, for the receipt extension: it signs from
+ * these instead of decoding the header again and reading the payment back from the database.
+ */
+const paidAnswers = new WeakMap<RestResult, PaidAnswer>();
+
+/** What a paid answer was paid with (withReceipt), or undefined for any other result. */
+export function paidAnswerOf(result: RestResult): PaidAnswer | undefined {
+  return paidAnswers.get(result);
 }
 
 /** The answer with PAYMENT-RESPONSE naming the transaction that paid. */
 export function withReceipt(result: RestResult, payment: ServicePayment): RestResult {
-  const answer = withReceiptHeader(result, payment);
-  if (payment.settledAt !== null) paymentsOfAnswers.set(answer, payment);
-  return answer;
-}
-
-function withReceiptHeader(result: RestResult, payment: ServicePayment): RestResult {
   const receipt: SettleResponse = {
     success: true,
     transaction: payment.txHash ?? '',
     network: payment.network as SettleResponse['network'],
     payer: payment.payer,
   };
-  return {
+  const answer: RestResult = {
     ...result,
     headers: {
       ...(result.headers ?? {}),
@@ -43,6 +43,8 @@ function withReceiptHeader(result: RestResult, payment: ServicePayment): RestRes
       'cache-control': 'private, no-store',
     },
   };
+  if (payment.settledAt !== null) paidAnswers.set(answer, { payment, settlement: receipt });
+  return answer;
 }
 
 /** Seconds a payer is asked to wait (Retry-After) while the settlement chain is unreachable. */

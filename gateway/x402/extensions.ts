@@ -18,22 +18,21 @@ import {
   signOfferEIP712,
   signReceiptEIP712,
 } from '@x402/extensions/offer-receipt';
-import { decodePaymentRequiredHeader, encodePaymentRequiredHeader } from '@x402/core/http';
 import type { PaymentRequirements } from '@x402/core/types';
 import type { Pool } from 'pg';
 import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
 import { isPriced, type RestResult, type RouteDefinition } from '../rest/types';
 import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from './protocol';
-import { settledPaymentOf } from './answers';
-import { decodeOwnSettlementHeader, encodeSettlementHeader } from './headerCodec';
+import { paidAnswerOf } from './answers';
+import {
+  decodeOwnRequiredHeader,
+  decodeOwnSettlementHeader,
+  encodeRequiredHeader,
+  encodeSettlementHeader,
+} from './headerCodec';
 
 /** The bazaar extension's key (the package exports it as a facilitator extension object). */
 
-/**
- * The settled payment of a payer in a settlement transaction (one transaction pays many payers in
- * a group settlement); served by the index service_payments_tx_payer (ledger migration 0009), so
- * its cost does not grow with the number of payments.
- */
 interface SettledRow {
   settled_at: Date;
   amount: string;
@@ -41,6 +40,11 @@ interface SettledRow {
   asset: string;
 }
 
+/**
+ * The settled payment of a payer in a settlement transaction (one transaction pays many payers in
+ * a group settlement); served by the index service_payments_tx_payer (ledger migration 0009), so
+ * its cost does not grow with the number of payments.
+ */
 export const SETTLED_PAYMENT_OF_TRANSACTION = `SELECT settled_at, amount::text, pay_to, asset FROM ledger.service_payments
   WHERE tx_hash = $1 AND payer = $2 AND settled_at IS NOT NULL`;
 
@@ -163,7 +167,7 @@ export class X402Extensions {
     result: RestResult,
     header: string,
   ): Promise<RestResult> {
-    const paymentRequired = decodePaymentRequiredHeader(header);
+    const paymentRequired = decodeOwnRequiredHeader(header);
     const extensions: Record<string, unknown> = { ...(paymentRequired.extensions ?? {}) };
     const bazaar = this.bazaar.get(route);
     if (bazaar) extensions[BAZAAR] = bazaar;
@@ -183,7 +187,7 @@ export class X402Extensions {
       ...result,
       headers: {
         ...result.headers,
-        [PAYMENT_REQUIRED_HEADER]: encodePaymentRequiredHeader({ ...paymentRequired, extensions }),
+        [PAYMENT_REQUIRED_HEADER]: encodeRequiredHeader({ ...paymentRequired, extensions }),
       },
     };
   }
@@ -198,7 +202,7 @@ export class X402Extensions {
     payer: string,
     db: Pool,
   ): Promise<SettledRow | undefined> {
-    const payment = settledPaymentOf(result);
+    const payment = paidAnswerOf(result)?.payment;
     if (
       payment?.settledAt &&
       payment.txHash === transaction.toLowerCase() &&
@@ -222,7 +226,8 @@ export class X402Extensions {
     result: RestResult,
     header: string,
   ): Promise<RestResult> {
-    const settlement = decodeOwnSettlementHeader(header);
+    // The paywall's answer carries the settlement its header encodes; any other is decoded.
+    const settlement = paidAnswerOf(result)?.settlement ?? decodeOwnSettlementHeader(header);
     const { signer, db } = this.options;
     if (!signer || !db || !settlement.success || !settlement.payer) return result;
     const row = await this.settledRow(result, settlement.transaction, settlement.payer, db);

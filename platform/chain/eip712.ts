@@ -140,9 +140,18 @@ function layoutOf(types: Types, primaryType: string): StructLayout | null {
   return layout;
 }
 
+/** The fields an EIP-712 domain may hold, in the order viem types them. */
+const DOMAIN_FIELDS: readonly string[] = [
+  'name',
+  'version',
+  'chainId',
+  'verifyingContract',
+  'salt',
+];
+
 function domainKey(domain: Record<string, unknown>): string | null {
   const parts: string[] = [];
-  for (const name of ['name', 'version', 'chainId', 'verifyingContract', 'salt']) {
+  for (const name of DOMAIN_FIELDS) {
     const value = domain[name];
     // viem leaves a null or absent field out of the domain's type alike.
     if (value === undefined || value === null) parts.push('-');
@@ -150,12 +159,7 @@ function domainKey(domain: Record<string, unknown>): string | null {
       parts.push(`${typeof value}:${String(value)}`);
     else return null;
   }
-  if (
-    Object.keys(domain).some(
-      (name) => !['name', 'version', 'chainId', 'verifyingContract', 'salt'].includes(name),
-    )
-  )
-    return null;
+  if (Object.keys(domain).some((name) => !DOMAIN_FIELDS.includes(name))) return null;
   return parts.join('\u0000');
 }
 
