@@ -64,6 +64,6 @@ export async function startX402(
   const reconciler = new Reconciler({ rail, db, log, counters });
   const paywall = new Paywall({ terms, rail, db, reconciler, log, leaseMs, counters });
   if (reconcileIntervalMs > 0) reconciler.start(reconcileIntervalMs);
-  const extensions = new X402Extensions({ routes, signer: x402.receiptSigner ?? null, db });
+  const extensions = new X402Extensions({ routes, signer: x402.receiptSigner ?? null });
   return { paywall, reconciler, extensions };
 }

@@ -19,34 +19,17 @@ import {
   signReceiptEIP712,
 } from '@x402/extensions/offer-receipt';
 import type { PaymentRequirements } from '@x402/core/types';
-import type { Pool } from 'pg';
 import { pathParamsOf, routeInputSchema } from '../rest/inputSchemas';
 import { isPriced, type RestResult, type RouteDefinition } from '../rest/types';
 import { MAX_TIMEOUT_SECONDS, PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER } from './protocol';
 import { paidAnswerOf } from './answers';
 import {
   decodeOwnRequiredHeader,
-  decodeOwnSettlementHeader,
   encodeRequiredHeader,
   encodeSettlementHeader,
 } from './headerCodec';
 
 /** The bazaar extension's key (the package exports it as a facilitator extension object). */
-
-interface SettledRow {
-  settled_at: Date;
-  amount: string;
-  pay_to: string;
-  asset: string;
-}
-
-/**
- * The settled payment of a payer in a settlement transaction (one transaction pays many payers in
- * a group settlement); served by the index service_payments_tx_payer (ledger migration 0009), so
- * its cost does not grow with the number of payments.
- */
-export const SETTLED_PAYMENT_OF_TRANSACTION = `SELECT settled_at, amount::text, pay_to, asset FROM ledger.service_payments
-  WHERE tx_hash = $1 AND payer = $2 AND settled_at IS NOT NULL`;
 
 export const BAZAAR = BAZAAR_EXTENSION.key;
 /** Offer and receipt payload schema version of the extension. */
@@ -96,8 +79,6 @@ export interface X402ExtensionsOptions {
   readonly routes: readonly RouteDefinition[];
   /** null: no offers or receipts (the fee receiver's key is not configured). */
   readonly signer: OfferReceiptSigner | null;
-  /** The ledger's database: a receipt is issued at its payment's settlement time. */
-  readonly db: Pool | null;
 }
 
 function offerOf(
@@ -143,8 +124,8 @@ export class X402Extensions {
     const headers = result.headers ?? {};
     const required = headers[PAYMENT_REQUIRED_HEADER];
     if (required) return this.withChallengeExtensions(route, resourceUrl, result, required);
-    const settled = headers[PAYMENT_RESPONSE_HEADER];
-    if (settled && this.options.signer) return this.withReceipt(resourceUrl, result, settled);
+    if (headers[PAYMENT_RESPONSE_HEADER] && this.options.signer)
+      return this.withReceipt(resourceUrl, result);
     return result;
   }
 
@@ -193,46 +174,19 @@ export class X402Extensions {
   }
 
   /**
-   * The settlement a receipt states: the record the paywall answered with, or (an answer made
-   * elsewhere) read by transaction and payer.
+   * A paid answer with its receipt, signed from the record the paywall answered with (its payment
+   * and the settlement its header encodes). An answer that carries a PAYMENT-RESPONSE header the
+   * paywall did not make here gets none: one transaction settles many payments of a group, several
+   * of them perhaps one payer's, so the header alone does not name which payment it answers, and a
+   * receipt must never state another payment's amount or time.
    */
-  private async settledRow(
-    result: RestResult,
-    transaction: string,
-    payer: string,
-    db: Pool,
-  ): Promise<SettledRow | undefined> {
-    const payment = paidAnswerOf(result)?.payment;
-    if (
-      payment?.settledAt &&
-      payment.txHash === transaction.toLowerCase() &&
-      payment.payer === payer.toLowerCase()
-    )
-      return {
-        settled_at: payment.settledAt,
-        amount: payment.amountAtomic.toString(),
-        pay_to: payment.payTo,
-        asset: payment.asset,
-      };
-    const paid = await db.query<SettledRow>(SETTLED_PAYMENT_OF_TRANSACTION, [
-      transaction.toLowerCase(),
-      payer.toLowerCase(),
-    ]);
-    return paid.rows[0];
-  }
-
-  private async withReceipt(
-    resourceUrl: string,
-    result: RestResult,
-    header: string,
-  ): Promise<RestResult> {
-    // The paywall's answer carries the settlement its header encodes; any other is decoded.
-    const settlement = paidAnswerOf(result)?.settlement ?? decodeOwnSettlementHeader(header);
-    const { signer, db } = this.options;
-    if (!signer || !db || !settlement.success || !settlement.payer) return result;
-    const row = await this.settledRow(result, settlement.transaction, settlement.payer, db);
-    if (!row) return result;
-    const issuedAt = Math.floor(row.settled_at.getTime() / 1000);
+  private async withReceipt(resourceUrl: string, result: RestResult): Promise<RestResult> {
+    const paid = paidAnswerOf(result);
+    const { signer } = this.options;
+    if (!signer || !paid) return result;
+    const { payment, settlement } = paid;
+    if (!settlement.success || !settlement.payer || payment.settledAt === null) return result;
+    const issuedAt = Math.floor(payment.settledAt.getTime() / 1000);
     const receipt: ReceiptPayload = {
       version: OFFER_RECEIPT_VERSION,
       network: settlement.network,
@@ -247,9 +201,9 @@ export class X402Extensions {
       {
         scheme: 'exact',
         network: settlement.network,
-        asset: row.asset,
-        payTo: row.pay_to,
-        amount: row.amount,
+        asset: payment.asset,
+        payTo: payment.payTo,
+        amount: payment.amountAtomic.toString(),
         maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
         extra: {},
       },

@@ -5,17 +5,13 @@ import {
 } from '@x402/core/http';
 import type { PaymentRequired, SettleResponse } from '@x402/core/types';
 import fc from 'fast-check';
-import {
-  decodeOwnSettlementHeader,
-  encodeRequiredHeader,
-  encodeSettlementHeader,
-} from './headerCodec';
+import { encodeRequiredHeader, encodeSettlementHeader } from './headerCodec';
 
 const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constant('USD₮0 \ud800'));
 const json = fc.jsonValue().map((value) => JSON.parse(JSON.stringify(value)) as unknown);
 
 describe('the x402 header encoders, against @x402/core’s', () => {
-  it('encode PAYMENT-RESPONSE to the very same header, and read it back as the library does', () => {
+  it('encode PAYMENT-RESPONSE to the very same header, which the library reads back less the server-only part', () => {
     fc.assert(
       fc.property(
         fc.record(
@@ -33,7 +29,8 @@ describe('the x402 header encoders, against @x402/core’s', () => {
         (response) => {
           const ours = encodeSettlementHeader(response as unknown as SettleResponse);
           expect(ours).toBe(encodePaymentResponseHeader(response as unknown as SettleResponse));
-          expect(decodeOwnSettlementHeader(ours)).toEqual(decodePaymentResponseHeader(ours));
+          const { extensionResponses: _serverOnly, ...buyerFacing } = response;
+          expect(decodePaymentResponseHeader(ours)).toEqual(buyerFacing);
         },
       ),
       { numRuns: 300 },

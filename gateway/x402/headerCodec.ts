@@ -25,11 +25,6 @@ function fromBase64Json<T>(header: string): T {
   return JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as T;
 }
 
-/** A PAYMENT-RESPONSE header this service wrote (never one from outside), decoded. */
-export function decodeOwnSettlementHeader(header: string): SettleResponse {
-  return fromBase64Json<SettleResponse>(header);
-}
-
 /** A PAYMENT-REQUIRED header this service wrote (never one from outside), decoded. */
 export function decodeOwnRequiredHeader(header: string): PaymentRequired {
   return fromBase64Json<PaymentRequired>(header);
