@@ -31,6 +31,7 @@ import { benchServiceInfo, createScratchDatabase } from './service';
 import { devnetRail } from './paidStack';
 import { percentile } from './stats';
 import { runBenchMain } from './entry';
+import { profiled } from './cpuProfile';
 
 const DEFAULT_SECONDS = 20;
 const DEFAULT_CONSUMERS = 8;
@@ -307,7 +308,9 @@ async function main(): Promise<number> {
         `${os.cpus().length} cores, anvil automine on both chains, worker ` +
         `${wakeOnNotify ? 'woken by NOTIFY' : 'on 250 ms rounds only'}\n`,
     );
-    const { purchases, measuredSeconds } = await measure(url, people, waiter, seconds);
+    const { purchases, measuredSeconds } = await profiled('consumer', () =>
+      measure(url, people, waiter, seconds),
+    );
     const whole = purchases.map((p) => p.endedAt - p.startedAt).sort((a, b) => a - b);
     const acknowledged = await acknowledgedLatencies(
       database.pool,
