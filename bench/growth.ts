@@ -14,7 +14,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { startAllInOne } from '../cli/stack';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
-import { accountId, assetId, registerAsset } from '../subgraphs/ledger';
+import { accountId, advanceCheckpoint, assetId, registerAsset } from '../subgraphs/ledger';
 import { loadHistory } from './growthHistory';
 import type { ClientJob, ClientReport, PolicyRef } from './preflightClients';
 import { benchStackOptions, createPolicies } from './preflightStack';
@@ -30,6 +30,8 @@ const GROUPS_PER_CALL = 100;
 const READS = 300;
 const MIN_RATIO = 0.9;
 const READ_P99_MS = 50;
+/** Reads of the treasury's balance and of the trial balance, each, per measurement. */
+const BALANCE_READS = 50;
 const ASSET = assetId('eip155:196', '0x779ded0c9e1022225f8e0630b35a9b54be713736');
 const TREASURY = accountId('TREASURY', ASSET, 'float');
 /** An obligation account's id less its ref (1…1,000). */
@@ -42,6 +44,42 @@ interface Figures {
   groupsPerSecond: number;
   activityMs: { p50: number; p99: number };
   ledgerMs: { p50: number; p99: number };
+  /** The treasury float's balance (ledger.balance_of) and the trial balance, read through the checkpoint. */
+  balanceMs: { p50: number; p99: number };
+  trialMs: { p50: number; p99: number };
+}
+
+/** `count` runs of one statement on the pool, one at a time: p50/p99 ms. */
+async function sqlLatency(database: Database, count: number, text: string, values: unknown[] = []) {
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const started = performance.now();
+    await database.pool.query(text, values);
+    latencies.push(performance.now() - started);
+  }
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+const TREASURY_BALANCE = 'SELECT ledger.balance_of($1)::text';
+const TRIAL_BALANCE = 'SELECT asset, net::text, entry_count::text FROM ledger.trial_balance';
+
+/**
+ * The worker keeps the balance checkpoint current as history accumulates; history loaded by SQL
+ * all at once has none yet. Reads the two balances once as they cost with no checkpoint, advances
+ * it (timed), and says so.
+ */
+async function checkpointAfterLoad(database: Database): Promise<void> {
+  const before = await sqlLatency(database, 1, TREASURY_BALANCE, [TREASURY]);
+  const trialBefore = await sqlLatency(database, 1, TRIAL_BALANCE);
+  const started = performance.now();
+  const advanced = await advanceCheckpoint(database.pool, 10_000);
+  if (!advanced.marked)
+    throw new Error('the balance checkpoint could not be advanced after the load');
+  process.stdout.write(
+    `balance checkpoint through seq ${advanced.throughSeq} in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+      `before it, one treasury balance read took ${before.p50.toFixed(0)} ms and one trial balance ${trialBefore.p50.toFixed(0)} ms\n`,
+  );
 }
 
 function preflightsPerSecond(clients: Worker, job: ClientJob): Promise<number> {
@@ -127,6 +165,8 @@ async function measure(
     groupsPerSecond: groups,
     activityMs: await readLatency(context.gatewayUrl, context.adminToken, activity),
     ledgerMs: await readLatency(context.gatewayUrl, context.adminToken, ledger),
+    balanceMs: await sqlLatency(context.database, BALANCE_READS, TREASURY_BALANCE, [TREASURY]),
+    trialMs: await sqlLatency(context.database, BALANCE_READS, TRIAL_BALANCE),
   };
 }
 
@@ -135,7 +175,7 @@ function printFigures(label: string, figures: Figures): void {
     `${value.p50.toFixed(1).padStart(6)} ${value.p99.toFixed(1).padStart(6)}`;
   process.stdout.write(
     `${label.padEnd(22)} ${String(figures.preflightsPerSecond).padStart(12)} ${String(figures.groupsPerSecond).padStart(10)}   ` +
-      `${ms(figures.activityMs)}      ${ms(figures.ledgerMs)}   load ${os.loadavg()[0].toFixed(1)}\n`,
+      `${ms(figures.activityMs)}      ${ms(figures.ledgerMs)}      ${ms(figures.balanceMs)}     ${ms(figures.trialMs)}   load ${os.loadavg()[0].toFixed(1)}\n`,
   );
 }
 
@@ -226,11 +266,12 @@ async function main(): Promise<void> {
     };
     process.stdout.write(
       `growth: ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}; ${seconds} s per rate, ${READS} reads each, owner's policy of ${POLICIES}\n` +
-        'history                preflights/s   groups/s   activity p50/p99 ms   ledger p50/p99 ms\n',
+        'history                preflights/s   groups/s   activity p50/p99 ms   ledger p50/p99 ms   treasury balance ms   trial balance ms\n',
     );
     const empty = await measure(context, 0);
     printFigures('empty tables', empty);
     const rows = await loadAndReport(database, policies[0].policyId, decisions, entries);
+    await checkpointAfterLoad(database);
     const grown = await measure(context, 1);
     printFigures('with history', grown);
     printVerdict(empty, grown, rows);

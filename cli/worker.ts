@@ -1,6 +1,7 @@
 // The worker role: runs the background jobs on an interval (expire overdue escalations, deliver
 // due notices, mark lapsed reservations EXPIRED, move consumer intents whose escalation was decided
-// and expire unfunded ones past their quote). Jobs are claimed with FOR UPDATE SKIP LOCKED or
+// and expire unfunded ones past their quote, advance the ledger's balance checkpoint when it is
+// due). Jobs are claimed with FOR UPDATE SKIP LOCKED or
 // under the policy's decision lock, so any number of workers may run against one database.
 // `runOnce` lets tests and operators run one round with a chosen clock.
 import type { HttpMetrics } from '../platform/metrics';
@@ -21,6 +22,7 @@ import {
   sweepExpiredEscalations,
 } from '../subgraphs/policy';
 import { checkedRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS } from '../core/ownerEvents/types';
+import { type CheckpointOutcome, checkpointBalances, checkpointOverdue } from '../subgraphs/ledger';
 
 export interface EscalationWorkerOptions {
   readonly db: Pool;
@@ -55,6 +57,8 @@ export interface RoundResult {
   readonly ownerEventsRelayed: number;
   /** Webhook deliveries attempted (delivered, retried or failed). */
   readonly webhooksAttempted: number;
+  /** The ledger's balance checkpoint: not due, busy (try again next round) or advanced. */
+  readonly balanceCheckpoint: CheckpointOutcome['kind'];
 }
 
 export interface RunningWorker {
@@ -70,6 +74,26 @@ async function untilDone(step: () => Promise<number>, stopped: () => boolean): P
     total += taken;
     if (taken === 0 || stopped()) return total;
   }
+}
+
+/** The ledger's balance checkpoint, when due; says when it moved, and when it is overdue. */
+async function checkpointStep(db: Pool, log: Logger, now: Date): Promise<CheckpointOutcome> {
+  const checkpoint = await checkpointBalances(db, now);
+  if (checkpoint.kind === 'ADVANCED')
+    log.info(
+      { from: checkpoint.from.toString(), through: checkpoint.throughSeq.toString() },
+      'ledger balance checkpoint advanced',
+    );
+  else if (checkpoint.kind === 'BUSY' && checkpointOverdue(checkpoint.state, now))
+    log.warn(
+      {
+        through: checkpoint.state.throughSeq.toString(),
+        behind: (checkpoint.state.lastSeq - checkpoint.state.throughSeq).toString(),
+        takenAt: checkpoint.state.takenAt.toISOString(),
+      },
+      'ledger balance checkpoint overdue: a long transaction keeps inserting entries open; balance reads grow until it ends',
+    );
+  return checkpoint;
 }
 
 export function startEscalationWorker(options: EscalationWorkerOptions): RunningWorker {
@@ -117,6 +141,7 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
       stopped,
     );
     const webhooksAttempted = await untilDone(() => deliverDueWebhooks(webhooks, now()), stopped);
+    const checkpoint = await checkpointStep(options.db, options.log, now());
     return {
       expired,
       delivered,
@@ -125,6 +150,7 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
       consumerIntentsExpired,
       ownerEventsRelayed,
       webhooksAttempted,
+      balanceCheckpoint: checkpoint.kind,
     };
   };
   loop = startRoundLoop(round, options.intervalMs, (error: unknown) =>

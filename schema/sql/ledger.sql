@@ -91,6 +91,51 @@ CREATE DOMAIN ledger.policy_id AS text
 ALTER DOMAIN ledger.policy_id OWNER TO spend_control_owner;
 
 --
+-- Name: advance_balance_checkpoint(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.advance_balance_checkpoint() RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_from bigint;
+  v_to   bigint;
+BEGIN
+  SELECT through_seq INTO v_from FROM ledger.balance_checkpoint FOR UPDATE;
+  SELECT seq INTO v_to FROM ledger.checkpoint_horizon;
+  IF v_to <= v_from THEN
+    RETURN v_from;
+  END IF;
+  INSERT INTO ledger.account_checkpoints AS c (account_id, balance, entry_count, last_entry_seq)
+  SELECT e.account_id, sum(e.amount::numeric), count(*), max(e.seq)
+    FROM ledger.entries e
+   WHERE e.seq > v_from AND e.seq <= v_to
+   GROUP BY e.account_id
+  ON CONFLICT (account_id) DO UPDATE
+     SET balance = c.balance + EXCLUDED.balance,
+         entry_count = c.entry_count + EXCLUDED.entry_count,
+         last_entry_seq = EXCLUDED.last_entry_seq;
+  INSERT INTO ledger.asset_checkpoints AS c (asset, debits, credits, entry_count)
+  SELECT e.asset,
+         coalesce(sum(e.amount::numeric) FILTER (WHERE e.amount::numeric > 0), 0),
+         coalesce(-sum(e.amount::numeric) FILTER (WHERE e.amount::numeric < 0), 0),
+         count(*)
+    FROM ledger.entries e
+   WHERE e.seq > v_from AND e.seq <= v_to
+   GROUP BY e.asset
+  ON CONFLICT (asset) DO UPDATE
+     SET debits = c.debits + EXCLUDED.debits,
+         credits = c.credits + EXCLUDED.credits,
+         entry_count = c.entry_count + EXCLUDED.entry_count;
+  UPDATE ledger.balance_checkpoint SET through_seq = v_to, taken_at = now();
+  RETURN v_to;
+END
+$$;
+
+ALTER FUNCTION ledger.advance_balance_checkpoint() OWNER TO spend_control_owner;
+
+--
 -- Name: assert_entries_belong(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -167,10 +212,45 @@ ALTER FUNCTION ledger.assert_group_complete() OWNER TO spend_control_owner;
 CREATE FUNCTION ledger.balance_of(p_account_id text) RETURNS numeric
     LANGUAGE sql STABLE
     AS $$
-  SELECT coalesce(sum(amount), 0) FROM ledger.entries WHERE account_id = p_account_id
+  SELECT coalesce((SELECT c.balance FROM ledger.account_checkpoints c WHERE c.account_id = p_account_id), 0)
+       + coalesce((SELECT sum(e.amount) FROM ledger.entries e
+                    WHERE e.account_id = p_account_id
+                      AND e.seq > (SELECT k.through_seq FROM ledger.balance_checkpoint k)), 0)
 $$;
 
 ALTER FUNCTION ledger.balance_of(p_account_id text) OWNER TO spend_control_owner;
+
+--
+-- Name: mark_checkpoint_horizon(integer); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer DEFAULT 50) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_seq     bigint;
+  v_timeout text := current_setting('lock_timeout');
+BEGIN
+  IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms < 1 OR p_lock_timeout_ms > 10000 THEN
+    RAISE EXCEPTION 'mark_checkpoint_horizon: a lock timeout of 1 to 10000 ms' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', p_lock_timeout_ms::text, true);
+  BEGIN
+    LOCK TABLE ledger.entries IN SHARE MODE;
+  EXCEPTION WHEN lock_not_available THEN
+    PERFORM set_config('lock_timeout', v_timeout, true);
+    RETURN NULL;
+  END;
+  PERFORM set_config('lock_timeout', v_timeout, true);
+  SELECT coalesce(max(seq), 0) INTO v_seq FROM ledger.entries;
+  UPDATE ledger.checkpoint_horizon SET seq = greatest(seq, v_seq), marked_at = now()
+  RETURNING seq INTO v_seq;
+  RETURN v_seq;
+END
+$$;
+
+ALTER FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) OWNER TO spend_control_owner;
 
 --
 -- Name: post_group(text, text, jsonb, text, text, text, text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -487,9 +567,9 @@ BEGIN
     RAISE EXCEPTION 'LEDGER_GROUP_INVALID: asset % is not registered', p_asset USING ERRCODE = 'LG002';
   END IF;
   INSERT INTO ledger.treasury_snapshots (asset, treasury_address, onchain_balance, ledger_balance, block_number)
-  SELECT p_asset, lower(p_treasury_address), p_onchain_balance, coalesce(sum(e.amount), 0), p_block_number
+  SELECT p_asset, lower(p_treasury_address), p_onchain_balance,
+         coalesce(sum(ledger.balance_of(a.account_id)), 0), p_block_number
     FROM ledger.accounts a
-    LEFT JOIN ledger.entries e ON e.account_id = a.account_id
    WHERE a.kind = 'TREASURY' AND a.asset = p_asset AND a.ref = 'float'
   RETURNING * INTO v_row;
   RETURN v_row;
@@ -1038,6 +1118,21 @@ $_$;
 ALTER FUNCTION ledger.write_group(p_kind text, p_asset text, p_accounts text[], p_amounts numeric[], p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text, p_reverses text) OWNER TO spend_control_owner;
 
 --
+-- Name: account_checkpoints; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.account_checkpoints (
+    account_id text NOT NULL,
+    balance numeric NOT NULL,
+    entry_count bigint NOT NULL,
+    last_entry_seq bigint NOT NULL,
+    CONSTRAINT account_checkpoints_entry_count_check CHECK ((entry_count > 0)),
+    CONSTRAINT account_checkpoints_last_entry_seq_check CHECK ((last_entry_seq > 0))
+);
+
+ALTER TABLE ledger.account_checkpoints OWNER TO spend_control_owner;
+
+--
 -- Name: accounts; Type: TABLE; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1075,6 +1170,20 @@ CREATE TABLE ledger.assets (
 ALTER TABLE ledger.assets OWNER TO spend_control_owner;
 
 --
+-- Name: balance_checkpoint; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.balance_checkpoint (
+    one boolean DEFAULT true NOT NULL,
+    through_seq bigint NOT NULL,
+    taken_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT balance_checkpoint_one_check CHECK (one),
+    CONSTRAINT balance_checkpoint_through_seq_check CHECK ((through_seq >= 0))
+);
+
+ALTER TABLE ledger.balance_checkpoint OWNER TO spend_control_owner;
+
+--
 -- Name: entries; Type: TABLE; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1104,18 +1213,50 @@ CREATE VIEW ledger.account_balances AS
     s.decimals,
     a.ref,
     a.created_at,
-    COALESCE(b.balance, (0)::numeric) AS balance,
-    b.entry_count,
-    b.last_entry_seq
-   FROM ((ledger.accounts a
+    (COALESCE(c.balance, (0)::numeric) + COALESCE(b.balance, (0)::numeric)) AS balance,
+    (COALESCE(c.entry_count, (0)::bigint) + b.entry_count) AS entry_count,
+    COALESCE(b.last_entry_seq, c.last_entry_seq) AS last_entry_seq
+   FROM ((((ledger.accounts a
      JOIN ledger.assets s ON ((s.asset_id = a.asset)))
+     CROSS JOIN ledger.balance_checkpoint k)
+     LEFT JOIN ledger.account_checkpoints c ON ((c.account_id = a.account_id)))
      CROSS JOIN LATERAL ( SELECT sum((e.amount)::numeric) AS balance,
             count(*) AS entry_count,
             max(e.seq) AS last_entry_seq
            FROM ledger.entries e
-          WHERE (e.account_id = a.account_id)) b);
+          WHERE ((e.account_id = a.account_id) AND (e.seq > k.through_seq))) b);
 
 ALTER TABLE ledger.account_balances OWNER TO spend_control_owner;
+
+--
+-- Name: asset_checkpoints; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.asset_checkpoints (
+    asset text NOT NULL,
+    debits numeric NOT NULL,
+    credits numeric NOT NULL,
+    entry_count bigint NOT NULL,
+    CONSTRAINT asset_checkpoints_credits_check CHECK ((credits >= (0)::numeric)),
+    CONSTRAINT asset_checkpoints_debits_check CHECK ((debits >= (0)::numeric)),
+    CONSTRAINT asset_checkpoints_entry_count_check CHECK ((entry_count > 0))
+);
+
+ALTER TABLE ledger.asset_checkpoints OWNER TO spend_control_owner;
+
+--
+-- Name: checkpoint_horizon; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.checkpoint_horizon (
+    one boolean DEFAULT true NOT NULL,
+    seq bigint NOT NULL,
+    marked_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT checkpoint_horizon_one_check CHECK (one),
+    CONSTRAINT checkpoint_horizon_seq_check CHECK ((seq >= 0))
+);
+
+ALTER TABLE ledger.checkpoint_horizon OWNER TO spend_control_owner;
 
 --
 -- Name: entries_seq_seq; Type: SEQUENCE; Schema: ledger; Owner: spend_control_owner
@@ -1173,10 +1314,20 @@ ALTER TABLE ledger.groups ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
 CREATE VIEW ledger.kind_balances AS
  SELECT a.asset,
     a.kind,
-    sum((e.amount)::numeric) AS balance,
-    count(*) AS entry_count
-   FROM (ledger.entries e
-     JOIN ledger.accounts a ON ((a.account_id = e.account_id)))
+    sum(x.amount) AS balance,
+    (sum(x.entries))::bigint AS entry_count
+   FROM (( SELECT c.account_id,
+            c.balance AS amount,
+            c.entry_count AS entries
+           FROM ledger.account_checkpoints c
+        UNION ALL
+         SELECT e.account_id,
+            (e.amount)::numeric AS amount,
+            1
+           FROM ledger.entries e,
+            ledger.balance_checkpoint k
+          WHERE (e.seq > k.through_seq)) x
+     JOIN ledger.accounts a ON ((a.account_id = x.account_id)))
   GROUP BY a.asset, a.kind;
 
 ALTER TABLE ledger.kind_balances OWNER TO spend_control_owner;
@@ -1259,15 +1410,28 @@ CREATE VIEW ledger.trial_balance AS
     s.token,
     s.symbol,
     s.decimals,
-    COALESCE(sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric > (0)::numeric)), (0)::numeric) AS debits,
-    COALESCE((- sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric < (0)::numeric))), (0)::numeric) AS credits,
-    COALESCE(sum((e.amount)::numeric), (0)::numeric) AS net,
-    count(e.seq) AS entry_count
-   FROM (ledger.assets s
-     LEFT JOIN ledger.entries e ON ((e.asset = s.asset_id)))
-  GROUP BY s.asset_id, s.chain, s.token, s.symbol, s.decimals;
+    (COALESCE(c.debits, (0)::numeric) + COALESCE(d.debits, (0)::numeric)) AS debits,
+    (COALESCE(c.credits, (0)::numeric) + COALESCE(d.credits, (0)::numeric)) AS credits,
+    ((COALESCE(c.debits, (0)::numeric) - COALESCE(c.credits, (0)::numeric)) + COALESCE(d.net, (0)::numeric)) AS net,
+    (COALESCE(c.entry_count, (0)::bigint) + d.entry_count) AS entry_count
+   FROM (((ledger.assets s
+     CROSS JOIN ledger.balance_checkpoint k)
+     LEFT JOIN ledger.asset_checkpoints c ON ((c.asset = s.asset_id)))
+     CROSS JOIN LATERAL ( SELECT sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric > (0)::numeric)) AS debits,
+            (- sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric < (0)::numeric))) AS credits,
+            sum((e.amount)::numeric) AS net,
+            count(e.seq) AS entry_count
+           FROM ledger.entries e
+          WHERE ((e.asset = s.asset_id) AND (e.seq > k.through_seq))) d);
 
 ALTER TABLE ledger.trial_balance OWNER TO spend_control_owner;
+
+--
+-- Name: account_checkpoints account_checkpoints_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.account_checkpoints
+    ADD CONSTRAINT account_checkpoints_pkey PRIMARY KEY (account_id);
 
 --
 -- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1277,11 +1441,32 @@ ALTER TABLE ONLY ledger.accounts
     ADD CONSTRAINT accounts_pkey PRIMARY KEY (account_id);
 
 --
+-- Name: asset_checkpoints asset_checkpoints_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.asset_checkpoints
+    ADD CONSTRAINT asset_checkpoints_pkey PRIMARY KEY (asset);
+
+--
 -- Name: assets assets_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
 ALTER TABLE ONLY ledger.assets
     ADD CONSTRAINT assets_pkey PRIMARY KEY (asset_id);
+
+--
+-- Name: balance_checkpoint balance_checkpoint_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.balance_checkpoint
+    ADD CONSTRAINT balance_checkpoint_pkey PRIMARY KEY (one);
+
+--
+-- Name: checkpoint_horizon checkpoint_horizon_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.checkpoint_horizon
+    ADD CONSTRAINT checkpoint_horizon_pkey PRIMARY KEY (one);
 
 --
 -- Name: entries entries_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1519,11 +1704,25 @@ CREATE TRIGGER treasury_snapshots_append_only BEFORE DELETE OR UPDATE OR TRUNCAT
 ALTER TABLE ledger.treasury_snapshots ENABLE ALWAYS TRIGGER treasury_snapshots_append_only;
 
 --
+-- Name: account_checkpoints account_checkpoints_account_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.account_checkpoints
+    ADD CONSTRAINT account_checkpoints_account_id_fkey FOREIGN KEY (account_id) REFERENCES ledger.accounts(account_id);
+
+--
 -- Name: accounts accounts_asset_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
 ALTER TABLE ONLY ledger.accounts
     ADD CONSTRAINT accounts_asset_fkey FOREIGN KEY (asset) REFERENCES ledger.assets(asset_id);
+
+--
+-- Name: asset_checkpoints asset_checkpoints_asset_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.asset_checkpoints
+    ADD CONSTRAINT asset_checkpoints_asset_fkey FOREIGN KEY (asset) REFERENCES ledger.assets(asset_id);
 
 --
 -- Name: groups groups_reverses_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1581,6 +1780,12 @@ ALTER TABLE ONLY ledger.treasury_snapshots
 GRANT USAGE ON SCHEMA ledger TO spend_control_service;
 
 --
+-- Name: FUNCTION advance_balance_checkpoint(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.advance_balance_checkpoint() TO spend_control_service;
+
+--
 -- Name: FUNCTION assert_entries_belong(); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1597,6 +1802,12 @@ GRANT ALL ON FUNCTION ledger.assert_group_complete() TO spend_control_service;
 --
 
 GRANT ALL ON FUNCTION ledger.balance_of(p_account_id text) TO spend_control_service;
+
+--
+-- Name: FUNCTION mark_checkpoint_horizon(p_lock_timeout_ms integer); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) TO spend_control_service;
 
 --
 -- Name: FUNCTION post_group(p_kind text, p_asset text, p_entries jsonb, p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -1725,6 +1936,12 @@ GRANT ALL ON FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids t
 REVOKE ALL ON FUNCTION ledger.write_group(p_kind text, p_asset text, p_accounts text[], p_amounts numeric[], p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text, p_reverses text) FROM PUBLIC;
 
 --
+-- Name: TABLE account_checkpoints; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.account_checkpoints TO spend_control_service;
+
+--
 -- Name: TABLE accounts; Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1737,6 +1954,12 @@ GRANT SELECT ON TABLE ledger.accounts TO spend_control_service;
 GRANT SELECT ON TABLE ledger.assets TO spend_control_service;
 
 --
+-- Name: TABLE balance_checkpoint; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.balance_checkpoint TO spend_control_service;
+
+--
 -- Name: TABLE entries; Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1747,6 +1970,18 @@ GRANT SELECT ON TABLE ledger.entries TO spend_control_service;
 --
 
 GRANT SELECT ON TABLE ledger.account_balances TO spend_control_service;
+
+--
+-- Name: TABLE asset_checkpoints; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.asset_checkpoints TO spend_control_service;
+
+--
+-- Name: TABLE checkpoint_horizon; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.checkpoint_horizon TO spend_control_service;
 
 --
 -- Name: SEQUENCE entries_seq_seq; Type: ACL; Schema: ledger; Owner: spend_control_owner

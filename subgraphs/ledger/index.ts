@@ -45,6 +45,15 @@ export {
   recordSettled,
 } from './servicePayments/bookings';
 export { readOnchainFloat } from './treasury/snapshots';
+export {
+  advanceCheckpoint,
+  type CheckpointOutcome,
+  type CheckpointPolicy,
+  checkpointBalances,
+  checkpointOverdue,
+  checkpointState,
+  DEFAULT_CHECKPOINT_POLICY,
+} from './checkpoints/checkpoints';
 // The books of one consumer intent, for its dispute packet.
 export {
   type IntentLedgerGroup,
