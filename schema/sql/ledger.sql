@@ -221,6 +221,40 @@ $$;
 ALTER FUNCTION ledger.balance_of(p_account_id text) OWNER TO spend_control_owner;
 
 --
+-- Name: entries; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.entries (
+    group_id text NOT NULL,
+    entry_no smallint NOT NULL,
+    seq bigint NOT NULL,
+    account_id text NOT NULL,
+    asset text NOT NULL,
+    amount ledger.amount NOT NULL,
+    entry_count smallint NOT NULL
+);
+
+ALTER TABLE ledger.entries OWNER TO spend_control_owner;
+
+--
+-- Name: entries_since_checkpoint(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.entries_since_checkpoint() RETURNS SETOF ledger.entries
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $$
+DECLARE
+  v_through bigint := (SELECT k.through_seq FROM ledger.balance_checkpoint k);
+BEGIN
+  RETURN QUERY SELECT * FROM ledger.entries e WHERE e.seq > v_through;
+END
+$$;
+
+ALTER FUNCTION ledger.entries_since_checkpoint() OWNER TO spend_control_owner;
+
+--
 -- Name: mark_checkpoint_horizon(integer); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1184,22 +1218,6 @@ CREATE TABLE ledger.balance_checkpoint (
 ALTER TABLE ledger.balance_checkpoint OWNER TO spend_control_owner;
 
 --
--- Name: entries; Type: TABLE; Schema: ledger; Owner: spend_control_owner
---
-
-CREATE TABLE ledger.entries (
-    group_id text NOT NULL,
-    entry_no smallint NOT NULL,
-    seq bigint NOT NULL,
-    account_id text NOT NULL,
-    asset text NOT NULL,
-    amount ledger.amount NOT NULL,
-    entry_count smallint NOT NULL
-);
-
-ALTER TABLE ledger.entries OWNER TO spend_control_owner;
-
---
 -- Name: account_balances; Type: VIEW; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1216,15 +1234,15 @@ CREATE VIEW ledger.account_balances AS
     (COALESCE(c.balance, (0)::numeric) + COALESCE(b.balance, (0)::numeric)) AS balance,
     (COALESCE(c.entry_count, (0)::bigint) + b.entry_count) AS entry_count,
     COALESCE(b.last_entry_seq, c.last_entry_seq) AS last_entry_seq
-   FROM ((((ledger.accounts a
+   FROM (((ledger.accounts a
      JOIN ledger.assets s ON ((s.asset_id = a.asset)))
-     CROSS JOIN ledger.balance_checkpoint k)
      LEFT JOIN ledger.account_checkpoints c ON ((c.account_id = a.account_id)))
      CROSS JOIN LATERAL ( SELECT sum((e.amount)::numeric) AS balance,
             count(*) AS entry_count,
             max(e.seq) AS last_entry_seq
            FROM ledger.entries e
-          WHERE ((e.account_id = a.account_id) AND (e.seq > k.through_seq))) b);
+          WHERE ((e.account_id = a.account_id) AND (e.seq > ( SELECT k.through_seq
+                   FROM ledger.balance_checkpoint k)))) b);
 
 ALTER TABLE ledger.account_balances OWNER TO spend_control_owner;
 
@@ -1324,9 +1342,7 @@ CREATE VIEW ledger.kind_balances AS
          SELECT e.account_id,
             (e.amount)::numeric AS amount,
             1
-           FROM ledger.entries e,
-            ledger.balance_checkpoint k
-          WHERE (e.seq > k.through_seq)) x
+           FROM ledger.entries_since_checkpoint() e(group_id, entry_no, seq, account_id, asset, amount, entry_count)) x
      JOIN ledger.accounts a ON ((a.account_id = x.account_id)))
   GROUP BY a.asset, a.kind;
 
@@ -1413,16 +1429,16 @@ CREATE VIEW ledger.trial_balance AS
     (COALESCE(c.debits, (0)::numeric) + COALESCE(d.debits, (0)::numeric)) AS debits,
     (COALESCE(c.credits, (0)::numeric) + COALESCE(d.credits, (0)::numeric)) AS credits,
     ((COALESCE(c.debits, (0)::numeric) - COALESCE(c.credits, (0)::numeric)) + COALESCE(d.net, (0)::numeric)) AS net,
-    (COALESCE(c.entry_count, (0)::bigint) + d.entry_count) AS entry_count
-   FROM (((ledger.assets s
-     CROSS JOIN ledger.balance_checkpoint k)
+    (COALESCE(c.entry_count, (0)::bigint) + COALESCE(d.entry_count, (0)::bigint)) AS entry_count
+   FROM ((ledger.assets s
      LEFT JOIN ledger.asset_checkpoints c ON ((c.asset = s.asset_id)))
-     CROSS JOIN LATERAL ( SELECT sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric > (0)::numeric)) AS debits,
+     LEFT JOIN ( SELECT e.asset,
+            sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric > (0)::numeric)) AS debits,
             (- sum((e.amount)::numeric) FILTER (WHERE ((e.amount)::numeric < (0)::numeric))) AS credits,
             sum((e.amount)::numeric) AS net,
             count(e.seq) AS entry_count
-           FROM ledger.entries e
-          WHERE ((e.asset = s.asset_id) AND (e.seq > k.through_seq))) d);
+           FROM ledger.entries_since_checkpoint() e(group_id, entry_no, seq, account_id, asset, amount, entry_count)
+          GROUP BY e.asset) d ON ((d.asset = s.asset_id)));
 
 ALTER TABLE ledger.trial_balance OWNER TO spend_control_owner;
 
@@ -1804,6 +1820,18 @@ GRANT ALL ON FUNCTION ledger.assert_group_complete() TO spend_control_service;
 GRANT ALL ON FUNCTION ledger.balance_of(p_account_id text) TO spend_control_service;
 
 --
+-- Name: TABLE entries; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.entries TO spend_control_service;
+
+--
+-- Name: FUNCTION entries_since_checkpoint(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.entries_since_checkpoint() TO spend_control_service;
+
+--
 -- Name: FUNCTION mark_checkpoint_horizon(p_lock_timeout_ms integer); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1958,12 +1986,6 @@ GRANT SELECT ON TABLE ledger.assets TO spend_control_service;
 --
 
 GRANT SELECT ON TABLE ledger.balance_checkpoint TO spend_control_service;
-
---
--- Name: TABLE entries; Type: ACL; Schema: ledger; Owner: spend_control_owner
---
-
-GRANT SELECT ON TABLE ledger.entries TO spend_control_service;
 
 --
 -- Name: TABLE account_balances; Type: ACL; Schema: ledger; Owner: spend_control_owner
