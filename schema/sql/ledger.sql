@@ -269,6 +269,13 @@ BEGIN
   IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms < 1 OR p_lock_timeout_ms > 10000 THEN
     RAISE EXCEPTION 'mark_checkpoint_horizon: a lock timeout of 1 to 10000 ms' USING ERRCODE = '22023';
   END IF;
+  -- The horizon holds only if the identity hands out seqs in the order inserts draw them: one
+  -- at a time (CACHE 1). A cache gives each session its own range, so a later insert could draw a
+  -- lower seq than one already marked.
+  IF (SELECT s.seqcache FROM pg_catalog.pg_sequence s
+       WHERE s.seqrelid = 'ledger.entries_seq_seq'::regclass) <> 1 THEN
+    RAISE EXCEPTION 'mark_checkpoint_horizon: ledger.entries_seq_seq must have CACHE 1' USING ERRCODE = '55000';
+  END IF;
   PERFORM set_config('lock_timeout', p_lock_timeout_ms::text, true);
   BEGIN
     LOCK TABLE ledger.entries IN SHARE MODE;

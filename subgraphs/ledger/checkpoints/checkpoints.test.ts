@@ -245,6 +245,18 @@ describe('the checkpoint horizon', () => {
     }
   });
 
+  it('is refused (55000) while the entries identity caches seqs, which could hand a later insert a lower one', async () => {
+    await db.adminPool.query('ALTER SEQUENCE ledger.entries_seq_seq CACHE 20');
+    try {
+      await expect(
+        db.pool.query('SELECT ledger.mark_checkpoint_horizon(50)'),
+      ).rejects.toMatchObject({ code: '55000' });
+    } finally {
+      await db.adminPool.query('ALTER SEQUENCE ledger.entries_seq_seq CACHE 1');
+    }
+    expect((await advanceCheckpoint(db.pool, 5_000)).marked).toBe(true);
+  });
+
   it('refuses a lock timeout out of bounds (22023)', async () => {
     for (const timeout of [0, -1, 10_001])
       await expect(

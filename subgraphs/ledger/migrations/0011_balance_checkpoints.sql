@@ -12,7 +12,7 @@
 -- horizon is therefore marked first, alone: ledger.mark_checkpoint_horizon() takes a SHARE lock on
 -- ledger.entries, which is granted only once every transaction inserting entries has ended (each
 -- holds ROW EXCLUSIVE), and reads the highest seq then; any insert after it draws a higher seq from
--- the identity. The lock is released as the statement ends (an insert arriving meanwhile waits for
+-- the identity (which hands them out one at a time, CACHE 1; the mark refuses otherwise). The lock is released as the statement ends (an insert arriving meanwhile waits for
 -- it, a few milliseconds; the lock is not waited for past p_lock_timeout_ms, and the caller tries
 -- again later). ledger.advance_balance_checkpoint() then adds the entries in (through, horizon]
 -- to the checkpoint, with no lock on entries, in one transaction with the new `through_seq`.
@@ -64,6 +64,13 @@ DECLARE
 BEGIN
   IF p_lock_timeout_ms IS NULL OR p_lock_timeout_ms < 1 OR p_lock_timeout_ms > 10000 THEN
     RAISE EXCEPTION 'mark_checkpoint_horizon: a lock timeout of 1 to 10000 ms' USING ERRCODE = '22023';
+  END IF;
+  -- The horizon holds only if the identity hands out seqs in the order inserts draw them: one
+  -- at a time (CACHE 1). A cache gives each session its own range, so a later insert could draw a
+  -- lower seq than one already marked.
+  IF (SELECT s.seqcache FROM pg_catalog.pg_sequence s
+       WHERE s.seqrelid = 'ledger.entries_seq_seq'::regclass) <> 1 THEN
+    RAISE EXCEPTION 'mark_checkpoint_horizon: ledger.entries_seq_seq must have CACHE 1' USING ERRCODE = '55000';
   END IF;
   PERFORM set_config('lock_timeout', p_lock_timeout_ms::text, true);
   BEGIN
