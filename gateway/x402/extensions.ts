@@ -30,7 +30,6 @@ import {
 } from './headerCodec';
 
 /** The bazaar extension's key (the package exports it as a facilitator extension object). */
-
 export const BAZAAR = BAZAAR_EXTENSION.key;
 /** Offer and receipt payload schema version of the extension. */
 const OFFER_RECEIPT_VERSION = 1;
