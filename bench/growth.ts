@@ -49,16 +49,21 @@ interface Figures {
   trialMs: { p50: number; p99: number };
 }
 
-/** `count` runs of one statement on the pool, one at a time: p50/p99 ms. */
-async function sqlLatency(database: Database, count: number, text: string, values: unknown[] = []) {
+/** p50 and p99 ms of `count` runs of `read`, one at a time. */
+async function latencyOf(count: number, read: () => Promise<unknown>) {
   const latencies: number[] = [];
   for (let i = 0; i < count; i += 1) {
     const started = performance.now();
-    await database.pool.query(text, values);
+    await read();
     latencies.push(performance.now() - started);
   }
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/** `count` runs of one statement on the pool, one at a time: p50/p99 ms. */
+function sqlLatency(database: Database, count: number, text: string, values: unknown[] = []) {
+  return latencyOf(count, () => database.pool.query(text, values));
 }
 
 const TREASURY_BALANCE = 'SELECT ledger.balance_of($1)::text';
@@ -138,10 +143,8 @@ async function groupsPerSecond(database: Database, seconds: number): Promise<num
 }
 
 /** p50 and p99 of READS calls of one GraphQL read, one at a time, as the admin. */
-async function readLatency(gatewayUrl: string, adminToken: string, query: string) {
-  const latencies: number[] = [];
-  for (let index = 0; index < READS; index += 1) {
-    const started = performance.now();
+function readLatency(gatewayUrl: string, adminToken: string, query: string) {
+  return latencyOf(READS, async () => {
     const response = await fetch(`${gatewayUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
@@ -149,10 +152,7 @@ async function readLatency(gatewayUrl: string, adminToken: string, query: string
     });
     const body = (await response.json()) as { errors?: unknown; data?: unknown };
     if (response.status !== 200 || body.errors) throw new Error(JSON.stringify(body));
-    latencies.push(performance.now() - started);
-  }
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  });
 }
 
 async function measure(

@@ -75,25 +75,27 @@ export function checkpointOverdue(
 
 /**
  * Marks the horizon and adds the entries up to it to the checkpoint. `db` must be the pool (or a
- * connection outside any transaction): the mark's lock lasts until its transaction ends.
+ * connection outside any transaction): the mark's lock lasts until its transaction ends. `before`:
+ * the checkpoint as the caller just read it (read here when not given).
  */
 export async function advanceCheckpoint(
   db: Db,
   lockTimeoutMs: number = DEFAULT_CHECKPOINT_POLICY.lockTimeoutMs,
+  before?: CheckpointState,
 ): Promise<{ readonly marked: boolean; readonly from: bigint; readonly throughSeq: bigint }> {
-  const before = await checkpointState(db);
+  const from = (before ?? (await checkpointState(db))).throughSeq;
   const marked = await db.query<{ seq: string | null }>(
     'SELECT ledger.mark_checkpoint_horizon($1)::text AS seq',
     [lockTimeoutMs],
   );
   if (marked.rows[0]?.seq === null || marked.rows[0]?.seq === undefined)
-    return { marked: false, from: before.throughSeq, throughSeq: before.throughSeq };
+    return { marked: false, from, throughSeq: from };
   const advanced = await db.query<{ through_seq: string }>(
     'SELECT ledger.advance_balance_checkpoint()::text AS through_seq',
   );
   return {
     marked: true,
-    from: before.throughSeq,
+    from,
     throughSeq: BigInt(advanced.rows[0]!.through_seq),
   };
 }
@@ -106,7 +108,7 @@ export async function checkpointBalances(
 ): Promise<CheckpointOutcome> {
   const state = await checkpointState(db);
   if (!checkpointDue(state, policy, now)) return { kind: 'NOT_DUE', state };
-  const advanced = await advanceCheckpoint(db, policy.lockTimeoutMs);
+  const advanced = await advanceCheckpoint(db, policy.lockTimeoutMs, state);
   if (!advanced.marked) return { kind: 'BUSY', state };
   return { kind: 'ADVANCED', from: advanced.from, throughSeq: advanced.throughSeq };
 }
