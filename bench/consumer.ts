@@ -12,8 +12,8 @@
 // run on machines of their own, not on the service's cores; bench:x402 does the same with its
 // clients). `inline` as the fifth argument runs them on the service's thread, as before 2026-11-29.
 // Target: ≥ 40 purchases/s and p99 execute → PROVIDER_ACKNOWLEDGED ≤ 250 ms.
-// Run: npm run bench:consumer, or with arguments (DATABASE_URL set):
-//   node dist/bench/consumer.js [seconds] [consumers] [rounds|notify] [threads|inline]
+// Run: npm run bench:consumer -- [seconds] [consumers] [rounds|notify] [threads|inline]
+//   (or node dist/bench/consumer.js with the same arguments and DATABASE_URL set)
 // `rounds` runs the worker without its NOTIFY wake-up (250 ms rounds only), for comparison.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';

@@ -6,30 +6,15 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../platform/db/embedded';
-
-const BENCHMARKS: ReadonlyArray<{ name: string; script: string; needsDatabase: boolean }> = [
-  { name: 'engine', script: 'engine.js', needsDatabase: false },
-  { name: 'ledger', script: 'ledger.js', needsDatabase: true },
-  { name: 'preflight', script: 'preflight.js', needsDatabase: true },
-  { name: 'x402', script: 'x402.js', needsDatabase: true },
-  { name: 'mcp', script: 'mcp.js', needsDatabase: true },
-  { name: 'consumer', script: 'consumer.js', needsDatabase: true },
-  { name: 'anchor', script: 'anchor.js', needsDatabase: true },
-  { name: 'abuse', script: 'abuse.js', needsDatabase: true },
-  { name: 'events', script: 'events.js', needsDatabase: true },
-  { name: 'whatif', script: 'whatif.js', needsDatabase: false },
-  { name: 'growth', script: 'growth.js', needsDatabase: true },
-];
+import { readSelection } from './selection';
 
 async function main(): Promise<number> {
-  const only = process.argv.slice(2);
-  const selected = BENCHMARKS.filter((bench) => only.length === 0 || only.includes(bench.name));
-  if (selected.length === 0) {
-    process.stderr.write(
-      `unknown benchmark; choose from ${BENCHMARKS.map((bench) => bench.name).join(', ')}\n`,
-    );
+  const selection = readSelection(process.argv.slice(2));
+  if ('problem' in selection) {
+    process.stderr.write(`${selection.problem}\n`);
     return 2;
   }
+  const { selected, args } = selection;
   let databaseUrl = process.env.DATABASE_URL;
   let stopEmbedded: (() => Promise<void>) | null = null;
   let tempDir: string | null = null;
@@ -45,7 +30,7 @@ async function main(): Promise<number> {
   try {
     for (const bench of selected) {
       process.stdout.write(`\n== bench ${bench.name}\n`);
-      const result = spawnSync(process.execPath, [path.join(__dirname, bench.script)], {
+      const result = spawnSync(process.execPath, [path.join(__dirname, bench.script), ...args], {
         stdio: 'inherit',
         env: { ...process.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
       });
