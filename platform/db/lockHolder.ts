@@ -28,8 +28,10 @@ export interface LockHolder {
 export async function openLockHolder(pool: Pool): Promise<LockHolder> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query(`SET LOCAL idle_in_transaction_session_timeout = '${LOCK_HOLD_LIMIT}'`);
+    // One round trip: a simple query may hold both statements (no parameters).
+    await client.query(
+      `BEGIN; SET LOCAL idle_in_transaction_session_timeout = '${LOCK_HOLD_LIMIT}'`,
+    );
   } catch (error) {
     client.release(true);
     throw error;

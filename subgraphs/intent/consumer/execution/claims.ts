@@ -28,18 +28,30 @@ export interface Claim {
   release(): Promise<void>;
 }
 
+/** The intents matching `filter` now, oldest change first: the candidates (`lock`: locked too). */
 async function matching(
   holder: LockHolder,
   filter: ClaimFilter,
   intentIds: readonly string[] | null,
   limit: number,
+  lock: boolean,
 ): Promise<string[]> {
-  const { rows } = await holder.client.query<{ intent_id: string }>(
-    `SELECT intent_id FROM intent.consumer_intents
+  const candidates = `SELECT intent_id, updated_at FROM intent.consumer_intents
       WHERE state = ANY($1::text[]) ${filter.where ? `AND (${filter.where})` : ''}
         AND ($3::text[] IS NULL OR intent_id = ANY($3::text[]))
-      ORDER BY updated_at LIMIT $2`,
-    [filter.states, limit, intentIds],
+      ORDER BY updated_at LIMIT $2`;
+  // Locking in the statement that picks: MATERIALIZED, so the lock is tried on the picked
+  // candidates only (never on a row the LIMIT would drop), each once, and never waited for.
+  const { rows } = await holder.client.query<{ intent_id: string }>(
+    lock
+      ? `WITH candidates AS MATERIALIZED (${candidates})
+         SELECT intent_id FROM candidates
+          WHERE pg_try_advisory_xact_lock($4, hashtext(intent_id))
+          ORDER BY updated_at`
+      : `SELECT intent_id FROM (${candidates}) candidates`,
+    lock
+      ? [filter.states, limit, intentIds, CONSUMER_JOB_LOCK_NAMESPACE]
+      : [filter.states, limit, intentIds],
   );
   return rows.map((row) => row.intent_id);
 }
@@ -47,15 +59,11 @@ async function matching(
 export async function claimIntents(pool: DbPool, filter: ClaimFilter): Promise<Claim> {
   const holder = await openLockHolder(pool);
   try {
-    const candidates = await matching(holder, filter, filter.intentIds ?? null, filter.limit);
-    const locked: string[] = [];
-    for (const intentId of candidates) {
-      if (await holder.tryLock({ namespace: CONSUMER_JOB_LOCK_NAMESPACE, name: intentId }))
-        locked.push(intentId);
-    }
-    // READ COMMITTED: this statement sees every step a previous holder committed before letting go.
+    const locked = await matching(holder, filter, filter.intentIds ?? null, filter.limit, true);
+    // READ COMMITTED: this statement, taken once the locks are held, sees every step a previous
+    // holder committed before letting go (the picking statement's snapshot may predate it).
     const intentIds =
-      locked.length === 0 ? [] : await matching(holder, filter, locked, locked.length);
+      locked.length === 0 ? [] : await matching(holder, filter, locked, locked.length, false);
     return { intentIds, release: () => holder.release() };
   } catch (error) {
     await holder.release();
