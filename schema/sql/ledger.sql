@@ -294,6 +294,22 @@ $$;
 ALTER FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) OWNER TO spend_control_owner;
 
 --
+-- Name: new_group_id(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.new_group_id(p_at timestamp with time zone) RETURNS ledger.group_id
+    LANGUAGE sql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  SELECT ('lg_' || lpad(to_hex(floor(extract(epoch FROM p_at) * 1000)::bigint), 12, '0')
+               -- The first 12 hex digits of a version 4 UUID are random (its version and variant
+               -- nibbles come later).
+               || left(replace(gen_random_uuid()::text, '-', ''), 12))::ledger.group_id
+$$;
+
+ALTER FUNCTION ledger.new_group_id(p_at timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: post_group(text, text, jsonb, text, text, text, text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -401,9 +417,8 @@ BEGIN
            x.doc ->> 'intent_ref' AS intent,
            x.doc ->> 'policy_id' AS policy,
            x.doc ->> 'memo' AS memo,
-           -- 96 random bits, as write_group takes them (the UUID's version and variant skipped).
-           'lg_' || substr(x.hex, 1, 12) || substr(x.hex, 14, 3) || substr(x.hex, 18, 9) AS id
-      FROM (SELECT d.doc, d.gno, replace(gen_random_uuid()::text, '-', '') AS hex
+           ledger.new_group_id(clock_timestamp()) AS id
+      FROM (SELECT d.doc, d.gno
               FROM jsonb_array_elements(p_groups) WITH ORDINALITY AS d(doc, gno) OFFSET 0) AS x
   ), e AS MATERIALIZED (
     SELECT y.gno, y.id, y.asset, y.i, y.account, y.shape_ok,
@@ -1065,7 +1080,6 @@ DECLARE
   v_account  text;
   v_amount   numeric;
   v_sum      numeric := 0;
-  v_hex      text;
   v_group_id text;
   v_claimed  integer;
 BEGIN
@@ -1115,10 +1129,7 @@ BEGIN
     RAISE EXCEPTION 'LEDGER_GROUP_UNBALANCED: entries sum to %, not 0', v_sum USING ERRCODE = 'LG001';
   END IF;
 
-  -- 96 random bits from the built-in UUID generator (no extension needed): the version nibble
-  -- (13th hex digit) and the variant nibble (17th) are not random, so they are skipped.
-  v_hex := replace(gen_random_uuid()::text, '-', '');
-  v_group_id := 'lg_' || substr(v_hex, 1, 12) || substr(v_hex, 14, 3) || substr(v_hex, 18, 9);
+  v_group_id := ledger.new_group_id(clock_timestamp());
 
   -- One statement checks the asset, claims the key, creates missing accounts and fills the slots
   -- (each statement costs executor start-up). When nothing was claimed, the slow path says why.
@@ -1843,6 +1854,13 @@ GRANT ALL ON FUNCTION ledger.entries_since_checkpoint() TO spend_control_service
 --
 
 GRANT ALL ON FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) TO spend_control_service;
+
+--
+-- Name: FUNCTION new_group_id(p_at timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.new_group_id(p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.new_group_id(p_at timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: FUNCTION post_group(p_kind text, p_asset text, p_entries jsonb, p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text); Type: ACL; Schema: ledger; Owner: spend_control_owner
