@@ -6,7 +6,7 @@
 -- Unix milliseconds, 12 hex digits (48 bits) of randomness (the same shape, ledger.group_id, so
 -- every id ever issued stays valid). New ids sort after older ones, and both indexes take them at
 -- their right edge, whose pages stay cached whatever the history. Ids made in the same
--- millisecond differ by their random part; a collision (about one in 2^47 for two groups in the
+-- millisecond differ by their random part; a collision (one in 2^48 for two groups written in the
 -- same millisecond) is refused by groups_pkey like any duplicate, never merged.
 -- What an id reveals: the millisecond its group was made, which its created_at already shows.
 
