@@ -2,5 +2,5 @@
 export type { Db, DbPool } from './handle';
 export { createPool, POOL_DEFAULTS, type PoolOptions } from './pool';
 export { withTransaction } from './transaction';
-export { openLockHolder, type AdvisoryKey, type LockHolder } from './lockHolder';
+export { openLockHolder, tryNamedLockSql, type AdvisoryKey, type LockHolder } from './lockHolder';
 export { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './unavailable';

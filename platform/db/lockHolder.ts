@@ -12,6 +12,15 @@ import type { Pool, PoolClient } from 'pg';
 /** How long a holder may sit idle in its transaction before the server ends it (the pool's 60 s is for mistakes, not jobs). */
 export const LOCK_HOLD_LIMIT = '15min';
 
+/**
+ * The SQL that tries the two-key lock of `namespace` and `name` (SQL expressions, e.g. `$1` and a
+ * column): the one spelling of the key, for a statement that locks the rows it picks (claims.ts)
+ * as for tryLock here.
+ */
+export function tryNamedLockSql(namespace: string, name: string): string {
+  return `pg_try_advisory_xact_lock(${namespace}, hashtext(${name}))`;
+}
+
 /** A one-key lock, or a two-key lock whose second key is hashtext(name). */
 export type AdvisoryKey =
   { readonly key: bigint | number } | { readonly namespace: number; readonly name: string };
@@ -45,10 +54,10 @@ export async function openLockHolder(pool: Pool): Promise<LockHolder> {
           ? await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
               lock.key.toString(),
             ])
-          : await client.query<{ ok: boolean }>(
-              'SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS ok',
-              [lock.namespace, lock.name],
-            );
+          : await client.query<{ ok: boolean }>(`SELECT ${tryNamedLockSql('$1', '$2')} AS ok`, [
+              lock.namespace,
+              lock.name,
+            ]);
       return rows[0]?.ok === true;
     },
     async release() {

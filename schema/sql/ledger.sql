@@ -299,7 +299,6 @@ ALTER FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) OWNER T
 
 CREATE FUNCTION ledger.new_group_id(p_at timestamp with time zone) RETURNS ledger.group_id
     LANGUAGE sql
-    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
   SELECT ('lg_' || lpad(to_hex(floor(extract(epoch FROM p_at) * 1000)::bigint), 12, '0')
                -- The first 12 hex digits of a version 4 UUID are random (its version and variant

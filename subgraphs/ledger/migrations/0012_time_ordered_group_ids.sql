@@ -10,8 +10,10 @@
 -- same millisecond) is refused by groups_pkey like any duplicate, never merged.
 -- What an id reveals: the millisecond its group was made, which its created_at already shows.
 
+-- Called once per group on the posting path, so it stays inlinable: plain SQL, no SET clause (it
+-- is SECURITY INVOKER, and its callers, post_group and post_groups, fix their own search_path).
 CREATE FUNCTION ledger.new_group_id(p_at timestamptz) RETURNS ledger.group_id
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql VOLATILE AS $$
   SELECT ('lg_' || lpad(to_hex(floor(extract(epoch FROM p_at) * 1000)::bigint), 12, '0')
                -- The first 12 hex digits of a version 4 UUID are random (its version and variant
                -- nibbles come later).

@@ -54,13 +54,13 @@ async function lockFree(intentId: string): Promise<boolean> {
   }
 }
 
+/** A claim of `intentIds` still in CREATED, at most `limit` of them. */
+const claimCreated = (intentIds: readonly string[], limit: number) =>
+  claimIntents(db.pool, { states: ['CREATED'], intentIds, limit });
+
 test('two claims at once share nothing, and each holds exactly the intents it returns', async () => {
   const ids = await newIntents(6);
-  const filter = { states: ['CREATED'] as const, intentIds: ids, limit: 4 };
-  const [first, second] = await Promise.all([
-    claimIntents(db.pool, filter),
-    claimIntents(db.pool, filter),
-  ]);
+  const [first, second] = await Promise.all([claimCreated(ids, 4), claimCreated(ids, 4)]);
   try {
     const both = [...first.intentIds, ...second.intentIds];
     expect(new Set(both).size).toBe(both.length);
@@ -76,7 +76,7 @@ test('two claims at once share nothing, and each holds exactly the intents it re
 
 test('the lock is tried on the picked rows only: past the limit nothing is held', async () => {
   const ids = await newIntents(5);
-  const claim = await claimIntents(db.pool, { states: ['CREATED'], intentIds: ids, limit: 2 });
+  const claim = await claimCreated(ids, 2);
   try {
     expect(claim.intentIds).toEqual(ids.slice(0, 2));
     for (const id of ids.slice(2)) expect(await lockFree(id)).toBe(true);
@@ -88,17 +88,9 @@ test('the lock is tried on the picked rows only: past the limit nothing is held'
 test('an intent another claim holds is skipped without a lock, and once moved on is not picked', async () => {
   const [kept, moved] = await newIntents(2);
   // Another worker holds `moved` while it moves it on; this claim's pick still sees it in CREATED.
-  const other = await claimIntents(db.pool, {
-    states: ['CREATED'],
-    intentIds: [moved!],
-    limit: 1,
-  });
+  const other = await claimCreated([moved!], 1);
   expect(other.intentIds).toEqual([moved]);
-  const claim = await claimIntents(db.pool, {
-    states: ['CREATED'],
-    intentIds: [kept!, moved!],
-    limit: 2,
-  });
+  const claim = await claimCreated([kept!, moved!], 2);
   try {
     expect(claim.intentIds).toEqual([kept]);
   } finally {
@@ -108,11 +100,7 @@ test('an intent another claim holds is skipped without a lock, and once moved on
     await transitionConsumerIntent(db.pool, moved!, 'CREATED', 'CANCELLED', { now: t0 }),
   ).not.toBeNull();
   await other.release();
-  const after = await claimIntents(db.pool, {
-    states: ['CREATED'],
-    intentIds: [kept!, moved!],
-    limit: 2,
-  });
+  const after = await claimCreated([kept!, moved!], 2);
   try {
     expect(after.intentIds).toEqual([kept]);
   } finally {

@@ -8,7 +8,12 @@
 // moved one on and let go of it between the pick and the lock, and that intent is not claimed.
 // Any number of workers may run against one database.
 import type { ConsumerIntentState } from '../../../../core/consumer/lifecycle';
-import { type DbPool, type LockHolder, openLockHolder } from '../../../../platform/db';
+import {
+  type DbPool,
+  type LockHolder,
+  openLockHolder,
+  tryNamedLockSql,
+} from '../../../../platform/db';
 
 /** The advisory-lock namespace of consumer-intent jobs (first key of the two-key form). */
 export const CONSUMER_JOB_LOCK_NAMESPACE = 0x0c17;
@@ -28,30 +33,39 @@ export interface Claim {
   release(): Promise<void>;
 }
 
-/** The intents matching `filter` now, oldest change first: the candidates (`lock`: locked too). */
-async function matching(
-  holder: LockHolder,
-  filter: ClaimFilter,
-  intentIds: readonly string[] | null,
-  limit: number,
-  lock: boolean,
-): Promise<string[]> {
-  const candidates = `SELECT intent_id, updated_at FROM intent.consumer_intents
+/** The intents matching `filter` now (only `intentIds`, when given), oldest change first. */
+function matchingSql(filter: ClaimFilter): string {
+  return `SELECT intent_id, updated_at FROM intent.consumer_intents
       WHERE state = ANY($1::text[]) ${filter.where ? `AND (${filter.where})` : ''}
         AND ($3::text[] IS NULL OR intent_id = ANY($3::text[]))
       ORDER BY updated_at LIMIT $2`;
-  // Locking in the statement that picks: MATERIALIZED, so the lock is tried on the picked
-  // candidates only (never on a row the LIMIT would drop), each once, and never waited for.
+}
+
+/**
+ * Picks the candidates and locks them in one statement: MATERIALIZED, so the lock is tried on the
+ * picked rows only (never on a row the LIMIT would drop), each once, and never waited for.
+ * Returns the ones locked.
+ */
+async function pickAndLock(holder: LockHolder, filter: ClaimFilter): Promise<string[]> {
   const { rows } = await holder.client.query<{ intent_id: string }>(
-    lock
-      ? `WITH candidates AS MATERIALIZED (${candidates})
-         SELECT intent_id FROM candidates
-          WHERE pg_try_advisory_xact_lock($4, hashtext(intent_id))
-          ORDER BY updated_at`
-      : `SELECT intent_id FROM (${candidates}) candidates`,
-    lock
-      ? [filter.states, limit, intentIds, CONSUMER_JOB_LOCK_NAMESPACE]
-      : [filter.states, limit, intentIds],
+    `WITH candidates AS MATERIALIZED (${matchingSql(filter)})
+     SELECT intent_id FROM candidates
+      WHERE ${tryNamedLockSql('$4', 'intent_id')}
+      ORDER BY updated_at`,
+    [filter.states, filter.limit, filter.intentIds ?? null, CONSUMER_JOB_LOCK_NAMESPACE],
+  );
+  return rows.map((row) => row.intent_id);
+}
+
+/** Of the `locked` intents, those that still match `filter`. */
+async function stillMatching(
+  holder: LockHolder,
+  filter: ClaimFilter,
+  locked: readonly string[],
+): Promise<string[]> {
+  const { rows } = await holder.client.query<{ intent_id: string }>(
+    `SELECT intent_id FROM (${matchingSql(filter)}) candidates`,
+    [filter.states, locked.length, locked],
   );
   return rows.map((row) => row.intent_id);
 }
@@ -59,11 +73,10 @@ async function matching(
 export async function claimIntents(pool: DbPool, filter: ClaimFilter): Promise<Claim> {
   const holder = await openLockHolder(pool);
   try {
-    const locked = await matching(holder, filter, filter.intentIds ?? null, filter.limit, true);
+    const locked = await pickAndLock(holder, filter);
     // READ COMMITTED: this statement, taken once the locks are held, sees every step a previous
     // holder committed before letting go (the picking statement's snapshot may predate it).
-    const intentIds =
-      locked.length === 0 ? [] : await matching(holder, filter, locked, locked.length, false);
+    const intentIds = locked.length === 0 ? [] : await stillMatching(holder, filter, locked);
     return { intentIds, release: () => holder.release() };
   } catch (error) {
     await holder.release();
