@@ -221,6 +221,123 @@ $$;
 ALTER FUNCTION ledger.balance_of(p_account_id text) OWNER TO spend_control_owner;
 
 --
+-- Name: detach_month_partitions(regclass, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_schema text;
+  v_table text;
+  v_cut timestamp := least(p_before AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'));
+  v_part record;
+BEGIN
+  SELECT n.nspname, c.relname INTO v_schema, v_table
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$';
+  IF v_table IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
+  END IF;
+  IF p_before IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '5s', true);
+  FOR v_part IN
+    SELECT c.relname, to_timestamp(substring(c.relname FROM '_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = p_parent AND c.relname = v_table || '_p' || substring(c.relname FROM '_p([0-9]{4}_[0-9]{2})$')
+     ORDER BY 2
+  LOOP
+    EXIT WHEN v_part.month + interval '1 month' > v_cut;
+    EXECUTE format('ALTER TABLE %I.%I DETACH PARTITION %I.%I', v_schema, v_table, v_schema, v_part.relname);
+    RETURN NEXT v_part.relname;
+  END LOOP;
+END
+$_$;
+
+ALTER FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: ensure_month_partitions(regclass, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_schema text;
+  v_table text;
+  v_key text;
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_start timestamptz;
+  v_end timestamptz;
+  v_name text;
+  v_default_holds boolean;
+  v_trigger name;
+BEGIN
+  SELECT n.nspname, c.relname, substring(pg_get_partkeydef(c.oid) FROM '^RANGE \(([a-z_]+)\)$')
+    INTO v_schema, v_table, v_key
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole;
+  IF v_key IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
+  END IF;
+  IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
+      USING ERRCODE = '22023';
+  END IF;
+  -- Waiting behind a long transaction on the log would stall its writers queued behind this; the
+  -- worker tries again next round instead.
+  PERFORM set_config('lock_timeout', '2s', true);
+  -- One maker per log at a time (two workers): the second then finds the months made.
+  PERFORM pg_advisory_xact_lock(hashtext('ledger.ensure_month_partitions'), hashtext(p_parent::text));
+  WHILE v_month <= v_last LOOP
+    v_name := format('%s_p%s', v_table, to_char(v_month, 'YYYY_MM'));
+    v_start := v_month AT TIME ZONE 'UTC';
+    v_end := (v_month + interval '1 month') AT TIME ZONE 'UTC';
+    IF to_regclass(format('%I.%I', v_schema, v_name)) IS NULL THEN
+      -- Rows of this month already in the DEFAULT partition stay there (a month partition beside
+      -- them would be refused): the month is then simply not archivable by itself.
+      EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I >= $1 AND %I < $2)',
+                     v_schema, v_table || '_pdefault', v_key, v_key)
+        INTO v_default_holds USING v_start, v_end;
+      IF NOT v_default_holds THEN
+        BEGIN
+          -- Made apart and attached: ATTACH takes a lock that lets the log's writers go on.
+          EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                         v_schema, v_name, v_schema, v_table);
+          EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                         v_schema, v_table, v_schema, v_name, v_start, v_end);
+          -- Reached through the log only: the default privileges' grants do not apply here.
+          EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC, spend_control_service', v_schema, v_name);
+          -- The log's guards, cloned onto the month, fire ALWAYS there too, whatever state the
+          -- clone took (the migration runner makes every trigger of the app's schemas fire so).
+          FOR v_trigger IN
+            SELECT t.tgname FROM pg_trigger t
+             WHERE t.tgrelid = format('%I.%I', v_schema, v_name)::regclass
+               AND NOT t.tgisinternal AND t.tgenabled <> 'A'
+          LOOP
+            EXECUTE format('ALTER TABLE %I.%I ENABLE ALWAYS TRIGGER %I', v_schema, v_name, v_trigger);
+          END LOOP;
+          RETURN NEXT v_name;
+        EXCEPTION WHEN duplicate_table THEN
+          NULL; -- another worker made it first
+        END;
+      END IF;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+END
+$_$;
+
+ALTER FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: entries; Type: TABLE; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1380,7 +1497,8 @@ CREATE TABLE ledger.operator_actions (
     CONSTRAINT operator_actions_action_known CHECK ((action = ANY (ARRAY['TREASURY_TRANSFER'::text, 'REVERSE_GROUP'::text]))),
     CONSTRAINT operator_actions_actor_length CHECK (((char_length(actor) >= 1) AND (char_length(actor) <= 200))),
     CONSTRAINT operator_actions_result_is_object CHECK ((jsonb_typeof(result) = 'object'::text))
-);
+)
+PARTITION BY RANGE (at);
 
 ALTER TABLE ledger.operator_actions OWNER TO spend_control_owner;
 
@@ -1388,14 +1506,39 @@ ALTER TABLE ledger.operator_actions OWNER TO spend_control_owner;
 -- Name: operator_actions_action_id_seq; Type: SEQUENCE; Schema: ledger; Owner: spend_control_owner
 --
 
-ALTER TABLE ledger.operator_actions ALTER COLUMN action_id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME ledger.operator_actions_action_id_seq
+CREATE SEQUENCE ledger.operator_actions_action_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
     NO MAXVALUE
-    CACHE 1
+    CACHE 1;
+
+ALTER TABLE ledger.operator_actions_action_id_seq OWNER TO spend_control_owner;
+
+--
+-- Name: operator_actions_action_id_seq; Type: SEQUENCE OWNED BY; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER SEQUENCE ledger.operator_actions_action_id_seq OWNED BY ledger.operator_actions.action_id;
+
+--
+-- Name: operator_actions_pdefault; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.operator_actions_pdefault (
+    action_id bigint DEFAULT nextval('ledger.operator_actions_action_id_seq'::regclass) NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    payload jsonb NOT NULL,
+    result jsonb NOT NULL,
+    correlation_id text,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT operator_actions_action_known CHECK ((action = ANY (ARRAY['TREASURY_TRANSFER'::text, 'REVERSE_GROUP'::text]))),
+    CONSTRAINT operator_actions_actor_length CHECK (((char_length(actor) >= 1) AND (char_length(actor) <= 200))),
+    CONSTRAINT operator_actions_result_is_object CHECK ((jsonb_typeof(result) = 'object'::text))
 );
+
+ALTER TABLE ledger.operator_actions_pdefault OWNER TO spend_control_owner;
 
 --
 -- Name: treasury_drift; Type: VIEW; Schema: ledger; Owner: spend_control_owner
@@ -1458,6 +1601,18 @@ CREATE VIEW ledger.trial_balance AS
           GROUP BY e.asset) d ON ((d.asset = s.asset_id)));
 
 ALTER TABLE ledger.trial_balance OWNER TO spend_control_owner;
+
+--
+-- Name: operator_actions_pdefault; Type: TABLE ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.operator_actions ATTACH PARTITION ledger.operator_actions_pdefault DEFAULT;
+
+--
+-- Name: operator_actions action_id; Type: DEFAULT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.operator_actions ALTER COLUMN action_id SET DEFAULT nextval('ledger.operator_actions_action_id_seq'::regclass);
 
 --
 -- Name: account_checkpoints account_checkpoints_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1541,7 +1696,14 @@ ALTER TABLE ONLY ledger.groups
 --
 
 ALTER TABLE ONLY ledger.operator_actions
-    ADD CONSTRAINT operator_actions_pkey PRIMARY KEY (action_id);
+    ADD CONSTRAINT operator_actions_pkey PRIMARY KEY (action_id, at);
+
+--
+-- Name: operator_actions_pdefault operator_actions_pdefault_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.operator_actions_pdefault
+    ADD CONSTRAINT operator_actions_pdefault_pkey PRIMARY KEY (action_id, at);
 
 --
 -- Name: service_payments service_payments_authorization_once; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1598,7 +1760,13 @@ CREATE UNIQUE INDEX groups_reverses_once ON ledger.groups USING btree (reverses)
 -- Name: operator_actions_at; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX operator_actions_at ON ledger.operator_actions USING btree (at);
+CREATE INDEX operator_actions_at ON ONLY ledger.operator_actions USING btree (at);
+
+--
+-- Name: operator_actions_pdefault_at_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX operator_actions_pdefault_at_idx ON ledger.operator_actions_pdefault USING btree (at);
 
 --
 -- Name: service_payments_one_live_funding; Type: INDEX; Schema: ledger; Owner: spend_control_owner
@@ -1623,6 +1791,18 @@ CREATE INDEX service_payments_unresolved ON ledger.service_payments USING btree 
 --
 
 CREATE INDEX treasury_snapshots_asset_taken ON ledger.treasury_snapshots USING btree (asset, snapshot_id DESC);
+
+--
+-- Name: operator_actions_pdefault_at_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.operator_actions_at ATTACH PARTITION ledger.operator_actions_pdefault_at_idx;
+
+--
+-- Name: operator_actions_pdefault_pkey; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.operator_actions_pkey ATTACH PARTITION ledger.operator_actions_pdefault_pkey;
 
 --
 -- Name: accounts accounts_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -1676,9 +1856,17 @@ ALTER TABLE ledger.groups ENABLE ALWAYS TRIGGER groups_complete_at_commit;
 -- Name: operator_actions operator_actions_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE TRIGGER operator_actions_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON ledger.operator_actions FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+CREATE TRIGGER operator_actions_append_only BEFORE DELETE OR UPDATE ON ledger.operator_actions FOR EACH ROW EXECUTE FUNCTION ledger.reject_mutation();
 
 ALTER TABLE ledger.operator_actions ENABLE ALWAYS TRIGGER operator_actions_append_only;
+
+--
+-- Name: operator_actions operator_actions_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER operator_actions_no_truncate BEFORE TRUNCATE ON ledger.operator_actions FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.operator_actions ENABLE ALWAYS TRIGGER operator_actions_no_truncate;
 
 --
 -- Name: service_payments service_payments_claim; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -1835,6 +2023,19 @@ GRANT ALL ON FUNCTION ledger.assert_group_complete() TO spend_control_service;
 --
 
 GRANT ALL ON FUNCTION ledger.balance_of(p_account_id text) TO spend_control_service;
+
+--
+-- Name: FUNCTION detach_month_partitions(p_parent regclass, p_before timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: TABLE entries; Type: ACL; Schema: ledger; Owner: spend_control_owner

@@ -565,7 +565,8 @@ CREATE TABLE policy.escalation_events (
     CONSTRAINT escalation_events_detail_check CHECK ((char_length(detail) <= 500)),
     CONSTRAINT escalation_events_kind_check CHECK ((kind = ANY (ARRAY['CREATED'::text, 'APPROVED'::text, 'DENIED'::text, 'EXPIRED'::text, 'APPROVAL_USED'::text, 'REPLY_UNKNOWN_CODE'::text, 'REPLY_CODE_REUSED'::text, 'REPLY_UNBOUND_SENDER'::text, 'REPLY_AFTER_EXPIRY'::text, 'REPLY_ALREADY_RESOLVED'::text, 'DELIVERY_SENT'::text, 'DELIVERY_FAILED'::text, 'DELIVERY_GAVE_UP'::text]))),
     CONSTRAINT escalation_events_owner_check CHECK ((owner ~ '^0x[0-9a-f]{40}$'::text))
-);
+)
+PARTITION BY RANGE (at);
 
 ALTER TABLE policy.escalation_events OWNER TO spend_control_owner;
 
@@ -587,6 +588,26 @@ ALTER TABLE policy.escalation_events_seq_seq OWNER TO spend_control_owner;
 --
 
 ALTER SEQUENCE policy.escalation_events_seq_seq OWNED BY policy.escalation_events.seq;
+
+--
+-- Name: escalation_events_pdefault; Type: TABLE; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TABLE policy.escalation_events_pdefault (
+    seq bigint DEFAULT nextval('policy.escalation_events_seq_seq'::regclass) NOT NULL,
+    poll_ref text,
+    owner text,
+    kind text NOT NULL,
+    channel text,
+    sender text,
+    detail text,
+    at timestamp with time zone NOT NULL,
+    CONSTRAINT escalation_events_detail_check CHECK ((char_length(detail) <= 500)),
+    CONSTRAINT escalation_events_kind_check CHECK ((kind = ANY (ARRAY['CREATED'::text, 'APPROVED'::text, 'DENIED'::text, 'EXPIRED'::text, 'APPROVAL_USED'::text, 'REPLY_UNKNOWN_CODE'::text, 'REPLY_CODE_REUSED'::text, 'REPLY_UNBOUND_SENDER'::text, 'REPLY_AFTER_EXPIRY'::text, 'REPLY_ALREADY_RESOLVED'::text, 'DELIVERY_SENT'::text, 'DELIVERY_FAILED'::text, 'DELIVERY_GAVE_UP'::text]))),
+    CONSTRAINT escalation_events_owner_check CHECK ((owner ~ '^0x[0-9a-f]{40}$'::text))
+);
+
+ALTER TABLE policy.escalation_events_pdefault OWNER TO spend_control_owner;
 
 --
 -- Name: escalations; Type: TABLE; Schema: policy; Owner: spend_control_owner
@@ -828,6 +849,12 @@ CREATE TABLE policy.webhook_endpoints (
 ALTER TABLE policy.webhook_endpoints OWNER TO spend_control_owner;
 
 --
+-- Name: escalation_events_pdefault; Type: TABLE ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.escalation_events ATTACH PARTITION policy.escalation_events_pdefault DEFAULT;
+
+--
 -- Name: channel_deliveries delivery_id; Type: DEFAULT; Schema: policy; Owner: spend_control_owner
 --
 
@@ -885,7 +912,14 @@ ALTER TABLE ONLY policy.channel_deliveries
 --
 
 ALTER TABLE ONLY policy.escalation_events
-    ADD CONSTRAINT escalation_events_pkey PRIMARY KEY (seq);
+    ADD CONSTRAINT escalation_events_pkey PRIMARY KEY (seq, at);
+
+--
+-- Name: escalation_events_pdefault escalation_events_pdefault_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.escalation_events_pdefault
+    ADD CONSTRAINT escalation_events_pdefault_pkey PRIMARY KEY (seq, at);
 
 --
 -- Name: escalations escalations_code_sha256_key; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
@@ -993,13 +1027,25 @@ CREATE INDEX channel_deliveries_due ON policy.channel_deliveries USING btree (ne
 -- Name: escalation_events_owner; Type: INDEX; Schema: policy; Owner: spend_control_owner
 --
 
-CREATE INDEX escalation_events_owner ON policy.escalation_events USING btree (owner, seq);
+CREATE INDEX escalation_events_owner ON ONLY policy.escalation_events USING btree (owner, seq);
+
+--
+-- Name: escalation_events_pdefault_owner_seq_idx; Type: INDEX; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE INDEX escalation_events_pdefault_owner_seq_idx ON policy.escalation_events_pdefault USING btree (owner, seq);
 
 --
 -- Name: escalation_events_ref; Type: INDEX; Schema: policy; Owner: spend_control_owner
 --
 
-CREATE INDEX escalation_events_ref ON policy.escalation_events USING btree (poll_ref, seq);
+CREATE INDEX escalation_events_ref ON ONLY policy.escalation_events USING btree (poll_ref, seq);
+
+--
+-- Name: escalation_events_pdefault_poll_ref_seq_idx; Type: INDEX; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE INDEX escalation_events_pdefault_poll_ref_seq_idx ON policy.escalation_events_pdefault USING btree (poll_ref, seq);
 
 --
 -- Name: escalations_approved_intent; Type: INDEX; Schema: policy; Owner: spend_control_owner
@@ -1072,6 +1118,24 @@ CREATE INDEX webhook_deliveries_endpoint ON policy.webhook_deliveries USING btre
 --
 
 CREATE INDEX webhook_endpoints_owner ON policy.webhook_endpoints USING btree (owner, created_at) WHERE (state = 'ACTIVE'::text);
+
+--
+-- Name: escalation_events_pdefault_owner_seq_idx; Type: INDEX ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER INDEX policy.escalation_events_owner ATTACH PARTITION policy.escalation_events_pdefault_owner_seq_idx;
+
+--
+-- Name: escalation_events_pdefault_pkey; Type: INDEX ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER INDEX policy.escalation_events_pkey ATTACH PARTITION policy.escalation_events_pdefault_pkey;
+
+--
+-- Name: escalation_events_pdefault_poll_ref_seq_idx; Type: INDEX ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER INDEX policy.escalation_events_ref ATTACH PARTITION policy.escalation_events_pdefault_poll_ref_seq_idx;
 
 --
 -- Name: escalation_events escalation_events_append_only; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
@@ -1171,7 +1235,7 @@ ALTER TABLE ONLY policy.channel_deliveries
 -- Name: escalation_events escalation_events_poll_ref_fkey; Type: FK CONSTRAINT; Schema: policy; Owner: spend_control_owner
 --
 
-ALTER TABLE ONLY policy.escalation_events
+ALTER TABLE policy.escalation_events
     ADD CONSTRAINT escalation_events_poll_ref_fkey FOREIGN KEY (poll_ref) REFERENCES policy.escalations(poll_ref);
 
 --

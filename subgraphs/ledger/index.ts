@@ -60,3 +60,12 @@ export {
   intentLedgerGroups,
   type IntentLedgerRefs,
 } from './books/intentGroups';
+export {
+  detachMonthPartitions,
+  ensureMonthPartitions,
+  isMonthPartitionedLog,
+  MONTH_PARTITIONED_LOGS,
+  monthPartitionsOf,
+  MONTHS_AHEAD,
+  type MonthPartitionedLog,
+} from './archive/monthPartitions';

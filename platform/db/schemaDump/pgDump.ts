@@ -86,6 +86,12 @@ export async function findPgDump(serverMajor: number): Promise<PgDump> {
   );
 }
 
+/**
+ * The append-only logs' month partitions (`<table>_pYYYY_MM`, ledger migration 0013): made by the
+ * calendar, so they are not schema; the log, its DEFAULT partition and what each month copies are.
+ */
+const MONTH_PARTITION_PATTERN = '*_p[0-9][0-9][0-9][0-9]_[0-9][0-9]';
+
 /** `pg_dump --schema-only` of one schema, raw. The password travels in the environment, not argv. */
 export async function runPgDump(pgDump: PgDump, url: string, schema: string): Promise<string> {
   const parsed = new URL(url);
@@ -94,7 +100,13 @@ export async function runPgDump(pgDump: PgDump, url: string, schema: string): Pr
   const env = { ...process.env, PGPASSWORD: password, LC_ALL: 'C', PGTZ: 'UTC' };
   const result = await run(
     pgDump.path,
-    ['--schema-only', `--schema=${schema}`, '--no-tablespaces', `--dbname=${parsed.toString()}`],
+    [
+      '--schema-only',
+      `--schema=${schema}`,
+      `--exclude-table=${schema}.${MONTH_PARTITION_PATTERN}`,
+      '--no-tablespaces',
+      `--dbname=${parsed.toString()}`,
+    ],
     env,
   );
   if (result.code !== 0)
