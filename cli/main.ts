@@ -9,11 +9,12 @@ import 'reflect-metadata';
 import path from 'node:path';
 import { ChainLayerError } from '../platform/chain/errors';
 import { ConfigError, loadConfig } from '../platform/config';
-import { createPool } from '../platform/db/pool';
 import { MigrationError, migrate } from '../platform/db/migrate';
-import { EmbeddedPostgresError, startEmbeddedPostgres } from '../platform/db/embedded';
+import { EmbeddedPostgresError } from '../platform/db/embedded';
 import { DevnetAlreadyRunningError, DevnetFileError, startDevnetChains } from '../devnet/chains';
 import { receiptsMain } from './receiptsVerify';
+import { archiveMain } from './archive';
+import { withOwnerPool } from './ownerPool';
 import { FaucetRefusedError, faucet } from '../devnet/faucet';
 import { main as composeMain } from './compose';
 import { main as schemaMain } from './schemaDump';
@@ -48,23 +49,7 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
 }
 
 async function runMigrate(): Promise<number> {
-  const config = loadConfig();
-  let stopEmbedded: (() => Promise<void>) | null = null;
-  let url = config.migrationDatabaseUrl;
-  if (url === null && config.databaseUrl !== null) {
-    if (config.isProduction)
-      throw new StartupError(
-        'MIGRATION_DATABASE_URL (a login of spend_control_owner) is required in production',
-      );
-    url = config.databaseUrl;
-  }
-  if (url === null) {
-    const embedded = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg') });
-    stopEmbedded = () => embedded.stop();
-    url = embedded.url;
-  }
-  const pool = createPool(url, { applicationName: 'spend-control-migrate' });
-  try {
+  return withOwnerPool('spend-control-migrate', async (pool) => {
     const result = await migrate(pool, {
       onApplied: (migration) =>
         process.stdout.write(
@@ -73,10 +58,7 @@ async function runMigrate(): Promise<number> {
     });
     process.stdout.write(`${result.applied.length} migrations applied\n`);
     return 0;
-  } finally {
-    await pool.end();
-    await stopEmbedded?.();
-  }
+  });
 }
 
 const FAUCET_USAGE = 'usage: spend-control devnet faucet <address> [amount]';
@@ -183,6 +165,13 @@ const COMMANDS: Readonly<Record<string, Command>> = {
                       that its writer delay is three days (or --writer-delay); exit 0 verified,
                       1 not (docs/receipts.md)`,
     run: (argv) => receiptsMain(argv),
+  },
+  archive: {
+    usage: `  archive detach --before <YYYY-MM-DD> [--log <schema.table>]
+                      detach the append-only logs' whole months that end by that date (never the
+                      current month), each left as a plain table to dump and drop (as migrate's
+                      login; docs/operations.md)`,
+    run: (argv) => archiveMain(argv),
   },
   devnet: {
     usage: `  devnet start        run only the local anvil chains (DATA_DIR/devnet.json)

@@ -1,7 +1,7 @@
 // The worker role: runs the background jobs on an interval (expire overdue escalations, deliver
 // due notices, mark lapsed reservations EXPIRED, move consumer intents whose escalation was decided
 // and expire unfunded ones past their quote, advance the ledger's balance checkpoint when it is
-// due). Jobs are claimed with FOR UPDATE SKIP LOCKED or under the policy's decision lock (the
+// due, keep the append-only logs' coming months partitioned). Jobs are claimed with FOR UPDATE SKIP LOCKED or under the policy's decision lock (the
 // checkpoint takes turns on its own row), so any number of workers may run against one database.
 // `runOnce` lets tests and operators run one round with a chosen clock.
 import type { HttpMetrics } from '../platform/metrics';
@@ -22,7 +22,12 @@ import {
   sweepExpiredEscalations,
 } from '../subgraphs/policy';
 import { checkedRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS } from '../core/ownerEvents/types';
-import { type CheckpointOutcome, checkpointBalances, checkpointOverdue } from '../subgraphs/ledger';
+import {
+  type CheckpointOutcome,
+  checkpointBalances,
+  checkpointOverdue,
+  ensureMonthPartitions,
+} from '../subgraphs/ledger';
 
 export interface EscalationWorkerOptions {
   readonly db: Pool;
@@ -96,6 +101,32 @@ async function checkpointStep(db: Pool, log: Logger, now: Date): Promise<Checkpo
   return checkpoint;
 }
 
+/** How often the worker makes sure the logs' coming months are partitioned (ledger/archive). */
+const MONTH_PARTITIONS_EVERY_MS = 60 * 60_000;
+
+/**
+ * The append-only logs' coming months, made ahead (once an hour is plenty: three months ahead are
+ * kept). A failure (a lock not granted in time) is logged and tried again next round; until a
+ * month is made its rows go to the log's DEFAULT partition, so no write fails meanwhile.
+ */
+function monthPartitionsStep(db: Pool, log: Logger): (now: Date) => Promise<void> {
+  let lastMadeAt: number | null = null;
+  return async (now) => {
+    if (lastMadeAt !== null && now.getTime() - lastMadeAt < MONTH_PARTITIONS_EVERY_MS) return;
+    try {
+      const made = await ensureMonthPartitions(db, now);
+      lastMadeAt = now.getTime();
+      if (made.length > 0)
+        log.info({ partitions: made }, 'log partitions made for the coming months');
+    } catch (error) {
+      log.warn(
+        { err: error },
+        'log partitions for the coming months not made; trying again next round',
+      );
+    }
+  };
+}
+
 export function startEscalationWorker(options: EscalationWorkerOptions): RunningWorker {
   const now = options.now ?? (() => new Date());
   const deps = {
@@ -117,7 +148,9 @@ export function startEscalationWorker(options: EscalationWorkerOptions): Running
     attempts: options.metrics?.business.webhookDeliveries,
   };
   let loop: RoundLoop<RoundResult> | null = null;
+  const monthPartitions = monthPartitionsStep(options.db, options.log);
   const round = async (): Promise<RoundResult> => {
+    await monthPartitions(now());
     const expired = await sweepExpiredEscalations(options.db, now());
     if (expired.length > 0)
       options.log.info({ expired: expired.length }, 'escalations expired (default deny)');

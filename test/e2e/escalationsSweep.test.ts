@@ -1,10 +1,12 @@
 // Fail closed under concurrency: two workers, each with its own connection pool, sweep the same
 // overdue escalations at once; every escalation is expired exactly once (one EXPIRED state change,
-// one EXPIRED event), and the database refuses any other way out of a final state.
+// one EXPIRED event), and the database refuses any other way out of a final state. Workers also
+// keep the append-only logs' coming months partitioned, side by side.
 import { Pool } from 'pg';
 import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { silentLogger } from '../../platform/log';
 import { startEscalationWorker } from '../../cli/worker';
+import { MONTH_PARTITIONED_LOGS, monthPartitionsOf } from '../../subgraphs/ledger';
 import { createEscalatingPolicy, escalatingIntent, preflight } from '../support/escalations';
 import { startTestStack, type TestStack } from '../support/stack';
 
@@ -100,4 +102,27 @@ test('the database refuses leaving a final state, rebinding, deciding after expi
       [open],
     ),
   ).rejects.toThrow(/append-only/);
+});
+
+test("two workers at once make the logs' coming months, each once", async () => {
+  const at = Date.UTC(2072, 2, 10); // no row of the logs is that late: every month is made
+  const workers = [0, 1].map(() =>
+    startEscalationWorker({
+      db: stack.db.pool,
+      actorSecret: Buffer.alloc(32, 7),
+      adapters: {},
+      dashboardBaseUrl: 'http://127.0.0.1',
+      intervalMs: 0,
+      now: () => new Date(at),
+      log: silentLogger,
+    }),
+  );
+  await Promise.all(workers.map((worker) => worker.runOnce()));
+  for (const worker of workers) await worker.stop();
+  for (const log of MONTH_PARTITIONED_LOGS) {
+    const made = (await monthPartitionsOf(stack.db.pool, log)).filter((name) =>
+      name.includes('_p2072_'),
+    );
+    expect(made).toEqual(['03', '04', '05', '06'].map((month) => `${log}_p2072_${month}`));
+  }
 });

@@ -1,0 +1,27 @@
+// `spend-control archive detach`: what it accepts, and how it refuses the rest (a usage error).
+import { parseArchiveArgs } from './archive';
+import { UsageError } from './args';
+
+test('takes a calendar date, and every log unless one is named', () => {
+  expect(parseArchiveArgs(['detach', '--before', '2026-06-01'])).toEqual({
+    before: new Date('2026-06-01T00:00:00Z'),
+    logs: ['ledger.operator_actions', 'policy.escalation_events'],
+  });
+  expect(
+    parseArchiveArgs(['detach', '--before', '2024-02-29', '--log', 'policy.escalation_events']),
+  ).toEqual({ before: new Date('2024-02-29T00:00:00Z'), logs: ['policy.escalation_events'] });
+});
+
+test.each([
+  [[]],
+  [['detach']],
+  [['attach', '--before', '2026-06-01']],
+  [['detach', '--before', '2026-6-1']],
+  [['detach', '--before', '2026-02-30']],
+  [['detach', '--before', '2026-06-01T00:00:00Z']],
+  [['detach', '--before', '2026-06-01', '--log', 'ledger.groups']],
+  [['detach', '--before', '2026-06-01', '--force']],
+  [['detach', '--before', '2026-06-01', 'extra']],
+])('refuses %j with a usage error', (argv) => {
+  expect(() => parseArchiveArgs(argv)).toThrow(UsageError);
+});

@@ -1,0 +1,84 @@
+// `spend-control archive detach --before <date> [--log <schema.table>]`: detaches the append-only
+// logs' whole past months (ledger/archive, docs/operations.md "Archiving the append-only logs"),
+// each left as a plain table to dump and drop. Runs as the owner's login (MIGRATION_DATABASE_URL,
+// else DATABASE_URL outside production), like migrate.
+import {
+  detachMonthPartitions,
+  isMonthPartitionedLog,
+  MONTH_PARTITIONED_LOGS,
+  type MonthPartitionedLog,
+} from '../subgraphs/ledger';
+import { parseCommandArgs, UsageError } from './args';
+import { withOwnerPool } from './ownerPool';
+import { StartupError } from './startup';
+
+export const ARCHIVE_USAGE = `usage: spend-control archive detach --before <YYYY-MM-DD> [--log <${MONTH_PARTITIONED_LOGS.join('|')}>]`;
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+export interface ArchiveArgs {
+  readonly before: Date;
+  readonly logs: readonly MonthPartitionedLog[];
+}
+
+/** `detach --before <YYYY-MM-DD> [--log <log>]`: a calendar date (UTC midnight), every log unless one is named. */
+export function parseArchiveArgs(argv: readonly string[]): ArchiveArgs {
+  const [sub, ...rest] = argv;
+  if (sub !== 'detach') throw new UsageError(ARCHIVE_USAGE);
+  const { values } = parseCommandArgs(rest, {
+    before: { type: 'string' },
+    log: { type: 'string' },
+  });
+  const match = values.before === undefined ? null : DATE.exec(values.before);
+  const before = match ? new Date(`${values.before}T00:00:00Z`) : null;
+  if (
+    !match ||
+    before === null ||
+    Number.isNaN(before.getTime()) ||
+    before.toISOString().slice(0, 10) !== values.before
+  )
+    throw new UsageError(`--before must be a calendar date, YYYY-MM-DD\n${ARCHIVE_USAGE}`);
+  if (values.log !== undefined && !isMonthPartitionedLog(values.log))
+    throw new UsageError(`--log must be one of ${MONTH_PARTITIONED_LOGS.join(', ')}`);
+  return { before, logs: values.log === undefined ? MONTH_PARTITIONED_LOGS : [values.log] };
+}
+
+export async function archiveMain(
+  argv: readonly string[],
+  out: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<number> {
+  const args = parseArchiveArgs(argv);
+  return withOwnerPool('spend-control-archive', async (pool) => {
+    const detached: string[] = [];
+    for (const log of args.logs) {
+      out(`${log}: detaching the months that end by ${args.before.toISOString().slice(0, 10)} …`);
+      const tables = await detachMonthPartitions(pool, log, args.before).catch((error: unknown) => {
+        throw refusal(error);
+      });
+      for (const table of tables) out(`  detached ${table}`);
+      if (tables.length === 0) out('  nothing to detach');
+      detached.push(...tables);
+    }
+    if (detached.length > 0)
+      out(
+        `${detached.length} month(s) detached: each is a plain table now, outside its log. Keep a copy, ` +
+          `then drop it, e.g. pg_dump --table=${detached[0]} > ${detached[0]}.sql && ` +
+          `psql -c 'DROP TABLE ${detached[0]}'`,
+      );
+    return 0;
+  });
+}
+
+/** The database's refusals, said plainly (anything else stays as it is, with its stack). */
+function refusal(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code === '42501')
+    return new StartupError(
+      `archive needs the owner's login (MIGRATION_DATABASE_URL, a member of spend_control_owner): ${(error as Error).message}`,
+    );
+  if (code === '55P03')
+    return new StartupError(
+      `a log's lock was not granted within 5 s (a long transaction on it); nothing more was detached, try again: ${(error as Error).message}`,
+    );
+  return error;
+}
