@@ -1,5 +1,5 @@
 // `spend-control archive detach --before <date> [--log <schema.table>]`: detaches the append-only
-// logs' whole past months (ledger/archive, docs/operations.md "Archiving the append-only logs"),
+// logs' whole past months (ledger/archive, docs/operations.md "Partitioning the append-only tables"),
 // each left as a plain table to dump and drop. Runs as the owner's login (MIGRATION_DATABASE_URL,
 // else DATABASE_URL outside production), like migrate.
 import {
@@ -62,7 +62,7 @@ export async function archiveMain(
     if (detached.length > 0)
       out(
         `${detached.length} month(s) detached: each is a plain table now, outside its log. Keep a copy, ` +
-          `then drop it, e.g. pg_dump --table=${detached[0]} > ${detached[0]}.sql && ` +
+          `then drop it, as this login, e.g. pg_dump --table=${detached[0]} > ${detached[0]}.sql && ` +
           `psql -c 'DROP TABLE ${detached[0]}'`,
       );
     return 0;

@@ -1,8 +1,10 @@
 // The worker role: runs the background jobs on an interval (expire overdue escalations, deliver
 // due notices, mark lapsed reservations EXPIRED, move consumer intents whose escalation was decided
 // and expire unfunded ones past their quote, advance the ledger's balance checkpoint when it is
-// due, keep the append-only logs' coming months partitioned). Jobs are claimed with FOR UPDATE SKIP LOCKED or under the policy's decision lock (the
-// checkpoint takes turns on its own row), so any number of workers may run against one database.
+// due, keep the append-only logs' coming months partitioned). Jobs are claimed with FOR UPDATE
+// SKIP LOCKED or under the policy's decision lock (the checkpoint takes turns on its own row, the
+// logs' partitions are made one maker at a time), so any number of workers may run against one
+// database.
 // `runOnce` lets tests and operators run one round with a chosen clock.
 import type { HttpMetrics } from '../platform/metrics';
 import type { Pool } from 'pg';
