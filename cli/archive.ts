@@ -7,7 +7,7 @@ import {
   isMonthPartitionedLog,
   MONTH_PARTITIONED_LOGS,
   type MonthPartitionedLog,
-} from '../subgraphs/ledger';
+} from '../platform/db/monthPartitions';
 import { parseCommandArgs, UsageError } from './args';
 import { withOwnerPool } from './ownerPool';
 import { StartupError } from './startup';

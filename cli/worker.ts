@@ -24,12 +24,8 @@ import {
   sweepExpiredEscalations,
 } from '../subgraphs/policy';
 import { checkedRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS } from '../core/ownerEvents/types';
-import {
-  type CheckpointOutcome,
-  checkpointBalances,
-  checkpointOverdue,
-  ensureMonthPartitions,
-} from '../subgraphs/ledger';
+import { type CheckpointOutcome, checkpointBalances, checkpointOverdue } from '../subgraphs/ledger';
+import { ensureMonthPartitions } from '../platform/db/monthPartitions';
 
 export interface EscalationWorkerOptions {
   readonly db: Pool;

@@ -60,12 +60,3 @@ export {
   intentLedgerGroups,
   type IntentLedgerRefs,
 } from './books/intentGroups';
-export {
-  detachMonthPartitions,
-  ensureMonthPartitions,
-  isMonthPartitionedLog,
-  MONTH_PARTITIONED_LOGS,
-  monthPartitionsOf,
-  MONTHS_AHEAD,
-  type MonthPartitionedLog,
-} from './archive/monthPartitions';

@@ -6,7 +6,7 @@ import { Pool } from 'pg';
 import { NOW_MS } from '../../core/test-support/spend-fixtures';
 import { silentLogger } from '../../platform/log';
 import { startEscalationWorker } from '../../cli/worker';
-import { MONTH_PARTITIONED_LOGS, monthPartitionsOf } from '../../subgraphs/ledger';
+import { MONTH_PARTITIONED_LOGS, monthPartitionsOf } from '../../platform/db/monthPartitions';
 import { createEscalatingPolicy, escalatingIntent, preflight } from '../support/escalations';
 import { startTestStack, type TestStack } from '../support/stack';
 

@@ -8,8 +8,9 @@
 -- archive (detach_month_partitions, the owner only): a detached month is a plain table of its own,
 -- to be dumped and dropped.
 --
--- This migration adds the two functions and partitions ledger.operator_actions by `at`; policy
--- migration 0015 does the same for policy.escalation_events.
+-- This migration adds the two functions for the ledger's logs and partitions
+-- ledger.operator_actions by `at`. Each schema keeps its own pair for its own logs, as it keeps its
+-- own guards, so a subgraph's migrations never need another's schema (policy migration 0015).
 
 /** The month partitions of p_parent, made from p_from's month through p_through's (UTC), unless made. */
 CREATE FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamptz, p_through timestamptz)
@@ -30,7 +31,8 @@ BEGIN
   SELECT n.nspname, c.relname, substring(pg_get_partkeydef(c.oid) FROM '^RANGE \(([a-z_]+)\)$')
     INTO v_schema, v_table, v_key
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole;
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND n.nspname = 'ledger';
   IF v_key IS NULL THEN
     RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
   END IF;
@@ -101,7 +103,7 @@ BEGIN
   SELECT n.nspname, c.relname INTO v_schema, v_table
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
-     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$';
+     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$' AND n.nspname = 'ledger';
   IF v_table IS NULL THEN
     RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
   END IF;

@@ -1,7 +1,124 @@
--- policy.escalation_events becomes a log partitioned by month of `at` (ledger migration 0013,
--- docs/operations.md "Partitioning the append-only tables"): same columns, checks, indexes, foreign
--- key, guard and grants; seq keeps counting from where it was. The primary key takes `at` (a
--- partitioned table's unique keys hold its partition key); seq alone still comes from one sequence.
+-- policy.escalation_events becomes a log partitioned by month of `at`, as ledger.operator_actions
+-- did in ledger migration 0013 (docs/operations.md "Partitioning the append-only tables"): same
+-- columns, checks, indexes, foreign key, guard and grants; seq keeps counting from where it was.
+-- The primary key takes `at` (a partitioned table's unique keys hold its partition key); seq alone
+-- still comes from one sequence. First, the policy schema's own pair of functions for its logs,
+-- the ledger's pair word for word but for the schema: a subgraph's migrations never need another's
+-- schema (the policy role migrates only its own).
+
+/** The month partitions of p_parent, made from p_from's month through p_through's (UTC), unless made. */
+CREATE FUNCTION policy.ensure_month_partitions(p_parent regclass, p_from timestamptz, p_through timestamptz)
+RETURNS SETOF text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schema text;
+  v_table text;
+  v_key text;
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_start timestamptz;
+  v_end timestamptz;
+  v_name text;
+  v_default_holds boolean;
+  v_trigger name;
+BEGIN
+  SELECT n.nspname, c.relname, substring(pg_get_partkeydef(c.oid) FROM '^RANGE \(([a-z_]+)\)$')
+    INTO v_schema, v_table, v_key
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND n.nspname = 'policy';
+  IF v_key IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
+  END IF;
+  IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
+      USING ERRCODE = '22023';
+  END IF;
+  -- Waiting behind a long transaction on the log would stall its writers queued behind this; the
+  -- worker tries again next round instead.
+  PERFORM set_config('lock_timeout', '2s', true);
+  -- One maker per log at a time (two workers): the second then finds the months made.
+  PERFORM pg_advisory_xact_lock(hashtext('policy.ensure_month_partitions'), hashtext(p_parent::text));
+  WHILE v_month <= v_last LOOP
+    v_name := format('%s_p%s', v_table, to_char(v_month, 'YYYY_MM'));
+    v_start := v_month AT TIME ZONE 'UTC';
+    v_end := (v_month + interval '1 month') AT TIME ZONE 'UTC';
+    IF to_regclass(format('%I.%I', v_schema, v_name)) IS NULL THEN
+      -- Rows of this month already in the DEFAULT partition stay there (a month partition beside
+      -- them would be refused): the month is then simply not archivable by itself.
+      EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I >= $1 AND %I < $2)',
+                     v_schema, v_table || '_pdefault', v_key, v_key)
+        INTO v_default_holds USING v_start, v_end;
+      IF NOT v_default_holds THEN
+        BEGIN
+          -- Made apart and attached: ATTACH takes a lock that lets the log's writers go on.
+          EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                         v_schema, v_name, v_schema, v_table);
+          EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                         v_schema, v_table, v_schema, v_name, v_start, v_end);
+          -- Reached through the log only: the default privileges' grants do not apply here.
+          EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC, spend_control_service', v_schema, v_name);
+          -- The log's guards, cloned onto the month, fire ALWAYS there too, whatever state the
+          -- clone took (the migration runner makes every trigger of the app's schemas fire so).
+          FOR v_trigger IN
+            SELECT t.tgname FROM pg_trigger t
+             WHERE t.tgrelid = format('%I.%I', v_schema, v_name)::regclass
+               AND NOT t.tgisinternal AND t.tgenabled <> 'A'
+          LOOP
+            EXECUTE format('ALTER TABLE %I.%I ENABLE ALWAYS TRIGGER %I', v_schema, v_name, v_trigger);
+          END LOOP;
+          RETURN NEXT v_name;
+        EXCEPTION WHEN duplicate_table THEN
+          NULL; -- another worker made it first
+        END;
+      END IF;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION policy.ensure_month_partitions(regclass, timestamptz, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION policy.ensure_month_partitions(regclass, timestamptz, timestamptz) TO spend_control_service;
+
+/**
+ * Detaches p_parent's month partitions that end at or before p_before (never the current month's
+ * nor a later one, nor the DEFAULT partition), oldest first; each stays as a plain table of the
+ * same name, outside the log, to be dumped and dropped. Returns their names.
+ */
+CREATE FUNCTION policy.detach_month_partitions(p_parent regclass, p_before timestamptz)
+RETURNS SETOF text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_schema text;
+  v_table text;
+  v_cut timestamp := least(p_before AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'));
+  v_part record;
+BEGIN
+  SELECT n.nspname, c.relname INTO v_schema, v_table
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$' AND n.nspname = 'policy';
+  IF v_table IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
+  END IF;
+  IF p_before IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '5s', true);
+  FOR v_part IN
+    SELECT c.relname, to_timestamp(substring(c.relname FROM '_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = p_parent AND c.relname = v_table || '_p' || substring(c.relname FROM '_p([0-9]{4}_[0-9]{2})$')
+     ORDER BY 2
+  LOOP
+    EXIT WHEN v_part.month + interval '1 month' > v_cut;
+    EXECUTE format('ALTER TABLE %I.%I DETACH PARTITION %I.%I', v_schema, v_table, v_schema, v_part.relname);
+    RETURN NEXT v_part.relname;
+  END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION policy.detach_month_partitions(regclass, timestamptz) FROM PUBLIC, spend_control_service;
+
 ALTER TABLE policy.escalation_events RENAME TO escalation_events_unpartitioned;
 ALTER TABLE policy.escalation_events_unpartitioned RENAME CONSTRAINT escalation_events_pkey TO escalation_events_unpartitioned_pkey;
 ALTER INDEX policy.escalation_events_ref RENAME TO escalation_events_unpartitioned_ref;
@@ -28,7 +145,7 @@ CREATE INDEX escalation_events_owner ON policy.escalation_events (owner, seq);
 CREATE TABLE policy.escalation_events_pdefault PARTITION OF policy.escalation_events DEFAULT;
 REVOKE ALL ON policy.escalation_events_pdefault FROM PUBLIC, spend_control_service;
 
-SELECT ledger.ensure_month_partitions('policy.escalation_events',
+SELECT policy.ensure_month_partitions('policy.escalation_events',
                                       greatest(least(now(), (SELECT min(at) FROM policy.escalation_events_unpartitioned)), now() - interval '116 months'),
                                       now() + interval '3 months');
 INSERT INTO policy.escalation_events (seq, poll_ref, owner, kind, channel, sender, detail, at)

@@ -1,15 +1,18 @@
-// Monthly partitions of the append-only logs (ledger migration 0013, policy migration 0015;
+// Monthly partitions of the append-only logs (ledger migration 0013, policy migrations 0015-0016;
 // docs/operations.md "Partitioning the append-only tables"). Each log is partitioned by month
 // (UTC) of its time column, with a DEFAULT partition for any row no month covers, so a write never
 // fails for want of a partition. The worker keeps the coming months made (any role may); an
 // operator detaches whole past months for archive (the owner only): a detached month is a plain
-// table of its own, to be dumped and dropped.
-import type { Db } from '../../../platform/db';
+// table of its own, to be dumped and dropped. Each schema has its own pair of functions
+// (`<schema>.ensure_month_partitions`, `<schema>.detach_month_partitions`) for its own logs, as it
+// has its own guards: a subgraph's migrations never need another's schema.
+import type { Db } from './handle';
 
 /** The logs partitioned by month, as `schema.table`. */
 export const MONTH_PARTITIONED_LOGS = [
   'ledger.operator_actions',
   'policy.escalation_events',
+  'policy.policy_changes',
 ] as const;
 export type MonthPartitionedLog = (typeof MONTH_PARTITIONED_LOGS)[number];
 
@@ -35,7 +38,7 @@ export async function ensureMonthPartitions(
   const made: string[] = [];
   for (const log of MONTH_PARTITIONED_LOGS) {
     const { rows } = await db.query<{ name: string }>(
-      `SELECT ledger.ensure_month_partitions($1::regclass, $2::timestamptz,
+      `SELECT ${schemaOf(log)}.ensure_month_partitions($1::regclass, $2::timestamptz,
                                              $2::timestamptz + make_interval(months => $3::int)) AS name`,
       [log, now, monthsAhead],
     );
@@ -55,7 +58,7 @@ export async function detachMonthPartitions(
   before: Date,
 ): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
-    'SELECT ledger.detach_month_partitions($1::regclass, $2::timestamptz) AS name',
+    `SELECT ${schemaOf(log)}.detach_month_partitions($1::regclass, $2::timestamptz) AS name`,
     [log, before],
   );
   return rows.map((row) => `${schemaOf(log)}.${row.name}`);
@@ -73,6 +76,7 @@ export async function monthPartitionsOf(db: Db, log: MonthPartitionedLog): Promi
   return rows.map((row) => `${schemaOf(log)}.${row.name}`);
 }
 
-function schemaOf(log: MonthPartitionedLog): string {
-  return log.slice(0, log.indexOf('.'));
+/** The schema of one of MONTH_PARTITIONED_LOGS (a fixed list: never text from outside). */
+function schemaOf(log: MonthPartitionedLog): 'ledger' | 'policy' {
+  return log.startsWith('ledger.') ? 'ledger' : 'policy';
 }

@@ -1,4 +1,4 @@
-// The append-only logs partitioned by month (ledger migration 0013, policy migration 0015): a log
+// The append-only logs partitioned by month (ledger migration 0013, policy migrations 0015-0016): a log
 // converted with rows in it keeps them, their ids and its guard; writes land in their month's
 // partition, or in the DEFAULT one when their month is not made; the worker's ensure makes the
 // coming months once, side by side safely, and leaves a month whose rows sit in the DEFAULT
@@ -9,16 +9,27 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
-import { migrate } from '../../../platform/db/migrate';
-import { projectRoot } from '../../../platform/paths';
-import type { TestDatabase } from '../../../platform/db/testDb';
-import { createLedgerTestDatabase } from '../test-support';
+import { migrate } from './migrate';
+import { projectRoot } from '../paths';
+import { createTestDatabase, type TestDatabase } from './testDb';
 import {
   detachMonthPartitions,
   ensureMonthPartitions,
   MONTHS_AHEAD,
   monthPartitionsOf,
 } from './monthPartitions';
+
+/**
+ * createTestDatabase, with idle clients' errors swallowed: drop() FORCE-drops the database while a
+ * pool may still be closing sockets.
+ */
+async function testDatabase(
+  options: Parameters<typeof createTestDatabase>[0],
+): Promise<TestDatabase> {
+  const db = await createTestDatabase(options);
+  db.pool.on('error', () => undefined);
+  return db;
+}
 
 /** `YYYY_MM` of a date's UTC month, `months` later. */
 function monthTag(date: Date, months = 0): string {
@@ -46,25 +57,31 @@ async function insertAction(pool: Pool, actor: string, at?: string): Promise<str
   return rows[0]!.action_id;
 }
 
-describe('a log converted with rows in it', () => {
+describe('logs converted with rows in them', () => {
   let db: TestDatabase;
   let rootDir: string;
 
   beforeAll(async () => {
-    db = await createLedgerTestDatabase({ subgraphs: [] });
-    // The ledger as it was before migration 0013, with a history in operator_actions.
-    rootDir = mkdtempSync(path.join(os.tmpdir(), 'ledger-before-0013-'));
-    cpSync(
-      path.join(projectRoot(), 'subgraphs', 'ledger', 'migrations'),
-      path.join(rootDir, 'ledger', 'migrations'),
-      {
-        recursive: true,
-        filter: (source) => !/00(1[3-9]|[2-9]\d)_[a-z0-9_]+\.sql$/.test(source),
-      },
-    );
+    db = await testDatabase({ subgraphs: [] });
+    // The ledger and policies as they were before the logs were partitioned, with a history.
+    rootDir = mkdtempSync(path.join(os.tmpdir(), 'logs-before-partitions-'));
+    const firstPartitioned = { ledger: 13, policy: 15 } as const;
+    for (const [set, first] of Object.entries(firstPartitioned)) {
+      cpSync(
+        path.join(projectRoot(), 'subgraphs', set, 'migrations'),
+        path.join(rootDir, set, 'migrations'),
+        {
+          recursive: true,
+          filter: (source) => {
+            const version = /(\d{4})_[a-z0-9_]+\.sql$/.exec(source)?.[1];
+            return version === undefined || Number(version) < first;
+          },
+        },
+      );
+    }
     const migrator = new Pool({ connectionString: db.ownerUrl, max: 1 });
     try {
-      await migrate(migrator, { subgraphs: ['ledger'], rootDir });
+      await migrate(migrator, { subgraphs: ['ledger', 'policy'], rootDir });
       // The history, written as the superuser (the rows' times are set, as when they were made).
       await db.adminPool.query(
         `INSERT INTO ledger.operator_actions (actor, action, payload, result, at) VALUES
@@ -72,7 +89,15 @@ describe('a log converted with rows in it', () => {
            ('last-month', 'TREASURY_TRANSFER', '{"g":2}', '{"ok":false}', now() - interval '1 month'),
            ('today', 'TREASURY_TRANSFER', '{"g":3}', '{"ok":true}', now())`,
       );
-      await migrate(migrator, { subgraphs: ['ledger'] });
+      await db.adminPool.query(
+        `INSERT INTO policy.escalation_events (kind, detail, at)
+         VALUES ('REPLY_UNKNOWN_CODE', 'last year', now() - interval '1 year')`,
+      );
+      await db.adminPool.query(
+        `INSERT INTO policy.policy_changes (policy_id, version, change, actor, at)
+         VALUES (7, 1, 'CREATED', 'owner', now() - interval '3 months'), (7, 2, 'UPDATED', 'owner', now())`,
+      );
+      await migrate(migrator, { subgraphs: ['ledger', 'policy'] });
     } finally {
       await migrator.end();
     }
@@ -127,13 +152,47 @@ describe('a log converted with rows in it', () => {
       /LEDGER_APPEND_ONLY/,
     );
   });
+
+  test("the policies' logs keep their rows, their months and their sequences too", async () => {
+    const { rows: months } = await db.adminPool.query<{ year: string; three: string }>(
+      `SELECT to_char((now() - interval '1 year') AT TIME ZONE 'UTC', 'YYYY_MM') AS year,
+              to_char((now() - interval '3 months') AT TIME ZONE 'UTC', 'YYYY_MM') AS three`,
+    );
+    const { rows: events } = await db.adminPool.query<{
+      seq: string;
+      detail: string;
+      part: string;
+    }>('SELECT seq::text, detail, tableoid::regclass::text AS part FROM policy.escalation_events');
+    expect(events).toEqual([
+      { seq: '1', detail: 'last year', part: `policy.escalation_events_p${months[0]!.year}` },
+    ]);
+    const { rows: changes } = await db.adminPool.query<{
+      seq: string;
+      change: string;
+      part: string;
+    }>(
+      'SELECT seq::text, change, tableoid::regclass::text AS part FROM policy.policy_changes ORDER BY seq',
+    );
+    expect(changes).toEqual([
+      { seq: '1', change: 'CREATED', part: `policy.policy_changes_p${months[0]!.three}` },
+      { seq: '2', change: 'UPDATED', part: `policy.policy_changes_p${monthTag(new Date())}` },
+    ]);
+    const { rows: next } = await db.pool.query<{ seq: string }>(
+      `INSERT INTO policy.policy_changes (policy_id, version, change, actor, at)
+       VALUES (7, 3, 'PAUSED', 'owner', now()) RETURNING seq::text`,
+    );
+    expect(next[0]!.seq).toBe('3');
+    await expect(
+      db.adminPool.query("UPDATE policy.policy_changes SET actor = 'x'"),
+    ).rejects.toThrow(/append-only/);
+  });
 });
 
 describe('month partitions at work', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
-    db = await createLedgerTestDatabase({ subgraphs: ['ledger', 'policy'] });
+    db = await testDatabase({ subgraphs: ['ledger', 'policy'] });
   });
 
   afterAll(async () => {
@@ -168,6 +227,10 @@ describe('month partitions at work', () => {
       'policy.escalation_events_p2071_05',
       'policy.escalation_events_p2071_06',
       'policy.escalation_events_p2071_07',
+      'policy.policy_changes_p2071_04',
+      'policy.policy_changes_p2071_05',
+      'policy.policy_changes_p2071_06',
+      'policy.policy_changes_p2071_07',
     ]);
     expect(await ensureMonthPartitions(db.pool, at)).toEqual([]);
     // A row of a month made now goes there; the held month's still to the DEFAULT partition.
@@ -264,6 +327,12 @@ describe('month partitions at work', () => {
     try {
       await expect(
         owner2.query("SELECT ledger.detach_month_partitions('ledger.groups', now())"),
+      ).rejects.toThrow(/PARTITION_TABLE_UNKNOWN/);
+      // Each schema's functions keep to their own logs.
+      await expect(
+        owner2.query(
+          "SELECT ledger.ensure_month_partitions('policy.policy_changes', now(), now())",
+        ),
       ).rejects.toThrow(/PARTITION_TABLE_UNKNOWN/);
       await expect(
         owner2.query(
