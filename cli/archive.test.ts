@@ -5,7 +5,7 @@ import { UsageError } from './args';
 test('takes a calendar date, and every log unless one is named', () => {
   expect(parseArchiveArgs(['detach', '--before', '2026-06-01'])).toEqual({
     before: new Date('2026-06-01T00:00:00Z'),
-    logs: ['ledger.operator_actions', 'policy.escalation_events'],
+    logs: ['ledger.operator_actions', 'policy.escalation_events', 'policy.policy_changes'],
   });
   expect(
     parseArchiveArgs(['detach', '--before', '2024-02-29', '--log', 'policy.escalation_events']),

@@ -237,7 +237,7 @@ BEGIN
   SELECT n.nspname, c.relname INTO v_schema, v_table
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
-     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$';
+     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$' AND n.nspname = 'ledger';
   IF v_table IS NULL THEN
     RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
   END IF;
@@ -283,7 +283,8 @@ BEGIN
   SELECT n.nspname, c.relname, substring(pg_get_partkeydef(c.oid) FROM '^RANGE \(([a-z_]+)\)$')
     INTO v_schema, v_table, v_key
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole;
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND n.nspname = 'ledger';
   IF v_key IS NULL THEN
     RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
   END IF;

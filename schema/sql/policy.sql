@@ -85,6 +85,46 @@ $_$;
 ALTER FUNCTION policy.current_policy(p_policy_id text) OWNER TO spend_control_owner;
 
 --
+-- Name: detach_month_partitions(regclass, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_schema text;
+  v_table text;
+  v_cut timestamp := least(p_before AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'));
+  v_part record;
+BEGIN
+  SELECT n.nspname, c.relname INTO v_schema, v_table
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$' AND n.nspname = 'policy';
+  IF v_table IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
+  END IF;
+  IF p_before IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '5s', true);
+  FOR v_part IN
+    SELECT c.relname, to_timestamp(substring(c.relname FROM '_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = p_parent AND c.relname = v_table || '_p' || substring(c.relname FROM '_p([0-9]{4}_[0-9]{2})$')
+     ORDER BY 2
+  LOOP
+    EXIT WHEN v_part.month + interval '1 month' > v_cut;
+    EXECUTE format('ALTER TABLE %I.%I DETACH PARTITION %I.%I', v_schema, v_table, v_schema, v_part.relname);
+    RETURN NEXT v_part.relname;
+  END LOOP;
+END
+$_$;
+
+ALTER FUNCTION policy.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: enqueue_outcome_notice(text, text, integer, text, jsonb, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
 --
 
@@ -123,6 +163,84 @@ END
 $$;
 
 ALTER FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: ensure_month_partitions(regclass, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE FUNCTION policy.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_schema text;
+  v_table text;
+  v_key text;
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_start timestamptz;
+  v_end timestamptz;
+  v_name text;
+  v_default_holds boolean;
+  v_trigger name;
+BEGIN
+  SELECT n.nspname, c.relname, substring(pg_get_partkeydef(c.oid) FROM '^RANGE \(([a-z_]+)\)$')
+    INTO v_schema, v_table, v_key
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
+     AND n.nspname = 'policy';
+  IF v_key IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
+  END IF;
+  IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
+      USING ERRCODE = '22023';
+  END IF;
+  -- Waiting behind a long transaction on the log would stall its writers queued behind this; the
+  -- worker tries again next round instead.
+  PERFORM set_config('lock_timeout', '2s', true);
+  -- One maker per log at a time (two workers): the second then finds the months made.
+  PERFORM pg_advisory_xact_lock(hashtext('policy.ensure_month_partitions'), hashtext(p_parent::text));
+  WHILE v_month <= v_last LOOP
+    v_name := format('%s_p%s', v_table, to_char(v_month, 'YYYY_MM'));
+    v_start := v_month AT TIME ZONE 'UTC';
+    v_end := (v_month + interval '1 month') AT TIME ZONE 'UTC';
+    IF to_regclass(format('%I.%I', v_schema, v_name)) IS NULL THEN
+      -- Rows of this month already in the DEFAULT partition stay there (a month partition beside
+      -- them would be refused): the month is then simply not archivable by itself.
+      EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I >= $1 AND %I < $2)',
+                     v_schema, v_table || '_pdefault', v_key, v_key)
+        INTO v_default_holds USING v_start, v_end;
+      IF NOT v_default_holds THEN
+        BEGIN
+          -- Made apart and attached: ATTACH takes a lock that lets the log's writers go on.
+          EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                         v_schema, v_name, v_schema, v_table);
+          EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+                         v_schema, v_table, v_schema, v_name, v_start, v_end);
+          -- Reached through the log only: the default privileges' grants do not apply here.
+          EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC, spend_control_service', v_schema, v_name);
+          -- The log's guards, cloned onto the month, fire ALWAYS there too, whatever state the
+          -- clone took (the migration runner makes every trigger of the app's schemas fire so).
+          FOR v_trigger IN
+            SELECT t.tgname FROM pg_trigger t
+             WHERE t.tgrelid = format('%I.%I', v_schema, v_name)::regclass
+               AND NOT t.tgisinternal AND t.tgenabled <> 'A'
+          LOOP
+            EXECUTE format('ALTER TABLE %I.%I ENABLE ALWAYS TRIGGER %I', v_schema, v_name, v_trigger);
+          END LOOP;
+          RETURN NEXT v_name;
+        EXCEPTION WHEN duplicate_table THEN
+          NULL; -- another worker made it first
+        END;
+      END IF;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+END
+$_$;
+
+ALTER FUNCTION policy.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
 
 --
 -- Name: escalation_approval(text); Type: FUNCTION; Schema: policy; Owner: spend_control_owner
@@ -729,7 +847,8 @@ CREATE TABLE policy.policy_changes (
     at timestamp with time zone NOT NULL,
     CONSTRAINT policy_changes_change_check CHECK ((change = ANY (ARRAY['CREATED'::text, 'UPDATED'::text, 'PAUSED'::text, 'RESUMED'::text, 'REGISTERED'::text]))),
     CONSTRAINT policy_changes_version_check CHECK ((version >= 1))
-);
+)
+PARTITION BY RANGE (at);
 
 ALTER TABLE policy.policy_changes OWNER TO spend_control_owner;
 
@@ -751,6 +870,23 @@ ALTER TABLE policy.policy_changes_seq_seq OWNER TO spend_control_owner;
 --
 
 ALTER SEQUENCE policy.policy_changes_seq_seq OWNED BY policy.policy_changes.seq;
+
+--
+-- Name: policy_changes_pdefault; Type: TABLE; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE TABLE policy.policy_changes_pdefault (
+    seq bigint DEFAULT nextval('policy.policy_changes_seq_seq'::regclass) NOT NULL,
+    policy_id numeric(78,0) NOT NULL,
+    version integer NOT NULL,
+    change text NOT NULL,
+    actor text NOT NULL,
+    at timestamp with time zone NOT NULL,
+    CONSTRAINT policy_changes_change_check CHECK ((change = ANY (ARRAY['CREATED'::text, 'UPDATED'::text, 'PAUSED'::text, 'RESUMED'::text, 'REGISTERED'::text]))),
+    CONSTRAINT policy_changes_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE policy.policy_changes_pdefault OWNER TO spend_control_owner;
 
 --
 -- Name: registrations; Type: TABLE; Schema: policy; Owner: spend_control_owner
@@ -853,6 +989,12 @@ ALTER TABLE policy.webhook_endpoints OWNER TO spend_control_owner;
 --
 
 ALTER TABLE ONLY policy.escalation_events ATTACH PARTITION policy.escalation_events_pdefault DEFAULT;
+
+--
+-- Name: policy_changes_pdefault; Type: TABLE ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.policy_changes ATTACH PARTITION policy.policy_changes_pdefault DEFAULT;
 
 --
 -- Name: channel_deliveries delivery_id; Type: DEFAULT; Schema: policy; Owner: spend_control_owner
@@ -968,7 +1110,14 @@ ALTER TABLE ONLY policy.policies
 --
 
 ALTER TABLE ONLY policy.policy_changes
-    ADD CONSTRAINT policy_changes_pkey PRIMARY KEY (seq);
+    ADD CONSTRAINT policy_changes_pkey PRIMARY KEY (seq, at);
+
+--
+-- Name: policy_changes_pdefault policy_changes_pdefault_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY policy.policy_changes_pdefault
+    ADD CONSTRAINT policy_changes_pdefault_pkey PRIMARY KEY (seq, at);
 
 --
 -- Name: registrations registrations_pkey; Type: CONSTRAINT; Schema: policy; Owner: spend_control_owner
@@ -1087,7 +1236,13 @@ CREATE INDEX policies_owner ON policy.policies USING btree (owner);
 -- Name: policy_changes_policy; Type: INDEX; Schema: policy; Owner: spend_control_owner
 --
 
-CREATE INDEX policy_changes_policy ON policy.policy_changes USING btree (policy_id, seq);
+CREATE INDEX policy_changes_policy ON ONLY policy.policy_changes USING btree (policy_id, seq);
+
+--
+-- Name: policy_changes_pdefault_policy_id_seq_idx; Type: INDEX; Schema: policy; Owner: spend_control_owner
+--
+
+CREATE INDEX policy_changes_pdefault_policy_id_seq_idx ON policy.policy_changes_pdefault USING btree (policy_id, seq);
 
 --
 -- Name: registrations_policy; Type: INDEX; Schema: policy; Owner: spend_control_owner
@@ -1136,6 +1291,18 @@ ALTER INDEX policy.escalation_events_pkey ATTACH PARTITION policy.escalation_eve
 --
 
 ALTER INDEX policy.escalation_events_ref ATTACH PARTITION policy.escalation_events_pdefault_poll_ref_seq_idx;
+
+--
+-- Name: policy_changes_pdefault_pkey; Type: INDEX ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER INDEX policy.policy_changes_pkey ATTACH PARTITION policy.policy_changes_pdefault_pkey;
+
+--
+-- Name: policy_changes_pdefault_policy_id_seq_idx; Type: INDEX ATTACH; Schema: policy; Owner: spend_control_owner
+--
+
+ALTER INDEX policy.policy_changes_policy ATTACH PARTITION policy.policy_changes_pdefault_policy_id_seq_idx;
 
 --
 -- Name: escalation_events escalation_events_append_only; Type: TRIGGER; Schema: policy; Owner: spend_control_owner
@@ -1277,11 +1444,24 @@ GRANT ALL ON FUNCTION policy.check_escalation_transition() TO spend_control_serv
 GRANT ALL ON FUNCTION policy.current_policy(p_policy_id text) TO spend_control_service;
 
 --
+-- Name: FUNCTION detach_month_partitions(p_parent regclass, p_before timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION policy.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
 --
 
 REVOKE ALL ON FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION policy.enqueue_outcome_notice(p_policy_id text, p_intent_id text, p_intent_version integer, p_outcome text, p_summary jsonb, p_now timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: policy; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION policy.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION policy.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: FUNCTION escalation_approval(p_intent_hash text); Type: ACL; Schema: policy; Owner: spend_control_owner
