@@ -1,7 +1,7 @@
 // `spend-control archive detach --before <date> [--log <schema.table>]`: detaches the append-only
-// logs' whole past months (ledger/archive, docs/operations.md "Partitioning the append-only tables"),
-// each left as a plain table to dump and drop. Runs as the owner's login (MIGRATION_DATABASE_URL,
-// else DATABASE_URL outside production), like migrate.
+// logs' whole past months (platform/db/monthPartitions, docs/operations.md "Partitioning the
+// append-only tables"), each left as a plain table to dump and drop. Runs as the owner's login
+// (MIGRATION_DATABASE_URL, else DATABASE_URL outside production), like migrate.
 import {
   detachMonthPartitions,
   isMonthPartitionedLog,

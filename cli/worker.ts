@@ -99,7 +99,7 @@ async function checkpointStep(db: Pool, log: Logger, now: Date): Promise<Checkpo
   return checkpoint;
 }
 
-/** How often the worker makes sure the logs' coming months are partitioned (ledger/archive). */
+/** How often the worker makes sure the logs' coming months are partitioned (platform/db/monthPartitions). */
 const MONTH_PARTITIONS_EVERY_MS = 60 * 60_000;
 
 /**
