@@ -185,10 +185,12 @@ async function postingSideBySide(
   return { grown, empty };
 }
 
+/** The middle of an odd number of rates (POSTING_PAIRS). */
 function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** p50 and p99 of READS calls of one GraphQL read, one at a time, as the admin. */

@@ -278,7 +278,6 @@ DECLARE
   v_end timestamptz;
   v_name text;
   v_default_holds boolean;
-  v_trigger name;
 BEGIN
   SELECT n.nspname, c.relname, substring(pg_get_partkeydef(c.oid) FROM '^RANGE \(([a-z_]+)\)$')
     INTO v_schema, v_table, v_key
@@ -314,17 +313,9 @@ BEGIN
                          v_schema, v_name, v_schema, v_table);
           EXECUTE format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
                          v_schema, v_table, v_schema, v_name, v_start, v_end);
-          -- Reached through the log only: the default privileges' grants do not apply here.
+          -- Reached through the log only: the default privileges' grants do not apply here. The
+          -- log's guards are cloned onto the month as they stand on the log (firing ALWAYS).
           EXECUTE format('REVOKE ALL ON %I.%I FROM PUBLIC, spend_control_service', v_schema, v_name);
-          -- The log's guards, cloned onto the month, fire ALWAYS there too, whatever state the
-          -- clone took (the migration runner makes every trigger of the app's schemas fire so).
-          FOR v_trigger IN
-            SELECT t.tgname FROM pg_trigger t
-             WHERE t.tgrelid = format('%I.%I', v_schema, v_name)::regclass
-               AND NOT t.tgisinternal AND t.tgenabled <> 'A'
-          LOOP
-            EXECUTE format('ALTER TABLE %I.%I ENABLE ALWAYS TRIGGER %I', v_schema, v_name, v_trigger);
-          END LOOP;
           RETURN NEXT v_name;
         EXCEPTION WHEN duplicate_table THEN
           NULL; -- another worker made it first
