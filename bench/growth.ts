@@ -5,10 +5,11 @@
 // ledgerGroups of the owner's policy, newest page, through POST /graphql, one at a time); then loads
 // DECISIONS decisions and ENTRIES ledger entries of history by SQL (growthHistory.ts) and measures
 // the same again, in one run. The host's speed drifts by up to a quarter over the minutes the load
-// takes, so posting is then also measured side by side: POSTING_PAIRS windows on the loaded
-// ledger, each followed by one on a fresh empty ledger (a database of its own), and the verdict
-// compares their medians, measured in the same minutes. Creates and drops its own databases on
-// DATABASE_URL's server.
+// takes, so both rates are then also measured side by side: SIDE_BY_SIDE_PAIRS windows on the
+// loaded tables, each paired with one on empty tables (preflight: a second stack on a database of
+// its own; posting: a fresh empty ledger per pair), which of the two goes first alternating from
+// pair to pair, and the verdict compares their medians, measured in the same minutes. Creates and
+// drops its own databases on DATABASE_URL's server.
 // Run: npm run bench:growth   (args: [seconds per measurement] [decisions] [entries])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
@@ -16,34 +17,41 @@ import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { startAllInOne } from '../cli/stack';
+import type { RunningStack } from '../cli/stack';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
-import { accountId, advanceCheckpoint, assetId, registerAsset } from '../subgraphs/ledger';
+import { advanceCheckpoint } from '../subgraphs/ledger';
 import { loadHistory } from './growthHistory';
-import type { ClientJob, ClientReport, PolicyRef } from './preflightClients';
-import { benchStackOptions, createPolicies } from './preflightStack';
-import { createScratchDatabase } from './service';
+import type { ClientJob, ClientReport } from './preflightClients';
+import {
+  ASSET,
+  type Database,
+  emptyLedger,
+  jobOf,
+  OBLIGATION_PREFIX,
+  POLICIES,
+  type PreflightJob,
+  startStack,
+  TREASURY,
+} from './growthStacks';
 import { percentile } from './stats';
+import {
+  printSideBySide,
+  ratioOf,
+  SIDE_BY_SIDE_PAIRS,
+  type SideBySide,
+  sideBySide,
+} from './growthSideBySide';
 import { benchFailed } from './entry';
 
 const DEFAULT_SECONDS = 8;
 const DEFAULT_ROWS = 5_000_000;
-const POLICIES = 20;
 const POSTING_CONNECTIONS = 4;
 const GROUPS_PER_CALL = 100;
 const READS = 300;
 const MIN_RATIO = 0.9;
-/** Posting windows on the loaded ledger, each paired with one on a fresh empty ledger. */
-const POSTING_PAIRS = 3;
 const READ_P99_MS = 50;
 /** Reads of the treasury's balance and of the trial balance, each, per measurement. */
 const BALANCE_READS = 50;
-const ASSET = assetId('eip155:196', '0x779ded0c9e1022225f8e0630b35a9b54be713736');
-const TREASURY = accountId('TREASURY', ASSET, 'float');
-/** An obligation account's id less its ref (1…1,000). */
-const OBLIGATION_PREFIX = accountId('USER_OBLIGATION', ASSET, '1').slice(0, -1);
-
-type Database = Awaited<ReturnType<typeof createScratchDatabase>>;
 
 interface Figures {
   preflightsPerSecond: number;
@@ -149,50 +157,6 @@ async function groupsPerSecond(database: Database, seconds: number): Promise<num
   return Math.round(groups / ((Date.now() - started) / 1000));
 }
 
-/** A ledger with no history but the bench's asset, in a database of its own. */
-async function emptyLedger(): Promise<Database> {
-  const database = await createScratchDatabase({
-    subgraphs: ['ledger'],
-    poolSize: POSTING_CONNECTIONS + 1,
-  });
-  await registerAsset(database.pool, {
-    chain: 'eip155:196',
-    token: ASSET.split('|')[1],
-    symbol: 'USDT0',
-    decimals: 6,
-  });
-  return database;
-}
-
-interface SideBySide {
-  /** groups/s of each window on the loaded ledger, and on the empty ledger after it. */
-  readonly grown: number[];
-  readonly empty: number[];
-}
-
-/** Loaded, then empty, POSTING_PAIRS times over: both rates in the same minutes. */
-async function postingSideBySide(
-  loaded: Database,
-  empties: readonly Database[],
-  seconds: number,
-): Promise<SideBySide> {
-  const grown: number[] = [];
-  const empty: number[] = [];
-  for (const fresh of empties) {
-    grown.push(await groupsPerSecond(loaded, seconds));
-    empty.push(await groupsPerSecond(fresh, seconds));
-  }
-  return { grown, empty };
-}
-
-/** The middle of an odd number of rates (POSTING_PAIRS). */
-function median(values: readonly number[]): number {
-  return percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
-}
-
 /** p50 and p99 of READS calls of one GraphQL read, one at a time, as the admin. */
 function readLatency(gatewayUrl: string, adminToken: string, query: string) {
   return latencyOf(READS, async () => {
@@ -206,23 +170,31 @@ function readLatency(gatewayUrl: string, adminToken: string, query: string) {
   });
 }
 
+/** One window of preflights on `job`'s stack; `round` keeps every window's nonces apart. */
+function preflightWindow(clients: Worker, job: PreflightJob, round: number): Promise<number> {
+  return preflightsPerSecond(clients, {
+    ...job,
+    nonceStart: String(BigInt(round + 1) * 1_000_000_000n),
+  });
+}
+
+/** A stack the bench measures: its database, its gateway, and the clients' job against it. */
+interface Context {
+  database: Database;
+  clients: Worker;
+  gatewayUrl: string;
+  adminToken: string;
+  job: PreflightJob;
+}
+
 async function measure(
-  context: {
-    database: Database;
-    clients: Worker;
-    gatewayUrl: string;
-    adminToken: string;
-    job: Omit<ClientJob, 'nonceStart'>;
-  },
+  context: Context,
   round: number,
   /** Runs after the rates and before the reads (the first checkpoint over loaded history). */
   beforeReads: () => Promise<void> = async () => undefined,
 ): Promise<Figures> {
   const owner = context.job.policies[0].policyId;
-  const preflights = await preflightsPerSecond(context.clients, {
-    ...context.job,
-    nonceStart: String(BigInt(round + 1) * 1_000_000_000n),
-  });
+  const preflights = await preflightWindow(context.clients, context.job, round);
   const groups = await groupsPerSecond(context.database, context.job.seconds);
   await beforeReads();
   const activity = `{ spendDecisions(policyId: "${owner}", first: 50) { nodes { id decision evaluatedAt } pageInfo { endCursor hasNextPage } } }`;
@@ -245,28 +217,52 @@ function printFigures(label: string, figures: Figures): void {
   );
 }
 
-function printSideBySide(sideBySide: SideBySide): void {
-  const pairs = sideBySide.grown.map((rate, i) => `${rate}/${sideBySide.empty[i]}`).join(', ');
-  process.stdout.write(
-    `posting side by side, groups/s with history/empty: ${pairs}; medians ${median(sideBySide.grown)}/${median(sideBySide.empty)}\n`,
-  );
-}
-
-function printVerdict(empty: Figures, grown: Figures, sideBySide: SideBySide, rows: string): void {
-  const preflightRatio = grown.preflightsPerSecond / empty.preflightsPerSecond;
-  const postingRatio = median(sideBySide.grown) / median(sideBySide.empty);
+function printVerdict(
+  grown: Figures,
+  sideBySide: { preflight: SideBySide; posting: SideBySide },
+  rows: string,
+): void {
+  const preflightRatio = ratioOf(sideBySide.preflight);
+  const postingRatio = ratioOf(sideBySide.posting);
   const worstRead = Math.max(grown.activityMs.p99, grown.ledgerMs.p99);
   const met = preflightRatio >= MIN_RATIO && postingRatio >= MIN_RATIO && worstRead < READ_P99_MS;
   process.stdout.write(
     `target at ${rows}: preflight/s and posting groups/s ≥ ${MIN_RATIO * 100} % of empty, owner reads p99 < ${READ_P99_MS} ms: ` +
-      `preflight ${(preflightRatio * 100).toFixed(0)} %, posting ${(postingRatio * 100).toFixed(0)} % (side by side), ` +
+      `preflight ${(preflightRatio * 100).toFixed(0)} %, posting ${(postingRatio * 100).toFixed(0)} % (both side by side), ` +
       `reads p99 ${worstRead.toFixed(1)} ms — ${met ? 'met' : 'NOT met'}\n`,
   );
 }
 
+/**
+ * Both rates side by side after the load. Preflight: the loaded stack against its twin, started and
+ * measured alongside it from the beginning but given no history (so the reservations the windows
+ * left, lapsing with no worker to sweep them, are alike on both); posting: a fresh empty ledger for
+ * each pair, since posting fills the ledger it measures.
+ */
+async function measureSideBySide(parts: {
+  loaded: Context;
+  twin: Context;
+  emptyLedger: () => Promise<Database>;
+}): Promise<{ preflight: SideBySide; posting: SideBySide }> {
+  const { loaded, twin } = parts;
+  const preflight = await sideBySide(
+    (pair) => preflightWindow(loaded.clients, loaded.job, 10 + pair),
+    (pair) => preflightWindow(twin.clients, twin.job, 20 + pair),
+  );
+  printSideBySide('preflights/s', preflight);
+  const empties: Database[] = [];
+  for (let i = 0; i < SIDE_BY_SIDE_PAIRS; i += 1) empties.push(await parts.emptyLedger());
+  const posting = await sideBySide(
+    () => groupsPerSecond(loaded.database, loaded.job.seconds),
+    (pair) => groupsPerSecond(empties[pair]!, loaded.job.seconds),
+  );
+  printSideBySide('posting groups/s', posting);
+  return { preflight, posting };
+}
+
 /** Loads the history by SQL, reporting each chunk, and says how long it took. */
 async function loadAndReport(
-  database: Awaited<ReturnType<typeof createScratchDatabase>>,
+  database: Database,
   ownerPolicyId: string,
   decisions: number,
   entries: number,
@@ -293,68 +289,69 @@ async function loadAndReport(
   return rows;
 }
 
+function printHeader(seconds: number): void {
+  process.stdout.write(
+    `growth: ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}; ${seconds} s per rate, ${READS} reads each, owner's policy of ${POLICIES}\n` +
+      'history                preflights/s   groups/s   activity p50/p99 ms   ledger p50/p99 ms   treasury balance ms   trial balance ms\n',
+  );
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? DEFAULT_SECONDS);
   const decisions = Number(process.argv[3] ?? DEFAULT_ROWS);
   const entries = Number(process.argv[4] ?? DEFAULT_ROWS);
-  const database = await createScratchDatabase({ poolSize: 20 });
-  const empties: Database[] = [];
-  const dropAll = () => Promise.all([database, ...empties].map((db) => db.drop()));
+  const databases: Database[] = [];
+  const stacks: RunningStack[] = [];
+  const dropAll = () => Promise.all(databases.map((db) => db.drop()));
   // A run stopped midway still drops its databases (gigabytes at full size).
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void dropAll().finally(() => process.exit(130)));
-  const actorSecret = randomBytes(32);
-  const adminToken = randomBytes(32).toString('base64url');
+  const secrets = {
+    actorSecret: randomBytes(32),
+    adminToken: randomBytes(32).toString('base64url'),
+  };
+  const document = loadPersistedDocuments().get('preflightPayment');
+  if (!document) throw new Error('no persisted preflightPayment document');
   const clients = new Worker(path.join(__dirname, 'preflight.js'), {
     workerData: { clients: true },
   });
-  const stack = await startAllInOne(
-    benchStackOptions(
-      database.url,
-      { actorSecret, adminToken },
-      { transport: 'in-process', decisionThread: false, db: database.pool },
-    ),
-  );
-  try {
-    await registerAsset(database.pool, {
-      chain: 'eip155:196',
-      token: ASSET.split('|')[1],
-      symbol: 'USDT0',
-      decimals: 6,
-    });
-    const policies: PolicyRef[] = await createPolicies(stack.gateway.url, adminToken, POLICIES);
-    const document = loadPersistedDocuments().get('preflightPayment');
-    if (!document) throw new Error('no persisted preflightPayment document');
-    const context = {
+  const start = async (): Promise<Context> => {
+    const started = await startStack(secrets);
+    databases.push(started.database);
+    stacks.push(started.stack);
+    const job = jobOf(started, { seconds, actorSecret: secrets.actorSecret, document });
+    const { database, stack } = started;
+    return {
       database,
       clients,
       gatewayUrl: stack.gateway.url,
-      adminToken,
-      job: {
-        target: 'gateway' as const,
-        url: `${stack.gateway.url}/preflight_payment`,
-        policies,
-        seconds,
-        actorSecretHex: actorSecret.toString('hex'),
-        document,
-      },
+      adminToken: secrets.adminToken,
+      job,
     };
-    process.stdout.write(
-      `growth: ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}; ${seconds} s per rate, ${READS} reads each, owner's policy of ${POLICIES}\n` +
-        'history                preflights/s   groups/s   activity p50/p99 ms   ledger p50/p99 ms   treasury balance ms   trial balance ms\n',
-    );
-    const empty = await measure(context, 0);
-    printFigures('empty tables', empty);
-    const rows = await loadAndReport(database, policies[0].policyId, decisions, entries);
-    const grown = await measure(context, 1, () => checkpointAfterLoad(database));
+  };
+  try {
+    const loaded = await start();
+    const twin = await start();
+    printHeader(seconds);
+    printFigures('empty tables', await measure(loaded, 0));
+    printFigures('twin, empty', await measure(twin, 2));
+    const { database } = loaded;
+    const rows = await loadAndReport(database, loaded.job.policies[0].policyId, decisions, entries);
+    const grown = await measure(loaded, 1, () => checkpointAfterLoad(database));
     printFigures('with history', grown);
-    for (let i = 0; i < POSTING_PAIRS; i += 1) empties.push(await emptyLedger());
-    const sideBySide = await postingSideBySide(database, empties, seconds);
-    printSideBySide(sideBySide);
-    printVerdict(empty, grown, sideBySide, rows);
+    printFigures('twin, no history', await measure(twin, 3));
+    const pairs = await measureSideBySide({
+      loaded,
+      twin,
+      emptyLedger: async () => {
+        databases.push(await emptyLedger(POSTING_CONNECTIONS + 1));
+        return databases[databases.length - 1]!;
+      },
+    });
+    printVerdict(grown, pairs, rows);
   } finally {
     await clients.terminate();
-    await stack.stop();
+    for (const stack of stacks) await stack.stop();
     await dropAll();
   }
 }
