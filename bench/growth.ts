@@ -13,11 +13,12 @@
 // Run: npm run bench:growth   (args: [seconds per measurement] [decisions] [entries])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { RunningStack } from '../cli/stack';
+import { newConsumerIntentId, newServicePaymentId } from '../core/canon/ids';
 import { loadPersistedDocuments } from '../gateway/rest/documents';
 import { advanceCheckpoint } from '../subgraphs/ledger';
 import { loadHistory } from './growthHistory';
@@ -140,8 +141,9 @@ async function groupsPerSecond(database: Database, seconds: number): Promise<num
         return {
           kind: 'FUNDING',
           asset: ASSET,
-          // Keys as unrelated to each other as production's (payers, nonces, intent ids).
-          idempotency_key: `growth-bench:${createHash('md5').update(String(n)).digest('hex')}`,
+          // Keys shaped as production's: a fee's or a consumer funding's, on a time-ordered id.
+          idempotency_key:
+            n % 2 === 0 ? `x402:fee:${newServicePaymentId()}` : `funding:${newConsumerIntentId()}`,
           policy_id: String((n % 1_000) + 1),
           entries: [
             { account: TREASURY, amount },

@@ -36,8 +36,10 @@ SELECT '0x' || md5('growth-d' || g) || md5('growth-e' || g),
 
 // The chunk's groups as the ledger would have made them at their times: ids from
 // ledger.new_group_id (as post_group makes them, so the history's ids are laid out in their
-// indexes as production's are), and idempotency keys as unrelated to each other as production's
-// (derived from payers, nonces and intent ids), not one sorted run.
+// indexes as production's are), and idempotency keys shaped as production's at their times: half
+// a fee's (`x402:fee:` and a payment id), half a consumer funding's (`funding:` and an intent id),
+// each id time-ordered as core/canon/ids.ts makes them (12 hex digits of milliseconds, then 12 of
+// a hash standing for the random part).
 const GROUP_IDS_SQL = `
 CREATE TEMP TABLE growth_groups ON COMMIT DROP AS
 SELECT g, ledger.new_group_id(t.at) AS group_id, t.at
@@ -46,7 +48,9 @@ SELECT g, ledger.new_group_id(t.at) AS group_id, t.at
 
 const GROUPS_SQL = `
 INSERT INTO ledger.groups (group_id, kind, asset, entry_count, idempotency_key, policy_id, created_at)
-SELECT group_id, 'FUNDING', $1, 2, 'growth-history:' || md5(g::text),
+SELECT group_id, 'FUNDING', $1, 2,
+       CASE WHEN g % 2 = 0 THEN 'x402:fee:pay_' ELSE 'funding:ci_' END
+         || lpad(to_hex(floor(extract(epoch FROM at) * 1000)::bigint), 12, '0') || left(md5(g::text), 12),
        CASE WHEN g % 10 = 0 THEN $2 ELSE ((g % 1000) + 1)::text END, at
   FROM growth_groups ORDER BY g`;
 

@@ -31,6 +31,7 @@ import {
   newReceiptId,
   newReservationId,
   newServicePaymentId,
+  newTimeOrderedId,
   type IdKind,
   type RandomBytesSource,
 } from './ids';
@@ -39,16 +40,13 @@ const counting: RandomBytesSource = (size) => Uint8Array.from({ length: size }, 
 
 describe('id generation', () => {
   it.each([
-    [newConsumerIntentId, isConsumerIntentId, 'ci_000102030405060708090a0b'],
     [newEscalationPollRef, isEscalationPollRef, 'esc_000102030405060708090a0b'],
     [newChannelBindingId, isChannelBindingId, 'chb_000102030405060708090a0b'],
-    [newReservationId, isReservationId, 'rsv_000102030405060708090a0b'],
     [newLedgerGroupId, isLedgerGroupId, 'lg_000102030405060708090a0b'],
     [newQuoteId, isQuoteId, 'cq_000102030405060708'],
     [newCapabilityId, isCapabilityId, 'cap_000102030405060708090a0b'],
     [newReceiptId, isReceiptId, `0x${Buffer.from(counting(32)).toString('hex')}`],
     [newCorrelationId, isCorrelationId, 'cor_0001020304050607'],
-    [newServicePaymentId, isServicePaymentId, 'pay_000102030405060708090a0b'],
     [newCafeOrderId, isCafeOrderId, 'ord_000102030405060708090a0b'],
   ])('%p mints the DECISIONS shape from the injected random source', (mint, isValid, expected) => {
     expect(mint(counting)).toBe(expected);
@@ -56,6 +54,48 @@ describe('id generation', () => {
     const random = mint();
     expect(isValid(random)).toBe(true);
     expect(mint()).not.toBe(random);
+  });
+
+  // 2026-11-29T00:00:00.000Z, 0x1a22499f800 ms.
+  const at = Date.UTC(2026, 10, 29);
+  it.each([
+    [newConsumerIntentId, isConsumerIntentId, 'ci_'],
+    [newReservationId, isReservationId, 'rsv_'],
+    [newServicePaymentId, isServicePaymentId, 'pay_'],
+  ])(
+    '%p mints a time-ordered id: the milliseconds, then the random source',
+    (mint, isValid, prefix) => {
+      const time = at.toString(16).padStart(12, '0');
+      expect(mint(counting, at)).toBe(`${prefix}${time}000102030405`);
+      expect(isValid(mint(counting, at))).toBe(true);
+      const random = mint();
+      expect(isValid(random)).toBe(true);
+      expect(mint()).not.toBe(random);
+    },
+  );
+
+  it('time-ordered ids sort by the millisecond they were made, whatever their random part', () => {
+    const high: RandomBytesSource = (size) => new Uint8Array(size).fill(0xff);
+    const low: RandomBytesSource = (size) => new Uint8Array(size);
+    const made = [
+      newTimeOrderedId('servicePayment', high, at),
+      newTimeOrderedId('servicePayment', low, at + 1),
+      newTimeOrderedId('servicePayment', high, at + 1_000),
+      newTimeOrderedId('servicePayment', low, at + 86_400_000),
+    ];
+    expect([...made].sort()).toEqual(made);
+    // Ids of the same millisecond differ by their random part.
+    expect(newTimeOrderedId('servicePayment', undefined, at)).not.toBe(
+      newTimeOrderedId('servicePayment', undefined, at),
+    );
+  });
+
+  it('refuses a time it cannot write in 12 hex digits, and a kind too short to carry one', () => {
+    for (const nowMs of [-1, 1.5, 16 ** 12, Number.NaN])
+      expect(() => newTimeOrderedId('reservation', counting, nowMs)).toThrow(RangeError);
+    expect(() => newTimeOrderedId('reservation', counting, 16 ** 12 - 1)).not.toThrow();
+    expect(() => newTimeOrderedId('correlation', counting, at)).toThrow(RangeError);
+    expect(() => newTimeOrderedId('reservation', () => new Uint8Array(5), at)).toThrow(RangeError);
   });
 
   it('the default source hands out each pooled byte once, as a copy, across refills', () => {
