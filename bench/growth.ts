@@ -6,10 +6,11 @@
 // DECISIONS decisions and ENTRIES ledger entries of history by SQL (growthHistory.ts) and measures
 // the same again, in one run. The host's speed drifts by up to a quarter over the minutes the load
 // takes, so both rates are then also measured side by side: SIDE_BY_SIDE_PAIRS windows on the
-// loaded tables, each paired with one on empty tables (preflight: a second stack on a database of
-// its own; posting: a fresh empty ledger per pair), which of the two goes first alternating from
-// pair to pair, and the verdict compares their medians, measured in the same minutes. Creates and
-// drops its own databases on DATABASE_URL's server.
+// loaded tables, each paired with one on empty tables (preflight: a twin stack on a database of its
+// own, started and measured alongside the loaded one from the beginning but given no history;
+// posting: a fresh empty ledger per pair), which of the two goes first alternating from pair to
+// pair, and the verdict compares their medians, measured in the same minutes. Creates and drops its
+// own databases on DATABASE_URL's server.
 // Run: npm run bench:growth   (args: [seconds per measurement] [decisions] [entries])
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import 'reflect-metadata';
