@@ -65,10 +65,15 @@ describe('id generation', () => {
   ])(
     '%p mints a time-ordered id: the milliseconds, then the random source',
     (mint, isValid, prefix) => {
-      const time = at.toString(16).padStart(12, '0');
-      expect(mint(counting, at)).toBe(`${prefix}${time}000102030405`);
+      expect(mint(counting, at)).toBe(`${prefix}01a22499f800000102030405`);
       expect(isValid(mint(counting, at))).toBe(true);
+      // By default, the process's clock at the moment it is made.
+      const before = Date.now();
       const random = mint();
+      const after = Date.now();
+      const madeAt = parseInt(random.slice(prefix.length, prefix.length + 12), 16);
+      expect(madeAt).toBeGreaterThanOrEqual(before);
+      expect(madeAt).toBeLessThanOrEqual(after);
       expect(isValid(random)).toBe(true);
       expect(mint()).not.toBe(random);
     },
