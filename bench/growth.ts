@@ -116,15 +116,26 @@ async function checkpointAfterLoad(database: Database): Promise<void> {
   );
 }
 
-function preflightsPerSecond(clients: Worker, job: ClientJob): Promise<number> {
+/**
+ * One window of preflights on `job`'s stack, in preflights/s; `round` keeps every window's nonces
+ * apart. Each window's listeners go when it ends (a run has a dozen windows on one worker).
+ */
+function preflightWindow(clients: Worker, job: PreflightJob, round: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    clients.once('message', (report: ClientReport) => {
+    const onReport = (report: ClientReport) => {
+      clients.off('error', onError);
       const failed = report.statuses.filter(([status]) => status !== 200);
       if (failed.length > 0) reject(new Error(`preflights answered ${JSON.stringify(failed)}`));
       else resolve(Math.round(report.latenciesMs.length / report.elapsedSeconds));
-    });
-    clients.once('error', reject);
-    clients.postMessage(job);
+    };
+    const onError = (error: Error) => {
+      clients.off('message', onReport);
+      reject(error);
+    };
+    clients.once('message', onReport);
+    clients.once('error', onError);
+    const window: ClientJob = { ...job, nonceStart: String(BigInt(round + 1) * 1_000_000_000n) };
+    clients.postMessage(window);
   });
 }
 
@@ -170,14 +181,6 @@ function readLatency(gatewayUrl: string, adminToken: string, query: string) {
     });
     const body = (await response.json()) as { errors?: unknown; data?: unknown };
     if (response.status !== 200 || body.errors) throw new Error(JSON.stringify(body));
-  });
-}
-
-/** One window of preflights on `job`'s stack; `round` keeps every window's nonces apart. */
-function preflightWindow(clients: Worker, job: PreflightJob, round: number): Promise<number> {
-  return preflightsPerSecond(clients, {
-    ...job,
-    nonceStart: String(BigInt(round + 1) * 1_000_000_000n),
   });
 }
 
@@ -347,8 +350,9 @@ async function main(): Promise<void> {
       loaded,
       twin,
       emptyLedger: async () => {
-        databases.push(await emptyLedger(POSTING_CONNECTIONS + 1));
-        return databases[databases.length - 1]!;
+        const ledger = await emptyLedger(POSTING_CONNECTIONS + 1);
+        databases.push(ledger);
+        return ledger;
       },
     });
     printVerdict(grown, pairs, rows);

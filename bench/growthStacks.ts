@@ -3,13 +3,15 @@
 // a ledger with no history for posting on empty tables, and the preflight clients' job for a stack.
 import type { RunningStack } from '../cli/stack';
 import { startAllInOne } from '../cli/stack';
+import { TOKEN } from '../core/test-support/spend-fixtures';
 import { accountId, assetId, registerAsset } from '../subgraphs/ledger';
 import type { ClientJob, PolicyRef } from './preflightClients';
 import { benchStackOptions, createPolicies } from './preflightStack';
 import { createScratchDatabase } from './service';
 
 export const POLICIES = 20;
-export const ASSET = assetId('eip155:196', '0x779ded0c9e1022225f8e0630b35a9b54be713736');
+/** The token of the preflights' policies (policyDocument's), so their asset is the one registered. */
+export const ASSET = assetId('eip155:196', TOKEN);
 export const TREASURY = accountId('TREASURY', ASSET, 'float');
 /** An obligation account's id less its ref (1…1,000). */
 export const OBLIGATION_PREFIX = accountId('USER_OBLIGATION', ASSET, '1').slice(0, -1);
@@ -27,7 +29,7 @@ export interface GrowthStack {
 function registerBenchAsset(database: Database): Promise<unknown> {
   return registerAsset(database.pool, {
     chain: 'eip155:196',
-    token: ASSET.split('|')[1],
+    token: TOKEN,
     symbol: 'USDT0',
     decimals: 6,
   });

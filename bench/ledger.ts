@@ -15,6 +15,7 @@ import os from 'node:os';
 import { Pool, type PoolClient } from 'pg';
 import { migrate } from '../platform/db/migrate';
 import { serverUrl, withDatabase } from '../platform/db/testDb';
+import { TOKEN } from '../core/test-support/spend-fixtures';
 import { accountId, assetId } from '../subgraphs/ledger';
 import { MAX_GROUPS_PER_BATCH, registerAsset } from '../subgraphs/ledger';
 
@@ -33,7 +34,7 @@ const TARGET_MODE = 'post-groups';
 const MODES = ['post-groups', 'durable', 'async-commit', 'batched'] as const;
 type Mode = (typeof MODES)[number];
 
-const ASSET = assetId('eip155:196', '0x779ded0c9e1022225f8e0630b35a9b54be713736');
+const ASSET = assetId('eip155:196', TOKEN);
 const TREASURY = accountId('TREASURY', ASSET, 'float');
 const POST_GROUP = {
   name: 'bench_post_group',
@@ -330,7 +331,7 @@ async function main(): Promise<void> {
     await migrate(pool, { subgraphs: ['ledger'] });
     await registerAsset(pool, {
       chain: 'eip155:196',
-      token: ASSET.split('|')[1],
+      token: TOKEN,
       symbol: 'USDT0',
       decimals: 6,
     });
