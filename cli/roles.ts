@@ -187,9 +187,22 @@ async function startConsumerWorkerRole(inputs: RoleInputs): Promise<void> {
   );
 }
 
+/**
+ * The port of a subgraph role: SUBGRAPH_PORT_BASE + its index. A gateway finds the role by the URL
+ * it is given, so the port must be known in advance: base 0 (free ports) is for the all-in-one only.
+ */
+export function subgraphRolePort(base: number, role: SubgraphName): number {
+  if (base === 0) {
+    throw new StartupError(
+      `the ${role} role needs a fixed port: SUBGRAPH_PORT_BASE=0 picks free ports for the all-in-one only`,
+    );
+  }
+  return base + SUBGRAPH_NAMES.indexOf(role);
+}
+
 async function startOneSubgraph(inputs: RoleInputs, role: SubgraphName): Promise<void> {
   const { config } = inputs;
-  const port = config.subgraphPortBase + SUBGRAPH_NAMES.indexOf(role);
+  const port = subgraphRolePort(config.subgraphPortBase, role);
   const { probes, drainFirst } = roleProbes(inputs);
   const subgraph = await startSubgraph(
     role,

@@ -368,6 +368,12 @@ describe('parsing', () => {
     }
   });
 
+  test('SUBGRAPH_PORT_BASE 0 lets the system pick every subgraph port, so nothing can collide', () => {
+    const config = loadConfig({ SUBGRAPH_PORT_BASE: '0', PORT: '3', METRICS_PORT: '0' });
+    expect(config.subgraphPortBase).toBe(0);
+    expect(config.port).toBe(3);
+  });
+
   test('the subgraph ports must not collide with the gateway port', () => {
     expect(configError({ PORT: '4103' }).problems).toEqual([
       expect.stringMatching(/^PORT: 4103 collides with the subgraph ports 4101\.\.4105/),

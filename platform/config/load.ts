@@ -151,20 +151,25 @@ function readSubgraphs(
   const subgraphUrls = Object.fromEntries(
     SUBGRAPH_NAMES.map((name) => [name, read.url(`SUBGRAPH_URL_${name.toUpperCase()}`, HTTP)]),
   ) as Record<SubgraphName, string | null>;
+  // 0: the all-in-one's subgraphs each take a free port the system picks (a subgraph role refuses it).
   const subgraphPortBase = read.integer(
     'SUBGRAPH_PORT_BASE',
     4101,
-    1,
+    0,
     65535 - (SUBGRAPH_COUNT - 1),
   );
-  if (port >= subgraphPortBase && port < subgraphPortBase + SUBGRAPH_COUNT) {
+  const collides = (candidate: number) =>
+    subgraphPortBase !== 0 &&
+    candidate >= subgraphPortBase &&
+    candidate < subgraphPortBase + SUBGRAPH_COUNT;
+  if (collides(port)) {
     read.problem(
       'PORT',
       `${port} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`,
     );
   }
   const metricsPort = read.integer('METRICS_PORT', 4100, 0, 65535);
-  if (metricsPort >= subgraphPortBase && metricsPort < subgraphPortBase + SUBGRAPH_COUNT) {
+  if (collides(metricsPort)) {
     read.problem(
       'METRICS_PORT',
       `${metricsPort} collides with the subgraph ports ${subgraphPortBase}..${subgraphPortBase + SUBGRAPH_COUNT - 1} (SUBGRAPH_PORT_BASE)`,
