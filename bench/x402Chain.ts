@@ -1,29 +1,46 @@
 // What the x402 bench reads around each phase besides time: the JSON-RPC requests this process
-// sent to the funding chain (counted by method on the process's fetch, which viem's transport
-// uses), the relayer's transactions and their gas (from the chain: its nonce before and after, the
-// receipts of the blocks in between), and the CPU of anvil and of the phase's PostgreSQL backends.
+// sent to the funding chain (counted by method as undici announces them), the relayer's
+// transactions and their gas (from the chain: its nonce before and after, the receipts of the
+// blocks in between), and the CPU of anvil and of the phase's PostgreSQL backends.
+import diagnostics from 'node:diagnostics_channel';
 import type { Pool } from 'pg';
 import type { Address, Hex, TransactionReceipt } from 'viem';
 import type { ChainPublicClient } from '../platform/chain/clients';
 import { processCpuMs } from './cpuTime';
 
-/** JSON-RPC requests to `rpcUrl` sent through this process's fetch from now on, by method. */
 /** The key under which countRpcRequests counts HTTP requests, beside the JSON-RPC methods. */
 export const HTTP_REQUESTS = '(http)';
 
+interface CreatedRequest {
+  readonly origin?: string | URL;
+  readonly path?: string;
+  readonly body?: unknown;
+}
+
+/**
+ * JSON-RPC requests to `rpcUrl` sent by this process from now on, by method: every HTTP request
+ * of undici (the chain clients' dispatcher, platform/chain/rpcFetch.ts, and WHATWG fetch) is
+ * announced on its `undici:request:create` diagnostics channel, body included.
+ */
 export function countRpcRequests(rpcUrl: string): () => Map<string, number> {
   const counts = new Map<string, number>();
-  const original = globalThis.fetch;
-  globalThis.fetch = (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url.startsWith(rpcUrl) && typeof init?.body === 'string') {
-      // HTTP requests apart from the JSON-RPC requests they carry (a batch carries several).
-      counts.set(HTTP_REQUESTS, (counts.get(HTTP_REQUESTS) ?? 0) + 1);
-      for (const match of init.body.matchAll(/"method":"([^"]+)"/g))
-        counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
-    }
-    return original(input, init);
-  };
+  const target = new URL(rpcUrl);
+  diagnostics.subscribe('undici:request:create', (message) => {
+    const { request } = message as { request: CreatedRequest };
+    if (String(request.origin ?? '').replace(/\/$/, '') !== target.origin) return;
+    if (!String(request.path ?? '').startsWith(target.pathname)) return;
+    const body =
+      typeof request.body === 'string'
+        ? request.body
+        : Buffer.isBuffer(request.body)
+          ? request.body.toString('utf8')
+          : null;
+    if (body === null) return;
+    // HTTP requests apart from the JSON-RPC requests they carry (a batch carries several).
+    counts.set(HTTP_REQUESTS, (counts.get(HTTP_REQUESTS) ?? 0) + 1);
+    for (const match of body.matchAll(/"method":"([^"]+)"/g))
+      counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
+  });
   return () => new Map(counts);
 }
 

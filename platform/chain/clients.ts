@@ -15,6 +15,7 @@ import {
   http,
 } from 'viem';
 import { base, xLayer } from 'viem/chains';
+import { rpcFetch } from './rpcFetch';
 
 /** Every RPC call gives up after this long; a chain that slow is treated as down, not waited on. */
 export const DEFAULT_RPC_TIMEOUT_MS = 10_000;
@@ -65,10 +66,11 @@ export function chainFor(endpoint: ChainEndpoint): Chain {
   });
 }
 
-// Node's fetch keeps HTTP connections alive and pools them per origin by default, so one
-// transport per client is enough; no custom agent is needed.
+// Every client's requests go through the process's one keep-alive dispatcher (rpcFetch.ts), which
+// pools connections per origin as WHATWG fetch does, without its per-request objects.
 function transportFor(endpoint: ChainEndpoint, options: ClientOptions): HttpTransport {
   return http(endpoint.rpcUrl, {
+    fetchFn: rpcFetch,
     timeout: options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS,
     retryCount: options.retryCount ?? DEFAULT_RPC_RETRY_COUNT,
     retryDelay: RPC_RETRY_DELAY_MS,
