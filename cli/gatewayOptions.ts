@@ -96,7 +96,14 @@ function groupSettlementOf(config: Config, devnet: DevnetInfo | null) {
   const { group } = config.x402;
   const contract = group.contract ?? devnet?.chains.funding.groupSettlement ?? null;
   if (!group.enabled || contract === null) return {};
-  return { group: { contract, maxSize: group.maxSize, maxWaitMs: group.maxWaitMs } };
+  return {
+    group: {
+      contract,
+      maxSize: group.maxSize,
+      maxWaitMs: group.maxWaitMs,
+      overlapAfterMs: group.overlapAfterMs,
+    },
+  };
 }
 
 export interface GatewayInputs {

@@ -112,8 +112,15 @@ export interface GroupRelayerOptions extends ChainEndpoint {
 
 export interface GroupRelayer {
   readonly relayer: Address;
-  /** Sends one group transaction and waits for its receipt; never throws (a failure is 'unknown'). */
-  send(authorizations: readonly GroupAuthorization[]): Promise<GroupSendOutcome>;
+  /**
+   * Sends one group transaction and waits for its receipt; never throws (a failure is 'unknown').
+   * `onHanded` is called once, as soon as the node has answered the send (or nothing was sent):
+   * the next group may then be signed under the next nonce while this one waits for its receipt.
+   */
+  send(
+    authorizations: readonly GroupAuthorization[],
+    onHanded?: () => void,
+  ): Promise<GroupSendOutcome>;
 }
 
 const NONCE_REFUSAL = /nonce too low|nonce too high|invalid nonce|nonce has already been used/i;
@@ -127,7 +134,7 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
   const wallet = createChainWalletClient(options, account, clientOptions);
   const state = new RelayerState(publicClient, account.address, options.chainId);
   const pollMs = options.pollingIntervalMs ?? 100;
-  const waitFor = (signed: { serialized: Hex; txHash: Hex }, sent: 'SENT' | 'ANSWER_LOST') =>
+  const waitFor = (signed: SignedGroup, sent: 'SENT' | 'ANSWER_LOST') =>
     awaitGroupReceipt(publicClient, wallet, state, {
       txHash: signed.txHash,
       raw: sent === 'ANSWER_LOST' ? signed.serialized : null,
@@ -156,28 +163,51 @@ export function createGroupRelayer(options: GroupRelayerOptions): GroupRelayer {
 
   return {
     relayer: account.address,
-    async send(authorizations) {
-      let signed: { serialized: Hex; txHash: Hex };
-      try {
-        signed = await sign(authorizations, await state.nonce());
-      } catch {
-        // Nothing was handed to the node; the next group reads nonce and fees afresh.
-        state.forgetNonce();
-        return { kind: 'unsent' };
-      }
-      const sent = await sendOnce(wallet, publicClient, signed, state);
-      if (sent === 'NONCE_REFUSED') {
-        // Refused for its nonce and unknown to the node: never accepted, so it may go again under
-        // the chain's current nonce (the authorizations themselves can be used once only anyway).
-        const again = await sign(authorizations, await state.nonce()).catch(() => null);
-        if (!again) return { kind: 'unsent' };
-        const resent = await sendOnce(wallet, publicClient, again, state);
-        if (resent === 'NONCE_REFUSED') return { kind: 'unsent' };
-        return waitFor(again, resent);
-      }
-      return waitFor(signed, sent);
+    async send(authorizations, onHanded) {
+      const handed = handGroup({
+        sign: (nonce) => sign(authorizations, nonce),
+        wallet,
+        publicClient,
+        state,
+      });
+      // However the hand-over ended (an error included), the next group may go.
+      void handed.finally(() => onHanded?.()).catch(() => undefined);
+      const outcome = await handed;
+      return outcome.kind === 'unsent' ? outcome : waitFor(outcome.signed, outcome.sent);
     },
   };
+}
+
+type SignedGroup = { serialized: Hex; txHash: Hex };
+
+type HandOver =
+  { kind: 'unsent' } | { kind: 'handed'; signed: SignedGroup; sent: 'SENT' | 'ANSWER_LOST' };
+
+/** Signs and hands a group to the node: its nonce is spent from then on, unless unsent. */
+async function handGroup(relaying: {
+  sign(nonce: number): Promise<SignedGroup>;
+  wallet: ChainWalletClient;
+  publicClient: ChainPublicClient;
+  state: RelayerState;
+}): Promise<HandOver> {
+  const { sign, wallet, publicClient, state } = relaying;
+  let signed: SignedGroup;
+  try {
+    signed = await sign(await state.nonce());
+  } catch {
+    // Nothing was handed to the node; the next group reads nonce and fees afresh.
+    state.forgetNonce();
+    return { kind: 'unsent' };
+  }
+  const sent = await sendOnce(wallet, publicClient, signed, state);
+  if (sent !== 'NONCE_REFUSED') return { kind: 'handed', signed, sent };
+  // Refused for its nonce and unknown to the node: never accepted, so it may go again under the
+  // chain's current nonce (the authorizations themselves can be used once only anyway).
+  const again = await sign(await state.nonce()).catch(() => null);
+  if (!again) return { kind: 'unsent' };
+  const resent = await sendOnce(wallet, publicClient, again, state);
+  if (resent === 'NONCE_REFUSED') return { kind: 'unsent' };
+  return { kind: 'handed', signed: again, sent: resent };
 }
 
 /**

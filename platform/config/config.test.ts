@@ -368,6 +368,19 @@ describe('parsing', () => {
     }
   });
 
+  test('group settlement: the overlap after a hand-over defaults to 50 ms and is bounded', () => {
+    expect(loadConfig({}).x402.group).toMatchObject({
+      maxSize: 64,
+      maxWaitMs: 2,
+      overlapAfterMs: 50,
+    });
+    expect(loadConfig({ X402_GROUP_OVERLAP_MS: '0' }).x402.group.overlapAfterMs).toBe(0);
+    for (const value of ['-1', '60001', '5.5'])
+      expect(configError({ X402_GROUP_OVERLAP_MS: value }).problems).toEqual([
+        expect.stringMatching(/^X402_GROUP_OVERLAP_MS: /),
+      ]);
+  });
+
   test('SUBGRAPH_PORT_BASE 0 lets the system pick every subgraph port, so nothing can collide', () => {
     const config = loadConfig({ SUBGRAPH_PORT_BASE: '0', PORT: '3', METRICS_PORT: '0' });
     expect(config.subgraphPortBase).toBe(0);

@@ -209,6 +209,7 @@ function readX402(read: EnvReader): ConfigFields['x402'] {
       enabled: read.boolean('X402_GROUP_SETTLEMENT', true),
       maxSize: read.integer('X402_GROUP_MAX_SIZE', 64, 1, 512),
       maxWaitMs: read.integer('X402_GROUP_MAX_WAIT_MS', 2, 0, 1_000),
+      overlapAfterMs: read.integer('X402_GROUP_OVERLAP_MS', 50, 0, 60_000),
     },
   };
 }

@@ -137,13 +137,15 @@ export interface Config {
     /**
      * Group settlement (docs/x402.md#group-settlement): the GroupSettlement contract on the funding
      * chain (null: off, one transaction per payment, unless the devnet deployed one), the most
-     * authorizations in one transaction, how long a first arrival waits for company.
+     * authorizations in one transaction, how long a first arrival waits for company, how long after
+     * a group was handed to the node the next may go before the first's receipt.
      */
     readonly group: {
       readonly contract: `0x${string}` | null;
       readonly enabled: boolean;
       readonly maxSize: number;
       readonly maxWaitMs: number;
+      readonly overlapAfterMs: number;
     };
   };
   /** Escalation channels and the worker; a channel is null when it is not configured. */

@@ -70,6 +70,20 @@ async function authorize(payer: LocalAccount, to: Address, nonce?: `0x${string}`
   return { signed, authorization };
 }
 
+/** What each member's outcome is judged against: PRICE of the funding token to `payTo`. */
+function requirementsFor(payTo: Address): PaymentRequirements {
+  const { funding, token } = chain();
+  return {
+    scheme: 'exact',
+    network: funding.caip2,
+    asset: token,
+    amount: PRICE.toString(),
+    payTo,
+    maxTimeoutSeconds: 60,
+    extra: {},
+  } as PaymentRequirements;
+}
+
 function relayerFor(contract: Address) {
   const { funding, token } = chain();
   return createGroupRelayer({
@@ -111,15 +125,7 @@ describe('a group with three doomed authorizations among good ones', () => {
     const relayer = relayerFor(contract);
     // A long wait, so every member below is queued before the one group goes.
     const settler = new GroupSettler(relayer, token, { contract, maxSize: 64, maxWaitMs: 300 });
-    const requirements = {
-      scheme: 'exact',
-      network: funding.caip2,
-      asset: token,
-      amount: PRICE.toString(),
-      payTo,
-      maxTimeoutSeconds: 60,
-      extra: {},
-    } as PaymentRequirements;
+    const requirements = requirementsFor(payTo);
     const receiverBefore = await readTokenBalance(publicClient, token, payTo);
     const members = [...goodAuths.map((auth) => auth.authorization), badSignature, broke, used];
     const outcomes = await Promise.all(
@@ -174,6 +180,76 @@ describe('a group with three doomed authorizations among good ones', () => {
     expect(outcome.kind).toBe('reverted');
     expect(await authorizationState(publicClient, token, broke.from, broke.nonce)).toBe(false);
   }, 60_000);
+});
+
+describe('groups on a chain that mines in blocks', () => {
+  it.each([
+    { when: 'after the overlap delay', maxSize: 64, overlapAfterMs: 50 },
+    { when: 'at once when a full group waits', maxSize: 1, overlapAfterMs: 60_000 },
+  ])(
+    'hands the next group to the node while the last one waits for its block ($when): both settle in one block',
+    async ({ maxSize, overlapAfterMs }) => {
+      const { funding, publicClient, token } = chain();
+      const payTo = devnet.info.addresses.feeReceiver;
+      const contract = funding.groupSettlement!;
+      const first = await authorize(await funded(PRICE), payTo);
+      const second = await authorize(await funded(PRICE), payTo);
+      const requirements = requirementsFor(payTo);
+      const relayer = relayerFor(contract);
+      const settler = new GroupSettler(relayer, token, {
+        contract,
+        maxSize,
+        maxWaitMs: 0,
+        overlapAfterMs,
+      });
+      const anvil = createAnvilTestClient(funding);
+      const sent = (blockTag: 'latest' | 'pending') =>
+        publicClient.getTransactionCount({ address: relayer.relayer, blockTag });
+      /** Waits until the node holds `count` of the relayer's transactions, mined or not. */
+      const handedUntil = async (count: number) => {
+        for (let tries = 0; tries < 250; tries += 1) {
+          if ((await sent('pending')) >= count) return;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        throw new Error(`the node never held ${count} of the relayer's transactions`);
+      };
+      const mined = await sent('latest');
+      await anvil.setAutomine(false);
+      try {
+        const firstOutcome = settler.submit({
+          authorization: first.authorization,
+          requirements,
+          network: funding.caip2,
+        });
+        await handedUntil(mined + 1);
+        const secondOutcome = settler.submit({
+          authorization: second.authorization,
+          requirements,
+          network: funding.caip2,
+        });
+        // The first group has no receipt yet (nothing is mined), and the second is handed anyway.
+        await handedUntil(mined + 2);
+        expect(await sent('latest')).toBe(mined);
+        await anvil.mine({ blocks: 1 });
+        const outcomes = await Promise.all([firstOutcome, secondOutcome]);
+        for (const outcome of outcomes)
+          expect(outcome).toMatchObject({ success: true, confirmed: true });
+        expect(settler.stats).toEqual({ groups: 2, authorizations: 2 });
+        const receipts = await Promise.all(
+          outcomes.map((outcome) =>
+            publicClient.getTransactionReceipt({ hash: outcome.transaction as `0x${string}` }),
+          ),
+        );
+        expect(receipts[0]!.transactionHash).not.toBe(receipts[1]!.transactionHash);
+        expect(receipts[0]!.blockNumber).toBe(receipts[1]!.blockNumber);
+        expect(await sent('latest')).toBe(mined + 2);
+        await settler.drain();
+      } finally {
+        await anvil.setAutomine(true);
+      }
+    },
+    60_000,
+  );
 });
 
 describe('a group while the relayer cannot reach the chain', () => {

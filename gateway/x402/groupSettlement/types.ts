@@ -10,6 +10,12 @@ export interface GroupSettlementOptions {
   readonly maxSize: number;
   /** How long a first arrival waits for company while no group is in flight (X402_GROUP_MAX_WAIT_MS). */
   readonly maxWaitMs: number;
+  /**
+   * How long after a group was handed to the node the next one may go before the first one's
+   * receipt (X402_GROUP_OVERLAP_MS; absent: DEFAULT_GROUP_OVERLAP_MS). The next group goes at the
+   * first of: the last one's receipt read, a full group waiting, this long since the hand-over.
+   */
+  readonly overlapAfterMs?: number;
 }
 
 /** One queued authorization: what the group sends and what its outcome is judged against. */
