@@ -132,6 +132,26 @@ async function authorizationTransaction(
   return use?.txHash ?? null;
 }
 
+/**
+ * The group path's own reads per payment (the payer's code, the transfer simulated): they go to the
+ * node as one JSON-RPC batch, with those of every other payment checked in the same turn; the
+ * token's code is the signer's, read once for the life of the process.
+ */
+function memberReads(
+  endpoint: { chainId: number; rpcUrl: string },
+  clientOptions: { pollingIntervalMs?: number },
+  token: Address,
+  signer: Pick<MemberCheckChain, 'getCode'>,
+): MemberCheckChain {
+  const batchedReads = createChainPublicClient(endpoint, { ...clientOptions, batch: true });
+  return {
+    getCode: (args) =>
+      isAddressEqual(args.address, token) ? signer.getCode(args) : batchedReads.getCode(args),
+    readContract: (args) => batchedReads.readContract(args as never),
+    call: (args) => batchedReads.call(args),
+  };
+}
+
 export function createSettlementRail(options: RailOptions): SettlementRail {
   const endpoint = { chainId: options.chainId, rpcUrl: options.rpcUrl };
   const clientOptions = { pollingIntervalMs: options.pollingIntervalMs };
@@ -164,17 +184,12 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
   });
   const facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network, simulateInSettle: true });
-  // The group path's own reads per payment (the payer's code, the transfer simulated) go to the
-  // node as one JSON-RPC batch, with those of every other payment checked in the same turn; the
-  // token's code is the signer's, read once for the life of the process.
-  const batchedReads = createChainPublicClient(endpoint, { ...clientOptions, batch: true });
-  const memberReads: MemberCheckChain = {
-    getCode: (args) =>
-      isAddressEqual(args.address, token) ? signer.getCode(args) : batchedReads.getCode(args),
-    readContract: (args) => batchedReads.readContract(args as never),
-  };
   const group = options.group
-    ? createGroupPath({ ...options, group: options.group }, facilitator, memberReads)
+    ? createGroupPath(
+        { ...options, group: options.group },
+        facilitator,
+        memberReads(endpoint, clientOptions, token, signer),
+      )
     : null;
 
   return {

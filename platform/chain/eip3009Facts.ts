@@ -5,9 +5,10 @@
 // which Transfer each authorization made, for a receipt carrying many), and
 // the Transfers into or out of one account over a block span. Reads only; what the facts mean is
 // judged in core/eip3009. Addresses in the answers are lower-case.
-import { type Address, type Hex, type Log, type TransactionReceipt, parseEventLogs } from 'viem';
+import type { Address, Hex, Log, TransactionReceipt } from 'viem';
 import { eip3009TokenAbi } from '../../contracts/artifacts/abis';
 import type { ChainPublicClient } from './clients';
+import { abiEvent, eventWordsDecoder } from './eventWords';
 import { type BlockSpan, type PagedLogs, searchLogPages } from './logSearch';
 
 /** One Transfer event of the token. */
@@ -145,13 +146,26 @@ function tokenLogs(logs: readonly Log[], token: Address): Log[] {
   return logs.filter((log) => sameAddress(log.address, token));
 }
 
+// A receipt's token events, decoded word by word (eventWords.ts): the group receipts carry two per
+// member, and each paid call's outcome is read from one.
+const decodeTransfer = eventWordsDecoder(abiEvent(eip3009TokenAbi, 'Transfer'));
+const decodeAuthorizationUsed = eventWordsDecoder(abiEvent(eip3009TokenAbi, 'AuthorizationUsed'));
+
+function transferInLog(log: Log): TokenTransfer | undefined {
+  const fields = decodeTransfer(log);
+  return fields ? transferOf({ ...log, args: fields as TransferArgs }) : undefined;
+}
+
+function authorizationUsedInLog(log: Log): AuthorizationUsedEvent | undefined {
+  const fields = decodeAuthorizationUsed(log);
+  return fields
+    ? { authorizer: fields.authorizer as string, nonce: fields.nonce as string }
+    : undefined;
+}
+
 /** The token's Transfer events in a receipt (of any status: a reverted one has no logs). */
 export function transfersInReceipt(receipt: TransactionReceipt, token: Address): TokenTransfer[] {
-  return parseEventLogs({
-    abi: eip3009TokenAbi,
-    eventName: 'Transfer',
-    logs: tokenLogs(receipt.logs, token),
-  }).flatMap((log) => transferOf(log) ?? []);
+  return tokenLogs(receipt.logs, token).flatMap((log) => transferInLog(log) ?? []);
 }
 
 /** The token's AuthorizationUsed events in a receipt. */
@@ -159,11 +173,7 @@ export function authorizationsUsedInReceipt(
   receipt: TransactionReceipt,
   token: Address,
 ): AuthorizationUsedEvent[] {
-  return parseEventLogs({
-    abi: eip3009TokenAbi,
-    eventName: 'AuthorizationUsed',
-    logs: tokenLogs(receipt.logs, token),
-  }).map((log) => ({ authorizer: lower(log.args.authorizer), nonce: lower(log.args.nonce) }));
+  return tokenLogs(receipt.logs, token).flatMap((log) => authorizationUsedInLog(log) ?? []);
 }
 
 /** An authorization a receipt shows used, with the Transfer it made (the token emits them as a pair). */
@@ -182,16 +192,13 @@ export function authorizationTransfersInReceipt(
   token: Address,
 ): AuthorizationTransfer[] {
   const logs = tokenLogs(receipt.logs, token);
-  const parsed = parseEventLogs({ abi: eip3009TokenAbi, logs, strict: true });
   const paired: AuthorizationTransfer[] = [];
-  parsed.forEach((log, index) => {
-    const next = parsed[index + 1];
-    if (log.eventName !== 'AuthorizationUsed' || next?.eventName !== 'Transfer') return;
-    if (next.logIndex !== (log.logIndex ?? -2) + 1) return;
-    const transfer = transferOf(next);
-    if (!transfer) return;
-    const { authorizer, nonce } = log.args;
-    paired.push({ authorizer: lower(authorizer), nonce: lower(nonce), transfer });
+  logs.forEach((log, index) => {
+    const used = authorizationUsedInLog(log);
+    const next = logs[index + 1];
+    if (!used || !next || log.logIndex === null || next.logIndex !== log.logIndex + 1) return;
+    const transfer = transferInLog(next);
+    if (transfer) paired.push({ ...used, transfer });
   });
   return paired;
 }

@@ -12,7 +12,6 @@ import {
   type TransactionReceipt,
   encodeFunctionData,
   hexToBytes,
-  parseEventLogs,
 } from 'viem';
 import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
 import { groupSettlementAbi, groupSettlementBytecode } from '../../contracts/artifacts/abis';
@@ -25,6 +24,7 @@ import {
 } from './clients';
 import { type Deployment, deployArtifact } from './deploy';
 import { readReceipt } from './eip3009Facts';
+import { abiEvent, eventWordsDecoder } from './eventWords';
 import { transactionSigner } from './secp256k1';
 import { keccak256Hex } from '../../core/canon/keccak';
 import type { TransferAuthorizationMessage } from './tokens';
@@ -84,21 +84,26 @@ export function groupGasLimit(size: number): bigint {
   return GROUP_BASE_GAS + GAS_PER_AUTHORIZATION * BigInt(size);
 }
 
+const decodeAttempt = eventWordsDecoder(abiEvent(groupSettlementAbi, 'AuthorizationSettled'));
+
 /** The contract's AuthorizationSettled events in a group receipt, in order. */
 export function groupAttemptsInReceipt(
   receipt: TransactionReceipt,
   contract: Address,
 ): GroupAttempt[] {
-  return parseEventLogs({
-    abi: groupSettlementAbi,
-    eventName: 'AuthorizationSettled',
-    logs: receipt.logs.filter((log) => log.address.toLowerCase() === contract.toLowerCase()),
-  }).map((log) => ({
-    authorizer: log.args.authorizer.toLowerCase(),
-    nonce: log.args.nonce.toLowerCase(),
-    settled: log.args.settled,
-    reason: log.args.reason,
-  }));
+  const own = contract.toLowerCase();
+  return receipt.logs.flatMap((log) => {
+    const fields = log.address.toLowerCase() === own ? decodeAttempt(log) : null;
+    if (!fields) return [];
+    return [
+      {
+        authorizer: fields.authorizer as string,
+        nonce: fields.nonce as string,
+        settled: fields.settled as boolean,
+        reason: fields.reason as Hex,
+      },
+    ];
+  });
 }
 
 export interface GroupRelayerOptions extends ChainEndpoint {

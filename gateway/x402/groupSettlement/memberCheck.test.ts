@@ -45,10 +45,20 @@ beforeAll(async () => {
   });
   facilitator = new x402Facilitator();
   registerExactEvmScheme(facilitator, { signer, networks: network(), simulateInSettle: true });
-  check = new MemberCheck(signer, funding.chainId);
+  // The signer's reads, and the simulation's eth_call on the same wallet, as the rail gives them.
+  const call = (args: { to: `0x${string}`; data: `0x${string}` }) => wallet.call(args);
+  check = new MemberCheck(
+    {
+      getCode: (args) => signer.getCode(args),
+      readContract: (args) => signer.readContract(args as never),
+      call,
+    },
+    funding.chainId,
+  );
   blindCheck = new MemberCheck(
     {
       getCode: (args) => signer.getCode(args),
+      call,
       readContract: (args) => {
         if (args.functionName !== 'DOMAIN_SEPARATOR') return signer.readContract(args as never);
         domainReadsRefused += 1;

@@ -15,11 +15,12 @@
 // is then the one given. So a payment it lets through is one the facilitator lets through, and a
 // refusal is word for word the facilitator's. (The rail's facilitator has no verify hooks; one
 // added there would need its check here too.)
-import { authorizationTypes, eip3009ABI } from '@x402/evm';
+import { authorizationTypes } from '@x402/evm';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { type Address, domainSeparator, getAddress, type Hex, parseSignature } from 'viem';
+import { type Address, domainSeparator, getAddress, type Hex } from 'viem';
 import { hashTypedDataFast } from '../../../platform/chain/eip712';
 import { recoverSigner } from '../../../platform/chain/secp256k1';
+import { transferWithAuthorizationCalldata } from '../../../platform/chain/tokens';
 import type { GroupAuthorization } from '../../../platform/chain/settlementContract';
 
 /** The facilitator's margin: an authorization expiring within 6 s is refused. */
@@ -49,6 +50,8 @@ interface OfferedDomain {
  */
 export interface MemberCheckChain {
   getCode(args: { address: Address }): Promise<Hex | undefined>;
+  /** An eth_call at the latest block; rejects when the call reverts. */
+  call(args: { to: Address; data: Hex }): Promise<unknown>;
   readContract(args: {
     address: Address;
     abi: readonly unknown[];
@@ -80,7 +83,9 @@ export class MemberCheck {
       // The reads at once (one JSON-RPC batch where the chain client batches): the simulation's
       // answer only counts when the payer holds no code and the asset does.
       const [payerCode, assetCode, simulated, tokenChecksSignature] = await Promise.all([
-        this.chain.getCode({ address: getAddress(authorization.from) }),
+        // Lower case, not checksummed: a checksum is a keccak per address per payment. A malformed
+        // address fails the read or the encoding, and the facilitator decides.
+        this.chain.getCode({ address: authorization.from.toLowerCase() as Address }),
         this.chain.getCode({ address: asset }),
         this.simulates(asset, authorization),
         this.tokenSignsUnder(domain),
@@ -111,7 +116,7 @@ export class MemberCheck {
     if (typeof name !== 'string' || typeof version !== 'string' || !name || !version) return null;
     if (payload.accepted.network !== requirements.network) return null;
     if (requirements.network !== `eip155:${this.chainId}`) return null;
-    if (getAddress(authorization.to) !== getAddress(requirements.payTo)) return null;
+    if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) return null;
     const now = this.nowS();
     if (authorization.validBefore < now + VALID_BEFORE_MARGIN_S) return null;
     if (authorization.validAfter > now) return null;
@@ -159,24 +164,8 @@ export class MemberCheck {
 
   /** The token's transferWithAuthorization, called (not sent) as the facilitator simulates it. */
   private async simulates(asset: Address, authorization: GroupAuthorization): Promise<boolean> {
-    const { v, yParity, r, s } = parseSignature(authorization.signature);
     try {
-      await this.chain.readContract({
-        address: asset,
-        abi: eip3009ABI,
-        functionName: 'transferWithAuthorization',
-        args: [
-          getAddress(authorization.from),
-          getAddress(authorization.to),
-          authorization.value,
-          authorization.validAfter,
-          authorization.validBefore,
-          authorization.nonce,
-          v ?? yParity,
-          r,
-          s,
-        ],
-      });
+      await this.chain.call({ to: asset, data: transferWithAuthorizationCalldata(authorization) });
       return true;
     } catch {
       return false;
