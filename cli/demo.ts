@@ -9,7 +9,7 @@
 // service's anchoring worker and checked as anyone would check it (`spend-control receipts verify`
 // against the chain's RPC). Any failed step stops the demo with exit code 1.
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../platform/freePort';
 import os from 'node:os';
 import path from 'node:path';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
@@ -40,17 +40,6 @@ interface DemoContext {
   readonly dataDir: string;
   readonly wallet: PrivateKeyAccount;
   readonly out: Out;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 async function call(

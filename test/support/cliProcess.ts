@@ -1,23 +1,12 @@
-// `spend-control start` in its own process as the process tests run it: a free port, the
-// environment of embedded defaults (no DATABASE_URL, no RPC URLs), and a start that resolves once
-// the CLI prints that every role is ready.
+// `spend-control start` in its own process as the process tests run it: a free port (below the
+// ephemeral range), the environment of embedded defaults (no DATABASE_URL, no RPC URLs), and a
+// start that resolves once the CLI prints that every role is ready.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { projectRoot } from '../../platform/paths';
+export { freePort } from '../../platform/freePort';
 
 export const CLI = path.join(projectRoot(), 'dist', 'cli', 'main.js');
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export function cliEnv(
   dataDir: string,
