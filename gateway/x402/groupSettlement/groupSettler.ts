@@ -1,7 +1,8 @@
 // Group settlement of x402 payments, the way databases group commits: authorizations that arrive
 // while a group transaction is being handed to the node wait and go together in the next one (at
 // most maxSize, waiting at most maxWaitMs for company when nothing is in flight), through our
-// GroupSettlement contract (platform/chain/settlementContract). One transaction and one receipt wait per group;
+// GroupSettlement contract (platform/chain/settlementContract). Groups overlap: the next may go
+// before the last one's receipt (see `handed`). One transaction and one receipt wait per group;
 // each member learns its own outcome from chain truth in that receipt: the token's
 // AuthorizationUsed for its (payer, nonce) paired with the Transfer it made. An authorization is in
 // at most one group: a second submission of one already queued or in flight joins its outcome.
@@ -172,7 +173,7 @@ export class GroupSettler {
     turn.overlapTimer = setTimeout(turn.release, overlapMs);
   }
 
-  /** Waits until every group in flight or queued has been sent and its members know their outcome. */
+  /** Waits until every group started or queued has been sent and its members know their outcome. */
   async drain(): Promise<void> {
     while (this.turn || this.queue.length > 0 || this.settling.size > 0) {
       if (!this.turn && this.queue.length > 0) this.startGroup();
