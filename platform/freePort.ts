@@ -27,8 +27,8 @@ function ephemeralLow(): number {
 }
 
 /**
- * A free port for a process a test starts and which binds it later, below the system's ephemeral
- * range. A port found by `listen(0)` came from that range, and between its release and the
+ * A free port for a process that binds it later (a test's child, the demo's service), below the
+ * system's ephemeral range. A port found by `listen(0)` came from that range, and between its release and the
  * process's bind, any socket the process (or a test beside it) opens on port 0 first, such as the
  * anvil chains and peers the service starts before its gateway, can draw it again (CI once failed
  * on exactly that: EADDRINUSE). Below the range only another explicit choice can take it; on a

@@ -55,9 +55,10 @@ const MIN_RANDOM_HEX_CHARS = 12;
  * (payments, consumer intents, reservations) and that idempotency keys are built from: a new row's
  * key then lands at the right edge of its index, whose pages stay cached however long the history,
  * instead of at a random page of an index that outgrows the cache (docs/ledger.md "Time-ordered
- * payment, intent and reservation ids"). Ids made in the same millisecond differ by their random part; a collision (one in 2^48 for
- * two of one kind made in the same millisecond) is refused by the row's primary key like any
- * duplicate. What it reveals, the millisecond it was made, the row's own created time already shows.
+ * payment, intent and reservation ids"). Ids made in the same millisecond differ by their random
+ * part; a collision (one in 2^48 for two of one kind made in the same millisecond) is refused by the
+ * row's primary key like any duplicate. What it reveals, the millisecond it was made, the row's own
+ * created time already shows.
  */
 export function newTimeOrderedId(
   kind: IdKind,

@@ -128,8 +128,8 @@ export async function readReceipt(
 
 type TransferArgs = { from?: Address; to?: Address; value?: bigint };
 
-function transferOf(log: MinedLog & { args: TransferArgs }): TokenTransfer | undefined {
-  const { from, to, value } = log.args;
+function transferOf(log: MinedLog, args: TransferArgs): TokenTransfer | undefined {
+  const { from, to, value } = args;
   if (!isMined(log) || from === undefined || to === undefined || value === undefined)
     return undefined;
   return {
@@ -153,7 +153,7 @@ const decodeAuthorizationUsed = eventWordsDecoder(abiEvent(eip3009TokenAbi, 'Aut
 
 function transferInLog(log: Log): TokenTransfer | undefined {
   const fields = decodeTransfer(log);
-  return fields ? transferOf({ ...log, args: fields as TransferArgs }) : undefined;
+  return fields ? transferOf(log, fields as TransferArgs) : undefined;
 }
 
 function authorizationUsedInLog(log: Log): AuthorizationUsedEvent | undefined {
@@ -229,7 +229,7 @@ export function findTransfersTouching(
         search({ to: account }, page),
         search({ from: account }, page),
       ]);
-      return [...incoming, ...outgoing].flatMap((log) => transferOf(log) ?? []);
+      return [...incoming, ...outgoing].flatMap((log) => transferOf(log, log.args) ?? []);
     },
   );
 }

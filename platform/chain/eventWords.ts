@@ -6,7 +6,14 @@
 // case, unchecksummed, which is how every caller compares them. A log that is not the event, or
 // does not have its shape, decodes to null (as parseEventLogs skips it); decodeEventLog holds
 // the answers to viem's own in eventWords.test.ts.
-import { type AbiEvent, type AbiParameter, type Hex, toEventSelector } from 'viem';
+import {
+  type Abi,
+  type AbiEvent,
+  type AbiParameter,
+  getAbiItem,
+  type Hex,
+  toEventSelector,
+} from 'viem';
 
 /** What a log must carry to be decoded. */
 export interface RawLog {
@@ -81,12 +88,9 @@ export function eventWordsDecoder(
   };
 }
 
-/** The event named `name` in `abi`. */
+/** The event named `name` in `abi` (viem's lookup; an ABI without it is a programming error). */
 export function abiEvent(abi: readonly unknown[], name: string): AbiEvent {
-  const found = abi.find(
-    (item): item is AbiEvent =>
-      (item as AbiEvent).type === 'event' && (item as AbiEvent).name === name,
-  );
-  if (!found) throw new TypeError(`no event ${name} in the ABI`);
+  const found = getAbiItem({ abi: abi as Abi, name }) as AbiEvent | undefined;
+  if (found?.type !== 'event') throw new TypeError(`no event ${name} in the ABI`);
   return found;
 }
