@@ -2,10 +2,19 @@
 import { parseArchiveArgs } from './archive';
 import { UsageError } from './args';
 
-test('takes a calendar date, and every log unless one is named', () => {
+test('takes a calendar date, and every log and the ledger unless one is named', () => {
   expect(parseArchiveArgs(['detach', '--before', '2026-06-01'])).toEqual({
     before: new Date('2026-06-01T00:00:00Z'),
-    logs: ['ledger.operator_actions', 'policy.escalation_events', 'policy.policy_changes'],
+    logs: [
+      'ledger.operator_actions',
+      'policy.escalation_events',
+      'policy.policy_changes',
+      'ledger.groups',
+    ],
+  });
+  expect(parseArchiveArgs(['detach', '--before', '2026-06-01', '--log', 'ledger.groups'])).toEqual({
+    before: new Date('2026-06-01T00:00:00Z'),
+    logs: ['ledger.groups'],
   });
   expect(
     parseArchiveArgs(['detach', '--before', '2024-02-29', '--log', 'policy.escalation_events']),
@@ -19,7 +28,7 @@ test.each([
   [['detach', '--before', '2026-6-1']],
   [['detach', '--before', '2026-02-30']],
   [['detach', '--before', '2026-06-01T00:00:00Z']],
-  [['detach', '--before', '2026-06-01', '--log', 'ledger.groups']],
+  [['detach', '--before', '2026-06-01', '--log', 'ledger.entries']],
   [['detach', '--before', '2026-06-01', '--force']],
   [['detach', '--before', '2026-06-01', 'extra']],
 ])('refuses %j with a usage error', (argv) => {

@@ -1,24 +1,27 @@
 // `spend-control archive detach --before <date> [--log <schema.table>]`: detaches the append-only
-// logs' whole past months (platform/db/monthPartitions, docs/operations.md "Partitioning the
-// append-only tables"), each left as a plain table to dump and drop. Runs as the owner's login
-// (MIGRATION_DATABASE_URL, else DATABASE_URL outside production), like migrate.
+// logs' whole past months, and the ledger's groups with their entries (platform/db/monthPartitions,
+// docs/operations.md "Partitioning the append-only tables"), each left as a plain table to dump
+// and drop. Runs as the owner's login (MIGRATION_DATABASE_URL, else DATABASE_URL outside
+// production), like migrate.
 import {
+  ARCHIVABLE_TABLES,
+  type ArchivableTable,
   detachMonthPartitions,
-  isMonthPartitionedLog,
-  MONTH_PARTITIONED_LOGS,
-  type MonthPartitionedLog,
+  isArchivableTable,
+  LEDGER_BOOKS,
+  monthsKeptOpen,
 } from '../platform/db/monthPartitions';
 import { parseCommandArgs, UsageError } from './args';
 import { withOwnerPool } from './ownerPool';
 import { StartupError } from './startup';
 
-export const ARCHIVE_USAGE = `usage: spend-control archive detach --before <YYYY-MM-DD> [--log <${MONTH_PARTITIONED_LOGS.join('|')}>]`;
+export const ARCHIVE_USAGE = `usage: spend-control archive detach --before <YYYY-MM-DD> [--log <${ARCHIVABLE_TABLES.join('|')}>]`;
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export interface ArchiveArgs {
   readonly before: Date;
-  readonly logs: readonly MonthPartitionedLog[];
+  readonly logs: readonly ArchivableTable[];
 }
 
 /** `detach --before <YYYY-MM-DD> [--log <log>]`: a calendar date (UTC midnight), every log unless one is named. */
@@ -38,9 +41,9 @@ export function parseArchiveArgs(argv: readonly string[]): ArchiveArgs {
     before.toISOString().slice(0, 10) !== values.before
   )
     throw new UsageError(`--before must be a calendar date, YYYY-MM-DD\n${ARCHIVE_USAGE}`);
-  if (values.log !== undefined && !isMonthPartitionedLog(values.log))
-    throw new UsageError(`--log must be one of ${MONTH_PARTITIONED_LOGS.join(', ')}`);
-  return { before, logs: values.log === undefined ? MONTH_PARTITIONED_LOGS : [values.log] };
+  if (values.log !== undefined && !isArchivableTable(values.log))
+    throw new UsageError(`--log must be one of ${ARCHIVABLE_TABLES.join(', ')}`);
+  return { before, logs: values.log === undefined ? ARCHIVABLE_TABLES : [values.log] };
 }
 
 export async function archiveMain(
@@ -58,6 +61,12 @@ export async function archiveMain(
       for (const table of tables) out(`  detached ${table}`);
       if (tables.length === 0) out('  nothing to detach');
       detached.push(...tables);
+      if (log === LEDGER_BOOKS)
+        for (const kept of await monthsKeptOpen(pool, args.before))
+          out(
+            `  kept ${kept} and its entries: archive stops at the first month holding entries past the ` +
+              'balance checkpoint, which the worker moves forward; try again once it has passed them',
+          );
     }
     if (detached.length > 0)
       out(

@@ -168,9 +168,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   },
   archive: {
     usage: `  archive detach --before <YYYY-MM-DD> [--log <schema.table>]
-                      detach the append-only logs' whole months that end by that date (never the
-                      current month), each left as a plain table to dump and drop (as migrate's
-                      login; docs/operations.md)`,
+                      detach the append-only logs' and the ledger's (ledger.groups, with its
+                      entries, once inside the balance checkpoint) whole months that end by that
+                      date (never the current month), each left as a plain table to dump and drop
+                      (as migrate's login; docs/operations.md)`,
     run: (argv) => archiveMain(argv),
   },
   devnet: {

@@ -220,6 +220,14 @@ describe('month partitions at work', () => {
     ]);
     const made = [...first!, ...second!].sort();
     expect(made).toEqual([
+      'ledger.entries_p2071_04',
+      'ledger.entries_p2071_05',
+      'ledger.entries_p2071_06',
+      'ledger.entries_p2071_07',
+      'ledger.groups_p2071_04',
+      'ledger.groups_p2071_05',
+      'ledger.groups_p2071_06',
+      'ledger.groups_p2071_07',
       'ledger.operator_actions_p2071_04',
       'ledger.operator_actions_p2071_06',
       'ledger.operator_actions_p2071_07',

@@ -6,6 +6,12 @@
 // table of its own, to be dumped and dropped. Each schema has its own pair of functions
 // (`<schema>.ensure_month_partitions`, `<schema>.detach_month_partitions`) for its own logs, as it
 // has its own guards: a subgraph's migrations never need another's schema.
+//
+// The ledger's groups and entries (ledger migration 0014) are partitioned by month too, by their
+// time-ordered group ids rather than a time column, in pairs (a month of groups with its
+// entries): `ledger.ensure_group_month_partitions` and `ledger.detach_group_month_partitions`,
+// which detaches a month only once all its entries lie inside the balance checkpoint. Here they
+// go by the name of the groups' table, LEDGER_BOOKS.
 import type { Db } from './handle';
 
 /** The logs partitioned by month, as `schema.table`. */
@@ -16,6 +22,13 @@ export const MONTH_PARTITIONED_LOGS = [
 ] as const;
 export type MonthPartitionedLog = (typeof MONTH_PARTITIONED_LOGS)[number];
 
+/** The ledger's groups with their entries, partitioned by month of group id (ledger migration 0014). */
+export const LEDGER_BOOKS = 'ledger.groups';
+
+/** What `archive detach` can detach months of: the logs, and the ledger's groups with their entries. */
+export const ARCHIVABLE_TABLES = [...MONTH_PARTITIONED_LOGS, LEDGER_BOOKS] as const;
+export type ArchivableTable = (typeof ARCHIVABLE_TABLES)[number];
+
 /** How many months past the current one the worker keeps made. */
 export const MONTHS_AHEAD = 3;
 
@@ -23,10 +36,14 @@ export function isMonthPartitionedLog(name: string): name is MonthPartitionedLog
   return (MONTH_PARTITIONED_LOGS as readonly string[]).includes(name);
 }
 
+export function isArchivableTable(name: string): name is ArchivableTable {
+  return (ARCHIVABLE_TABLES as readonly string[]).includes(name);
+}
+
 /**
- * Makes every log's month partitions from `now`'s month through `monthsAhead` months later,
- * unless made (or unless rows of that month already sit in the DEFAULT partition); returns the
- * partitions made, as `schema.table`.
+ * Makes every log's month partitions, and the ledger's groups and entries', from `now`'s month
+ * through `monthsAhead` months later, unless made (or unless rows of that month already sit in
+ * the DEFAULT partition); returns the partitions made, as `schema.table`.
  */
 export async function ensureMonthPartitions(
   db: Db,
@@ -44,28 +61,64 @@ export async function ensureMonthPartitions(
     );
     made.push(...rows.map((row) => `${schemaOf(log)}.${row.name}`));
   }
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT ledger.ensure_group_month_partitions($1::timestamptz,
+                                                 $1::timestamptz + make_interval(months => $2::int)) AS name`,
+    [now, monthsAhead],
+  );
+  made.push(...rows.map((row) => `ledger.${row.name}`));
   return made;
 }
 
 /**
- * Detaches `log`'s month partitions that end at or before `before` (never the current month's or a
- * later one, nor the DEFAULT partition), oldest first; returns them as `schema.table`. Needs the
- * owner's login: the service role may not call it.
+ * Detaches `table`'s month partitions that end at or before `before` (never the current month's or
+ * a later one, nor the DEFAULT partition), oldest first; returns them as `schema.table`. For
+ * LEDGER_BOOKS each month's entries go with its groups, and only months whose entries all lie
+ * inside the balance checkpoint (monthsKeptOpen says which stayed). Needs the owner's login: the
+ * service role may not call it.
  */
 export async function detachMonthPartitions(
   db: Db,
-  log: MonthPartitionedLog,
+  table: ArchivableTable,
   before: Date,
 ): Promise<string[]> {
+  if (table === LEDGER_BOOKS) {
+    const { rows } = await db.query<{ name: string }>(
+      'SELECT ledger.detach_group_month_partitions($1::timestamptz) AS name',
+      [before],
+    );
+    return rows.map((row) => `ledger.${row.name}`);
+  }
   const { rows } = await db.query<{ name: string }>(
-    `SELECT ${schemaOf(log)}.detach_month_partitions($1::regclass, $2::timestamptz) AS name`,
-    [log, before],
+    `SELECT ${schemaOf(table)}.detach_month_partitions($1::regclass, $2::timestamptz) AS name`,
+    [table, before],
   );
-  return rows.map((row) => `${schemaOf(log)}.${row.name}`);
+  return rows.map((row) => `${schemaOf(table)}.${row.name}`);
+}
+
+/**
+ * The ledger's month partitions of groups that end at or before `before` (and before the current
+ * month) and are still attached: after detachMonthPartitions, the months it kept because some of
+ * their entries lie past the balance checkpoint. Oldest first, as `ledger.groups_pYYYY_MM`.
+ */
+export async function monthsKeptOpen(db: Db, before: Date): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT c.relname AS name
+       FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'ledger.groups'::regclass AND c.relname ~ '^groups_p[0-9]{4}_[0-9]{2}$'
+        AND to_timestamp(substring(c.relname FROM '[0-9]{4}_[0-9]{2}$'), 'YYYY_MM')::timestamp + interval '1 month'
+            <= least($1::timestamptz AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'))
+      ORDER BY c.relname`,
+    [before],
+  );
+  return rows.map((row) => `ledger.${row.name}`);
 }
 
 /** The month partitions attached to `log` now, oldest first, as `schema.table` (the DEFAULT one last). */
-export async function monthPartitionsOf(db: Db, log: MonthPartitionedLog): Promise<string[]> {
+export async function monthPartitionsOf(
+  db: Db,
+  log: ArchivableTable | 'ledger.entries',
+): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
     `SELECT c.relname AS name
        FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
@@ -76,7 +129,7 @@ export async function monthPartitionsOf(db: Db, log: MonthPartitionedLog): Promi
   return rows.map((row) => `${schemaOf(log)}.${row.name}`);
 }
 
-/** The schema of one of MONTH_PARTITIONED_LOGS (a fixed list: never text from outside). */
-function schemaOf(log: MonthPartitionedLog): 'ledger' | 'policy' {
+/** The schema of one of the fixed lists above (never text from outside). */
+function schemaOf(log: ArchivableTable | 'ledger.entries'): 'ledger' | 'policy' {
   return log.startsWith('ledger.') ? 'ledger' : 'policy';
 }

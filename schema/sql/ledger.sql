@@ -199,6 +199,12 @@ BEGIN
     RAISE EXCEPTION 'LEDGER_GROUP_UNBALANCED: group % sums to %, not 0', NEW.group_id, v_sum
       USING ERRCODE = 'LG001';
   END IF;
+  IF (SELECT k.group_id = NEW.group_id AND k.reverses IS NOT DISTINCT FROM NEW.reverses
+        FROM ledger.group_keys k WHERE k.idempotency_key = NEW.idempotency_key) IS NOT TRUE THEN
+    RAISE EXCEPTION 'duplicate key value violates unique constraint "group_keys_pkey": group % does not hold its idempotency key % in ledger.group_keys',
+      NEW.group_id, NEW.idempotency_key
+      USING ERRCODE = 'unique_violation', SCHEMA = 'ledger', TABLE = 'group_keys', CONSTRAINT = 'group_keys_pkey';
+  END IF;
   RETURN NULL;
 END
 $$;
@@ -221,6 +227,51 @@ $$;
 ALTER FUNCTION ledger.balance_of(p_account_id text) OWNER TO spend_control_owner;
 
 --
+-- Name: detach_group_month_partitions(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.detach_group_month_partitions(p_before timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_cut timestamp := least(p_before AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'));
+  v_part record;
+  v_entries text;
+  v_open boolean;
+BEGIN
+  IF p_before IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '5s', true);
+  FOR v_part IN
+    SELECT c.relname, substring(c.relname FROM '^groups_p([0-9]{4}_[0-9]{2})$') AS suffix,
+           to_timestamp(substring(c.relname FROM '^groups_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'ledger.groups'::regclass AND c.relname ~ '^groups_p[0-9]{4}_[0-9]{2}$'
+     ORDER BY 3
+  LOOP
+    EXIT WHEN v_part.month + interval '1 month' > v_cut;
+    v_entries := 'entries_p' || v_part.suffix;
+    -- Held until COMMIT: no entry can join the month between the check and the detach.
+    EXECUTE format('LOCK TABLE ledger.%I IN SHARE MODE', v_entries);
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM ledger.%I e WHERE e.seq > (SELECT k.through_seq FROM ledger.balance_checkpoint k))',
+                   v_entries) INTO v_open;
+    IF v_open THEN
+      RAISE NOTICE 'LEDGER_MONTH_OPEN: % holds entries past the balance checkpoint; it and later months stay', v_part.suffix;
+      EXIT;
+    END IF;
+    EXECUTE format('ALTER TABLE ledger.entries DETACH PARTITION ledger.%I', v_entries);
+    EXECUTE format('ALTER TABLE ledger.groups DETACH PARTITION ledger.%I', v_part.relname);
+    RETURN NEXT v_entries;
+    RETURN NEXT v_part.relname;
+  END LOOP;
+END
+$_$;
+
+ALTER FUNCTION ledger.detach_group_month_partitions(p_before timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: detach_month_partitions(regclass, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -237,7 +288,10 @@ BEGIN
   SELECT n.nspname, c.relname INTO v_schema, v_table
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
-     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$' AND n.nspname = 'ledger';
+     AND pg_get_partkeydef(c.oid) ~ '^RANGE \([a-z_]+\)$' AND n.nspname = 'ledger'
+     AND (SELECT a.atttypid FROM pg_attribute a
+           WHERE a.attrelid = c.oid AND a.attnum = (SELECT p.partattrs[0] FROM pg_partitioned_table p WHERE p.partrelid = c.oid))
+         = 'timestamptz'::regtype;
   IF v_table IS NULL THEN
     RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
   END IF;
@@ -259,6 +313,52 @@ END
 $_$;
 
 ALTER FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: ensure_group_month_partitions(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.ensure_group_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_low text;
+  v_high text;
+  v_table text;
+  v_name text;
+BEGIN
+  IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
+      USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '2s', true);
+  PERFORM pg_advisory_xact_lock(hashtext('ledger.ensure_group_month_partitions'), 0);
+  WHILE v_month <= v_last LOOP
+    v_low := ledger.group_id_floor(v_month AT TIME ZONE 'UTC');
+    v_high := ledger.group_id_floor((v_month + interval '1 month') AT TIME ZONE 'UTC');
+    IF to_regclass(format('ledger.groups_p%s', to_char(v_month, 'YYYY_MM'))) IS NULL
+       AND NOT EXISTS (SELECT 1 FROM ledger.groups_pdefault d WHERE d.group_id >= v_low AND d.group_id < v_high)
+       AND NOT EXISTS (SELECT 1 FROM ledger.entries_pdefault d WHERE d.group_id >= v_low AND d.group_id < v_high) THEN
+      FOREACH v_table IN ARRAY ARRAY['groups', 'entries'] LOOP
+        v_name := format('%s_p%s', v_table, to_char(v_month, 'YYYY_MM'));
+        -- Made apart and attached: ATTACH lets the table's writers go on.
+        EXECUTE format('CREATE TABLE ledger.%I (LIKE ledger.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                       v_name, v_table);
+        EXECUTE format('ALTER TABLE ledger.%I ATTACH PARTITION ledger.%I FOR VALUES FROM (%L) TO (%L)',
+                       v_table, v_name, v_low, v_high);
+        PERFORM ledger.guard_group_month(v_name);
+        RETURN NEXT v_name;
+      END LOOP;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+END
+$$;
+
+ALTER FUNCTION ledger.ensure_group_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
 
 --
 -- Name: ensure_month_partitions(regclass, timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -283,7 +383,10 @@ BEGIN
     INTO v_schema, v_table, v_key
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE c.oid = p_parent AND c.relkind = 'p' AND c.relowner = 'spend_control_owner'::regrole
-     AND n.nspname = 'ledger';
+     AND n.nspname = 'ledger'
+     AND (SELECT a.atttypid FROM pg_attribute a
+           WHERE a.attrelid = c.oid AND a.attnum = (SELECT p.partattrs[0] FROM pg_partitioned_table p WHERE p.partrelid = c.oid))
+         = 'timestamptz'::regtype;
   IF v_key IS NULL THEN
     RAISE EXCEPTION 'PARTITION_TABLE_UNKNOWN: % is not a log partitioned by month', p_parent USING ERRCODE = '22023';
   END IF;
@@ -334,14 +437,15 @@ ALTER FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestam
 --
 
 CREATE TABLE ledger.entries (
-    group_id text NOT NULL,
+    group_id text NOT NULL COLLATE pg_catalog."C",
     entry_no smallint NOT NULL,
     seq bigint NOT NULL,
     account_id text NOT NULL,
     asset text NOT NULL,
     amount ledger.amount NOT NULL,
     entry_count smallint NOT NULL
-);
+)
+PARTITION BY RANGE (group_id);
 
 ALTER TABLE ledger.entries OWNER TO spend_control_owner;
 
@@ -362,6 +466,36 @@ END
 $$;
 
 ALTER FUNCTION ledger.entries_since_checkpoint() OWNER TO spend_control_owner;
+
+--
+-- Name: group_id_floor(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.group_id_floor(p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT 'lg_' || lpad(to_hex(floor(extract(epoch FROM p_at) * 1000)::bigint), 12, '0') || '000000000000'
+$$;
+
+ALTER FUNCTION ledger.group_id_floor(p_at timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: guard_group_month(text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.guard_group_month(p_name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  EXECUTE format('REVOKE ALL ON ledger.%I FROM PUBLIC, spend_control_service', p_name);
+  EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON ledger.%I FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation()',
+                 p_name || '_no_truncate', p_name);
+  EXECUTE format('ALTER TABLE ledger.%I ENABLE ALWAYS TRIGGER %I', p_name, p_name || '_no_truncate');
+END
+$$;
+
+ALTER FUNCTION ledger.guard_group_month(p_name text) OWNER TO spend_control_owner;
 
 --
 -- Name: mark_checkpoint_horizon(integer); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -498,7 +632,8 @@ BEGIN
   --            the asset is registered;
   --   verdict  the first group's problem, if any: it gates the groups' INSERT, so nothing is
   --            written unless every group passed (then the problem is raised below);
-  --   claimed  claims the idempotency keys, in key order;
+  --   claimed  claims the idempotency keys (ledger.group_keys), in key order;
+  --   grouped  writes the claimed groups;
   --   opened   opens the claimed groups' missing accounts, in account order;
   --   filled   fills their entry slots.
   -- Claims, then accounts, each in one global order, as in post_group: concurrent postings wait
@@ -593,13 +728,17 @@ BEGIN
   ), verdict AS (
     SELECT c.gno, c.problem FROM checked c WHERE c.problem IS NOT NULL ORDER BY c.gno LIMIT 1
   ), claimed AS (
-    INSERT INTO ledger.groups (group_id, kind, asset, entry_count, idempotency_key, intent_ref, policy_id, memo)
-    SELECT g.id, g.kind::ledger.group_kind, g.asset, g.size, g.idem, g.intent, g.policy, g.memo
+    INSERT INTO ledger.group_keys (idempotency_key, group_id)
+    SELECT g.idem, g.id
       FROM g
      WHERE NOT EXISTS (SELECT 1 FROM verdict)
      ORDER BY g.idem COLLATE "C"
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING group_id
+  ), grouped AS (
+    INSERT INTO ledger.groups (group_id, kind, asset, entry_count, idempotency_key, intent_ref, policy_id, memo)
+    SELECT g.id, g.kind::ledger.group_kind, g.asset, g.size, g.idem, g.intent, g.policy, g.memo
+      FROM claimed c JOIN g ON g.id = c.group_id
   ), rows AS (
     SELECT e.id, e.i, e.account, e.asset, e.amount, g.size
       FROM claimed c JOIN e ON e.id = c.group_id JOIN g ON g.id = c.group_id
@@ -794,14 +933,20 @@ CREATE FUNCTION ledger.replay_group(p_kind text, p_asset text, p_accounts text[]
     LANGUAGE plpgsql
     AS $$
 DECLARE
+  v_key   ledger.group_keys;
   v_first ledger.groups;
 BEGIN
-  SELECT * INTO v_first FROM ledger.groups WHERE idempotency_key = p_idempotency_key;
+  SELECT * INTO v_key FROM ledger.group_keys WHERE idempotency_key = p_idempotency_key;
   IF NOT FOUND THEN
     -- Only under REPEATABLE READ or SERIALIZABLE: the first posting committed after this
     -- transaction's snapshot was taken. A retry of the whole transaction will see it.
     RAISE EXCEPTION 'could not serialize: idempotency key % was used by a concurrent transaction',
       p_idempotency_key USING ERRCODE = '40001';
+  END IF;
+  SELECT * INTO v_first FROM ledger.groups WHERE group_id = v_key.group_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'LEDGER_IDEMPOTENCY_CONFLICT: idempotency key % already posted group %, whose month is archived',
+      p_idempotency_key, v_key.group_id USING ERRCODE = 'LG005';
   END IF;
   IF v_first.kind::text IS DISTINCT FROM p_kind
      OR v_first.asset IS DISTINCT FROM p_asset
@@ -835,7 +980,7 @@ CREATE FUNCTION ledger.reverse_group(p_group_id text, p_reason text, p_idempoten
     AS $$
 DECLARE
   v_original   ledger.groups;
-  v_prior      ledger.groups;
+  v_prior      ledger.group_keys;
   v_accounts   text[];
   v_amounts    numeric[];
   v_constraint text;
@@ -847,7 +992,7 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'LEDGER_GROUP_NOT_FOUND: no ledger group %', p_group_id USING ERRCODE = 'LG003';
   END IF;
-  SELECT * INTO v_prior FROM ledger.groups WHERE reverses = p_group_id;
+  SELECT * INTO v_prior FROM ledger.group_keys WHERE reverses = p_group_id;
   IF FOUND AND v_prior.idempotency_key <> p_idempotency_key THEN
     RAISE EXCEPTION 'LEDGER_ALREADY_REVERSED: group % was reversed by %', p_group_id, v_prior.group_id
       USING ERRCODE = 'LG004';
@@ -865,7 +1010,7 @@ BEGIN
       RAISE;
     END IF;
     -- The concurrent winner may be this very request, retried: then it is a replay.
-    IF EXISTS (SELECT 1 FROM ledger.groups WHERE reverses = p_group_id AND idempotency_key = p_idempotency_key) THEN
+    IF EXISTS (SELECT 1 FROM ledger.group_keys WHERE reverses = p_group_id AND idempotency_key = p_idempotency_key) THEN
       RETURN ledger.replay_group('REVERSAL', v_original.asset, v_accounts, v_amounts, p_idempotency_key,
                                  v_original.intent_ref, v_original.policy_id, p_reason, p_group_id);
     END IF;
@@ -1088,6 +1233,40 @@ $$;
 ALTER FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) OWNER TO spend_control_owner;
 
 --
+-- Name: service_payment_groups_exist(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.service_payment_groups_exist() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  v_column text;
+  v_group  text;
+BEGIN
+  FOR v_column, v_group IN
+    SELECT x.col, x.id
+      FROM (VALUES ('fee_group_id', NEW.fee_group_id, CASE WHEN TG_OP = 'UPDATE' THEN OLD.fee_group_id END),
+                   ('clear_group_id', NEW.clear_group_id, CASE WHEN TG_OP = 'UPDATE' THEN OLD.clear_group_id END),
+                   ('funding_group_id', NEW.funding_group_id, CASE WHEN TG_OP = 'UPDATE' THEN OLD.funding_group_id END),
+                   ('refund_group_id', NEW.refund_group_id, CASE WHEN TG_OP = 'UPDATE' THEN OLD.refund_group_id END),
+                   ('reversal_group_id', NEW.reversal_group_id, CASE WHEN TG_OP = 'UPDATE' THEN OLD.reversal_group_id END))
+             AS x(col, id, was)
+     WHERE x.id IS NOT NULL AND x.id IS DISTINCT FROM x.was
+  LOOP
+    IF NOT EXISTS (SELECT 1 FROM ledger.groups g WHERE g.group_id = v_group) THEN
+      RAISE EXCEPTION 'insert or update on table "service_payments" violates foreign key constraint "service_payments_%_fkey": no ledger group %',
+        v_column, v_group
+        USING ERRCODE = 'foreign_key_violation', SCHEMA = 'ledger', TABLE = 'service_payments',
+              CONSTRAINT = format('service_payments_%s_fkey', v_column);
+    END IF;
+  END LOOP;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION ledger.service_payment_groups_exist() OWNER TO spend_control_owner;
+
+--
 -- Name: service_payment_transition(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1242,12 +1421,18 @@ BEGIN
   -- One statement checks the asset, claims the key, creates missing accounts and fills the slots
   -- (each statement costs executor start-up). When nothing was claimed, the slow path says why.
   WITH claimed AS (
-    INSERT INTO ledger.groups (group_id, kind, asset, entry_count, idempotency_key, intent_ref, policy_id, reverses, memo)
-    SELECT v_group_id, p_kind::ledger.group_kind, p_asset, v_count, p_idempotency_key, p_intent_ref, p_policy_id,
-           p_reverses, p_memo
+    -- The key is claimed in ledger.group_keys (one row per key across every month of groups; a
+    -- reversal's target once, groups_reverses_once); the group is written only if it was.
+    INSERT INTO ledger.group_keys (idempotency_key, group_id, reverses)
+    SELECT p_idempotency_key, v_group_id, p_reverses
      WHERE EXISTS (SELECT 1 FROM ledger.assets WHERE asset_id = p_asset)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING group_id
+  ), grouped AS (
+    INSERT INTO ledger.groups (group_id, kind, asset, entry_count, idempotency_key, intent_ref, policy_id, reverses, memo)
+    SELECT c.group_id, p_kind::ledger.group_kind, p_asset, v_count, p_idempotency_key, p_intent_ref, p_policy_id,
+           p_reverses, p_memo
+      FROM claimed c
   ), opened AS (
     -- Sorted: postings that open the same new accounts wait for each other in one order, never
     -- in a cycle (a deadlock).
@@ -1403,6 +1588,22 @@ CREATE TABLE ledger.checkpoint_horizon (
 ALTER TABLE ledger.checkpoint_horizon OWNER TO spend_control_owner;
 
 --
+-- Name: entries_pdefault; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.entries_pdefault (
+    group_id text NOT NULL COLLATE pg_catalog."C",
+    entry_no smallint NOT NULL,
+    seq bigint NOT NULL,
+    account_id text NOT NULL,
+    asset text NOT NULL,
+    amount ledger.amount NOT NULL,
+    entry_count smallint NOT NULL
+);
+
+ALTER TABLE ledger.entries_pdefault OWNER TO spend_control_owner;
+
+--
 -- Name: entries_seq_seq; Type: SEQUENCE; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1416,11 +1617,47 @@ ALTER TABLE ledger.entries ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
 );
 
 --
+-- Name: group_keys; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.group_keys (
+    idempotency_key ledger.idempotency_key NOT NULL,
+    group_id ledger.group_id NOT NULL,
+    reverses ledger.group_id
+);
+
+ALTER TABLE ledger.group_keys OWNER TO spend_control_owner;
+
+--
 -- Name: groups; Type: TABLE; Schema: ledger; Owner: spend_control_owner
 --
 
 CREATE TABLE ledger.groups (
-    group_id ledger.group_id NOT NULL,
+    group_id ledger.group_id NOT NULL COLLATE pg_catalog."C",
+    seq bigint NOT NULL,
+    kind ledger.group_kind NOT NULL,
+    asset text NOT NULL,
+    entry_count smallint NOT NULL,
+    idempotency_key ledger.idempotency_key NOT NULL,
+    intent_ref ledger.intent_ref,
+    policy_id ledger.policy_id,
+    reverses ledger.group_id,
+    memo text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT groups_entry_count_range CHECK (((entry_count >= 2) AND (entry_count <= 64))),
+    CONSTRAINT groups_memo_length CHECK ((char_length(memo) <= 500)),
+    CONSTRAINT groups_reversal_points_back CHECK (((kind = 'REVERSAL'::ledger.group_kind) = (reverses IS NOT NULL)))
+)
+PARTITION BY RANGE (group_id);
+
+ALTER TABLE ledger.groups OWNER TO spend_control_owner;
+
+--
+-- Name: groups_pdefault; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.groups_pdefault (
+    group_id ledger.group_id NOT NULL COLLATE pg_catalog."C",
     seq bigint NOT NULL,
     kind ledger.group_kind NOT NULL,
     asset text NOT NULL,
@@ -1436,7 +1673,7 @@ CREATE TABLE ledger.groups (
     CONSTRAINT groups_reversal_points_back CHECK (((kind = 'REVERSAL'::ledger.group_kind) = (reverses IS NOT NULL)))
 );
 
-ALTER TABLE ledger.groups OWNER TO spend_control_owner;
+ALTER TABLE ledger.groups_pdefault OWNER TO spend_control_owner;
 
 --
 -- Name: groups_seq_seq; Type: SEQUENCE; Schema: ledger; Owner: spend_control_owner
@@ -1595,6 +1832,18 @@ CREATE VIEW ledger.trial_balance AS
 ALTER TABLE ledger.trial_balance OWNER TO spend_control_owner;
 
 --
+-- Name: entries_pdefault; Type: TABLE ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.entries ATTACH PARTITION ledger.entries_pdefault DEFAULT;
+
+--
+-- Name: groups_pdefault; Type: TABLE ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.groups ATTACH PARTITION ledger.groups_pdefault DEFAULT;
+
+--
 -- Name: operator_actions_pdefault; Type: TABLE ATTACH; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1656,18 +1905,18 @@ ALTER TABLE ONLY ledger.entries
     ADD CONSTRAINT entries_pkey PRIMARY KEY (group_id, entry_no);
 
 --
--- Name: entries entries_seq_key; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+-- Name: entries_pdefault entries_pdefault_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
-ALTER TABLE ONLY ledger.entries
-    ADD CONSTRAINT entries_seq_key UNIQUE (seq);
+ALTER TABLE ONLY ledger.entries_pdefault
+    ADD CONSTRAINT entries_pdefault_pkey PRIMARY KEY (group_id, entry_no);
 
 --
--- Name: groups groups_idempotency_key_key; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+-- Name: group_keys group_keys_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
-ALTER TABLE ONLY ledger.groups
-    ADD CONSTRAINT groups_idempotency_key_key UNIQUE (idempotency_key);
+ALTER TABLE ONLY ledger.group_keys
+    ADD CONSTRAINT group_keys_pkey PRIMARY KEY (idempotency_key);
 
 --
 -- Name: groups groups_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1677,11 +1926,11 @@ ALTER TABLE ONLY ledger.groups
     ADD CONSTRAINT groups_pkey PRIMARY KEY (group_id);
 
 --
--- Name: groups groups_seq_key; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+-- Name: groups_pdefault groups_pdefault_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
-ALTER TABLE ONLY ledger.groups
-    ADD CONSTRAINT groups_seq_key UNIQUE (seq);
+ALTER TABLE ONLY ledger.groups_pdefault
+    ADD CONSTRAINT groups_pdefault_pkey PRIMARY KEY (group_id);
 
 --
 -- Name: operator_actions operator_actions_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -1722,31 +1971,91 @@ ALTER TABLE ONLY ledger.treasury_snapshots
 -- Name: entries_account_seq; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX entries_account_seq ON ledger.entries USING btree (account_id, seq);
+CREATE INDEX entries_account_seq ON ONLY ledger.entries USING btree (account_id, seq);
+
+--
+-- Name: entries_pdefault_account_id_seq_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX entries_pdefault_account_id_seq_idx ON ledger.entries_pdefault USING btree (account_id, seq);
+
+--
+-- Name: entries_seq; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX entries_seq ON ONLY ledger.entries USING btree (seq);
+
+--
+-- Name: entries_pdefault_seq_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX entries_pdefault_seq_idx ON ledger.entries_pdefault USING btree (seq);
 
 --
 -- Name: groups_created_at; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX groups_created_at ON ledger.groups USING brin (created_at);
+CREATE INDEX groups_created_at ON ONLY ledger.groups USING brin (created_at);
 
 --
 -- Name: groups_intent_ref_seq; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX groups_intent_ref_seq ON ledger.groups USING btree (intent_ref, seq) WHERE (intent_ref IS NOT NULL);
+CREATE INDEX groups_intent_ref_seq ON ONLY ledger.groups USING btree (intent_ref, seq) WHERE (intent_ref IS NOT NULL);
+
+--
+-- Name: groups_pdefault_created_at_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_pdefault_created_at_idx ON ledger.groups_pdefault USING brin (created_at);
+
+--
+-- Name: groups_pdefault_intent_ref_seq_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_pdefault_intent_ref_seq_idx ON ledger.groups_pdefault USING btree (intent_ref, seq) WHERE (intent_ref IS NOT NULL);
 
 --
 -- Name: groups_policy_id_seq; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX groups_policy_id_seq ON ledger.groups USING btree (policy_id, seq) WHERE (policy_id IS NOT NULL);
+CREATE INDEX groups_policy_id_seq ON ONLY ledger.groups USING btree (policy_id, seq) WHERE (policy_id IS NOT NULL);
+
+--
+-- Name: groups_pdefault_policy_id_seq_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_pdefault_policy_id_seq_idx ON ledger.groups_pdefault USING btree (policy_id, seq) WHERE (policy_id IS NOT NULL);
+
+--
+-- Name: groups_reverses; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_reverses ON ONLY ledger.groups USING btree (reverses) WHERE (reverses IS NOT NULL);
+
+--
+-- Name: groups_pdefault_reverses_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_pdefault_reverses_idx ON ledger.groups_pdefault USING btree (reverses) WHERE (reverses IS NOT NULL);
+
+--
+-- Name: groups_seq; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_seq ON ONLY ledger.groups USING btree (seq);
+
+--
+-- Name: groups_pdefault_seq_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX groups_pdefault_seq_idx ON ledger.groups_pdefault USING btree (seq);
 
 --
 -- Name: groups_reverses_once; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE UNIQUE INDEX groups_reverses_once ON ledger.groups USING btree (reverses) WHERE (reverses IS NOT NULL);
+CREATE UNIQUE INDEX groups_reverses_once ON ledger.group_keys USING btree (reverses) WHERE (reverses IS NOT NULL);
 
 --
 -- Name: operator_actions_at; Type: INDEX; Schema: ledger; Owner: spend_control_owner
@@ -1785,6 +2094,60 @@ CREATE INDEX service_payments_unresolved ON ledger.service_payments USING btree 
 CREATE INDEX treasury_snapshots_asset_taken ON ledger.treasury_snapshots USING btree (asset, snapshot_id DESC);
 
 --
+-- Name: entries_pdefault_account_id_seq_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.entries_account_seq ATTACH PARTITION ledger.entries_pdefault_account_id_seq_idx;
+
+--
+-- Name: entries_pdefault_pkey; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.entries_pkey ATTACH PARTITION ledger.entries_pdefault_pkey;
+
+--
+-- Name: entries_pdefault_seq_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.entries_seq ATTACH PARTITION ledger.entries_pdefault_seq_idx;
+
+--
+-- Name: groups_pdefault_created_at_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.groups_created_at ATTACH PARTITION ledger.groups_pdefault_created_at_idx;
+
+--
+-- Name: groups_pdefault_intent_ref_seq_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.groups_intent_ref_seq ATTACH PARTITION ledger.groups_pdefault_intent_ref_seq_idx;
+
+--
+-- Name: groups_pdefault_pkey; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.groups_pkey ATTACH PARTITION ledger.groups_pdefault_pkey;
+
+--
+-- Name: groups_pdefault_policy_id_seq_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.groups_policy_id_seq ATTACH PARTITION ledger.groups_pdefault_policy_id_seq_idx;
+
+--
+-- Name: groups_pdefault_reverses_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.groups_reverses ATTACH PARTITION ledger.groups_pdefault_reverses_idx;
+
+--
+-- Name: groups_pdefault_seq_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.groups_seq ATTACH PARTITION ledger.groups_pdefault_seq_idx;
+
+--
 -- Name: operator_actions_pdefault_at_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1821,12 +2184,36 @@ CREATE TRIGGER entries_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON ledger
 ALTER TABLE ledger.entries ENABLE ALWAYS TRIGGER entries_append_only;
 
 --
+-- Name: entries entries_append_only_rows; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER entries_append_only_rows BEFORE DELETE OR UPDATE ON ledger.entries FOR EACH ROW EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.entries ENABLE ALWAYS TRIGGER entries_append_only_rows;
+
+--
 -- Name: entries entries_belong_to_group; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
 CREATE TRIGGER entries_belong_to_group AFTER INSERT ON ledger.entries REFERENCING NEW TABLE AS new_entries FOR EACH STATEMENT EXECUTE FUNCTION ledger.assert_entries_belong();
 
 ALTER TABLE ledger.entries ENABLE ALWAYS TRIGGER entries_belong_to_group;
+
+--
+-- Name: entries_pdefault entries_pdefault_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER entries_pdefault_no_truncate BEFORE TRUNCATE ON ledger.entries_pdefault FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.entries_pdefault ENABLE ALWAYS TRIGGER entries_pdefault_no_truncate;
+
+--
+-- Name: group_keys group_keys_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER group_keys_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON ledger.group_keys FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.group_keys ENABLE ALWAYS TRIGGER group_keys_append_only;
 
 --
 -- Name: groups groups_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -1837,12 +2224,28 @@ CREATE TRIGGER groups_append_only BEFORE DELETE OR UPDATE OR TRUNCATE ON ledger.
 ALTER TABLE ledger.groups ENABLE ALWAYS TRIGGER groups_append_only;
 
 --
+-- Name: groups groups_append_only_rows; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER groups_append_only_rows BEFORE DELETE OR UPDATE ON ledger.groups FOR EACH ROW EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.groups ENABLE ALWAYS TRIGGER groups_append_only_rows;
+
+--
 -- Name: groups groups_complete_at_commit; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
 CREATE CONSTRAINT TRIGGER groups_complete_at_commit AFTER INSERT ON ledger.groups DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger.assert_group_complete();
 
 ALTER TABLE ledger.groups ENABLE ALWAYS TRIGGER groups_complete_at_commit;
+
+--
+-- Name: groups_pdefault groups_pdefault_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER groups_pdefault_no_truncate BEFORE TRUNCATE ON ledger.groups_pdefault FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.groups_pdefault ENABLE ALWAYS TRIGGER groups_pdefault_no_truncate;
 
 --
 -- Name: operator_actions operator_actions_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -1893,6 +2296,14 @@ CREATE TRIGGER service_payments_funding_guard BEFORE INSERT OR UPDATE ON ledger.
 ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_funding_guard;
 
 --
+-- Name: service_payments service_payments_groups_exist; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER service_payments_groups_exist BEFORE INSERT OR UPDATE ON ledger.service_payments FOR EACH ROW EXECUTE FUNCTION ledger.service_payment_groups_exist();
+
+ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_groups_exist;
+
+--
 -- Name: service_payments service_payments_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1938,48 +2349,6 @@ ALTER TABLE ONLY ledger.asset_checkpoints
     ADD CONSTRAINT asset_checkpoints_asset_fkey FOREIGN KEY (asset) REFERENCES ledger.assets(asset_id);
 
 --
--- Name: groups groups_reverses_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY ledger.groups
-    ADD CONSTRAINT groups_reverses_fkey FOREIGN KEY (reverses) REFERENCES ledger.groups(group_id);
-
---
--- Name: service_payments service_payments_clear_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY ledger.service_payments
-    ADD CONSTRAINT service_payments_clear_group_id_fkey FOREIGN KEY (clear_group_id) REFERENCES ledger.groups(group_id);
-
---
--- Name: service_payments service_payments_fee_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY ledger.service_payments
-    ADD CONSTRAINT service_payments_fee_group_id_fkey FOREIGN KEY (fee_group_id) REFERENCES ledger.groups(group_id);
-
---
--- Name: service_payments service_payments_funding_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY ledger.service_payments
-    ADD CONSTRAINT service_payments_funding_group_id_fkey FOREIGN KEY (funding_group_id) REFERENCES ledger.groups(group_id);
-
---
--- Name: service_payments service_payments_refund_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY ledger.service_payments
-    ADD CONSTRAINT service_payments_refund_group_id_fkey FOREIGN KEY (refund_group_id) REFERENCES ledger.groups(group_id);
-
---
--- Name: service_payments service_payments_reversal_group_id_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY ledger.service_payments
-    ADD CONSTRAINT service_payments_reversal_group_id_fkey FOREIGN KEY (reversal_group_id) REFERENCES ledger.groups(group_id);
-
---
 -- Name: treasury_snapshots treasury_snapshots_asset_fkey; Type: FK CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2017,10 +2386,23 @@ GRANT ALL ON FUNCTION ledger.assert_group_complete() TO spend_control_service;
 GRANT ALL ON FUNCTION ledger.balance_of(p_account_id text) TO spend_control_service;
 
 --
+-- Name: FUNCTION detach_group_month_partitions(p_before timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.detach_group_month_partitions(p_before timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION detach_month_partitions(p_parent regclass, p_before timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
 REVOKE ALL ON FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION ensure_group_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.ensure_group_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.ensure_group_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: FUNCTION ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2039,7 +2421,22 @@ GRANT SELECT ON TABLE ledger.entries TO spend_control_service;
 -- Name: FUNCTION entries_since_checkpoint(); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
+REVOKE ALL ON FUNCTION ledger.entries_since_checkpoint() FROM PUBLIC;
 GRANT ALL ON FUNCTION ledger.entries_since_checkpoint() TO spend_control_service;
+
+--
+-- Name: FUNCTION group_id_floor(p_at timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.group_id_floor(p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.group_id_floor(p_at timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION guard_group_month(p_name text); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.guard_group_month(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.guard_group_month(p_name text) TO spend_control_service;
 
 --
 -- Name: FUNCTION mark_checkpoint_horizon(p_lock_timeout_ms integer); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2163,6 +2560,12 @@ GRANT ALL ON FUNCTION ledger.service_payment_funding_guard() TO spend_control_se
 GRANT ALL ON FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) TO spend_control_service;
 
 --
+-- Name: FUNCTION service_payment_groups_exist(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT ALL ON FUNCTION ledger.service_payment_groups_exist() TO spend_control_service;
+
+--
 -- Name: FUNCTION service_payment_transition(); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2227,6 +2630,12 @@ GRANT SELECT ON TABLE ledger.checkpoint_horizon TO spend_control_service;
 --
 
 GRANT SELECT,USAGE ON SEQUENCE ledger.entries_seq_seq TO spend_control_service;
+
+--
+-- Name: TABLE group_keys; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.group_keys TO spend_control_service;
 
 --
 -- Name: TABLE groups; Type: ACL; Schema: ledger; Owner: spend_control_owner

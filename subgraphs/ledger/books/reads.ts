@@ -88,7 +88,7 @@ function policiesToWalk(scope: LedgerScope, filter: LedgerFilterInput): string[]
  * takes the newest rows of each policy from `groups_policy_id_seq` (a LATERAL per policy, whose
  * policy the planner cannot treat as a constant) and merges them: the cost is the page, whatever
  * the table holds. Written as a plain `WHERE policy_id = $1 ORDER BY seq DESC`, the planner walks
- * `groups_seq_key` backwards and filters, which costs every newer group of other policies
+ * `groups_seq` backwards and filters, which costs every newer group of other policies
  * (docs/operations.md, "Growth").
  */
 export function groupPageSql(conditions: Conditions, policies: string[] | null): string {
