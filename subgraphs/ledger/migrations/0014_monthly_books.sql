@@ -887,4 +887,25 @@ BEGIN
   END LOOP;
 END
 $$;
-ANALYZE ledger.groups, ledger.entries, ledger.group_keys;
+-- The planner's statistics for the months that hold the moved rows, and the keys, if any. An empty
+-- month is left never analyzed: the planner then assumes it holds some pages and plans the
+-- posting path's lookups by index, and those plans, cached for the session, stay right as the
+-- month fills. Analyzed while empty, it would be planned as empty (a sequential scan), and the
+-- cached plan kept until autovacuum analyzes it again.
+DO $$
+DECLARE
+  v_part regclass;
+BEGIN
+  FOR v_part IN
+    SELECT i.inhrelid::regclass FROM pg_inherits i
+     WHERE i.inhparent IN ('ledger.groups'::regclass, 'ledger.entries'::regclass)
+  LOOP
+    IF (SELECT c.relpages > 0 FROM pg_class c WHERE c.oid = v_part) OR pg_relation_size(v_part) > 0 THEN
+      EXECUTE format('ANALYZE %s', v_part);
+    END IF;
+  END LOOP;
+  IF EXISTS (SELECT 1 FROM ledger.group_keys) THEN
+    ANALYZE ledger.group_keys;
+  END IF;
+END
+$$;
