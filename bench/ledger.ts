@@ -1,7 +1,9 @@
 // Ledger posting benchmark: balanced two-entry groups per second through the ledger's posting
 // functions from CONNECTIONS concurrent connections, with the latency of each call. Creates its
 // own database on the server named by DATABASE_URL and drops it again.
-// Run: npx tsc -p tsconfig.json && node dist/bench/ledger.js [seconds] [mode|all] [groups per call]
+// Run: npx tsc -p tsconfig.json && node dist/bench/ledger.js [seconds] [mode|all] [groups per call] [months]
+// `months`: that many past months of groups and entries attached first (ledger migration 0014,
+// empty, as the worker made them), to show posting does not slow with the months of history.
 // Modes (every commit durable, synchronous_commit on, unless the mode says otherwise):
 //   post-groups   ledger.post_groups, DEFAULT_GROUPS_PER_CALL (or the 3rd arg) groups per call, each its own
 //                 transaction and durable COMMIT (the target of issue #4 is measured here);
@@ -208,6 +210,8 @@ interface BenchArgs {
   seconds: number;
   modes: readonly Mode[];
   groupsPerCall: number;
+  /** Past months of ledger partitions attached before the run (0 to 120). */
+  months: number;
 }
 
 interface ServerSettings {
@@ -220,23 +224,27 @@ function parseArgs(argv: readonly string[]): BenchArgs {
   const seconds = Number(argv[2] ?? DEFAULT_SECONDS_PER_MODE);
   const only = argv[3] ?? 'all';
   const groupsPerCall = Number(argv[4] ?? DEFAULT_GROUPS_PER_CALL);
+  const months = Number(argv[5] ?? 0);
   const modes = only === 'all' ? MODES : MODES.filter((mode) => mode === only);
   if (
     !(seconds > 0) ||
     modes.length === 0 ||
     !Number.isInteger(groupsPerCall) ||
     groupsPerCall < 1 ||
-    groupsPerCall > MAX_GROUPS_PER_BATCH
+    groupsPerCall > MAX_GROUPS_PER_BATCH ||
+    !Number.isInteger(months) ||
+    months < 0 ||
+    months > 116
   ) {
     throw new Error(
-      `usage: node dist/bench/ledger.js [seconds] [${MODES.join('|')}|all] [groups per post_groups call, 1..${MAX_GROUPS_PER_BATCH}]`,
+      `usage: node dist/bench/ledger.js [seconds] [${MODES.join('|')}|all] [groups per post_groups call, 1..${MAX_GROUPS_PER_BATCH}] [past months attached, 0..116]`,
     );
   }
-  return { seconds, modes, groupsPerCall };
+  return { seconds, modes, groupsPerCall, months };
 }
 
 /** The server's version and durability settings, printed with the machine before the run. */
-async function describeRun(pool: Pool, seconds: number): Promise<ServerSettings> {
+async function describeRun(pool: Pool, seconds: number, months: number): Promise<ServerSettings> {
   const settings = (
     await pool.query<ServerSettings>(
       "SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync",
@@ -244,7 +252,7 @@ async function describeRun(pool: Pool, seconds: number): Promise<ServerSettings>
   ).rows[0];
   process.stdout.write(
     `ledger posting: balanced two-entry groups (every one hits the one TREASURY account), ${CONNECTIONS} connections, ` +
-      `${seconds} s per mode, PostgreSQL ${settings.version} (synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync}), ` +
+      `${seconds} s per mode, ${months} past months of ledger partitions attached, PostgreSQL ${settings.version} (synchronous_commit ${settings.synchronous_commit}, fsync ${settings.fsync}), ` +
       `${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}\n`,
   );
   return settings;
@@ -335,7 +343,12 @@ async function main(): Promise<void> {
       symbol: 'USDT0',
       decimals: 6,
     });
-    const settings = await describeRun(pool, args.seconds);
+    if (args.months > 0)
+      await pool.query(
+        'SELECT ledger.ensure_group_month_partitions(now() - make_interval(months => $1::int), now())',
+        [args.months],
+      );
+    const settings = await describeRun(pool, args.seconds, args.months);
     const outcome = await runModes(pool, args);
     await checkAndJudge(pool, settings, outcome, args.groupsPerCall);
   } finally {

@@ -159,6 +159,39 @@ test('normalising drops the banner, the \\restrict key and session SETs, but nev
   );
 });
 
+test('keeps only the first line of a body written by the calendar, so the dump does not change with the month', () => {
+  const dump = (months: string[]) =>
+    [
+      'CREATE FUNCTION ledger.month_entries(p_group_id text) RETURNS record',
+      '    LANGUAGE plpgsql STABLE',
+      '    AS $_$',
+      '-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).',
+      'BEGIN',
+      ...months.map((month) => `  IF p_group_id >= 'lg_${month}' THEN RETURN; END IF;`),
+      'END',
+      '$_$;',
+      '',
+      'CREATE FUNCTION ledger.other() RETURNS void',
+      '    LANGUAGE plpgsql',
+      '    AS $$',
+      'BEGIN',
+      'END',
+      '$$;',
+    ].join('\n');
+  const november = normaliseDump(dump(['2026_11', '2026_12']), 'ledger', 15);
+  expect(normaliseDump(dump(['2027_01', '2027_02', '2027_03']), 'ledger', 15)).toBe(november);
+  expect(november).toContain(
+    [
+      '    AS $_$',
+      '-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).',
+      '$_$;',
+    ].join('\n'),
+  );
+  expect(november).not.toContain('2026_11');
+  // Any other body passes through whole.
+  expect(november).toContain(['    AS $$', 'BEGIN', 'END', '$$;'].join('\n'));
+});
+
 test('usage errors exit 2 without touching a database', async () => {
   for (const argv of [[], ['dump', '--nope'], ['load'], ['dump', 'extra']]) {
     const { io, err } = capture();

@@ -151,8 +151,8 @@ BEGIN
   SELECT min(n.account_id) FILTER (WHERE split_part(n.account_id, ':', 2) || ':' || split_part(n.account_id, ':', 3)
                                          IS DISTINCT FROM n.asset),
          min(n.group_id) FILTER (WHERE n.entry_no NOT BETWEEN 1 AND n.entry_count),
-         min(n.group_id) FILTER (WHERE (SELECT g.asset = n.asset AND g.entry_count = n.entry_count
-                                          FROM ledger.groups g WHERE g.group_id = n.group_id) IS NOT TRUE),
+         min(n.group_id) FILTER (WHERE (SELECT g.present AND g.asset = n.asset AND g.entry_count = n.entry_count
+                                          FROM ledger.month_group(n.group_id) g) IS NOT TRUE),
          min(n.account_id) FILTER (WHERE (SELECT true FROM ledger.accounts a WHERE a.account_id = n.account_id) IS NULL)
     INTO v_bad_asset, v_bad_slot, v_bad_group, v_bad_account
     FROM new_entries n;
@@ -188,9 +188,7 @@ DECLARE
   v_entries integer;
   v_sum     numeric;
 BEGIN
-  SELECT count(*), coalesce(sum(e.amount), 0) INTO v_entries, v_sum
-    FROM ledger.entries e
-   WHERE e.group_id = NEW.group_id;
+  SELECT t.entries, t.total INTO v_entries, v_sum FROM ledger.month_entries(NEW.group_id) t;
   IF v_entries <> NEW.entry_count THEN
     RAISE EXCEPTION 'LEDGER_GROUP_UNBALANCED: group % has % of % declared entries',
       NEW.group_id, v_entries, NEW.entry_count USING ERRCODE = 'LG001';
@@ -265,6 +263,7 @@ BEGIN
     EXECUTE format('ALTER TABLE ledger.groups DETACH PARTITION ledger.%I', v_part.relname);
     RETURN NEXT v_entries;
     RETURN NEXT v_part.relname;
+    PERFORM ledger.write_month_lookups();
   END LOOP;
 END
 $_$;
@@ -329,6 +328,7 @@ DECLARE
   v_high text;
   v_table text;
   v_name text;
+  v_made boolean := false;
 BEGIN
   IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
     RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
@@ -350,11 +350,15 @@ BEGIN
         EXECUTE format('ALTER TABLE ledger.%I ATTACH PARTITION ledger.%I FOR VALUES FROM (%L) TO (%L)',
                        v_table, v_name, v_low, v_high);
         PERFORM ledger.guard_group_month(v_name);
+        v_made := true;
         RETURN NEXT v_name;
       END LOOP;
     END IF;
     v_month := v_month + interval '1 month';
   END LOOP;
+  IF v_made THEN
+    PERFORM ledger.write_month_lookups();
+  END IF;
 END
 $$;
 
@@ -489,6 +493,7 @@ CREATE FUNCTION ledger.guard_group_month(p_name text) RETURNS void
     AS $$
 BEGIN
   EXECUTE format('REVOKE ALL ON ledger.%I FROM PUBLIC, spend_control_service', p_name);
+  EXECUTE format('GRANT SELECT ON ledger.%I TO spend_control_service', p_name);
   EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON ledger.%I FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation()',
                  p_name || '_no_truncate', p_name);
   EXECUTE format('ALTER TABLE ledger.%I ENABLE ALWAYS TRIGGER %I', p_name, p_name || '_no_truncate');
@@ -535,6 +540,30 @@ END
 $$;
 
 ALTER FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) OWNER TO spend_control_owner;
+
+--
+-- Name: month_entries(text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.month_entries(p_group_id text, OUT entries integer, OUT total numeric, OUT debits numeric) RETURNS record
+    LANGUAGE plpgsql STABLE
+    AS $$
+-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).
+$$;
+
+ALTER FUNCTION ledger.month_entries(p_group_id text, OUT entries integer, OUT total numeric, OUT debits numeric) OWNER TO spend_control_owner;
+
+--
+-- Name: month_group(text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind, OUT asset text, OUT entry_count smallint) RETURNS record
+    LANGUAGE plpgsql STABLE
+    AS $$
+-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).
+$$;
+
+ALTER FUNCTION ledger.month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind, OUT asset text, OUT entry_count smallint) OWNER TO spend_control_owner;
 
 --
 -- Name: new_group_id(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -1170,9 +1199,9 @@ BEGIN
   IF NEW.fee_group_id IS NULL OR (TG_OP = 'UPDATE' AND OLD.fee_group_id IS NOT DISTINCT FROM NEW.fee_group_id) THEN
     RETURN NEW;
   END IF;
-  SELECT g.kind, g.asset, (SELECT sum(e.amount) FROM ledger.entries e WHERE e.group_id = g.group_id AND e.amount > 0)
+  SELECT g.kind, g.asset, (SELECT e.debits FROM ledger.month_entries(NEW.fee_group_id) e)
     INTO v_kind, v_asset, v_debit
-    FROM ledger.groups g WHERE g.group_id = NEW.fee_group_id;
+    FROM ledger.month_group(NEW.fee_group_id) g WHERE g.present;
   IF v_kind IS DISTINCT FROM 'SERVICE_FEE' OR v_asset IS DISTINCT FROM NEW.network || '|' || NEW.asset
      OR v_debit IS DISTINCT FROM NEW.amount THEN
     RAISE EXCEPTION 'SERVICE_PAYMENT_FEE_MISMATCH: group % is not a SERVICE_FEE of % on %|%',
@@ -1223,11 +1252,9 @@ ALTER FUNCTION ledger.service_payment_funding_guard() OWNER TO spend_control_own
 CREATE FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
-  SELECT EXISTS (
-    SELECT 1 FROM ledger.groups g
-     WHERE g.group_id = p_group AND g.kind::text = ANY (p_kinds)
-       AND g.asset = p_row.network || '|' || p_row.asset
-       AND (SELECT sum(e.amount) FROM ledger.entries e WHERE e.group_id = g.group_id AND e.amount > 0) = p_row.amount);
+  SELECT coalesce(g.present AND g.kind::text = ANY (p_kinds) AND g.asset = p_row.network || '|' || p_row.asset
+                  AND (SELECT e.debits FROM ledger.month_entries(p_group) e) = p_row.amount, false)
+    FROM ledger.month_group(p_group) g;
 $$;
 
 ALTER FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[]) OWNER TO spend_control_owner;
@@ -1253,7 +1280,7 @@ BEGIN
              AS x(col, id, was)
      WHERE x.id IS NOT NULL AND x.id IS DISTINCT FROM x.was
   LOOP
-    IF NOT EXISTS (SELECT 1 FROM ledger.groups g WHERE g.group_id = v_group) THEN
+    IF NOT (ledger.month_group(v_group)).present THEN
       RAISE EXCEPTION 'insert or update on table "service_payments" violates foreign key constraint "service_payments_%_fkey": no ledger group %',
         v_column, v_group
         USING ERRCODE = 'foreign_key_violation', SCHEMA = 'ledger', TABLE = 'service_payments',
@@ -1461,6 +1488,70 @@ END
 $_$;
 
 ALTER FUNCTION ledger.write_group(p_kind text, p_asset text, p_accounts text[], p_amounts numeric[], p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text, p_reverses text) OWNER TO spend_control_owner;
+
+--
+-- Name: write_month_lookups(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.write_month_lookups() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_groups text := '';
+  v_entries text := '';
+  v_month record;
+BEGIN
+  FOR v_month IN
+    SELECT substring(c.relname FROM '^entries_(p[0-9]{4}_[0-9]{2})$') AS suffix,
+           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''([^'']+)''\)') AS low,
+           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''([^'']+)''\)') AS high
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'ledger.entries'::regclass AND c.relname ~ '^entries_p[0-9]{4}_[0-9]{2}$'
+     ORDER BY c.relname DESC -- the newest month first: where postings go
+  LOOP
+    v_groups := v_groups || format(
+      E'  IF p_group_id >= %L COLLATE "C" AND p_group_id < %L COLLATE "C" THEN\n'
+      || E'    SELECT g.kind, g.asset, g.entry_count INTO kind, asset, entry_count\n'
+      || E'      FROM ledger.%I g WHERE g.group_id = p_group_id;\n'
+      || E'    present := FOUND;\n    RETURN;\n  END IF;\n',
+      v_month.low, v_month.high, 'groups_' || v_month.suffix);
+    v_entries := v_entries || format(
+      E'  IF p_group_id >= %L COLLATE "C" AND p_group_id < %L COLLATE "C" THEN\n'
+      || E'    SELECT count(*), coalesce(sum(e.amount), 0), coalesce(sum(e.amount) FILTER (WHERE e.amount > 0), 0)\n'
+      || E'      INTO entries, total, debits FROM ledger.%I e WHERE e.group_id = p_group_id;\n'
+      || E'    RETURN;\n  END IF;\n',
+      v_month.low, v_month.high, 'entries_' || v_month.suffix);
+  END LOOP;
+  EXECUTE format($f$
+CREATE OR REPLACE FUNCTION ledger.month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind,
+                                              OUT asset text, OUT entry_count smallint)
+LANGUAGE plpgsql STABLE AS $body$
+-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).
+BEGIN
+%s  SELECT g.kind, g.asset, g.entry_count INTO kind, asset, entry_count
+    FROM ledger.groups_pdefault g WHERE g.group_id = p_group_id;
+  present := FOUND;
+END
+$body$
+$f$, v_groups);
+  EXECUTE format($f$
+CREATE OR REPLACE FUNCTION ledger.month_entries(p_group_id text, OUT entries integer, OUT total numeric,
+                                                OUT debits numeric)
+LANGUAGE plpgsql STABLE AS $body$
+-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).
+BEGIN
+%s  SELECT count(*), coalesce(sum(e.amount), 0), coalesce(sum(e.amount) FILTER (WHERE e.amount > 0), 0)
+    INTO entries, total, debits FROM ledger.entries_pdefault e WHERE e.group_id = p_group_id;
+END
+$body$
+$f$, v_entries);
+  EXECUTE 'REVOKE ALL ON FUNCTION ledger.month_group(text), ledger.month_entries(text) FROM PUBLIC';
+  EXECUTE 'GRANT EXECUTE ON FUNCTION ledger.month_group(text), ledger.month_entries(text) TO spend_control_service';
+END
+$_$;
+
+ALTER FUNCTION ledger.write_month_lookups() OWNER TO spend_control_owner;
 
 --
 -- Name: account_checkpoints; Type: TABLE; Schema: ledger; Owner: spend_control_owner
@@ -2445,6 +2536,20 @@ GRANT ALL ON FUNCTION ledger.guard_group_month(p_name text) TO spend_control_ser
 GRANT ALL ON FUNCTION ledger.mark_checkpoint_horizon(p_lock_timeout_ms integer) TO spend_control_service;
 
 --
+-- Name: FUNCTION month_entries(p_group_id text, OUT entries integer, OUT total numeric, OUT debits numeric); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.month_entries(p_group_id text, OUT entries integer, OUT total numeric, OUT debits numeric) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.month_entries(p_group_id text, OUT entries integer, OUT total numeric, OUT debits numeric) TO spend_control_service;
+
+--
+-- Name: FUNCTION month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind, OUT asset text, OUT entry_count smallint); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind, OUT asset text, OUT entry_count smallint) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind, OUT asset text, OUT entry_count smallint) TO spend_control_service;
+
+--
 -- Name: FUNCTION new_group_id(p_at timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2584,6 +2689,13 @@ GRANT ALL ON FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids t
 REVOKE ALL ON FUNCTION ledger.write_group(p_kind text, p_asset text, p_accounts text[], p_amounts numeric[], p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text, p_reverses text) FROM PUBLIC;
 
 --
+-- Name: FUNCTION write_month_lookups(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.write_month_lookups() FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.write_month_lookups() TO spend_control_service;
+
+--
 -- Name: TABLE account_checkpoints; Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2626,6 +2738,12 @@ GRANT SELECT ON TABLE ledger.asset_checkpoints TO spend_control_service;
 GRANT SELECT ON TABLE ledger.checkpoint_horizon TO spend_control_service;
 
 --
+-- Name: TABLE entries_pdefault; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.entries_pdefault TO spend_control_service;
+
+--
 -- Name: SEQUENCE entries_seq_seq; Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2642,6 +2760,12 @@ GRANT SELECT ON TABLE ledger.group_keys TO spend_control_service;
 --
 
 GRANT SELECT ON TABLE ledger.groups TO spend_control_service;
+
+--
+-- Name: TABLE groups_pdefault; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.groups_pdefault TO spend_control_service;
 
 --
 -- Name: SEQUENCE groups_seq_seq; Type: ACL; Schema: ledger; Owner: spend_control_owner

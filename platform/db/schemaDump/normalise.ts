@@ -1,7 +1,12 @@
 // Turns pg_dump's output into the committed schema/sql/<set>.sql: no version banner, no random
 // \restrict key, no session SETs, at most one blank line in a row outside function bodies, and a
 // header naming the pg_dump major that made it (another major words definitions differently).
-// Function bodies (dollar-quoted) pass through untouched.
+// Function bodies (dollar-quoted) pass through untouched, except a body written by the calendar
+// (its first line says so, CALENDAR_BODY: ledger migration 0014's month lookups, one branch per
+// month attached now): only that first line is kept, so the dump does not change with the month.
+
+/** The first line of a function body written for the months attached now (not schema). */
+const CALENDAR_BODY = /^-- Written by [a-z_.]+\(\) for the months attached now\b/;
 
 const HEADER_MAJOR = /^-- pg_dump major: (\d+)$/m;
 
@@ -72,9 +77,27 @@ function isEmptyFrame(lines: readonly Line[], index: number): boolean {
   );
 }
 
+/** Drops the lines of each calendar-written body after its first, keeping its closing line. */
+function withoutCalendarBodies(lines: readonly Line[]): Line[] {
+  let skipping = false;
+  return lines.filter((line, index) => {
+    const closing = line.inBody && lines[index + 1]?.inBody !== true;
+    if (skipping) {
+      if (!closing) return false;
+      skipping = false;
+      return true;
+    }
+    if (line.inBody && !lines[index - 1]?.inBody && CALENDAR_BODY.test(line.text.trim()))
+      skipping = !closing;
+    return true;
+  });
+}
+
 /** pg_dump's text for one schema → the committed file for `set`. */
 export function normaliseDump(raw: string, set: string, major: number): string {
-  const kept = markBodies(raw).filter((line) => line.inBody || !isNoise(line.text));
+  const kept = withoutCalendarBodies(markBodies(raw)).filter(
+    (line) => line.inBody || !isNoise(line.text),
+  );
   const out: string[] = [];
   kept.forEach((line, index) => {
     if (isEmptyFrame(kept, index)) return;

@@ -256,10 +256,20 @@ describe('the ledger by month', () => {
       'ledger.groups_p2069_03',
     ]);
     expect(await ensureMonthPartitions(db.pool, at, 1)).toEqual([]);
-    // A month is reached only through its table, and guarded as the table is.
-    await expect(db.pool.query('SELECT * FROM ledger.groups_p2069_02')).rejects.toThrow(
-      /permission denied/,
-    );
+    // The service may read a month, never write it; and a month is guarded as its table is.
+    await expect(db.pool.query('SELECT * FROM ledger.groups_p2069_02')).resolves.toMatchObject({
+      rowCount: 0,
+    });
+    await expect(
+      db.pool.query(
+        "INSERT INTO ledger.group_keys (idempotency_key, group_id) VALUES ('k', 'lg_000000000000000000000001')",
+      ),
+    ).rejects.toThrow(/permission denied/);
+    await expect(
+      db.pool.query(
+        "INSERT INTO ledger.entries_p2069_02 (group_id, entry_no, seq, account_id, asset, amount, entry_count) VALUES ('lg_x', 1, 1, 'a', 'b', 1, 2)",
+      ),
+    ).rejects.toThrow(/permission denied/);
     const id = await withTransaction(db.adminPool, (client) =>
       historicFunding(client, '2069-02-11T00:00:00Z', 3n),
     );

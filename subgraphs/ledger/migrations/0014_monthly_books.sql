@@ -42,6 +42,77 @@ REVOKE ALL ON FUNCTION ledger.group_id_floor(timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.group_id_floor(timestamptz) TO spend_control_service;
 
 /**
+ * Writes the two lookups the posting and payment checks make by group id, each reading the one
+ * month the id falls in with a query written for that month:
+ *   ledger.month_group(id)   whether the group is there, its kind, asset and declared entry count;
+ *   ledger.month_entries(id) the count, sum and debits (sum of the positive amounts) of its entries.
+ * They are called once or twice per group posted (assert_entries_belong, assert_group_complete)
+ * and per payment recorded. A query on ledger.groups or ledger.entries itself would do as well
+ * only when planned for each call (its plan then holds the id's month): a plan kept for any id
+ * holds every month, and each use locks them all, so it costs more with each month of history
+ * (bench:ledger with 60 past months: 1,400 groups/s instead of 13,000); planned for each call, it
+ * costs the posting path a quarter to a half of its throughput. Here each month's query keeps its
+ * plan, which holds that month only. Written again whenever a month is made or detached; an id
+ * outside every month is in the DEFAULT partitions, as the tables route it.
+ */
+CREATE FUNCTION ledger.write_month_lookups() RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $gen$
+DECLARE
+  v_groups text := '';
+  v_entries text := '';
+  v_month record;
+BEGIN
+  FOR v_month IN
+    SELECT substring(c.relname FROM '^entries_(p[0-9]{4}_[0-9]{2})$') AS suffix,
+           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''([^'']+)''\)') AS low,
+           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''([^'']+)''\)') AS high
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'ledger.entries'::regclass AND c.relname ~ '^entries_p[0-9]{4}_[0-9]{2}$'
+     ORDER BY c.relname DESC -- the newest month first: where postings go
+  LOOP
+    v_groups := v_groups || format(
+      E'  IF p_group_id >= %L COLLATE "C" AND p_group_id < %L COLLATE "C" THEN\n'
+      || E'    SELECT g.kind, g.asset, g.entry_count INTO kind, asset, entry_count\n'
+      || E'      FROM ledger.%I g WHERE g.group_id = p_group_id;\n'
+      || E'    present := FOUND;\n    RETURN;\n  END IF;\n',
+      v_month.low, v_month.high, 'groups_' || v_month.suffix);
+    v_entries := v_entries || format(
+      E'  IF p_group_id >= %L COLLATE "C" AND p_group_id < %L COLLATE "C" THEN\n'
+      || E'    SELECT count(*), coalesce(sum(e.amount), 0), coalesce(sum(e.amount) FILTER (WHERE e.amount > 0), 0)\n'
+      || E'      INTO entries, total, debits FROM ledger.%I e WHERE e.group_id = p_group_id;\n'
+      || E'    RETURN;\n  END IF;\n',
+      v_month.low, v_month.high, 'entries_' || v_month.suffix);
+  END LOOP;
+  EXECUTE format($f$
+CREATE OR REPLACE FUNCTION ledger.month_group(p_group_id text, OUT present boolean, OUT kind ledger.group_kind,
+                                              OUT asset text, OUT entry_count smallint)
+LANGUAGE plpgsql STABLE AS $body$
+-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).
+BEGIN
+%s  SELECT g.kind, g.asset, g.entry_count INTO kind, asset, entry_count
+    FROM ledger.groups_pdefault g WHERE g.group_id = p_group_id;
+  present := FOUND;
+END
+$body$
+$f$, v_groups);
+  EXECUTE format($f$
+CREATE OR REPLACE FUNCTION ledger.month_entries(p_group_id text, OUT entries integer, OUT total numeric,
+                                                OUT debits numeric)
+LANGUAGE plpgsql STABLE AS $body$
+-- Written by ledger.write_month_lookups() for the months attached now (the schema dump shows this line only).
+BEGIN
+%s  SELECT count(*), coalesce(sum(e.amount), 0), coalesce(sum(e.amount) FILTER (WHERE e.amount > 0), 0)
+    INTO entries, total, debits FROM ledger.entries_pdefault e WHERE e.group_id = p_group_id;
+END
+$body$
+$f$, v_entries);
+  EXECUTE 'REVOKE ALL ON FUNCTION ledger.month_group(text), ledger.month_entries(text) FROM PUBLIC';
+  EXECUTE 'GRANT EXECUTE ON FUNCTION ledger.month_group(text), ledger.month_entries(text) TO spend_control_service';
+END
+$gen$;
+REVOKE ALL ON FUNCTION ledger.write_month_lookups() FROM PUBLIC;
+
+/**
  * The month partitions of ledger.groups and ledger.entries, made in pairs from p_from's month
  * through p_through's (UTC), unless made; returns the tables made. A month whose groups or entries
  * already sit in a DEFAULT partition is left there (a month beside them would be refused).
@@ -56,6 +127,7 @@ DECLARE
   v_high text;
   v_table text;
   v_name text;
+  v_made boolean := false;
 BEGIN
   IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
     RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
@@ -77,24 +149,31 @@ BEGIN
         EXECUTE format('ALTER TABLE ledger.%I ATTACH PARTITION ledger.%I FOR VALUES FROM (%L) TO (%L)',
                        v_table, v_name, v_low, v_high);
         PERFORM ledger.guard_group_month(v_name);
+        v_made := true;
         RETURN NEXT v_name;
       END LOOP;
     END IF;
     v_month := v_month + interval '1 month';
   END LOOP;
+  IF v_made THEN
+    PERFORM ledger.write_month_lookups();
+  END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.ensure_group_month_partitions(timestamptz, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.ensure_group_month_partitions(timestamptz, timestamptz) TO spend_control_service;
 
 /**
- * A month (or DEFAULT) partition of groups or entries is reached through its table only: no grant
- * of its own, and its own TRUNCATE guard firing ALWAYS (the row guards are cloned from the table).
+ * A month (or DEFAULT) partition of groups or entries is written through its table only: the
+ * service may read it (as it reads the table, and as ledger.month_group and ledger.month_entries read it), never
+ * write it; and it has its own TRUNCATE guard firing ALWAYS (the row guards are cloned from the
+ * table).
  */
 CREATE FUNCTION ledger.guard_group_month(p_name text) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   EXECUTE format('REVOKE ALL ON ledger.%I FROM PUBLIC, spend_control_service', p_name);
+  EXECUTE format('GRANT SELECT ON ledger.%I TO spend_control_service', p_name);
   EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON ledger.%I FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation()',
                  p_name || '_no_truncate', p_name);
   EXECUTE format('ALTER TABLE ledger.%I ENABLE ALWAYS TRIGGER %I', p_name, p_name || '_no_truncate');
@@ -143,6 +222,7 @@ BEGIN
     EXECUTE format('ALTER TABLE ledger.groups DETACH PARTITION ledger.%I', v_part.relname);
     RETURN NEXT v_entries;
     RETURN NEXT v_part.relname;
+    PERFORM ledger.write_month_lookups();
   END LOOP;
 END
 $$;
@@ -227,6 +307,7 @@ CREATE TABLE ledger.entries_pdefault PARTITION OF ledger.entries DEFAULT;
 SELECT ledger.ensure_group_month_partitions(
          greatest(least(now(), (SELECT min(created_at) FROM ledger.groups_unpartitioned)), now() - interval '116 months'),
          now() + interval '3 months');
+SELECT ledger.write_month_lookups(); -- written by the ensure above too; here in case it made none
 
 INSERT INTO ledger.groups (group_id, seq, kind, asset, entry_count, idempotency_key, intent_ref, policy_id, reverses,
                            memo, created_at) OVERRIDING SYSTEM VALUE
@@ -359,14 +440,13 @@ GRANT EXECUTE ON FUNCTION ledger.entries_since_checkpoint() TO spend_control_ser
 -- At COMMIT, once per group, as before (every declared slot filled, the amounts sum to zero), and
 -- now also: the group holds its own key (a group written past the posting functions, by the owner,
 -- with a key another group holds, or with none, is refused as the unique key refused it).
+-- The entries are read from the group's month by ledger.month_entries (above, for why).
 CREATE OR REPLACE FUNCTION ledger.assert_group_complete() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   v_entries integer;
   v_sum     numeric;
 BEGIN
-  SELECT count(*), coalesce(sum(e.amount), 0) INTO v_entries, v_sum
-    FROM ledger.entries e
-   WHERE e.group_id = NEW.group_id;
+  SELECT t.entries, t.total INTO v_entries, v_sum FROM ledger.month_entries(NEW.group_id) t;
   IF v_entries <> NEW.entry_count THEN
     RAISE EXCEPTION 'LEDGER_GROUP_UNBALANCED: group % has % of % declared entries',
       NEW.group_id, v_entries, NEW.entry_count USING ERRCODE = 'LG001';
@@ -491,7 +571,7 @@ BEGIN
              AS x(col, id, was)
      WHERE x.id IS NOT NULL AND x.id IS DISTINCT FROM x.was
   LOOP
-    IF NOT EXISTS (SELECT 1 FROM ledger.groups g WHERE g.group_id = v_group) THEN
+    IF NOT (ledger.month_group(v_group)).present THEN
       RAISE EXCEPTION 'insert or update on table "service_payments" violates foreign key constraint "service_payments_%_fkey": no ledger group %',
         v_column, v_group
         USING ERRCODE = 'foreign_key_violation', SCHEMA = 'ledger', TABLE = 'service_payments',
@@ -503,6 +583,85 @@ END
 $$;
 CREATE TRIGGER service_payments_groups_exist BEFORE INSERT OR UPDATE ON ledger.service_payments
   FOR EACH ROW EXECUTE FUNCTION ledger.service_payment_groups_exist();
+-- Migration 0001's statement check of new entries, each entry's group read from its month by
+-- ledger.month_group (above, for why).
+CREATE OR REPLACE FUNCTION ledger.assert_entries_belong() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  v_bad_asset   text;
+  v_bad_slot    text;
+  v_bad_group   text;
+  v_bad_account text;
+BEGIN
+  SELECT min(n.account_id) FILTER (WHERE split_part(n.account_id, ':', 2) || ':' || split_part(n.account_id, ':', 3)
+                                         IS DISTINCT FROM n.asset),
+         min(n.group_id) FILTER (WHERE n.entry_no NOT BETWEEN 1 AND n.entry_count),
+         min(n.group_id) FILTER (WHERE (SELECT g.present AND g.asset = n.asset AND g.entry_count = n.entry_count
+                                          FROM ledger.month_group(n.group_id) g) IS NOT TRUE),
+         min(n.account_id) FILTER (WHERE (SELECT true FROM ledger.accounts a WHERE a.account_id = n.account_id) IS NULL)
+    INTO v_bad_asset, v_bad_slot, v_bad_group, v_bad_account
+    FROM new_entries n;
+  IF v_bad_asset IS NOT NULL THEN
+    RAISE EXCEPTION 'new row for relation "entries" violates check constraint "entries_account_asset_matches": account % is not of the entry''s asset', v_bad_asset
+      USING ERRCODE = 'check_violation', SCHEMA = 'ledger', TABLE = 'entries', CONSTRAINT = 'entries_account_asset_matches';
+  END IF;
+  IF v_bad_slot IS NOT NULL THEN
+    RAISE EXCEPTION 'new row for relation "entries" violates check constraint "entries_slot_in_range": an entry of group % is outside its slots', v_bad_slot
+      USING ERRCODE = 'check_violation', SCHEMA = 'ledger', TABLE = 'entries', CONSTRAINT = 'entries_slot_in_range';
+  END IF;
+  IF v_bad_group IS NOT NULL THEN
+    RAISE EXCEPTION 'insert or update on table "entries" violates foreign key constraint "entries_group_fkey": no group % of this asset and entry count', v_bad_group
+      USING ERRCODE = 'foreign_key_violation', SCHEMA = 'ledger', TABLE = 'entries', CONSTRAINT = 'entries_group_fkey';
+  END IF;
+  IF v_bad_account IS NOT NULL THEN
+    RAISE EXCEPTION 'LEDGER_GROUP_INVALID: account % does not exist', v_bad_account USING ERRCODE = 'LG002';
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+-- Migration 0008's checks of a payment's groups, the group and its entries read from its month by
+-- ledger.month_group and ledger.month_entries (above, for why).
+CREATE OR REPLACE FUNCTION ledger.service_payment_group_is(p_row ledger.service_payments, p_group text, p_kinds text[])
+RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT coalesce(g.present AND g.kind::text = ANY (p_kinds) AND g.asset = p_row.network || '|' || p_row.asset
+                  AND (SELECT e.debits FROM ledger.month_entries(p_group) e) = p_row.amount, false)
+    FROM ledger.month_group(p_group) g;
+$$;
+
+CREATE OR REPLACE FUNCTION ledger.service_payment_fee_matches() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  v_kind ledger.group_kind;
+  v_asset text;
+  v_debit numeric;
+BEGIN
+  IF NEW.purpose = 'FUNDING' THEN
+    IF NEW.fee_group_id IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.fee_group_id IS DISTINCT FROM NEW.fee_group_id)
+       AND NOT ledger.service_payment_group_is(NEW, NEW.fee_group_id, ARRAY['FUNDING', 'SUSPENSE_MOVE']) THEN
+      RAISE EXCEPTION 'SERVICE_PAYMENT_FEE_MISMATCH: group % is not a FUNDING or SUSPENSE_MOVE of % on %|%',
+        NEW.fee_group_id, NEW.amount, NEW.network, NEW.asset USING ERRCODE = 'LG006';
+    END IF;
+    IF NEW.funding_group_id IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.funding_group_id IS DISTINCT FROM NEW.funding_group_id)
+       AND NOT ledger.service_payment_group_is(NEW, NEW.funding_group_id, ARRAY['FUNDING']) THEN
+      RAISE EXCEPTION 'SERVICE_PAYMENT_FEE_MISMATCH: group % is not a FUNDING of % on %|%',
+        NEW.funding_group_id, NEW.amount, NEW.network, NEW.asset USING ERRCODE = 'LG006';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF NEW.fee_group_id IS NULL OR (TG_OP = 'UPDATE' AND OLD.fee_group_id IS NOT DISTINCT FROM NEW.fee_group_id) THEN
+    RETURN NEW;
+  END IF;
+  SELECT g.kind, g.asset, (SELECT e.debits FROM ledger.month_entries(NEW.fee_group_id) e)
+    INTO v_kind, v_asset, v_debit
+    FROM ledger.month_group(NEW.fee_group_id) g WHERE g.present;
+  IF v_kind IS DISTINCT FROM 'SERVICE_FEE' OR v_asset IS DISTINCT FROM NEW.network || '|' || NEW.asset
+     OR v_debit IS DISTINCT FROM NEW.amount THEN
+    RAISE EXCEPTION 'SERVICE_PAYMENT_FEE_MISMATCH: group % is not a SERVICE_FEE of % on %|%',
+      NEW.fee_group_id, NEW.amount, NEW.network, NEW.asset USING ERRCODE = 'LG006';
+  END IF;
+  RETURN NEW;
+END;
+$$;
+
 -- write_group as migration 0012 made it, with the key claimed in ledger.group_keys.
 CREATE OR REPLACE FUNCTION ledger.write_group(
   p_kind text, p_asset text, p_accounts text[], p_amounts numeric[], p_idempotency_key text,
