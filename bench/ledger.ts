@@ -210,7 +210,7 @@ interface BenchArgs {
   seconds: number;
   modes: readonly Mode[];
   groupsPerCall: number;
-  /** Past months of ledger partitions attached before the run (0 to 120). */
+  /** Past months of ledger partitions attached before the run (0 to 116). */
   months: number;
 }
 
