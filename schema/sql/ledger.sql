@@ -237,6 +237,7 @@ DECLARE
   v_part record;
   v_entries text;
   v_open boolean;
+  v_detached boolean := false;
 BEGIN
   IF p_before IS NULL THEN
     RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
@@ -263,8 +264,11 @@ BEGIN
     EXECUTE format('ALTER TABLE ledger.groups DETACH PARTITION ledger.%I', v_part.relname);
     RETURN NEXT v_entries;
     RETURN NEXT v_part.relname;
-    PERFORM ledger.write_month_lookups();
+    v_detached := true;
   END LOOP;
+  IF v_detached THEN
+    PERFORM ledger.write_month_lookups();
+  END IF;
 END
 $_$;
 

@@ -196,6 +196,7 @@ DECLARE
   v_part record;
   v_entries text;
   v_open boolean;
+  v_detached boolean := false;
 BEGIN
   IF p_before IS NULL THEN
     RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
@@ -222,8 +223,11 @@ BEGIN
     EXECUTE format('ALTER TABLE ledger.groups DETACH PARTITION ledger.%I', v_part.relname);
     RETURN NEXT v_entries;
     RETURN NEXT v_part.relname;
-    PERFORM ledger.write_month_lookups();
+    v_detached := true;
   END LOOP;
+  IF v_detached THEN
+    PERFORM ledger.write_month_lookups();
+  END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.detach_group_month_partitions(timestamptz) FROM PUBLIC, spend_control_service;
