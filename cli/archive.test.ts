@@ -2,7 +2,7 @@
 import { parseArchiveArgs } from './archive';
 import { UsageError } from './args';
 
-test('takes a calendar date, and every log and the ledger unless one is named', () => {
+test('takes a calendar date, and every log, the ledger and the decisions unless one is named', () => {
   expect(parseArchiveArgs(['detach', '--before', '2026-06-01'])).toEqual({
     before: new Date('2026-06-01T00:00:00Z'),
     logs: [
@@ -10,8 +10,12 @@ test('takes a calendar date, and every log and the ledger unless one is named', 
       'policy.escalation_events',
       'policy.policy_changes',
       'ledger.groups',
+      'intent.decisions',
     ],
   });
+  expect(
+    parseArchiveArgs(['detach', '--before', '2026-06-01', '--log', 'intent.decisions']),
+  ).toEqual({ before: new Date('2026-06-01T00:00:00Z'), logs: ['intent.decisions'] });
   expect(parseArchiveArgs(['detach', '--before', '2026-06-01', '--log', 'ledger.groups'])).toEqual({
     before: new Date('2026-06-01T00:00:00Z'),
     logs: ['ledger.groups'],
@@ -29,6 +33,7 @@ test.each([
   [['detach', '--before', '2026-02-30']],
   [['detach', '--before', '2026-06-01T00:00:00Z']],
   [['detach', '--before', '2026-06-01', '--log', 'ledger.entries']],
+  [['detach', '--before', '2026-06-01', '--log', 'intent.decision_receipts']],
   [['detach', '--before', '2026-06-01', '--force']],
   [['detach', '--before', '2026-06-01', 'extra']],
 ])('refuses %j with a usage error', (argv) => {

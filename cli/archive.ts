@@ -1,11 +1,12 @@
 // `spend-control archive detach --before <date> [--log <schema.table>]`: detaches the append-only
-// logs' whole past months, and the ledger's groups with their entries (platform/db/monthPartitions,
+// logs' whole past months, the ledger's groups with their entries, and the decisions (platform/db/monthPartitions,
 // docs/operations.md "Partitioning the append-only tables"), each left as a plain table to dump
 // and drop. Runs as the owner's login (MIGRATION_DATABASE_URL, else DATABASE_URL outside
 // production), like migrate.
 import {
   ARCHIVABLE_TABLES,
   type ArchivableTable,
+  DECISIONS,
   detachMonthPartitions,
   isArchivableTable,
   LEDGER_BOOKS,
@@ -66,6 +67,12 @@ export async function archiveMain(
           out(
             `  kept ${kept} and its entries: archive stops at the first month holding entries past the ` +
               'balance checkpoint, which the worker moves forward; try again once it has passed them',
+          );
+      if (log === DECISIONS)
+        for (const kept of await monthsKeptOpen(pool, args.before, DECISIONS))
+          out(
+            `  kept ${kept}: archive stops at the first month holding a decision still in use (an ACTIVE ` +
+              'reservation, or a receipt not anchored yet); try again once its reservations have ended and its receipts are anchored',
           );
     }
     if (detached.length > 0)

@@ -192,7 +192,8 @@ describe('month partitions at work', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
-    db = await testDatabase({ subgraphs: ['ledger', 'policy'] });
+    // Every schema with months: the worker's ensure makes them all.
+    db = await testDatabase({ subgraphs: ['ledger', 'policy', 'intent'] });
   });
 
   afterAll(async () => {
@@ -220,6 +221,10 @@ describe('month partitions at work', () => {
     ]);
     const made = [...first!, ...second!].sort();
     expect(made).toEqual([
+      'intent.decisions_p2071_04',
+      'intent.decisions_p2071_05',
+      'intent.decisions_p2071_06',
+      'intent.decisions_p2071_07',
       'ledger.entries_p2071_04',
       'ledger.entries_p2071_05',
       'ledger.entries_p2071_06',

@@ -12,6 +12,10 @@
 // entries): `ledger.ensure_group_month_partitions` and `ledger.detach_group_month_partitions`,
 // which detaches a month only once all its entries lie inside the balance checkpoint. Here they
 // go by the name of the groups' table, LEDGER_BOOKS.
+//
+// Decisions (intent migration 0025) are partitioned by month of their ids, which begin with their
+// month: `intent.ensure_decision_month_partitions` and `intent.detach_decision_month_partitions`,
+// which stops at the first month still in use (an ACTIVE reservation, a receipt not anchored).
 import type { Db } from './handle';
 
 /** The logs partitioned by month, as `schema.table`. */
@@ -25,8 +29,11 @@ export type MonthPartitionedLog = (typeof MONTH_PARTITIONED_LOGS)[number];
 /** The ledger's groups with their entries, partitioned by month of group id (ledger migration 0014). */
 export const LEDGER_BOOKS = 'ledger.groups';
 
-/** What `archive detach` can detach months of: the logs, and the ledger's groups with their entries. */
-export const ARCHIVABLE_TABLES = [...MONTH_PARTITIONED_LOGS, LEDGER_BOOKS] as const;
+/** The decisions, partitioned by month of decision id (intent migration 0025). */
+export const DECISIONS = 'intent.decisions';
+
+/** What `archive detach` can detach months of: the logs, the ledger's groups with their entries, the decisions. */
+export const ARCHIVABLE_TABLES = [...MONTH_PARTITIONED_LOGS, LEDGER_BOOKS, DECISIONS] as const;
 export type ArchivableTable = (typeof ARCHIVABLE_TABLES)[number];
 
 /** How many months past the current one the worker keeps made. */
@@ -41,7 +48,7 @@ export function isArchivableTable(name: string): name is ArchivableTable {
 }
 
 /**
- * Makes every log's month partitions, and the ledger's groups and entries', from `now`'s month
+ * Makes every log's month partitions, the ledger's groups and entries', and the decisions', from `now`'s month
  * through `monthsAhead` months later, unless made (or unless rows of that month already sit in
  * the DEFAULT partition); returns the partitions made, as `schema.table`.
  */
@@ -67,6 +74,12 @@ export async function ensureMonthPartitions(
     [now, monthsAhead],
   );
   made.push(...rows.map((row) => `ledger.${row.name}`));
+  const decisions = await db.query<{ name: string }>(
+    `SELECT intent.ensure_decision_month_partitions($1::timestamptz,
+                                                    $1::timestamptz + make_interval(months => $2::int)) AS name`,
+    [now, monthsAhead],
+  );
+  made.push(...decisions.rows.map((row) => `intent.${row.name}`));
   return made;
 }
 
@@ -89,6 +102,13 @@ export async function detachMonthPartitions(
     );
     return rows.map((row) => `ledger.${row.name}`);
   }
+  if (table === DECISIONS) {
+    const { rows } = await db.query<{ name: string }>(
+      'SELECT intent.detach_decision_month_partitions($1::timestamptz) AS name',
+      [before],
+    );
+    return rows.map((row) => `intent.${row.name}`);
+  }
   const { rows } = await db.query<{ name: string }>(
     `SELECT ${schemaOf(table)}.detach_month_partitions($1::regclass, $2::timestamptz) AS name`,
     [table, before],
@@ -97,21 +117,26 @@ export async function detachMonthPartitions(
 }
 
 /**
- * The ledger's month partitions of groups that end at or before `before` (and before the current
- * month) and are still attached: after detachMonthPartitions, the months it kept because some of
- * their entries lie past the balance checkpoint. Oldest first, as `ledger.groups_pYYYY_MM`.
+ * The month partitions of `table` (the ledger's groups, or the decisions) that end at or before
+ * `before` (and before the current month) and are still attached: after detachMonthPartitions,
+ * the months it kept, the ledger's because some of their entries lie past the balance checkpoint,
+ * the decisions' because some are still in use. Oldest first, as `schema.table_pYYYY_MM`.
  */
-export async function monthsKeptOpen(db: Db, before: Date): Promise<string[]> {
+export async function monthsKeptOpen(
+  db: Db,
+  before: Date,
+  table: typeof LEDGER_BOOKS | typeof DECISIONS = LEDGER_BOOKS,
+): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
     `SELECT c.relname AS name
        FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = 'ledger.groups'::regclass AND c.relname ~ '^groups_p[0-9]{4}_[0-9]{2}$'
+      WHERE i.inhparent = $2::regclass AND c.relname ~ '_p[0-9]{4}_[0-9]{2}$'
         AND to_timestamp(substring(c.relname FROM '[0-9]{4}_[0-9]{2}$'), 'YYYY_MM')::timestamp + interval '1 month'
             <= least($1::timestamptz AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'))
       ORDER BY c.relname`,
-    [before],
+    [before, table],
   );
-  return rows.map((row) => `ledger.${row.name}`);
+  return rows.map((row) => `${schemaOf(table)}.${row.name}`);
 }
 
 /** The month partitions attached to `log` now, oldest first, as `schema.table` (the DEFAULT one last). */
@@ -130,6 +155,7 @@ export async function monthPartitionsOf(
 }
 
 /** The schema of one of the fixed lists above (never text from outside). */
-function schemaOf(log: ArchivableTable | 'ledger.entries'): 'ledger' | 'policy' {
-  return log.startsWith('ledger.') ? 'ledger' : 'policy';
+function schemaOf(log: ArchivableTable | 'ledger.entries'): 'ledger' | 'policy' | 'intent' {
+  if (log.startsWith('ledger.')) return 'ledger';
+  return log.startsWith('intent.') ? 'intent' : 'policy';
 }

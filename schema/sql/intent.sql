@@ -383,6 +383,100 @@ $$;
 ALTER FUNCTION intent.count_trust_outcome() OWNER TO spend_control_owner;
 
 --
+-- Name: decision_exists(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.decision_exists() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.decision_id IS NOT DISTINCT FROM OLD.decision_id THEN
+    RETURN NEW;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM intent.month_decision(NEW.decision_id)) THEN
+    RAISE EXCEPTION 'insert or update on table "%" violates foreign key constraint "%": no decision %',
+      TG_TABLE_NAME, TG_ARGV[0], NEW.decision_id
+      USING ERRCODE = 'foreign_key_violation', SCHEMA = TG_TABLE_SCHEMA, TABLE = TG_TABLE_NAME,
+            CONSTRAINT = TG_ARGV[0];
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.decision_exists() OWNER TO spend_control_owner;
+
+--
+-- Name: decision_id_floor(timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.decision_id_floor(p_at timestamp with time zone) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT (((extract(year FROM p_at AT TIME ZONE 'UTC')::integer - 1970) * 12
+           + extract(month FROM p_at AT TIME ZONE 'UTC')::integer - 1)::bigint) << 40
+$$;
+
+ALTER FUNCTION intent.decision_id_floor(p_at timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: detach_decision_month_partitions(timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.detach_decision_month_partitions(p_before timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_cut timestamp := least(p_before AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'));
+  v_part record;
+  v_low bigint;
+  v_high bigint;
+  v_in_use text;
+  v_detached boolean := false;
+BEGIN
+  IF p_before IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '5s', true);
+  FOR v_part IN
+    SELECT c.relname, to_timestamp(substring(c.relname FROM '^decisions_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'intent.decisions'::regclass AND c.relname ~ '^decisions_p[0-9]{4}_[0-9]{2}$'
+     ORDER BY 2
+  LOOP
+    EXIT WHEN v_part.month + interval '1 month' > v_cut;
+    v_low := intent.decision_id_floor(v_part.month AT TIME ZONE 'UTC');
+    v_high := intent.decision_id_floor((v_part.month + interval '1 month') AT TIME ZONE 'UTC');
+    -- No lock on the two tables is needed (and taking one here, before the detach's on
+    -- intent.decisions, could deadlock with a preflight, which writes decisions first): nothing
+    -- makes a past month's reservation ACTIVE again, and only an anchor's recheck, minutes after
+    -- anchoring, reopens a receipt, never months later.
+    SELECT CASE
+             WHEN EXISTS (SELECT 1 FROM intent.reservations r
+                           WHERE r.decision_id >= v_low AND r.decision_id < v_high AND r.state = 'ACTIVE')
+               THEN 'an ACTIVE reservation'
+             WHEN EXISTS (SELECT 1 FROM intent.decision_receipts c
+                           WHERE c.decision_id >= v_low AND c.decision_id < v_high AND c.state <> 'ANCHORED')
+               THEN 'a receipt not anchored yet'
+           END
+      INTO v_in_use;
+    IF v_in_use IS NOT NULL THEN
+      RAISE NOTICE 'DECISION_MONTH_IN_USE: % holds a decision with %; it and later months stay', v_part.relname, v_in_use;
+      EXIT;
+    END IF;
+    EXECUTE format('ALTER TABLE intent.decisions DETACH PARTITION intent.%I', v_part.relname);
+    RETURN NEXT v_part.relname;
+    v_detached := true;
+  END LOOP;
+  IF v_detached THEN
+    PERFORM intent.write_decision_lookups();
+  END IF;
+END
+$_$;
+
+ALTER FUNCTION intent.detach_decision_month_partitions(p_before timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: enqueue_consumer_receipt(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -424,6 +518,55 @@ END
 $$;
 
 ALTER FUNCTION intent.enqueue_decision_receipts(p_limit integer) OWNER TO spend_control_owner;
+
+--
+-- Name: ensure_decision_month_partitions(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_low bigint;
+  v_high bigint;
+  v_name text;
+  v_made boolean := false;
+BEGIN
+  IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months'
+     OR v_month < timestamp '1970-02-01' THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120, from February 1970)', p_from, p_through
+      USING ERRCODE = '22023';
+  END IF;
+  -- Waiting behind a long transaction on the table would stall the preflights queued behind this;
+  -- the worker tries again next round instead.
+  PERFORM set_config('lock_timeout', '2s', true);
+  PERFORM pg_advisory_xact_lock(hashtext('intent.ensure_decision_month_partitions'), 0);
+  WHILE v_month <= v_last LOOP
+    v_low := intent.decision_id_floor(v_month AT TIME ZONE 'UTC');
+    v_high := intent.decision_id_floor((v_month + interval '1 month') AT TIME ZONE 'UTC');
+    v_name := format('decisions_p%s', to_char(v_month, 'YYYY_MM'));
+    IF to_regclass(format('intent.%I', v_name)) IS NULL
+       AND NOT EXISTS (SELECT 1 FROM intent.decisions_pdefault d WHERE d.decision_id >= v_low AND d.decision_id < v_high) THEN
+      -- Made apart and attached: ATTACH lets the table's writers go on.
+      EXECUTE format('CREATE TABLE intent.%I (LIKE intent.decisions INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name);
+      EXECUTE format('ALTER TABLE intent.decisions ATTACH PARTITION intent.%I FOR VALUES FROM (%s) TO (%s)',
+                     v_name, v_low, v_high);
+      PERFORM intent.guard_decision_month(v_name);
+      v_made := true;
+      RETURN NEXT v_name;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+  IF v_made THEN
+    PERFORM intent.write_decision_lookups();
+  END IF;
+END
+$$;
+
+ALTER FUNCTION intent.ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
 
 --
 -- Name: forget_counts(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
@@ -614,6 +757,22 @@ $$;
 ALTER FUNCTION intent.guard_decided_quote() OWNER TO spend_control_owner;
 
 --
+-- Name: guard_decision_month(text); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.guard_decision_month(p_name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  EXECUTE format('REVOKE ALL ON intent.%I FROM PUBLIC, spend_control_service', p_name);
+  EXECUTE format('GRANT SELECT ON intent.%I TO spend_control_service', p_name);
+END
+$$;
+
+ALTER FUNCTION intent.guard_decision_month(p_name text) OWNER TO spend_control_owner;
+
+--
 -- Name: guard_payment_capability(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -682,6 +841,61 @@ $$;
 ALTER FUNCTION intent.guard_reservation_update() OWNER TO spend_control_owner;
 
 --
+-- Name: new_decision_id(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.new_decision_id() RETURNS bigint
+    LANGUAGE sql
+    AS $$
+  SELECT intent.decision_id_floor(clock_timestamp()) + nextval('intent.decisions_decision_id_seq')
+$$;
+
+ALTER FUNCTION intent.new_decision_id() OWNER TO spend_control_owner;
+
+--
+-- Name: decisions; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.decisions (
+    decision_id bigint DEFAULT intent.new_decision_id() NOT NULL,
+    intent_hash text NOT NULL,
+    policy_id text NOT NULL,
+    policy_version integer,
+    policy_hash text,
+    decision text NOT NULL,
+    outcome text NOT NULL,
+    deciding_rule text,
+    rule_trace jsonb NOT NULL,
+    engine jsonb NOT NULL,
+    fail_closed_reason text,
+    evaluated_at timestamp with time zone NOT NULL,
+    inputs jsonb,
+    CONSTRAINT decisions_engine_check CHECK ((jsonb_typeof(engine) = 'object'::text)),
+    CONSTRAINT decisions_inputs_check CHECK (((inputs IS NULL) OR (jsonb_typeof(inputs) = 'object'::text))),
+    CONSTRAINT decisions_intent_hash_check CHECK ((intent_hash ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT decisions_outcome_check CHECK ((outcome = ANY (ARRAY['APPROVED'::text, 'BLOCKED'::text, 'ESCALATED'::text]))),
+    CONSTRAINT decisions_policy_hash_check CHECK ((policy_hash ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT decisions_policy_id_check CHECK ((policy_id ~ '^[0-9]{1,78}$'::text)),
+    CONSTRAINT decisions_policy_version_check CHECK ((policy_version >= 1)),
+    CONSTRAINT decisions_rule_trace_check CHECK ((jsonb_typeof(rule_trace) = 'array'::text))
+)
+PARTITION BY RANGE (decision_id);
+
+ALTER TABLE intent.decisions OWNER TO spend_control_owner;
+
+--
+-- Name: month_decision(bigint); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.month_decision(p_decision_id bigint) RETURNS SETOF intent.decisions
+    LANGUAGE plpgsql STABLE
+    AS $$
+-- Written by intent.write_decision_lookups() for the months attached now (the schema dump shows this line only).
+$$;
+
+ALTER FUNCTION intent.month_decision(p_decision_id bigint) OWNER TO spend_control_owner;
+
+--
 -- Name: notify_anchor_batch_settled(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -731,7 +945,7 @@ BEGIN
      FROM (SELECT ids.receipt_id, ids.ord, COALESCE(d.policy_id, i.policy_id::text) AS policy_id
              FROM unnest(p_receipt_ids) WITH ORDINALITY AS ids(receipt_id, ord)
              LEFT JOIN intent.decision_receipts r ON r.receipt_id = ids.receipt_id
-             LEFT JOIN intent.decisions d ON d.decision_id = r.decision_id
+             LEFT JOIN LATERAL intent.month_decision(r.decision_id) d ON true
              LEFT JOIN intent.consumer_receipts c ON c.receipt_id = ids.receipt_id
              LEFT JOIN intent.consumer_intents i ON i.intent_id = c.intent_id
             ORDER BY ids.ord) s;
@@ -926,7 +1140,8 @@ BEGIN
   END IF;
 
   -- One index probe (reservations_one_active_per_intent, the only index this statement can use);
-  -- a row only for a repeat, whose deadline is checked here rather than in the statement.
+  -- a row only for a repeat, whose deadline is checked here rather than in the statement. Its
+  -- decision is read from its month (intent.month_decision).
   SELECT json_build_object(
            'decision', d.decision, 'policyHash', d.policy_hash, 'policyVersion', d.policy_version,
            'evaluatedAtMs', floor(extract(epoch FROM d.evaluated_at) * 1000)::bigint,
@@ -936,7 +1151,7 @@ BEGIN
          r.expires_at
     INTO replay, v_replay_ends
     FROM intent.reservations r
-    JOIN intent.decisions d ON d.decision_id = r.decision_id
+    CROSS JOIN LATERAL intent.month_decision(r.decision_id) d
     JOIN intent.decision_receipts c ON c.decision_id = r.decision_id
    WHERE r.intent_hash = p_intent_hash AND r.state = 'ACTIVE' AND r.policy_id = p_policy_id;
   IF v_replay_ends <= p_now THEN
@@ -1228,6 +1443,52 @@ $$;
 ALTER FUNCTION intent.window_sums(p_policy_id text, p_day date, p_now timestamp with time zone, p_budget_window text) OWNER TO spend_control_owner;
 
 --
+-- Name: write_decision_lookups(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.write_decision_lookups() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_branches text := '';
+  v_month record;
+BEGIN
+  FOR v_month IN
+    SELECT c.relname,
+           -- FOR VALUES FROM ('<low>') TO ('<high>'), or FROM (MINVALUE) for the legacy partition
+           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''?(-?[0-9]+|MINVALUE)''?\)') AS low,
+           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''?(-?[0-9]+)''?\)') AS high
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'intent.decisions'::regclass
+       AND (c.relname ~ '^decisions_p[0-9]{4}_[0-9]{2}$' OR c.relname = 'decisions_plegacy')
+     ORDER BY c.relname = 'decisions_plegacy', c.relname DESC -- the newest month first: where decisions go
+  LOOP
+    v_branches := v_branches || format(
+      E'  IF %s THEN\n'
+      || E'    RETURN QUERY SELECT d.* FROM intent.%I d WHERE d.decision_id = p_decision_id;\n'
+      || E'    RETURN;\n  END IF;\n',
+      CASE WHEN v_month.low = 'MINVALUE' THEN format('p_decision_id < %s', v_month.high)
+           ELSE format('p_decision_id >= %s AND p_decision_id < %s', v_month.low, v_month.high) END,
+      v_month.relname);
+  END LOOP;
+  EXECUTE format($f$
+CREATE OR REPLACE FUNCTION intent.month_decision(p_decision_id bigint) RETURNS SETOF intent.decisions
+LANGUAGE plpgsql STABLE AS $body$
+-- Written by intent.write_decision_lookups() for the months attached now (the schema dump shows this line only).
+BEGIN
+%s  RETURN QUERY SELECT d.* FROM intent.decisions_pdefault d WHERE d.decision_id = p_decision_id;
+END
+$body$
+$f$, v_branches);
+  EXECUTE 'REVOKE ALL ON FUNCTION intent.month_decision(bigint) FROM PUBLIC';
+  EXECUTE 'GRANT EXECUTE ON FUNCTION intent.month_decision(bigint) TO spend_control_service';
+END
+$_$;
+
+ALTER FUNCTION intent.write_decision_lookups() OWNER TO spend_control_owner;
+
+--
 -- Name: anchor_batches_batch_id_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1442,11 +1703,30 @@ CREATE TABLE intent.decision_receipts (
 ALTER TABLE intent.decision_receipts OWNER TO spend_control_owner;
 
 --
--- Name: decisions; Type: TABLE; Schema: intent; Owner: spend_control_owner
+-- Name: decisions_decision_id_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE TABLE intent.decisions (
-    decision_id bigint NOT NULL,
+CREATE SEQUENCE intent.decisions_decision_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    MAXVALUE 1099511627775
+    CACHE 1;
+
+ALTER TABLE intent.decisions_decision_id_seq OWNER TO spend_control_owner;
+
+--
+-- Name: decisions_decision_id_seq; Type: SEQUENCE OWNED BY; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER SEQUENCE intent.decisions_decision_id_seq OWNED BY intent.decisions.decision_id;
+
+--
+-- Name: decisions_pdefault; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.decisions_pdefault (
+    decision_id bigint DEFAULT intent.new_decision_id() NOT NULL,
     intent_hash text NOT NULL,
     policy_id text NOT NULL,
     policy_version integer,
@@ -1469,26 +1749,37 @@ CREATE TABLE intent.decisions (
     CONSTRAINT decisions_rule_trace_check CHECK ((jsonb_typeof(rule_trace) = 'array'::text))
 );
 
-ALTER TABLE intent.decisions OWNER TO spend_control_owner;
+ALTER TABLE intent.decisions_pdefault OWNER TO spend_control_owner;
 
 --
--- Name: decisions_decision_id_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
+-- Name: decisions_plegacy; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE SEQUENCE intent.decisions_decision_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
+CREATE TABLE intent.decisions_plegacy (
+    decision_id bigint DEFAULT intent.new_decision_id() NOT NULL,
+    intent_hash text NOT NULL,
+    policy_id text NOT NULL,
+    policy_version integer,
+    policy_hash text,
+    decision text NOT NULL,
+    outcome text NOT NULL,
+    deciding_rule text,
+    rule_trace jsonb NOT NULL,
+    engine jsonb NOT NULL,
+    fail_closed_reason text,
+    evaluated_at timestamp with time zone NOT NULL,
+    inputs jsonb,
+    CONSTRAINT decisions_engine_check CHECK ((jsonb_typeof(engine) = 'object'::text)),
+    CONSTRAINT decisions_inputs_check CHECK (((inputs IS NULL) OR (jsonb_typeof(inputs) = 'object'::text))),
+    CONSTRAINT decisions_intent_hash_check CHECK ((intent_hash ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT decisions_outcome_check CHECK ((outcome = ANY (ARRAY['APPROVED'::text, 'BLOCKED'::text, 'ESCALATED'::text]))),
+    CONSTRAINT decisions_policy_hash_check CHECK ((policy_hash ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT decisions_policy_id_check CHECK ((policy_id ~ '^[0-9]{1,78}$'::text)),
+    CONSTRAINT decisions_policy_version_check CHECK ((policy_version >= 1)),
+    CONSTRAINT decisions_rule_trace_check CHECK ((jsonb_typeof(rule_trace) = 'array'::text))
+);
 
-ALTER TABLE intent.decisions_decision_id_seq OWNER TO spend_control_owner;
-
---
--- Name: decisions_decision_id_seq; Type: SEQUENCE OWNED BY; Schema: intent; Owner: spend_control_owner
---
-
-ALTER SEQUENCE intent.decisions_decision_id_seq OWNED BY intent.decisions.decision_id;
+ALTER TABLE intent.decisions_plegacy OWNER TO spend_control_owner;
 
 --
 -- Name: payment_capabilities; Type: TABLE; Schema: intent; Owner: spend_control_owner
@@ -1635,10 +1926,16 @@ CREATE TABLE intent.trust_vendor_outcomes (
 ALTER TABLE intent.trust_vendor_outcomes OWNER TO spend_control_owner;
 
 --
--- Name: decisions decision_id; Type: DEFAULT; Schema: intent; Owner: spend_control_owner
+-- Name: decisions_pdefault; Type: TABLE ATTACH; Schema: intent; Owner: spend_control_owner
 --
 
-ALTER TABLE ONLY intent.decisions ALTER COLUMN decision_id SET DEFAULT nextval('intent.decisions_decision_id_seq'::regclass);
+ALTER TABLE ONLY intent.decisions ATTACH PARTITION intent.decisions_pdefault DEFAULT;
+
+--
+-- Name: decisions_plegacy; Type: TABLE ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decisions ATTACH PARTITION intent.decisions_plegacy FOR VALUES FROM (MINVALUE) TO ('1099511627776');
 
 --
 -- Name: anchor_batches anchor_batches_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -1744,6 +2041,20 @@ ALTER TABLE ONLY intent.decision_receipts
 
 ALTER TABLE ONLY intent.decisions
     ADD CONSTRAINT decisions_pkey PRIMARY KEY (decision_id);
+
+--
+-- Name: decisions_pdefault decisions_pdefault_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decisions_pdefault
+    ADD CONSTRAINT decisions_pdefault_pkey PRIMARY KEY (decision_id);
+
+--
+-- Name: decisions_plegacy decisions_plegacy_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decisions_plegacy
+    ADD CONSTRAINT decisions_plegacy_pkey PRIMARY KEY (decision_id);
 
 --
 -- Name: payment_capabilities payment_capabilities_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -1907,13 +2218,37 @@ CREATE INDEX decision_receipts_unanchored ON intent.decision_receipts USING btre
 -- Name: decisions_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE INDEX decisions_intent ON intent.decisions USING btree (intent_hash);
+CREATE INDEX decisions_intent ON ONLY intent.decisions USING btree (intent_hash);
+
+--
+-- Name: decisions_pdefault_intent_hash_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decisions_pdefault_intent_hash_idx ON intent.decisions_pdefault USING btree (intent_hash);
 
 --
 -- Name: decisions_policy; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE INDEX decisions_policy ON intent.decisions USING btree (policy_id, evaluated_at DESC, decision_id DESC);
+CREATE INDEX decisions_policy ON ONLY intent.decisions USING btree (policy_id, evaluated_at DESC, decision_id DESC);
+
+--
+-- Name: decisions_pdefault_policy_id_evaluated_at_decision_id_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decisions_pdefault_policy_id_evaluated_at_decision_id_idx ON intent.decisions_pdefault USING btree (policy_id, evaluated_at DESC, decision_id DESC);
+
+--
+-- Name: decisions_plegacy_intent_hash_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decisions_plegacy_intent_hash_idx ON intent.decisions_plegacy USING btree (intent_hash);
+
+--
+-- Name: decisions_plegacy_policy_id_evaluated_at_decision_id_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decisions_plegacy_policy_id_evaluated_at_decision_id_idx ON intent.decisions_plegacy USING btree (policy_id, evaluated_at DESC, decision_id DESC);
 
 --
 -- Name: payment_capabilities_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
@@ -1956,6 +2291,42 @@ CREATE UNIQUE INDEX reservations_settled_group ON intent.reservations USING btre
 --
 
 CREATE INDEX spend_intents_policy ON intent.spend_intents USING btree (policy_id, created_at);
+
+--
+-- Name: decisions_pdefault_intent_hash_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decisions_intent ATTACH PARTITION intent.decisions_pdefault_intent_hash_idx;
+
+--
+-- Name: decisions_pdefault_pkey; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decisions_pkey ATTACH PARTITION intent.decisions_pdefault_pkey;
+
+--
+-- Name: decisions_pdefault_policy_id_evaluated_at_decision_id_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decisions_policy ATTACH PARTITION intent.decisions_pdefault_policy_id_evaluated_at_decision_id_idx;
+
+--
+-- Name: decisions_plegacy_intent_hash_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decisions_intent ATTACH PARTITION intent.decisions_plegacy_intent_hash_idx;
+
+--
+-- Name: decisions_plegacy_pkey; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decisions_pkey ATTACH PARTITION intent.decisions_plegacy_pkey;
+
+--
+-- Name: decisions_plegacy_policy_id_evaluated_at_decision_id_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decisions_policy ATTACH PARTITION intent.decisions_plegacy_policy_id_evaluated_at_decision_id_idx;
 
 --
 -- Name: anchor_batches anchor_batches_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -2028,6 +2399,14 @@ ALTER TABLE intent.anchor_leaves ENABLE ALWAYS TRIGGER anchor_leaves_notify_queu
 CREATE TRIGGER approved_calls_count AFTER INSERT OR DELETE OR UPDATE OF policy_id, approved_at ON intent.approved_calls FOR EACH ROW EXECUTE FUNCTION intent.count_approved_call();
 
 ALTER TABLE intent.approved_calls ENABLE ALWAYS TRIGGER approved_calls_count;
+
+--
+-- Name: approved_calls approved_calls_decision_exists; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER approved_calls_decision_exists BEFORE INSERT OR UPDATE OF decision_id ON intent.approved_calls FOR EACH ROW EXECUTE FUNCTION intent.decision_exists('approved_calls_decision_id_fkey');
+
+ALTER TABLE intent.approved_calls ENABLE ALWAYS TRIGGER approved_calls_decision_exists;
 
 --
 -- Name: approved_calls approved_calls_truncate; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -2110,6 +2489,14 @@ CREATE TRIGGER consumer_receipts_no_truncate BEFORE TRUNCATE ON intent.consumer_
 ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_no_truncate;
 
 --
+-- Name: decision_receipts decision_receipts_decision_exists; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER decision_receipts_decision_exists BEFORE INSERT OR UPDATE OF decision_id ON intent.decision_receipts FOR EACH ROW EXECUTE FUNCTION intent.decision_exists('decision_receipts_decision_id_fkey');
+
+ALTER TABLE intent.decision_receipts ENABLE ALWAYS TRIGGER decision_receipts_decision_exists;
+
+--
 -- Name: payment_capabilities payment_capabilities_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2132,6 +2519,14 @@ ALTER TABLE intent.payment_capabilities ENABLE ALWAYS TRIGGER payment_capabiliti
 CREATE TRIGGER reservations_count AFTER INSERT OR DELETE OR UPDATE OF policy_id, day, state, amount, settled_amount, settled_at ON intent.reservations FOR EACH ROW EXECUTE FUNCTION intent.count_reservation();
 
 ALTER TABLE intent.reservations ENABLE ALWAYS TRIGGER reservations_count;
+
+--
+-- Name: reservations reservations_decision_exists; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER reservations_decision_exists BEFORE INSERT OR UPDATE OF decision_id ON intent.reservations FOR EACH ROW EXECUTE FUNCTION intent.decision_exists('reservations_decision_id_fkey');
+
+ALTER TABLE intent.reservations ENABLE ALWAYS TRIGGER reservations_decision_exists;
 
 --
 -- Name: reservations reservations_guard; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
@@ -2157,13 +2552,6 @@ ALTER TABLE ONLY intent.anchor_leaves
     ADD CONSTRAINT anchor_leaves_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES intent.anchor_batches(batch_id);
 
 --
--- Name: approved_calls approved_calls_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY intent.approved_calls
-    ADD CONSTRAINT approved_calls_decision_id_fkey FOREIGN KEY (decision_id) REFERENCES intent.decisions(decision_id);
-
---
 -- Name: consumer_intent_events consumer_intent_events_intent_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2178,25 +2566,11 @@ ALTER TABLE ONLY intent.consumer_receipts
     ADD CONSTRAINT consumer_receipts_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intent.consumer_intents(intent_id);
 
 --
--- Name: decision_receipts decision_receipts_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY intent.decision_receipts
-    ADD CONSTRAINT decision_receipts_decision_id_fkey FOREIGN KEY (decision_id) REFERENCES intent.decisions(decision_id);
-
---
 -- Name: payment_capabilities payment_capabilities_intent_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
 ALTER TABLE ONLY intent.payment_capabilities
     ADD CONSTRAINT payment_capabilities_intent_id_fkey FOREIGN KEY (intent_id) REFERENCES intent.consumer_intents(intent_id);
-
---
--- Name: reservations reservations_decision_id_fkey; Type: FK CONSTRAINT; Schema: intent; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY intent.reservations
-    ADD CONSTRAINT reservations_decision_id_fkey FOREIGN KEY (decision_id) REFERENCES intent.decisions(decision_id);
 
 --
 -- Name: SCHEMA intent; Type: ACL; Schema: -; Owner: spend_control_owner
@@ -2273,6 +2647,26 @@ REVOKE ALL ON FUNCTION intent.count_trust_outcome() FROM PUBLIC;
 GRANT ALL ON FUNCTION intent.count_trust_outcome() TO spend_control_service;
 
 --
+-- Name: FUNCTION decision_exists(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.decision_exists() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.decision_exists() TO spend_control_service;
+
+--
+-- Name: FUNCTION decision_id_floor(p_at timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.decision_id_floor(p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.decision_id_floor(p_at timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION detach_decision_month_partitions(p_before timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.detach_decision_month_partitions(p_before timestamp with time zone) FROM PUBLIC;
+
+--
 -- Name: FUNCTION enqueue_consumer_receipt(); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2285,6 +2679,13 @@ GRANT ALL ON FUNCTION intent.enqueue_consumer_receipt() TO spend_control_service
 
 REVOKE ALL ON FUNCTION intent.enqueue_decision_receipts(p_limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION intent.enqueue_decision_receipts(p_limit integer) TO spend_control_service;
+
+--
+-- Name: FUNCTION ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: FUNCTION forget_counts(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -2323,6 +2724,13 @@ GRANT ALL ON FUNCTION intent.guard_consumer_receipt() TO spend_control_service;
 GRANT ALL ON FUNCTION intent.guard_decided_quote() TO spend_control_service;
 
 --
+-- Name: FUNCTION guard_decision_month(p_name text); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.guard_decision_month(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.guard_decision_month(p_name text) TO spend_control_service;
+
+--
 -- Name: FUNCTION guard_payment_capability(); Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2333,6 +2741,26 @@ GRANT ALL ON FUNCTION intent.guard_payment_capability() TO spend_control_service
 --
 
 GRANT ALL ON FUNCTION intent.guard_reservation_update() TO spend_control_service;
+
+--
+-- Name: FUNCTION new_decision_id(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.new_decision_id() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.new_decision_id() TO spend_control_service;
+
+--
+-- Name: TABLE decisions; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE intent.decisions TO spend_control_service;
+
+--
+-- Name: FUNCTION month_decision(p_decision_id bigint); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.month_decision(p_decision_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.month_decision(p_decision_id bigint) TO spend_control_service;
 
 --
 -- Name: FUNCTION notify_anchor_batch_settled(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -2436,6 +2864,13 @@ GRANT ALL ON FUNCTION intent.unsettle_decision_receipts() TO spend_control_servi
 GRANT ALL ON FUNCTION intent.window_sums(p_policy_id text, p_day date, p_now timestamp with time zone, p_budget_window text) TO spend_control_service;
 
 --
+-- Name: FUNCTION write_decision_lookups(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.write_decision_lookups() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.write_decision_lookups() TO spend_control_service;
+
+--
 -- Name: SEQUENCE anchor_batches_batch_id_seq; Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2502,10 +2937,16 @@ GRANT SELECT,USAGE ON SEQUENCE intent.consumer_receipts_seq_seq TO spend_control
 GRANT SELECT ON TABLE intent.decision_receipts TO spend_control_service;
 
 --
--- Name: TABLE decisions; Type: ACL; Schema: intent; Owner: spend_control_owner
+-- Name: TABLE decisions_pdefault; Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
-GRANT SELECT ON TABLE intent.decisions TO spend_control_service;
+GRANT SELECT ON TABLE intent.decisions_pdefault TO spend_control_service;
+
+--
+-- Name: TABLE decisions_plegacy; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE intent.decisions_plegacy TO spend_control_service;
 
 --
 -- Name: TABLE payment_capabilities; Type: ACL; Schema: intent; Owner: spend_control_owner

@@ -216,8 +216,8 @@ describe('the ledger by month', () => {
   let owner: Pool;
 
   beforeAll(async () => {
-    // The policies' schema too: the worker's ensure makes their logs' months as well.
-    db = await createLedgerTestDatabase({ subgraphs: ['ledger', 'policy'] });
+    // The policies' and the decisions' schemas too: the worker's ensure makes their months as well.
+    db = await createLedgerTestDatabase({ subgraphs: ['ledger', 'policy', 'intent'] });
     await registerRails(db.pool);
     owner = new Pool({ connectionString: db.ownerUrl, max: 2 });
     owner.on('error', () => undefined);
