@@ -221,6 +221,10 @@ describe('month partitions at work', () => {
     ]);
     const made = [...first!, ...second!].sort();
     expect(made).toEqual([
+      'intent.decision_receipts_p2071_04',
+      'intent.decision_receipts_p2071_05',
+      'intent.decision_receipts_p2071_06',
+      'intent.decision_receipts_p2071_07',
       'intent.decisions_p2071_04',
       'intent.decisions_p2071_05',
       'intent.decisions_p2071_06',

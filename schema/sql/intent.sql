@@ -138,6 +138,25 @@ $$;
 ALTER FUNCTION intent.check_consumer_receipt() OWNER TO spend_control_owner;
 
 --
+-- Name: claim_receipt_key(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.claim_receipt_key() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO intent.receipt_keys (receipt_id, decision_id) VALUES (NEW.receipt_id, NEW.decision_id);
+  ELSIF NEW.receipt_id IS DISTINCT FROM OLD.receipt_id OR NEW.decision_id IS DISTINCT FROM OLD.decision_id THEN
+    RAISE EXCEPTION 'decision receipt % keeps its id and its decision', OLD.receipt_id USING ERRCODE = 'check_violation';
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION intent.claim_receipt_key() OWNER TO spend_control_owner;
+
+--
 -- Name: reservations; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -431,6 +450,7 @@ DECLARE
   v_part record;
   v_low bigint;
   v_high bigint;
+  v_receipts text;
   v_in_use text;
   v_detached boolean := false;
 BEGIN
@@ -439,18 +459,19 @@ BEGIN
   END IF;
   PERFORM set_config('lock_timeout', '5s', true);
   FOR v_part IN
-    SELECT c.relname, to_timestamp(substring(c.relname FROM '^decisions_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+    SELECT c.relname, substring(c.relname FROM '^decisions_p([0-9]{4}_[0-9]{2})$') AS suffix,
+           to_timestamp(substring(c.relname FROM '^decisions_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = 'intent.decisions'::regclass AND c.relname ~ '^decisions_p[0-9]{4}_[0-9]{2}$'
-     ORDER BY 2
+     ORDER BY 3
   LOOP
     EXIT WHEN v_part.month + interval '1 month' > v_cut;
     v_low := intent.decision_id_floor(v_part.month AT TIME ZONE 'UTC');
     v_high := intent.decision_id_floor((v_part.month + interval '1 month') AT TIME ZONE 'UTC');
-    -- No lock on the two tables is needed (and taking one here, before the detach's on
-    -- intent.decisions, could deadlock with a preflight, which writes decisions first): nothing
-    -- makes a past month's reservation ACTIVE again, and only an anchor's recheck, minutes after
-    -- anchoring, reopens a receipt, never months later.
+    -- No lock on the reservations or receipts is needed (and taking one here, before the
+    -- detach's on the partitioned tables, could deadlock with a preflight, which writes decisions
+    -- first): nothing makes a past month's reservation ACTIVE again, and only an anchor's
+    -- recheck, minutes after anchoring, reopens a receipt, never months later.
     SELECT CASE
              WHEN EXISTS (SELECT 1 FROM intent.reservations r
                            WHERE r.decision_id >= v_low AND r.decision_id < v_high AND r.state = 'ACTIVE')
@@ -463,6 +484,11 @@ BEGIN
     IF v_in_use IS NOT NULL THEN
       RAISE NOTICE 'DECISION_MONTH_IN_USE: % holds a decision with %; it and later months stay', v_part.relname, v_in_use;
       EXIT;
+    END IF;
+    v_receipts := 'decision_receipts_p' || v_part.suffix;
+    IF to_regclass(format('intent.%I', v_receipts)) IS NOT NULL THEN
+      EXECUTE format('ALTER TABLE intent.decision_receipts DETACH PARTITION intent.%I', v_receipts);
+      RETURN NEXT v_receipts;
     END IF;
     EXECUTE format('ALTER TABLE intent.decisions DETACH PARTITION intent.%I', v_part.relname);
     RETURN NEXT v_part.relname;
@@ -526,13 +552,15 @@ ALTER FUNCTION intent.enqueue_decision_receipts(p_limit integer) OWNER TO spend_
 CREATE FUNCTION intent.ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) RETURNS SETOF text
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
+    AS $_$
 DECLARE
   v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
   v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
   v_low bigint;
   v_high bigint;
+  v_table text;
   v_name text;
+  v_default_holds boolean;
   v_made boolean := false;
 BEGIN
   IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months'
@@ -540,31 +568,38 @@ BEGIN
     RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120, from February 1970)', p_from, p_through
       USING ERRCODE = '22023';
   END IF;
-  -- Waiting behind a long transaction on the table would stall the preflights queued behind this;
-  -- the worker tries again next round instead.
+  -- Waiting behind a long transaction on the tables would stall the preflights queued behind
+  -- this; the worker tries again next round instead.
   PERFORM set_config('lock_timeout', '2s', true);
   PERFORM pg_advisory_xact_lock(hashtext('intent.ensure_decision_month_partitions'), 0);
   WHILE v_month <= v_last LOOP
     v_low := intent.decision_id_floor(v_month AT TIME ZONE 'UTC');
     v_high := intent.decision_id_floor((v_month + interval '1 month') AT TIME ZONE 'UTC');
-    v_name := format('decisions_p%s', to_char(v_month, 'YYYY_MM'));
-    IF to_regclass(format('intent.%I', v_name)) IS NULL
-       AND NOT EXISTS (SELECT 1 FROM intent.decisions_pdefault d WHERE d.decision_id >= v_low AND d.decision_id < v_high) THEN
-      -- Made apart and attached: ATTACH lets the table's writers go on.
-      EXECUTE format('CREATE TABLE intent.%I (LIKE intent.decisions INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name);
-      EXECUTE format('ALTER TABLE intent.decisions ATTACH PARTITION intent.%I FOR VALUES FROM (%s) TO (%s)',
-                     v_name, v_low, v_high);
-      PERFORM intent.guard_decision_month(v_name);
-      v_made := true;
-      RETURN NEXT v_name;
-    END IF;
+    FOREACH v_table IN ARRAY ARRAY['decisions', 'decision_receipts'] LOOP
+      v_name := format('%s_p%s', v_table, to_char(v_month, 'YYYY_MM'));
+      IF to_regclass(format('intent.%I', v_name)) IS NULL THEN
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM intent.%I d WHERE d.decision_id >= $1 AND d.decision_id < $2)',
+                       v_table || '_pdefault')
+          INTO v_default_holds USING v_low, v_high;
+        IF NOT v_default_holds THEN
+          -- Made apart and attached: ATTACH lets the table's writers go on.
+          EXECUTE format('CREATE TABLE intent.%I (LIKE intent.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                         v_name, v_table);
+          EXECUTE format('ALTER TABLE intent.%I ATTACH PARTITION intent.%I FOR VALUES FROM (%s) TO (%s)',
+                         v_table, v_name, v_low, v_high);
+          PERFORM intent.guard_decision_month(v_name);
+          v_made := true;
+          RETURN NEXT v_name;
+        END IF;
+      END IF;
+    END LOOP;
     v_month := v_month + interval '1 month';
   END LOOP;
   IF v_made THEN
     PERFORM intent.write_decision_lookups();
   END IF;
 END
-$$;
+$_$;
 
 ALTER FUNCTION intent.ensure_decision_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
 
@@ -896,6 +931,35 @@ $$;
 ALTER FUNCTION intent.month_decision(p_decision_id bigint) OWNER TO spend_control_owner;
 
 --
+-- Name: decision_receipts; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.decision_receipts (
+    receipt_id text NOT NULL,
+    decision_id bigint NOT NULL,
+    intent_hash text NOT NULL,
+    state text DEFAULT 'PENDING'::text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT decision_receipts_receipt_id_check CHECK ((receipt_id ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT decision_receipts_state_check CHECK ((state = ANY (ARRAY['PENDING'::text, 'ANCHORED'::text, 'ANCHOR_FAILED'::text])))
+)
+PARTITION BY RANGE (decision_id);
+
+ALTER TABLE intent.decision_receipts OWNER TO spend_control_owner;
+
+--
+-- Name: month_decision_receipt(bigint); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE FUNCTION intent.month_decision_receipt(p_decision_id bigint) RETURNS SETOF intent.decision_receipts
+    LANGUAGE plpgsql STABLE
+    AS $$
+-- Written by intent.write_decision_lookups() for the months attached now (the schema dump shows this line only).
+$$;
+
+ALTER FUNCTION intent.month_decision_receipt(p_decision_id bigint) OWNER TO spend_control_owner;
+
+--
 -- Name: notify_anchor_batch_settled(); Type: FUNCTION; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1141,7 +1205,7 @@ BEGIN
 
   -- One index probe (reservations_one_active_per_intent, the only index this statement can use);
   -- a row only for a repeat, whose deadline is checked here rather than in the statement. Its
-  -- decision is read from its month (intent.month_decision).
+  -- decision and receipt are read from their month (intent.month_decision, month_decision_receipt).
   SELECT json_build_object(
            'decision', d.decision, 'policyHash', d.policy_hash, 'policyVersion', d.policy_version,
            'evaluatedAtMs', floor(extract(epoch FROM d.evaluated_at) * 1000)::bigint,
@@ -1152,7 +1216,7 @@ BEGIN
     INTO replay, v_replay_ends
     FROM intent.reservations r
     CROSS JOIN LATERAL intent.month_decision(r.decision_id) d
-    JOIN intent.decision_receipts c ON c.decision_id = r.decision_id
+    CROSS JOIN LATERAL intent.month_decision_receipt(r.decision_id) c
    WHERE r.intent_hash = p_intent_hash AND r.state = 'ACTIVE' AND r.policy_id = p_policy_id;
   IF v_replay_ends <= p_now THEN
     replay := NULL;
@@ -1451,38 +1515,44 @@ CREATE FUNCTION intent.write_decision_lookups() RETURNS void
     SET search_path TO 'pg_catalog', 'pg_temp'
     AS $_$
 DECLARE
-  v_branches text := '';
+  v_table text;
+  v_function text;
+  v_branches text;
   v_month record;
 BEGIN
-  FOR v_month IN
-    SELECT c.relname,
-           -- FOR VALUES FROM ('<low>') TO ('<high>'), or FROM (MINVALUE) for the legacy partition
-           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''?(-?[0-9]+|MINVALUE)''?\)') AS low,
-           substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''?(-?[0-9]+)''?\)') AS high
-      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-     WHERE i.inhparent = 'intent.decisions'::regclass
-       AND (c.relname ~ '^decisions_p[0-9]{4}_[0-9]{2}$' OR c.relname = 'decisions_plegacy')
-     ORDER BY c.relname = 'decisions_plegacy', c.relname DESC -- the newest month first: where decisions go
-  LOOP
-    v_branches := v_branches || format(
-      E'  IF %s THEN\n'
-      || E'    RETURN QUERY SELECT d.* FROM intent.%I d WHERE d.decision_id = p_decision_id;\n'
-      || E'    RETURN;\n  END IF;\n',
-      CASE WHEN v_month.low = 'MINVALUE' THEN format('p_decision_id < %s', v_month.high)
-           ELSE format('p_decision_id >= %s AND p_decision_id < %s', v_month.low, v_month.high) END,
-      v_month.relname);
-  END LOOP;
-  EXECUTE format($f$
-CREATE OR REPLACE FUNCTION intent.month_decision(p_decision_id bigint) RETURNS SETOF intent.decisions
+  FOREACH v_table IN ARRAY ARRAY['decisions', 'decision_receipts'] LOOP
+    v_branches := '';
+    FOR v_month IN
+      SELECT c.relname,
+             -- FOR VALUES FROM ('<low>') TO ('<high>'), or FROM (MINVALUE) for the legacy partition
+             substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''?(-?[0-9]+|MINVALUE)''?\)') AS low,
+             substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''?(-?[0-9]+)''?\)') AS high
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = format('intent.%I', v_table)::regclass
+         AND (c.relname ~ ('^' || v_table || '_p[0-9]{4}_[0-9]{2}$') OR c.relname = v_table || '_plegacy')
+       ORDER BY c.relname = v_table || '_plegacy', c.relname DESC -- the newest month first: where rows go
+    LOOP
+      v_branches := v_branches || format(
+        E'  IF %s THEN\n'
+        || E'    RETURN QUERY SELECT d.* FROM intent.%I d WHERE d.decision_id = p_decision_id;\n'
+        || E'    RETURN;\n  END IF;\n',
+        CASE WHEN v_month.low = 'MINVALUE' THEN format('p_decision_id < %s', v_month.high)
+             ELSE format('p_decision_id >= %s AND p_decision_id < %s', v_month.low, v_month.high) END,
+        v_month.relname);
+    END LOOP;
+    v_function := CASE v_table WHEN 'decisions' THEN 'month_decision' ELSE 'month_decision_receipt' END;
+    EXECUTE format($f$
+CREATE OR REPLACE FUNCTION intent.%I(p_decision_id bigint) RETURNS SETOF intent.%I
 LANGUAGE plpgsql STABLE AS $body$
 -- Written by intent.write_decision_lookups() for the months attached now (the schema dump shows this line only).
 BEGIN
-%s  RETURN QUERY SELECT d.* FROM intent.decisions_pdefault d WHERE d.decision_id = p_decision_id;
+%s  RETURN QUERY SELECT d.* FROM intent.%I d WHERE d.decision_id = p_decision_id;
 END
 $body$
-$f$, v_branches);
-  EXECUTE 'REVOKE ALL ON FUNCTION intent.month_decision(bigint) FROM PUBLIC';
-  EXECUTE 'GRANT EXECUTE ON FUNCTION intent.month_decision(bigint) TO spend_control_service';
+$f$, v_function, v_table, v_branches, v_table || '_pdefault');
+    EXECUTE format('REVOKE ALL ON FUNCTION intent.%I(bigint) FROM PUBLIC', v_function);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION intent.%I(bigint) TO spend_control_service', v_function);
+  END LOOP;
 END
 $_$;
 
@@ -1687,10 +1757,10 @@ ALTER TABLE intent.consumer_receipts ALTER COLUMN seq ADD GENERATED ALWAYS AS ID
 );
 
 --
--- Name: decision_receipts; Type: TABLE; Schema: intent; Owner: spend_control_owner
+-- Name: decision_receipts_pdefault; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE TABLE intent.decision_receipts (
+CREATE TABLE intent.decision_receipts_pdefault (
     receipt_id text NOT NULL,
     decision_id bigint NOT NULL,
     intent_hash text NOT NULL,
@@ -1700,7 +1770,23 @@ CREATE TABLE intent.decision_receipts (
     CONSTRAINT decision_receipts_state_check CHECK ((state = ANY (ARRAY['PENDING'::text, 'ANCHORED'::text, 'ANCHOR_FAILED'::text])))
 );
 
-ALTER TABLE intent.decision_receipts OWNER TO spend_control_owner;
+ALTER TABLE intent.decision_receipts_pdefault OWNER TO spend_control_owner;
+
+--
+-- Name: decision_receipts_plegacy; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.decision_receipts_plegacy (
+    receipt_id text NOT NULL,
+    decision_id bigint NOT NULL,
+    intent_hash text NOT NULL,
+    state text DEFAULT 'PENDING'::text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT decision_receipts_receipt_id_check CHECK ((receipt_id ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT decision_receipts_state_check CHECK ((state = ANY (ARRAY['PENDING'::text, 'ANCHORED'::text, 'ANCHOR_FAILED'::text])))
+);
+
+ALTER TABLE intent.decision_receipts_plegacy OWNER TO spend_control_owner;
 
 --
 -- Name: decisions_decision_id_seq; Type: SEQUENCE; Schema: intent; Owner: spend_control_owner
@@ -1861,6 +1947,17 @@ CREATE TABLE intent.policy_settled_hours (
 ALTER TABLE intent.policy_settled_hours OWNER TO spend_control_owner;
 
 --
+-- Name: receipt_keys; Type: TABLE; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TABLE intent.receipt_keys (
+    receipt_id text NOT NULL,
+    decision_id bigint NOT NULL
+);
+
+ALTER TABLE intent.receipt_keys OWNER TO spend_control_owner;
+
+--
 -- Name: spend_intents; Type: TABLE; Schema: intent; Owner: spend_control_owner
 --
 
@@ -1924,6 +2021,18 @@ CREATE TABLE intent.trust_vendor_outcomes (
 );
 
 ALTER TABLE intent.trust_vendor_outcomes OWNER TO spend_control_owner;
+
+--
+-- Name: decision_receipts_pdefault; Type: TABLE ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decision_receipts ATTACH PARTITION intent.decision_receipts_pdefault DEFAULT;
+
+--
+-- Name: decision_receipts_plegacy; Type: TABLE ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decision_receipts ATTACH PARTITION intent.decision_receipts_plegacy FOR VALUES FROM (MINVALUE) TO ('1099511627776');
 
 --
 -- Name: decisions_pdefault; Type: TABLE ATTACH; Schema: intent; Owner: spend_control_owner
@@ -2022,18 +2131,25 @@ ALTER TABLE ONLY intent.consumer_receipts
     ADD CONSTRAINT consumer_receipts_seq_key UNIQUE (seq);
 
 --
--- Name: decision_receipts decision_receipts_decision_id_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
---
-
-ALTER TABLE ONLY intent.decision_receipts
-    ADD CONSTRAINT decision_receipts_decision_id_key UNIQUE (decision_id);
-
---
 -- Name: decision_receipts decision_receipts_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
 --
 
 ALTER TABLE ONLY intent.decision_receipts
-    ADD CONSTRAINT decision_receipts_pkey PRIMARY KEY (receipt_id);
+    ADD CONSTRAINT decision_receipts_pkey PRIMARY KEY (decision_id);
+
+--
+-- Name: decision_receipts_pdefault decision_receipts_pdefault_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decision_receipts_pdefault
+    ADD CONSTRAINT decision_receipts_pdefault_pkey PRIMARY KEY (decision_id);
+
+--
+-- Name: decision_receipts_plegacy decision_receipts_plegacy_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.decision_receipts_plegacy
+    ADD CONSTRAINT decision_receipts_plegacy_pkey PRIMARY KEY (decision_id);
 
 --
 -- Name: decisions decisions_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -2083,6 +2199,13 @@ ALTER TABLE ONLY intent.policy_day_totals
 
 ALTER TABLE ONLY intent.policy_settled_hours
     ADD CONSTRAINT policy_settled_hours_pkey PRIMARY KEY (policy_id, hour);
+
+--
+-- Name: receipt_keys receipt_keys_pkey; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY intent.receipt_keys
+    ADD CONSTRAINT receipt_keys_pkey PRIMARY KEY (receipt_id);
 
 --
 -- Name: reservations reservations_decision_id_key; Type: CONSTRAINT; Schema: intent; Owner: spend_control_owner
@@ -2212,7 +2335,37 @@ CREATE INDEX consumer_intents_reason_code_idx ON intent.consumer_intents USING b
 -- Name: decision_receipts_unanchored; Type: INDEX; Schema: intent; Owner: spend_control_owner
 --
 
-CREATE INDEX decision_receipts_unanchored ON intent.decision_receipts USING btree (created_at, decision_id) WHERE (state = 'PENDING'::text);
+CREATE INDEX decision_receipts_unanchored ON ONLY intent.decision_receipts USING btree (created_at, decision_id) WHERE (state = 'PENDING'::text);
+
+--
+-- Name: decision_receipts_pdefault_created_at_decision_id_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decision_receipts_pdefault_created_at_decision_id_idx ON intent.decision_receipts_pdefault USING btree (created_at, decision_id) WHERE (state = 'PENDING'::text);
+
+--
+-- Name: decision_receipts_receipt; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decision_receipts_receipt ON ONLY intent.decision_receipts USING btree (receipt_id);
+
+--
+-- Name: decision_receipts_pdefault_receipt_id_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decision_receipts_pdefault_receipt_id_idx ON intent.decision_receipts_pdefault USING btree (receipt_id);
+
+--
+-- Name: decision_receipts_plegacy_created_at_decision_id_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decision_receipts_plegacy_created_at_decision_id_idx ON intent.decision_receipts_plegacy USING btree (created_at, decision_id) WHERE (state = 'PENDING'::text);
+
+--
+-- Name: decision_receipts_plegacy_receipt_id_idx; Type: INDEX; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE INDEX decision_receipts_plegacy_receipt_id_idx ON intent.decision_receipts_plegacy USING btree (receipt_id);
 
 --
 -- Name: decisions_intent; Type: INDEX; Schema: intent; Owner: spend_control_owner
@@ -2291,6 +2444,42 @@ CREATE UNIQUE INDEX reservations_settled_group ON intent.reservations USING btre
 --
 
 CREATE INDEX spend_intents_policy ON intent.spend_intents USING btree (policy_id, created_at);
+
+--
+-- Name: decision_receipts_pdefault_created_at_decision_id_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decision_receipts_unanchored ATTACH PARTITION intent.decision_receipts_pdefault_created_at_decision_id_idx;
+
+--
+-- Name: decision_receipts_pdefault_pkey; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decision_receipts_pkey ATTACH PARTITION intent.decision_receipts_pdefault_pkey;
+
+--
+-- Name: decision_receipts_pdefault_receipt_id_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decision_receipts_receipt ATTACH PARTITION intent.decision_receipts_pdefault_receipt_id_idx;
+
+--
+-- Name: decision_receipts_plegacy_created_at_decision_id_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decision_receipts_unanchored ATTACH PARTITION intent.decision_receipts_plegacy_created_at_decision_id_idx;
+
+--
+-- Name: decision_receipts_plegacy_pkey; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decision_receipts_pkey ATTACH PARTITION intent.decision_receipts_plegacy_pkey;
+
+--
+-- Name: decision_receipts_plegacy_receipt_id_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
+--
+
+ALTER INDEX intent.decision_receipts_receipt ATTACH PARTITION intent.decision_receipts_plegacy_receipt_id_idx;
 
 --
 -- Name: decisions_pdefault_intent_hash_idx; Type: INDEX ATTACH; Schema: intent; Owner: spend_control_owner
@@ -2489,6 +2678,14 @@ CREATE TRIGGER consumer_receipts_no_truncate BEFORE TRUNCATE ON intent.consumer_
 ALTER TABLE intent.consumer_receipts ENABLE ALWAYS TRIGGER consumer_receipts_no_truncate;
 
 --
+-- Name: decision_receipts decision_receipts_claim_key; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
+--
+
+CREATE TRIGGER decision_receipts_claim_key BEFORE INSERT OR UPDATE OF receipt_id, decision_id ON intent.decision_receipts FOR EACH ROW EXECUTE FUNCTION intent.claim_receipt_key();
+
+ALTER TABLE intent.decision_receipts ENABLE ALWAYS TRIGGER decision_receipts_claim_key;
+
+--
 -- Name: decision_receipts decision_receipts_decision_exists; Type: TRIGGER; Schema: intent; Owner: spend_control_owner
 --
 
@@ -2607,6 +2804,13 @@ GRANT ALL ON FUNCTION intent.call_minute(p_at timestamp with time zone) TO spend
 --
 
 GRANT ALL ON FUNCTION intent.check_consumer_receipt() TO spend_control_service;
+
+--
+-- Name: FUNCTION claim_receipt_key(); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.claim_receipt_key() FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.claim_receipt_key() TO spend_control_service;
 
 --
 -- Name: TABLE reservations; Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -2761,6 +2965,19 @@ GRANT SELECT ON TABLE intent.decisions TO spend_control_service;
 
 REVOKE ALL ON FUNCTION intent.month_decision(p_decision_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION intent.month_decision(p_decision_id bigint) TO spend_control_service;
+
+--
+-- Name: TABLE decision_receipts; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE intent.decision_receipts TO spend_control_service;
+
+--
+-- Name: FUNCTION month_decision_receipt(p_decision_id bigint); Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION intent.month_decision_receipt(p_decision_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION intent.month_decision_receipt(p_decision_id bigint) TO spend_control_service;
 
 --
 -- Name: FUNCTION notify_anchor_batch_settled(); Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -2931,10 +3148,16 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE intent.consumer_receipts TO spend_con
 GRANT SELECT,USAGE ON SEQUENCE intent.consumer_receipts_seq_seq TO spend_control_service;
 
 --
--- Name: TABLE decision_receipts; Type: ACL; Schema: intent; Owner: spend_control_owner
+-- Name: TABLE decision_receipts_pdefault; Type: ACL; Schema: intent; Owner: spend_control_owner
 --
 
-GRANT SELECT ON TABLE intent.decision_receipts TO spend_control_service;
+GRANT SELECT ON TABLE intent.decision_receipts_pdefault TO spend_control_service;
+
+--
+-- Name: TABLE decision_receipts_plegacy; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE intent.decision_receipts_plegacy TO spend_control_service;
 
 --
 -- Name: TABLE decisions_pdefault; Type: ACL; Schema: intent; Owner: spend_control_owner
@@ -2971,6 +3194,12 @@ GRANT SELECT ON TABLE intent.policy_day_totals TO spend_control_service;
 --
 
 GRANT SELECT ON TABLE intent.policy_settled_hours TO spend_control_service;
+
+--
+-- Name: TABLE receipt_keys; Type: ACL; Schema: intent; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE intent.receipt_keys TO spend_control_service;
 
 --
 -- Name: TABLE spend_intents; Type: ACL; Schema: intent; Owner: spend_control_owner

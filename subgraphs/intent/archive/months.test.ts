@@ -82,6 +82,7 @@ describe('decisions converted with a history in them', () => {
   let rootDir: string;
   let kit: IntentTestKit;
   let before: unknown[] = [];
+  let beforeReceipts: unknown[] = [];
   let approved: Record<string, unknown> = {};
 
   beforeAll(async () => {
@@ -111,6 +112,9 @@ describe('decisions converted with a history in them', () => {
       );
       before = (await db.adminPool.query('SELECT * FROM intent.decisions ORDER BY decision_id'))
         .rows;
+      beforeReceipts = (
+        await db.adminPool.query('SELECT * FROM intent.decision_receipts ORDER BY decision_id')
+      ).rows;
       await migrate(migrator);
     } finally {
       await migrator.end();
@@ -120,6 +124,26 @@ describe('decisions converted with a history in them', () => {
   afterAll(async () => {
     await db?.drop();
     if (rootDir) rmSync(rootDir, { recursive: true, force: true });
+  });
+
+  test('keeps every receipt, beside its decision, its id claimed', async () => {
+    const { rows } = await db.adminPool.query(
+      'SELECT * FROM intent.decision_receipts ORDER BY decision_id',
+    );
+    expect(rows).toEqual(beforeReceipts);
+    expect(rows).toHaveLength(2);
+    for (const row of rows as { receipt_id: string; decision_id: string }[]) {
+      const part = await db.adminPool.query<{ part: string }>(
+        'SELECT tableoid::regclass::text AS part FROM intent.decision_receipts WHERE receipt_id = $1',
+        [row.receipt_id],
+      );
+      expect(part.rows[0]!.part).toBe('intent.decision_receipts_plegacy');
+      const key = await db.adminPool.query(
+        'SELECT decision_id::text FROM intent.receipt_keys WHERE receipt_id = $1',
+        [row.receipt_id],
+      );
+      expect(key.rows).toEqual([{ decision_id: row.decision_id }]);
+    }
   });
 
   test('keeps every decision and its id, in the legacy partition', async () => {
@@ -247,10 +271,63 @@ describe('decisions by month', () => {
     await expect(receiptOf(db, past, 'ANCHORED')).resolves.toMatch(/^0x/);
   });
 
+  test('a receipt lives beside its decision; a receipt id is taken once, across months, and kept', async () => {
+    const policy = await kit.newPolicy();
+    const answer = await preflightPayment(kit.ctx, policy.policyId, kit.intentFor(policy), null);
+    const { rows } = await db.adminPool.query<{ id: string; receipt: string; part: string }>(
+      `SELECT r.decision_id::text AS id, r.receipt_id AS receipt, r.tableoid::regclass::text AS part
+         FROM intent.decision_receipts r JOIN intent.decisions d ON d.decision_id = r.decision_id
+        WHERE d.intent_hash = $1`,
+      [answer.intentHash],
+    );
+    expect(rows).toEqual([
+      {
+        id: expect.any(String),
+        receipt: answer.receiptId,
+        part: `intent.decision_receipts_p${monthTag(new Date())}`,
+      },
+    ]);
+    expect(await partitionOf(db, rows[0]!.id)).toBe(`intent.decisions_p${monthTag(new Date())}`);
+    // The same receipt id for a decision of another month: refused by the key, as the owner.
+    const past = await historicDecision(db, '2020-07-15T00:00:00Z');
+    await expect(
+      owner.query(
+        `INSERT INTO intent.decision_receipts (receipt_id, decision_id, intent_hash, state, created_at)
+         VALUES ($1, $2, $3, 'PENDING', now())`,
+        [answer.receiptId, past, `0x${'cd'.repeat(32)}`],
+      ),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'receipt_keys_pkey' });
+    // A second receipt for one decision: refused by the primary key (its month's index).
+    await expect(
+      owner.query(
+        `INSERT INTO intent.decision_receipts (receipt_id, decision_id, intent_hash, state, created_at)
+         VALUES ($1, $2, $3, 'PENDING', now())`,
+        [`0x${randomBytes(32).toString('hex')}`, rows[0]!.id, `0x${'cd'.repeat(32)}`],
+      ),
+    ).rejects.toMatchObject({
+      code: '23505',
+      constraint: `decision_receipts_p${monthTag(new Date())}_pkey`,
+    });
+    // A receipt keeps its id and its decision.
+    await expect(
+      owner.query('UPDATE intent.decision_receipts SET receipt_id = $2 WHERE receipt_id = $1', [
+        answer.receiptId,
+        `0x${randomBytes(32).toString('hex')}`,
+      ]),
+    ).rejects.toMatchObject({ code: '23514' });
+    // The lookup by decision id finds it in its month.
+    const found = await db.pool.query('SELECT receipt_id FROM intent.month_decision_receipt($1)', [
+      rows[0]!.id,
+    ]);
+    expect(found.rows).toEqual([{ receipt_id: answer.receiptId }]);
+  });
+
   test("the worker's ensure makes the decisions' months once, and the lookup by id reads them", async () => {
     const at = new Date('2072-03-10T00:00:00Z');
     const made = await ensureMonthPartitions(db.pool, at, 1);
     expect(made.filter((name) => name.startsWith('intent.')).sort()).toEqual([
+      'intent.decision_receipts_p2072_03',
+      'intent.decision_receipts_p2072_04',
       'intent.decisions_p2072_03',
       'intent.decisions_p2072_04',
     ]);
@@ -299,7 +376,7 @@ describe('decisions by month', () => {
     // February's receipt is not anchored: January goes, February and later stay.
     expect(
       await detachMonthPartitions(owner, 'intent.decisions', new Date('2021-04-01T00:00:00Z')),
-    ).toEqual(['intent.decisions_p2021_01']);
+    ).toEqual(['intent.decision_receipts_p2021_01', 'intent.decisions_p2021_01']);
     expect(
       await monthsKeptOpen(owner, new Date('2021-04-01T00:00:00Z'), 'intent.decisions'),
     ).toEqual(['intent.decisions_p2021_02', 'intent.decisions_p2021_03']);
@@ -319,7 +396,7 @@ describe('decisions by month', () => {
     );
     expect(
       await detachMonthPartitions(owner, 'intent.decisions', new Date('2021-04-01T00:00:00Z')),
-    ).toEqual(['intent.decisions_p2021_02']);
+    ).toEqual(['intent.decision_receipts_p2021_02', 'intent.decisions_p2021_02']);
     // Ended, March goes too; never the current month nor a later one.
     await db.adminPool.query(
       "UPDATE intent.reservations SET state = 'EXPIRED', updated_at = expires_at WHERE reservation_id = $1",
@@ -327,7 +404,7 @@ describe('decisions by month', () => {
     );
     expect(
       await detachMonthPartitions(owner, 'intent.decisions', new Date('2099-01-01T00:00:00Z')),
-    ).toEqual(['intent.decisions_p2021_03']);
+    ).toEqual(['intent.decision_receipts_p2021_03', 'intent.decisions_p2021_03']);
     // The lookup by id was written again without the detached months; a decision made now is read.
     const policy = await kit.newPolicy();
     const answer = await preflightPayment(kit.ctx, policy.policyId, kit.intentFor(policy), null);
