@@ -271,7 +271,7 @@ GRANT SELECT ON intent.decision_receipts TO spend_control_service;
 -- The preflight's replay probe reads the repeat's receipt from its month too.
 -- ---------------------------------------------------------------------------------------------
 
--- Migration 0025's preflight_window as it was, the repeat's receipt read from its month.
+-- Migration 0020's preflight_window as it was, the repeat's decision and receipt read from their month.
 CREATE OR REPLACE FUNCTION intent.preflight_window(
   p_policy_id text, p_intent_hash text, p_now timestamptz, p_day date, p_provider text,
   p_known_version integer, p_known_hash text)
