@@ -2,7 +2,7 @@
 import { parseArchiveArgs } from './archive';
 import { UsageError } from './args';
 
-test('takes a calendar date, and every log, the ledger and the decisions unless one is named', () => {
+test('takes a calendar date, and every log, the ledger, the decisions and the payments unless one is named', () => {
   expect(parseArchiveArgs(['detach', '--before', '2026-06-01'])).toEqual({
     before: new Date('2026-06-01T00:00:00Z'),
     logs: [
@@ -11,8 +11,12 @@ test('takes a calendar date, and every log, the ledger and the decisions unless 
       'policy.policy_changes',
       'ledger.groups',
       'intent.decisions',
+      'ledger.service_payments',
     ],
   });
+  expect(
+    parseArchiveArgs(['detach', '--before', '2026-06-01', '--log', 'ledger.service_payments']),
+  ).toEqual({ before: new Date('2026-06-01T00:00:00Z'), logs: ['ledger.service_payments'] });
   expect(
     parseArchiveArgs(['detach', '--before', '2026-06-01', '--log', 'intent.decisions']),
   ).toEqual({ before: new Date('2026-06-01T00:00:00Z'), logs: ['intent.decisions'] });

@@ -1,5 +1,6 @@
 // `spend-control archive detach --before <date> [--log <schema.table>]`: detaches the append-only
-// logs' whole past months, the ledger's groups with their entries, and the decisions (platform/db/monthPartitions,
+// logs' whole past months, the ledger's groups with their entries, the decisions and the x402
+// payment records (platform/db/monthPartitions,
 // docs/operations.md "Partitioning the append-only tables"), each left as a plain table to dump
 // and drop. Runs as the owner's login (MIGRATION_DATABASE_URL, else DATABASE_URL outside
 // production), like migrate.
@@ -11,6 +12,7 @@ import {
   isArchivableTable,
   LEDGER_BOOKS,
   monthsKeptOpen,
+  SERVICE_PAYMENTS,
 } from '../platform/db/monthPartitions';
 import { parseCommandArgs, UsageError } from './args';
 import { withOwnerPool } from './ownerPool';
@@ -73,6 +75,12 @@ export async function archiveMain(
           out(
             `  kept ${kept}: archive stops at the first month holding a decision still in use (an ACTIVE ` +
               'reservation, or a receipt not anchored yet); try again once its reservations have ended and its receipts are anchored',
+          );
+      if (log === SERVICE_PAYMENTS)
+        for (const kept of await monthsKeptOpen(pool, args.before, SERVICE_PAYMENTS))
+          out(
+            `  kept ${kept}: archive stops at the first month holding a payment still in use (one the chain ` +
+              'has not decided, or an authorization still valid); try again once the reconciler has decided it and its authorizations have expired',
           );
     }
     if (detached.length > 0)

@@ -169,10 +169,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   archive: {
     usage: `  archive detach --before <YYYY-MM-DD> [--log <schema.table>]
                       detach the append-only logs', the ledger's (ledger.groups, with its
-                      entries, once inside the balance checkpoint) and the decisions'
-                      (intent.decisions, once no longer in use) whole months that end by that
-                      date (never the current month), each left as a plain table to dump and drop
-                      (as migrate's login; docs/operations.md)`,
+                      entries, once inside the balance checkpoint), the decisions'
+                      (intent.decisions) and the payment records' (ledger.service_payments),
+                      each once no longer in use, whole months that end by that date (never
+                      the current month), each left as a plain table to dump and drop (as
+                      migrate's login; docs/operations.md)`,
     run: (argv) => archiveMain(argv),
   },
   devnet: {

@@ -16,6 +16,11 @@
 // Decisions (intent migration 0025) are partitioned by month of their ids, which begin with their
 // month: `intent.ensure_decision_month_partitions` and `intent.detach_decision_month_partitions`,
 // which stops at the first month still in use (an ACTIVE reservation, a receipt not anchored).
+//
+// The x402 payment records (ledger migration 0015) are partitioned by month of their time-ordered
+// payment ids: `ledger.ensure_payment_month_partitions` and `ledger.detach_payment_month_partitions`,
+// which stops at the first month still in use (a payment the chain has not decided, an
+// authorization still valid).
 import type { Db } from './handle';
 
 /** The logs partitioned by month, as `schema.table`. */
@@ -32,8 +37,22 @@ export const LEDGER_BOOKS = 'ledger.groups';
 /** The decisions, partitioned by month of decision id (intent migration 0025). */
 export const DECISIONS = 'intent.decisions';
 
-/** What `archive detach` can detach months of: the logs, the ledger's groups with their entries, the decisions. */
-export const ARCHIVABLE_TABLES = [...MONTH_PARTITIONED_LOGS, LEDGER_BOOKS, DECISIONS] as const;
+/** The x402 payment records, partitioned by month of payment id (ledger migration 0015). */
+export const SERVICE_PAYMENTS = 'ledger.service_payments';
+
+/** The tables whose archive stops at the first month still in use (monthsKeptOpen names the months kept). */
+export type GuardedArchive = typeof LEDGER_BOOKS | typeof DECISIONS | typeof SERVICE_PAYMENTS;
+
+/**
+ * What `archive detach` can detach months of: the logs, the ledger's groups with their entries,
+ * the decisions, the payment records.
+ */
+export const ARCHIVABLE_TABLES = [
+  ...MONTH_PARTITIONED_LOGS,
+  LEDGER_BOOKS,
+  DECISIONS,
+  SERVICE_PAYMENTS,
+] as const;
 export type ArchivableTable = (typeof ARCHIVABLE_TABLES)[number];
 
 /** How many months past the current one the worker keeps made. */
@@ -48,7 +67,8 @@ export function isArchivableTable(name: string): name is ArchivableTable {
 }
 
 /**
- * Makes every log's month partitions, the ledger's groups and entries', and the decisions', from `now`'s month
+ * Makes every log's month partitions, the ledger's groups and entries', the decisions' and the
+ * payment records', from `now`'s month
  * through `monthsAhead` months later, unless made (or unless rows of that month already sit in
  * the DEFAULT partition); returns the partitions made, as `schema.table`.
  */
@@ -80,6 +100,12 @@ export async function ensureMonthPartitions(
     [now, monthsAhead],
   );
   made.push(...decisions.rows.map((row) => `intent.${row.name}`));
+  const payments = await db.query<{ name: string }>(
+    `SELECT ledger.ensure_payment_month_partitions($1::timestamptz,
+                                                   $1::timestamptz + make_interval(months => $2::int)) AS name`,
+    [now, monthsAhead],
+  );
+  made.push(...payments.rows.map((row) => `ledger.${row.name}`));
   return made;
 }
 
@@ -109,6 +135,13 @@ export async function detachMonthPartitions(
     );
     return rows.map((row) => `intent.${row.name}`);
   }
+  if (table === SERVICE_PAYMENTS) {
+    const { rows } = await db.query<{ name: string }>(
+      'SELECT ledger.detach_payment_month_partitions($1::timestamptz) AS name',
+      [before],
+    );
+    return rows.map((row) => `ledger.${row.name}`);
+  }
   const { rows } = await db.query<{ name: string }>(
     `SELECT ${schemaOf(table)}.detach_month_partitions($1::regclass, $2::timestamptz) AS name`,
     [table, before],
@@ -117,15 +150,16 @@ export async function detachMonthPartitions(
 }
 
 /**
- * The month partitions of `table` (the ledger's groups, or the decisions) that end at or before
- * `before` (and before the current month) and are still attached: after detachMonthPartitions,
- * the months it kept, the ledger's because some of their entries lie past the balance checkpoint,
- * the decisions' because some are still in use. Oldest first, as `schema.table_pYYYY_MM`.
+ * The month partitions of `table` (the ledger's groups, the decisions, or the payment records)
+ * that end at or before `before` (and before the current month) and are still attached: after
+ * detachMonthPartitions, the months it kept, the ledger's because some of their entries lie past
+ * the balance checkpoint, the decisions' and payments' because some are still in use. Oldest
+ * first, as `schema.table_pYYYY_MM`.
  */
 export async function monthsKeptOpen(
   db: Db,
   before: Date,
-  table: typeof LEDGER_BOOKS | typeof DECISIONS = LEDGER_BOOKS,
+  table: GuardedArchive = LEDGER_BOOKS,
 ): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>(
     `SELECT c.relname AS name

@@ -5,12 +5,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import {
   accountBalance,
   accountId,
   claimPayment,
+  paymentClaimFor,
   postFunding,
   postGroup,
   recordAnswer,
@@ -38,18 +38,8 @@ async function sqlstateOf(work: Promise<unknown>): Promise<string> {
 
 /** An ANSWERED x402 payment with its fee booked, made the way the paywall makes it. */
 async function answeredPayment(): Promise<string> {
-  const token = USDT0.split('|')[1];
-  const claim = {
-    network: 'eip155:196',
-    asset: token,
-    payer: `0x${randomBytes(20).toString('hex')}`,
-    nonce: `0x${randomBytes(32).toString('hex')}`,
-    payTo: `0x${'11'.repeat(20)}`,
-    amountAtomic: 10_000n,
-    validBefore: 2_000_000_000n,
-    route: 'GET /ping_service',
-    requestDigest: 'a'.repeat(64),
-  };
+  const claim = paymentClaimFor();
+
   const { payment } = await claimPayment(db.pool, claim, 30_000);
   const settled = await recordSettled(db.pool, payment, `0x${'ab'.repeat(32)}`);
   await recordAnswer(db.pool, settled.paymentId, 200, { ok: true });

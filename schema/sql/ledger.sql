@@ -225,6 +225,141 @@ $$;
 ALTER FUNCTION ledger.balance_of(p_account_id text) OWNER TO spend_control_owner;
 
 --
+-- Name: service_payments; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.service_payments (
+    payment_id text NOT NULL COLLATE pg_catalog."C",
+    network text NOT NULL,
+    asset text NOT NULL,
+    payer text NOT NULL,
+    nonce text NOT NULL,
+    pay_to text NOT NULL,
+    amount numeric(78,0) NOT NULL,
+    valid_before numeric(78,0) NOT NULL,
+    route text NOT NULL,
+    request_digest text NOT NULL,
+    state text NOT NULL,
+    lease_until timestamp with time zone,
+    tx_hash text,
+    fee_group_id ledger.group_id,
+    clear_group_id ledger.group_id,
+    reversal_group_id ledger.group_id,
+    failure_reason text,
+    answer_status integer,
+    answer_body json,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    settled_at timestamp with time zone,
+    answered_at timestamp with time zone,
+    unpaid_tx_hash text,
+    evidence_block numeric(78,0),
+    evidence_chain_time numeric(78,0),
+    evidence_tx_hash text,
+    purpose text DEFAULT 'FEE'::text NOT NULL,
+    policy_id text,
+    intent_ref text,
+    funding_group_id ledger.group_id,
+    refund_group_id ledger.group_id,
+    CONSTRAINT service_payments_addresses_lowercase CHECK (((asset ~ '^0x[0-9a-f]{40}$'::text) AND (payer ~ '^0x[0-9a-f]{40}$'::text) AND (pay_to ~ '^0x[0-9a-f]{40}$'::text))),
+    CONSTRAINT service_payments_amount_positive CHECK ((amount > (0)::numeric)),
+    CONSTRAINT service_payments_answered_has_answer CHECK (((state = 'ANSWERED'::text) = ((answer_status IS NOT NULL) AND (answered_at IS NOT NULL)))),
+    CONSTRAINT service_payments_digest_shape CHECK ((request_digest ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT service_payments_evidence_tx_shape CHECK (((evidence_tx_hash IS NULL) OR (evidence_tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
+    CONSTRAINT service_payments_failed_has_reason CHECK (((state <> 'FAILED'::text) OR (failure_reason IS NOT NULL))),
+    CONSTRAINT service_payments_failed_unbooked CHECK (((state <> 'FAILED'::text) OR (fee_group_id IS NULL) OR (reversal_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_funding_booked CHECK (((purpose <> 'FUNDING'::text) OR (state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR (funding_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_funding_names_intent CHECK (
+CASE
+    WHEN (purpose = 'FUNDING'::text) THEN ((policy_id ~ '^[0-9]{1,78}$'::text) AND (intent_ref ~ '^ci_[0-9a-f]{24}$'::text))
+    ELSE ((policy_id IS NULL) AND (intent_ref IS NULL) AND (funding_group_id IS NULL) AND (refund_group_id IS NULL))
+END),
+    CONSTRAINT service_payments_id_shape CHECK ((payment_id ~ '^pay_[0-9a-f]{24}$'::text)),
+    CONSTRAINT service_payments_lease_while_working CHECK (((state = ANY (ARRAY['SETTLING'::text, 'SETTLED'::text])) OR (lease_until IS NULL))),
+    CONSTRAINT service_payments_network_shape CHECK ((network ~ '^eip155:[0-9]{1,20}$'::text)),
+    CONSTRAINT service_payments_nonce_shape CHECK ((nonce ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT service_payments_paid_booked CHECK (((state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR ((tx_hash IS NOT NULL) AND (fee_group_id IS NOT NULL) AND (settled_at IS NOT NULL)))),
+    CONSTRAINT service_payments_pending_parked CHECK (((state <> 'PENDING'::text) OR (fee_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_purpose_known CHECK ((purpose = ANY (ARRAY['FEE'::text, 'FUNDING'::text]))),
+    CONSTRAINT service_payments_settling_has_lease CHECK (((state <> 'SETTLING'::text) OR (lease_until IS NOT NULL))),
+    CONSTRAINT service_payments_state_known CHECK ((state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text, 'ANSWERED'::text, 'FAILED'::text]))),
+    CONSTRAINT service_payments_tx_shape CHECK (((tx_hash IS NULL) OR (tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
+    CONSTRAINT service_payments_unpaid_is_not_paid CHECK (((unpaid_tx_hash IS NULL) OR (unpaid_tx_hash IS DISTINCT FROM tx_hash))),
+    CONSTRAINT service_payments_unpaid_tx_shape CHECK (((unpaid_tx_hash IS NULL) OR (unpaid_tx_hash ~ '^0x[0-9a-f]{64}$'::text)))
+)
+PARTITION BY RANGE (payment_id);
+
+ALTER TABLE ledger.service_payments OWNER TO spend_control_owner;
+
+--
+-- Name: claim_fee_payments(text[], text[], text[], text[], text[], text[], numeric[], numeric[], text[], text[], integer[]); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.claim_fee_payments(p_payment_ids text[], p_networks text[], p_assets text[], p_payers text[], p_nonces text[], p_pay_tos text[], p_amounts numeric[], p_valid_befores numeric[], p_routes text[], p_request_digests text[], p_lease_ms integer[]) RETURNS SETOF ledger.service_payments
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+  WITH claims AS (
+    SELECT * FROM unnest(p_payment_ids, p_networks, p_assets, p_payers, p_nonces, p_pay_tos, p_amounts,
+                         p_valid_befores, p_routes, p_request_digests, p_lease_ms)
+             WITH ORDINALITY AS t(payment_id, network, asset, payer, nonce, pay_to, amount, valid_before,
+                                  route, request_digest, lease_ms, position)
+  ), claimed AS (
+    INSERT INTO ledger.payment_authorizations AS k (network, asset, payer, nonce, payment_id)
+    SELECT c.network, c.asset, c.payer, c.nonce, c.payment_id FROM claims c ORDER BY c.position
+    ON CONFLICT DO NOTHING
+    RETURNING k.payment_id
+  )
+  INSERT INTO ledger.service_payments
+    (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
+     state, lease_until)
+  SELECT c.payment_id, c.network, c.asset, c.payer, c.nonce, c.pay_to, c.amount, c.valid_before,
+         c.route, c.request_digest, 'SETTLING', now() + make_interval(secs => c.lease_ms::double precision / 1000)
+    FROM claims c
+   WHERE c.payment_id IN (SELECT payment_id FROM claimed)
+   ORDER BY c.position
+  RETURNING *
+$$;
+
+ALTER FUNCTION ledger.claim_fee_payments(p_payment_ids text[], p_networks text[], p_assets text[], p_payers text[], p_nonces text[], p_pay_tos text[], p_amounts numeric[], p_valid_befores numeric[], p_routes text[], p_request_digests text[], p_lease_ms integer[]) OWNER TO spend_control_owner;
+
+--
+-- Name: claim_funding_payment(text, text, text, text, text, text, numeric, numeric, text, text, integer, text, text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.claim_funding_payment(p_payment_id text, p_network text, p_asset text, p_payer text, p_nonce text, p_pay_to text, p_amount numeric, p_valid_before numeric, p_route text, p_request_digest text, p_lease_ms integer, p_policy_id text, p_intent_ref text) RETURNS SETOF ledger.service_payments
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  INSERT INTO ledger.payment_authorizations (network, asset, payer, nonce, payment_id)
+  VALUES (p_network, p_asset, p_payer, p_nonce, p_payment_id)
+  ON CONFLICT DO NOTHING;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  INSERT INTO ledger.live_fundings (intent_ref, payment_id) VALUES (p_intent_ref, p_payment_id)
+  ON CONFLICT DO NOTHING;
+  IF NOT FOUND THEN
+    -- Written by this transaction alone: a concurrent claim of the authorization waits on it and
+    -- then writes it itself.
+    DELETE FROM ledger.payment_authorizations WHERE payment_id = p_payment_id;
+    RETURN;
+  END IF;
+  RETURN QUERY
+    INSERT INTO ledger.service_payments
+      (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
+       state, lease_until, purpose, policy_id, intent_ref)
+    VALUES (p_payment_id, p_network, p_asset, p_payer, p_nonce, p_pay_to, p_amount, p_valid_before, p_route,
+            p_request_digest, 'SETTLING', now() + make_interval(secs => p_lease_ms::double precision / 1000),
+            'FUNDING', p_policy_id, p_intent_ref)
+    RETURNING *;
+END
+$$;
+
+ALTER FUNCTION ledger.claim_funding_payment(p_payment_id text, p_network text, p_asset text, p_payer text, p_nonce text, p_pay_to text, p_amount numeric, p_valid_before numeric, p_route text, p_request_digest text, p_lease_ms integer, p_policy_id text, p_intent_ref text) OWNER TO spend_control_owner;
+
+--
 -- Name: detach_group_month_partitions(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -316,6 +451,54 @@ END
 $_$;
 
 ALTER FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: detach_payment_month_partitions(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.detach_payment_month_partitions(p_before timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_cut timestamp := least(p_before AT TIME ZONE 'UTC', date_trunc('month', now() AT TIME ZONE 'UTC'));
+  v_part record;
+  v_in_use text;
+BEGIN
+  IF p_before IS NULL THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: detach before what?' USING ERRCODE = '22023';
+  END IF;
+  PERFORM set_config('lock_timeout', '5s', true);
+  FOR v_part IN
+    SELECT c.relname,
+           to_timestamp(substring(c.relname FROM '^service_payments_p([0-9]{4}_[0-9]{2})$'), 'YYYY_MM')::timestamp AS month
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'ledger.service_payments'::regclass AND c.relname ~ '^service_payments_p[0-9]{4}_[0-9]{2}$'
+     ORDER BY 2
+  LOOP
+    EXIT WHEN v_part.month + interval '1 month' > v_cut;
+    -- Held until COMMIT: nothing in the month changes between the check and the detach (a past
+    -- month takes no new claims: its ids are past).
+    EXECUTE format('LOCK TABLE ledger.%I IN SHARE MODE', v_part.relname);
+    EXECUTE format(
+      $q$SELECT CASE
+                 WHEN EXISTS (SELECT 1 FROM ledger.%1$I p WHERE p.state IN ('SETTLING', 'PENDING'))
+                   THEN 'a payment the chain has not decided'
+                 WHEN EXISTS (SELECT 1 FROM ledger.%1$I p WHERE p.valid_before >= floor(extract(epoch FROM now())))
+                   THEN 'an authorization still valid'
+               END$q$,
+      v_part.relname) INTO v_in_use;
+    IF v_in_use IS NOT NULL THEN
+      RAISE NOTICE 'PAYMENT_MONTH_IN_USE: % holds %; it and later months stay', v_part.relname, v_in_use;
+      EXIT;
+    END IF;
+    EXECUTE format('ALTER TABLE ledger.service_payments DETACH PARTITION ledger.%I', v_part.relname);
+    RETURN NEXT v_part.relname;
+  END LOOP;
+END
+$_$;
+
+ALTER FUNCTION ledger.detach_payment_month_partitions(p_before timestamp with time zone) OWNER TO spend_control_owner;
 
 --
 -- Name: ensure_group_month_partitions(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -441,6 +624,51 @@ $_$;
 ALTER FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
 
 --
+-- Name: ensure_payment_month_partitions(timestamp with time zone, timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.ensure_payment_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) RETURNS SETOF text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_month timestamp := date_trunc('month', p_from AT TIME ZONE 'UTC');
+  v_last timestamp := date_trunc('month', p_through AT TIME ZONE 'UTC');
+  v_low text;
+  v_high text;
+  v_name text;
+BEGIN
+  IF p_from IS NULL OR p_through IS NULL OR v_last < v_month OR v_last > v_month + interval '120 months' THEN
+    RAISE EXCEPTION 'PARTITION_RANGE_INVALID: months from % through % (at most 120)', p_from, p_through
+      USING ERRCODE = '22023';
+  END IF;
+  -- Waiting behind a long transaction on the payments would stall the paid calls queued behind
+  -- this; the worker tries again next round instead.
+  PERFORM set_config('lock_timeout', '2s', true);
+  PERFORM pg_advisory_xact_lock(hashtext('ledger.ensure_payment_month_partitions'), 0);
+  WHILE v_month <= v_last LOOP
+    v_low := ledger.payment_id_floor(v_month AT TIME ZONE 'UTC');
+    v_high := ledger.payment_id_floor((v_month + interval '1 month') AT TIME ZONE 'UTC');
+    v_name := format('service_payments_p%s', to_char(v_month, 'YYYY_MM'));
+    IF to_regclass(format('ledger.%I', v_name)) IS NULL
+       AND NOT EXISTS (SELECT 1 FROM ledger.service_payments_pdefault d
+                        WHERE d.payment_id >= v_low AND d.payment_id < v_high) THEN
+      -- Made apart and attached: ATTACH lets the payments' writers go on.
+      EXECUTE format('CREATE TABLE ledger.%I (LIKE ledger.service_payments INCLUDING DEFAULTS INCLUDING CONSTRAINTS)',
+                     v_name);
+      EXECUTE format('ALTER TABLE ledger.service_payments ATTACH PARTITION ledger.%I FOR VALUES FROM (%L) TO (%L)',
+                     v_name, v_low, v_high);
+      PERFORM ledger.guard_payment_month(v_name);
+      RETURN NEXT v_name;
+    END IF;
+    v_month := v_month + interval '1 month';
+  END LOOP;
+END
+$$;
+
+ALTER FUNCTION ledger.ensure_payment_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) OWNER TO spend_control_owner;
+
+--
 -- Name: entries; Type: TABLE; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -505,6 +733,25 @@ END
 $$;
 
 ALTER FUNCTION ledger.guard_group_month(p_name text) OWNER TO spend_control_owner;
+
+--
+-- Name: guard_payment_month(text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.guard_payment_month(p_name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  EXECUTE format('REVOKE ALL ON ledger.%I FROM PUBLIC, spend_control_service', p_name);
+  EXECUTE format('GRANT SELECT ON ledger.%I TO spend_control_service', p_name);
+  EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON ledger.%I FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation()',
+                 p_name || '_no_truncate', p_name);
+  EXECUTE format('ALTER TABLE ledger.%I ENABLE ALWAYS TRIGGER %I', p_name, p_name || '_no_truncate');
+END
+$$;
+
+ALTER FUNCTION ledger.guard_payment_month(p_name text) OWNER TO spend_control_owner;
 
 --
 -- Name: mark_checkpoint_horizon(integer); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -583,6 +830,39 @@ CREATE FUNCTION ledger.new_group_id(p_at timestamp with time zone) RETURNS ledge
 $$;
 
 ALTER FUNCTION ledger.new_group_id(p_at timestamp with time zone) OWNER TO spend_control_owner;
+
+--
+-- Name: payment_by_authorization(text, text, text, text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.payment_by_authorization(p_network text, p_asset text, p_payer text, p_nonce text) RETURNS SETOF ledger.service_payments
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $_$
+DECLARE
+  v_payment_id text;
+BEGIN
+  SELECT k.payment_id INTO v_payment_id FROM ledger.payment_authorizations k
+   WHERE k.network = p_network AND k.asset = p_asset AND k.payer = p_payer AND k.nonce = p_nonce;
+  IF FOUND THEN
+    RETURN QUERY EXECUTE 'SELECT * FROM ledger.service_payments WHERE payment_id = $1' USING v_payment_id;
+  END IF;
+END
+$_$;
+
+ALTER FUNCTION ledger.payment_by_authorization(p_network text, p_asset text, p_payer text, p_nonce text) OWNER TO spend_control_owner;
+
+--
+-- Name: payment_id_floor(timestamp with time zone); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.payment_id_floor(p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT 'pay_' || lpad(to_hex(floor(extract(epoch FROM p_at) * 1000)::bigint), 12, '0') || '000000000000'
+$$;
+
+ALTER FUNCTION ledger.payment_id_floor(p_at timestamp with time zone) OWNER TO spend_control_owner;
 
 --
 -- Name: post_group(text, text, jsonb, text, text, text, text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -1076,6 +1356,46 @@ $$;
 ALTER FUNCTION ledger.service_payment_claim() OWNER TO spend_control_owner;
 
 --
+-- Name: service_payment_claim_keys(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.service_payment_claim_keys() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+DECLARE
+  v_holder text;
+BEGIN
+  SELECT k.payment_id INTO v_holder FROM ledger.payment_authorizations k
+   WHERE k.network = NEW.network AND k.asset = NEW.asset AND k.payer = NEW.payer AND k.nonce = NEW.nonce;
+  IF NOT FOUND THEN
+    INSERT INTO ledger.payment_authorizations (network, asset, payer, nonce, payment_id)
+    VALUES (NEW.network, NEW.asset, NEW.payer, NEW.nonce, NEW.payment_id);
+  ELSIF v_holder <> NEW.payment_id THEN
+    RAISE EXCEPTION 'duplicate key value violates unique constraint "service_payments_authorization_once"'
+      USING ERRCODE = 'unique_violation', SCHEMA = 'ledger', TABLE = 'service_payments',
+            CONSTRAINT = 'service_payments_authorization_once',
+            DETAIL = format('Key (network, asset, payer, nonce)=(%s, %s, %s, %s) already exists.',
+                            NEW.network, NEW.asset, NEW.payer, NEW.nonce);
+  END IF;
+  IF NEW.purpose = 'FUNDING' AND NEW.state <> 'FAILED' THEN
+    SELECT f.payment_id INTO v_holder FROM ledger.live_fundings f WHERE f.intent_ref = NEW.intent_ref;
+    IF NOT FOUND THEN
+      INSERT INTO ledger.live_fundings (intent_ref, payment_id) VALUES (NEW.intent_ref, NEW.payment_id);
+    ELSIF v_holder <> NEW.payment_id THEN
+      RAISE EXCEPTION 'duplicate key value violates unique constraint "service_payments_one_live_funding"'
+        USING ERRCODE = 'unique_violation', SCHEMA = 'ledger', TABLE = 'service_payments',
+              CONSTRAINT = 'service_payments_one_live_funding',
+              DETAIL = format('Key (intent_ref)=(%s) already exists.', NEW.intent_ref);
+    END IF;
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION ledger.service_payment_claim_keys() OWNER TO spend_control_owner;
+
+--
 -- Name: service_payment_delete(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1092,72 +1412,6 @@ END;
 $$;
 
 ALTER FUNCTION ledger.service_payment_delete() OWNER TO spend_control_owner;
-
---
--- Name: service_payments; Type: TABLE; Schema: ledger; Owner: spend_control_owner
---
-
-CREATE TABLE ledger.service_payments (
-    payment_id text NOT NULL,
-    network text NOT NULL,
-    asset text NOT NULL,
-    payer text NOT NULL,
-    nonce text NOT NULL,
-    pay_to text NOT NULL,
-    amount numeric(78,0) NOT NULL,
-    valid_before numeric(78,0) NOT NULL,
-    route text NOT NULL,
-    request_digest text NOT NULL,
-    state text NOT NULL,
-    lease_until timestamp with time zone,
-    tx_hash text,
-    fee_group_id ledger.group_id,
-    clear_group_id ledger.group_id,
-    reversal_group_id ledger.group_id,
-    failure_reason text,
-    answer_status integer,
-    answer_body json,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    settled_at timestamp with time zone,
-    answered_at timestamp with time zone,
-    unpaid_tx_hash text,
-    evidence_block numeric(78,0),
-    evidence_chain_time numeric(78,0),
-    evidence_tx_hash text,
-    purpose text DEFAULT 'FEE'::text NOT NULL,
-    policy_id text,
-    intent_ref text,
-    funding_group_id ledger.group_id,
-    refund_group_id ledger.group_id,
-    CONSTRAINT service_payments_addresses_lowercase CHECK (((asset ~ '^0x[0-9a-f]{40}$'::text) AND (payer ~ '^0x[0-9a-f]{40}$'::text) AND (pay_to ~ '^0x[0-9a-f]{40}$'::text))),
-    CONSTRAINT service_payments_amount_positive CHECK ((amount > (0)::numeric)),
-    CONSTRAINT service_payments_answered_has_answer CHECK (((state = 'ANSWERED'::text) = ((answer_status IS NOT NULL) AND (answered_at IS NOT NULL)))),
-    CONSTRAINT service_payments_digest_shape CHECK ((request_digest ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT service_payments_evidence_tx_shape CHECK (((evidence_tx_hash IS NULL) OR (evidence_tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
-    CONSTRAINT service_payments_failed_has_reason CHECK (((state <> 'FAILED'::text) OR (failure_reason IS NOT NULL))),
-    CONSTRAINT service_payments_failed_unbooked CHECK (((state <> 'FAILED'::text) OR (fee_group_id IS NULL) OR (reversal_group_id IS NOT NULL))),
-    CONSTRAINT service_payments_funding_booked CHECK (((purpose <> 'FUNDING'::text) OR (state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR (funding_group_id IS NOT NULL))),
-    CONSTRAINT service_payments_funding_names_intent CHECK (
-CASE
-    WHEN (purpose = 'FUNDING'::text) THEN ((policy_id ~ '^[0-9]{1,78}$'::text) AND (intent_ref ~ '^ci_[0-9a-f]{24}$'::text))
-    ELSE ((policy_id IS NULL) AND (intent_ref IS NULL) AND (funding_group_id IS NULL) AND (refund_group_id IS NULL))
-END),
-    CONSTRAINT service_payments_id_shape CHECK ((payment_id ~ '^pay_[0-9a-f]{24}$'::text)),
-    CONSTRAINT service_payments_lease_while_working CHECK (((state = ANY (ARRAY['SETTLING'::text, 'SETTLED'::text])) OR (lease_until IS NULL))),
-    CONSTRAINT service_payments_network_shape CHECK ((network ~ '^eip155:[0-9]{1,20}$'::text)),
-    CONSTRAINT service_payments_nonce_shape CHECK ((nonce ~ '^0x[0-9a-f]{64}$'::text)),
-    CONSTRAINT service_payments_paid_booked CHECK (((state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR ((tx_hash IS NOT NULL) AND (fee_group_id IS NOT NULL) AND (settled_at IS NOT NULL)))),
-    CONSTRAINT service_payments_pending_parked CHECK (((state <> 'PENDING'::text) OR (fee_group_id IS NOT NULL))),
-    CONSTRAINT service_payments_purpose_known CHECK ((purpose = ANY (ARRAY['FEE'::text, 'FUNDING'::text]))),
-    CONSTRAINT service_payments_settling_has_lease CHECK (((state <> 'SETTLING'::text) OR (lease_until IS NOT NULL))),
-    CONSTRAINT service_payments_state_known CHECK ((state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text, 'ANSWERED'::text, 'FAILED'::text]))),
-    CONSTRAINT service_payments_tx_shape CHECK (((tx_hash IS NULL) OR (tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
-    CONSTRAINT service_payments_unpaid_is_not_paid CHECK (((unpaid_tx_hash IS NULL) OR (unpaid_tx_hash IS DISTINCT FROM tx_hash))),
-    CONSTRAINT service_payments_unpaid_tx_shape CHECK (((unpaid_tx_hash IS NULL) OR (unpaid_tx_hash ~ '^0x[0-9a-f]{64}$'::text)))
-);
-
-ALTER TABLE ledger.service_payments OWNER TO spend_control_owner;
 
 --
 -- Name: service_payment_failure_proven(ledger.service_payments); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -1216,6 +1470,27 @@ END;
 $$;
 
 ALTER FUNCTION ledger.service_payment_fee_matches() OWNER TO spend_control_owner;
+
+--
+-- Name: service_payment_free_keys(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE FUNCTION ledger.service_payment_free_keys() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM ledger.payment_authorizations WHERE payment_id = OLD.payment_id;
+  END IF;
+  IF OLD.purpose = 'FUNDING' THEN
+    DELETE FROM ledger.live_fundings WHERE payment_id = OLD.payment_id;
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION ledger.service_payment_free_keys() OWNER TO spend_control_owner;
 
 --
 -- Name: service_payment_funding_guard(); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -1354,7 +1629,7 @@ ALTER FUNCTION ledger.service_payment_transition() OWNER TO spend_control_owner;
 CREATE FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids text[], p_tx_hashes text[]) RETURNS SETOF ledger.service_payments
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
+    AS $_$
 DECLARE
   v_count  integer := coalesce(array_length(p_payment_ids, 1), 0);
   v_groups text[];
@@ -1366,23 +1641,23 @@ BEGIN
     RAISE EXCEPTION 'settle_service_fees: one fee group and one transaction for each of distinct payments' USING ERRCODE = '22023';
   END IF;
   v_groups := ledger.post_groups(p_groups);
-  WITH settled AS (
-    UPDATE ledger.service_payments p
-       SET state = 'SETTLED', tx_hash = t.tx_hash, fee_group_id = t.fee_group_id, settled_at = now()
-      FROM unnest(p_payment_ids, p_tx_hashes, v_groups) WITH ORDINALITY AS t(payment_id, tx_hash, fee_group_id, position)
-     WHERE p.payment_id = t.payment_id AND p.state = 'SETTLING'
-    RETURNING p AS payment, t.position
-  )
-  SELECT array_agg(s.payment ORDER BY s.position)
-    INTO v_rows
-    FROM settled s;
+  EXECUTE $q$
+    WITH settled AS (
+      UPDATE ledger.service_payments p
+         SET state = 'SETTLED', tx_hash = t.tx_hash, fee_group_id = t.fee_group_id, settled_at = now()
+        FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(payment_id, tx_hash, fee_group_id, position)
+       WHERE p.payment_id = t.payment_id AND p.payment_id = ANY ($1::text[]) AND p.state = 'SETTLING'
+      RETURNING p AS payment, t.position
+    )
+    SELECT array_agg(s.payment ORDER BY s.position) FROM settled s$q$
+    INTO v_rows USING p_payment_ids, p_tx_hashes, v_groups;
   IF coalesce(array_length(v_rows, 1), 0) <> v_count THEN
     RAISE EXCEPTION 'settle_service_fees: % of % payments were still SETTLING',
       coalesce(array_length(v_rows, 1), 0), v_count;
   END IF;
   RETURN QUERY SELECT * FROM unnest(v_rows);
 END;
-$$;
+$_$;
 
 ALTER FUNCTION ledger.settle_service_fees(p_groups jsonb, p_payment_ids text[], p_tx_hashes text[]) OWNER TO spend_control_owner;
 
@@ -1807,6 +2082,17 @@ CREATE VIEW ledger.kind_balances AS
 ALTER TABLE ledger.kind_balances OWNER TO spend_control_owner;
 
 --
+-- Name: live_fundings; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.live_fundings (
+    intent_ref text NOT NULL,
+    payment_id text NOT NULL COLLATE pg_catalog."C"
+);
+
+ALTER TABLE ledger.live_fundings OWNER TO spend_control_owner;
+
+--
 -- Name: operator_actions; Type: TABLE; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -1863,6 +2149,86 @@ CREATE TABLE ledger.operator_actions_pdefault (
 );
 
 ALTER TABLE ledger.operator_actions_pdefault OWNER TO spend_control_owner;
+
+--
+-- Name: payment_authorizations; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.payment_authorizations (
+    network text NOT NULL,
+    asset text NOT NULL,
+    payer text NOT NULL,
+    nonce text NOT NULL,
+    payment_id text NOT NULL COLLATE pg_catalog."C"
+);
+
+ALTER TABLE ledger.payment_authorizations OWNER TO spend_control_owner;
+
+--
+-- Name: service_payments_pdefault; Type: TABLE; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TABLE ledger.service_payments_pdefault (
+    payment_id text NOT NULL COLLATE pg_catalog."C",
+    network text NOT NULL,
+    asset text NOT NULL,
+    payer text NOT NULL,
+    nonce text NOT NULL,
+    pay_to text NOT NULL,
+    amount numeric(78,0) NOT NULL,
+    valid_before numeric(78,0) NOT NULL,
+    route text NOT NULL,
+    request_digest text NOT NULL,
+    state text NOT NULL,
+    lease_until timestamp with time zone,
+    tx_hash text,
+    fee_group_id ledger.group_id,
+    clear_group_id ledger.group_id,
+    reversal_group_id ledger.group_id,
+    failure_reason text,
+    answer_status integer,
+    answer_body json,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    settled_at timestamp with time zone,
+    answered_at timestamp with time zone,
+    unpaid_tx_hash text,
+    evidence_block numeric(78,0),
+    evidence_chain_time numeric(78,0),
+    evidence_tx_hash text,
+    purpose text DEFAULT 'FEE'::text NOT NULL,
+    policy_id text,
+    intent_ref text,
+    funding_group_id ledger.group_id,
+    refund_group_id ledger.group_id,
+    CONSTRAINT service_payments_addresses_lowercase CHECK (((asset ~ '^0x[0-9a-f]{40}$'::text) AND (payer ~ '^0x[0-9a-f]{40}$'::text) AND (pay_to ~ '^0x[0-9a-f]{40}$'::text))),
+    CONSTRAINT service_payments_amount_positive CHECK ((amount > (0)::numeric)),
+    CONSTRAINT service_payments_answered_has_answer CHECK (((state = 'ANSWERED'::text) = ((answer_status IS NOT NULL) AND (answered_at IS NOT NULL)))),
+    CONSTRAINT service_payments_digest_shape CHECK ((request_digest ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT service_payments_evidence_tx_shape CHECK (((evidence_tx_hash IS NULL) OR (evidence_tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
+    CONSTRAINT service_payments_failed_has_reason CHECK (((state <> 'FAILED'::text) OR (failure_reason IS NOT NULL))),
+    CONSTRAINT service_payments_failed_unbooked CHECK (((state <> 'FAILED'::text) OR (fee_group_id IS NULL) OR (reversal_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_funding_booked CHECK (((purpose <> 'FUNDING'::text) OR (state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR (funding_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_funding_names_intent CHECK (
+CASE
+    WHEN (purpose = 'FUNDING'::text) THEN ((policy_id ~ '^[0-9]{1,78}$'::text) AND (intent_ref ~ '^ci_[0-9a-f]{24}$'::text))
+    ELSE ((policy_id IS NULL) AND (intent_ref IS NULL) AND (funding_group_id IS NULL) AND (refund_group_id IS NULL))
+END),
+    CONSTRAINT service_payments_id_shape CHECK ((payment_id ~ '^pay_[0-9a-f]{24}$'::text)),
+    CONSTRAINT service_payments_lease_while_working CHECK (((state = ANY (ARRAY['SETTLING'::text, 'SETTLED'::text])) OR (lease_until IS NULL))),
+    CONSTRAINT service_payments_network_shape CHECK ((network ~ '^eip155:[0-9]{1,20}$'::text)),
+    CONSTRAINT service_payments_nonce_shape CHECK ((nonce ~ '^0x[0-9a-f]{64}$'::text)),
+    CONSTRAINT service_payments_paid_booked CHECK (((state <> ALL (ARRAY['SETTLED'::text, 'ANSWERED'::text])) OR ((tx_hash IS NOT NULL) AND (fee_group_id IS NOT NULL) AND (settled_at IS NOT NULL)))),
+    CONSTRAINT service_payments_pending_parked CHECK (((state <> 'PENDING'::text) OR (fee_group_id IS NOT NULL))),
+    CONSTRAINT service_payments_purpose_known CHECK ((purpose = ANY (ARRAY['FEE'::text, 'FUNDING'::text]))),
+    CONSTRAINT service_payments_settling_has_lease CHECK (((state <> 'SETTLING'::text) OR (lease_until IS NOT NULL))),
+    CONSTRAINT service_payments_state_known CHECK ((state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text, 'ANSWERED'::text, 'FAILED'::text]))),
+    CONSTRAINT service_payments_tx_shape CHECK (((tx_hash IS NULL) OR (tx_hash ~ '^0x[0-9a-f]{64}$'::text))),
+    CONSTRAINT service_payments_unpaid_is_not_paid CHECK (((unpaid_tx_hash IS NULL) OR (unpaid_tx_hash IS DISTINCT FROM tx_hash))),
+    CONSTRAINT service_payments_unpaid_tx_shape CHECK (((unpaid_tx_hash IS NULL) OR (unpaid_tx_hash ~ '^0x[0-9a-f]{64}$'::text)))
+);
+
+ALTER TABLE ledger.service_payments_pdefault OWNER TO spend_control_owner;
 
 --
 -- Name: treasury_drift; Type: VIEW; Schema: ledger; Owner: spend_control_owner
@@ -1943,6 +2309,12 @@ ALTER TABLE ONLY ledger.groups ATTACH PARTITION ledger.groups_pdefault DEFAULT;
 --
 
 ALTER TABLE ONLY ledger.operator_actions ATTACH PARTITION ledger.operator_actions_pdefault DEFAULT;
+
+--
+-- Name: service_payments_pdefault; Type: TABLE ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.service_payments ATTACH PARTITION ledger.service_payments_pdefault DEFAULT;
 
 --
 -- Name: operator_actions action_id; Type: DEFAULT; Schema: ledger; Owner: spend_control_owner
@@ -2028,6 +2400,13 @@ ALTER TABLE ONLY ledger.groups_pdefault
     ADD CONSTRAINT groups_pdefault_pkey PRIMARY KEY (group_id);
 
 --
+-- Name: live_fundings live_fundings_payment_once; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.live_fundings
+    ADD CONSTRAINT live_fundings_payment_once UNIQUE (payment_id);
+
+--
 -- Name: operator_actions operator_actions_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2042,11 +2421,25 @@ ALTER TABLE ONLY ledger.operator_actions_pdefault
     ADD CONSTRAINT operator_actions_pdefault_pkey PRIMARY KEY (action_id, at);
 
 --
--- Name: service_payments service_payments_authorization_once; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+-- Name: payment_authorizations payment_authorizations_payment_once; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
 --
 
-ALTER TABLE ONLY ledger.service_payments
-    ADD CONSTRAINT service_payments_authorization_once UNIQUE (network, asset, payer, nonce);
+ALTER TABLE ONLY ledger.payment_authorizations
+    ADD CONSTRAINT payment_authorizations_payment_once UNIQUE (payment_id);
+
+--
+-- Name: payment_authorizations service_payments_authorization_once; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.payment_authorizations
+    ADD CONSTRAINT service_payments_authorization_once PRIMARY KEY (network, asset, payer, nonce);
+
+--
+-- Name: live_fundings service_payments_one_live_funding; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.live_fundings
+    ADD CONSTRAINT service_payments_one_live_funding PRIMARY KEY (intent_ref);
 
 --
 -- Name: service_payments service_payments_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -2054,6 +2447,13 @@ ALTER TABLE ONLY ledger.service_payments
 
 ALTER TABLE ONLY ledger.service_payments
     ADD CONSTRAINT service_payments_pkey PRIMARY KEY (payment_id);
+
+--
+-- Name: service_payments_pdefault service_payments_pdefault_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER TABLE ONLY ledger.service_payments_pdefault
+    ADD CONSTRAINT service_payments_pdefault_pkey PRIMARY KEY (payment_id);
 
 --
 -- Name: treasury_snapshots treasury_snapshots_pkey; Type: CONSTRAINT; Schema: ledger; Owner: spend_control_owner
@@ -2165,22 +2565,28 @@ CREATE INDEX operator_actions_at ON ONLY ledger.operator_actions USING btree (at
 CREATE INDEX operator_actions_pdefault_at_idx ON ledger.operator_actions_pdefault USING btree (at);
 
 --
--- Name: service_payments_one_live_funding; Type: INDEX; Schema: ledger; Owner: spend_control_owner
---
-
-CREATE UNIQUE INDEX service_payments_one_live_funding ON ledger.service_payments USING btree (intent_ref) WHERE ((purpose = 'FUNDING'::text) AND (state <> 'FAILED'::text));
-
---
 -- Name: service_payments_tx_payer; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX service_payments_tx_payer ON ledger.service_payments USING btree (tx_hash, payer) WHERE (tx_hash IS NOT NULL);
+CREATE INDEX service_payments_tx_payer ON ONLY ledger.service_payments USING btree (tx_hash, payer) WHERE (tx_hash IS NOT NULL);
+
+--
+-- Name: service_payments_pdefault_tx_hash_payer_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX service_payments_pdefault_tx_hash_payer_idx ON ledger.service_payments_pdefault USING btree (tx_hash, payer) WHERE (tx_hash IS NOT NULL);
 
 --
 -- Name: service_payments_unresolved; Type: INDEX; Schema: ledger; Owner: spend_control_owner
 --
 
-CREATE INDEX service_payments_unresolved ON ledger.service_payments USING btree (updated_at) WHERE (state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text]));
+CREATE INDEX service_payments_unresolved ON ONLY ledger.service_payments USING btree (updated_at) WHERE (state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text]));
+
+--
+-- Name: service_payments_pdefault_updated_at_idx; Type: INDEX; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE INDEX service_payments_pdefault_updated_at_idx ON ledger.service_payments_pdefault USING btree (updated_at) WHERE (state = ANY (ARRAY['SETTLING'::text, 'PENDING'::text, 'SETTLED'::text]));
 
 --
 -- Name: treasury_snapshots_asset_taken; Type: INDEX; Schema: ledger; Owner: spend_control_owner
@@ -2253,6 +2659,24 @@ ALTER INDEX ledger.operator_actions_at ATTACH PARTITION ledger.operator_actions_
 --
 
 ALTER INDEX ledger.operator_actions_pkey ATTACH PARTITION ledger.operator_actions_pdefault_pkey;
+
+--
+-- Name: service_payments_pdefault_pkey; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.service_payments_pkey ATTACH PARTITION ledger.service_payments_pdefault_pkey;
+
+--
+-- Name: service_payments_pdefault_tx_hash_payer_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.service_payments_tx_payer ATTACH PARTITION ledger.service_payments_pdefault_tx_hash_payer_idx;
+
+--
+-- Name: service_payments_pdefault_updated_at_idx; Type: INDEX ATTACH; Schema: ledger; Owner: spend_control_owner
+--
+
+ALTER INDEX ledger.service_payments_unresolved ATTACH PARTITION ledger.service_payments_pdefault_updated_at_idx;
 
 --
 -- Name: accounts accounts_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -2343,6 +2767,14 @@ CREATE TRIGGER groups_pdefault_no_truncate BEFORE TRUNCATE ON ledger.groups_pdef
 ALTER TABLE ledger.groups_pdefault ENABLE ALWAYS TRIGGER groups_pdefault_no_truncate;
 
 --
+-- Name: live_fundings live_fundings_immutable; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER live_fundings_immutable BEFORE UPDATE OR TRUNCATE ON ledger.live_fundings FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.live_fundings ENABLE ALWAYS TRIGGER live_fundings_immutable;
+
+--
 -- Name: operator_actions operator_actions_append_only; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2357,6 +2789,14 @@ ALTER TABLE ledger.operator_actions ENABLE ALWAYS TRIGGER operator_actions_appen
 CREATE TRIGGER operator_actions_no_truncate BEFORE TRUNCATE ON ledger.operator_actions FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
 
 ALTER TABLE ledger.operator_actions ENABLE ALWAYS TRIGGER operator_actions_no_truncate;
+
+--
+-- Name: payment_authorizations payment_authorizations_immutable; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER payment_authorizations_immutable BEFORE UPDATE OR TRUNCATE ON ledger.payment_authorizations FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.payment_authorizations ENABLE ALWAYS TRIGGER payment_authorizations_immutable;
 
 --
 -- Name: service_payments service_payments_claim; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -2383,6 +2823,14 @@ CREATE TRIGGER service_payments_fee_matches BEFORE INSERT OR UPDATE ON ledger.se
 ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_fee_matches;
 
 --
+-- Name: service_payments service_payments_funding_failed; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER service_payments_funding_failed AFTER UPDATE OF state ON ledger.service_payments FOR EACH ROW WHEN (((new.purpose = 'FUNDING'::text) AND (new.state = 'FAILED'::text) AND (old.state <> 'FAILED'::text))) EXECUTE FUNCTION ledger.service_payment_free_keys();
+
+ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_funding_failed;
+
+--
 -- Name: service_payments service_payments_funding_guard; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2399,12 +2847,36 @@ CREATE TRIGGER service_payments_groups_exist BEFORE INSERT OR UPDATE ON ledger.s
 ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_groups_exist;
 
 --
+-- Name: service_payments service_payments_keys; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER service_payments_keys BEFORE INSERT ON ledger.service_payments FOR EACH ROW EXECUTE FUNCTION ledger.service_payment_claim_keys();
+
+ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_keys;
+
+--
+-- Name: service_payments service_payments_keys_freed; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER service_payments_keys_freed AFTER DELETE ON ledger.service_payments FOR EACH ROW EXECUTE FUNCTION ledger.service_payment_free_keys();
+
+ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_keys_freed;
+
+--
 -- Name: service_payments service_payments_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
 --
 
 CREATE TRIGGER service_payments_no_truncate BEFORE TRUNCATE ON ledger.service_payments FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
 
 ALTER TABLE ledger.service_payments ENABLE ALWAYS TRIGGER service_payments_no_truncate;
+
+--
+-- Name: service_payments_pdefault service_payments_pdefault_no_truncate; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
+--
+
+CREATE TRIGGER service_payments_pdefault_no_truncate BEFORE TRUNCATE ON ledger.service_payments_pdefault FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation();
+
+ALTER TABLE ledger.service_payments_pdefault ENABLE ALWAYS TRIGGER service_payments_pdefault_no_truncate;
 
 --
 -- Name: service_payments service_payments_transition; Type: TRIGGER; Schema: ledger; Owner: spend_control_owner
@@ -2481,6 +2953,26 @@ GRANT ALL ON FUNCTION ledger.assert_group_complete() TO spend_control_service;
 GRANT ALL ON FUNCTION ledger.balance_of(p_account_id text) TO spend_control_service;
 
 --
+-- Name: TABLE service_payments; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE ledger.service_payments TO spend_control_service;
+
+--
+-- Name: FUNCTION claim_fee_payments(p_payment_ids text[], p_networks text[], p_assets text[], p_payers text[], p_nonces text[], p_pay_tos text[], p_amounts numeric[], p_valid_befores numeric[], p_routes text[], p_request_digests text[], p_lease_ms integer[]); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.claim_fee_payments(p_payment_ids text[], p_networks text[], p_assets text[], p_payers text[], p_nonces text[], p_pay_tos text[], p_amounts numeric[], p_valid_befores numeric[], p_routes text[], p_request_digests text[], p_lease_ms integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.claim_fee_payments(p_payment_ids text[], p_networks text[], p_assets text[], p_payers text[], p_nonces text[], p_pay_tos text[], p_amounts numeric[], p_valid_befores numeric[], p_routes text[], p_request_digests text[], p_lease_ms integer[]) TO spend_control_service;
+
+--
+-- Name: FUNCTION claim_funding_payment(p_payment_id text, p_network text, p_asset text, p_payer text, p_nonce text, p_pay_to text, p_amount numeric, p_valid_before numeric, p_route text, p_request_digest text, p_lease_ms integer, p_policy_id text, p_intent_ref text); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.claim_funding_payment(p_payment_id text, p_network text, p_asset text, p_payer text, p_nonce text, p_pay_to text, p_amount numeric, p_valid_before numeric, p_route text, p_request_digest text, p_lease_ms integer, p_policy_id text, p_intent_ref text) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.claim_funding_payment(p_payment_id text, p_network text, p_asset text, p_payer text, p_nonce text, p_pay_to text, p_amount numeric, p_valid_before numeric, p_route text, p_request_digest text, p_lease_ms integer, p_policy_id text, p_intent_ref text) TO spend_control_service;
+
+--
 -- Name: FUNCTION detach_group_month_partitions(p_before timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2491,6 +2983,12 @@ REVOKE ALL ON FUNCTION ledger.detach_group_month_partitions(p_before timestamp w
 --
 
 REVOKE ALL ON FUNCTION ledger.detach_month_partitions(p_parent regclass, p_before timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: FUNCTION detach_payment_month_partitions(p_before timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.detach_payment_month_partitions(p_before timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: FUNCTION ensure_group_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2505,6 +3003,13 @@ GRANT ALL ON FUNCTION ledger.ensure_group_month_partitions(p_from timestamp with
 
 REVOKE ALL ON FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION ledger.ensure_month_partitions(p_parent regclass, p_from timestamp with time zone, p_through timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION ensure_payment_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.ensure_payment_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.ensure_payment_month_partitions(p_from timestamp with time zone, p_through timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: TABLE entries; Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2534,6 +3039,13 @@ REVOKE ALL ON FUNCTION ledger.guard_group_month(p_name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION ledger.guard_group_month(p_name text) TO spend_control_service;
 
 --
+-- Name: FUNCTION guard_payment_month(p_name text); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.guard_payment_month(p_name text) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.guard_payment_month(p_name text) TO spend_control_service;
+
+--
 -- Name: FUNCTION mark_checkpoint_horizon(p_lock_timeout_ms integer); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2559,6 +3071,20 @@ GRANT ALL ON FUNCTION ledger.month_group(p_group_id text, OUT present boolean, O
 
 REVOKE ALL ON FUNCTION ledger.new_group_id(p_at timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION ledger.new_group_id(p_at timestamp with time zone) TO spend_control_service;
+
+--
+-- Name: FUNCTION payment_by_authorization(p_network text, p_asset text, p_payer text, p_nonce text); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.payment_by_authorization(p_network text, p_asset text, p_payer text, p_nonce text) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.payment_by_authorization(p_network text, p_asset text, p_payer text, p_nonce text) TO spend_control_service;
+
+--
+-- Name: FUNCTION payment_id_floor(p_at timestamp with time zone); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.payment_id_floor(p_at timestamp with time zone) FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.payment_id_floor(p_at timestamp with time zone) TO spend_control_service;
 
 --
 -- Name: FUNCTION post_group(p_kind text, p_asset text, p_entries jsonb, p_idempotency_key text, p_intent_ref text, p_policy_id text, p_memo text); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2633,16 +3159,17 @@ GRANT ALL ON FUNCTION ledger.reverse_group(p_group_id text, p_reason text, p_ide
 GRANT ALL ON FUNCTION ledger.service_payment_claim() TO spend_control_service;
 
 --
+-- Name: FUNCTION service_payment_claim_keys(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.service_payment_claim_keys() FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.service_payment_claim_keys() TO spend_control_service;
+
+--
 -- Name: FUNCTION service_payment_delete(); Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
 GRANT ALL ON FUNCTION ledger.service_payment_delete() TO spend_control_service;
-
---
--- Name: TABLE service_payments; Type: ACL; Schema: ledger; Owner: spend_control_owner
---
-
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE ledger.service_payments TO spend_control_service;
 
 --
 -- Name: FUNCTION service_payment_failure_proven(p_row ledger.service_payments); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2655,6 +3182,13 @@ GRANT ALL ON FUNCTION ledger.service_payment_failure_proven(p_row ledger.service
 --
 
 GRANT ALL ON FUNCTION ledger.service_payment_fee_matches() TO spend_control_service;
+
+--
+-- Name: FUNCTION service_payment_free_keys(); Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+REVOKE ALL ON FUNCTION ledger.service_payment_free_keys() FROM PUBLIC;
+GRANT ALL ON FUNCTION ledger.service_payment_free_keys() TO spend_control_service;
 
 --
 -- Name: FUNCTION service_payment_funding_guard(); Type: ACL; Schema: ledger; Owner: spend_control_owner
@@ -2784,6 +3318,12 @@ GRANT SELECT,USAGE ON SEQUENCE ledger.groups_seq_seq TO spend_control_service;
 GRANT SELECT ON TABLE ledger.kind_balances TO spend_control_service;
 
 --
+-- Name: TABLE live_fundings; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.live_fundings TO spend_control_service;
+
+--
 -- Name: TABLE operator_actions; Type: ACL; Schema: ledger; Owner: spend_control_owner
 --
 
@@ -2794,6 +3334,18 @@ GRANT SELECT,INSERT ON TABLE ledger.operator_actions TO spend_control_service;
 --
 
 GRANT SELECT,USAGE ON SEQUENCE ledger.operator_actions_action_id_seq TO spend_control_service;
+
+--
+-- Name: TABLE payment_authorizations; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.payment_authorizations TO spend_control_service;
+
+--
+-- Name: TABLE service_payments_pdefault; Type: ACL; Schema: ledger; Owner: spend_control_owner
+--
+
+GRANT SELECT ON TABLE ledger.service_payments_pdefault TO spend_control_service;
 
 --
 -- Name: TABLE treasury_drift; Type: ACL; Schema: ledger; Owner: spend_control_owner

@@ -1,9 +1,11 @@
 // Test fixtures shared by the ledger's test files: the two rails of the service with stand-in
 // token addresses, registered in a fresh test database. Not imported by production code.
+import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../platform/db/testDb';
 import { assetId } from './accounts/names';
 import { registerAsset } from './posting/writes';
+import type { PaymentClaim } from './servicePayments/record';
 
 export const FUNDING_CHAIN = 'eip155:196';
 export const SETTLEMENT_CHAIN = 'eip155:8453';
@@ -23,6 +25,25 @@ export async function registerRails(pool: Pool): Promise<void> {
     symbol: 'USDC',
     decimals: 6,
   });
+}
+
+/**
+ * An x402 payment claim of 0.01 USDT0 for the ping service, by a fresh payer with a fresh nonce
+ * (its authorization valid until 2033), with any field overridden.
+ */
+export function paymentClaimFor(overrides: Partial<PaymentClaim> = {}): PaymentClaim {
+  return {
+    network: FUNDING_CHAIN,
+    asset: USDT0.split('|')[1]!,
+    payer: `0x${randomBytes(20).toString('hex')}`,
+    nonce: `0x${randomBytes(32).toString('hex')}`,
+    payTo: `0x${'11'.repeat(20)}`,
+    amountAtomic: 10_000n,
+    validBefore: 2_000_000_000n,
+    route: 'GET /ping_service',
+    requestDigest: 'a'.repeat(64),
+    ...overrides,
+  };
 }
 
 /** A consumer intent id (`ci_` + 24 hex) derived from a small number, for readable tests. */

@@ -9,7 +9,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { Db } from '../../../platform/db';
 import { accountId } from '../accounts/names';
 import { postGroup } from '../posting/writes';
-import { findPayment } from './reads';
+import { findPayment, getPayment } from './reads';
 import { inLedgerTransaction } from './transaction';
 import { insertClaim } from './writes';
 import {
@@ -46,12 +46,13 @@ export async function claimFundingPayment(
   if (claimed) return { claimed: true, payment: claimed };
   const existing = await findPayment(db, claim);
   if (existing) return { claimed: false, payment: existing };
-  const live = await db.query<Row>(
-    `SELECT * FROM ledger.service_payments
-      WHERE purpose = 'FUNDING' AND intent_ref = $1 AND state <> 'FAILED'`,
+  // The intent's live funding key names the other payment (ledger migration 0015).
+  const live = await db.query<{ payment_id: string }>(
+    'SELECT payment_id FROM ledger.live_fundings WHERE intent_ref = $1',
     [target.intentRef],
   );
-  return { claimed: false, payment: null, fundedBy: live.rows[0] ? fromRow(live.rows[0]) : null };
+  const other = live.rows[0] ? await getPayment(db, live.rows[0].payment_id) : null;
+  return { claimed: false, payment: null, fundedBy: other };
 }
 
 /** The funding payment, locked for the caller's transaction, when it is in one of `states`; else null. */

@@ -3,10 +3,13 @@
 import type { Db } from '../../../platform/db';
 import { type AuthorizationKey, fromRow, type Row, type ServicePayment } from './record';
 
-/** The record of this authorization, if any. */
+/**
+ * The record of this authorization, if any: its key names the payment, whose record is read from
+ * its month (ledger migration 0015). None when its month is archived.
+ */
 export async function findPayment(db: Db, key: AuthorizationKey): Promise<ServicePayment | null> {
   const result = await db.query<Row>(
-    `SELECT * FROM ledger.service_payments WHERE network = $1 AND asset = $2 AND payer = $3 AND nonce = $4`,
+    `SELECT * FROM ledger.payment_by_authorization($1, $2, $3, $4)`,
     [key.network, key.asset, key.payer, key.nonce],
   );
   return result.rows[0] ? fromRow(result.rows[0]) : null;

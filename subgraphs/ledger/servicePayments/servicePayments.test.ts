@@ -1,7 +1,6 @@
 // The x402 payment record against a real PostgreSQL: one claim per authorization however many
 // arrive at once, the ledger groups each money state books (and SUSPENSE netting to zero), and the
 // rules the database refuses to break even for direct SQL.
-import { randomBytes } from 'node:crypto';
 import type { TestDatabase } from '../../../platform/db/testDb';
 import { accountId, FEE_RECEIVER_REF, FLOAT_REF } from '../accounts/names';
 import { accountBalance } from '../accounts/reads';
@@ -16,31 +15,20 @@ import {
 import { listUnresolved } from './reads';
 import { type PaymentClaim, feeStreamOf } from './record';
 import { claimPayment, recordAnswer, releaseClaim, takeLapsedLease } from './writes';
-import { createLedgerTestDatabase, registerRails, USDT0 } from '../test-support';
+import {
+  createLedgerTestDatabase,
+  paymentClaimFor as claimFor,
+  registerRails,
+  USDT0,
+} from '../test-support';
 
 let db: TestDatabase;
-const TOKEN = USDT0.split('|')[1];
 const TX = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const EXPIRED = {
   reason: 'invalid_exact_evm_payload_authorization_valid_before',
   blockNumber: 100n,
 } as const;
 const NONCE_USED = { reason: 'invalid_exact_evm_nonce_already_used', blockNumber: 100n } as const;
-
-function claimFor(overrides: Partial<PaymentClaim> = {}): PaymentClaim {
-  return {
-    network: 'eip155:196',
-    asset: TOKEN,
-    payer: `0x${randomBytes(20).toString('hex')}`,
-    nonce: `0x${randomBytes(32).toString('hex')}`,
-    payTo: `0x${'11'.repeat(20)}`,
-    amountAtomic: 10_000n,
-    validBefore: 2_000_000_000n,
-    route: 'GET /ping_service',
-    requestDigest: 'a'.repeat(64),
-    ...overrides,
-  };
-}
 
 beforeAll(async () => {
   db = await createLedgerTestDatabase({ subgraphs: ['ledger'], poolSize: 24 });

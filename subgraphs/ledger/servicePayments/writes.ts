@@ -18,9 +18,10 @@ import {
 } from './record';
 
 /**
- * Inserts a claim (state SETTLING, leased for `leaseMs`); null when a unique rule refused it. A fee
+ * Records a claim (state SETTLING, leased for `leaseMs`); null when a unique rule refused it. A fee
  * claim conflicts only on its authorization; a funding claim (`funding` set) also on its intent's
- * one live funding payment, so every unique rule applies to it.
+ * one live funding payment. The keys those rules hold live beside the monthly records (ledger
+ * migration 0015), so a claim is made by the ledger's claim functions, never by a bare INSERT.
  */
 export async function insertClaim(
   db: Db,
@@ -28,22 +29,9 @@ export async function insertClaim(
   leaseMs: number,
   funding: FundingTarget | null,
 ): Promise<ServicePayment | null> {
-  const columns = funding === null ? '' : ', purpose, policy_id, intent_ref';
-  const values = funding === null ? '' : ", 'FUNDING', $12, $13";
-  const conflict =
-    funding === null
-      ? 'ON CONFLICT ON CONSTRAINT service_payments_authorization_once'
-      : 'ON CONFLICT';
+  if (funding === null) return (await insertFeeClaims(db, [{ claim, leaseMs }]))[0]!;
   const inserted = await db.query<Row>(
-    withLease(
-      `INSERT INTO ledger.service_payments
-         (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
-          state, lease_until${columns})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'SETTLING', ${LEASE_SQL}${values})
-       ${conflict} DO NOTHING
-       RETURNING *`,
-      11,
-    ),
+    `SELECT * FROM ledger.claim_funding_payment($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [
       newServicePaymentId(),
       claim.network,
@@ -56,7 +44,8 @@ export async function insertClaim(
       claim.route,
       claim.requestDigest,
       leaseMs,
-      ...(funding === null ? [] : [funding.policyId, funding.intentRef]),
+      funding.policyId,
+      funding.intentRef,
     ],
   );
   return inserted.rows[0] ? fromRow(inserted.rows[0]) : null;
@@ -76,7 +65,10 @@ export async function claimPayment(
   const claimed = await claimBatches.add(pool, { claim, leaseMs });
   if (claimed) return { claimed: true, payment: claimed };
   const existing = await findPayment(pool, claim);
-  if (!existing) throw new Error('service payment vanished between claim and read');
+  // The key stays when a record's month is archived (ledger migration 0015), and archive takes only
+  // months whose authorizations have all expired, which the paywall refuses before claiming.
+  if (!existing)
+    throw new Error('the record of this authorization is gone (its month archived) or vanished');
   return { claimed: false, payment: existing };
 }
 
@@ -92,9 +84,9 @@ const claimBatches = new TurnBatches<Pool, FeeClaim, ServicePayment | null>((poo
 }));
 
 /**
- * Fee claims in one INSERT: each row is inserted unless its authorization has a record (or an
- * earlier row of the same statement claimed it), as insertClaim decides it alone; each claim gets
- * its record, or null.
+ * Fee claims in one statement (ledger.claim_fee_payments): each is recorded unless its
+ * authorization has a record (or an earlier claim of the same call took it); each claim gets its
+ * record, or null.
  */
 async function insertFeeClaims(
   db: Db,
@@ -103,19 +95,8 @@ async function insertFeeClaims(
   const ids = items.map(() => newServicePaymentId());
   const column = <T>(pick: (claim: PaymentClaim) => T) => items.map((item) => pick(item.claim));
   const inserted = await db.query<Row>(
-    `INSERT INTO ledger.service_payments
-       (payment_id, network, asset, payer, nonce, pay_to, amount, valid_before, route, request_digest,
-        state, lease_until)
-     SELECT t.payment_id, t.network, t.asset, t.payer, t.nonce, t.pay_to, t.amount, t.valid_before,
-            t.route, t.request_digest, 'SETTLING',
-            now() + make_interval(secs => t.lease_ms::double precision / 1000)
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                   $7::numeric[], $8::numeric[], $9::text[], $10::text[], $11::integer[])
-            WITH ORDINALITY AS t(payment_id, network, asset, payer, nonce, pay_to, amount,
-                                 valid_before, route, request_digest, lease_ms, position)
-      ORDER BY t.position
-     ON CONFLICT ON CONSTRAINT service_payments_authorization_once DO NOTHING
-     RETURNING *`,
+    `SELECT * FROM ledger.claim_fee_payments($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+       $6::text[], $7::numeric[], $8::numeric[], $9::text[], $10::text[], $11::integer[])`,
     [
       ids,
       column((claim) => claim.network),
@@ -199,7 +180,10 @@ const answerBatches = new TurnBatches<Pool, Answer, ServicePayment | null>((pool
   maxSize: 256,
 }));
 
-/** One UPDATE for every answer; each gets its updated record, or null where it was not SETTLED. */
+/**
+ * One UPDATE for every answer; each gets its updated record, or null where it was not SETTLED. The
+ * ids, as values, name the months the UPDATE reads.
+ */
 async function recordAnswers(
   db: Db,
   answers: readonly Answer[],
@@ -213,7 +197,7 @@ async function recordAnswers(
         SET state = 'ANSWERED', answer_status = t.status, answer_body = t.body::json,
             answered_at = now(), lease_until = NULL
        FROM unnest($1::text[], $2::integer[], $3::text[]) AS t(payment_id, status, body)
-      WHERE p.payment_id = t.payment_id AND p.state = 'SETTLED'
+      WHERE p.payment_id = t.payment_id AND p.payment_id = ANY ($1::text[]) AND p.state = 'SETTLED'
       RETURNING p.*`,
     [
       first.map((answer) => answer.paymentId),
