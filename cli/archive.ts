@@ -80,7 +80,8 @@ export async function archiveMain(
         for (const kept of await monthsKeptOpen(pool, args.before, SERVICE_PAYMENTS))
           out(
             `  kept ${kept}: archive stops at the first month holding a payment still in use (one the chain ` +
-              'has not decided, or an authorization still valid); try again once the reconciler has decided it and its authorizations have expired',
+              'has not decided, or an authorization still valid or expired less than a day ago); try again once the reconciler ' +
+              'has decided it and its authorizations have been expired a day',
           );
     }
     if (detached.length > 0)

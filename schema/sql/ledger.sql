@@ -484,8 +484,9 @@ BEGIN
       $q$SELECT CASE
                  WHEN EXISTS (SELECT 1 FROM ledger.%1$I p WHERE p.state IN ('SETTLING', 'PENDING'))
                    THEN 'a payment the chain has not decided'
-                 WHEN EXISTS (SELECT 1 FROM ledger.%1$I p WHERE p.valid_before >= floor(extract(epoch FROM now())))
-                   THEN 'an authorization still valid'
+                 WHEN EXISTS (SELECT 1 FROM ledger.%1$I p
+                               WHERE p.valid_before >= floor(extract(epoch FROM now() - interval '1 day')))
+                   THEN 'an authorization still valid (or expired less than a day ago)'
                END$q$,
       v_part.relname) INTO v_in_use;
     IF v_in_use IS NOT NULL THEN

@@ -33,8 +33,9 @@
 --
 -- Archive: ledger.detach_payment_month_partitions detaches whole past months, oldest first, and
 -- stops at the first month still in use: a payment the chain has not decided (SETTLING or
--- PENDING, the reconciler's), or an authorization that is still valid (a presentation of it must
--- find its record; once validBefore has passed the paywall refuses it before reading any record).
+-- PENDING, the reconciler's), or an authorization that is still valid, or expired less than a day
+-- ago (a presentation of it must find its record; once validBefore has passed the paywall refuses
+-- it before reading any record, and the day covers a gateway whose clock runs behind).
 
 -- ---------------------------------------------------------------------------------------------
 -- The months: bounds, and the pair of functions (the worker makes the coming months; the owner
@@ -118,8 +119,9 @@ GRANT EXECUTE ON FUNCTION ledger.ensure_payment_month_partitions(timestamptz, ti
  * Detaches the month partitions of ledger.service_payments that end at or before p_before (never
  * the current month or a later one, nor the DEFAULT partition), oldest first; returns their names.
  * It stops, with a notice, at the first month still in use: one holding a payment the chain has
- * not decided (SETTLING or PENDING), or an authorization still valid now (validBefore, in chain
- * seconds, not yet passed by this clock), which a client may still present.
+ * not decided (SETTLING or PENDING), or an authorization still valid (validBefore, in chain
+ * seconds, not yet a day past by this clock: a day of slack for the gateways' clocks), which a
+ * client may still present.
  */
 CREATE FUNCTION ledger.detach_payment_month_partitions(p_before timestamptz)
 RETURNS SETOF text
@@ -148,8 +150,9 @@ BEGIN
       $q$SELECT CASE
                  WHEN EXISTS (SELECT 1 FROM ledger.%1$I p WHERE p.state IN ('SETTLING', 'PENDING'))
                    THEN 'a payment the chain has not decided'
-                 WHEN EXISTS (SELECT 1 FROM ledger.%1$I p WHERE p.valid_before >= floor(extract(epoch FROM now())))
-                   THEN 'an authorization still valid'
+                 WHEN EXISTS (SELECT 1 FROM ledger.%1$I p
+                               WHERE p.valid_before >= floor(extract(epoch FROM now() - interval '1 day')))
+                   THEN 'an authorization still valid (or expired less than a day ago)'
                END$q$,
       v_part.relname) INTO v_in_use;
     IF v_in_use IS NOT NULL THEN

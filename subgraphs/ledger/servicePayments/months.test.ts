@@ -256,11 +256,17 @@ describe('payment months at work', () => {
     await db.adminPool.query(
       "SELECT ledger.ensure_payment_month_partitions('2025-01-15T00:00:00Z', '2025-03-15T00:00:00Z')",
     );
-    // January: a claim the chain has not decided. February: failed, but its authorization is
-    // still valid (a client may present it). March: failed and expired.
+    // January: a claim the chain has not decided. February: failed, its authorization expired an
+    // hour ago (a gateway whose clock runs behind may still take it: a day of slack). March:
+    // failed and long expired.
     const january = claimFor({ validBefore: 1_000n });
     const januaryId = await insertedClaim(db.pool, january, Date.parse('2025-01-20T00:00:00Z'));
-    const februaryId = await insertedClaim(db.pool, claimFor(), Date.parse('2025-02-20T00:00:00Z'));
+    const anHourAgoS = BigInt(Math.floor(Date.now() / 1000) - 3600);
+    const februaryId = await insertedClaim(
+      db.pool,
+      claimFor({ validBefore: anHourAgoS }),
+      Date.parse('2025-02-20T00:00:00Z'),
+    );
     const failedUsed = await recordFailed(db.pool, (await getPayment(db.pool, februaryId))!, {
       reason: 'invalid_exact_evm_nonce_already_used',
       blockNumber: 100n,
@@ -286,7 +292,7 @@ describe('payment months at work', () => {
       'ledger.service_payments_p2025_03',
     ]);
 
-    // The chain decides January's claim: January goes, February (still valid) stops the rest.
+    // The chain decides January's claim: January goes, February (expired within the day) stops the rest.
     await failExpired(db.pool, (await getPayment(db.pool, januaryId))!);
     expect(await detachMonthPartitions(db.adminPool, SERVICE_PAYMENTS, cut)).toEqual([
       'ledger.service_payments_p2025_01',
