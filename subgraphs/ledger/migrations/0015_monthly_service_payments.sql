@@ -28,8 +28,8 @@
 -- Plans. A statement that names its payments by id with their values known when it is planned
 -- (the service's statements are planned at each call) reads only their months. settle_service_fees
 -- runs its UPDATE the same way (EXECUTE), and findPayment reads the one month through
--- ledger.payment_by_authorization. Reads by state (the reconciler's sweep) and by transaction read
--- every month's small partial index.
+-- ledger.payment_by_authorization. Reads by state (the reconciler's sweep) read every month's
+-- small partial index, and reads by transaction hash every month's index on it.
 --
 -- Archive: ledger.detach_payment_month_partitions detaches whole past months, oldest first, and
 -- stops at the first month still in use: a payment the chain has not decided (SETTLING or
