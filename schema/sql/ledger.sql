@@ -659,7 +659,9 @@ BEGIN
                      v_name);
       EXECUTE format('ALTER TABLE ledger.service_payments ATTACH PARTITION ledger.%I FOR VALUES FROM (%L) TO (%L)',
                      v_name, v_low, v_high);
-      PERFORM ledger.guard_payment_month(v_name);
+      -- Reached through its table only, as a month of groups is (migration 0014's guard serves
+      -- any month of the ledger's: the service may read it, never write it; no TRUNCATE).
+      PERFORM ledger.guard_group_month(v_name);
       RETURN NEXT v_name;
     END IF;
     v_month := v_month + interval '1 month';
@@ -734,25 +736,6 @@ END
 $$;
 
 ALTER FUNCTION ledger.guard_group_month(p_name text) OWNER TO spend_control_owner;
-
---
--- Name: guard_payment_month(text); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
---
-
-CREATE FUNCTION ledger.guard_payment_month(p_name text) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pg_temp'
-    AS $$
-BEGIN
-  EXECUTE format('REVOKE ALL ON ledger.%I FROM PUBLIC, spend_control_service', p_name);
-  EXECUTE format('GRANT SELECT ON ledger.%I TO spend_control_service', p_name);
-  EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON ledger.%I FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation()',
-                 p_name || '_no_truncate', p_name);
-  EXECUTE format('ALTER TABLE ledger.%I ENABLE ALWAYS TRIGGER %I', p_name, p_name || '_no_truncate');
-END
-$$;
-
-ALTER FUNCTION ledger.guard_payment_month(p_name text) OWNER TO spend_control_owner;
 
 --
 -- Name: mark_checkpoint_horizon(integer); Type: FUNCTION; Schema: ledger; Owner: spend_control_owner
@@ -3038,13 +3021,6 @@ GRANT ALL ON FUNCTION ledger.group_id_floor(p_at timestamp with time zone) TO sp
 
 REVOKE ALL ON FUNCTION ledger.guard_group_month(p_name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION ledger.guard_group_month(p_name text) TO spend_control_service;
-
---
--- Name: FUNCTION guard_payment_month(p_name text); Type: ACL; Schema: ledger; Owner: spend_control_owner
---
-
-REVOKE ALL ON FUNCTION ledger.guard_payment_month(p_name text) FROM PUBLIC;
-GRANT ALL ON FUNCTION ledger.guard_payment_month(p_name text) TO spend_control_service;
 
 --
 -- Name: FUNCTION mark_checkpoint_horizon(p_lock_timeout_ms integer); Type: ACL; Schema: ledger; Owner: spend_control_owner

@@ -54,23 +54,6 @@ REVOKE ALL ON FUNCTION ledger.payment_id_floor(timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.payment_id_floor(timestamptz) TO spend_control_service;
 
 /**
- * A month (or DEFAULT) partition of the payments is written through its table only: the service
- * may read it, never write it directly; and it has its own TRUNCATE guard firing ALWAYS (the row
- * triggers are cloned from the table).
- */
-CREATE FUNCTION ledger.guard_payment_month(p_name text) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  EXECUTE format('REVOKE ALL ON ledger.%I FROM PUBLIC, spend_control_service', p_name);
-  EXECUTE format('GRANT SELECT ON ledger.%I TO spend_control_service', p_name);
-  EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON ledger.%I FOR EACH STATEMENT EXECUTE FUNCTION ledger.reject_mutation()',
-                 p_name || '_no_truncate', p_name);
-  EXECUTE format('ALTER TABLE ledger.%I ENABLE ALWAYS TRIGGER %I', p_name, p_name || '_no_truncate');
-END
-$$;
-REVOKE ALL ON FUNCTION ledger.guard_payment_month(text) FROM PUBLIC;
-
-/**
  * The month partitions of ledger.service_payments from p_from's month through p_through's (UTC),
  * unless made; returns the tables made. A month whose payments already sit in the DEFAULT
  * partition is left there (a month beside them would be refused).
@@ -105,7 +88,9 @@ BEGIN
                      v_name);
       EXECUTE format('ALTER TABLE ledger.service_payments ATTACH PARTITION ledger.%I FOR VALUES FROM (%L) TO (%L)',
                      v_name, v_low, v_high);
-      PERFORM ledger.guard_payment_month(v_name);
+      -- Reached through its table only, as a month of groups is (migration 0014's guard serves
+      -- any month of the ledger's: the service may read it, never write it; no TRUNCATE).
+      PERFORM ledger.guard_group_month(v_name);
       RETURN NEXT v_name;
     END IF;
     v_month := v_month + interval '1 month';
@@ -530,7 +515,7 @@ CREATE TRIGGER service_payments_no_truncate BEFORE TRUNCATE ON ledger.service_pa
 CREATE TRIGGER service_payments_transition BEFORE UPDATE ON ledger.service_payments
   FOR EACH ROW EXECUTE FUNCTION ledger.service_payment_transition();
 -- The months made above were guarded by ensure_payment_month_partitions.
-SELECT ledger.guard_payment_month('service_payments_pdefault');
+SELECT ledger.guard_group_month('service_payments_pdefault');
 
 -- A key changes only by being given back, through the triggers above.
 CREATE TRIGGER payment_authorizations_immutable BEFORE UPDATE OR TRUNCATE ON ledger.payment_authorizations
