@@ -18,13 +18,13 @@ export function challengeOf(response: Response): PaymentRequired {
   return decodePaymentRequiredHeader(header);
 }
 
-/** A header paying the challenge's first offer from `payer`, valid for five minutes. */
+/** A header paying the challenge's first offer from `payer`, valid for five minutes unless told. */
 export async function signedPaymentHeader(
   required: PaymentRequired,
   payer: PrivateKeyAccount,
+  validBefore: bigint = BigInt(Math.floor(Date.now() / 1000) + 300),
 ): Promise<string> {
   const accepted = required.accepts[0] as PaymentRequirements;
-  const validBefore = BigInt(Math.floor(Date.now() / 1000) + 300);
   const nonce = randomAuthorizationNonce();
   const signature = await payer.signTypedData({
     domain: {

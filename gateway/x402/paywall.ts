@@ -1,14 +1,15 @@
 // The paywall in front of every priced route. The request has been validated already (a malformed
 // request is a 400 and never a charge). Then: no payment → 402 challenge; a payment → checks →
-// claim the authorization (payer + nonce) in the database → verify → settle on chain → book the
-// fee from the chain's Transfer event → run the call → record its answer → 200 with
-// PAYMENT-RESPONSE. Every later presentation of the same authorization gets that recorded answer
-// and never a second settlement. A settlement the chain has not confirmed in time, or one that
-// reverted while the signed authorization can still be used, is parked in SUSPENSE and answered
-// 503 PAYMENT_SETTLEMENT_PENDING; the call runs once the chain shows the Transfer, and the payment
-// is refused only once the chain proves it can never arrive. So is a settlement that failed after
-// its transaction was handed to the node with no hash back (its answer lost): once settle has sent,
-// a claim is released only for a refusal that provably came before anything was broadcast.
+// claim the authorization (payer + nonce) in the database, the verification's chain reads going
+// meanwhile → verify → settle on chain → book the fee from the chain's Transfer event → run the
+// call → record its answer → 200 with PAYMENT-RESPONSE. Every later presentation of the same
+// authorization gets that recorded answer and never a second settlement. A settlement the chain
+// has not confirmed in time, or one that reverted while the signed authorization can still be
+// used, is parked in SUSPENSE and answered 503 PAYMENT_SETTLEMENT_PENDING; the call runs once the
+// chain shows the Transfer, and the payment is refused only once the chain proves it can never
+// arrive. So is a settlement that failed after its transaction was handed to the node with no
+// hash back (its answer lost): once settle has sent, a claim is released only for a refusal that
+// provably came before anything was broadcast.
 //
 // A route may price itself per request (its amount, its payTo) and say what the payment pays
 // for: the fund route of a consumer intent takes the intent's funding amount to the funding
@@ -16,14 +17,12 @@
 // intent. Such a route may also refuse a new payment (the intent is not fundable): then nothing is
 // offered or claimed, but a payment it already took is still replayed (or resolved) as above.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PaymentPayload, PaymentRequirements, ResourceInfo } from '@x402/core/types';
-import type { Address, Hex } from 'viem';
+import type { Hex } from 'viem';
 import type { Pool } from 'pg';
 import { AppError } from '../../core/errors';
 import type { Logger } from '../../platform/log';
 import type { BusinessCounters } from '../../platform/metrics';
 import {
-  type FundingTarget,
   type PaymentClaim,
   type ServicePayment,
   claimFundingPayment,
@@ -46,16 +45,16 @@ import {
 } from './answers';
 import { bookSettled, timedSettle } from './books';
 import { bookEarlierUse, diagnoseRefusal, NONCE_USED } from './diagnosis';
+import type { Attempt, PaidRequest, RunPaidCall } from './paidRequest';
 import * as identifiers from './paymentIdentifier';
 import {
-  type Authorization,
   type PaymentTerms,
   challenge,
   checkPayment,
   paymentRequired,
   requirementsFor,
 } from './protocol';
-import type { Settlement, SettlementRail } from './rail';
+import type { Settlement, SettlementPrecheck, SettlementRail } from './rail';
 import { type Reconciler, matchingTransfer } from './parkedPayments';
 
 export interface PaywallOptions {
@@ -72,28 +71,6 @@ export interface PaywallOptions {
   /** The process's business counters (paid calls, amounts, settlement latency); absent: none kept. */
   readonly counters?: BusinessCounters;
 }
-
-/** One paid request as the router hands it over. */
-export interface PaidRequest {
-  /** `METHOD /path` as the route table writes it. */
-  readonly route: string;
-  readonly resource: ResourceInfo;
-  readonly amountAtomic: bigint;
-  readonly requestDigest: string;
-  /** PAYMENT-SIGNATURE (or X-PAYMENT); null when absent. */
-  readonly paymentHeader: string | null;
-  /** A route priced per request pays here instead of the fee receiver. */
-  readonly payTo?: Address;
-  /** The asset a route priced per request names: it must be the one this paywall settles. */
-  readonly asset?: string;
-  /** Set when the payment funds a consumer intent (booked as FUNDING, not as the route's fee). */
-  readonly funding?: FundingTarget;
-  /** The route takes no new payment now; one it already took is still replayed. */
-  readonly refusal?: AppError;
-}
-
-/** Runs the paid call; answers (2xx and 4xx) are recorded, a thrown error is not. */
-export type RunPaidCall = () => Promise<RestResult>;
 
 const DEFAULT_FOLLOW_POLL_MS = 25;
 const SETTLEMENT_PENDING = 'settlement_pending';
@@ -153,11 +130,15 @@ export class Paywall {
 
     const deadline = Date.now() + this.options.leaseMs;
     if (refusal) return this.replayOnly(claim, attempt, refusal, deadline);
+    // The verification's chain reads only read: they go now, while PostgreSQL takes the claim, and
+    // count only for the presentation whose first claim wins (a later one checks afresh).
+    let precheck = this.options.rail.precheck(payload, offered);
     for (;;) {
       const outcome = request.funding
         ? await claimFundingPayment(this.options.db, claim, request.funding, this.options.leaseMs)
         : await claimPayment(this.options.db, claim, this.options.leaseMs);
-      if (outcome.claimed) return this.settleAndRun(outcome.payment, attempt);
+      if (outcome.claimed) return this.settleAndRun(outcome.payment, attempt, precheck);
+      precheck = undefined;
       if (outcome.payment === null) throw alreadyFunded(request.funding, outcome.fundedBy);
       const result = await this.follow(outcome.payment, attempt, deadline);
       if (result !== 'RECLAIM') return result;
@@ -250,14 +231,18 @@ export class Paywall {
     return null;
   }
 
-  /** This presentation holds the claim: verify, settle, book, run. */
-  private async settleAndRun(payment: ServicePayment, attempt: Attempt): Promise<RestResult> {
+  /** This presentation holds the claim: verify (or finish its precheck), settle, book, run. */
+  private async settleAndRun(
+    payment: ServicePayment,
+    attempt: Attempt,
+    precheck?: SettlementPrecheck,
+  ): Promise<RestResult> {
     const { rail, db } = this.options;
     const { payload, offered } = attempt;
     let settlement: Settlement;
     try {
       // Settlement verifies first (signature, window, simulation) and sends nothing if that fails.
-      settlement = await timedSettle(rail, this.options.counters, payload, offered);
+      settlement = await timedSettle(rail, this.options.counters, payload, offered, precheck);
     } catch (error) {
       // Whether the transaction left is unknown: park it; the reconciler asks the chain.
       this.options.log.error(
@@ -384,15 +369,4 @@ export class Paywall {
   private replay(payment: ServicePayment): RestResult {
     return withReceipt({ status: payment.answerStatus ?? 200, body: payment.answerBody }, payment);
   }
-}
-
-interface Attempt {
-  readonly request: PaidRequest;
-  readonly offered: PaymentRequirements;
-  readonly payload: PaymentPayload;
-  readonly authorization: Authorization;
-  readonly refuse: (reason: string) => RestResult;
-  readonly run: RunPaidCall;
-  /** The claim was taken over from a holder whose lease lapsed (it may have sent it already). */
-  readonly takenOver?: boolean;
 }

@@ -24,7 +24,7 @@ import {
 } from '../../platform/chain/eip3009Facts';
 import { DEFAULT_LOG_PAGE_BLOCKS } from '../../platform/chain/logSearch';
 import { readTokenBalance } from '../../platform/chain/tokens';
-import { createGroupPath } from './groupSettlement/groupPath';
+import { createGroupPath, type GroupPrecheck } from './groupSettlement/groupPath';
 import type { MemberCheckChain } from './groupSettlement/memberCheck';
 import type { GroupSettler } from './groupSettlement/groupSettler';
 import type { RailOptions } from './railOptions';
@@ -46,14 +46,32 @@ export type ReceiptOutcome =
   | { readonly status: 'success'; readonly transfers: readonly ObservedTransfer[] };
 
 export type { Settlement } from './settlement';
+/** Verification started ahead of a settlement (SettlementRail.precheck). */
+export type SettlementPrecheck = GroupPrecheck;
 
 export interface SettlementRail {
   readonly network: `eip155:${number}`;
   readonly relayer: Address;
   /** The group settler when group settlement is on (its counters, drain). */
   readonly groups?: GroupSettler;
-  /** Verifies (with simulation, so a doomed authorization is refused without sending) and settles. */
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Settlement>;
+  /**
+   * Starts the verification's chain reads for a payload the group path carries (undefined: there
+   * is nothing to start ahead). Read-only and never rejecting, so it may run while the payment is
+   * claimed; hand it to `settle` with the same payload and requirements.
+   */
+  precheck(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+  ): SettlementPrecheck | undefined;
+  /**
+   * Verifies (with simulation, so a doomed authorization is refused without sending) and settles;
+   * a precheck of this payload and these requirements stands in for the verification's reads.
+   */
+  settle(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    precheck?: SettlementPrecheck,
+  ): Promise<Settlement>;
   /** The latest block number: read it once, then read every fact of one decision at it. */
   latestBlockNumber(): Promise<bigint>;
   /**
@@ -196,8 +214,9 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     network,
     relayer: account.address,
     ...(group ? { groups: group.settler } : {}),
-    async settle(payload, requirements) {
-      const grouped = group?.settle(payload, requirements);
+    precheck: (payload, requirements) => group?.precheck(payload, requirements) ?? undefined,
+    async settle(payload, requirements, precheck) {
+      const grouped = group?.settle(payload, requirements, precheck);
       if (grouped) return grouped;
       const attempt = { broadcast: false, codeReads: new Map<string, Promise<Hex | undefined>>() };
       const response = await sends.run(attempt, () => facilitator.settle(payload, requirements));

@@ -8,7 +8,6 @@ import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
   decodePaymentSignatureHeader,
-  encodePaymentSignatureHeader,
 } from '@x402/core/http';
 import type { PaymentRequired } from '@x402/core/types';
 import { type Address, type Hex, erc20Abi, parseGwei } from 'viem';
@@ -24,9 +23,7 @@ import {
   createChainWalletClient,
 } from '../../platform/chain/clients';
 import {
-  TRANSFER_WITH_AUTHORIZATION_TYPES,
   mintToken,
-  randomAuthorizationNonce,
   readTokenBalance,
   signTransferWithAuthorization,
   submitTransferWithAuthorization,
@@ -37,6 +34,7 @@ import { startTestStack, type TestStack } from '../support/stack';
 import { feeReceiverDrift, trialBalanceLines } from '../support/x402Books';
 import { officialFetch } from '../support/officialClient';
 import { signedAuthorizationOf } from '../support/paymentHeaders';
+import { signedPaymentHeader } from '../../devnet/agents/x402Payer';
 
 const POLLING = { pollingIntervalMs: 20 };
 const PING_PRICE = 10_000n;
@@ -87,46 +85,6 @@ async function challengeFor(path: string): Promise<PaymentRequired> {
   const response = await fetch(`${stack.url}${path}`);
   expect(response.status).toBe(402);
   return decodePaymentRequiredHeader(response.headers.get('payment-required')!);
-}
-
-/** A v2 payment header signed by hand for the challenge, with the given validBefore. */
-async function paymentHeader(
-  required: PaymentRequired,
-  payer: PrivateKeyAccount,
-  validBefore: bigint,
-): Promise<string> {
-  const accepted = required.accepts[0];
-  const message = {
-    from: payer.address,
-    to: accepted.payTo as Address,
-    value: BigInt(accepted.amount),
-    validAfter: 0n,
-    validBefore,
-    nonce: randomAuthorizationNonce(),
-  };
-  const signature = await payer.signTypedData({
-    domain: {
-      name: String(accepted.extra.name),
-      version: String(accepted.extra.version),
-      chainId: 196,
-      verifyingContract: accepted.asset as Address,
-    },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization',
-    message,
-  });
-  const authorization = {
-    ...message,
-    value: message.value.toString(),
-    validAfter: '0',
-    validBefore: validBefore.toString(),
-  };
-  return encodePaymentSignatureHeader({
-    x402Version: 2,
-    resource: required.resource,
-    accepted,
-    payload: { authorization, signature },
-  });
 }
 
 function paidPing(header: string): Promise<Response> {
@@ -243,7 +201,7 @@ describe('validBefore is bounded', () => {
     const payer = await newPayer();
     const receiverBefore = await balance(feeReceiver);
     const response = await paidPing(
-      await paymentHeader(await challengeFor('/ping_service'), payer, 2n ** 255n),
+      await signedPaymentHeader(await challengeFor('/ping_service'), payer, 2n ** 255n),
     );
     expect(refusalOf(response)).toBe('invalid_exact_evm_payload_authorization_valid_before');
     expect(await response.text()).toBe('{}');
@@ -260,13 +218,15 @@ describe('validBefore is bounded', () => {
     const required = await challengeFor('/ping_service');
     const beyond = await newPayer();
     const refused = await paidPing(
-      await paymentHeader(required, beyond, wallClockS() + 300n + 60n + 5n),
+      await signedPaymentHeader(required, beyond, wallClockS() + 300n + 60n + 5n),
     );
     expect(refusalOf(refused)).toBe('invalid_exact_evm_payload_authorization_valid_before');
     expect(await balance(beyond.address)).toBe(FUNDED);
 
     const within = await newPayer();
-    const paid = await paidPing(await paymentHeader(required, within, wallClockS() + 300n + 30n));
+    const paid = await paidPing(
+      await signedPaymentHeader(required, within, wallClockS() + 300n + 30n),
+    );
     expect(paid.status).toBe(200);
     expect(await balance(within.address)).toBe(FUNDED - PING_PRICE);
   });
@@ -333,7 +293,7 @@ describe('a reverted settlement stays open while the authorization can move mone
 
   it('FAILED once the payer uses the nonce for another transfer: the parked fee is reversed', async () => {
     const payer = await newPayer();
-    const header = await paymentHeader(
+    const header = await signedPaymentHeader(
       await challengeFor('/ping_service'),
       payer,
       wallClockS() + 300n,
@@ -374,7 +334,11 @@ describe('the reconciler reads the chain at one block', () => {
   it('an authorization mined between its reads, in a block before validBefore, is never reversed', async () => {
     const payer = await newPayer();
     const validBefore = (await laterClockS()) + 40n;
-    const header = await paymentHeader(await challengeFor('/ping_service'), payer, validBefore);
+    const header = await signedPaymentHeader(
+      await challengeFor('/ping_service'),
+      payer,
+      validBefore,
+    );
     await anvil.setAutomine(false);
     try {
       // Sent, no receipt in time: parked. The settlement still waits in the mempool.
@@ -438,7 +402,11 @@ describe('expiry is judged by chain time', () => {
   it('a reverted settlement whose authorization expires unused becomes FAILED and its parked fee is reversed', async () => {
     const payer = await newPayer();
     const validBefore = (await laterClockS()) + 30n;
-    const header = await paymentHeader(await challengeFor('/ping_service'), payer, validBefore);
+    const header = await signedPaymentHeader(
+      await challengeFor('/ping_service'),
+      payer,
+      validBefore,
+    );
     const { response } = await presentAndFrontRun(payer, () => paidPing(header));
     await expectPending(response);
     await mint(payer.address, PING_PRICE);
@@ -469,7 +437,7 @@ describe('the reconciler sweeps every open payment in turn', () => {
       for (const payer of payers) {
         await expectPending(
           await paidPing(
-            await paymentHeader(
+            await signedPaymentHeader(
               await challengeFor('/ping_service'),
               payer,
               (await laterClockS()) + 200n,

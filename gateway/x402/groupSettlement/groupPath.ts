@@ -3,7 +3,8 @@
 // hand it to the group settler. A payment that passes MemberCheck (the facilitator's checks with
 // a faster signature recovery) goes straight on; any other gets the official facilitator's verify,
 // whose answer is the one given. Payloads the group cannot carry (an ERC-6492 or other
-// non-65-byte signature) stay on the single path.
+// non-65-byte signature) stay on the single path. The member check only reads, so the paywall may
+// start it (precheck) while it claims the payment in PostgreSQL: the two round trips overlap.
 import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { createGroupRelayer } from '../../../platform/chain/settlementContract';
@@ -24,10 +25,33 @@ export type GroupPathOptions = Pick<
   | 'pollingIntervalMs'
 > & { readonly group: GroupSettlementOptions };
 
+/**
+ * A member check started ahead of the settlement (see GroupPath.precheck): whether the payload
+ * passed, for that payload and those requirements only.
+ */
+export interface GroupPrecheck {
+  readonly payload: PaymentPayload;
+  readonly requirements: PaymentRequirements;
+  readonly passes: Promise<boolean>;
+}
+
 export interface GroupPath {
   readonly settler: GroupSettler;
-  /** The group's Settlement for this payload; null when the payload must take the single path. */
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Settlement> | null;
+  /**
+   * Starts the member check of a payload the group can carry (null: the single path's). It only
+   * reads (the chain's simulation, the payer's code), so it may run while the payment is being
+   * claimed; it never rejects.
+   */
+  precheck(payload: PaymentPayload, requirements: PaymentRequirements): GroupPrecheck | null;
+  /**
+   * The group's Settlement for this payload; null when the payload must take the single path. A
+   * precheck of this very payload and these requirements stands in for the member check.
+   */
+  settle(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    precheck?: GroupPrecheck,
+  ): Promise<Settlement> | null;
 }
 
 export function createGroupPath(
@@ -48,11 +72,23 @@ export function createGroupPath(
   const settler = new GroupSettler(relayer, options.token, options.group);
   return {
     settler,
-    settle(payload, requirements) {
+    precheck(payload, requirements) {
       const authorization = groupAuthorizationOf(payload);
       if (!authorization) return null;
+      return { payload, requirements, passes: check.passes(payload, requirements, authorization) };
+    },
+    settle(payload, requirements, precheck) {
+      const authorization = groupAuthorizationOf(payload);
+      if (!authorization) return null;
+      // A precheck stands for this payload only, and only while its window still holds.
+      const ahead =
+        precheck?.payload === payload &&
+        precheck.requirements === requirements &&
+        check.inWindow(authorization)
+          ? precheck.passes
+          : null;
       return (async (): Promise<Settlement> => {
-        const verdict = (await check.passes(payload, requirements, authorization))
+        const verdict = (await (ahead ?? check.passes(payload, requirements, authorization)))
           ? { isValid: true }
           : await facilitator.verify(payload, requirements);
         if (!verdict.isValid)

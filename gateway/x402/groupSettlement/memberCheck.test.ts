@@ -289,3 +289,25 @@ describe('MemberCheck passes exactly what the official facilitator verifies', ()
     expect(await check.passes(good, required, authorization)).toBe(true);
   });
 });
+
+describe('MemberCheck.inWindow: whether a check made a moment ago still stands', () => {
+  const NOW = 1_800_000_000n;
+  const clocked = new MemberCheck(
+    {
+      getCode: () => Promise.reject(new Error('no chain here')),
+      call: () => Promise.reject(new Error('no chain here')),
+      readContract: () => Promise.reject(new Error('no chain here')),
+    },
+    196,
+    () => NOW,
+  );
+  const window = (validAfter: bigint, validBefore: bigint) =>
+    ({ validAfter, validBefore }) as Parameters<MemberCheck['inWindow']>[0];
+
+  it('holds while validBefore is at least 6 s ahead and validAfter has come, as the facilitator bounds them', () => {
+    expect(clocked.inWindow(window(0n, NOW + 300n))).toBe(true);
+    expect(clocked.inWindow(window(NOW, NOW + 6n))).toBe(true);
+    expect(clocked.inWindow(window(0n, NOW + 5n))).toBe(false);
+    expect(clocked.inWindow(window(NOW + 1n, NOW + 300n))).toBe(false);
+  });
+});

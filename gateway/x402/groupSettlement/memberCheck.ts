@@ -117,9 +117,7 @@ export class MemberCheck {
     if (payload.accepted.network !== requirements.network) return null;
     if (requirements.network !== `eip155:${this.chainId}`) return null;
     if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) return null;
-    const now = this.nowS();
-    if (authorization.validBefore < now + VALID_BEFORE_MARGIN_S) return null;
-    if (authorization.validAfter > now) return null;
+    if (!this.inWindow(authorization)) return null;
     if (authorization.value !== BigInt(requirements.amount)) return null;
     return {
       name,
@@ -127,6 +125,17 @@ export class MemberCheck {
       chainId: this.chainId,
       verifyingContract: getAddress(requirements.asset),
     };
+  }
+
+  /**
+   * The check's only bounds that move with the clock: validBefore at least 6 s ahead, validAfter
+   * not in the future. A check made a moment ago still stands when these hold now.
+   */
+  inWindow(authorization: GroupAuthorization): boolean {
+    const now = this.nowS();
+    return (
+      authorization.validBefore >= now + VALID_BEFORE_MARGIN_S && authorization.validAfter <= now
+    );
   }
 
   /** The facilitator's own signature check: the authorization's signer, recovered here, is `from`. */
