@@ -142,11 +142,12 @@ describe('the verification overlaps the claim', () => {
   it('an authorization that came within the margin of validBefore while its claim waited is checked again and refused, nothing sent', async () => {
     const payer = await mintedPayer(devnet, FUNDED);
     const required = await challenge();
-    // 7 s ahead passes the 6 s margin now; after the claim waits 3 s it no longer does.
+    // 8 s ahead passes the 6 s margin now (with up to 2 s to reach the paywall); after the claim
+    // waits 4 s it no longer does.
     const header = await signedPaymentHeader(
       required,
       payer,
-      BigInt(Math.floor(Date.now() / 1000) + 7),
+      BigInt(Math.floor(Date.now() / 1000) + 8),
     );
     const held = await holdClaim(header);
     const sendsBefore = proxy.calls.get('eth_sendRawTransaction') ?? 0;
@@ -155,7 +156,7 @@ describe('the verification overlaps the claim', () => {
     try {
       await claimWaiting();
       await until(() => simulations() > before, 'the simulation');
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
     } finally {
       await held.query('ROLLBACK');
       held.release();
