@@ -214,7 +214,7 @@ export function createSettlementRail(options: RailOptions): SettlementRail {
     network,
     relayer: account.address,
     ...(group ? { groups: group.settler } : {}),
-    precheck: (payload, requirements) => group?.precheck(payload, requirements) ?? undefined,
+    precheck: (payload, requirements) => group?.precheck(payload, requirements),
     async settle(payload, requirements, precheck) {
       const grouped = group?.settle(payload, requirements, precheck);
       if (grouped) return grouped;

@@ -14,6 +14,7 @@ import { officialFetch } from '../support/officialClient';
 import { signedPaymentHeader } from '../../devnet/agents/x402Payer';
 import { type RpcProxy, startRpcProxy } from '../support/rpcProxy';
 import { startTestStack, type TestStack } from '../support/stack';
+import { until } from '../support/websockets';
 import { trialBalanceLines } from '../support/x402Books';
 
 const PING_PRICE = 10_000n;
@@ -84,14 +85,6 @@ async function claimWaiting(): Promise<void> {
   }
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function paymentStates(payer: string): Promise<string[]> {
   const { rows } = await stack.db.pool.query<{ state: string }>(
     'SELECT state FROM ledger.service_payments WHERE payer = $1',
@@ -119,7 +112,7 @@ describe('the verification overlaps the claim', () => {
     try {
       await claimWaiting();
       // The simulation reached the chain while the claim is still held up.
-      await until(() => simulations() > before, 'the simulation');
+      await until(() => simulations() > before, 'the simulation reached the chain', 10_000);
       expect(answered).toBe(false);
       expect(await fundingBalance(devnet, payer.address)).toBe(FUNDED);
     } finally {
@@ -155,7 +148,7 @@ describe('the verification overlaps the claim', () => {
     const call = fetch(`${stack.url}/ping_service`, { headers: { 'payment-signature': header } });
     try {
       await claimWaiting();
-      await until(() => simulations() > before, 'the simulation');
+      await until(() => simulations() > before, 'the simulation reached the chain', 10_000);
       await new Promise((resolve) => setTimeout(resolve, 4_000));
     } finally {
       await held.query('ROLLBACK');

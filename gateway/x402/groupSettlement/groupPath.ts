@@ -7,7 +7,10 @@
 // start it (precheck) while it claims the payment in PostgreSQL: the two round trips overlap.
 import type { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { createGroupRelayer } from '../../../platform/chain/settlementContract';
+import {
+  type GroupAuthorization,
+  createGroupRelayer,
+} from '../../../platform/chain/settlementContract';
 import type { RailOptions } from '../railOptions';
 import type { Settlement } from '../settlement';
 import { GroupSettler, groupAuthorizationOf } from './groupSettler';
@@ -27,22 +30,23 @@ export type GroupPathOptions = Pick<
 
 /**
  * A member check started ahead of the settlement (see GroupPath.precheck): whether the payload
- * passed, for that payload and those requirements only.
+ * passed, for that payload and those requirements only, with its authorization as read for it.
  */
 export interface GroupPrecheck {
   readonly payload: PaymentPayload;
   readonly requirements: PaymentRequirements;
+  readonly authorization: GroupAuthorization;
   readonly passes: Promise<boolean>;
 }
 
 export interface GroupPath {
   readonly settler: GroupSettler;
   /**
-   * Starts the member check of a payload the group can carry (null: the single path's). It only
-   * reads (the chain's simulation, the payer's code), so it may run while the payment is being
-   * claimed; it never rejects.
+   * Starts the member check of a payload the group can carry (undefined: the single path's). It
+   * only reads (the chain's simulation, the payer's code), so it may run while the payment is
+   * being claimed; it never rejects.
    */
-  precheck(payload: PaymentPayload, requirements: PaymentRequirements): GroupPrecheck | null;
+  precheck(payload: PaymentPayload, requirements: PaymentRequirements): GroupPrecheck | undefined;
   /**
    * The group's Settlement for this payload; null when the payload must take the single path. A
    * precheck of this very payload and these requirements stands in for the member check.
@@ -74,19 +78,17 @@ export function createGroupPath(
     settler,
     precheck(payload, requirements) {
       const authorization = groupAuthorizationOf(payload);
-      if (!authorization) return null;
-      return { payload, requirements, passes: check.passes(payload, requirements, authorization) };
+      if (!authorization) return undefined;
+      const passes = check.passes(payload, requirements, authorization);
+      return { payload, requirements, authorization, passes };
     },
     settle(payload, requirements, precheck) {
-      const authorization = groupAuthorizationOf(payload);
+      // A precheck stands for this payload only (its authorization read once), and only while its
+      // window still holds.
+      const ours = precheck?.payload === payload && precheck.requirements === requirements;
+      const authorization = ours ? precheck.authorization : groupAuthorizationOf(payload);
       if (!authorization) return null;
-      // A precheck stands for this payload only, and only while its window still holds.
-      const ahead =
-        precheck?.payload === payload &&
-        precheck.requirements === requirements &&
-        check.inWindow(authorization)
-          ? precheck.passes
-          : null;
+      const ahead = ours && check.inWindow(authorization) ? precheck.passes : null;
       return (async (): Promise<Settlement> => {
         const verdict = (await (ahead ?? check.passes(payload, requirements, authorization)))
           ? { isValid: true }
