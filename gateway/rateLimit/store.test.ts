@@ -80,6 +80,30 @@ describe('gateway.take_rate_tokens', () => {
     );
   });
 
+  it('a refused check leaves a missing bucket without a time: a take at an earlier now refills from that now', async () => {
+    // The property's counterexample (seed -1554268925), written out: the calls' nows need not
+    // increase (concurrent calls read the clock before they queue on the row lock).
+    const t = 1_800_000_000_000;
+    const one = { perMinute: 1, burst: 1 };
+    const two = { perMinute: 1, burst: 2 };
+    const [a, b, c] = ['untimed:a', 'untimed:b', 'untimed:c'];
+    expect(await takeAt([b, c], [one, two], t)).toEqual({ granted: 1, waitMs: 0 });
+    // Refused for b; a is missing and must stay as absent (full, with no time of its own).
+    expect(await takeAt([a, b, c], [one, one, two], t + 1)).toEqual({ granted: 0, waitMs: 59_999 });
+    expect(await takeAt([a, c], [one, two], t)).toEqual({ granted: 1, waitMs: 0 });
+    // a and c were emptied at t: one millisecond of refill each, as the maths has it.
+    const expected = takeTokens(
+      [
+        { limit: one, level: { units: 0, atMs: t } },
+        { limit: two, level: { units: 0, atMs: t } },
+      ],
+      1,
+      t + 1,
+    );
+    expect(expected.retryAfterMs).toBe(59_999);
+    expect(await takeAt([a, c], [one, two], t + 1)).toEqual({ granted: 0, waitMs: 59_999 });
+  });
+
   it('refuses an empty or repeated bucket list', async () => {
     await expect(takeAt([], [], 0)).rejects.toThrow(/distinct buckets/);
     await expect(
@@ -181,6 +205,29 @@ describe('gateway.take_rate_tokens_each', () => {
       ),
       { numRuns: 25 },
     );
+  });
+
+  it('a bucket a refused check named first is full at the limits of the next check that reads it', async () => {
+    const t = 1_800_000_000_000;
+    const one = { perMinute: 1, burst: 1 };
+    const three = { perMinute: 1, burst: 3 };
+    expect(await takeEachAt([[{ key: 'wider:y', limit: one }]], t)).toEqual([0]);
+    const waits = await takeEachAt(
+      [
+        // Refused for y (empty): x, missing, is not taken from and keeps no limits of this check.
+        [
+          { key: 'wider:x', limit: one },
+          { key: 'wider:y', limit: one },
+        ],
+        [{ key: 'wider:x', limit: three }],
+        [{ key: 'wider:x', limit: three }],
+        [{ key: 'wider:x', limit: three }],
+        [{ key: 'wider:x', limit: three }],
+      ],
+      t,
+    );
+    // x is absent to the maths, so full at three tokens: three admitted, then a minute's wait.
+    expect(waits).toEqual([60_000, 0, 0, 0, 60_000]);
   });
 
   it('refuses empty input, a bucket twice in one check, and checks out of order', async () => {

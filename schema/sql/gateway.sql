@@ -133,9 +133,10 @@ BEGIN
     RAISE EXCEPTION 'take_rate_tokens: distinct buckets with one capacity and one refill each, and a count of at least 1' USING ERRCODE = '22023';
   END IF;
   -- A sweep may delete a (full) bucket between the insert and the lock: then insert and lock again.
+  -- A missing bucket is written full since time 0, which reads as full at any time, as absent.
   FOR attempt IN 1..3 LOOP
     INSERT INTO gateway.rate_buckets (bucket, level, at_ms, capacity, refill)
-    SELECT b, c, v_now, c, f FROM unnest(p_buckets, p_capacities, p_refills) AS t(b, c, f) ORDER BY b
+    SELECT b, c, 0, c, f FROM unnest(p_buckets, p_capacities, p_refills) AS t(b, c, f) ORDER BY b
     ON CONFLICT (bucket) DO NOTHING;
     v_levels := ARRAY[]::bigint[];
     v_refill := ARRAY[]::bigint[];
@@ -225,10 +226,10 @@ BEGIN
   v_names := ARRAY(SELECT DISTINCT b FROM unnest(p_buckets) AS t(b) ORDER BY b);
   v_slot := ARRAY(SELECT array_position(v_names, b) FROM unnest(p_buckets) WITH ORDINALITY AS t(b, i) ORDER BY i);
   -- A sweep may delete a (full) bucket between the insert and the lock: then insert and lock again.
-  -- A missing bucket starts full at the limits of the first check that names it.
+  -- A missing bucket is written full since time 0: full at the limits of whichever check reads it.
   FOR attempt IN 1..3 LOOP
     INSERT INTO gateway.rate_buckets (bucket, level, at_ms, capacity, refill)
-    SELECT DISTINCT ON (b) b, c, v_now, c, f
+    SELECT DISTINCT ON (b) b, c, 0, c, f
       FROM unnest(p_buckets, p_capacities, p_refills) WITH ORDINALITY AS t(b, c, f, i)
      ORDER BY b, i
     ON CONFLICT (bucket) DO NOTHING;
