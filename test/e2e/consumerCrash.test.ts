@@ -71,9 +71,14 @@ beforeAll(async () => {
   });
   rails = devnetConsumerRails(devnet.info, { 'spendctl-domains': merchant.url });
   // The gateway and subgraphs here; the execution worker only in the child processes. The gateway
-  // settles through a proxy that loses send answers when the lost-send case asks it to.
+  // settles through a proxy that loses send answers when the lost-send case asks it to. A send
+  // whose answer is lost waits out the receipt wait before it is parked (503), once per intent:
+  // 4 s rather than the default 10 s, still far above an automined receipt's few milliseconds.
   fundingRpc = await startLossyRpc(devnet.info.chains.funding.rpcUrl);
-  stack = await startTestStack({ x402: { devnet, rpcUrl: fundingRpc.url }, consumer: { rails } });
+  stack = await startTestStack({
+    x402: { devnet, rpcUrl: fundingRpc.url, settleTimeoutMs: 4_000 },
+    consumer: { rails },
+  });
   fundingChain = createChainPublicClient(devnet.info.chains.funding, { pollingIntervalMs: 20 });
   settlementChain = createChainPublicClient(devnet.info.chains.settlement, {
     pollingIntervalMs: 20,
