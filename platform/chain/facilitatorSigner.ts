@@ -11,17 +11,19 @@ import {
   size,
   type TransactionReceipt,
 } from 'viem';
-import { nonceManager, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import type { ChainWalletClient } from './clients';
+import { relayerNonces } from './relayerNonces';
 
 const ECDSA_SIGNATURE_BYTES = 65;
 
 /**
- * A relayer's account: viem's nonce manager hands concurrent settlements consecutive nonces, and a
- * send the node refuses gives its nonce back (facilitatorSigner.test.ts holds both to it).
+ * A relayer's account: the process's relayer nonces (relayerNonces.ts) hand concurrent settlements
+ * consecutive nonces, and a send the node refuses gives its nonce back (facilitatorSigner.test.ts
+ * holds both to it).
  */
 export function relayerAccount(privateKey: Hex): PrivateKeyAccount {
-  return privateKeyToAccount(privateKey, { nonceManager });
+  return privateKeyToAccount(privateKey, { nonceManager: relayerNonces });
 }
 
 /** A relayer's wallet client that can also read the chain, as a facilitator needs. */

@@ -1,7 +1,8 @@
 // Our GroupSettlement contract (contracts/src/GroupSettlement.sol): its deployment, and the relayer
 // that sends one group of EIP-3009 authorizations through it per transaction. The relayer takes its
-// account nonce from viem's process-wide nonce manager (shared with every other sender of the key
-// in the process; reset after a nonce error or an outcome it could not see), gives each group a gas limit computed from its size (no
+// account nonce from the process's relayer nonces (relayerNonces.ts: kept in memory, shared with
+// every other sender of the key in the process, read from the chain again after a nonce error or
+// an outcome it could not see), gives each group a gas limit computed from its size (no
 // eth_estimateGas), reuses fee quotes briefly, signs locally (so the hash is known before the send,
 // even when the node's answer is lost) and waits for the receipt once per group. What the receipt
 // means for each authorization is read by the caller (eip3009Facts).
@@ -13,7 +14,7 @@ import {
   encodeFunctionData,
   hexToBytes,
 } from 'viem';
-import { type PrivateKeyAccount, nonceManager, privateKeyToAccount } from 'viem/accounts';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { groupSettlementAbi, groupSettlementBytecode } from '../../contracts/artifacts/abis';
 import {
   type ChainEndpoint,
@@ -24,6 +25,7 @@ import {
 } from './clients';
 import { type Deployment, deployArtifact } from './deploy';
 import { readReceipt } from './eip3009Facts';
+import { relayerNonces } from './relayerNonces';
 import { abiEvent, eventWordsDecoder } from './eventWords';
 import { transactionSigner } from './secp256k1';
 import { keccak256Hex } from '../../core/canon/keccak';
@@ -321,12 +323,13 @@ class RelayerState {
   ) {}
 
   /**
-   * The next nonce from viem's process-wide nonce manager, which every sender of this key in the
-   * process shares (the single path, the consumer worker's refunds), so none collide.
+   * The next nonce from the process's relayer nonces, which every sender of this key in the process
+   * shares (the single path, the consumer worker's refunds), so none collide; no round trip after
+   * the first.
    */
   nonce(): Promise<number> {
     const key = { address: this.address, chainId: this.chainId };
-    return nonceManager.consume({ ...key, client: this.publicClient });
+    return relayerNonces.consume({ ...key, client: this.publicClient });
   }
 
   advanceNonce(): void {
@@ -335,7 +338,7 @@ class RelayerState {
 
   /** After any outcome the relayer could not see, the chain's count is the truth again. */
   forgetNonce(): void {
-    nonceManager.reset({ address: this.address, chainId: this.chainId });
+    relayerNonces.reset({ address: this.address, chainId: this.chainId });
     this.quote = null;
   }
 
