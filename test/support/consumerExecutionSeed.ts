@@ -178,9 +178,11 @@ export async function fundOnChain(
     valueAtomic: amount,
     validBeforeUnixS: BigInt(Math.floor(Date.now() / 1000) + 600),
   });
+  // Submitted by the deployer, not the relayer: the service's relayer key sends from the service
+  // alone, which counts its nonces in the process (platform/chain/relayerNonces.ts).
   const mined = await submitTransferWithAuthorization({
     publicClient,
-    relayer: createChainWalletClient(endpoint, seed.devnet.keys.relayer.account),
+    relayer: createChainWalletClient(endpoint, seed.devnet.keys.deployer.account),
     authorization,
   });
   return { payer: consumer.address.toLowerCase() as Address, txHash: mined.txHash };
