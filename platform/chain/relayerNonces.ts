@@ -7,10 +7,14 @@
 // which may hand back a nonce whose transaction never reached the node. That is what every sender
 // does after an outcome it could not see, as before. This holds only while no other process sends
 // from the same key: docs/operations.md asks for one relayer key per process.
-import type { Address, NonceManager } from 'viem';
+import type { Address, Client, NonceManager } from 'viem';
 import { getTransactionCount } from 'viem/actions';
 
 type Account = { readonly address: Address; readonly chainId: number };
+
+/** The chain's count of the account's transactions, those in its pool included. */
+const readPending = (client: Client, address: Address) =>
+  getTransactionCount(client, { address, blockTag: 'pending' });
 
 export function createRelayerNonces(): NonceManager {
   /** Per account and chain: the next nonce to hand out (a promise while the first read is under way). */
@@ -29,13 +33,12 @@ export function createRelayerNonces(): NonceManager {
   return {
     consume({ address, chainId, client }) {
       const key = keyOf({ address, chainId });
-      const mine = next.get(key) ?? getTransactionCount(client, { address, blockTag: 'pending' });
+      const mine = next.get(key) ?? readPending(client, address);
       advance(key, mine);
       return mine;
     },
     get({ address, chainId, client }) {
-      const known = next.get(keyOf({ address, chainId }));
-      return known ?? getTransactionCount(client, { address, blockTag: 'pending' });
+      return next.get(keyOf({ address, chainId })) ?? readPending(client, address);
     },
     increment(account) {
       const key = keyOf(account);
